@@ -1,0 +1,148 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+/** The one place that reads process.env: everything is validated once, at start. */
+export interface Config {
+  nodeEnv: string;
+  port: number;
+  host: string;
+  databaseUrl: string;
+  databaseName: string;
+  jwtSecret: string;
+  meiliUrl: string | null;
+  meiliMasterKey: string | null;
+  redisUrl: string | null;
+  rateLimitRestPerHour: number;
+  rateLimitGraphqlPerHour: number;
+  authFailureLimit: number;
+  maxBodyBytes: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  metricsEnabled: boolean;
+  namespace: string;
+  dataDir: string;
+  corsOrigins: string[];
+  /** Background workers (search outbox) run in this process. Tests may turn them off. */
+  workersEnabled: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+const positiveInt = (name: string) =>
+  z
+    .string()
+    .regex(/^\d+$/, `${name} must be a positive integer`)
+    .transform(Number)
+    .refine((n) => Number.isSafeInteger(n) && n > 0, `${name} must be a positive integer`);
+
+const urlOf = (name: string, protocols: string[]) =>
+  z.string().refine((v) => {
+    try {
+      return protocols.includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, `${name} must be a URL (${protocols.join(' or ')})`);
+
+const schema = z.object({
+  NODE_ENV: z.string().default('development'),
+  PORT: z
+    .string()
+    .regex(/^\d+$/, 'PORT must be an integer from 1 to 65535')
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 65535, 'PORT must be an integer from 1 to 65535')
+    .default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: urlOf('DATABASE_URL', ['mysql:', 'mariadb:']).default(
+    'mysql://root@127.0.0.1:3306/session_archive',
+  ),
+  JWT_SECRET: z.string().min(16, 'JWT_SECRET must be at least 16 characters').optional(),
+  MEILI_URL: urlOf('MEILI_URL', ['http:', 'https:']).optional(),
+  MEILI_MASTER_KEY: z.string().optional(),
+  REDIS_URL: urlOf('REDIS_URL', ['redis:', 'rediss:']).optional(),
+  RATE_LIMIT_REST_PER_HOUR: positiveInt('RATE_LIMIT_REST_PER_HOUR').default(1000),
+  RATE_LIMIT_GRAPHQL_PER_HOUR: positiveInt('RATE_LIMIT_GRAPHQL_PER_HOUR').default(500),
+  AUTH_FAILURE_LIMIT: positiveInt('AUTH_FAILURE_LIMIT').default(300),
+  MAX_BODY_BYTES: positiveInt('MAX_BODY_BYTES').default(50 * 1024 * 1024),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  METRICS_ENABLED: z.enum(['true', 'false']).default('true'),
+  NAMESPACE: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'NAMESPACE must be 1-64 letters, digits, _ or -')
+    .optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  CORS_ORIGINS: z.string().default(''),
+  WORKERS_ENABLED: z.enum(['true', 'false']).default('true'),
+});
+
+export function databaseNameOf(databaseUrl: string): string {
+  const name = decodeURIComponent(new URL(databaseUrl).pathname.replace(/^\//, ''));
+  return name;
+}
+
+/** Validates the environment; every problem is listed at once. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
+  const problems: string[] = [];
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const key = issue.path.join('.');
+      problems.push(issue.message.includes(key) ? issue.message : `${key}: ${issue.message}`);
+    }
+    throw new ConfigError(problems);
+  }
+  const e = parsed.data;
+  const databaseName = databaseNameOf(e.DATABASE_URL);
+  if (!/^[A-Za-z0-9_$-]{1,64}$/.test(databaseName)) {
+    problems.push('DATABASE_URL must name a database (letters, digits, _, $ or -)');
+  }
+  if (e.NODE_ENV === 'production' && !e.JWT_SECRET) {
+    problems.push('JWT_SECRET is required when NODE_ENV=production');
+  }
+  if (problems.length) throw new ConfigError(problems);
+
+  const dataDir = path.resolve(e.DATA_DIR);
+  return Object.freeze({
+    nodeEnv: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    databaseName,
+    jwtSecret: e.JWT_SECRET ?? localJwtSecret(dataDir),
+    meiliUrl: e.MEILI_URL ?? null,
+    meiliMasterKey: e.MEILI_MASTER_KEY ?? null,
+    redisUrl: e.REDIS_URL ?? null,
+    rateLimitRestPerHour: e.RATE_LIMIT_REST_PER_HOUR,
+    rateLimitGraphqlPerHour: e.RATE_LIMIT_GRAPHQL_PER_HOUR,
+    authFailureLimit: e.AUTH_FAILURE_LIMIT,
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    logLevel: e.LOG_LEVEL,
+    metricsEnabled: e.METRICS_ENABLED === 'true',
+    namespace: e.NAMESPACE ?? databaseName.replace(/[^A-Za-z0-9_-]/g, '_'),
+    dataDir,
+    corsOrigins: e.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
+    workersEnabled: e.WORKERS_ENABLED === 'true',
+  });
+}
+
+/** Outside production a secret is generated once and kept under DATA_DIR. */
+function localJwtSecret(dataDir: string): string {
+  const file = path.join(dataDir, 'jwt-secret');
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    fs.mkdirSync(dataDir, { recursive: true });
+    const secret = crypto.randomBytes(48).toString('base64url');
+    try {
+      fs.writeFileSync(file, secret, { flag: 'wx', mode: 0o600 });
+      return secret;
+    } catch {
+      return fs.readFileSync(file, 'utf8').trim(); // another process won the race
+    }
+  }
+}

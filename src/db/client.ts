@@ -1,0 +1,65 @@
+import * as mariadb from 'mariadb';
+import { PrismaMariaDb } from '@prisma/adapter-mariadb';
+import { PrismaClient } from '../generated/prisma/client';
+
+export type Db = PrismaClient;
+export type { Prisma } from '../generated/prisma/client';
+
+export interface DbHandles {
+  prisma: PrismaClient;
+  /** The driver pool under Prisma, shared: health checks and hot raw statements use it. */
+  pool: mariadb.Pool;
+  close(): Promise<void>;
+}
+
+export function connectionOptions(databaseUrl: string, withDatabase = true): mariadb.PoolConfig {
+  const u = new URL(databaseUrl);
+  const database = decodeURIComponent(u.pathname.replace(/^\//, ''));
+  return {
+    host: u.hostname || '127.0.0.1',
+    port: u.port ? Number(u.port) : 3306,
+    user: decodeURIComponent(u.username || 'root'),
+    password: decodeURIComponent(u.password || ''),
+    database: withDatabase && database ? database : undefined,
+    connectTimeout: 1000,
+    // Fail fast when the database is away: a request waits at most this long for a connection.
+    acquireTimeout: 900,
+    connectionLimit: Number(u.searchParams.get('connection_limit') ?? 10),
+    // Timestamps are written and read as UTC wall-clock values.
+    timezone: 'Z',
+    // Large uploads travel as one statement.
+    maxAllowedPacket: 1024 * 1024 * 1024,
+    bigIntAsNumber: true,
+    insertIdAsNumber: true,
+    decimalAsNumber: true,
+  };
+}
+
+export function createDb(databaseUrl: string): DbHandles {
+  const pool = mariadb.createPool(connectionOptions(databaseUrl));
+  const adapter = new PrismaMariaDb(pool, { database: connectionOptions(databaseUrl).database });
+  const prisma = new PrismaClient({ adapter });
+  return {
+    prisma,
+    pool,
+    async close() {
+      await prisma.$disconnect().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+    },
+  };
+}
+
+/** Creates the database named in the URL when it does not exist yet. */
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const opts = connectionOptions(databaseUrl, false);
+  const name = connectionOptions(databaseUrl).database;
+  if (!name) throw new Error('DATABASE_URL names no database');
+  const conn = await mariadb.createConnection({ ...opts, connectTimeout: 5000 });
+  try {
+    await conn.query(
+      `CREATE DATABASE IF NOT EXISTS \`${name.replace(/`/g, '``')}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`,
+    );
+  } finally {
+    await conn.end();
+  }
+}

@@ -1,0 +1,81 @@
+/** The one domain error type. Services throw it; each front door maps `code` its own way. */
+export type ErrorCode =
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'VALIDATION_ERROR'
+  | 'CONFLICT'
+  | 'PRECONDITION_FAILED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'RATE_LIMITED'
+  | 'SERVICE_UNAVAILABLE'
+  | 'INTERNAL_SERVER_ERROR';
+
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Extra, client-safe details (GraphQL puts them in `extensions`). */
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export const MESSAGES = {
+  unauthenticated: 'Invalid session token',
+  forbidden: 'Insufficient permissions',
+  projectNotFound: 'Project not found',
+  sessionNotFound: 'Session not found',
+  notFound: 'Not found',
+  invalidJson: 'Invalid JSON in request body',
+  preconditionFailed: 'Precondition failed',
+  tooLarge: 'Request body too large',
+  unsupportedEncoding: 'Unsupported content encoding',
+  internal: 'Internal server error',
+  unavailable: 'Service temporarily unavailable',
+} as const;
+
+export const HTTP_STATUS: Record<ErrorCode, number> = {
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  VALIDATION_ERROR: 400,
+  CONFLICT: 409,
+  PRECONDITION_FAILED: 412,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  SERVICE_UNAVAILABLE: 503,
+  INTERNAL_SERVER_ERROR: 500,
+};
+
+export const unauthenticated = () => new AppError('UNAUTHENTICATED', MESSAGES.unauthenticated);
+export const forbidden = () => new AppError('FORBIDDEN', MESSAGES.forbidden);
+export const invalid = (message: string, details?: Record<string, unknown>) =>
+  new AppError('VALIDATION_ERROR', message, details);
+export const projectNotFound = (projectId: string) =>
+  new AppError('NOT_FOUND', MESSAGES.projectNotFound, { projectId });
+export const sessionNotFound = (sessionId: string, projectId?: string) =>
+  new AppError('NOT_FOUND', MESSAGES.sessionNotFound, projectId ? { sessionId, projectId } : { sessionId });
+
+/** Errors from the database driver that mean "the database is not reachable right now". */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  let e: any = err;
+  while (e && typeof e === 'object' && !seen.has(e)) {
+    seen.add(e);
+    const code = String(e.code ?? e.errno ?? '');
+    const msg = String(e.message ?? '');
+    if (
+      /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|EPIPE|ER_GET_CONNECTION_TIMEOUT|ER_CONNECTION_TIMEOUT|ER_SOCKET_UNEXPECTED_CLOSE|ER_CONNECTION_ALREADY_CLOSED|ER_POOL_ALREADY_CLOSED|P1001|P1002|P1017|P2024)$/.test(code) ||
+      /pool timeout|retrieve connection from pool|connection refused|connect ECONNREFUSED|socket has unexpectedly been closed|Connection closed|DatabaseNotReachable|Can't reach database/i.test(msg)
+    ) {
+      return true;
+    }
+    e = e.cause ?? e.originalError;
+  }
+  return false;
+}

@@ -1,0 +1,26 @@
+/**
+ * Index work recorded in the same transaction as the write it describes (transactional outbox).
+ * The worker in this folder applies it; see README "Search".
+ */
+export type OutboxOp = 'upsert' | 'delete' | 'delete_project';
+
+/** Anything that can run a raw statement: the Prisma client or an interactive transaction. */
+export interface RawExecutor {
+  $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
+}
+
+export async function enqueueIndexWork(
+  tx: RawExecutor,
+  op: OutboxOp,
+  userId: string,
+  projectId: string,
+  sessionId: string | null,
+): Promise<void> {
+  await tx.$executeRawUnsafe(
+    'INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES (?, ?, ?, ?)',
+    op,
+    userId,
+    projectId,
+    sessionId,
+  );
+}

@@ -1,0 +1,41 @@
+import type { SessionFilters } from '../services/filters';
+
+/** One session that matched, as the engine reports it (not yet re-checked against the database). */
+export interface SearchHit {
+  projectId: string;
+  sessionId: string;
+  /** In (0, 1]; higher is more relevant. */
+  rank: number;
+  /** <= 240 chars of markdown, HTML-escaped, matched terms in <mark>…</mark>. */
+  snippet: string;
+  matchingExchanges: Array<{ id: string; content: string; orderNumber: number }>;
+}
+
+export interface SearchPage {
+  total: number;
+  hits: SearchHit[];
+}
+
+/**
+ * The search port: one adapter (Meilisearch). Services call it; it never sees HTTP.
+ * `search` always scopes to `userId` itself; throws AppError('SERVICE_UNAVAILABLE') when the
+ * engine is down.
+ */
+export interface SearchPort {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  search(userId: string, query: string, filters: SessionFilters, limit: number, offset: number): Promise<SearchPage>;
+  /** True when the engine answered its last health check. */
+  isHealthy(): boolean;
+}
+
+/** A port for processes that must not search (CLI, some tests). */
+export const nullSearch: SearchPort = {
+  async start() {},
+  async stop() {},
+  async search() {
+    const { AppError, MESSAGES } = await import('../errors');
+    throw new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
+  },
+  isHealthy: () => false,
+};

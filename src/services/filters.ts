@@ -1,0 +1,149 @@
+import { invalid } from '../errors';
+
+/** SessionFilters as clients send them (GraphQL input; REST may grow the same). */
+export interface SessionFiltersInput {
+  projectId?: string | null;
+  projectIds?: string[] | null;
+  llmModels?: string[] | null;
+  tags?: string[] | null;
+  gitBranches?: string[] | null;
+  clientNames?: string[] | null;
+  agentNames?: string[] | null;
+  deviceIds?: string[] | null;
+  clientName?: string | null;
+  agentName?: string | null;
+  dateRange?: { start?: string | Date | null; end?: string | Date | null } | null;
+  createdAfter?: number | null;
+  hasGitBranches?: boolean | null;
+  timeFilter?: string | null;
+}
+
+/**
+ * Filters after validation, in one canonical form that both the SQL query builder and the
+ * search engine apply. Every present field narrows (AND); a list matches any of its values.
+ * Client and agent names are lower-cased (compared case-insensitively); the rest exactly.
+ */
+export interface SessionFilters {
+  projectIds?: string[];
+  llmModels?: string[];
+  tags?: string[];
+  gitBranches?: string[];
+  clientNames?: string[];
+  agentNames?: string[];
+  deviceIds?: string[];
+  createdFrom?: Date;
+  createdTo?: Date;
+  hasGitBranches?: boolean;
+}
+
+export const TIME_FILTERS: Record<string, number> = {
+  last24hours: 1,
+  last7days: 7,
+  last30days: 30,
+  last90days: 90,
+};
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+function list(values: string[] | null | undefined): string[] | undefined {
+  if (!values || values.length === 0) return undefined;
+  return [...new Set(values)];
+}
+
+function parseDate(value: string | Date, field: string): Date {
+  const d = value instanceof Date ? value : new Date(value);
+  if (Number.isNaN(d.getTime())) throw invalid(`Invalid value for ${field}: expected an ISO 8601 timestamp`);
+  return d;
+}
+
+function intersect<T>(a: T[] | undefined, b: T[] | undefined): T[] | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  return a.filter((x) => b.includes(x));
+}
+
+export function normalizeFilters(input: SessionFiltersInput | null | undefined, now = new Date()): SessionFilters {
+  const f: SessionFilters = {};
+  if (!input) return f;
+  const projectIds = intersect(input.projectId ? [input.projectId] : undefined, list(input.projectIds));
+  if (projectIds) f.projectIds = projectIds;
+  for (const key of ['llmModels', 'tags', 'gitBranches', 'deviceIds'] as const) {
+    const v = list(input[key]);
+    if (v) f[key] = v;
+  }
+  const lower = (xs: string[] | undefined) => (xs ? [...new Set(xs.map((x) => x.toLowerCase()))] : undefined);
+  const clientNames = intersect(lower(list(input.clientNames)), lower(input.clientName != null ? [input.clientName] : undefined));
+  if (clientNames) f.clientNames = clientNames;
+  const agentNames = intersect(lower(list(input.agentNames)), lower(input.agentName != null ? [input.agentName] : undefined));
+  if (agentNames) f.agentNames = agentNames;
+
+  const froms: Date[] = [];
+  const tos: Date[] = [];
+  if (input.dateRange) {
+    const { start, end } = input.dateRange;
+    const s = start != null ? parseDate(start, 'dateRange.start') : undefined;
+    const e = end != null ? parseDate(end, 'dateRange.end') : undefined;
+    if (s && e && s.getTime() > e.getTime()) throw invalid('Invalid dateRange: start must not be after end');
+    if (s) froms.push(s);
+    if (e) tos.push(e);
+  }
+  if (input.createdAfter != null) {
+    if (!Number.isInteger(input.createdAfter) || input.createdAfter < 1) {
+      throw invalid('Invalid value for createdAfter: must be an integer of at least 1 (days)');
+    }
+    froms.push(new Date(now.getTime() - input.createdAfter * DAY_MS));
+  }
+  if (input.timeFilter != null) {
+    const days = TIME_FILTERS[input.timeFilter];
+    if (!days) {
+      throw invalid(`Invalid value for timeFilter. Must be one of: ${Object.keys(TIME_FILTERS).join(', ')}`);
+    }
+    froms.push(new Date(now.getTime() - days * DAY_MS));
+  }
+  if (froms.length) f.createdFrom = new Date(Math.max(...froms.map((d) => d.getTime())));
+  if (tos.length) f.createdTo = new Date(Math.min(...tos.map((d) => d.getTime())));
+  if (input.hasGitBranches != null) f.hasGitBranches = input.hasGitBranches;
+  return f;
+}
+
+/** Label kinds stored in session_labels for the array-valued metadata. */
+export const LABEL_KINDS = { llmModels: 'llmModel', tags: 'tag', gitBranches: 'gitBranch' } as const;
+
+/**
+ * SQL WHERE fragment (for table alias `s` = sessions) applying the filters; always scoped to
+ * the user. Returns the fragment and its positional parameters.
+ */
+export function filtersToSql(userId: string, f: SessionFilters, alias = 's'): { where: string; params: unknown[] } {
+  const parts: string[] = [`${alias}.userId = ?`];
+  const params: unknown[] = [userId];
+  const inList = (col: string, values: string[]) => {
+    parts.push(`${col} IN (${values.map(() => '?').join(', ')})`);
+    params.push(...values);
+  };
+  if (f.projectIds) inList(`${alias}.projectId`, f.projectIds);
+  for (const key of ['llmModels', 'tags', 'gitBranches'] as const) {
+    const values = f[key];
+    if (!values) continue;
+    parts.push(
+      `EXISTS (SELECT 1 FROM session_labels l WHERE l.userId = ${alias}.userId AND l.projectId = ${alias}.projectId AND l.sessionId = ${alias}.id AND l.kind = ? AND l.value IN (${values.map(() => '?').join(', ')}))`,
+    );
+    params.push(LABEL_KINDS[key], ...values);
+  }
+  // Columns with a case-insensitive collation: plain equality is case-insensitive.
+  if (f.clientNames) inList(`${alias}.clientName`, f.clientNames);
+  if (f.agentNames) inList(`${alias}.agentName`, f.agentNames);
+  if (f.deviceIds) inList(`${alias}.deviceId`, f.deviceIds);
+  if (f.createdFrom) {
+    parts.push(`${alias}.createdAt >= ?`);
+    params.push(f.createdFrom);
+  }
+  if (f.createdTo) {
+    parts.push(`${alias}.createdAt <= ?`);
+    params.push(f.createdTo);
+  }
+  if (f.hasGitBranches != null) {
+    parts.push(`${alias}.hasGitBranches = ?`);
+    params.push(f.hasGitBranches);
+  }
+  return { where: parts.join(' AND '), params };
+}
