@@ -1,0 +1,31 @@
+import crypto from 'node:crypto';
+import * as mariadb from 'mariadb';
+import { migrate } from '../../src/db/migrate';
+
+export const ROOT_URL = process.env.TEST_DATABASE_ROOT_URL ?? 'mysql://root@127.0.0.1:3306';
+
+export interface TestDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh, migrated database for one test file. */
+export async function createTestDatabase(prefix = 'sa_test'): Promise<TestDatabase> {
+  const name = `${prefix}_${crypto.randomBytes(5).toString('hex')}`;
+  const url = `${ROOT_URL}/${name}`;
+  await migrate(url);
+  return {
+    url,
+    name,
+    async drop() {
+      const u = new URL(ROOT_URL);
+      const conn = await mariadb.createConnection({ host: u.hostname, port: Number(u.port || 3306), user: u.username || 'root' });
+      try {
+        await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
+      } finally {
+        await conn.end();
+      }
+    },
+  };
+}
