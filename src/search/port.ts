@@ -1,3 +1,4 @@
+import { AppError, MESSAGES } from '../errors';
 import type { SessionFilters } from '../services/filters';
 
 /** One session that matched, as the engine reports it (not yet re-checked against the database). */
@@ -34,7 +35,6 @@ export const nullSearch: SearchPort = {
   async start() {},
   async stop() {},
   async search() {
-    const { AppError, MESSAGES } = await import('../errors');
     throw new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
   },
   isHealthy: () => false,

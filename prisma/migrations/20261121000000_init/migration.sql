@@ -50,6 +50,7 @@ CREATE TABLE `sessions` (
     `markdownSize` INTEGER NOT NULL,
     `rawDataSize` INTEGER NOT NULL,
     `etag` VARCHAR(80) NOT NULL,
+    `contentDigest` CHAR(64) NOT NULL,
     `createdAt` DATETIME(3) NOT NULL,
     `updatedAt` DATETIME(3) NOT NULL,
     `startedAt` DATETIME(3) NOT NULL,
@@ -75,13 +76,14 @@ CREATE TABLE `sessions` (
 ) DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
 
 -- CreateTable
-CREATE TABLE `session_contents` (
+CREATE TABLE `session_chunks` (
     `projectId` VARCHAR(128) NOT NULL,
     `sessionId` CHAR(36) NOT NULL,
-    `markdown` LONGBLOB NOT NULL,
-    `rawData` LONGBLOB NOT NULL,
+    `part` VARCHAR(8) NOT NULL,
+    `seq` INTEGER NOT NULL,
+    `data` LONGBLOB NOT NULL,
 
-    PRIMARY KEY (`projectId`, `sessionId`)
+    PRIMARY KEY (`projectId`, `sessionId`, `part`, `seq`)
 ) DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
 
 -- CreateTable
@@ -122,7 +124,7 @@ ALTER TABLE `projects` ADD CONSTRAINT `projects_ownerId_fkey` FOREIGN KEY (`owne
 ALTER TABLE `sessions` ADD CONSTRAINT `sessions_projectId_fkey` FOREIGN KEY (`projectId`) REFERENCES `projects`(`id`) ON DELETE CASCADE ON UPDATE CASCADE;
 
 -- AddForeignKey
-ALTER TABLE `session_contents` ADD CONSTRAINT `session_contents_projectId_sessionId_fkey` FOREIGN KEY (`projectId`, `sessionId`) REFERENCES `sessions`(`projectId`, `id`) ON DELETE CASCADE ON UPDATE CASCADE;
+ALTER TABLE `session_chunks` ADD CONSTRAINT `session_chunks_projectId_sessionId_fkey` FOREIGN KEY (`projectId`, `sessionId`) REFERENCES `sessions`(`projectId`, `id`) ON DELETE CASCADE ON UPDATE CASCADE;
 
 -- AddForeignKey
 ALTER TABLE `session_labels` ADD CONSTRAINT `session_labels_projectId_sessionId_fkey` FOREIGN KEY (`projectId`, `sessionId`) REFERENCES `sessions`(`projectId`, `id`) ON DELETE CASCADE ON UPDATE CASCADE;

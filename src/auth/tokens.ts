@@ -1,0 +1,33 @@
+import jwt from 'jsonwebtoken';
+
+export interface TokenClaims {
+  sub: string;
+  jti: string;
+}
+
+/** Signs an API key token: HS256, sub = user id, jti = key id, optional exp. */
+export function signKeyToken(secret: string, userId: string, keyId: string, expiresAt: Date | null): string {
+  const payload: Record<string, unknown> = { sub: userId, jti: keyId };
+  if (expiresAt) payload.exp = Math.floor(expiresAt.getTime() / 1000);
+  return jwt.sign(payload, secret, { algorithm: 'HS256', noTimestamp: false });
+}
+
+/** Verifies signature (HS256 only; `none` and every other alg refused), exp and nbf. */
+export function verifyKeyToken(secret: string, token: string): TokenClaims | null {
+  try {
+    const claims = jwt.verify(token, secret, { algorithms: ['HS256'] });
+    if (typeof claims !== 'object' || claims === null) return null;
+    const { sub, jti } = claims as Record<string, unknown>;
+    if (typeof sub !== 'string' || typeof jti !== 'string' || !sub || !jti) return null;
+    return { sub, jti };
+  } catch {
+    return null;
+  }
+}
+
+/** The token from an `Authorization: Bearer <token>` header, or null. */
+export function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const m = /^Bearer\s+([A-Za-z0-9_\-.=+/]+)\s*$/i.exec(header);
+  return m ? m[1] : null;
+}

@@ -1,0 +1,125 @@
+import { ConfigError, loadConfig } from '../config';
+import { createDb } from '../db/client';
+import { migrate } from '../db/migrate';
+import { createKeyForUser, listKeysOfUser, revokeKeyById } from '../services/keys';
+import { createUser, findUserByEmail } from '../services/users';
+import { AppError } from '../errors';
+import { reindexFromCli } from './reindex';
+
+/**
+ * Admin CLI (contract §1). Errors: one line on stderr and a non-zero exit.
+ *   users create --email E [--name N]
+ *   keys create --email E [--name N] [--expires-in-days D]   (token alone on the last line)
+ *   keys list --email E                                        (one key per line, id first)
+ *   keys revoke KEY_ID
+ *   search reindex
+ */
+class UsageError extends Error {}
+
+const USAGE =
+  'usage: cli users create --email E [--name N] | keys create --email E [--name N] [--expires-in-days D] | keys list --email E | keys revoke KEY_ID | search reindex';
+
+function parseArgs(argv: string[], allowed: string[]): { flags: Record<string, string>; positional: string[] } {
+  const flags: Record<string, string> = {};
+  const positional: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a.startsWith('--')) {
+      const [k, inline] = a.slice(2).split(/=(.*)/s, 2);
+      if (!allowed.includes(k)) throw new UsageError(`unknown option --${k}`);
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new UsageError(`option --${k} needs a value`);
+      flags[k] = v;
+    } else {
+      positional.push(a);
+    }
+  }
+  return { flags, positional };
+}
+
+function need(flags: Record<string, string>, name: string): string {
+  const v = flags[name];
+  if (!v) throw new UsageError(`missing --${name}`);
+  return v;
+}
+
+async function run(argv: string[], out: (line: string) => void): Promise<void> {
+  const [group, command, ...rest] = argv;
+  const known = ['users create', 'keys create', 'keys list', 'keys revoke', 'search reindex'];
+  if (!group || !command || !known.includes(`${group} ${command}`)) {
+    throw new UsageError(group ? `unknown command: ${[group, command].filter(Boolean).join(' ')}. ${USAGE}` : USAGE);
+  }
+  const spec: Record<string, string[]> = {
+    'users create': ['email', 'name'],
+    'keys create': ['email', 'name', 'expires-in-days'],
+    'keys list': ['email'],
+    'keys revoke': [],
+    'search reindex': [],
+  };
+  const { flags, positional } = parseArgs(rest, spec[`${group} ${command}`]);
+  const config = loadConfig();
+  await migrate(config.databaseUrl);
+  const db = createDb(config.databaseUrl);
+  try {
+    const prisma = db.prisma;
+    const userByEmail = async (email: string) => {
+      const u = await findUserByEmail(prisma, email);
+      if (!u) throw new UsageError(`no user with email ${email}`);
+      return u;
+    };
+    switch (`${group} ${command}`) {
+      case 'users create': {
+        const u = await createUser(prisma, need(flags, 'email'), flags.name);
+        out(`created user ${u.id} ${u.email}`);
+        return;
+      }
+      case 'keys create': {
+        const u = await userByEmail(need(flags, 'email'));
+        let days: number | undefined;
+        if (flags['expires-in-days'] !== undefined) {
+          days = Number(flags['expires-in-days']);
+          if (!Number.isInteger(days) || days < 1 || days > 3650) throw new UsageError('--expires-in-days must be an integer from 1 to 3650');
+        }
+        const { key, token } = await createKeyForUser(prisma, config.jwtSecret, u.id, flags.name ?? 'cli', days);
+        out(`created key ${key.id} for ${u.email}${key.expiresAt ? ` (expires ${key.expiresAt})` : ''}`);
+        out(token);
+        return;
+      }
+      case 'keys list': {
+        const u = await userByEmail(need(flags, 'email'));
+        for (const k of await listKeysOfUser(prisma, u.id)) {
+          const state = k.revokedAt ? `revoked ${k.revokedAt}` : k.expiresAt && Date.parse(k.expiresAt) <= Date.now() ? `expired ${k.expiresAt}` : 'active';
+          out(`${k.id}\t${k.name}\t${state}\tcreated ${k.createdAt}\tlast used ${k.lastUsedAt ?? 'never'}`);
+        }
+        return;
+      }
+      case 'keys revoke': {
+        if (positional.length !== 1) throw new UsageError('usage: keys revoke KEY_ID');
+        const k = await revokeKeyById(prisma, positional[0]).catch((e) => {
+          throw e instanceof AppError && e.code === 'NOT_FOUND' ? new UsageError(`no key with id ${positional[0]}`) : e;
+        });
+        out(`revoked key ${k.id} at ${k.revokedAt}`);
+        return;
+      }
+      case 'search reindex': {
+        await reindexFromCli(config, db, out);
+        return;
+      }
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+if (require.main === module) {
+  run(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`)).then(
+    () => process.exit(0),
+    (err) => {
+      const msg = err instanceof UsageError || err instanceof ConfigError || err instanceof AppError ? err.message : `error: ${err?.message ?? err}`;
+      process.stderr.write(`${msg.split('\n').join('; ')}\n`);
+      process.exit(err instanceof UsageError ? 2 : 1);
+    },
+  );
+}
+
+export { run };

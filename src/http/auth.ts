@@ -1,0 +1,24 @@
+import type { NextFunction, Request, Response } from 'express';
+import { authenticate } from '../auth/authenticate';
+import { unauthenticated } from '../errors';
+import type { Deps } from '../services/context';
+import './types';
+
+/** Hook run when authentication fails (the brute-force guard of contract §5 plugs in here). */
+export type AuthFailureHook = (req: Request) => Promise<void>;
+
+export function requireAuth(deps: Deps, onFailure?: AuthFailureHook) {
+  return async (req: Request, _res: Response, next: NextFunction) => {
+    try {
+      const user = await authenticate(deps.db.pool, deps.config.jwtSecret, req.get('authorization'));
+      if (!user) {
+        if (onFailure) await onFailure(req);
+        return next(unauthenticated());
+      }
+      req.user = user;
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}

@@ -1,0 +1,39 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { invalid, MESSAGES } from '../errors';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+function hasBody(req: Request): boolean {
+  const len = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (len !== undefined && len !== '0');
+}
+
+/**
+ * JSON bodies: gzip or identity (anything else → 415), at most `limit` bytes after inflating
+ * (→ 413; body-parser counts inflated bytes as it streams, so a gzip bomb stops at the limit),
+ * strictly valid UTF-8 and JSON (→ 400). A body without `Content-Type: application/json` → 400.
+ */
+export function jsonBody(limit: number) {
+  const raw = express.raw({ type: () => true, limit, inflate: true });
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!hasBody(req)) {
+      req.body = undefined;
+      return next();
+    }
+    if (!req.is('application/json')) return next(invalid('Content-Type must be application/json'));
+    raw(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      const buf = req.body as Buffer;
+      if (!Buffer.isBuffer(buf) || buf.length === 0) {
+        req.body = undefined;
+        return next();
+      }
+      try {
+        req.body = JSON.parse(utf8.decode(buf));
+      } catch {
+        return next(invalid(MESSAGES.invalidJson));
+      }
+      next();
+    });
+  };
+}

@@ -1,0 +1,61 @@
+import type { NextFunction, Request, Response } from 'express';
+import { AppError, HTTP_STATUS, isDatabaseUnavailable, MESSAGES, type ErrorCode } from '../errors';
+import type { Logger } from '../logger';
+
+export const isGraphqlPath = (req: Request) => req.originalUrl.split('?')[0].startsWith('/api/v1/graphql');
+
+/** Maps body-parser's errors (which carry `type` and `status`) to domain errors. */
+function fromBodyParser(err: any): AppError | null {
+  switch (err?.type) {
+    case 'entity.too.large':
+      return new AppError('PAYLOAD_TOO_LARGE', MESSAGES.tooLarge);
+    case 'encoding.unsupported':
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', MESSAGES.unsupportedEncoding);
+    case 'request.aborted':
+    case 'request.size.invalid':
+    case 'entity.verify.failed':
+    case 'entity.parse.failed':
+    case 'charset.unsupported':
+      return new AppError('VALIDATION_ERROR', MESSAGES.invalidJson);
+  }
+  // zlib: a body that claims gzip but is not.
+  if (typeof err?.code === 'string' && /^Z_/.test(err.code)) return new AppError('VALIDATION_ERROR', MESSAGES.invalidJson);
+  return null;
+}
+
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const bp = fromBodyParser(err);
+  if (bp) return bp;
+  if (isDatabaseUnavailable(err)) return new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
+  return new AppError('INTERNAL_SERVER_ERROR', MESSAGES.internal);
+}
+
+export function sendError(req: Request, res: Response, err: AppError): void {
+  const status = HTTP_STATUS[err.code];
+  if (err.code === 'SERVICE_UNAVAILABLE') res.setHeader('Retry-After', '1');
+  if (req.method === 'HEAD') {
+    res.status(status).end();
+  } else if (isGraphqlPath(req)) {
+    res.status(status).json({ errors: [{ message: err.message, extensions: { code: graphqlCode(err.code) } }] });
+  } else {
+    res.status(status).json({ success: false, error: err.message });
+  }
+}
+
+export const graphqlCode = (code: ErrorCode): string => (code === 'PAYLOAD_TOO_LARGE' || code === 'UNSUPPORTED_MEDIA_TYPE' ? 'VALIDATION_ERROR' : code);
+
+/** The last middleware: the documented envelope, never a stack or SQL. */
+export function errorHandler(logger: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const appErr = toAppError(err);
+    if (appErr.code === 'INTERNAL_SERVER_ERROR' || appErr.code === 'SERVICE_UNAVAILABLE') {
+      logger.error({ reqId: req.id, err: err instanceof Error ? { message: err.message, stack: err.stack, code: (err as any).code } : String(err) }, 'request failed');
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendError(req, res, appErr);
+  };
+}

@@ -1,0 +1,38 @@
+import crypto from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from '../logger';
+import './types';
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Request id (the client's if sane, else new) on every response, and one log line per request. */
+export function requestContext(logger: Logger, onFinish?: (req: Request, res: Response, seconds: number) => void) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const given = req.get('x-request-id');
+    req.id = given && SANE_REQUEST_ID.test(given) ? given : crypto.randomUUID();
+    req.startedAt = process.hrtime.bigint();
+    res.setHeader('X-Request-Id', req.id);
+    res.on('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - req.startedAt) / 1e9;
+      const route = routeOf(req);
+      logger.info({
+        reqId: req.id,
+        method: req.method,
+        route,
+        status: res.statusCode,
+        durationMs: Math.round(seconds * 1e4) / 10,
+        userId: req.user?.id ?? null,
+      });
+      onFinish?.(req, res, seconds);
+    });
+    next();
+  };
+}
+
+/** The matched route pattern (never ids or query strings), or a coarse bucket. */
+export function routeOf(req: Request): string {
+  if (req.route?.path) return `${req.baseUrl}${req.route.path}`;
+  if (req.originalUrl.startsWith('/api/v1/graphql')) return '/api/v1/graphql';
+  if (req.originalUrl.startsWith('/api/')) return '/api/*';
+  return req.path.split('/').slice(0, 2).join('/') || '/';
+}

@@ -1,0 +1,15 @@
+import type { AuthUser } from '../services/context';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      id: string;
+      user?: AuthUser;
+      /** When the request started, for the access log. */
+      startedAt: bigint;
+    }
+  }
+}
+
+export {};

@@ -1,0 +1,57 @@
+import http from 'node:http';
+import { buildApp } from './app';
+import { ConfigError, loadConfig } from './config';
+import { migrate } from './db/migrate';
+import { createDeps } from './deps';
+import { createLogger } from './logger';
+
+/** start: config → migrations → app → listen; SIGTERM drains in-flight requests, then exits 0. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+  await migrate(config.databaseUrl, (msg) => logger.info({ msg }));
+  const deps = createDeps(config, logger);
+  await deps.start();
+  const built = await buildApp(deps);
+  const server = http.createServer(built.app);
+  server.keepAliveTimeout = 65_000;
+  server.requestTimeout = 10 * 60_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, resolve);
+  });
+  logger.info({ msg: `Session Archive listening on http://${config.host}:${config.port}` });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ msg: `${signal}: draining in-flight requests` });
+    server.close(async () => {
+      await built.stop().catch(() => undefined);
+      await deps.close();
+      logger.info({ msg: 'stopped' });
+      process.exit(0);
+    });
+    // Idle keep-alive sockets would hold close() open; in-flight requests finish first.
+    server.closeIdleConnections();
+    const idle = setInterval(() => server.closeIdleConnections(), 100);
+    idle.unref();
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error(`fatal: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,101 @@
+import { Router, type Request, type Response } from 'express';
+import type { Deps } from '../services/context';
+import * as sessions from '../services/sessions';
+import type { SessionRow } from '../services/sessions';
+import { ctxOf, ok } from './context';
+
+/** Validators every read of one session sends. */
+function setValidators(res: Response, row: SessionRow): void {
+  res.setHeader('ETag', row.etag);
+  res.setHeader('Last-Modified', row.updatedAt.toUTCString());
+  res.setHeader('X-Markdown-Size', String(row.markdownSize));
+  res.setHeader('X-Raw-Data-Size', String(row.rawDataSize));
+  res.setHeader('Cache-Control', 'private, no-cache');
+}
+
+/** 304 when the client's If-None-Match matches (weak comparison, lists and `*`). */
+function notModified(req: Request, res: Response, row: SessionRow): boolean {
+  if (!sessions.etagMatches(req.get('if-none-match'), row.etag)) return false;
+  res.removeHeader('X-Markdown-Size');
+  res.removeHeader('X-Raw-Data-Size');
+  res.status(304).end();
+  return true;
+}
+
+export function sessionsRouter(deps: Deps): Router {
+  const r = Router();
+  const base = '/projects/:projectId/sessions';
+
+  r.get('/sessions/recent', async (req, res) => {
+    res.json(ok(await sessions.listRecentSessions(ctxOf(req, deps), req.query)));
+  });
+
+  r.get(base, async (req, res) => {
+    res.json(ok(await sessions.listProjectSessions(ctxOf(req, deps), req.params.projectId, req.query)));
+  });
+
+  r.get(`${base}/sizes`, async (req, res) => {
+    res.json(ok({ sessions: await sessions.projectSessionSizes(ctxOf(req, deps), req.params.projectId) }));
+  });
+
+  r.head(`${base}/:sessionId`, async (req, res) => {
+    const row = await sessions.requireSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId);
+    setValidators(res, row);
+    if (notModified(req, res, row)) return;
+    res.setHeader('Content-Length', String(row.markdownSize));
+    res.status(200).end();
+  });
+
+  r.get(`${base}/:sessionId`, async (req, res) => {
+    const ctx = ctxOf(req, deps);
+    const row = await sessions.requireSession(ctx, req.params.projectId, req.params.sessionId);
+    setValidators(res, row);
+    res.vary('Accept');
+    if (notModified(req, res, row)) return;
+    const wantsMarkdown = req.accepts(['application/json', 'text/markdown']) === 'text/markdown';
+    const markdown = await sessions.getSessionContent(ctx, row, 'markdown');
+    if (wantsMarkdown) {
+      res.status(200).type('text/markdown; charset=utf-8').send(markdown);
+      return;
+    }
+    const [project] = await deps.db.prisma.$queryRawUnsafe<Array<{ id: string; name: string; icon: string; color: string }>>(
+      'SELECT id, name, icon, color FROM projects WHERE id = ?',
+      row.projectId,
+    );
+    res.json(ok({ session: { ...sessions.toSession(row), markdownContent: markdown.toString('utf8'), project } }));
+  });
+
+  r.get(`${base}/:sessionId/raw`, async (req, res) => {
+    const ctx = ctxOf(req, deps);
+    const row = await sessions.requireSession(ctx, req.params.projectId, req.params.sessionId);
+    setValidators(res, row);
+    if (notModified(req, res, row)) return;
+    const raw = await sessions.getSessionContent(ctx, row, 'raw');
+    res.status(200).type('application/octet-stream').send(raw);
+  });
+
+  r.put(`${base}/:sessionId`, async (req, res) => {
+    const result = await sessions.upsertSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId, req.body, {
+      ifMatch: req.get('if-match'),
+      ifNoneMatch: req.get('if-none-match'),
+    });
+    const s = result.session;
+    res.setHeader('ETag', s.etag);
+    res.status(result.created ? 201 : 200).json(
+      ok({ sessionId: s.id, projectId: s.projectId, createdAt: s.createdAt.toISOString(), updatedAt: s.updatedAt.toISOString(), etag: s.etag }),
+    );
+  });
+
+  r.patch(`${base}/:sessionId`, async (req, res) => {
+    const row = await sessions.patchSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId, req.body);
+    res.setHeader('ETag', row.etag);
+    res.json(ok({ session: sessions.toSession(row) }));
+  });
+
+  r.delete(`${base}/:sessionId`, async (req, res) => {
+    await sessions.deleteSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId);
+    res.json(ok({ success: true }));
+  });
+
+  return r;
+}

@@ -1,0 +1,90 @@
+import crypto from 'node:crypto';
+import type { PrismaClient } from '../generated/prisma/client';
+import { AppError, invalid } from '../errors';
+import { signKeyToken } from '../auth/tokens';
+import type { Ctx } from './context';
+import { checkString, isPlainObject, optionalInt } from './validation';
+
+export interface ApiKeyDto {
+  id: string;
+  userId: string;
+  name: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+  revokedAt: string | null;
+}
+
+interface KeyRow {
+  id: string;
+  userId: string;
+  name: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export const toApiKey = (k: KeyRow): ApiKeyDto => ({
+  id: k.id,
+  userId: k.userId,
+  name: k.name,
+  createdAt: k.createdAt.toISOString(),
+  lastUsedAt: iso(k.lastUsedAt),
+  expiresAt: iso(k.expiresAt),
+  revokedAt: iso(k.revokedAt),
+});
+
+export interface KeyInput {
+  name?: unknown;
+  expiresInDays?: unknown;
+}
+
+export function validateKeyInput(input: unknown): { name: string; expiresInDays: number | undefined } {
+  if (!isPlainObject(input)) throw invalid('Request body must be a JSON object');
+  if (input.name === undefined || input.name === null) throw invalid('Missing required field: name');
+  const name = checkString(input.name, 'name', 1, 100);
+  const expiresInDays = optionalInt(input, 'expiresInDays', 1, 3650);
+  return { name, expiresInDays };
+}
+
+/** Creates a key row and returns its token; the token is never stored. */
+export async function createKeyForUser(
+  prisma: PrismaClient,
+  secret: string,
+  userId: string,
+  name: string,
+  expiresInDays?: number,
+): Promise<{ key: ApiKeyDto; token: string }> {
+  const id = crypto.randomUUID();
+  const now = new Date();
+  const expiresAt = expiresInDays ? new Date(now.getTime() + expiresInDays * 86_400_000) : null;
+  const row = await prisma.apiKey.create({ data: { id, userId, name, createdAt: now, expiresAt } });
+  return { key: toApiKey(row), token: signKeyToken(secret, userId, id, expiresAt) };
+}
+
+export async function listKeysOfUser(prisma: PrismaClient, userId: string): Promise<ApiKeyDto[]> {
+  const rows = await prisma.apiKey.findMany({ where: { userId }, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] });
+  return rows.map(toApiKey);
+}
+
+/** Revokes a key; already revoked keys keep their first revocation time. */
+export async function revokeKeyById(prisma: PrismaClient, keyId: string, userId?: string): Promise<ApiKeyDto> {
+  const row = await prisma.apiKey.findUnique({ where: { id: keyId } });
+  if (!row || (userId !== undefined && row.userId !== userId)) {
+    throw new AppError('NOT_FOUND', 'API key not found', { keyId });
+  }
+  if (row.revokedAt) return toApiKey(row);
+  const updated = await prisma.apiKey.update({ where: { id: keyId }, data: { revokedAt: new Date() } });
+  return toApiKey(updated);
+}
+
+// The front doors' view: always the caller's own keys.
+export const createApiKey = (ctx: Ctx, input: unknown) => {
+  const { name, expiresInDays } = validateKeyInput(input);
+  return createKeyForUser(ctx.deps.db.prisma, ctx.deps.config.jwtSecret, ctx.user.id, name, expiresInDays);
+};
+export const listApiKeys = (ctx: Ctx) => listKeysOfUser(ctx.deps.db.prisma, ctx.user.id);
+export const revokeApiKey = (ctx: Ctx, keyId: string) => revokeKeyById(ctx.deps.db.prisma, keyId, ctx.user.id);

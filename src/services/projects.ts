@@ -1,0 +1,177 @@
+import crypto from 'node:crypto';
+import { AppError, forbidden, invalid, projectNotFound } from '../errors';
+import { enqueueIndexWork } from '../search/outbox';
+import type { Ctx } from './context';
+import { inTransaction } from './tx';
+import { checkString, isPlainObject, oneOf, PROJECT_ID_RE } from './validation';
+
+export const PROJECT_ICONS = [
+  'Code2', 'Terminal', 'Bot', 'Brain', 'Sparkles', 'Database', 'GitBranch', 'Bug', 'FolderKanban', 'Folder',
+  'Files', 'Library', 'BookOpen', 'Briefcase', 'Package', 'Layers', 'AppWindow', 'Rocket', 'Palette',
+  'Paintbrush', 'PenTool', 'Lightbulb', 'BarChart3', 'Settings', 'Globe',
+] as const;
+export const PROJECT_COLORS = ['rose', 'pink', 'orange', 'amber', 'emerald', 'cyan', 'blue', 'purple', 'slate', 'gray'] as const;
+export const DEFAULT_ICON = 'Code2';
+export const DEFAULT_COLOR = 'blue';
+
+export interface ProjectRow {
+  id: string;
+  ownerId: string;
+  name: string;
+  icon: string;
+  color: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface ProjectDto {
+  id: string;
+  ownerId: string;
+  name: string;
+  icon: string;
+  color: string;
+  createdAt: string;
+  updatedAt: string;
+  sessionCount: number;
+  totalMarkdownSize: number;
+  lastActivity: string;
+}
+
+export interface ProjectStatsRow {
+  sessionCount: number;
+  totalMarkdownSize: number;
+  lastSessionUpdate: Date | null;
+}
+
+export const toProject = (p: ProjectRow, s: ProjectStatsRow): ProjectDto => ({
+  id: p.id,
+  ownerId: p.ownerId,
+  name: p.name,
+  icon: p.icon,
+  color: p.color,
+  createdAt: p.createdAt.toISOString(),
+  updatedAt: p.updatedAt.toISOString(),
+  sessionCount: Number(s.sessionCount),
+  totalMarkdownSize: Number(s.totalMarkdownSize),
+  lastActivity: (s.lastSessionUpdate ?? p.updatedAt).toISOString(),
+});
+
+const PROJECT_COLUMNS = 'p.id, p.ownerId, p.name, p.icon, p.color, p.createdAt, p.updatedAt';
+const STATS_COLUMNS =
+  'COUNT(s.id) AS sessionCount, COALESCE(SUM(s.markdownSize), 0) AS totalMarkdownSize, MAX(s.updatedAt) AS lastSessionUpdate';
+
+type JoinedRow = ProjectRow & ProjectStatsRow;
+
+/** Projects with their aggregates, computed by the database in one statement. */
+export async function projectsWithStats(ctx: Ctx, ids?: string[]): Promise<ProjectDto[]> {
+  if (ids && ids.length === 0) return [];
+  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<JoinedRow[]>(
+    `SELECT ${PROJECT_COLUMNS}, ${STATS_COLUMNS}
+       FROM projects p LEFT JOIN sessions s ON s.projectId = p.id
+      WHERE p.ownerId = ?${ids ? ` AND p.id IN (${ids.map(() => '?').join(', ')})` : ''}
+      GROUP BY p.id
+      ORDER BY COALESCE(MAX(s.updatedAt), p.updatedAt) DESC, p.id ASC`,
+    ctx.user.id,
+    ...(ids ?? []),
+  );
+  return rows.map((r) => toProject(r, r));
+}
+
+export const listProjects = (ctx: Ctx) => projectsWithStats(ctx);
+
+/**
+ * The project if it is the caller's. Unknown (or an id that cannot exist) → 404; another
+ * user's → 403.
+ */
+export async function requireOwnedProject(ctx: Ctx, projectId: string): Promise<ProjectRow> {
+  if (!PROJECT_ID_RE.test(projectId)) throw projectNotFound(projectId);
+  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<ProjectRow[]>(
+    'SELECT id, ownerId, name, icon, color, createdAt, updatedAt FROM projects WHERE id = ?',
+    projectId,
+  );
+  const p = rows[0];
+  if (!p) throw projectNotFound(projectId);
+  if (p.ownerId !== ctx.user.id) throw new AppError('FORBIDDEN', 'Insufficient permissions', { projectId });
+  return p;
+}
+
+export async function getProject(ctx: Ctx, projectId: string): Promise<ProjectDto> {
+  await requireOwnedProject(ctx, projectId);
+  const [p] = await projectsWithStats(ctx, [projectId]);
+  return p;
+}
+
+function validateAppearance(input: Record<string, unknown>) {
+  const out: { name?: string; icon?: string; color?: string } = {};
+  if (input.name !== undefined) out.name = checkString(input.name, 'name', 1, 255);
+  if (input.icon !== undefined && input.icon !== null) out.icon = oneOf(input.icon, 'icon', PROJECT_ICONS);
+  if (input.color !== undefined && input.color !== null) out.color = oneOf(input.color, 'color', PROJECT_COLORS);
+  return out;
+}
+
+export async function createProject(ctx: Ctx, input: unknown): Promise<ProjectDto> {
+  if (!isPlainObject(input)) throw invalid('Request body must be a JSON object');
+  let id: string;
+  if (input.id === undefined || input.id === null) {
+    id = crypto.randomUUID();
+  } else if (typeof input.id !== 'string' || !PROJECT_ID_RE.test(input.id)) {
+    throw invalid('Invalid value for id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
+  } else {
+    id = input.id;
+  }
+  if (input.name === undefined || input.name === null) throw invalid('Missing required field: name');
+  const v = validateAppearance(input);
+  const now = new Date();
+  const inserted = await ctx.deps.db.prisma.$executeRawUnsafe(
+    'INSERT IGNORE INTO projects (id, ownerId, name, icon, color, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    id,
+    ctx.user.id,
+    v.name!,
+    v.icon ?? DEFAULT_ICON,
+    v.color ?? DEFAULT_COLOR,
+    now,
+    now,
+  );
+  if (inserted === 0) {
+    const owner = await ctx.deps.db.prisma.project.findUnique({ where: { id }, select: { ownerId: true } });
+    if (owner && owner.ownerId !== ctx.user.id) throw forbidden();
+    throw new AppError('CONFLICT', 'Project already exists', { projectId: id });
+  }
+  return getProject(ctx, id);
+}
+
+export async function updateProject(ctx: Ctx, projectId: string, input: unknown): Promise<ProjectDto> {
+  if (!isPlainObject(input)) throw invalid('Request body must be a JSON object');
+  const v = validateAppearance(input);
+  if (input.name === null) throw invalid('Invalid value for name: must not be null');
+  if (Object.keys(v).length === 0) throw invalid('Nothing to update: send name, icon or color');
+  await requireOwnedProject(ctx, projectId);
+  await ctx.deps.db.prisma.project.update({ where: { id: projectId }, data: { ...v, updatedAt: new Date() } });
+  return getProject(ctx, projectId);
+}
+
+/**
+ * Deletes a project with its sessions and content (foreign keys cascade) and records the
+ * index work in the same transaction.
+ */
+export async function deleteProject(ctx: Ctx, projectId: string): Promise<{ deletedProject: ProjectDto; deletedAt: string }> {
+  await requireOwnedProject(ctx, projectId);
+  const result = await inTransaction(ctx.deps.db.prisma, async (tx) => {
+    const locked = await tx.$queryRawUnsafe<Array<{ ownerId: string }>>(
+      'SELECT ownerId FROM projects WHERE id = ? FOR UPDATE',
+      projectId,
+    );
+    if (!locked[0]) throw projectNotFound(projectId);
+    if (locked[0].ownerId !== ctx.user.id) throw forbidden();
+    const [before] = await tx.$queryRawUnsafe<JoinedRow[]>(
+      `SELECT ${PROJECT_COLUMNS}, ${STATS_COLUMNS} FROM projects p LEFT JOIN sessions s ON s.projectId = p.id
+        WHERE p.id = ? GROUP BY p.id`,
+      projectId,
+    );
+    await enqueueIndexWork(tx, 'delete_project', ctx.user.id, projectId, null);
+    await tx.$executeRawUnsafe('DELETE FROM projects WHERE id = ?', projectId);
+    return toProject(before, before);
+  });
+  ctx.deps.search.notify();
+  return { deletedProject: result, deletedAt: new Date().toISOString() };
+}

@@ -1,0 +1,606 @@
+import crypto from 'node:crypto';
+import { AppError, forbidden, invalid, MESSAGES, projectNotFound, sessionNotFound } from '../errors';
+import { enqueueIndexWork } from '../search/outbox';
+import { readContent, writeContent, type ContentPart } from './content-store';
+import type { Ctx } from './context';
+import { filtersToSql, LABEL_KINDS, normalizeFilters, type SessionFilters, type SessionFiltersInput } from './filters';
+import { DEFAULT_COLOR, DEFAULT_ICON } from './projects';
+import { inTransaction, isRetryableTxError, type Tx } from './tx';
+import {
+  checkString,
+  hasLoneSurrogate,
+  intParam,
+  isPlainObject,
+  parseIsoDate,
+  PROJECT_ID_RE,
+  UUID_RE,
+} from './validation';
+
+// ---------------------------------------------------------------------------------------------
+// Shapes
+
+export interface SessionRow {
+  projectId: string;
+  id: string;
+  userId: string;
+  name: string;
+  userTitle: string | null;
+  markdownSize: number;
+  rawDataSize: number;
+  etag: string;
+  contentDigest: string;
+  createdAt: Date;
+  updatedAt: Date;
+  startedAt: Date;
+  endedAt: Date;
+  clientName: string | null;
+  clientVersion: string | null;
+  agentName: string | null;
+  deviceId: string | null;
+  metadataJson: string;
+}
+
+export const SESSION_COLUMNS =
+  's.projectId, s.id, s.userId, s.name, s.userTitle, s.markdownSize, s.rawDataSize, s.etag, s.contentDigest, ' +
+  's.createdAt, s.updatedAt, s.startedAt, s.endedAt, s.clientName, s.clientVersion, s.agentName, s.deviceId, s.metadataJson';
+
+export interface SessionMetadata {
+  clientName: string | null;
+  clientVersion: string | null;
+  agentName: string | null;
+  deviceId: string | null;
+  gitBranches: string[];
+  llmModels: string[];
+  tags: string[];
+  [extra: string]: string | string[] | null;
+}
+
+export interface SessionDto {
+  id: string;
+  projectId: string;
+  name: string;
+  userTitle: string | null;
+  markdownSize: number;
+  rawDataSize: number;
+  createdAt: string;
+  updatedAt: string;
+  startedAt: string;
+  endedAt: string;
+  metadata: SessionMetadata;
+  etag?: string;
+}
+
+interface StoredMetaJson {
+  llmModels: string[];
+  tags: string[];
+  gitBranches: string[];
+  extra: Record<string, string>;
+}
+
+const DOC_STRING_FIELDS = ['clientName', 'clientVersion', 'agentName', 'deviceId'] as const;
+const DOC_ARRAY_FIELDS = ['gitBranches', 'llmModels', 'tags'] as const;
+const MAX_EXTRA_KEYS = 32;
+const MAX_EXTRA_BYTES = 1024;
+const MAX_ARRAY_ITEMS = 200;
+
+export function parseStoredMeta(json: string): StoredMetaJson {
+  const m = JSON.parse(json) as Partial<StoredMetaJson>;
+  return { llmModels: m.llmModels ?? [], tags: m.tags ?? [], gitBranches: m.gitBranches ?? [], extra: m.extra ?? {} };
+}
+
+export function metadataOf(row: SessionRow): SessionMetadata {
+  const m = parseStoredMeta(row.metadataJson);
+  return {
+    ...m.extra,
+    clientName: row.clientName,
+    clientVersion: row.clientVersion,
+    agentName: row.agentName,
+    deviceId: row.deviceId,
+    gitBranches: m.gitBranches,
+    llmModels: m.llmModels,
+    tags: m.tags,
+  };
+}
+
+export function toSession(row: SessionRow, withEtag = true): SessionDto {
+  const dto: SessionDto = {
+    id: row.id,
+    projectId: row.projectId,
+    name: row.name,
+    userTitle: row.userTitle,
+    markdownSize: Number(row.markdownSize),
+    rawDataSize: Number(row.rawDataSize),
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    startedAt: row.startedAt.toISOString(),
+    endedAt: row.endedAt.toISOString(),
+    metadata: metadataOf(row),
+  };
+  if (withEtag) dto.etag = row.etag;
+  return dto;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entity tags
+
+export function contentDigestOf(markdown: Buffer, raw: Buffer): string {
+  const h = crypto.createHash('sha256');
+  h.update(`${markdown.length}:`).update(markdown).update(`${raw.length}:`).update(raw);
+  return h.digest('hex');
+}
+
+/** A weak tag over everything a client can read of the session. */
+export function sessionEtag(fields: {
+  name: string;
+  userTitle: string | null;
+  startedAt: Date;
+  endedAt: Date;
+  metadata: SessionMetadata;
+  contentDigest: string;
+}): string {
+  const meta = Object.fromEntries(Object.entries(fields.metadata).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const h = crypto
+    .createHash('sha256')
+    .update(
+      JSON.stringify([
+        fields.name,
+        fields.userTitle,
+        fields.startedAt.toISOString(),
+        fields.endedAt.toISOString(),
+        meta,
+        fields.contentDigest,
+      ]),
+    )
+    .digest('hex');
+  return `W/"${h.slice(0, 40)}"`;
+}
+
+/** Weak comparison against an If-None-Match / If-Match list (`*` matches anything). */
+export function etagMatches(header: string | undefined, etag: string | null): boolean {
+  if (!header || !etag) return false;
+  const opaque = (t: string) => t.trim().replace(/^W\//, '');
+  const mine = opaque(etag);
+  return header.split(',').some((t) => t.trim() === '*' || opaque(t) === mine);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation of uploads
+
+export interface UploadConditions {
+  ifMatch?: string;
+  ifNoneMatch?: string;
+}
+
+interface ValidUpload {
+  name: string;
+  markdown: Buffer;
+  rawData: Buffer;
+  projectName?: string;
+  startedAt?: Date;
+  endedAt?: Date;
+  metaColumns: Record<(typeof DOC_STRING_FIELDS)[number], string | null>;
+  meta: StoredMetaJson;
+}
+
+function textBuffer(v: unknown, field: string, required: boolean): Buffer {
+  if (v === undefined || v === null) {
+    if (required) throw invalid(`Missing required field: ${field}`);
+    return Buffer.alloc(0);
+  }
+  if (typeof v !== 'string') throw invalid(`Invalid type for ${field}: expected a string`);
+  if (required && v.length === 0) throw invalid(`Invalid value for ${field}: must not be empty`);
+  if (hasLoneSurrogate(v)) throw invalid(`Invalid value for ${field}: not valid Unicode text`);
+  return Buffer.from(v, 'utf8');
+}
+
+function validateStringArray(v: unknown, field: string): string[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw invalid(`Invalid type for metadata.${field}: expected an array of strings`);
+  if (v.length > MAX_ARRAY_ITEMS) throw invalid(`Invalid value for metadata.${field}: at most ${MAX_ARRAY_ITEMS} items`);
+  return v.map((x, i) => checkString(x, `metadata.${field}[${i}]`, 1, 255));
+}
+
+function validateMetadata(v: unknown): Pick<ValidUpload, 'metaColumns' | 'meta'> {
+  const metaColumns = { clientName: null, clientVersion: null, agentName: null, deviceId: null } as ValidUpload['metaColumns'];
+  const meta: StoredMetaJson = { llmModels: [], tags: [], gitBranches: [], extra: {} };
+  if (v === undefined || v === null) return { metaColumns, meta };
+  if (!isPlainObject(v)) throw invalid('Invalid type for metadata: expected an object');
+  for (const f of DOC_STRING_FIELDS) {
+    if (v[f] !== undefined && v[f] !== null) metaColumns[f] = checkString(v[f], `metadata.${f}`, 0, 255);
+  }
+  for (const f of DOC_ARRAY_FIELDS) meta[f] = validateStringArray(v[f], f);
+  const extraKeys = Object.keys(v).filter((k) => !(DOC_STRING_FIELDS as readonly string[]).includes(k) && !(DOC_ARRAY_FIELDS as readonly string[]).includes(k));
+  if (extraKeys.length > MAX_EXTRA_KEYS) throw invalid(`Invalid metadata: at most ${MAX_EXTRA_KEYS} extra keys`);
+  for (const k of extraKeys) {
+    const val = v[k];
+    if (val === null || val === undefined) continue;
+    if (typeof val !== 'string') throw invalid(`Invalid type for metadata.${k}: extra metadata values must be strings`);
+    if (hasLoneSurrogate(val)) throw invalid(`Invalid value for metadata.${k}: not valid Unicode text`);
+    if (Buffer.byteLength(val, 'utf8') > MAX_EXTRA_BYTES || Buffer.byteLength(k, 'utf8') > MAX_EXTRA_BYTES) {
+      throw invalid(`Invalid value for metadata.${k}: extra metadata keys and values are limited to 1 KiB`);
+    }
+    meta.extra[k] = val;
+  }
+  return { metaColumns, meta };
+}
+
+function validateUpload(body: unknown): ValidUpload {
+  if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
+  if (body.name === undefined || body.name === null) throw invalid('Missing required field: name');
+  const name = checkString(body.name, 'name', 1, 255);
+  const markdown = textBuffer(body.markdown, 'markdown', true);
+  const rawData = textBuffer(body.rawData, 'rawData', false);
+  const projectName = body.projectName == null ? undefined : checkString(body.projectName, 'projectName', 1, 255);
+  const startedAt = body.startedAt == null ? undefined : parseIsoDate(body.startedAt, 'startedAt');
+  const endedAt = body.endedAt == null ? undefined : parseIsoDate(body.endedAt, 'endedAt');
+  return { name, markdown, rawData, projectName, startedAt, endedAt, ...validateMetadata(body.metadata) };
+}
+
+function checkSessionPath(projectId: string, sessionId: string, forWrite: boolean): string {
+  if (!PROJECT_ID_RE.test(projectId)) {
+    if (forWrite) throw invalid('Invalid project id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
+    throw projectNotFound(projectId);
+  }
+  if (!UUID_RE.test(sessionId)) {
+    if (forWrite) throw invalid('Invalid session id: must be a UUID');
+    throw sessionNotFound(sessionId, projectId);
+  }
+  return sessionId.toLowerCase();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Upload
+
+export interface UploadResult {
+  created: boolean;
+  /** False for an identical re-upload, which changes nothing. */
+  changed: boolean;
+  session: SessionRow;
+}
+
+class ProjectVanished extends Error {
+  code = 'P2034';
+}
+
+async function writeLabels(tx: Tx, row: Pick<SessionRow, 'projectId' | 'id' | 'userId'>, meta: StoredMetaJson, replace: boolean) {
+  if (replace) {
+    await tx.$executeRawUnsafe('DELETE FROM session_labels WHERE projectId = ? AND sessionId = ?', row.projectId, row.id);
+  }
+  const values: unknown[] = [];
+  for (const key of DOC_ARRAY_FIELDS) {
+    for (const v of new Set(meta[key])) values.push(row.projectId, row.id, LABEL_KINDS[key], v, row.userId);
+  }
+  if (values.length) {
+    await tx.$executeRawUnsafe(
+      `INSERT IGNORE INTO session_labels (projectId, sessionId, kind, value, userId) VALUES ${Array(values.length / 5)
+        .fill('(?, ?, ?, ?, ?)')
+        .join(', ')}`,
+      ...values,
+    );
+  }
+}
+
+async function lockSession(tx: Tx, projectId: string, sessionId: string): Promise<SessionRow | undefined> {
+  const rows = await tx.$queryRawUnsafe<SessionRow[]>(
+    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.projectId = ? AND s.id = ? FOR UPDATE`,
+    projectId,
+    sessionId,
+  );
+  return rows[0];
+}
+
+/** PUT: creates or replaces a session (and its project when new), atomically. */
+export async function upsertSession(
+  ctx: Ctx,
+  projectId: string,
+  rawSessionId: string,
+  body: unknown,
+  cond: UploadConditions = {},
+): Promise<UploadResult> {
+  const sessionId = checkSessionPath(projectId, rawSessionId, true);
+  const up = validateUpload(body);
+  const userId = ctx.user.id;
+  const contentDigest = contentDigestOf(up.markdown, up.rawData);
+
+  const result = await inTransaction(ctx.deps.db.prisma, async (tx) => {
+    const now = new Date();
+    await tx.$executeRawUnsafe(
+      'INSERT IGNORE INTO projects (id, ownerId, name, icon, color, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      projectId,
+      userId,
+      up.projectName ?? projectId,
+      DEFAULT_ICON,
+      DEFAULT_COLOR,
+      now,
+      now,
+    );
+    const owner = await tx.$queryRawUnsafe<Array<{ ownerId: string }>>(
+      'SELECT ownerId FROM projects WHERE id = ? LOCK IN SHARE MODE',
+      projectId,
+    );
+    if (!owner[0]) throw new ProjectVanished('project deleted during upload; retrying');
+    if (owner[0].ownerId !== userId) throw forbidden();
+
+    const old = await lockSession(tx, projectId, sessionId);
+    if (cond.ifNoneMatch && old && etagMatches(cond.ifNoneMatch, old.etag)) {
+      throw new AppError('PRECONDITION_FAILED', MESSAGES.preconditionFailed);
+    }
+    if (cond.ifMatch && (!old || !etagMatches(cond.ifMatch, old.etag))) {
+      throw new AppError('PRECONDITION_FAILED', MESSAGES.preconditionFailed);
+    }
+
+    const startedAt = up.startedAt ?? old?.startedAt ?? now;
+    const endedAt = up.endedAt ?? old?.endedAt ?? now;
+    const userTitle = old?.userTitle ?? null;
+    const next: SessionRow = {
+      projectId,
+      id: sessionId,
+      userId,
+      name: up.name,
+      userTitle,
+      markdownSize: up.markdown.length,
+      rawDataSize: up.rawData.length,
+      etag: '',
+      contentDigest,
+      createdAt: old?.createdAt ?? now,
+      updatedAt: now,
+      startedAt,
+      endedAt,
+      ...up.metaColumns,
+      metadataJson: JSON.stringify(up.meta),
+    };
+    next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
+    if (old && old.etag === next.etag) return { created: false, changed: false, session: old };
+
+    const hasGitBranches = up.meta.gitBranches.length > 0;
+    if (old) {
+      await tx.$executeRawUnsafe(
+        `UPDATE sessions SET name = ?, markdownSize = ?, rawDataSize = ?, etag = ?, contentDigest = ?, updatedAt = ?,
+                startedAt = ?, endedAt = ?, clientName = ?, clientVersion = ?, agentName = ?, deviceId = ?,
+                metadataJson = ?, hasGitBranches = ?
+          WHERE projectId = ? AND id = ?`,
+        next.name, next.markdownSize, next.rawDataSize, next.etag, next.contentDigest, next.updatedAt,
+        next.startedAt, next.endedAt, next.clientName, next.clientVersion, next.agentName, next.deviceId,
+        next.metadataJson, hasGitBranches, projectId, sessionId,
+      );
+    } else {
+      await tx.$executeRawUnsafe(
+        `INSERT INTO sessions (projectId, id, userId, name, userTitle, markdownSize, rawDataSize, etag, contentDigest,
+                createdAt, updatedAt, startedAt, endedAt, clientName, clientVersion, agentName, deviceId, metadataJson, hasGitBranches)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        projectId, sessionId, userId, next.name, null, next.markdownSize, next.rawDataSize, next.etag, next.contentDigest,
+        next.createdAt, next.updatedAt, next.startedAt, next.endedAt, next.clientName, next.clientVersion,
+        next.agentName, next.deviceId, next.metadataJson, hasGitBranches,
+      );
+    }
+    if (!old || old.contentDigest !== contentDigest) {
+      await writeContent(tx, projectId, sessionId, { markdown: up.markdown, raw: up.rawData });
+    }
+    await writeLabels(tx, next, up.meta, Boolean(old));
+    await enqueueIndexWork(tx, 'upsert', userId, projectId, sessionId);
+    return { created: !old, changed: true, session: next };
+  }).catch((err) => {
+    // Two first uploads of one session raced: the loser's INSERT hit the winner's row.
+    if (/Duplicate entry|1062|P2002/.test(String(err?.message ?? '') + String(err?.code ?? ''))) {
+      return upsertSession(ctx, projectId, rawSessionId, body, cond);
+    }
+    throw err;
+  });
+  if (result.changed) ctx.deps.search.notify();
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads
+
+/** The caller's session, or 404/403 following contract §4 (another user's → 403). */
+export async function requireSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<SessionRow> {
+  const sessionId = checkSessionPath(projectId, rawSessionId, false);
+  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<Array<SessionRow & { ownerId: string }>>(
+    `SELECT p.ownerId, ${SESSION_COLUMNS} FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ?
+      WHERE p.id = ?`,
+    sessionId,
+    projectId,
+  );
+  const r = rows[0];
+  if (!r) throw projectNotFound(projectId);
+  if (r.ownerId !== ctx.user.id) throw new AppError('FORBIDDEN', MESSAGES.forbidden, { projectId });
+  if (!r.id) throw sessionNotFound(sessionId, projectId);
+  const { ownerId: _owner, ...row } = r;
+  return row;
+}
+
+export async function getSessionContent(ctx: Ctx, row: SessionRow, part: ContentPart): Promise<Buffer> {
+  return readContent(ctx.deps.db.prisma, row.projectId, row.id, part);
+}
+
+export type SessionOrder =
+  | 'CREATED_AT_DESC'
+  | 'CREATED_AT_ASC'
+  | 'UPDATED_AT_DESC'
+  | 'UPDATED_AT_ASC'
+  | 'STARTED_AT_DESC'
+  | 'STARTED_AT_ASC'
+  | 'NAME_ASC';
+
+export const ORDER_SQL: Record<SessionOrder, { col: 'createdAt' | 'updatedAt' | 'startedAt' | 'name'; dir: 'ASC' | 'DESC' }> = {
+  CREATED_AT_DESC: { col: 'createdAt', dir: 'DESC' },
+  CREATED_AT_ASC: { col: 'createdAt', dir: 'ASC' },
+  UPDATED_AT_DESC: { col: 'updatedAt', dir: 'DESC' },
+  UPDATED_AT_ASC: { col: 'updatedAt', dir: 'ASC' },
+  STARTED_AT_DESC: { col: 'startedAt', dir: 'DESC' },
+  STARTED_AT_ASC: { col: 'startedAt', dir: 'ASC' },
+  NAME_ASC: { col: 'name', dir: 'ASC' },
+};
+
+/** Opaque keyset cursor: the order, the last row's sort value and key. Stable under inserts. */
+export function encodeCursor(order: SessionOrder, row: SessionRow): string {
+  const { col } = ORDER_SQL[order];
+  const v = row[col];
+  return Buffer.from(JSON.stringify([order, v instanceof Date ? v.getTime() : v, row.projectId, row.id])).toString('base64url');
+}
+
+function decodeCursor(order: SessionOrder, cursor: string): [string | Date, string, string] {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (!Array.isArray(parsed) || parsed.length !== 4 || parsed[0] !== order) throw new Error('mismatch');
+    const [, v, p, s] = parsed;
+    if (typeof p !== 'string' || typeof s !== 'string') throw new Error('bad key');
+    const { col } = ORDER_SQL[order];
+    if (col === 'name') {
+      if (typeof v !== 'string') throw new Error('bad value');
+      return [v, p, s];
+    }
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error('bad value');
+    return [new Date(v), p, s];
+  } catch {
+    throw invalid('Invalid cursor');
+  }
+}
+
+export interface SessionPage {
+  rows: SessionRow[];
+  nextCursor: string | null;
+}
+
+/**
+ * Sessions of the caller matching the filters, in the given order, one keyset page at a time.
+ * Everything is decided in SQL; rows carry no content.
+ */
+export async function querySessions(
+  ctx: Ctx,
+  filters: SessionFilters,
+  order: SessionOrder,
+  limit: number,
+  after?: string | null,
+): Promise<SessionPage> {
+  const { col, dir } = ORDER_SQL[order];
+  const { where, params } = filtersToSql(ctx.user.id, filters);
+  const clauses = [where];
+  if (after) {
+    const [v, p, s] = decodeCursor(order, after);
+    const cmp = dir === 'DESC' ? '<' : '>';
+    clauses.push(`(s.${col} ${cmp} ? OR (s.${col} = ? AND (s.projectId ${cmp} ? OR (s.projectId = ? AND s.id ${cmp} ?))))`);
+    params.push(v, v, p, p, s);
+  }
+  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<SessionRow[]>(
+    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE ${clauses.join(' AND ')}
+      ORDER BY s.${col} ${dir}, s.projectId ${dir}, s.id ${dir} LIMIT ?`,
+    ...params,
+    limit + 1,
+  );
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  return { rows: page, nextCursor: more ? encodeCursor(order, page[page.length - 1]) : null };
+}
+
+export async function countSessions(ctx: Ctx, filters: SessionFilters): Promise<number> {
+  const { where, params } = filtersToSql(ctx.user.id, filters);
+  const [r] = await ctx.deps.db.prisma.$queryRawUnsafe<Array<{ n: number }>>(
+    `SELECT COUNT(*) AS n FROM sessions s WHERE ${where}`,
+    ...params,
+  );
+  return Number(r.n);
+}
+
+export async function requireProjectAccess(ctx: Ctx, projectId: string): Promise<void> {
+  if (!PROJECT_ID_RE.test(projectId)) throw projectNotFound(projectId);
+  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<Array<{ ownerId: string }>>(
+    'SELECT ownerId FROM projects WHERE id = ?',
+    projectId,
+  );
+  if (!rows[0]) throw projectNotFound(projectId);
+  if (rows[0].ownerId !== ctx.user.id) throw new AppError('FORBIDDEN', MESSAGES.forbidden, { projectId });
+}
+
+/** GET /projects/{id}/sessions: most recently updated first, keyset paging. */
+export async function listProjectSessions(ctx: Ctx, projectId: string, query: { limit?: unknown; cursor?: unknown }) {
+  const limit = intParam(query.limit, 'limit', 200, 1, 1000);
+  if (query.cursor !== undefined && (typeof query.cursor !== 'string' || query.cursor === '')) throw invalid('Invalid cursor');
+  const cursor = query.cursor as string | undefined;
+  if (cursor) decodeCursor('UPDATED_AT_DESC', cursor);
+  await requireProjectAccess(ctx, projectId);
+  const filters = { projectIds: [projectId] };
+  const [page, total] = await Promise.all([
+    querySessions(ctx, filters, 'UPDATED_AT_DESC', limit, cursor),
+    countSessions(ctx, filters),
+  ]);
+  return { sessions: page.rows.map((r) => toSession(r)), total, projectId, nextCursor: page.nextCursor };
+}
+
+export async function projectSessionSizes(ctx: Ctx, projectId: string): Promise<Record<string, number>> {
+  await requireProjectAccess(ctx, projectId);
+  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<Array<{ id: string; markdownSize: number }>>(
+    'SELECT id, markdownSize FROM sessions WHERE projectId = ? ORDER BY id',
+    projectId,
+  );
+  return Object.fromEntries(rows.map((r) => [r.id, Number(r.markdownSize)]));
+}
+
+export async function listRecentSessions(ctx: Ctx, query: { limit?: unknown }) {
+  const limit = intParam(query.limit, 'limit', 5, 1, 100);
+  const page = await querySessions(ctx, {}, 'UPDATED_AT_DESC', limit);
+  const sessions = page.rows.map((r) => toSession(r, false));
+  return { sessions, total: sessions.length };
+}
+
+/** GraphQL-style listing: filters as sent by clients. */
+export async function findSessions(
+  ctx: Ctx,
+  filtersInput: SessionFiltersInput | null | undefined,
+  order: SessionOrder,
+  limit: number,
+  after?: string | null,
+): Promise<SessionPage> {
+  return querySessions(ctx, normalizeFilters(filtersInput), order, limit, after);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Changes
+
+export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: string, body: unknown): Promise<SessionRow> {
+  if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
+  const patch: { name?: string; tags?: string[]; userTitle?: string | null } = {};
+  if (body.name !== undefined) patch.name = checkString(body.name, 'name', 1, 255);
+  if (body.tags !== undefined) patch.tags = validateStringArray(body.tags, 'tags');
+  if (body.userTitle !== undefined) {
+    patch.userTitle = body.userTitle === null ? null : checkString(body.userTitle, 'userTitle', 0, 1000);
+  }
+  if (Object.keys(patch).length === 0) throw invalid('Nothing to update: send name, tags or userTitle');
+  const current = await requireSession(ctx, projectId, rawSessionId);
+  const updated = await inTransaction(ctx.deps.db.prisma, async (tx) => {
+    const old = await lockSession(tx, current.projectId, current.id);
+    if (!old) throw sessionNotFound(current.id, projectId);
+    const meta = parseStoredMeta(old.metadataJson);
+    if (patch.tags) meta.tags = patch.tags;
+    const next: SessionRow = {
+      ...old,
+      name: patch.name ?? old.name,
+      userTitle: patch.userTitle !== undefined ? patch.userTitle : old.userTitle,
+      metadataJson: JSON.stringify(meta),
+    };
+    next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
+    // A patch always counts as a change (contract §9): it moves updatedAt.
+    next.updatedAt = new Date(Math.max(Date.now(), old.updatedAt.getTime() + 1));
+    await tx.$executeRawUnsafe(
+      'UPDATE sessions SET name = ?, userTitle = ?, metadataJson = ?, etag = ?, updatedAt = ? WHERE projectId = ? AND id = ?',
+      next.name, next.userTitle, next.metadataJson, next.etag, next.updatedAt, old.projectId, old.id,
+    );
+    if (patch.tags) await writeLabels(tx, next, meta, true);
+    await enqueueIndexWork(tx, 'upsert', ctx.user.id, old.projectId, old.id);
+    return next;
+  });
+  ctx.deps.search.notify();
+  return updated;
+}
+
+export async function deleteSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<void> {
+  const row = await requireSession(ctx, projectId, rawSessionId);
+  await inTransaction(ctx.deps.db.prisma, async (tx) => {
+    const n = await tx.$executeRawUnsafe('DELETE FROM sessions WHERE projectId = ? AND id = ? AND userId = ?', row.projectId, row.id, ctx.user.id);
+    if (n === 0) throw sessionNotFound(row.id, projectId);
+    await enqueueIndexWork(tx, 'delete', ctx.user.id, row.projectId, row.id);
+  });
+  ctx.deps.search.notify();
+}
+
