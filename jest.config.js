@@ -4,10 +4,14 @@ module.exports = {
   roots: ['<rootDir>/test', '<rootDir>/src'],
   testMatch: ['**/*.test.ts'],
   transform: {
-    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }],
+    // Type checking is `npm run typecheck`'s job; under jest everything is plain CommonJS, so that
+    // dynamic import() (Prisma loads its query compiler that way) becomes require().
+    '^.+\\.ts$': ['ts-jest', { tsconfig: { module: 'commonjs', moduleResolution: 'node10', esModuleInterop: true, target: 'ES2022', isolatedModules: true }, diagnostics: false }],
     // meilisearch ships ESM only; jest runs CommonJS, so it is transpiled on the fly.
     '^.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', esModuleInterop: true }, diagnostics: false }],
   },
+  // Generated code imports './x.js' for './x.ts' (ESM-style specifiers).
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transformIgnorePatterns: ['/node_modules/(?!meilisearch/)'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

@@ -1,0 +1,139 @@
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { buildApp, type RateLimitHooks } from '../../src/app';
+import { loadConfig } from '../../src/config';
+import { createDeps } from '../../src/deps';
+import { createLogger } from '../../src/logger';
+import { createKeyForUser } from '../../src/services/keys';
+import { createUser } from '../../src/services/users';
+import type { Deps } from '../../src/services/context';
+import { createTestDatabase, type TestDatabase } from './db';
+
+export interface TestResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  /** Raw bytes of the body. */
+  raw: Buffer;
+  text: string;
+  /** Parsed JSON when the body is JSON, else undefined. */
+  body: any;
+}
+
+export interface RequestOptions {
+  token?: string | null;
+  /** Object → JSON with Content-Type; string/Buffer sent as is. */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface TestUser {
+  id: string;
+  email: string;
+  token: string;
+  keyId: string;
+}
+
+export interface TestApp {
+  url: string;
+  deps: Deps;
+  db: TestDatabase;
+  request(method: string, urlPath: string, opts?: RequestOptions): Promise<TestResponse>;
+  createUser(name?: string): Promise<TestUser>;
+  newKey(user: { id: string }, name?: string, expiresInDays?: number): Promise<{ token: string; keyId: string }>;
+  close(): Promise<void>;
+}
+
+let userSeq = 0;
+
+/** Sends one HTTP request with node:http (no global fetch: exact control over headers and bytes). */
+export function rawRequest(baseUrl: string, method: string, urlPath: string, opts: RequestOptions = {}): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
+  let payload: Buffer | undefined;
+  if (opts.body !== undefined) {
+    if (Buffer.isBuffer(opts.body)) payload = opts.body;
+    else if (typeof opts.body === 'string') payload = Buffer.from(opts.body, 'utf8');
+    else {
+      payload = Buffer.from(JSON.stringify(opts.body), 'utf8');
+      if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['Content-Type'] = 'application/json';
+    }
+    headers['Content-Length'] = String(payload.length);
+  }
+  const u = new URL(urlPath, baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = http.request(u, { method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const raw = Buffer.concat(chunks);
+        const text = raw.toString('utf8');
+        let body: any;
+        if (String(res.headers['content-type'] ?? '').includes('json')) {
+          try {
+            body = JSON.parse(text);
+          } catch {
+            body = undefined;
+          }
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, raw, text, body });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (payload) req.write(payload);
+    req.end();
+  });
+}
+
+export interface StartOptions {
+  env?: Record<string, string>;
+  hooks?: RateLimitHooks;
+  /** Reuse a database instead of creating a fresh one. */
+  db?: TestDatabase;
+}
+
+/** A real app on a fresh, migrated database, listening on a free port. */
+export async function startTestApp(options: StartOptions = {}): Promise<TestApp> {
+  const db = options.db ?? (await createTestDatabase());
+  const config = loadConfig({
+    DATABASE_URL: db.url,
+    DATA_DIR: path.join(os.tmpdir(), 'session-archive-test'),
+    JWT_SECRET: 'test-secret-that-is-long-enough',
+    LOG_LEVEL: 'silent',
+    NAMESPACE: db.name,
+    ...options.env,
+  });
+  const deps = createDeps(config, createLogger(config.logLevel));
+  await deps.start();
+  const built = await buildApp(deps, options.hooks);
+  const server = http.createServer(built.app);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const newKey = async (user: { id: string }, name = 'test', expiresInDays?: number) => {
+    const { key, token } = await createKeyForUser(deps.db.prisma, config.jwtSecret, user.id, name, expiresInDays);
+    return { token, keyId: key.id };
+  };
+  return {
+    url,
+    deps,
+    db,
+    request: (method, urlPath, opts) => rawRequest(url, method, urlPath, opts),
+    async createUser(name?: string) {
+      const email = `${name ?? 'user'}-${process.pid}-${++userSeq}-${Date.now()}@example.test`;
+      const u = await createUser(deps.db.prisma, email, name);
+      const k = await newKey(u);
+      return { id: u.id, email, ...k };
+    },
+    newKey,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await built.stop();
+      await deps.close();
+      if (!options.db) await db.drop();
+    },
+  };
+}
