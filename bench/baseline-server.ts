@@ -1,0 +1,88 @@
+/**
+ * The baseline for REST reads: a minimal node:http server on the plain mariadb driver that
+ * authenticates the same way (JWT verify + key row), runs the same SQL and writes the same JSON
+ * as the service, with nothing else (no framework, no ORM, no logging, no rate limiting).
+ * Run: DATABASE_URL=... JWT_SECRET=... PORT=... npx tsx bench/baseline-server.ts
+ */
+import http from 'node:http';
+import jwt from 'jsonwebtoken';
+import * as mariadb from 'mariadb';
+import { connectionOptions } from '../src/db/client';
+import { SESSION_COLUMNS, toSession, type SessionRow } from '../src/services/sessions';
+
+const pool = mariadb.createPool({ ...connectionOptions(process.env.DATABASE_URL!), connectionLimit: 10 });
+const secret = process.env.JWT_SECRET!;
+
+async function auth(req: http.IncomingMessage): Promise<string | null> {
+  const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+  if (!m) return null;
+  try {
+    const c = jwt.verify(m[1], secret, { algorithms: ['HS256'] }) as { sub: string; jti: string };
+    const rows = await pool.query('SELECT userId, expiresAt, revokedAt, lastUsedAt FROM api_keys WHERE id = ?', [c.jti]);
+    return rows[0] && rows[0].userId === c.sub && !rows[0].revokedAt ? c.sub : null;
+  } catch {
+    return null;
+  }
+}
+
+const send = (res: http.ServerResponse, status: number, body: unknown) => {
+  const s = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(s) });
+  res.end(s);
+};
+
+http
+  .createServer(async (req, res) => {
+    try {
+      const userId = await auth(req);
+      if (!userId) return send(res, 401, { success: false, error: 'Invalid session token' });
+      const url = new URL(req.url!, 'http://x');
+      let m: RegExpExecArray | null;
+      if ((m = /^\/api\/v1\/projects\/([^/]+)\/sessions$/.exec(url.pathname))) {
+        const projectId = decodeURIComponent(m[1]);
+        const [owner] = await pool.query('SELECT ownerId FROM projects WHERE id = ?', [projectId]);
+        if (!owner) return send(res, 404, { success: false, error: 'Project not found' });
+        const rows: SessionRow[] = await pool.query(
+          `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.projectId IN (?) ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC LIMIT ?`,
+          [userId, projectId, 201],
+        );
+        const [{ n }] = await pool.query('SELECT COUNT(*) AS n FROM sessions s WHERE s.userId = ? AND s.projectId IN (?)', [userId, projectId]);
+        return send(res, 200, { success: true, data: { sessions: rows.slice(0, 200).map((r) => toSession(r)), total: Number(n), projectId, nextCursor: null } });
+      }
+      if (url.pathname === '/api/v1/sessions/recent') {
+        const limit = Number(url.searchParams.get('limit') ?? 5);
+        const rows: SessionRow[] = await pool.query(
+          `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC LIMIT ?`,
+          [userId, limit + 1],
+        );
+        const sessions = rows.slice(0, limit).map((r) => toSession(r, false));
+        return send(res, 200, { success: true, data: { sessions, total: sessions.length } });
+      }
+      if ((m = /^\/api\/v1\/projects\/([^/]+)\/sessions\/([^/]+)$/.exec(url.pathname))) {
+        const [projectId, sessionId] = [decodeURIComponent(m[1]), decodeURIComponent(m[2]).toLowerCase()];
+        const [row] = await pool.query(
+          `SELECT p.ownerId, ${SESSION_COLUMNS} FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ? WHERE p.id = ?`,
+          [sessionId, projectId],
+        );
+        if (!row?.id) return send(res, 404, { success: false, error: 'Session not found' });
+        const headers = {
+          ETag: row.etag,
+          'Last-Modified': row.updatedAt.toUTCString(),
+          'X-Markdown-Size': String(row.markdownSize),
+          'X-Raw-Data-Size': String(row.rawDataSize),
+        };
+        if (req.method === 'HEAD') {
+          res.writeHead(200, { ...headers, 'Content-Length': String(row.markdownSize) });
+          return res.end();
+        }
+        const chunks = await pool.query('SELECT data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = ? ORDER BY seq', [projectId, sessionId, 'markdown']);
+        const md = Buffer.concat(chunks.map((c: { data: Buffer }) => c.data));
+        res.writeHead(200, { ...headers, 'Content-Type': 'text/markdown; charset=utf-8', 'Content-Length': md.length });
+        return res.end(md);
+      }
+      send(res, 404, { success: false, error: 'Not found' });
+    } catch {
+      send(res, 500, { success: false, error: 'Internal server error' });
+    }
+  })
+  .listen(Number(process.env.PORT), '127.0.0.1', () => console.log('baseline listening'));

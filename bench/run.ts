@@ -1,0 +1,252 @@
+/**
+ * Benchmarks against baselines measured in the same run. Anyone can run it:
+ *   npm run bench              # full sizes (REST: 50 connections × 20 s per endpoint)
+ *   npm run bench -- --quick   # every area at small sizes, in well under 3 minutes
+ *   npm run bench -- --only=rest,graphql,upload,storage,search
+ * It builds the service, starts it (node dist/src/main.js) and the baseline server as child
+ * processes on a fresh database, drives them with autocannon from another process, prints a
+ * table per area, and ends with one line per ratio/figure so a regression shows at a glance.
+ * No test asserts a timing; numbers live here and in BENCHMARKS.md.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import * as mariadb from 'mariadb';
+import { connectionOptions } from '../src/db/client';
+import { migrate } from '../src/db/migrate';
+import { createKeyForUser } from '../src/services/keys';
+import { createUser } from '../src/services/users';
+import { createDb } from '../src/db/client';
+import { markdownOfSize } from './corpus-lite';
+
+const argv = process.argv.slice(2);
+const QUICK = argv.includes('--quick');
+const ONLY = (argv.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['rest', 'graphql', 'upload', 'storage', 'search']).map((s) => s.trim());
+const DURATION = QUICK ? 3 : 20;
+const CONNECTIONS = 50;
+const ROOT = path.resolve(__dirname, '..');
+const SECRET = 'bench-secret-' + crypto.randomBytes(8).toString('hex');
+const summary: string[] = [];
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const ok = await new Promise<boolean>((r) => http.get(url, (res) => { res.resume(); r(res.statusCode! < 500); }).on('error', () => r(false)));
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+function startChild(cmd: string, args: string[], env: Record<string, string>): ChildProcess {
+  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return child;
+}
+
+interface Reply { status: number; body: Buffer; headers: http.IncomingHttpHeaders }
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+function request(base: string, method: string, p: string, token: string, body?: Buffer, headers: Record<string, string> = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(new URL(p, base), { method, agent, headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json', 'Content-Length': String(body.length) } : {}), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks), headers: res.headers }));
+    });
+    req.on('error', reject);
+    if (body) req.write(body);
+    req.end();
+  });
+}
+
+interface Load { rps: number; p50: number; p99: number; non2xx: number }
+function autocannon(url: string, token: string, opts: { method?: string; body?: string; accept?: string } = {}): Load {
+  const args = [path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(CONNECTIONS), '-d', String(DURATION), '-H', `Authorization=Bearer ${token}`];
+  if (opts.method) args.push('-m', opts.method);
+  if (opts.accept) args.push('-H', `Accept=${opts.accept}`);
+  if (opts.body) args.push('-H', 'Content-Type=application/json', '-b', opts.body);
+  args.push(url);
+  const out = execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const r = JSON.parse(out);
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors };
+}
+
+const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+function table(title: string, head: string[], rows: (string | number)[][]) {
+  console.log(`\n## ${title}`);
+  const all = [head, ...rows.map((r) => r.map(String))];
+  const w = head.map((_, i) => Math.max(...all.map((r) => r[i].length)));
+  for (const [i, r] of all.entries()) {
+    console.log(r.map((c, j) => c.padEnd(w[j])).join('  '));
+    if (i === 0) console.log(w.map((n) => '-'.repeat(n)).join('  '));
+  }
+}
+
+async function dbQuestions(pool: mariadb.Pool): Promise<number> {
+  const [r] = await pool.query("SHOW GLOBAL STATUS LIKE 'Questions'");
+  return Number(r.Value);
+}
+
+function rssOf(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) * 1024;
+}
+
+async function main() {
+  console.log(`# Session Archive benchmarks${QUICK ? ' (--quick)' : ''} — ${new Date().toISOString()}`);
+  console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${fmt(os.totalmem() / 2 ** 30, 1)} GiB, node ${process.version}`);
+  console.log('building…');
+  execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'ignore' });
+
+  const dbName = `sa_bench_${crypto.randomBytes(4).toString('hex')}`;
+  const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}`;
+  await migrate(dbUrl);
+  const pool = mariadb.createPool({ ...connectionOptions(dbUrl), connectionLimit: 2 });
+  const handles = createDb(dbUrl);
+  const children: ChildProcess[] = [];
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-'));
+  try {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const service = startChild(process.execPath, ['dist/src/main.js'], {
+      DATABASE_URL: dbUrl, PORT: String(port), JWT_SECRET: SECRET, LOG_LEVEL: 'warn', DATA_DIR: dataDir,
+      RATE_LIMIT_REST_PER_HOUR: '1000000000', RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000000', AUTH_FAILURE_LIMIT: '1000000000',
+      WORKERS_ENABLED: ONLY.includes('search') ? 'true' : 'false',
+    });
+    children.push(service);
+    await waitFor(`${base}/readyz`);
+
+    const user = await createUser(handles.prisma, `bench-${dbName}@example.test`, 'bench');
+    const { token } = await createKeyForUser(handles.prisma, SECRET, user.id, 'bench');
+    const put = (projectId: string, id: string, md: string, extra: Record<string, unknown> = {}) =>
+      request(base, 'PUT', `/api/v1/projects/${projectId}/sessions/${id}`, token, Buffer.from(JSON.stringify({ name: `session ${id.slice(0, 8)}`, markdown: md, metadata: { clientName: 'bench', llmModels: ['claude-sonnet-4'], tags: ['bench'] }, ...extra })));
+
+    if (ONLY.includes('rest')) {
+      const md20k = markdownOfSize(20 * 1024, 1);
+      const ids: string[] = [];
+      for (let i = 0; i < 50; i++) {
+        const id = crypto.randomUUID();
+        ids.push(id);
+        const r = await put('bench-list', id, md20k + `\n\nsession ${i}\n`);
+        if (r.status >= 300) throw new Error(`seed failed: ${r.status} ${r.body}`);
+      }
+      const bport = await freePort();
+      const baseline = startChild(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bench/baseline-server.ts'], { DATABASE_URL: dbUrl, PORT: String(bport), JWT_SECRET: SECRET });
+      children.push(baseline);
+      await waitFor(`http://127.0.0.1:${bport}/`);
+      const cases: Array<[string, string, string?]> = [
+        ['rest list', '/api/v1/projects/bench-list/sessions'],
+        ['rest recent', '/api/v1/sessions/recent'],
+        ['rest head', `/api/v1/projects/bench-list/sessions/${ids[0]}`, 'HEAD'],
+        ['rest markdown', `/api/v1/projects/bench-list/sessions/${ids[0]}`],
+      ];
+      const rows: (string | number)[][] = [];
+      for (const [name, p, method] of cases) {
+        const accept = name === 'rest markdown' ? 'text/markdown' : undefined;
+        const s = autocannon(`${base}${p}`, token, { method, accept });
+        const b = autocannon(`http://127.0.0.1:${bport}${p}`, token, { method, accept });
+        const ratio = s.rps / b.rps;
+        rows.push([name, fmt(s.rps), fmt(s.p50), fmt(s.p99), s.non2xx, fmt(b.rps), fmt(b.p50), fmt(b.p99), `${ratio.toFixed(2)}x`]);
+        summary.push(`${name}: ${ratio.toFixed(2)}x baseline (${fmt(s.rps)} vs ${fmt(b.rps)} req/s)`);
+      }
+      table(`REST reads — ${CONNECTIONS} connections × ${DURATION} s, autocannon in a second process`, ['endpoint', 'svc req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'base req/s', 'p50 ms', 'p99 ms', 'ratio'], rows);
+    }
+
+    if (ONLY.includes('graphql')) {
+      const projects = QUICK ? 10 : 50;
+      const perProject = QUICK ? 5 : 20;
+      const md = markdownOfSize(1024, 2);
+      const jobs: Promise<Reply>[] = [];
+      for (let p = 0; p < projects; p++) for (let s = 0; s < perProject; s++) jobs.push(put(`gql-${p}`, crypto.randomUUID(), md));
+      for (let i = 0; i < jobs.length; i += 20) await Promise.all(jobs.slice(i, i + 20));
+      const query = '{ projects { sessionCount lastActivity sessions(limit: 5) { id name project { name } metadata { tags } } } }';
+      const body = JSON.stringify({ query });
+      const probe = await request(base, 'POST', '/api/v1/graphql', token, Buffer.from(body));
+      if (probe.status !== 200) {
+        console.log(`\n## GraphQL\nnot available (${probe.status}); skipped`);
+      } else {
+        const q0 = await dbQuestions(pool);
+        await request(base, 'POST', '/api/v1/graphql', token, Buffer.from(body));
+        const statements = (await dbQuestions(pool)) - q0 - 1; // minus our own SHOW STATUS
+        const r = autocannon(`${base}/api/v1/graphql`, token, { method: 'POST', body });
+        table(`GraphQL batching query — ${projects + 1} projects × ${perProject} sessions`, ['req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'SQL statements/request'], [[fmt(r.rps), fmt(r.p50), fmt(r.p99), r.non2xx, statements]]);
+        summary.push(`graphql batching: ${fmt(r.rps)} req/s, p99 ${fmt(r.p99)} ms, ${statements} SQL statements/request`);
+      }
+    }
+
+    if (ONLY.includes('upload')) {
+      const rows: (string | number)[][] = [];
+      const sizes: Array<[string, number, number, number]> = QUICK
+        ? [['1 KB', 1024, 100, 10], ['100 KB', 100 * 1024, 40, 10], ['5 MB', 5 * 1024 * 1024, 6, 3]]
+        : [['1 KB', 1024, 1000, 10], ['100 KB', 100 * 1024, 300, 10], ['5 MB', 5 * 1024 * 1024, 40, 4]];
+      for (const [label, bytes, count, concurrency] of sizes) {
+        const md = markdownOfSize(bytes, 3);
+        let next = 0;
+        const t0 = process.hrtime.bigint();
+        await Promise.all(Array.from({ length: concurrency }, async () => {
+          while (next < count) {
+            next++;
+            const r = await put(`upload-${label.replace(' ', '')}`, crypto.randomUUID(), md);
+            if (r.status !== 201) throw new Error(`upload failed: ${r.status}`);
+          }
+        }));
+        const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+        rows.push([label, count, concurrency, fmt(count / secs, 1), fmt((count * bytes) / secs / 2 ** 20, 1)]);
+        summary.push(`upload ${label}: ${fmt(count / secs, 1)} sessions/s, ${fmt((count * bytes) / secs / 2 ** 20, 1)} MB/s`);
+      }
+      table('Uploads (PUT, new sessions)', ['markdown', 'sessions', 'clients', 'sessions/s', 'MB/s'], rows);
+      // Peak RSS while 20 clients upload 5 MB sessions at once.
+      const md5 = markdownOfSize(5 * 1024 * 1024, 4);
+      const before = rssOf(service.pid!);
+      let peak = before;
+      const sampler = setInterval(() => { try { peak = Math.max(peak, rssOf(service.pid!)); } catch { /* exited */ } }, 20);
+      const statuses = await Promise.all(Array.from({ length: 20 }, () => put('upload-rss', crypto.randomUUID(), md5).then((r) => r.status)));
+      clearInterval(sampler);
+      const okCount = statuses.filter((s) => s === 201).length;
+      table('Service memory while 20 clients upload 5 MB at once', ['RSS before', 'peak RSS', 'uploads acknowledged'], [[`${fmt(before / 2 ** 20)} MiB`, `${fmt(peak / 2 ** 20)} MiB`, `${okCount}/20`]]);
+      summary.push(`upload peak RSS (20 × 5 MB at once): ${fmt(peak / 2 ** 20)} MiB`);
+    }
+
+    if (ONLY.includes('storage')) {
+      await pool.query(`ANALYZE TABLE sessions, session_chunks, session_labels, projects`);
+      const [{ content }] = await pool.query('SELECT COALESCE(SUM(markdownSize + rawDataSize), 0) AS content FROM sessions');
+      const [{ disk }] = await pool.query('SELECT COALESCE(SUM(data_length + index_length), 0) AS disk FROM information_schema.tables WHERE table_schema = ?', [dbName]);
+      const meiliDir = path.join(dataDir, 'meilisearch');
+      const indexBytes = fs.existsSync(meiliDir) ? Number(execFileSync('du', ['-sb', meiliDir], { encoding: 'utf8' }).split('\t')[0]) : 0;
+      table('Storage', ['content bytes', 'database bytes', 'db bytes / content byte', 'search index bytes', 'index bytes / content byte'], [[fmt(Number(content)), fmt(Number(disk)), (Number(disk) / Number(content)).toFixed(2), fmt(indexBytes), indexBytes ? (indexBytes / Number(content)).toFixed(2) : 'n/a']]);
+      summary.push(`storage: ${(Number(disk) / Number(content)).toFixed(2)} database bytes per content byte${indexBytes ? `, ${(indexBytes / Number(content)).toFixed(2)} index bytes per content byte` : ''}`);
+    }
+  } finally {
+    for (const c of children) c.kill('SIGTERM');
+    await pool.query(`DROP DATABASE IF EXISTS \`${dbName}\``).catch(() => undefined);
+    await pool.end();
+    await handles.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  if (ONLY.includes('search') && fs.existsSync(path.join(ROOT, 'bench/search.ts'))) {
+    console.log('\n## Search (bench/search.ts)');
+    const out = execFileSync(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bench/search.ts', ...(QUICK ? ['--quick'] : [])], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    process.stdout.write(out);
+    for (const line of out.split('\n')) if (/^(search|freshness)\b.*:/.test(line)) summary.push(line);
+  }
+
+  console.log('\n## Summary');
+  for (const line of summary) console.log(line);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
