@@ -87,24 +87,29 @@ export function databaseNameOf(databaseUrl: string): string {
 
 /** Validates the environment; every problem is listed at once. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = schema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
+  const given = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
+  const parsed = schema.safeParse(given);
   const problems: string[] = [];
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const key = issue.path.join('.');
       problems.push(issue.message.includes(key) ? issue.message : `${key}: ${issue.message}`);
     }
-    throw new ConfigError(problems);
   }
-  const e = parsed.data;
-  const databaseName = databaseNameOf(e.DATABASE_URL);
-  if (!/^[A-Za-z0-9_$-]{1,64}$/.test(databaseName)) {
-    problems.push('DATABASE_URL must name a database (letters, digits, _, $ or -)');
+  // Checks across variables run even when some variable failed above: every problem at once.
+  const rawDbUrl = parsed.success ? parsed.data.DATABASE_URL : given.DATABASE_URL;
+  if (parsed.success || (rawDbUrl !== undefined && !problems.some((p) => p.includes('DATABASE_URL')))) {
+    const databaseName = rawDbUrl === undefined ? 'session_archive' : databaseNameOf(rawDbUrl);
+    if (!/^[A-Za-z0-9_$-]{1,64}$/.test(databaseName)) {
+      problems.push('DATABASE_URL must name a database (letters, digits, _, $ or -)');
+    }
   }
-  if (e.NODE_ENV === 'production' && !e.JWT_SECRET) {
+  if ((given.NODE_ENV ?? 'development') === 'production' && !given.JWT_SECRET) {
     problems.push('JWT_SECRET is required when NODE_ENV=production');
   }
-  if (problems.length) throw new ConfigError(problems);
+  if (!parsed.success || problems.length) throw new ConfigError(problems);
+  const e = parsed.data;
+  const databaseName = databaseNameOf(e.DATABASE_URL);
 
   const dataDir = path.resolve(e.DATA_DIR);
   return Object.freeze({

@@ -1,7 +1,7 @@
 import { ConfigError, loadConfig } from '../config';
 import { createDb } from '../db/client';
 import { migrate } from '../db/migrate';
-import { createKeyForUser, listKeysOfUser, revokeKeyById } from '../services/keys';
+import { createKeyForUser, listKeysOfUser, revokeKeyById, validateKeyInput } from '../services/keys';
 import { createUser, findUserByEmail } from '../services/users';
 import { AppError } from '../errors';
 import { reindexFromCli } from './reindex';
@@ -80,7 +80,9 @@ async function run(argv: string[], out: (line: string) => void): Promise<void> {
           days = Number(flags['expires-in-days']);
           if (!Number.isInteger(days) || days < 1 || days > 3650) throw new UsageError('--expires-in-days must be an integer from 1 to 3650');
         }
-        const { key, token } = await createKeyForUser(prisma, config.jwtSecret, u.id, flags.name ?? 'cli', days);
+        // Same rules as POST /keys (name 1–100 characters).
+        const { name } = validateKeyInput({ name: flags.name ?? 'cli', expiresInDays: days });
+        const { key, token } = await createKeyForUser(prisma, config.jwtSecret, u.id, name, days);
         out(`created key ${key.id} for ${u.email}${key.expiresAt ? ` (expires ${key.expiresAt})` : ''}`);
         out(token);
         return;

@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { invalid, MESSAGES } from '../errors';
+import { AppError, invalid, MESSAGES } from '../errors';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
@@ -21,6 +21,11 @@ export function jsonBody(limit: number) {
       return next();
     }
     if (!req.is('application/json')) return next(invalid('Content-Type must be application/json'));
+    // body-parser would also inflate br and deflate; the contract allows only gzip and identity.
+    const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    if (encoding !== 'gzip' && encoding !== 'identity') {
+      return next(new AppError('UNSUPPORTED_MEDIA_TYPE', MESSAGES.unsupportedEncoding));
+    }
     raw(req, res, (err?: unknown) => {
       if (err) return next(err);
       const buf = req.body as Buffer;

@@ -1,0 +1,156 @@
+import { execFile } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { startTestApp, type TestApp } from './support/app';
+import { createTestDatabase, type TestDatabase } from './support/db';
+
+const SECRET = 'test-secret-that-is-long-enough'; // the same secret startTestApp uses
+const ROOT = path.join(__dirname, '..');
+const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+
+let db: TestDatabase;
+let app: TestApp;
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(...args: string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      TSX,
+      [path.join(ROOT, 'src', 'cli', 'main.ts'), ...args],
+      {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          DATABASE_URL: db.url,
+          JWT_SECRET: SECRET,
+          DATA_DIR: path.join(os.tmpdir(), 'session-archive-cli-test'),
+          LOG_LEVEL: 'silent',
+        },
+        timeout: 60_000,
+      },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
+  });
+}
+
+const lines = (s: string) => s.split('\n').filter((l) => l.length > 0);
+const lastLine = (s: string) => {
+  const l = lines(s);
+  return l[l.length - 1];
+};
+
+beforeAll(async () => {
+  db = await createTestDatabase('sa_cli');
+  app = await startTestApp({ db });
+});
+afterAll(async () => {
+  await app.close();
+  await db.drop();
+});
+
+describe('users and keys', () => {
+  const email = 'cli-user@example.test';
+  let token: string;
+  let keyId: string;
+
+  test('users create', async () => {
+    const r = await cli('users', 'create', '--email', email, '--name', 'Cli User');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(email);
+    const [u] = await app.deps.db.pool.query('SELECT id, name FROM users WHERE email = ?', [email]);
+    expect(u.name).toBe('Cli User');
+  });
+
+  test('users create with an existing email → one stderr line, non-zero', async () => {
+    const r = await cli('users', 'create', '--email', email);
+    expect(r.code).not.toBe(0);
+    expect(lines(r.stderr)).toHaveLength(1);
+  });
+
+  test('keys create: token alone on the last line of stdout; it authenticates', async () => {
+    const r = await cli('keys', 'create', '--email', email, '--name', 'ci');
+    expect(r.code).toBe(0);
+    token = lastLine(r.stdout);
+    expect(token).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    const res = await app.request('GET', '/api/v1/keys', { token });
+    expect(res.status).toBe(200);
+    const key = res.body.data.keys.find((k: any) => k.name === 'ci');
+    expect(key).toBeDefined();
+    expect(key.expiresAt).toBeNull();
+    keyId = key.id;
+    const put = await app.request('PUT', '/api/v1/projects/cli-p/sessions/0e6a2d7c-1111-4222-8333-444455556666', { token, body: { name: 's', markdown: 'm' } });
+    expect(put.status).toBe(201);
+  });
+
+  test('keys create --expires-in-days', async () => {
+    const t0 = Date.now();
+    const r = await cli('keys', 'create', '--email', email, '--name', 'short', '--expires-in-days', '7');
+    expect(r.code).toBe(0);
+    const t = lastLine(r.stdout);
+    const res = await app.request('GET', '/api/v1/keys', { token: t });
+    expect(res.status).toBe(200);
+    const key = res.body.data.keys.find((k: any) => k.name === 'short');
+    expect(Math.abs(Date.parse(key.expiresAt) - (t0 + 7 * 86_400_000))).toBeLessThan(120_000);
+    for (const name of ['', 'x'.repeat(101)]) {
+      const b = await cli('keys', 'create', '--email', email, '--name', name);
+      expect(b.code).not.toBe(0);
+      expect(lines(b.stderr)).toHaveLength(1);
+      expect(b.stdout).toBe('');
+    }
+    for (const bad of ['0', '3651', 'abc', '1.5']) {
+      const b = await cli('keys', 'create', '--email', email, '--expires-in-days', bad);
+      expect(b.code).not.toBe(0);
+      expect(lines(b.stderr)).toHaveLength(1);
+    }
+  });
+
+  test('keys list: one key per line, id first', async () => {
+    const r = await cli('keys', 'list', '--email', email);
+    expect(r.code).toBe(0);
+    const ids = (await app.deps.db.pool.query('SELECT k.id FROM api_keys k JOIN users u ON u.id = k.userId WHERE u.email = ?', [email])).map((x: any) => x.id);
+    const out = lines(r.stdout);
+    expect(out).toHaveLength(ids.length);
+    expect(out.map((l) => l.split(/\s+/)[0]).sort()).toEqual([...ids].sort());
+    expect(r.stdout).not.toContain(token);
+  });
+
+  test('keys revoke KEY_ID: the token is refused afterwards', async () => {
+    const r = await cli('keys', 'revoke', keyId);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(keyId);
+    const res = await app.request('GET', '/api/v1/projects', { token });
+    expect(res).toMatchObject({ status: 401, body: { success: false, error: 'Invalid session token' } });
+    const list = await cli('keys', 'list', '--email', email);
+    expect(lines(list.stdout).find((l) => l.startsWith(keyId))).toMatch(/revoked/);
+  });
+});
+
+describe('errors: one line on stderr, non-zero exit', () => {
+  test.each([
+    [[]],
+    [['users']],
+    [['bogus', 'thing']],
+    [['keys', 'explode']],
+    [['users', 'create']],
+    [['users', 'create', '--email']],
+    [['users', 'create', '--email', 'x@example.test', '--wat', '1']],
+    [['keys', 'create', '--email', 'nobody@example.test']],
+    [['keys', 'list', '--email', 'nobody@example.test']],
+    [['keys', 'revoke', 'no-such-key']],
+    [['keys', 'revoke']],
+  ])('%j', async (args) => {
+    const r = await cli(...(args as string[]));
+    expect(r.code).not.toBe(0);
+    expect(lines(r.stderr)).toHaveLength(1);
+    expect(r.stdout).toBe('');
+  });
+});

@@ -1,0 +1,137 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../src/config';
+
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'sa-config-'));
+const base = () => ({ DATA_DIR: tmp(), JWT_SECRET: 'a-secret-of-sufficient-length' });
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return (e as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+test('defaults', () => {
+  const dir = tmp();
+  const c = loadConfig({ DATA_DIR: dir });
+  expect(c).toMatchObject({
+    nodeEnv: 'development',
+    port: 3000,
+    host: '127.0.0.1',
+    databaseUrl: 'mysql://root@127.0.0.1:3306/session_archive',
+    databaseName: 'session_archive',
+    meiliUrl: null,
+    meiliMasterKey: null,
+    redisUrl: null,
+    rateLimitRestPerHour: 1000,
+    rateLimitGraphqlPerHour: 500,
+    authFailureLimit: 300,
+    maxBodyBytes: 50 * 1024 * 1024,
+    logLevel: 'info',
+    metricsEnabled: true,
+    namespace: 'session_archive',
+    dataDir: path.resolve(dir),
+  });
+  // JWT_SECRET outside production: generated once and kept under DATA_DIR.
+  expect(c.jwtSecret.length).toBeGreaterThanOrEqual(32);
+  expect(fs.readFileSync(path.join(dir, 'jwt-secret'), 'utf8').trim()).toBe(c.jwtSecret);
+  expect(loadConfig({ DATA_DIR: dir }).jwtSecret).toBe(c.jwtSecret);
+});
+
+test('valid values are taken', () => {
+  const c = loadConfig({
+    ...base(),
+    PORT: '65535',
+    HOST: '0.0.0.0',
+    DATABASE_URL: 'mysql://u:p@db.example:3307/other_db',
+    RATE_LIMIT_REST_PER_HOUR: '5',
+    RATE_LIMIT_GRAPHQL_PER_HOUR: '6',
+    MAX_BODY_BYTES: '1024',
+    METRICS_ENABLED: 'false',
+    LOG_LEVEL: 'warn',
+    REDIS_URL: 'redis://127.0.0.1:6379',
+    MEILI_URL: 'http://127.0.0.1:7700',
+  });
+  expect(c).toMatchObject({
+    port: 65535,
+    host: '0.0.0.0',
+    databaseName: 'other_db',
+    namespace: 'other_db',
+    rateLimitRestPerHour: 5,
+    rateLimitGraphqlPerHour: 6,
+    maxBodyBytes: 1024,
+    metricsEnabled: false,
+    logLevel: 'warn',
+    redisUrl: 'redis://127.0.0.1:6379',
+    meiliUrl: 'http://127.0.0.1:7700',
+    jwtSecret: 'a-secret-of-sufficient-length',
+  });
+  expect(loadConfig({ ...base(), PORT: '1' }).port).toBe(1);
+});
+
+test.each([
+  ['PORT', '0'],
+  ['PORT', '70000'],
+  ['PORT', '65536'],
+  ['PORT', 'abc'],
+  ['MAX_BODY_BYTES', '0'],
+  ['MAX_BODY_BYTES', '-1'],
+  ['MAX_BODY_BYTES', '1.5'],
+  ['RATE_LIMIT_REST_PER_HOUR', '0'],
+  ['RATE_LIMIT_GRAPHQL_PER_HOUR', '0'],
+  ['DATABASE_URL', 'not a url'],
+  ['DATABASE_URL', 'postgres://x@h/db'],
+  ['REDIS_URL', 'nope'],
+  ['MEILI_URL', '::'],
+])('%s=%s is rejected, naming the variable', (key, value) => {
+  const problems = problemsOf({ ...base(), [key]: value });
+  expect(problems).toHaveLength(1);
+  expect(problems[0]).toContain(key);
+});
+
+test('every problem is listed at once', () => {
+  const problems = problemsOf({
+    ...base(),
+    PORT: '0',
+    MAX_BODY_BYTES: '-1',
+    RATE_LIMIT_REST_PER_HOUR: '0',
+    RATE_LIMIT_GRAPHQL_PER_HOUR: '0',
+    DATABASE_URL: 'garbage',
+  });
+  for (const key of ['PORT', 'MAX_BODY_BYTES', 'RATE_LIMIT_REST_PER_HOUR', 'RATE_LIMIT_GRAPHQL_PER_HOUR', 'DATABASE_URL']) {
+    expect(problems.filter((p) => p.includes(key))).toHaveLength(1);
+  }
+  expect(problems).toHaveLength(5);
+  try {
+    loadConfig({ ...base(), PORT: '70000', MAX_BODY_BYTES: '0' });
+  } catch (e) {
+    expect((e as Error).message).toMatch(/PORT[\s\S]*MAX_BODY_BYTES|MAX_BODY_BYTES[\s\S]*PORT/);
+  }
+});
+
+test('production without JWT_SECRET is refused (listed with the other problems)', () => {
+  const { JWT_SECRET: _s, ...env } = base();
+  const problems = problemsOf({ ...env, NODE_ENV: 'production' });
+  expect(problems).toEqual([expect.stringContaining('JWT_SECRET')]);
+  const both = problemsOf({ ...env, NODE_ENV: 'production', PORT: '0' });
+  expect(both).toHaveLength(2);
+  expect(both.some((p) => p.includes('JWT_SECRET'))).toBe(true);
+  expect(both.some((p) => p.includes('PORT'))).toBe(true);
+  expect(loadConfig({ ...base(), NODE_ENV: 'production' }).jwtSecret).toBe('a-secret-of-sufficient-length');
+});
+
+test('a DATABASE_URL without a database name is refused', () => {
+  const problems = problemsOf({ ...base(), DATABASE_URL: 'mysql://root@127.0.0.1:3306' });
+  expect(problems).toEqual([expect.stringContaining('DATABASE_URL')]);
+  const both = problemsOf({ ...base(), DATABASE_URL: 'mysql://root@127.0.0.1:3306', PORT: '0' });
+  expect(both).toHaveLength(2);
+});
+
+test('empty variables count as unset', () => {
+  expect(loadConfig({ ...base(), PORT: '', MAX_BODY_BYTES: '' })).toMatchObject({ port: 3000, maxBodyBytes: 50 * 1024 * 1024 });
+});
