@@ -2,6 +2,12 @@ import * as mariadb from 'mariadb';
 import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import { PrismaClient } from '../generated/prisma/client';
 
+// DATETIME columns hold UTC wall-clock values. Prisma reads and writes them as UTC, but the
+// mariadb driver converts with the process's local zone whatever its `timezone` option says, so
+// raw statements and NOW(3) would disagree with Prisma by the machine's UTC offset (keys
+// expiring hours early or late). The process therefore keeps its clock in UTC.
+process.env.TZ = 'UTC';
+
 export type Db = PrismaClient;
 export type { Prisma } from '../generated/prisma/client';
 
@@ -37,6 +43,14 @@ export function connectionOptions(databaseUrl: string, withDatabase = true): mar
 
 export function createDb(databaseUrl: string): DbHandles {
   const pool = mariadb.createPool(connectionOptions(databaseUrl));
+  // The driver throws a connection's fatal socket error (e.g. ECONNRESET when the server dies)
+  // from inside a promise when that connection has no 'error' listener — an unhandled rejection
+  // that would end the process. The pool already replaces broken connections; listening here
+  // only keeps the error from escaping.
+  pool.on('connection', (conn: unknown) => {
+    const c = conn as { on?: (event: string, fn: (err: unknown) => void) => void };
+    c.on?.('error', () => undefined);
+  });
   const adapter = new PrismaMariaDb(pool, { database: connectionOptions(databaseUrl).database });
   const prisma = new PrismaClient({ adapter });
   return {
