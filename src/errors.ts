@@ -69,6 +69,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     seen.add(e);
     const code = String(e.code ?? e.errno ?? '');
     const msg = String(e.message ?? '');
+    // SQLSTATE class 08: connection exception (e.g. the server went away during connection setup).
+    if (typeof e.sqlState === 'string' && e.sqlState.startsWith('08')) return true;
     if (
       /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|EPIPE|ER_GET_CONNECTION_TIMEOUT|ER_CONNECTION_TIMEOUT|ER_SOCKET_UNEXPECTED_CLOSE|ER_CONNECTION_ALREADY_CLOSED|ER_POOL_ALREADY_CLOSED|P1001|P1002|P1017|P2024)$/.test(code) ||
       /pool timeout|retrieve connection from pool|connection refused|connect ECONNREFUSED|socket has unexpectedly been closed|Connection closed|DatabaseNotReachable|Can't reach database/i.test(msg)
@@ -79,3 +81,18 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+/** GraphQL `extensions.code` for each domain error (contract §6): body-level problems are validation errors. */
+export const GRAPHQL_CODE: Record<ErrorCode, string> = {
+  UNAUTHENTICATED: 'UNAUTHENTICATED',
+  FORBIDDEN: 'FORBIDDEN',
+  NOT_FOUND: 'NOT_FOUND',
+  VALIDATION_ERROR: 'VALIDATION_ERROR',
+  CONFLICT: 'CONFLICT',
+  PRECONDITION_FAILED: 'VALIDATION_ERROR',
+  PAYLOAD_TOO_LARGE: 'VALIDATION_ERROR',
+  UNSUPPORTED_MEDIA_TYPE: 'VALIDATION_ERROR',
+  RATE_LIMITED: 'RATE_LIMITED',
+  SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
+  INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
+};

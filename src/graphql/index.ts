@@ -1,5 +1,19 @@
-import { Router, type RequestHandler } from 'express';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { expressMiddleware } from '@as-integrations/express5';
+import { makeExecutableSchema } from '@graphql-tools/schema';
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { invalid, unauthenticated } from '../errors';
+import '../http/types';
 import type { Deps } from '../services/context';
+import { isPlainObject } from '../services/validation';
+import { createGraphqlContext, type GraphqlContext } from './context';
+import { formatErrorWith } from './errors';
+import { checkOperation, MAX_QUERY_BYTES } from './guards';
+import { playgroundRouter } from './playground';
+import { resolvers } from './resolvers';
 
 export interface GraphqlMiddleware {
   /** Authentication (401 in GraphQL's envelope on failure). */
@@ -10,7 +24,67 @@ export interface GraphqlMiddleware {
   body: RequestHandler;
 }
 
-/** Placeholder until the GraphQL API lands. */
-export async function createGraphqlRouter(_deps: Deps, _mw: GraphqlMiddleware): Promise<{ router: Router; stop(): Promise<void> }> {
-  return { router: Router(), stop: async () => {} };
+function schemaPath(): string {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'schema.graphql');
+    if (fs.existsSync(candidate)) return candidate;
+    if (path.dirname(dir) === dir) throw new Error('schema.graphql not found');
+  }
+}
+
+/** Guards (depth, cost, aliases, page sizes) after validation, before execution → 400. */
+const guardPlugin: ApolloServerPlugin<GraphqlContext> = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation(rc) {
+        if (rc.operation) checkOperation(rc.schema, rc.document, rc.operation, rc.request.variables);
+      },
+    };
+  },
+};
+
+/** Shape checks Apollo would answer with its own codes: one operation per POST, ≤ 100 KB of query. */
+function preflight(req: Request, _res: Response, next: NextFunction) {
+  if (req.method === 'POST') {
+    const b: unknown = req.body;
+    if (Array.isArray(b)) return next(invalid('Batched operations are not supported: send one operation per request'));
+    if (!isPlainObject(b)) return next(invalid('Request body must be a JSON object with a query'));
+    if (typeof b.query === 'string' && Buffer.byteLength(b.query, 'utf8') > MAX_QUERY_BYTES) {
+      return next(invalid('Query text too large: at most 100 KB'));
+    }
+  } else if (typeof req.query.query === 'string' && Buffer.byteLength(req.query.query, 'utf8') > MAX_QUERY_BYTES) {
+    return next(invalid('Query text too large: at most 100 KB'));
+  } else if (req.body === undefined) {
+    req.body = {};
+  }
+  next();
+}
+
+/** POST /api/v1/graphql (Apollo Server 5) and the playground, on the services REST uses. */
+export async function createGraphqlRouter(deps: Deps, mw: GraphqlMiddleware): Promise<{ router: Router; stop(): Promise<void> }> {
+  const typeDefs = fs.readFileSync(schemaPath(), 'utf8');
+  const server = new ApolloServer<GraphqlContext>({
+    schema: makeExecutableSchema({ typeDefs, resolvers }),
+    introspection: true,
+    includeStacktraceInErrorResponses: false,
+    allowBatchedHttpRequests: false,
+    // JSON POSTs are never "simple" requests, so they pass; GET operations need a custom header.
+    csrfPrevention: true,
+    formatError: formatErrorWith(deps.logger),
+    logger: deps.logger,
+    plugins: [ApolloServerPluginLandingPageDisabled(), guardPlugin],
+  });
+  await server.start();
+
+  const apollo = expressMiddleware(server, {
+    context: async ({ req }) => {
+      if (!req.user) throw unauthenticated();
+      return createGraphqlContext({ deps, user: req.user, log: deps.logger.child({ reqId: req.id }) });
+    },
+  });
+
+  const router = Router();
+  router.use(playgroundRouter());
+  router.all('/', mw.auth, mw.rateLimit, mw.body, preflight, apollo);
+  return { router, stop: () => server.stop() };
 }

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, HTTP_STATUS, isDatabaseUnavailable, MESSAGES, type ErrorCode } from '../errors';
+import { AppError, GRAPHQL_CODE, HTTP_STATUS, isDatabaseUnavailable, MESSAGES, type ErrorCode } from '../errors';
 import type { Logger } from '../logger';
 
 export const isGraphqlPath = (req: Request) => req.originalUrl.split('?')[0].startsWith('/api/v1/graphql');
@@ -43,7 +43,7 @@ export function sendError(req: Request, res: Response, err: AppError): void {
   }
 }
 
-export const graphqlCode = (code: ErrorCode): string => (code === 'PAYLOAD_TOO_LARGE' || code === 'UNSUPPORTED_MEDIA_TYPE' ? 'VALIDATION_ERROR' : code);
+export const graphqlCode = (code: ErrorCode): string => GRAPHQL_CODE[code];
 
 /** The last middleware: the documented envelope, never a stack or SQL. */
 export function errorHandler(logger: Logger) {

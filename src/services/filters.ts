@@ -117,6 +117,11 @@ export function filtersToSql(userId: string, f: SessionFilters, alias = 's'): { 
   const parts: string[] = [`${alias}.userId = ?`];
   const params: unknown[] = [userId];
   const inList = (col: string, values: string[]) => {
+    // An empty list here comes from intersecting filters (projectId ∩ projectIds): nothing matches.
+    if (values.length === 0) {
+      parts.push('1 = 0');
+      return;
+    }
     parts.push(`${col} IN (${values.map(() => '?').join(', ')})`);
     params.push(...values);
   };
@@ -124,6 +129,10 @@ export function filtersToSql(userId: string, f: SessionFilters, alias = 's'): { 
   for (const key of ['llmModels', 'tags', 'gitBranches'] as const) {
     const values = f[key];
     if (!values) continue;
+    if (values.length === 0) {
+      parts.push('1 = 0');
+      continue;
+    }
     parts.push(
       `EXISTS (SELECT 1 FROM session_labels l WHERE l.userId = ${alias}.userId AND l.projectId = ${alias}.projectId AND l.sessionId = ${alias}.id AND l.kind = ? AND l.value IN (${values.map(() => '?').join(', ')}))`,
     );

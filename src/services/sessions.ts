@@ -219,7 +219,8 @@ function validateMetadata(v: unknown): Pick<ValidUpload, 'metaColumns' | 'meta'>
     if (Buffer.byteLength(val, 'utf8') > MAX_EXTRA_BYTES || Buffer.byteLength(k, 'utf8') > MAX_EXTRA_BYTES) {
       throw invalid(`Invalid value for metadata.${k}: extra metadata keys and values are limited to 1 KiB`);
     }
-    meta.extra[k] = val;
+    // A data property even for keys like `__proto__` (plain assignment would drop them).
+    Object.defineProperty(meta.extra, k, { value: val, enumerable: true, writable: true, configurable: true });
   }
   return { metaColumns, meta };
 }
@@ -604,3 +605,96 @@ export async function deleteSession(ctx: Ctx, projectId: string, rawSessionId: s
   ctx.deps.search.notify();
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Batched reads (GraphQL loaders: one statement for many projects or sessions)
+
+/**
+ * The first `limit` sessions of each of several projects (filters and order as querySessions),
+ * in one statement: ROW_NUMBER() per project, cut in SQL.
+ */
+export async function sessionsForProjects(
+  ctx: Ctx,
+  projectIds: readonly string[],
+  filters: SessionFilters,
+  order: SessionOrder,
+  limit: number,
+): Promise<Map<string, SessionRow[]>> {
+  const out = new Map<string, SessionRow[]>();
+  if (projectIds.length === 0) return out;
+  const { col, dir } = ORDER_SQL[order];
+  const wanted = filters.projectIds ? projectIds.filter((id) => filters.projectIds!.includes(id)) : [...projectIds];
+  if (wanted.length === 0) return out;
+  const { where, params } = filtersToSql(ctx.user.id, { ...filters, projectIds: wanted });
+  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<Array<SessionRow & { rn: unknown }>>(
+    `SELECT t.* FROM (
+        SELECT ${SESSION_COLUMNS},
+               ROW_NUMBER() OVER (PARTITION BY s.projectId ORDER BY s.${col} ${dir}, s.id ${dir}) AS rn
+          FROM sessions s WHERE ${where}) t
+      WHERE t.rn <= ? ORDER BY t.projectId, t.rn`,
+    ...params,
+    limit,
+  );
+  for (const r of rows) {
+    const { rn: _rn, ...row } = r;
+    const list = out.get(row.projectId) ?? [];
+    list.push(row as SessionRow);
+    out.set(row.projectId, list);
+  }
+  return out;
+}
+
+/** The caller's most recently updated session with this id, in any project; none → NOT_FOUND. */
+export async function findLatestSessionById(ctx: Ctx, rawSessionId: string): Promise<SessionRow> {
+  if (!UUID_RE.test(rawSessionId)) throw sessionNotFound(rawSessionId);
+  const sessionId = rawSessionId.toLowerCase();
+  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<SessionRow[]>(
+    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.id = ? ORDER BY s.updatedAt DESC, s.projectId ASC LIMIT 1`,
+    ctx.user.id,
+    sessionId,
+  );
+  if (!rows[0]) throw sessionNotFound(sessionId);
+  return rows[0];
+}
+
+export interface SessionKey {
+  projectId: string;
+  sessionId: string;
+}
+
+/** The caller's sessions among `keys` (others' and missing ones are simply absent). */
+export async function sessionsByKeys(ctx: Ctx, keys: readonly SessionKey[]): Promise<SessionRow[]> {
+  if (keys.length === 0) return [];
+  return ctx.deps.db.prisma.$queryRawUnsafe<SessionRow[]>(
+    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND (s.projectId, s.id) IN (${keys.map(() => '(?, ?)').join(', ')})`,
+    ctx.user.id,
+    ...keys.flatMap((k) => [k.projectId, k.sessionId.toLowerCase()]),
+  );
+}
+
+/** Markdown of several of the caller's sessions in one statement, keyed `${projectId}/${sessionId}`. */
+export async function markdownOfSessions(ctx: Ctx, keys: readonly SessionKey[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (keys.length === 0) return out;
+  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<Array<{ projectId: string; sessionId: string; data: unknown }>>(
+    `SELECT c.projectId, c.sessionId, c.data FROM session_chunks c JOIN sessions s ON s.projectId = c.projectId AND s.id = c.sessionId
+      WHERE s.userId = ? AND c.part = 'markdown' AND (c.projectId, c.sessionId) IN (${keys.map(() => '(?, ?)').join(', ')})
+      ORDER BY c.projectId, c.sessionId, c.seq`,
+    ctx.user.id,
+    ...keys.flatMap((k) => [k.projectId, k.sessionId]),
+  );
+  const parts = new Map<string, Buffer[]>();
+  for (const r of rows) {
+    const k = `${r.projectId}/${r.sessionId}`;
+    const buf = Buffer.isBuffer(r.data)
+      ? r.data
+      : r.data instanceof Uint8Array
+        ? Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength)
+        : Buffer.from(String(r.data ?? ''), 'utf8');
+    const list = parts.get(k) ?? [];
+    list.push(buf);
+    parts.set(k, list);
+  }
+  for (const [k, bufs] of parts) out.set(k, Buffer.concat(bufs).toString('utf8'));
+  return out;
+}

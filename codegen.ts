@@ -1,0 +1,39 @@
+import type { CodegenConfig } from '@graphql-codegen/cli';
+
+/**
+ * schema.graphql → src/generated/graphql.ts (resolver types). Mappers let resolvers return the
+ * services' rows and DTOs; the generated types then ask for resolvers only where they differ.
+ */
+const config: CodegenConfig = {
+  schema: 'schema.graphql',
+  overwrite: true,
+  generates: {
+    'src/generated/graphql.ts': {
+      plugins: ['typescript', 'typescript-resolvers'],
+      config: {
+        contextType: '../graphql/context#GraphqlContext',
+        enumsAsTypes: true,
+        useTypeImports: true,
+        useIndexSignature: false,
+        mappers: {
+          Project: '../services/projects#ProjectDto',
+          Session: '../services/sessions#SessionRow',
+          SessionMetadata: '../services/sessions#SessionMetadata as SessionMetadataModel',
+          SessionConnection: '../graphql/models#SessionConnectionModel',
+          SessionEdge: '../graphql/models#SessionEdgeModel',
+          ProjectStats: '../graphql/models#ProjectStatsModel',
+          Stats: '../graphql/models#StatsModel',
+          Analytics: '../graphql/models#AnalyticsModel',
+          SearchSessionsResult: '../graphql/models#SearchSessionsModel',
+          SearchResult: '../graphql/models#SearchResultModel',
+          ApiKey: '../services/keys#ApiKeyDto',
+          CreatedApiKey: '../graphql/models#CreatedApiKeyModel',
+          DeletedProject: '../graphql/models#DeletedProjectModel',
+        },
+        scalars: { ID: 'string' },
+      },
+    },
+  },
+};
+
+export default config;

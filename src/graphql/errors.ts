@@ -1,0 +1,58 @@
+import { unwrapResolverError } from '@apollo/server/errors';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { AppError, GRAPHQL_CODE, isDatabaseUnavailable, MESSAGES } from '../errors';
+import type { Logger } from '../logger';
+
+/** Apollo's own codes for problems found before execution: all are VALIDATION_ERROR here. */
+const APOLLO_VALIDATION_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'BAD_REQUEST',
+  'OPERATION_RESOLUTION_FAILURE',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'PERSISTED_QUERY_NOT_FOUND',
+]);
+
+/** Codes this module itself puts on errors (guards). */
+const OWN_CODES = new Set(Object.values(GRAPHQL_CODE));
+
+/**
+ * The one place GraphQL errors get their public shape: domain errors keep their message and
+ * details (e.g. `projectId`) under their code; Apollo's pre-execution codes become
+ * VALIDATION_ERROR; anything else is logged and masked as INTERNAL_SERVER_ERROR.
+ */
+export function formatErrorWith(logger: Logger) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const original = unwrapResolverError(error);
+    const base = { message: formatted.message, locations: formatted.locations, path: formatted.path };
+    if (original instanceof AppError) {
+      if (original.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: { message: original.message } }, 'graphql resolver failed');
+      const message = original.code === 'INTERNAL_SERVER_ERROR' ? MESSAGES.internal : original.message;
+      return { ...base, message, extensions: { ...original.details, code: GRAPHQL_CODE[original.code] } };
+    }
+    const code = formatted.extensions?.code;
+    if (typeof code === 'string' && APOLLO_VALIDATION_CODES.has(code)) {
+      return { ...base, extensions: { code: 'VALIDATION_ERROR' } };
+    }
+    if (!(original instanceof GraphQLError) || original.originalError) {
+      // Not a GraphQL-level error: a thrown exception from a resolver or the database.
+      if (isDatabaseUnavailable(original)) {
+        logger.error({ err: errInfo(original) }, 'graphql: database unavailable');
+        return { ...base, message: MESSAGES.unavailable, extensions: { code: 'SERVICE_UNAVAILABLE' } };
+      }
+      logger.error({ err: errInfo(original) }, 'graphql resolver failed');
+      return { ...base, message: MESSAGES.internal, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+    }
+    if (typeof code === 'string' && OWN_CODES.has(code) && code !== 'INTERNAL_SERVER_ERROR') {
+      return { ...base, extensions: { code } };
+    }
+    // GraphQLErrors from execution itself (e.g. a non-null field that resolved to null).
+    logger.error({ err: errInfo(original) }, 'graphql error');
+    return { ...base, message: MESSAGES.internal, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+  };
+}
+
+function errInfo(e: unknown) {
+  return e instanceof Error ? { message: e.message, stack: e.stack, code: (e as { code?: unknown }).code } : { message: String(e) };
+}

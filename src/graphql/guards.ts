@@ -1,0 +1,129 @@
+import { HeaderMap } from '@apollo/server';
+import {
+  getNamedType,
+  GraphQLError,
+  isObjectType,
+  isInterfaceType,
+  Kind,
+  visit,
+  valueFromAST,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
+
+/**
+ * Guards run after validation and before execution (contract §6, §9 "GraphQL errors").
+ * Depth: the root field is 1; fragments count where they are spread; introspection fields are
+ * exempt. Cost: 1 per field (markdownContent 100); a field with a `limit`/`first` argument
+ * multiplies its children's cost by that value (or its default); budget 50,000. Aliases: at most
+ * 100 in the document. Every `limit`/`first` must be 1–200.
+ */
+export const MAX_DEPTH = 12;
+export const MAX_COST = 50_000;
+export const MAX_ALIASES = 100;
+export const MAX_PAGE = 200;
+export const MAX_QUERY_BYTES = 100 * 1024;
+const FIELD_COST: Record<string, number> = { markdownContent: 100 };
+const SIZE_ARGS = ['limit', 'first'];
+
+/** A pre-execution rejection: VALIDATION_ERROR with HTTP 400. */
+export function rejection(message: string): GraphQLError {
+  return new GraphQLError(message, {
+    extensions: { code: 'VALIDATION_ERROR', http: { status: 400, headers: new HeaderMap() } },
+  });
+}
+
+interface Walk {
+  schema: GraphQLSchema;
+  fragments: Map<string, FragmentDefinitionNode>;
+  variables: Record<string, unknown>;
+  operation: OperationDefinitionNode;
+}
+
+function sizeArgument(w: Walk, field: GraphQLField<unknown, unknown>, node: import('graphql').FieldNode): number | undefined {
+  for (const argDef of field.args) {
+    if (!SIZE_ARGS.includes(argDef.name)) continue;
+    const argNode = node.arguments?.find((a) => a.name.value === argDef.name);
+    let value: unknown;
+    if (!argNode) {
+      value = argDef.defaultValue;
+    } else if (argNode.value.kind === Kind.VARIABLE) {
+      const name = argNode.value.name.value;
+      if (Object.prototype.hasOwnProperty.call(w.variables, name)) value = w.variables[name];
+      else {
+        const def = w.operation.variableDefinitions?.find((v) => v.variable.name.value === name);
+        value = def?.defaultValue ? valueFromAST(def.defaultValue, argDef.type) : argDef.defaultValue;
+      }
+    } else {
+      value = valueFromAST(argNode.value, argDef.type, w.variables);
+    }
+    if (value === undefined || value === null) {
+      value = argDef.defaultValue;
+      if (value === undefined || value === null) continue;
+    }
+    // A value of the wrong type fails variable coercion later (also a 400).
+    if (typeof value !== 'number' || !Number.isInteger(value)) continue;
+    if (value < 1 || value > MAX_PAGE) {
+      throw rejection(`Invalid value for ${argDef.name} of ${field.name}: must be between 1 and ${MAX_PAGE}`);
+    }
+    return value;
+  }
+  return undefined;
+}
+
+/** Cost and depth of a selection set, checking size arguments on the way. */
+function measure(w: Walk, set: SelectionSetNode, parent: GraphQLNamedType, depth: number, seen: Set<string>): number {
+  let cost = 0;
+  for (const sel of set.selections) {
+    if (sel.kind === Kind.FIELD) {
+      const name = sel.name.value;
+      if (name.startsWith('__')) continue; // introspection: exempt
+      if (!isObjectType(parent) && !isInterfaceType(parent)) continue;
+      const field = parent.getFields()[name];
+      if (!field) continue;
+      const d = depth + 1;
+      if (d > MAX_DEPTH) throw rejection(`Query is too deep: maximum depth is ${MAX_DEPTH}`);
+      const size = sizeArgument(w, field, sel);
+      let child = 0;
+      if (sel.selectionSet) child = measure(w, sel.selectionSet, getNamedType(field.type), d, seen);
+      cost += (FIELD_COST[name] ?? 1) + (size ?? 1) * child;
+    } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+      const type = sel.typeCondition ? w.schema.getType(sel.typeCondition.name.value) ?? parent : parent;
+      cost += measure(w, sel.selectionSet, type, depth, seen);
+    } else {
+      const frag = w.fragments.get(sel.name.value);
+      if (!frag || seen.has(frag.name.value)) continue;
+      const type = w.schema.getType(frag.typeCondition.name.value) ?? parent;
+      const inner = new Set(seen).add(frag.name.value);
+      cost += measure(w, frag.selectionSet, type, depth, inner);
+    }
+    if (cost > MAX_COST) throw rejection(`Query is too expensive: cost exceeds the budget of ${MAX_COST}`);
+  }
+  return cost;
+}
+
+export function checkOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown> | undefined,
+): number {
+  let aliases = 0;
+  visit(document, {
+    Field(node) {
+      if (node.alias) aliases++;
+    },
+  });
+  if (aliases > MAX_ALIASES) throw rejection(`Too many aliases: at most ${MAX_ALIASES} are allowed`);
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+  const root =
+    operation.operation === 'mutation' ? schema.getMutationType() : operation.operation === 'subscription' ? schema.getSubscriptionType() : schema.getQueryType();
+  if (!root) return 0;
+  return measure({ schema, fragments, variables: variables ?? {}, operation }, operation.selectionSet, root, 0, new Set());
+}

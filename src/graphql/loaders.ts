@@ -1,0 +1,118 @@
+import DataLoader from 'dataloader';
+import type { Ctx } from '../services/context';
+import type { SessionFilters } from '../services/filters';
+import { projectsWithStats, type ProjectDto } from '../services/projects';
+import {
+  markdownOfSessions,
+  sessionsByKeys,
+  sessionsForProjects,
+  type SessionKey,
+  type SessionOrder,
+  type SessionRow,
+} from '../services/sessions';
+import * as stats from '../services/stats';
+
+/**
+ * Per-request loaders: every field resolved for many parents (Project.sessions for each project,
+ * Session.project for each session, …) becomes one SQL statement per distinct argument set,
+ * however many parents there are.
+ */
+export interface Loaders {
+  project: DataLoader<string, ProjectDto | null>;
+  session: DataLoader<SessionKey, SessionRow | null, string>;
+  markdown: DataLoader<SessionKey, string, string>;
+  projectSessions(filters: SessionFilters, order: SessionOrder, limit: number): DataLoader<string, SessionRow[]>;
+  projectTotals: DataLoader<string, stats.ProjectTotals>;
+  projectLabels(kind: stats.LabelKind): DataLoader<string, string[]>;
+  projectSessionsByDay(days: number): DataLoader<string, Array<{ date: string; count: number }>>;
+  projectTopTags(limit: number): DataLoader<string, Array<{ tag: string; count: number }>>;
+}
+
+const sessionKey = (k: SessionKey) => `${k.projectId}/${k.sessionId.toLowerCase()}`;
+
+/** One loader per distinct argument set, created on first use. */
+function keyed<A, L>(make: (args: A) => L): (args: A) => L {
+  const cache = new Map<string, L>();
+  return (args: A) => {
+    const k = JSON.stringify(args);
+    let l = cache.get(k);
+    if (!l) {
+      l = make(args);
+      cache.set(k, l);
+    }
+    return l;
+  };
+}
+
+export function createLoaders(ctx: Ctx): Loaders {
+  const project = new DataLoader<string, ProjectDto | null>(async (ids) => {
+    const rows = await projectsWithStats(ctx, [...ids]);
+    const byId = new Map(rows.map((p) => [p.id, p]));
+    return ids.map((id) => byId.get(id) ?? null);
+  });
+
+  const session = new DataLoader<SessionKey, SessionRow | null, string>(
+    async (keys) => {
+      const rows = await sessionsByKeys(ctx, keys);
+      const byKey = new Map(rows.map((r) => [`${r.projectId}/${r.id}`, r]));
+      return keys.map((k) => byKey.get(sessionKey(k)) ?? null);
+    },
+    { cacheKeyFn: sessionKey },
+  );
+
+  const markdown = new DataLoader<SessionKey, string, string>(
+    async (keys) => {
+      const byKey = await markdownOfSessions(ctx, keys);
+      return keys.map((k) => byKey.get(sessionKey(k)) ?? '');
+    },
+    { cacheKeyFn: sessionKey },
+  );
+
+  const projectSessionsFor = keyed(
+    ({ filters, order, limit }: { filters: SessionFilters; order: SessionOrder; limit: number }) =>
+      new DataLoader<string, SessionRow[]>(async (ids) => {
+        const byProject = await sessionsForProjects(ctx, ids, filters, order, limit);
+        return ids.map((id) => byProject.get(id) ?? []);
+      }),
+  );
+
+  const projectTotals = new DataLoader<string, stats.ProjectTotals>(async (ids) => {
+    const m = await stats.projectTotals(ctx, ids);
+    return ids.map((id) => m.get(id) ?? { totalSessions: 0, totalMarkdownSize: 0, totalRawDataSize: 0 });
+  });
+
+  const labelsFor = keyed(
+    (kind: stats.LabelKind) =>
+      new DataLoader<string, string[]>(async (ids) => {
+        const m = await stats.projectLabelValues(ctx, ids, kind);
+        return ids.map((id) => m.get(id) ?? []);
+      }),
+  );
+
+  const byDayFor = keyed(
+    (days: number) =>
+      new DataLoader<string, Array<{ date: string; count: number }>>(async (ids) => {
+        const m = await stats.projectSessionsByDay(ctx, ids, days);
+        return ids.map((id) => m.get(id) ?? []);
+      }),
+  );
+
+  const topTagsFor = keyed(
+    (limit: number) =>
+      new DataLoader<string, Array<{ tag: string; count: number }>>(async (ids) => {
+        const m = await stats.projectTopTags(ctx, ids, limit);
+        return ids.map((id) => m.get(id) ?? []);
+      }),
+  );
+
+  return {
+    project,
+    session,
+    markdown,
+    projectSessions: (filters, order, limit) => projectSessionsFor({ filters, order, limit }),
+    projectTotals,
+    projectLabels: labelsFor,
+    projectSessionsByDay: byDayFor,
+    projectTopTags: topTagsFor,
+  };
+}

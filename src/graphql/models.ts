@@ -1,0 +1,52 @@
+import type { SearchHit } from '../search/port';
+import type { ApiKeyDto } from '../services/keys';
+import type { ProjectDto } from '../services/projects';
+import type { SessionRow } from '../services/sessions';
+import type { AnalyticsRange, UserTotals } from '../services/stats';
+
+/** What resolvers hand to the generated types (codegen mappers in codegen.ts). */
+export interface SessionEdgeModel {
+  cursor: string;
+  node: SessionRow;
+}
+
+export interface SessionConnectionModel {
+  edges: SessionEdgeModel[];
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+}
+
+/** Project.stats: the fields resolve through per-request loaders keyed by project id. */
+export interface ProjectStatsModel {
+  projectId: string;
+}
+
+/** Query.stats: the totals come from one aggregate statement, run once when first asked for. */
+export interface StatsModel {
+  totals(): Promise<UserTotals>;
+}
+
+/** Query.analytics: the range, and the range's totals (one statement, run once when asked for). */
+export interface AnalyticsModel {
+  range: AnalyticsRange;
+  totals(): Promise<{ totalSessions: number; totalProjects: number }>;
+}
+
+export interface SearchResultModel {
+  hit: Pick<SearchHit, 'projectId' | 'sessionId' | 'rank' | 'snippet' | 'matchingExchanges'>;
+  row: SessionRow;
+}
+
+export interface SearchSessionsModel {
+  total: number;
+  results: SearchResultModel[];
+}
+
+export interface CreatedApiKeyModel {
+  key: ApiKeyDto;
+  token: string;
+}
+
+export interface DeletedProjectModel {
+  project: ProjectDto;
+  deletedAt: string;
+}
