@@ -2,9 +2,12 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { AppError, MESSAGES } from './errors';
 import { createGraphqlRouter } from './graphql';
 import { requireAuth, type AuthFailureHook } from './http/auth';
+import { dbWatchdog } from './http/db-watchdog';
 import { jsonBody } from './http/body';
 import { errorHandler } from './http/errors';
 import { requestContext } from './http/request-context';
+import { malformedUrl, securityHeaders } from './http/security';
+import { createMetrics } from './metrics';
 import { healthRouter } from './rest/health';
 import { keysRouter } from './rest/keys';
 import { projectsRouter } from './rest/projects';
@@ -16,6 +19,8 @@ export interface RateLimitHooks {
   rest?: (req: Request, res: Response, next: NextFunction) => void;
   graphql?: (req: Request, res: Response, next: NextFunction) => void;
   onAuthFailure?: AuthFailureHook;
+  /** Runs before the token is checked (an address over the auth-failure limit → 429). */
+  beforeAuth?: AuthFailureHook;
 }
 
 export interface BuiltApp {
@@ -33,10 +38,14 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   app.set('trust proxy', 'loopback');
   app.set('query parser', 'simple');
 
-  app.use(requestContext(deps.logger));
+  const metrics = deps.config.metricsEnabled ? createMetrics(deps) : null;
+  app.use(requestContext(deps.logger, metrics?.onRequestFinished));
+  app.use(securityHeaders(deps.config));
+  app.use(dbWatchdog(deps.config, deps.logger));
   app.use(healthRouter(deps));
+  if (metrics) app.use(metrics.router);
 
-  const auth = requireAuth(deps, hooks.onAuthFailure);
+  const auth = requireAuth(deps, hooks.onAuthFailure, hooks.beforeAuth);
   const body = jsonBody(deps.config.maxBodyBytes);
   const graphql = await createGraphqlRouter(deps, { auth, rateLimit: hooks.graphql ?? pass, body });
 
@@ -54,7 +63,14 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   // Unknown /api paths: 401 without a valid token (auth ran above for /api/v1), 404 with one.
   app.use('/api', auth, (_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)));
   app.use((_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)));
+  app.use(malformedUrl);
   app.use(errorHandler(deps.logger));
 
-  return { app, stop: graphql.stop };
+  return {
+    app,
+    async stop() {
+      metrics?.close();
+      await graphql.stop();
+    },
+  };
 }

@@ -3,6 +3,8 @@ import { buildApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { migrate } from './db/migrate';
 import { createDeps } from './deps';
+import { createRateLimitHooks } from './http/rate-limit';
+import { isDatabaseUnavailable } from './errors';
 import { createLogger } from './logger';
 
 /** start: config → migrations → app → listen; SIGTERM drains in-flight requests, then exits 0. */
@@ -18,10 +20,22 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger(config.logLevel);
+  // The mariadb driver leaves a rejected promise unhandled when the server goes away while a new
+  // connection is being set up; the pool recovers on its own, so such errors must not end the
+  // process. Anything else unhandled still does.
+  process.on('unhandledRejection', (err) => {
+    if (isDatabaseUnavailable(err)) {
+      logger.warn({ msg: 'database connection lost', err: err instanceof Error ? err.message : String(err) });
+      return;
+    }
+    logger.fatal({ msg: 'unhandled rejection', err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) });
+    process.exit(1);
+  });
   await migrate(config.databaseUrl, (msg) => logger.info({ msg }));
   const deps = createDeps(config, logger);
   await deps.start();
-  const built = await buildApp(deps);
+  const rateLimit = createRateLimitHooks(config, logger);
+  const built = await buildApp(deps, rateLimit);
   const server = http.createServer(built.app);
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 10 * 60_000;
@@ -38,6 +52,7 @@ async function main(): Promise<void> {
     logger.info({ msg: `${signal}: draining in-flight requests` });
     server.close(async () => {
       await built.stop().catch(() => undefined);
+      await rateLimit.close();
       await deps.close();
       logger.info({ msg: 'stopped' });
       process.exit(0);

@@ -7,9 +7,11 @@ import './types';
 /** Hook run when authentication fails (the brute-force guard of contract §5 plugs in here). */
 export type AuthFailureHook = (req: Request) => Promise<void>;
 
-export function requireAuth(deps: Deps, onFailure?: AuthFailureHook) {
+export function requireAuth(deps: Deps, onFailure?: AuthFailureHook, beforeAuth?: AuthFailureHook) {
   return async (req: Request, _res: Response, next: NextFunction) => {
     try {
+      // An address already over the failed-authentication limit is refused before its token is tried.
+      if (beforeAuth) await beforeAuth(req);
       const user = await authenticate(deps.db.pool, deps.config.jwtSecret, req.get('authorization'));
       if (!user) {
         if (onFailure) await onFailure(req);

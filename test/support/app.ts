@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { buildApp, type RateLimitHooks } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { createDeps } from '../../src/deps';
+import { createRateLimitHooks } from '../../src/http/rate-limit';
 import { createLogger } from '../../src/logger';
 import { createKeyForUser } from '../../src/services/keys';
 import { createUser } from '../../src/services/users';
@@ -89,7 +90,10 @@ export function rawRequest(baseUrl: string, method: string, urlPath: string, opt
 
 export interface StartOptions {
   env?: Record<string, string>;
+  /** Replaces the rate-limit hooks; by default the real ones are built from the config. */
   hooks?: RateLimitHooks;
+  /** false: no rate limiting at all (default: on, in memory unless REDIS_URL is given in env). */
+  rateLimit?: boolean;
   /** Reuse a database instead of creating a fresh one. */
   db?: TestDatabase;
 }
@@ -107,7 +111,8 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
   });
   const deps = createDeps(config, createLogger(config.logLevel));
   await deps.start();
-  const built = await buildApp(deps, options.hooks);
+  const rateLimit = options.hooks || options.rateLimit === false ? null : createRateLimitHooks(config, deps.logger);
+  const built = await buildApp(deps, options.hooks ?? rateLimit ?? {});
   const server = http.createServer(built.app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -132,6 +137,7 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       await built.stop();
+      await rateLimit?.close();
       await deps.close();
       if (!options.db) await db.drop();
     },

@@ -1,0 +1,122 @@
+import type { NextFunction, Request, Response } from 'express';
+import Redis from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RateLimitHooks } from '../app';
+import type { Config } from '../config';
+import { AppError } from '../errors';
+import type { Logger } from '../logger';
+
+const HOUR = 60 * 60;
+const AUTH_FAILURE_WINDOW = 15 * 60;
+
+export interface RateLimitHandles extends RateLimitHooks {
+  onAuthFailure: NonNullable<RateLimitHooks['onAuthFailure']>;
+  /** Runs before the token is checked: an address already over the auth-failure limit gets 429. */
+  beforeAuth: (req: Request) => Promise<void>;
+  /** Closes the Redis connection when this module opened it. */
+  close(): Promise<void>;
+}
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+/** X-RateLimit-* of contract §5: Reset is UTC epoch seconds, rounded up. */
+function setHeaders(res: Response, limit: number, r: RateLimiterRes, rejected: boolean): void {
+  res.setHeader('X-RateLimit-Limit', String(limit));
+  res.setHeader('X-RateLimit-Remaining', String(rejected ? 0 : Math.max(0, limit - r.consumedPoints)));
+  res.setHeader('X-RateLimit-Reset', String(Math.ceil((Date.now() + r.msBeforeNext) / 1000)));
+  if (rejected) res.setHeader('Retry-After', String(seconds(r.msBeforeNext)));
+}
+
+function rateLimited(r: RateLimiterRes): AppError {
+  return new AppError('RATE_LIMITED', `Rate limit exceeded. Try again in ${seconds(r.msBeforeNext)} seconds.`, {
+    retryAfter: seconds(r.msBeforeNext),
+  });
+}
+
+/**
+ * Per-user fixed one-hour windows (REST and GraphQL budgets apart), and a per-address guard
+ * against failed authentications (contract §5 and §9). With Redis the counts are shared by every
+ * instance (keys prefixed with the namespace); without it, each process counts in memory.
+ * When Redis is unreachable, an in-memory limiter stands in (counts per instance) rather than
+ * failing requests.
+ */
+export function createRateLimitHooks(config: Config, logger: Logger, redis?: Redis): RateLimitHandles {
+  let ownRedis: Redis | null = null;
+  let client: Redis | null = redis ?? null;
+  if (!client && config.redisUrl) {
+    ownRedis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+    ownRedis.on('error', (err) => logger.warn({ msg: 'redis error', err: err.message }));
+    client = ownRedis;
+  }
+
+  const limiter = (name: string, points: number, duration: number): RateLimiterAbstract => {
+    const memory = new RateLimiterMemory({ keyPrefix: `${config.namespace}:rl:${name}`, points, duration });
+    if (!client) return memory;
+    return new RateLimiterRedis({
+      storeClient: client,
+      keyPrefix: `${config.namespace}:rl:${name}`,
+      points,
+      duration,
+      rejectIfRedisNotReady: true,
+      insuranceLimiter: memory,
+    });
+  };
+
+  const rest = limiter('rest', config.rateLimitRestPerHour, HOUR);
+  const graphql = limiter('graphql', config.rateLimitGraphqlPerHour, HOUR);
+  const authFailures = limiter('authfail', config.authFailureLimit, AUTH_FAILURE_WINDOW);
+
+  const perUser = (l: RateLimiterAbstract, limit: number) => async (req: Request, res: Response, next: NextFunction) => {
+    const userId = req.user?.id;
+    if (!userId) return next();
+    try {
+      const r = await l.consume(userId, 1);
+      setHeaders(res, limit, r, false);
+      next();
+    } catch (err) {
+      if (err instanceof RateLimiterRes) {
+        setHeaders(res, limit, err, true);
+        return next(rateLimited(err));
+      }
+      // Store failure with no insurance left: let the request through rather than fail it.
+      logger.warn({ reqId: req.id, msg: 'rate limiter unavailable', err: err instanceof Error ? err.message : String(err) });
+      next();
+    }
+  };
+
+  const address = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+
+  return {
+    rest: perUser(rest, config.rateLimitRestPerHour),
+    graphql: perUser(graphql, config.rateLimitGraphqlPerHour),
+    async beforeAuth(req) {
+      let r: RateLimiterRes | null = null;
+      try {
+        r = await authFailures.get(address(req));
+      } catch {
+        return;
+      }
+      if (r && r.consumedPoints > config.authFailureLimit) {
+        if (req.res) setHeaders(req.res, config.authFailureLimit, r, true);
+        throw rateLimited(r);
+      }
+    },
+    async onAuthFailure(req) {
+      try {
+        await authFailures.consume(address(req), 1);
+      } catch (err) {
+        if (err instanceof RateLimiterRes) {
+          if (req.res) setHeaders(req.res, config.authFailureLimit, err, true);
+          throw rateLimited(err);
+        }
+        logger.warn({ reqId: req.id, msg: 'auth failure limiter unavailable' });
+      }
+    },
+    async close() {
+      if (ownRedis) {
+        ownRedis.disconnect();
+        ownRedis = null;
+      }
+    },
+  };
+}

@@ -1,0 +1,87 @@
+import cors from 'cors';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import helmet from 'helmet';
+import type { Config } from '../config';
+import { invalid } from '../errors';
+
+/** Headers a browser client may read on cross-origin responses. */
+const EXPOSED_HEADERS = [
+  'ETag',
+  'Last-Modified',
+  'X-Request-Id',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'Retry-After',
+  'X-Markdown-Size',
+  'X-Raw-Data-Size',
+];
+
+/** JSON API responses: nothing may load, nothing may frame them. */
+const apiHeaders = helmet({
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'none'"] },
+  },
+  crossOriginResourcePolicy: { policy: 'same-origin' },
+  referrerPolicy: { policy: 'no-referrer' },
+});
+
+/**
+ * The GraphQL playground page (GET /api/v1/graphql, text/html) and its assets: scripts from this
+ * origin only (the page boots from /api/v1/graphql/assets/playground.js, no inline script);
+ * styles from this origin plus inline ones (the page's <style> and GraphiQL's style attributes),
+ * and only on this path.
+ */
+const playgroundHeaders = helmet({
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'self'"],
+      scriptSrc: ["'self'"],
+      styleSrc: ["'self'", "'unsafe-inline'"],
+      imgSrc: ["'self'", 'data:'],
+      fontSrc: ["'self'", 'data:'],
+      connectSrc: ["'self'"],
+      workerSrc: ["'self'", 'blob:'],
+      objectSrc: ["'none'"],
+      frameAncestors: ["'none'"],
+      baseUri: ["'none'"],
+      formAction: ["'self'"],
+    },
+  },
+  crossOriginResourcePolicy: { policy: 'same-origin' },
+  crossOriginEmbedderPolicy: false,
+  referrerPolicy: { policy: 'no-referrer' },
+});
+
+const isPlaygroundRequest = (req: Request) =>
+  (req.method === 'GET' || req.method === 'HEAD') && req.path.startsWith('/api/v1/graphql');
+
+/** Security headers (helmet) on every response, and CORS for the configured origins only. */
+export function securityHeaders(config: Config): RequestHandler[] {
+  const allowed = new Set(config.corsOrigins);
+  const corsHandler = cors({
+    origin: (origin, cb) => cb(null, origin !== undefined && allowed.has(origin) ? origin : false),
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Content-Encoding', 'If-Match', 'If-None-Match', 'X-Request-Id', 'Accept'],
+    exposedHeaders: EXPOSED_HEADERS,
+    maxAge: 600,
+    optionsSuccessStatus: 204,
+  });
+  const headers = (req: Request, res: Response, next: NextFunction) =>
+    (isPlaygroundRequest(req) ? playgroundHeaders : apiHeaders)(req, res, next);
+  return [headers, corsHandler];
+}
+
+/**
+ * A path whose percent-encoding does not decode (e.g. `/api/v1/projects/%E0%A4%A`): the router
+ * throws a URIError while matching parameters; that is the client's mistake (400), not a 500.
+ */
+export function malformedUrl(err: unknown, _req: Request, _res: Response, next: NextFunction): void {
+  if (err instanceof URIError || (err as { name?: string } | null)?.name === 'URIError') {
+    next(invalid('Malformed URL encoding'));
+    return;
+  }
+  next(err);
+}

@@ -1,0 +1,111 @@
+import { Router, type Request, type Response } from 'express';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { routeOf } from './http/request-context';
+import type { Deps } from './services/context';
+
+/** Prometheus metrics of one app instance (its own Registry, so two apps in a process never clash). */
+export interface AppMetrics {
+  registry: Registry;
+  /** Called once per finished request (wired into requestContext). */
+  onRequestFinished(req: Request, res: Response, seconds: number): void;
+  observeSearch(seconds: number): void;
+  /** GET /metrics (Prometheus text format). */
+  router: Router;
+  close(): void;
+}
+
+const live = new Set<AppMetrics>();
+
+/**
+ * Records how long one search took (the search code calls this; every live app in the process
+ * records it — in production there is one).
+ */
+export function observeSearch(seconds: number): void {
+  for (const m of live) m.observeSearch(seconds);
+}
+
+const rateLimitKind = (req: Request): string => {
+  const path = req.originalUrl.split('?')[0];
+  if (!req.user) return 'auth_failure';
+  return path.startsWith('/api/v1/graphql') ? 'graphql' : 'rest';
+};
+
+export function createMetrics(deps: Deps): AppMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by method and route pattern',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const rateLimited = new Counter({
+    name: 'rate_limit_rejections_total',
+    help: 'Requests answered 429 by the rate limiter, by kind (rest, graphql, auth_failure)',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  const search = new Histogram({
+    name: 'search_duration_seconds',
+    help: 'Search latency (engine query and re-check)',
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'search_outbox_backlog',
+    help: 'Index operations waiting in the search outbox (-1 when the database is unreachable)',
+    registers: [registry],
+    async collect() {
+      try {
+        // Bounded: a scrape must not hang on a frozen database.
+        const rows = await Promise.race([
+          deps.db.pool.query('SELECT COUNT(*) AS n FROM search_outbox') as Promise<Array<{ n: number | bigint }>>,
+          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('outbox count timed out')), 1000).unref()),
+        ]);
+        this.set(Number(rows[0]?.n ?? 0));
+      } catch {
+        this.set(-1);
+      }
+    },
+  });
+
+  const router = Router();
+  router.get('/metrics', async (_req, res, next) => {
+    try {
+      const text = await registry.metrics();
+      res.setHeader('Content-Type', registry.contentType);
+      res.setHeader('Cache-Control', 'no-store');
+      res.send(text);
+    } catch (err) {
+      next(err);
+    }
+  });
+
+  const metrics: AppMetrics = {
+    registry,
+    onRequestFinished(req, res, seconds) {
+      const route = routeOf(req);
+      requests.inc({ method: req.method, route, status: String(res.statusCode) });
+      latency.observe({ method: req.method, route }, seconds);
+      if (res.statusCode === 429) rateLimited.inc({ kind: rateLimitKind(req) });
+    },
+    observeSearch(seconds) {
+      search.observe(seconds);
+    },
+    router,
+    close() {
+      live.delete(metrics);
+      registry.clear();
+    },
+  };
+  live.add(metrics);
+  return metrics;
+}

@@ -1,0 +1,361 @@
+/**
+ * Fault tolerance (contract §4 "503", §8): with the database unreachable every request answers
+ * 503 quickly, /readyz says not ready, and the service recovers by itself once the database is
+ * back; SIGTERM drains in-flight uploads. The service runs as its real process (`tsx src/main.ts`):
+ * the mariadb driver can leave a rejected promise unhandled when the server dies mid-handshake, and
+ * only the real process shows that this does not end it. The database of the outage test is a
+ * second MariaDB server this test starts on its own port and data directory, so killing it
+ * disturbs nobody else.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import * as mariadb from 'mariadb';
+import { createDb } from '../src/db/client';
+import { migrate } from '../src/db/migrate';
+import { createKeyForUser } from '../src/services/keys';
+import { createUser } from '../src/services/users';
+import { rawRequest, startTestApp, type TestResponse } from './support/app';
+import { createTestDatabase } from './support/db';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** A throwaway MariaDB server: own data directory, own port, started and killed at will. */
+class ScratchMariaDb {
+  readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-faults-mdb-'));
+  proc: ChildProcess | null = null;
+  constructor(readonly port: number) {}
+
+  static async create(): Promise<ScratchMariaDb> {
+    const db = new ScratchMariaDb(await freePort());
+    const r = spawnSync(
+      'mariadb-install-db',
+      ['--no-defaults', `--datadir=${path.join(db.dir, 'data')}`, '--auth-root-authentication-method=normal', '--skip-test-db'],
+      { encoding: 'utf8' },
+    );
+    if (r.status !== 0) throw new Error(`mariadb-install-db failed: ${r.stderr}`);
+    await db.start();
+    return db;
+  }
+
+  async start(): Promise<void> {
+    const log = fs.openSync(path.join(this.dir, 'server.log'), 'a');
+    this.proc = spawn(
+      '/usr/sbin/mariadbd',
+      [
+        '--no-defaults',
+        `--datadir=${path.join(this.dir, 'data')}`,
+        `--port=${this.port}`,
+        '--bind-address=127.0.0.1',
+        `--socket=${path.join(this.dir, 'sock')}`,
+        `--pid-file=${path.join(this.dir, 'pid')}`,
+        '--user=root',
+        '--skip-log-bin',
+        '--innodb-buffer-pool-size=32M',
+      ],
+      { stdio: ['ignore', log, log] },
+    );
+    fs.closeSync(log);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      try {
+        const c = await mariadb.createConnection({ host: '127.0.0.1', port: this.port, user: 'root', connectTimeout: 500 });
+        await c.end();
+        return;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+
+  /** SIGKILL: the server vanishes mid-flight (connections reset, new ones refused). */
+  async kill(): Promise<void> {
+    const p = this.proc;
+    if (!p || p.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      p.once('exit', () => resolve());
+      p.kill('SIGKILL');
+    });
+    this.proc = null;
+  }
+
+  /** SIGSTOP: the server is still there (connections open, TCP accepted) but never answers. */
+  freeze(): void {
+    this.proc?.kill('SIGSTOP');
+  }
+
+  thaw(): void {
+    this.proc?.kill('SIGCONT');
+  }
+
+  url(database: string): string {
+    return `mysql://root@127.0.0.1:${this.port}/${database}`;
+  }
+
+  async destroy(): Promise<void> {
+    if (this.proc && this.proc.exitCode === null) {
+      this.proc.kill('SIGCONT');
+      await this.kill();
+    }
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+const UNAVAILABLE = { success: false, error: 'Service temporarily unavailable' };
+// The contract's "within 1 second", asserted with a generous margin for a loaded 2-core machine
+// (this is the one timing assertion, and the contract states it explicitly).
+const FAIL_FAST_MS = 2500;
+const JWT_SECRET = 'faults-test-secret-long-enough';
+
+async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
+  const t0 = Date.now();
+  const result = await fn();
+  return [result, Date.now() - t0];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The real server (`tsx src/main.ts`) as a child process. */
+class ServerProcess {
+  output = '';
+  readonly exited: Promise<number | null>;
+  private constructor(
+    readonly proc: ChildProcess,
+    readonly url: string,
+  ) {
+    proc.stdout!.on('data', (d) => (this.output += d));
+    proc.stderr!.on('data', (d) => (this.output += d));
+    this.exited = new Promise((resolve) => proc.once('exit', (code) => resolve(code)));
+  }
+
+  static async start(databaseUrl: string, dataDir: string): Promise<ServerProcess> {
+    const port = await freePort();
+    // One process (tsx as a loader, not its CLI wrapper): the signal reaches main.ts itself.
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: path.resolve(__dirname, '..'),
+      env: {
+        ...process.env,
+        NODE_ENV: 'test',
+        DATABASE_URL: databaseUrl,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        JWT_SECRET,
+        WORKERS_ENABLED: 'false',
+        MEILI_URL: '',
+        REDIS_URL: '',
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const server = new ServerProcess(proc, `http://127.0.0.1:${port}`);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (proc.exitCode !== null) throw new Error(`server exited early:\n${server.output}`);
+      const r = await rawRequest(server.url, 'GET', '/healthz').catch(() => null);
+      if (r?.status === 200) return server;
+      if (Date.now() > deadline) throw new Error(`server did not start:\n${server.output}`);
+      await sleep(200);
+    }
+  }
+
+  get alive(): boolean {
+    return this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
+  request(method: string, urlPath: string, opts?: Parameters<typeof rawRequest>[3]): Promise<TestResponse> {
+    return rawRequest(this.url, method, urlPath, opts);
+  }
+
+  async stop(): Promise<void> {
+    if (!this.alive) return;
+    this.proc.kill('SIGTERM');
+    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 10_000).unref())]);
+    if (this.alive) this.proc.kill('SIGKILL');
+  }
+}
+
+async function userWithToken(databaseUrl: string): Promise<{ userId: string; token: string }> {
+  const db = createDb(databaseUrl);
+  try {
+    const user = await createUser(db.prisma, `faults-${crypto.randomBytes(4).toString('hex')}@example.test`, 'faults');
+    const { token } = await createKeyForUser(db.prisma, JWT_SECRET, user.id, 'faults');
+    return { userId: user.id, token };
+  } finally {
+    await db.close();
+  }
+}
+
+describe('database unreachable', () => {
+  let mdb: ScratchMariaDb;
+  let server: ServerProcess;
+  let token: string;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-faults-data-'));
+    mdb = await ScratchMariaDb.create();
+    const url = mdb.url(`sa_faults_${crypto.randomBytes(4).toString('hex')}`);
+    await migrate(url);
+    ({ token } = await userWithToken(url));
+    server = await ServerProcess.start(url, dataDir);
+  }, 90_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await mdb?.destroy();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers 503 within the bound while the database is killed or frozen, and recovers by itself each time', async () => {
+    const sessionId = crypto.randomUUID();
+    const put = await server.request('PUT', `/api/v1/projects/faults-proj/sessions/${sessionId}`, {
+      token,
+      body: { name: 'before the outage', markdown: '# kept' },
+    });
+    expect(put.status).toBe(201);
+    expect((await server.request('GET', '/readyz')).status).toBe(200);
+
+    for (const round of ['kill', 'freeze', 'kill again'] as const) {
+      if (round === 'freeze') mdb.freeze();
+      else await mdb.kill();
+
+      const probes: Array<[string, string, unknown?]> = [
+        ['GET', '/api/v1/projects'],
+        ['GET', `/api/v1/projects/faults-proj/sessions/${sessionId}`],
+        ['PUT', `/api/v1/projects/faults-proj/sessions/${crypto.randomUUID()}`, { name: 'during', markdown: 'x' }],
+        ['GET', '/api/v1/keys'],
+      ];
+      for (const [method, p, body] of probes) {
+        const [res, ms] = await timed(() => server.request(method, p, { token, body }));
+        expect({ round, method, p, status: res.status, body: res.body }).toEqual({ round, method, p, status: 503, body: UNAVAILABLE });
+        expect(ms).toBeLessThan(FAIL_FAST_MS);
+      }
+      // Concurrent requests do not queue up behind each other beyond the bound either.
+      const [burst, burstMs] = await timed(() =>
+        Promise.all(Array.from({ length: 12 }, () => server.request('GET', '/api/v1/projects', { token }))),
+      );
+      expect(burst.map((r) => r.status)).toEqual(Array(12).fill(503));
+      expect(burstMs).toBeLessThan(FAIL_FAST_MS);
+
+      const [ready, readyMs] = await timed(() => server.request('GET', '/readyz'));
+      expect(ready.status).toBe(503);
+      expect(ready.body.status).toBe('not ready');
+      expect(readyMs).toBeLessThan(FAIL_FAST_MS);
+      expect((await server.request('GET', '/healthz')).status).toBe(200);
+
+      if (round === 'freeze') mdb.thaw();
+      else await mdb.start();
+
+      // Recovery: the same process, no restart — readiness returns, then requests succeed.
+      const deadline = Date.now() + 30_000;
+      let readyAgain = false;
+      while (Date.now() < deadline) {
+        if ((await server.request('GET', '/readyz')).status === 200) {
+          readyAgain = true;
+          break;
+        }
+        await sleep(200);
+      }
+      expect(readyAgain).toBe(true);
+      const after = await server.request('GET', `/api/v1/projects/faults-proj/sessions/${sessionId}`, {
+        token,
+        headers: { Accept: 'text/markdown' },
+      });
+      expect(after.status).toBe(200);
+      expect(after.text).toBe('# kept');
+      expect(server.alive).toBe(true);
+    }
+    // Nothing internal leaked into the log as a crash.
+    expect(server.output).not.toMatch(/"level":60/);
+  }, 120_000);
+});
+
+describe('SIGTERM during uploads', () => {
+  it('exits 0 after draining; every acknowledged upload is stored whole, none half-written', async () => {
+    const db = await createTestDatabase('sa_faults');
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-faults-data-'));
+    const { token } = await userWithToken(db.url);
+    const server = await ServerProcess.start(db.url, dataDir);
+    try {
+      const N = 12;
+      const uploads = Array.from({ length: N }, (_, i) => {
+        const id = crypto.randomUUID();
+        // ~1.5 MiB of markdown each, different per upload, plus raw data.
+        const markdown = `# upload ${i}\n` + crypto.randomBytes(800 * 1024).toString('hex').slice(0, 1_500_000) + `\nend ${i}`;
+        const rawData = crypto.randomBytes(64 * 1024).toString('base64');
+        return { id, markdown, rawData };
+      });
+      let written = 0;
+      let allWritten!: () => void;
+      const bodiesSent = new Promise<void>((r) => (allWritten = r));
+      const results = uploads.map(
+        (u) =>
+          new Promise<{ status: number }>((resolve) => {
+            const payload = Buffer.from(JSON.stringify({ name: `upload ${u.id}`, markdown: u.markdown, rawData: u.rawData }));
+            const req = http.request(
+              `${server.url}/api/v1/projects/sigterm-proj/sessions/${u.id}`,
+              {
+                method: 'PUT',
+                agent: false,
+                headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': String(payload.length) },
+              },
+              (res) => {
+                res.resume();
+                res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
+                res.on('error', () => resolve({ status: -1 }));
+              },
+            );
+            req.on('error', () => resolve({ status: -1 }));
+            req.end(payload, () => {
+              if (++written === N) allWritten();
+            });
+          }),
+      );
+      await bodiesSent;
+      server.proc.kill('SIGTERM');
+      const statuses = (await Promise.all(results)).map((r) => r.status);
+      const code = await server.exited;
+      expect({ code, output: code === 0 ? '' : server.output }).toEqual({ code: 0, output: '' });
+      // In flight when the signal came: drained, not dropped.
+      expect(statuses.filter((s) => s === 201).length).toBeGreaterThan(0);
+      expect(statuses.every((s) => s === 201 || s === -1)).toBe(true);
+
+      // Read back through a fresh app on the same database.
+      const reader = await startTestApp({ db, env: { JWT_SECRET } });
+      try {
+        for (let i = 0; i < N; i++) {
+          const u = uploads[i];
+          const md = await reader.request('GET', `/api/v1/projects/sigterm-proj/sessions/${u.id}`, { token, headers: { Accept: 'text/markdown' } });
+          if (statuses[i] === 201) expect(md.status).toBe(200);
+          if (md.status === 404) continue; // never acknowledged and never stored: fine
+          expect(md.status).toBe(200);
+          expect(md.raw.equals(Buffer.from(u.markdown, 'utf8'))).toBe(true);
+          const raw = await reader.request('GET', `/api/v1/projects/sigterm-proj/sessions/${u.id}/raw`, { token });
+          expect(raw.status).toBe(200);
+          expect(raw.raw.equals(Buffer.from(u.rawData, 'utf8'))).toBe(true);
+        }
+      } finally {
+        await reader.close();
+      }
+    } finally {
+      await server.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      await db.drop().catch(() => undefined);
+    }
+  }, 120_000);
+});
