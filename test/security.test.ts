@@ -389,6 +389,7 @@ describe('fuzz: malformed requests', () => {
 
   it('GraphQL: an operation type the schema lacks (subscription) is refused as a client error, not INTERNAL_SERVER_ERROR', async () => {
     const r = await probe('POST', '/api/v1/graphql', { query: 'subscription { x }' });
+    expect(r.status).toBe(400);
     expect(r.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
   });
 

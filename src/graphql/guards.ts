@@ -124,6 +124,7 @@ export function checkOperation(
   for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
   const root =
     operation.operation === 'mutation' ? schema.getMutationType() : operation.operation === 'subscription' ? schema.getSubscriptionType() : schema.getQueryType();
-  if (!root) return 0;
+  // graphql-js only notices a missing root type at execution; it is the client's mistake.
+  if (!root) throw rejection(`This service has no ${operation.operation} operations`);
   return measure({ schema, fragments, variables: variables ?? {}, operation }, operation.selectionSet, root, 0, new Set());
 }
