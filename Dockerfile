@@ -1,5 +1,5 @@
 # Session Archive — container image. UNTESTED here: no Docker engine runs on our build machines
-# (see docs/operations.md). node:20-slim, npm ci, build, `node dist/src/main.js`.
+# (see README, "Operations"). node:20-slim, npm ci, build, `node dist/src/main.js`.
 
 # --- build: full dependencies, generated code (Prisma client, GraphQL types), TypeScript → dist
 FROM node:20-slim AS build
