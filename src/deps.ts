@@ -1,13 +1,15 @@
 import type { Config } from './config';
 import { createDb } from './db/client';
 import type { Logger } from './logger';
-import { nullSearch } from './search/port';
-import type { Deps, SearchDeps } from './services/context';
+import { createSearch, type Search } from './search';
+import type { Deps } from './services/context';
+
+export type AppDeps = Deps & { search: Search; start(): Promise<void>; close(): Promise<void> };
 
 /** Builds the process-wide dependencies; `start()` brings up background parts (search). */
-export function createDeps(config: Config, logger: Logger): Deps & { start(): Promise<void>; close(): Promise<void> } {
+export function createDeps(config: Config, logger: Logger): AppDeps {
   const db = createDb(config.databaseUrl);
-  const search: SearchDeps = { ...nullSearch, notify: () => {} };
+  const search = createSearch({ config, pool: db.pool, prisma: db.prisma, logger });
   return {
     config,
     db,

@@ -1,7 +1,25 @@
 import type { Config } from '../config';
 import type { DbHandles } from '../db/client';
+import { createLogger } from '../logger';
+import { createSearch } from '../search';
 
-/** Placeholder until search lands. */
-export async function reindexFromCli(_config: Config, _db: DbHandles, out: (line: string) => void): Promise<void> {
-  out('search is not configured in this build');
+/** `search reindex`: rebuilds the index from the database, printing progress as it goes. */
+export async function reindexFromCli(config: Config, db: DbHandles, out: (line: string) => void): Promise<void> {
+  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
+  // The CLI applies the rebuild itself; a running service's worker may share the work.
+  const search = createSearch({ config: { ...config, workersEnabled: true }, pool: db.pool, prisma: db.prisma, logger });
+  await search.start();
+  try {
+    let last = -1;
+    const { sessions } = await search.reindexAll(({ done, total }) => {
+      const pct = total ? Math.floor((done / total) * 100) : 100;
+      if (pct !== last) {
+        last = pct;
+        out(`reindex: ${done}/${total} sessions (${pct}%)`);
+      }
+    });
+    out(`reindex complete: ${sessions} sessions indexed into ${search.indexUid}`);
+  } finally {
+    await search.stop();
+  }
 }

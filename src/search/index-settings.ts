@@ -1,0 +1,114 @@
+import type { Meilisearch, Settings } from 'meilisearch';
+import { MeiliHttpError, rootCause } from './http-client';
+
+export const indexUidOf = (namespace: string) => `${namespace}_sessions`;
+
+/**
+ * Highest `total` a search reports. Counting is exhaustive up to this bound (page mode with
+ * distinct); beyond it `total` saturates.
+ */
+export const MAX_TOTAL_HITS = 10_000;
+
+/**
+ * Index settings, declared here and applied at start when they differ (so no restart re-indexes
+ * for nothing). Documents are chunks; searches collapse them per session with
+ * `distinct: 'sessionKey'` given at query time (the matching-fragments query needs them uncollapsed).
+ */
+export const INDEX_SETTINGS = {
+  // Order matters for the "attribute" rule: a match in the name beats one in the tags or text.
+  searchableAttributes: ['name', 'tags', 'content'],
+  filterableAttributes: [
+    'userId',
+    'projectId',
+    'sessionKey',
+    'llmModels',
+    'tags',
+    'gitBranches',
+    'clientName',
+    'agentName',
+    'deviceId',
+    'createdAt',
+    'hasGitBranches',
+    'syncedAt',
+  ],
+  sortableAttributes: [],
+  displayedAttributes: ['*'],
+  rankingRules: ['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness'],
+  distinctAttribute: null,
+  typoTolerance: {
+    enabled: true,
+    minWordSizeForTypos: { oneTypo: 5, twoTypos: 9 },
+    disableOnWords: [],
+    disableOnAttributes: [],
+  },
+  pagination: { maxTotalHits: MAX_TOTAL_HITS },
+  // Neither is used; both cost indexing time.
+  facetSearch: false,
+  stopWords: [],
+  synonyms: {},
+  proximityPrecision: 'byWord',
+  // Transcripts are full of inline HTML and JSX; without these, a word glued to a tag
+  // (`<b>word</b>`) is not a word of its own and cannot be found.
+  separatorTokens: ['<', '>', '</', '/>'],
+} satisfies Settings;
+
+const canonical = (v: unknown): unknown => {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, canonical((v as any)[k])]),
+    );
+  }
+  return v;
+};
+
+/** The declared settings that the index does not have yet (deep comparison, array order kept). */
+export function settingsDiff(current: Settings): Partial<Settings> {
+  const diff: Record<string, unknown> = {};
+  for (const [key, want] of Object.entries(INDEX_SETTINGS)) {
+    const have = (current as any)[key];
+    const wantC = canonical(want);
+    const haveC =
+      want && typeof want === 'object' && !Array.isArray(want) && have && typeof have === 'object'
+        ? canonical(Object.fromEntries(Object.keys(want).map((k) => [k, have[k]])))
+        : canonical(have);
+    // filterableAttributes is a set to the engine; compare sorted.
+    const norm = (x: unknown) => (key === 'filterableAttributes' && Array.isArray(x) ? [...x].sort() : x);
+    if (JSON.stringify(norm(wantC)) !== JSON.stringify(norm(haveC))) diff[key] = want;
+  }
+  return diff as Partial<Settings>;
+}
+
+const isIndexNotFound = (err: unknown) => {
+  const e = rootCause(err);
+  return e instanceof MeiliHttpError && e.code === 'index_not_found';
+};
+
+export { isIndexNotFound };
+
+/**
+ * Creates the index when missing and applies the declared settings when they differ.
+ * Returns true when this call created the index (it is empty: the caller rebuilds it).
+ */
+export async function ensureIndex(client: Meilisearch, uid: string): Promise<boolean> {
+  let created = false;
+  let current: Settings;
+  try {
+    current = await client.index(uid).getSettings();
+  } catch (err) {
+    if (!isIndexNotFound(err)) throw err;
+    const task = await client.createIndex(uid, { primaryKey: 'id' }).waitTask();
+    // Another instance may have created it first: then it is not ours to rebuild.
+    if (task.status === 'succeeded') created = true;
+    else if (task.error?.code !== 'index_already_exists') throw new Error(`creating index ${uid}: ${task.error?.message}`);
+    current = await client.index(uid).getSettings();
+  }
+  const diff = settingsDiff(current);
+  if (Object.keys(diff).length > 0) {
+    const task = await client.index(uid).updateSettings(diff).waitTask({ timeout: 10 * 60_000 });
+    if (task.status !== 'succeeded') throw new Error(`updating settings of ${uid}: ${task.error?.message}`);
+  }
+  return created;
+}

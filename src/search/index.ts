@@ -1,0 +1,154 @@
+/**
+ * Search: the Meilisearch adapter behind the SearchPort, the outbox worker that keeps the index in
+ * line with the database, and (MEILI_URL unset) the embedded engine it supervises.
+ */
+import type { Pool } from 'mariadb';
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import type { SessionFilters } from '../services/filters';
+import { searchIndex } from './adapter';
+import { MeiliConnection } from './connection';
+import { EmbeddedMeili } from './embedded';
+import { ensureIndex, indexUidOf } from './index-settings';
+import type { SearchOptions, SearchPage, SearchPort } from './port';
+import { OutboxWorker } from './worker';
+
+export type { SearchHit, SearchPage, SearchPort, SearchOptions } from './port';
+
+export interface ReindexProgress {
+  done: number;
+  total: number;
+}
+
+export interface Search extends SearchPort {
+  /** Wake the outbox worker: a write just recorded index work. */
+  notify(): void;
+  /** Outbox rows not yet applied (for metrics). */
+  backlog(): Promise<number>;
+  /** Rebuilds the index from the database; resolves when done. Needs start() first. */
+  reindexAll(onProgress?: (p: ReindexProgress) => void): Promise<{ sessions: number }>;
+  readonly indexUid: string;
+  /** The embedded engine, when this process uses one (MEILI_URL unset). */
+  readonly embedded: EmbeddedMeili | null;
+}
+
+export interface SearchFactoryDeps {
+  config: Config;
+  pool: Pool;
+  /** Accepted for symmetry with other services; search talks to the pool directly. */
+  prisma?: unknown;
+  logger: Logger;
+  /** Tests: worker poll interval, batch size. */
+  worker?: { pollMs?: number; batchSize?: number };
+}
+
+export function createSearch({ config, pool, logger, worker: workerOpts }: SearchFactoryDeps): Search {
+  const log = logger.child({ component: 'search' });
+  const indexUid = indexUidOf(config.namespace);
+  const embedded = config.meiliUrl ? null : new EmbeddedMeili({ dataDir: config.dataDir, logger: log });
+  const conn = new MeiliConnection(
+    embedded ? { embedded } : { url: config.meiliUrl!, key: config.meiliMasterKey },
+    log,
+  );
+  let indexReady = false;
+  let preparing: Promise<void> | null = null;
+  const worker = new OutboxWorker({ pool, conn, indexUid, logger: log, ready: () => indexReady, ...workerOpts });
+  let started = false;
+  let retryTimer: NodeJS.Timeout | null = null;
+
+  /** Index present with our settings; an index created just now is rebuilt from the database. */
+  const prepareIndex = (): Promise<void> => {
+    if (preparing) return preparing;
+    const p = (async () => {
+      try {
+        const created = await ensureIndex(conn.admin(), indexUid);
+        indexReady = true;
+        if (created) {
+          const n = await worker.queueAll();
+          if (n > 0) log.info({ msg: 'search index created; rebuilding it from the database', sessions: n });
+        }
+      } catch (err) {
+        conn.reportFailure(err);
+        log.warn({ msg: 'search index not ready', err: String((err as Error)?.message ?? err) });
+      }
+    })().finally(() => {
+      if (preparing === p) preparing = null;
+    });
+    preparing = p;
+    return p;
+  };
+
+  // After an outage the engine may come back empty (data reset): check the index before writing.
+  conn.onDown(() => {
+    indexReady = false;
+  });
+  const recreateIndex = () => {
+    indexReady = false;
+    void prepareIndex();
+  };
+
+  conn.onUp(() => {
+    if (!started) return;
+    void (async () => {
+      await prepareIndex();
+      // Work that failed while the engine was away need not wait out its back-off.
+      await pool.query('UPDATE search_outbox SET availableAt = NOW(3) WHERE availableAt > NOW(3)').catch(() => undefined);
+      worker.notify();
+    })();
+  });
+
+  return {
+    indexUid,
+    embedded,
+
+    async start() {
+      if (started) return;
+      started = true;
+      if (embedded) {
+        try {
+          await embedded.start();
+        } catch (err) {
+          // A binary that fails its checksum is a reason not to start; anything else is an outage.
+          if (/sha256|not found/.test(String((err as Error)?.message))) throw err;
+          log.error({ msg: 'embedded meilisearch did not start; search unavailable until it does', err: String(err) });
+        }
+        embedded.onChange(() => void conn.checkHealth());
+      }
+      if (await conn.checkHealth()) await prepareIndex();
+      conn.startMonitor(1000);
+      // An index that could not be prepared (engine away, or reset under us) is retried.
+      retryTimer = setInterval(() => {
+        if (started && !indexReady && conn.isHealthy()) void prepareIndex();
+      }, 2000);
+      retryTimer.unref();
+      if (config.workersEnabled) worker.start();
+    },
+
+    async stop() {
+      if (!started) return;
+      started = false;
+      if (retryTimer) clearInterval(retryTimer);
+      retryTimer = null;
+      await worker.stop();
+      await preparing?.catch(() => undefined);
+      conn.close();
+      await embedded?.stop();
+    },
+
+    search(userId: string, query: string, filters: SessionFilters, limit: number, offset: number, options?: SearchOptions): Promise<SearchPage> {
+      return searchIndex(conn, indexUid, userId, query, filters, limit, offset, options, recreateIndex);
+    },
+
+    isHealthy: () => conn.isHealthy(),
+    notify: () => worker.notify(),
+    backlog: () => worker.backlog(),
+
+    async reindexAll(onProgress) {
+      if (!started) throw new Error('search not started');
+      if (!(await conn.checkHealth())) throw new Error('search engine unavailable');
+      await ensureIndex(conn.admin(), indexUid);
+      indexReady = true;
+      return worker.reindexAll(onProgress);
+    },
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * searchSessions: validation, filters, the engine, then a re-check of every hit against the
+ * database, so that a deleted session (or one of a deleted project), or anything not the caller's,
+ * never leaves the service, even while the index is catching up.
+ */
+import { invalid } from '../errors';
+import { filtersToSql, normalizeFilters, type SessionFiltersInput } from '../services/filters';
+import { matchesNothing } from './filter';
+import type { SearchHit, SearchOptions, SearchPort } from './port';
+
+export interface SearchServiceDeps {
+  search: Pick<SearchPort, 'search'>;
+  db: { pool: { query(sql: string, values?: unknown[]): Promise<any> } };
+}
+
+export interface SearchResultItem {
+  projectId: string;
+  sessionId: string;
+  rank: number;
+  snippet: string;
+  matchingExchanges: SearchHit['matchingExchanges'];
+}
+
+export interface SearchResults {
+  total: number;
+  results: SearchResultItem[];
+}
+
+export const MAX_SEARCH_LIMIT = 200;
+
+export async function searchSessions(
+  deps: SearchServiceDeps,
+  userId: string,
+  query: unknown,
+  filtersInput: SessionFiltersInput | null | undefined,
+  limit: unknown = 10,
+  offset: unknown = 0,
+  options?: SearchOptions,
+): Promise<SearchResults> {
+  if (typeof query !== 'string' || query.trim() === '') throw invalid('Invalid value for query: must not be empty');
+  if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_SEARCH_LIMIT) {
+    throw invalid(`Invalid value for limit: must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
+  }
+  if (!Number.isInteger(offset) || (offset as number) < 0) throw invalid('Invalid value for offset: must be an integer of at least 0');
+  const filters = normalizeFilters(filtersInput);
+  if (matchesNothing(filters)) return { total: 0, results: [] };
+
+  const page = await deps.search.search(userId, query.trim(), filters, limit as number, offset as number, options);
+  if (page.hits.length === 0) return { total: page.total, results: [] };
+
+  // One statement: the hits that still exist, are the caller's and pass the filters exactly as
+  // lists apply them (the engine compares strings case-insensitively; SQL is the reference).
+  const { where, params } = filtersToSql(userId, filters, 's');
+  const ids = [...new Set(page.hits.map((h) => h.sessionId))];
+  const rows: Array<{ projectId: string; id: string }> = await deps.db.pool.query(
+    `SELECT s.projectId, s.id FROM sessions s WHERE ${where} AND s.id IN (${ids.map(() => '?').join(', ')})`,
+    [...params, ...ids],
+  );
+  const live = new Set(rows.map((r) => `${r.projectId}/${r.id}`));
+  const results = page.hits
+    .filter((h) => live.has(`${h.projectId}/${h.sessionId}`))
+    .sort((a, b) => b.rank - a.rank)
+    .map((h) => ({
+      projectId: h.projectId,
+      sessionId: h.sessionId,
+      rank: h.rank,
+      snippet: h.snippet,
+      matchingExchanges: h.matchingExchanges,
+    }));
+  return { total: page.total, results };
+}

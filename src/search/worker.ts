@@ -1,0 +1,500 @@
+/**
+ * The outbox worker: applies the index work that writes recorded in search_outbox (same
+ * transaction as the write), so that the index follows the database without ever failing a write.
+ *
+ * Claiming: `SELECT … FOR UPDATE SKIP LOCKED` in a READ COMMITTED transaction held while the work
+ * is applied; rows are deleted in that transaction on success, or rescheduled with back-off.
+ * Several instances may run workers at once: each row is claimed by one of them.
+ *
+ * Ordering: work is applied from the database's current state (an "upsert" re-reads the session;
+ * a session that is gone is removed), so only one thing matters: two workers must never apply work
+ * for the same session (or its project) at the same time, or an older read could land last. A
+ * claimed row is therefore set aside while an older row of the same session (or of its project's
+ * deletion) exists unclaimed by us: another worker holds it, or it waits for a retry. Writers
+ * serialise on the session row before inserting their outbox row, so ids follow commit order.
+ */
+import type { Pool, PoolConnection } from 'mariadb';
+import type { Logger } from '../logger';
+import type { MeiliConnection } from './connection';
+import { sessionKeyOf, TOMBSTONE, tombstoneOf, toDocuments, type IndexableSession, type SessionDocument } from './documents';
+import { meiliString } from './filter';
+import { isEngineUnreachable } from './http-client';
+import type { OutboxOp } from './outbox';
+
+interface OutboxRow {
+  id: number;
+  op: OutboxOp;
+  userId: string;
+  projectId: string;
+  sessionId: string | null;
+  attempts: number;
+}
+
+interface SessionRef {
+  projectId: string;
+  sessionId: string;
+  /** Push every fragment, unchanged ones included (rebuild). */
+  force?: boolean;
+}
+
+export interface RunResult {
+  claimed: number;
+  applied: number;
+  failed: number;
+  /** Set aside: another worker holds older work for the same session or project. */
+  deferred: number;
+}
+
+export interface WorkerOptions {
+  pool: Pool;
+  conn: MeiliConnection;
+  indexUid: string;
+  logger: Logger;
+  /** Rows claimed per batch. */
+  batchSize?: number;
+  /** Idle poll interval (work written by other instances); notify() wakes the worker at once. */
+  pollMs?: number;
+  /** True when the engine may be written to (index created, settings applied). */
+  ready?: () => boolean;
+}
+
+/** Markdown bytes read and pushed per request. */
+const BYTES_PER_PUSH = 8 * 1024 * 1024;
+/** Emptied fragments are deleted after the worker has been idle this long (off the write path). */
+const TOMBSTONE_DELAY_MS = 2_000;
+/** Sessions per SQL statement. */
+const SESSIONS_PER_QUERY = 200;
+/** Back-off after a failure: 200 ms doubling per attempt, capped at 30 s. */
+const BACKOFF_SQL = 'DATE_ADD(NOW(3), INTERVAL LEAST(30000, 200 * POW(2, LEAST(attempts, 20))) * 1000 MICROSECOND)';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const placeholders = (n: number) => Array(n).fill('?').join(', ');
+const refKey = (r: SessionRef) => sessionKeyOf(r.projectId, r.sessionId);
+
+function chunked<T>(xs: T[], n: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += n) out.push(xs.slice(i, i + n));
+  return out;
+}
+
+function toBuffer(data: unknown): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (data instanceof Uint8Array) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  return Buffer.from(String(data ?? ''), 'utf8');
+}
+
+/** Consecutive groups of rows whose markdown adds up to at most `max` bytes (one row may exceed it alone). */
+function slicesBySize<T extends { markdownSize: number }>(rows: T[], max: number): T[][] {
+  const out: T[][] = [];
+  let cur: T[] = [];
+  let size = 0;
+  for (const r of rows) {
+    if (cur.length && size + Number(r.markdownSize) > max) {
+      out.push(cur);
+      cur = [];
+      size = 0;
+    }
+    cur.push(r);
+    size += Number(r.markdownSize);
+  }
+  if (cur.length) out.push(cur);
+  return out;
+}
+
+/** Rows of `rows` that must wait because an older, unclaimed row touches the same session/project. */
+export function deferredRows(rows: OutboxRow[], older: Array<Pick<OutboxRow, 'id' | 'op' | 'projectId' | 'sessionId'>>): Set<number> {
+  const claimed = new Set(rows.map((r) => r.id));
+  const blockers = older.filter((o) => !claimed.has(o.id));
+  const deferred = new Set<number>();
+  for (const r of rows) {
+    const blocked = blockers.some(
+      (b) =>
+        b.id < r.id &&
+        b.projectId === r.projectId &&
+        (r.op === 'delete_project' || b.op === 'delete_project' || b.sessionId === r.sessionId),
+    );
+    if (blocked) deferred.add(r.id);
+  }
+  return deferred;
+}
+
+export class OutboxWorker {
+  private readonly pool: Pool;
+  private readonly conn: MeiliConnection;
+  private readonly indexUid: string;
+  private readonly log: Logger;
+  private readonly batchSize: number;
+  private readonly pollMs: number;
+  private readonly ready: () => boolean;
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private pending = false;
+  private wake: (() => void) | null = null;
+  /** Ids of emptied fragments to delete when the worker has nothing better to do. */
+  private readonly tombstones = new Set<string>();
+  private lastWork = 0;
+
+  constructor(opts: WorkerOptions) {
+    this.pool = opts.pool;
+    this.conn = opts.conn;
+    this.indexUid = opts.indexUid;
+    this.log = opts.logger;
+    this.batchSize = opts.batchSize ?? 100;
+    this.pollMs = opts.pollMs ?? 100;
+    this.ready = opts.ready ?? (() => true);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+    this.loop = null;
+    if (this.tombstones.size > 0 && this.conn.isHealthy()) await this.deleteTombstones();
+  }
+
+  /** New work was written: look now rather than at the next poll. */
+  notify(): void {
+    this.pending = true;
+    this.wake?.();
+  }
+
+  /** Rows waiting to be applied (including ones waiting for a retry). */
+  async backlog(): Promise<number> {
+    const [row] = await this.pool.query('SELECT COUNT(*) AS n FROM search_outbox');
+    return Number(row.n);
+  }
+
+  private idle(ms: number): Promise<void> {
+    if (this.pending || !this.running) {
+      this.pending = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        this.wake = null;
+        this.pending = false;
+        resolve();
+      };
+      const timer = setTimeout(finish, ms);
+      this.wake = finish;
+    });
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (this.running) {
+      if (!this.conn.isHealthy() || !this.ready()) {
+        await this.idle(500);
+        continue;
+      }
+      try {
+        this.pending = false;
+        const r = await this.runOnce();
+        failures = 0;
+        if (r.claimed > 0) this.lastWork = Date.now();
+        // A full batch applied: there may be more right away.
+        if (r.applied > 0 && r.failed === 0 && r.claimed >= this.batchSize) continue;
+        if (r.claimed === 0 && this.tombstones.size > 0 && Date.now() - this.lastWork > TOMBSTONE_DELAY_MS) {
+          await this.deleteTombstones();
+        }
+      } catch (err) {
+        failures++;
+        this.log.error({ msg: 'search outbox worker error', err: String((err as Error)?.message ?? err) });
+        await this.idle(Math.min(5000, 100 * 2 ** failures));
+        continue;
+      }
+      await this.idle(this.pollMs);
+    }
+  }
+
+  /** Claims one batch and applies it. Exposed for reindexing and tests. */
+  async runOnce(limit = this.batchSize): Promise<RunResult> {
+    const result: RunResult = { claimed: 0, applied: 0, failed: 0, deferred: 0 };
+    // Cheap look first (index on availableAt): idle polling costs one indexed read.
+    const probe = await this.pool.query('SELECT id FROM search_outbox WHERE availableAt <= NOW(3) LIMIT 1');
+    if (probe.length === 0) return result;
+
+    const c = await this.pool.getConnection();
+    try {
+      // READ COMMITTED: no gap locks (writers keep inserting), every statement sees the latest commits.
+      await c.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+      await c.beginTransaction();
+      try {
+        // Walk the primary key in order: the availableAt index would make the engine read (and
+        // lock) every due row before sorting, instead of stopping at the limit.
+        const rows: Array<OutboxRow & { now: Date }> = await c.query(
+          `SELECT id, op, userId, projectId, sessionId, attempts, NOW(3) AS now FROM search_outbox FORCE INDEX (PRIMARY)
+            WHERE availableAt <= NOW(3) ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
+          [limit],
+        );
+        result.claimed = rows.length;
+        if (rows.length === 0) {
+          await c.commit();
+          return result;
+        }
+        const maxId = Math.max(...rows.map((r) => r.id));
+        const older = await c.query(
+          `SELECT id, op, projectId, sessionId FROM search_outbox WHERE id < ? AND projectId IN (${placeholders(
+            new Set(rows.map((r) => r.projectId)).size,
+          )})`,
+          [maxId, ...new Set(rows.map((r) => r.projectId))],
+        );
+        const deferred = deferredRows(rows, older);
+        result.deferred = deferred.size;
+        const runnable = rows.filter((r) => !deferred.has(r.id));
+        if (runnable.length > 0) {
+          const syncedAt = rows[0].now.getTime();
+          const outcome = await this.applyRows(c, runnable, syncedAt);
+          result.applied = outcome.done.length;
+          result.failed = outcome.failed.length;
+          if (outcome.done.length) {
+            await c.query(`DELETE FROM search_outbox WHERE id IN (${placeholders(outcome.done.length)})`, outcome.done);
+          }
+          if (outcome.failed.length) {
+            await c.query(
+              `UPDATE search_outbox SET attempts = attempts + 1, lastError = ?, availableAt = ${BACKOFF_SQL}
+                WHERE id IN (${placeholders(outcome.failed.length)})`,
+              [outcome.error.slice(0, 2000), ...outcome.failed],
+            );
+          }
+        }
+        await c.commit();
+        return result;
+      } catch (err) {
+        await c.rollback().catch(() => undefined);
+        throw err;
+      }
+    } finally {
+      await c.release();
+    }
+  }
+
+  /**
+   * Applies the rows (all at once; after a failure that is not the engine being away, one unit at a
+   * time so that one bad session does not hold back the others). Returns row ids done and failed.
+   */
+  private async applyRows(c: PoolConnection, rows: OutboxRow[], syncedAt: number) {
+    const units = new Map<string, { ids: number[]; project?: string; session?: SessionRef }>();
+    for (const r of rows) {
+      const key = r.op === 'delete_project' || !r.sessionId ? `p:${r.projectId}` : `s:${refKey({ projectId: r.projectId, sessionId: r.sessionId })}`;
+      const unit = units.get(key) ?? { ids: [] };
+      unit.ids.push(r.id);
+      if (key.startsWith('p:')) unit.project = r.projectId;
+      else unit.session = { projectId: r.projectId, sessionId: r.sessionId!, force: unit.session?.force || r.op === 'reindex' };
+      units.set(key, unit);
+    }
+    const all = [...units.values()];
+    const apply = (us: typeof all) =>
+      this.apply(
+        c,
+        us.flatMap((u) => (u.project ? [u.project] : [])),
+        us.flatMap((u) => (u.session ? [u.session] : [])),
+        syncedAt,
+      );
+    try {
+      await apply(all);
+      this.conn.reportSuccess();
+      return { done: rows.map((r) => r.id), failed: [] as number[], error: '' };
+    } catch (err) {
+      this.conn.reportFailure(err);
+      const error = String((err as Error)?.message ?? err);
+      if (isEngineUnreachable(err) || all.length === 1) {
+        this.log.warn({ msg: 'search index work failed; will retry', rows: rows.length, err: error });
+        return { done: [] as number[], failed: rows.map((r) => r.id), error };
+      }
+      const done: number[] = [];
+      const failed: number[] = [];
+      let lastError = error;
+      for (const u of all) {
+        try {
+          await apply([u]);
+          done.push(...u.ids);
+        } catch (e) {
+          this.conn.reportFailure(e);
+          lastError = String((e as Error)?.message ?? e);
+          failed.push(...u.ids);
+          if (isEngineUnreachable(e)) {
+            failed.push(...all.slice(all.indexOf(u) + 1).flatMap((x) => x.ids));
+            break;
+          }
+        }
+      }
+      if (failed.length) this.log.warn({ msg: 'search index work failed; will retry', rows: failed.length, err: lastError });
+      return { done, failed, error: lastError };
+    }
+  }
+
+  /**
+   * Brings the index in line with the database for these projects (deleted) and sessions
+   * (re-read: pushed when present, removed when gone), and waits until the engine applied it.
+   * Only fragments that changed are sent, and fragments a session no longer has are deleted by id
+   * after the new ones are added (never a moment without the session).
+   */
+  async apply(c: PoolConnection | Pool, deletedProjects: string[], sessions: SessionRef[], syncedAt: number): Promise<void> {
+    const index = this.conn.admin().index<SessionDocument>(this.indexUid);
+    const tasks: number[] = [];
+    let bytes = 0;
+    for (const projectId of deletedProjects) {
+      tasks.push((await index.deleteDocuments({ filter: `projectId = ${meiliString(projectId)}` })).taskUid);
+    }
+    for (const group of chunked(sessions, SESSIONS_PER_QUERY)) {
+      const force = new Set(group.filter((s) => s.force).map(refKey));
+      const rows: Array<IndexableSession & { markdownSize: number }> = await c.query(
+        `SELECT projectId, id, userId, name, createdAt, clientName, agentName, deviceId, metadataJson, hasGitBranches, markdownSize
+           FROM sessions WHERE ${group.map(() => '(projectId = ? AND id = ?)').join(' OR ')}`,
+        group.flatMap((s) => [s.projectId, s.sessionId]),
+      );
+      const present = new Set(rows.map((r) => sessionKeyOf(r.projectId, r.id)));
+      const gone = group.filter((s) => !present.has(refKey(s)));
+      if (gone.length) {
+        tasks.push((await index.deleteDocuments({ filter: `sessionKey IN [${gone.map((s) => meiliString(refKey(s))).join(', ')}]` })).taskUid);
+      }
+      if (rows.length === 0) continue;
+      const indexed = await this.indexedFragments([...present]);
+      let batch: SessionDocument[] = [];
+      let batchBytes = 0;
+      const flush = async () => {
+        if (batch.length) tasks.push((await index.addDocuments(batch)).taskUid);
+        batch = [];
+        batchBytes = 0;
+      };
+      // Read content in slices of bounded size (a session may be tens of MB).
+      for (const slice of slicesBySize(rows, BYTES_PER_PUSH)) {
+        const content = await this.readMarkdown(c, slice);
+        for (const row of slice) {
+          const key = sessionKeyOf(row.projectId, row.id);
+          const have = indexed.get(key) ?? new Map<string, string>();
+          const docs = toDocuments(row, content.get(key) ?? '', syncedAt);
+          for (const doc of docs) {
+            if (!force.has(key) && have.get(doc.id) === doc.hash) continue;
+            batch.push(doc);
+            batchBytes += doc.content.length + 512;
+            if (batchBytes >= BYTES_PER_PUSH) await flush();
+          }
+          const ids = new Set(docs.map((d) => d.id));
+          for (const [id, hash] of have) {
+            if (ids.has(id)) continue;
+            this.tombstones.add(id);
+            if (hash === TOMBSTONE && !force.has(key)) continue;
+            batch.push(tombstoneOf(id, row, syncedAt));
+          }
+        }
+        bytes += slice.reduce((n, r) => n + Number(r.markdownSize), 0);
+      }
+      await flush();
+    }
+    await this.waitTasks(tasks, 30_000 + Math.ceil(bytes / (1024 * 1024)) * 5_000);
+  }
+
+  /**
+   * Deletes emptied fragments, without waiting for the engine (a tombstone left behind is
+   * harmless: it matches nothing, and the next push of its session tombstones it again).
+   */
+  private async deleteTombstones(): Promise<void> {
+    const ids = [...this.tombstones];
+    this.tombstones.clear();
+    try {
+      await this.conn.admin().index(this.indexUid).deleteDocuments(ids);
+    } catch (err) {
+      this.conn.reportFailure(err);
+    }
+  }
+
+  /** id → hash of the fragments the index holds for these sessions. */
+  private async indexedFragments(keys: string[]): Promise<Map<string, Map<string, string>>> {
+    const out = new Map<string, Map<string, string>>();
+    const index = this.conn.admin().index<SessionDocument>(this.indexUid);
+    const filter = `sessionKey IN [${keys.map(meiliString).join(', ')}]`;
+    const limit = 10_000;
+    for (let offset = 0; ; offset += limit) {
+      const page = await index.getDocuments({ filter, fields: ['id', 'sessionKey', 'hash'], limit, offset });
+      for (const d of page.results) {
+        const m = out.get(d.sessionKey) ?? new Map<string, string>();
+        m.set(d.id, d.hash);
+        out.set(d.sessionKey, m);
+      }
+      if (page.results.length < limit) return out;
+    }
+  }
+
+  /** Waits for the engine to finish these tasks (in order) and fails if one of them failed. */
+  async waitTasks(uids: number[], timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const tasks = this.conn.admin().tasks;
+    for (const uid of uids) {
+      const task = await tasks.waitForTask(uid, { timeout: Math.max(1000, deadline - Date.now()), interval: 10 });
+      if (task.status !== 'succeeded') {
+        throw new Error(`search index task ${uid} (${task.type}) ${task.status}: ${task.error?.code ?? ''} ${task.error?.message ?? ''}`);
+      }
+    }
+  }
+
+  private async readMarkdown(c: PoolConnection | Pool, rows: Array<{ projectId: string; id: string }>): Promise<Map<string, string>> {
+    const parts: Array<{ projectId: string; sessionId: string; data: unknown }> = await c.query(
+      `SELECT projectId, sessionId, data FROM session_chunks
+        WHERE part = 'markdown' AND (${rows.map(() => '(projectId = ? AND sessionId = ?)').join(' OR ')})
+        ORDER BY projectId, sessionId, seq`,
+      rows.flatMap((r) => [r.projectId, r.id]),
+    );
+    const buffers = new Map<string, Buffer[]>();
+    for (const p of parts) {
+      const key = sessionKeyOf(p.projectId, p.sessionId);
+      const list = buffers.get(key) ?? [];
+      list.push(toBuffer(p.data));
+      buffers.set(key, list);
+    }
+    return new Map([...buffers].map(([k, bufs]) => [k, Buffer.concat(bufs).toString('utf8')]));
+  }
+
+  /**
+   * Rebuilds the index from the database: every session is queued for a fresh push (through the
+   * outbox, so the ordering rules above hold against live writes), the queue is drained here, and
+   * what the rebuild did not refresh (documents of sessions that no longer exist) is removed.
+   */
+  async reindexAll(onProgress?: (p: { done: number; total: number }) => void): Promise<{ sessions: number }> {
+    const [{ now: t0 }] = await this.pool.query('SELECT NOW(3) AS now');
+    const inserted = await this.pool.query(
+      "INSERT INTO search_outbox (op, userId, projectId, sessionId) SELECT 'reindex', userId, projectId, id FROM sessions",
+    );
+    const [{ maxId }] = await this.pool.query('SELECT MAX(id) AS maxId FROM search_outbox');
+    const remaining = async () =>
+      Number((await this.pool.query('SELECT COUNT(*) AS n FROM search_outbox WHERE id <= ?', [maxId ?? 0]))[0].n);
+    const total = await remaining();
+    onProgress?.({ done: 0, total });
+    let downSince: number | null = null;
+    for (let left = total; left > 0; ) {
+      let r: RunResult = { claimed: 0, applied: 0, failed: 0, deferred: 0 };
+      if (this.conn.isHealthy() || (await this.conn.checkHealth())) {
+        downSince = null;
+        r = await this.runOnce(500);
+      } else {
+        downSince ??= Date.now();
+        if (Date.now() - downSince > 60_000) throw new Error('search engine unavailable for 60 s; reindex stopped (queued work stays in the outbox)');
+      }
+      left = await remaining();
+      onProgress?.({ done: total - left, total });
+      if (left > 0 && r.applied === 0) await sleep(200);
+    }
+    await this.waitTasks(
+      [(await this.conn.admin().index(this.indexUid).deleteDocuments({ filter: `syncedAt < ${t0.getTime()}` })).taskUid],
+      10 * 60_000,
+    );
+    return { sessions: Number(inserted.affectedRows ?? 0) };
+  }
+
+  /** Queues every session for a push without waiting (an index found empty at start). */
+  async queueAll(): Promise<number> {
+    const res = await this.pool.query(
+      "INSERT INTO search_outbox (op, userId, projectId, sessionId) SELECT 'upsert', userId, projectId, id FROM sessions",
+    );
+    this.notify();
+    return Number(res.affectedRows ?? 0);
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * Search when the engine goes away: writes keep working (they only write the outbox), searches
+ * fail with SERVICE_UNAVAILABLE, and the pending work is applied once the engine is back. Also the
+ * embedded engine's supervision: restart after a crash, one engine per DATA_DIR.
+ * These tests run engines of their own (not the run's shared one), since they kill them.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { AppError } from '../src/errors';
+import { EmbeddedMeili } from '../src/search/embedded';
+import { eventually, newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const ids = (r: { results: Array<{ sessionId: string }> }) => r.results.map((x) => x.sessionId);
+const tmpDataDir = (tag: string) => fs.mkdtempSync(path.join(os.tmpdir(), `sa-meili-${tag}-`));
+
+describe('engine outage', () => {
+  let dataDir: string;
+  let engine: EmbeddedMeili;
+  let h: SearchHarness;
+
+  beforeAll(async () => {
+    dataDir = tmpDataDir('outage');
+    // Not supervised: the test decides when it comes back.
+    engine = new EmbeddedMeili({ dataDir, autoRestart: false });
+    await engine.start();
+    h = await startSearchHarness({ env: { MEILI_URL: engine.url!, MEILI_MASTER_KEY: engine.masterKey } });
+  }, 120_000);
+
+  afterAll(async () => {
+    await h?.close();
+    await engine?.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('writes succeed while it is down, search is unavailable, pending work is applied when it is back', async () => {
+    const alice = await h.user();
+    const kept = newSessionId();
+    const doomed = newSessionId();
+    await h.put(alice, 'outage', kept, { markdown: '# kept\n\nsteadyword' });
+    await h.put(alice, 'outage', doomed, { markdown: '# doomed\n\nbeforeword' });
+    await h.settle();
+    expect(ids(await h.find(alice, 'beforeword'))).toEqual([doomed]);
+
+    const url = engine.url;
+    const pid = engine.pid!;
+    engine.kill('SIGKILL');
+    await eventually('the engine process to exit', async () => !isAlive(pid));
+
+    // Writes only touch the database.
+    const added = newSessionId();
+    await h.put(alice, 'outage', added, { markdown: '# added\n\noutageword' });
+    await h.put(alice, 'outage', kept, { markdown: '# kept\n\nsteadyword updatedword' });
+    await h.remove(alice, 'outage', doomed);
+
+    const failed = h.find(alice, 'steadyword');
+    await expect(failed).rejects.toBeInstanceOf(AppError);
+    await expect(failed).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'Service temporarily unavailable' });
+    expect(h.search.isHealthy()).toBe(false);
+    expect(await h.search.backlog()).toBeGreaterThanOrEqual(3);
+
+    // Back, on the same address and data.
+    await engine.ensure();
+    expect(engine.url).toBe(url);
+    expect(engine.pid).not.toBe(pid);
+    await h.eventually('work recorded during the outage to be applied', async () => {
+      try {
+        return ids(await h.find(alice, 'outageword')).includes(added);
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'SERVICE_UNAVAILABLE') return false;
+        throw err;
+      }
+    }, 30_000);
+    await h.settle();
+    expect(ids(await h.find(alice, 'updatedword'))).toEqual([kept]);
+    expect(await h.find(alice, 'beforeword')).toEqual({ total: 0, results: [] });
+    expect(h.search.isHealthy()).toBe(true);
+  }, 120_000);
+});
+
+describe('embedded engine', () => {
+  test('the service runs its own engine and restarts it when it dies', async () => {
+    const dataDir = tmpDataDir('supervised');
+    const h = await startSearchHarness({ env: { MEILI_URL: '', MEILI_MASTER_KEY: '', DATA_DIR: dataDir } });
+    try {
+      const embedded = h.search.embedded!;
+      expect(embedded).not.toBeNull();
+      expect(embedded.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(fs.statSync(path.join(dataDir, 'meilisearch', 'master-key')).mode & 0o077).toBe(0);
+
+      const alice = await h.user();
+      await h.put(alice, 'sup', newSessionId(), { markdown: 'firstlifeword' });
+      await h.settle();
+      expect((await h.find(alice, 'firstlifeword')).results).toHaveLength(1);
+
+      const pid = embedded.pid!;
+      embedded.kill('SIGKILL');
+      await eventually('a new engine process', async () => embedded.pid !== pid && embedded.pid !== null && isAlive(embedded.pid), 30_000);
+
+      const second = newSessionId();
+      await h.put(alice, 'sup', second, { markdown: 'secondlifeword' });
+      await eventually('search to work again with new content', async () => {
+        try {
+          return ids(await h.find(alice, 'secondlifeword')).includes(second);
+        } catch {
+          return false;
+        }
+      }, 30_000);
+      // The data survived the crash.
+      expect((await h.find(alice, 'firstlifeword')).results).toHaveLength(1);
+
+      const last = embedded.pid!;
+      await h.close();
+      expect(isAlive(last)).toBe(false);
+    } finally {
+      await h.close().catch(() => undefined);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 180_000);
+
+  test('processes with the same DATA_DIR share one engine; the last one to stop stops it', async () => {
+    const dataDir = tmpDataDir('shared');
+    const a = new EmbeddedMeili({ dataDir });
+    const b = new EmbeddedMeili({ dataDir });
+    try {
+      await Promise.all([a.start(), b.start()]);
+      expect(a.pid).not.toBeNull();
+      expect(b.pid).toBe(a.pid);
+      expect(b.url).toBe(a.url);
+      const pid = a.pid!;
+
+      await a.stop();
+      expect(isAlive(pid)).toBe(true);
+      await b.stop();
+      await eventually('the engine to stop', async () => !isAlive(pid), 10_000);
+    } finally {
+      await a.stop().catch(() => undefined);
+      await b.stop().catch(() => undefined);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

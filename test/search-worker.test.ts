@@ -1,0 +1,203 @@
+/**
+ * The outbox worker with several service instances on one database and one index, and the
+ * rebuild from the database.
+ */
+import crypto from 'node:crypto';
+import { Meilisearch } from 'meilisearch';
+import { MeiliConnection } from '../src/search/connection';
+import { documentIdOf } from '../src/search/documents';
+import { OutboxWorker } from '../src/search/worker';
+import { createNodeHttpClient } from '../src/search/http-client';
+import type { Ctx } from '../src/services/context';
+import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
+
+/** A random lower-case word, far (in edits) from any other: typo tolerance cannot confuse two. */
+const word = () =>
+  Array.from(crypto.randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
+const ids = (r: { results: Array<{ sessionId: string }> }) => r.results.map((x) => x.sessionId);
+
+let first: SearchHarness;
+let second: SearchHarness;
+let alice: Ctx;
+
+beforeAll(async () => {
+  first = await startSearchHarness();
+  // A second service instance on the same database: same index, its own worker.
+  second = await startSearchHarness({ db: first.db });
+  alice = await first.user();
+}, 60_000);
+
+afterAll(async () => {
+  await second?.close();
+  await first?.close();
+});
+
+test('two instances applying the outbox at once leave the index equal to the database', async () => {
+  const sessions = Array.from({ length: 6 }, () => newSessionId());
+  const versions = sessions.map(() => Array.from({ length: 6 }, () => word()));
+  const aliceOnSecond: Ctx = { ...alice, deps: second.deps };
+
+  // Each session is rewritten several times, alternating instances; sessions in parallel.
+  await Promise.all(
+    sessions.map(async (id, i) => {
+      for (const [v, w] of versions[i].entries()) {
+        const via = v % 2 === 0 ? first : second;
+        await via.put(v % 2 === 0 ? alice : aliceOnSecond, 'conc', id, { markdown: `# v${v}\n\n${w}` });
+      }
+    }),
+  );
+  await first.settle();
+  await second.settle();
+
+  for (const [i, id] of sessions.entries()) {
+    const latest = versions[i][versions[i].length - 1];
+    const r = await first.find(alice, latest);
+    expect(ids(r)).toEqual([id]);
+    expect(r.total).toBe(1);
+    for (const old of versions[i].slice(0, -1)) {
+      expect(await first.find(alice, old)).toEqual({ total: 0, results: [] });
+    }
+  }
+}, 120_000);
+
+test('reindexAll rebuilds the index from the database, with progress', async () => {
+  const kept = newSessionId();
+  const keptWord = word();
+  await first.put(alice, 'rebuild', kept, { markdown: `# kept\n\n${keptWord}` });
+  await first.settle();
+
+  // Damage the index behind the service's back: a session's documents lost, a stray document added.
+  const httpClient = createNodeHttpClient();
+  const client = new Meilisearch({ host: first.config.meiliUrl!, apiKey: first.config.meiliMasterKey ?? undefined, httpClient });
+  const index = client.index(first.search.indexUid);
+  const strayWord = word();
+  try {
+    await index.deleteDocuments({ filter: `sessionKey = "rebuild/${kept}"` }).waitTask();
+    const strayId = newSessionId();
+    await index
+      .addDocuments([
+        {
+          id: documentIdOf('rebuild', strayId, 1),
+          sessionKey: `rebuild/${strayId}`,
+          userId: alice.user.id,
+          projectId: 'rebuild',
+          sessionId: strayId,
+          chunk: 1,
+          name: 'stray',
+          tags: [],
+          llmModels: [],
+          gitBranches: [],
+          clientName: null,
+          agentName: null,
+          deviceId: null,
+          createdAt: Date.now(),
+          hasGitBranches: false,
+          content: strayWord,
+          hash: 'x',
+          syncedAt: 0,
+        },
+      ])
+      .waitTask();
+  } finally {
+    httpClient.destroy();
+  }
+  expect((await first.find(alice, keptWord)).results).toEqual([]);
+  // The stray document is counted by the engine but never returned (the database re-check).
+  expect(await first.find(alice, strayWord)).toEqual({ total: 1, results: [] });
+
+  const progress: Array<{ done: number; total: number }> = [];
+  const result = await first.search.reindexAll((p) => progress.push(p));
+  const sessionCount = Number(
+    (await first.handles.pool.query('SELECT COUNT(*) AS n FROM sessions'))[0].n,
+  );
+  expect(result.sessions).toBe(sessionCount);
+  expect(progress.length).toBeGreaterThan(0);
+  const last = progress[progress.length - 1];
+  expect(last.done).toBe(last.total);
+  expect(last.total).toBeGreaterThanOrEqual(sessionCount);
+
+  expect(ids(await first.find(alice, keptWord))).toEqual([kept]);
+  expect(await first.find(alice, strayWord)).toEqual({ total: 0, results: [] });
+}, 120_000);
+
+test('backlog counts work not yet applied; a rebuild applies it without a running worker', async () => {
+  const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });
+  try {
+    const bob = await idle.user();
+    const id = newSessionId();
+    const w = word();
+    expect(await idle.search.backlog()).toBe(0);
+    await idle.put(bob, 'backlog', id, { markdown: w });
+    await idle.put(bob, 'backlog', newSessionId(), { markdown: word() });
+    expect(await idle.search.backlog()).toBe(2);
+    expect((await idle.find(bob, w)).results).toEqual([]);
+
+    await idle.search.reindexAll();
+    expect(await idle.search.backlog()).toBe(0);
+    expect(ids(await idle.find(bob, w))).toEqual([id]);
+  } finally {
+    await idle.close();
+  }
+}, 60_000);
+
+test('an index lost by the engine (data reset) is recreated and rebuilt from the database', async () => {
+  const id = newSessionId();
+  const w = word();
+  await first.put(alice, 'reset', id, { markdown: `# reset\n\n${w}` });
+  await first.settle();
+  expect(ids(await first.find(alice, w))).toEqual([id]);
+
+  const httpClient = createNodeHttpClient();
+  try {
+    const client = new Meilisearch({ host: first.config.meiliUrl!, apiKey: first.config.meiliMasterKey ?? undefined, httpClient });
+    await client.deleteIndex(first.search.indexUid).waitTask();
+  } finally {
+    httpClient.destroy();
+  }
+  await expect(first.find(alice, w)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+  await first.eventually(
+    'the index to be rebuilt',
+    async () => {
+      try {
+        return ids(await first.find(alice, w)).includes(id);
+      } catch {
+        return false;
+      }
+    },
+    30_000,
+  );
+}, 60_000);
+
+test('work for a session that another worker holds waits for it (one session is never pushed twice at once)', async () => {
+  const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });
+  const conn = new MeiliConnection({ url: idle.config.meiliUrl!, key: idle.config.meiliMasterKey }, idle.logger);
+  const other = await idle.handles.pool.getConnection();
+  try {
+    const bob = await idle.user();
+    const id = newSessionId();
+    const [v1, v2] = [word(), word()];
+    await idle.put(bob, 'held', id, { markdown: `# v1\n\n${v1}` });
+    const [{ id: heldRow }] = await idle.handles.pool.query('SELECT id FROM search_outbox WHERE sessionId = ?', [id]);
+
+    // Another worker has claimed the first row and is still applying it.
+    await other.beginTransaction();
+    await other.query('SELECT id FROM search_outbox WHERE id = ? FOR UPDATE', [heldRow]);
+    await idle.put(bob, 'held', id, { markdown: `# v2\n\n${v2}` });
+
+    await conn.checkHealth();
+    const worker = new OutboxWorker({ pool: idle.handles.pool, conn, indexUid: idle.search.indexUid, logger: idle.logger });
+    expect(await worker.runOnce()).toEqual({ claimed: 1, applied: 0, failed: 0, deferred: 1 });
+    expect(await idle.search.backlog()).toBe(2);
+    expect((await idle.find(bob, v2)).results).toEqual([]);
+
+    await other.rollback();
+    expect(await worker.runOnce()).toEqual({ claimed: 2, applied: 2, failed: 0, deferred: 0 });
+    expect(await idle.search.backlog()).toBe(0);
+    expect(ids(await idle.find(bob, v2))).toEqual([id]);
+    expect((await idle.find(bob, v1)).results).toEqual([]);
+  } finally {
+    await other.release();
+    conn.close();
+    await idle.close();
+  }
+}, 60_000);

@@ -1,0 +1,364 @@
+/**
+ * Search end to end: real MariaDB, real Meilisearch, sessions written through the session service
+ * (outbox rows included), the outbox worker applying them, searchSessions reading them back.
+ */
+import { AppError } from '../src/errors';
+import { enqueueIndexWork } from '../src/search/outbox';
+import type { Ctx } from '../src/services/context';
+import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
+
+let h: SearchHarness;
+let alice: Ctx;
+let bob: Ctx;
+
+beforeAll(async () => {
+  h = await startSearchHarness();
+  alice = await h.user();
+  bob = await h.user();
+});
+afterAll(() => h?.close());
+
+const ids = (r: { results: Array<{ sessionId: string }> }) => r.results.map((x) => x.sessionId);
+const unescape = (s: string) =>
+  s.replace(/<\/?mark>/g, '').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+
+async function expectAppError(p: Promise<unknown>, code: string) {
+  await expect(p).rejects.toBeInstanceOf(AppError);
+  await expect(p).rejects.toMatchObject({ code });
+}
+
+describe('query semantics', () => {
+  const s = { named: newSessionId(), adjacent: newSessionId(), apart: newSessionId(), other: newSessionId() };
+
+  beforeAll(async () => {
+    const filler = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(6);
+    await h.put(alice, 'rel', s.named, {
+      name: 'Postgres connection pooling',
+      markdown: '# Postgres connection pooling\n\nThe pool exhausted under load; we raised max connections.\n',
+    });
+    await h.put(alice, 'rel', s.adjacent, {
+      name: 'Notes',
+      markdown: `## User\n\nHow do I tune postgres connection limits?\n\n## Assistant\n\n${filler}\n`,
+    });
+    await h.put(alice, 'rel', s.apart, {
+      name: 'Misc',
+      markdown: `## User\n\nWe use postgres here. ${filler} Later the connection dropped.\n`,
+    });
+    await h.put(alice, 'rel', s.other, { name: 'Unrelated', markdown: '# Redis\n\nCaching layer notes.\n' });
+    await h.settle();
+  });
+
+  test('results are ordered by relevance: name match, then adjacent words, then words far apart', async () => {
+    const r = await h.find(alice, 'postgres connection');
+    expect(ids(r)).toEqual([s.named, s.adjacent, s.apart]);
+    expect(r.total).toBe(3);
+    const ranks = r.results.map((x) => x.rank);
+    for (const rank of ranks) {
+      expect(rank).toBeGreaterThan(0);
+      expect(rank).toBeLessThanOrEqual(1);
+    }
+    expect([...ranks].sort((a, b) => b - a)).toEqual(ranks);
+  });
+
+  test('every query word must match', async () => {
+    const r = await h.find(alice, 'postgres caching');
+    expect(r.results).toEqual([]);
+    expect(r.total).toBe(0);
+  });
+
+  test('typo tolerance: one typo in a word of 5+ letters still matches', async () => {
+    const r = await h.find(alice, 'postgros');
+    expect(new Set(ids(r))).toEqual(new Set([s.named, s.adjacent, s.apart]));
+  });
+
+  test('prefix matching on the last word', async () => {
+    expect(ids(await h.find(alice, 'exhaus'))).toEqual([s.named]);
+    expect(ids(await h.find(alice, 'postgres conn')).slice(0, 1)).toEqual([s.named]);
+  });
+
+  test('quoted phrases match words in that order only', async () => {
+    expect(ids(await h.find(alice, '"pool exhausted"'))).toEqual([s.named]);
+    expect(ids(await h.find(alice, '"exhausted pool"'))).toEqual([]);
+  });
+
+  test('case-insensitive words', async () => {
+    expect(ids(await h.find(alice, 'REDIS CACHING'))).toEqual([s.other]);
+  });
+
+  test('a blank query, or limit/offset out of range, is a validation error', async () => {
+    await expectAppError(h.find(alice, '   '), 'VALIDATION_ERROR');
+    await expectAppError(h.find(alice, ''), 'VALIDATION_ERROR');
+    await expectAppError(h.find(alice, 'postgres', {}, 0), 'VALIDATION_ERROR');
+    await expectAppError(h.find(alice, 'postgres', {}, 201), 'VALIDATION_ERROR');
+    await expectAppError(h.find(alice, 'postgres', {}, 10, -1), 'VALIDATION_ERROR');
+    await expectAppError(h.find(alice, 'postgres', { timeFilter: 'lastweek' }), 'VALIDATION_ERROR');
+  });
+});
+
+describe('whole sessions are searchable', () => {
+  test('a term found only at the end of a 5 MB session', async () => {
+    const id = newSessionId();
+    const exchange = (i: number) =>
+      `## User\n\nStep ${i}: please refactor the module and explain the change.\n\n## Assistant\n\n` +
+      `Here is the refactor for step ${i}.\n\n\`\`\`ts\nexport function step${i}(input: number): number {\n  return input * ${i};\n}\n\`\`\`\n\n` +
+      'The function multiplies its input; tests cover the edge cases and the behaviour stays the same.\n\n';
+    const parts: string[] = [];
+    let size = 0;
+    for (let i = 0; size < 5 * 1024 * 1024; i++) {
+      const e = exchange(i);
+      parts.push(e);
+      size += e.length;
+    }
+    parts.push('## User\n\nFinally, what about zanzibarquokka?\n');
+    const markdown = parts.join('');
+    expect(Buffer.byteLength(markdown)).toBeGreaterThan(5 * 1024 * 1024);
+    await h.put(alice, 'big', id, { name: 'Huge refactor', markdown });
+    await h.settle(120_000);
+
+    const r = await h.find(alice, 'zanzibarquokka');
+    expect(ids(r)).toEqual([id]);
+    expect(r.results[0].snippet).toContain('<mark>zanzibarquokka</mark>');
+    const ex = r.results[0].matchingExchanges;
+    expect(ex).toHaveLength(1);
+    expect(ex[0].content).toContain('zanzibarquokka');
+    expect(ex[0].orderNumber).toBeGreaterThan(1000);
+
+    // A word in every exchange: one session, counted once.
+    const common = await h.find(alice, 'refactor multiplies');
+    expect(ids(common)).toEqual([id]);
+    expect(common.total).toBe(1);
+  }, 180_000);
+});
+
+describe('markup in transcripts', () => {
+  test('a word glued to HTML or JSX tags is found', async () => {
+    const id = newSessionId();
+    await h.put(alice, 'markup', id, { name: 'Markup', markdown: 'The <b>zanzibarword</b> handler and <Button>okapiword</Button> here.' });
+    await h.settle();
+    expect(ids(await h.find(alice, 'zanzibarword'))).toEqual([id]);
+    expect(ids(await h.find(alice, 'okapiword'))).toEqual([id]);
+  });
+});
+
+describe('snippets', () => {
+  test('HTML-escaped, matches in <mark>, a literal excerpt of at most 240 characters', async () => {
+    const id = newSessionId();
+    const markdown =
+      '# Security review\n\n' +
+      'Some preamble text that goes on for a while so that the excerpt has to be cut somewhere sensible. '.repeat(4) +
+      'The page rendered `<script>alert("xss")</script>` snippetneedle & that is how we found the bug. ' +
+      'More text follows the match, explaining the fix in detail with several more sentences of prose. '.repeat(4);
+    await h.put(alice, 'snip', id, { name: 'Review', markdown });
+    await h.settle();
+
+    const [hit] = (await h.find(alice, 'snippetneedle')).results;
+    expect(hit.sessionId).toBe(id);
+    const snippet = hit.snippet;
+    expect(snippet).toContain('<mark>snippetneedle</mark>');
+    expect(snippet).toContain('&lt;script&gt;alert(&quot;xss&quot;)&lt;/script&gt;');
+    expect(snippet).toContain(' &amp; ');
+    // Nothing but <mark> is markup.
+    expect(snippet.replace(/<\/?mark>/g, '')).not.toMatch(/[<>]/);
+    const text = unescape(snippet);
+    expect([...text].length).toBeLessThanOrEqual(240);
+    const core = text.replace(/^…/, '').replace(/…$/, '');
+    expect(markdown).toContain(core);
+    expect(text.startsWith('…')).toBe(true);
+  });
+
+  test('a match in <mark> even when the markdown contains marker-like text', async () => {
+    const id = newSessionId();
+    await h.put(alice, 'snip', id, { name: 'Marks', markdown: 'Literal <mark>tags</mark> and markerword here.' });
+    await h.settle();
+    const [hit] = (await h.find(alice, 'markerword')).results;
+    expect(hit.snippet).toBe('Literal &lt;mark&gt;tags&lt;/mark&gt; and <mark>markerword</mark> here.');
+  });
+});
+
+describe('tenant isolation', () => {
+  test("another user's unique words find nothing, whatever the filters", async () => {
+    const id = newSessionId();
+    await h.put(bob, 'bob-proj', id, { name: 'Quixotic zebra plans', markdown: '# Plan\n\nThe quixoticzebra migration.\n', metadata: { tags: ['secret'] } });
+    await h.settle();
+    expect(ids(await h.find(bob, 'quixoticzebra'))).toEqual([id]);
+
+    for (const filters of [undefined, { projectId: 'bob-proj' }, { tags: ['secret'] }, { projectIds: ['bob-proj', 'rel'] }]) {
+      const r = await h.find(alice, 'quixoticzebra', filters);
+      expect(r.results).toEqual([]);
+      expect(r.total).toBe(0);
+    }
+  });
+});
+
+describe('filters', () => {
+  const f = { a: newSessionId(), b: newSessionId(), c: newSessionId() };
+  const q = 'filterword';
+  const DAY = 24 * 3600 * 1000;
+
+  beforeAll(async () => {
+    await h.put(alice, 'pf1', f.a, {
+      markdown: '# A\n\nfilterword one',
+      metadata: { tags: ['alpha'], llmModels: ['gpt-4'], gitBranches: ['main'], clientName: 'Claude-Code', agentName: 'AgentX', deviceId: 'dev-1' },
+    });
+    await h.put(alice, 'pf2', f.b, {
+      markdown: '# B\n\nfilterword two',
+      metadata: { tags: ['beta'], llmModels: ['claude-3'], clientName: 'cursor', agentName: 'agenty', deviceId: 'dev-2' },
+    });
+    await h.put(alice, 'pf1', f.c, {
+      markdown: '# C\n\nfilterword three',
+      metadata: { tags: ['alpha', 'beta'], gitBranches: ['feature/x'], deviceId: 'DEV-1' },
+    });
+    // C was created 40 days ago.
+    await h.handles.prisma.$executeRawUnsafe('UPDATE sessions SET createdAt = ? WHERE projectId = ? AND id = ?', new Date(Date.now() - 40 * DAY), 'pf1', f.c);
+    await enqueueIndexWork(h.handles.prisma, 'upsert', alice.user.id, 'pf1', f.c);
+    h.search.notify();
+    await h.settle();
+  });
+
+  const cases: Array<[string, Record<string, unknown>, Array<keyof typeof f>]> = [
+    ['none', {}, ['a', 'b', 'c']],
+    ['projectId', { projectId: 'pf1' }, ['a', 'c']],
+    ['projectIds', { projectIds: ['pf2'] }, ['b']],
+    ['projectId ∩ projectIds', { projectId: 'pf1', projectIds: ['pf2'] }, []],
+    ['llmModels', { llmModels: ['gpt-4', 'claude-3'] }, ['a', 'b']],
+    ['tags', { tags: ['beta'] }, ['b', 'c']],
+    ['tags compare exactly', { tags: ['Alpha'] }, []],
+    ['gitBranches', { gitBranches: ['feature/x'] }, ['c']],
+    ['clientNames (case-insensitive)', { clientNames: ['CLAUDE-CODE', 'Cursor'] }, ['a', 'b']],
+    ['clientName (case-insensitive)', { clientName: 'claude-code' }, ['a']],
+    ['agentNames', { agentNames: ['agenty'] }, ['b']],
+    ['agentName (case-insensitive)', { agentName: 'AGENTX' }, ['a']],
+    ['deviceIds (exact)', { deviceIds: ['dev-1'] }, ['a']],
+    ['dateRange', { dateRange: { start: new Date(Date.now() - 50 * DAY).toISOString(), end: new Date(Date.now() - 30 * DAY).toISOString() } }, ['c']],
+    ['createdAfter', { createdAfter: 30 }, ['a', 'b']],
+    ['timeFilter', { timeFilter: 'last90days' }, ['a', 'b', 'c']],
+    ['timeFilter last7days', { timeFilter: 'last7days' }, ['a', 'b']],
+    ['hasGitBranches true', { hasGitBranches: true }, ['a', 'c']],
+    ['hasGitBranches false', { hasGitBranches: false }, ['b']],
+    ['AND across fields', { projectId: 'pf1', tags: ['beta'], hasGitBranches: true }, ['c']],
+    ['a value that tries to inject filter syntax', { tags: ['alpha" OR userId != "x'] }, []],
+    ['a value with a backslash', { deviceIds: ['dev-1\\'] }, []],
+  ];
+
+  test.each(cases)('%s', async (_label, filters, expected) => {
+    const r = await h.find(alice, q, filters as any);
+    expect(new Set(ids(r))).toEqual(new Set(expected.map((k) => f[k])));
+  });
+
+  test('an empty list means no filter on that field', async () => {
+    const r = await h.find(alice, q, { tags: [], llmModels: [] });
+    expect(r.results).toHaveLength(3);
+  });
+});
+
+describe('pagination', () => {
+  const page: string[] = [];
+  beforeAll(async () => {
+    for (let i = 0; i < 5; i++) {
+      const id = newSessionId();
+      page.push(id);
+      await h.put(alice, 'pages', id, { name: `Page ${i}`, markdown: `# Page ${i}\n\n${'pagerword '.repeat(i + 1)}text` });
+    }
+    await h.settle();
+  });
+
+  test('limit and offset walk the results without gaps or repeats; total counts sessions', async () => {
+    const all = await h.find(alice, 'pagerword', {}, 10, 0);
+    expect(all.total).toBe(5);
+    expect(new Set(ids(all))).toEqual(new Set(page));
+    const walked: string[] = [];
+    for (let offset = 0; offset < 6; offset += 2) {
+      const r = await h.find(alice, 'pagerword', {}, 2, offset);
+      expect(r.total).toBe(5);
+      walked.push(...ids(r));
+    }
+    expect(walked).toEqual(ids(all));
+    // An offset that is not a multiple of the limit.
+    const odd = await h.find(alice, 'pagerword', {}, 2, 1);
+    expect(odd.total).toBe(5);
+    expect(ids(odd)).toEqual(ids(all).slice(1, 3));
+    expect((await h.find(alice, 'pagerword', {}, 10, 5)).results).toEqual([]);
+  });
+});
+
+describe('deletions', () => {
+  test('a deleted session is never returned, even before the index catches up', async () => {
+    const id = newSessionId();
+    await h.put(alice, 'del', id, { markdown: 'vanishingword content' });
+    await h.settle();
+    expect(ids(await h.find(alice, 'vanishingword'))).toEqual([id]);
+
+    // The row goes, the index still has it (no outbox row: the index cannot catch up).
+    await h.handles.prisma.$executeRawUnsafe('DELETE FROM sessions WHERE projectId = ? AND id = ?', 'del', id);
+    expect((await h.find(alice, 'vanishingword')).results).toEqual([]);
+  });
+
+  test('deleting through the service removes it from the index too', async () => {
+    const id = newSessionId();
+    await h.put(alice, 'del2', id, { markdown: 'servicedeleteword content' });
+    await h.settle();
+    await h.remove(alice, 'del2', id);
+    expect((await h.find(alice, 'servicedeleteword')).results).toEqual([]);
+    await h.settle();
+    expect(await h.find(alice, 'servicedeleteword')).toEqual({ total: 0, results: [] });
+  });
+
+  test('sessions of a deleted project are never returned', async () => {
+    const a = newSessionId();
+    const b = newSessionId();
+    await h.put(alice, 'doomed', a, { markdown: 'doomedword one' });
+    await h.put(alice, 'doomed', b, { markdown: 'doomedword two' });
+    await h.put(alice, 'doomed-raw', newSessionId(), { markdown: 'rawdoomedword' });
+    await h.settle();
+    expect(ids(await h.find(alice, 'doomedword'))).toHaveLength(2);
+
+    await h.removeProject(alice, 'doomed');
+    expect((await h.find(alice, 'doomedword')).results).toEqual([]);
+    await h.settle();
+    expect(await h.find(alice, 'doomedword')).toEqual({ total: 0, results: [] });
+
+    await h.handles.prisma.$executeRawUnsafe('DELETE FROM projects WHERE id = ?', 'doomed-raw');
+    expect((await h.find(alice, 'rawdoomedword')).results).toEqual([]);
+  });
+});
+
+describe('updates', () => {
+  test('new content is findable soon after an update, and old content is gone', async () => {
+    const id = newSessionId();
+    await h.put(alice, 'fresh', id, { markdown: '# v1\n\noldfreshword' });
+    await h.settle();
+    expect(ids(await h.find(alice, 'oldfreshword'))).toEqual([id]);
+
+    await h.put(alice, 'fresh', id, { markdown: '# v2\n\nnewfreshword' });
+    await h.eventually('new content to be found', async () => ids(await h.find(alice, 'newfreshword')).includes(id), 10_000);
+    expect((await h.find(alice, 'oldfreshword')).results).toEqual([]);
+  });
+
+  test('an update with fewer chunks removes the old chunks', async () => {
+    const id = newSessionId();
+    const long = Array.from({ length: 20 }, (_, i) => `## Part ${i}\n\n${'words of the part '.repeat(60)}\n\n`).join('') + 'tailshrinkword';
+    await h.put(alice, 'shrink', id, { markdown: long });
+    await h.settle();
+    expect(ids(await h.find(alice, 'tailshrinkword'))).toEqual([id]);
+
+    expect((await h.fragments('shrink', id)).length).toBeGreaterThan(10);
+
+    await h.put(alice, 'shrink', id, { markdown: '# short now' });
+    await h.settle();
+    expect(await h.find(alice, 'tailshrinkword')).toEqual({ total: 0, results: [] });
+    expect(ids(await h.find(alice, 'short'))).toEqual([id]);
+    // The fragments it no longer has were emptied at once and are deleted soon after.
+    await h.eventually('old fragments to be deleted', async () => (await h.fragments('shrink', id)).length === 1, 15_000);
+    expect((await h.fragments('shrink', id))[0].chunk).toBe(1);
+  });
+
+  test('matching exchanges list the fragments whose text matches, in order', async () => {
+    const id = newSessionId();
+    const part = (i: number, word: string) => `## Exchange ${i}\n\n${'padding text '.repeat(150)} ${word}\n\n`;
+    await h.put(alice, 'ex', id, { markdown: part(1, 'exchangeword') + part(2, 'nothing') + part(3, 'exchangeword') });
+    await h.settle();
+    const [hit] = (await h.find(alice, 'exchangeword')).results;
+    expect(hit.matchingExchanges.map((e) => e.orderNumber)).toEqual([1, 3]);
+    for (const e of hit.matchingExchanges) expect(e.content).toContain('exchangeword');
+  });
+});

@@ -1,0 +1,23 @@
+/** The Meilisearch shared by a test run (started in global setup, stopped in global teardown). */
+import os from 'node:os';
+import path from 'node:path';
+import { EmbeddedMeili } from '../../src/search/embedded';
+
+/** DATA_DIR of the shared engine; test apps started with this DATA_DIR use the same engine. */
+export const TEST_DATA_DIR = path.join(os.tmpdir(), 'session-archive-test');
+
+const KEY = '__sessionArchiveTestMeili';
+
+export async function startTestMeili(): Promise<void> {
+  if (process.env.MEILI_URL) return; // a server was given: use it
+  const engine = new EmbeddedMeili({ dataDir: TEST_DATA_DIR });
+  await engine.start();
+  (globalThis as any)[KEY] = engine;
+  process.env.MEILI_URL = engine.url!;
+  process.env.MEILI_MASTER_KEY = engine.masterKey;
+}
+
+export async function stopTestMeili(): Promise<void> {
+  const engine: EmbeddedMeili | undefined = (globalThis as any)[KEY];
+  if (engine) await engine.stop();
+}

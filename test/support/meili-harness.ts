@@ -1,0 +1,147 @@
+/**
+ * Search under test: a fresh database, the real session services, and createSearch() against
+ * the run's Meilisearch (MEILI_URL from global setup) with an index of its own (namespace = the
+ * database name). Sessions are written through src/services/sessions.ts, so the outbox rows are
+ * the ones the service writes.
+ */
+import crypto from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig, type Config } from '../../src/config';
+import { createDb, type DbHandles } from '../../src/db/client';
+import { createLogger, type Logger } from '../../src/logger';
+import { Meilisearch } from 'meilisearch';
+import { createSearch, type Search } from '../../src/search';
+import { meiliString } from '../../src/search/filter';
+import { createNodeHttpClient } from '../../src/search/http-client';
+import { searchSessions, type SearchResults } from '../../src/search/search-service';
+import type { Ctx, Deps } from '../../src/services/context';
+import type { SessionFiltersInput } from '../../src/services/filters';
+import { deleteProject } from '../../src/services/projects';
+import { deleteSession, upsertSession } from '../../src/services/sessions';
+import { createUser } from '../../src/services/users';
+import { createTestDatabase, type TestDatabase } from './db';
+
+export interface SessionInput {
+  name?: string;
+  markdown: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface SearchHarness {
+  config: Config;
+  db: TestDatabase;
+  handles: DbHandles;
+  search: Search;
+  deps: Deps;
+  logger: Logger;
+  /** A new user and the service context acting as them. */
+  user(): Promise<Ctx>;
+  put(ctx: Ctx, projectId: string, sessionId: string, input: SessionInput): Promise<void>;
+  remove(ctx: Ctx, projectId: string, sessionId: string): Promise<void>;
+  removeProject(ctx: Ctx, projectId: string): Promise<void>;
+  find(ctx: Ctx, query: string, filters?: SessionFiltersInput, limit?: number, offset?: number): Promise<SearchResults>;
+  /** The documents (fragments) the index holds for a session: id, chunk, hash. */
+  fragments(projectId: string, sessionId: string): Promise<Array<{ id: string; chunk: number; hash: string }>>;
+  /** Resolves when the outbox is empty (bounded; throws after `timeoutMs`). */
+  settle(timeoutMs?: number): Promise<void>;
+  /** Polls `check` until it returns true (bounded; throws with `what` after `timeoutMs`). */
+  eventually(what: string, check: () => Promise<boolean>, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  env?: Record<string, string>;
+  /** Reuse a database (e.g. a second service instance on the same data). */
+  db?: TestDatabase;
+}
+
+export const newSessionId = () => crypto.randomUUID();
+
+export async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let delay = 10;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 2, 200);
+  }
+}
+
+export function searchTestConfig(db: TestDatabase, env: Record<string, string> = {}): Config {
+  return loadConfig({
+    DATABASE_URL: db.url,
+    DATA_DIR: path.join(os.tmpdir(), 'session-archive-test'),
+    JWT_SECRET: 'test-secret-that-is-long-enough',
+    LOG_LEVEL: 'silent',
+    NAMESPACE: db.name,
+    MEILI_URL: process.env.MEILI_URL ?? '',
+    MEILI_MASTER_KEY: process.env.MEILI_MASTER_KEY ?? '',
+    ...env,
+  });
+}
+
+export async function startSearchHarness(opts: HarnessOptions = {}): Promise<SearchHarness> {
+  const db = opts.db ?? (await createTestDatabase('sa_search'));
+  const config = searchTestConfig(db, opts.env);
+  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const handles = createDb(config.databaseUrl);
+  const search = createSearch({ config, pool: handles.pool, prisma: handles.prisma, logger, worker: { pollMs: 50 } });
+  await search.start();
+  const deps: Deps = { config, db: handles, logger, search };
+  let users = 0;
+
+  const h: SearchHarness = {
+    config,
+    db,
+    handles,
+    search,
+    deps,
+    logger,
+    async user() {
+      const u = await createUser(handles.prisma, `search-${process.pid}-${++users}-${Date.now()}@example.test`);
+      return { deps, user: { id: u.id, keyId: 'test' }, log: logger };
+    },
+    async put(ctx, projectId, sessionId, input) {
+      await upsertSession(ctx, projectId, sessionId, { name: input.name ?? 'session', markdown: input.markdown, metadata: input.metadata });
+    },
+    remove: (ctx, projectId, sessionId) => deleteSession(ctx, projectId, sessionId),
+    async removeProject(ctx, projectId) {
+      await deleteProject(ctx, projectId);
+    },
+    find: (ctx, query, filters, limit = 10, offset = 0) => searchSessions(deps, ctx.user.id, query, filters, limit, offset),
+    async settle(timeoutMs = 30_000) {
+      await eventually('the search outbox to be applied', async () => (await search.backlog()) === 0, timeoutMs);
+    },
+    eventually,
+    async fragments(projectId, sessionId) {
+      const httpClient = createNodeHttpClient();
+      try {
+        const client = new Meilisearch({ host: config.meiliUrl!, apiKey: config.meiliMasterKey ?? undefined, httpClient, timeout: 5000 });
+        const page = await client.index(search.indexUid).getDocuments({
+          filter: `sessionKey = ${meiliString(`${projectId}/${sessionId}`)}`,
+          fields: ['id', 'chunk', 'hash'],
+          limit: 100_000,
+        });
+        return page.results as Array<{ id: string; chunk: number; hash: string }>;
+      } finally {
+        httpClient.destroy();
+      }
+    },
+    async close() {
+      await search.stop();
+      // Each test file has its own index: leave nothing behind in the shared engine.
+      if (config.meiliUrl) {
+        const httpClient = createNodeHttpClient();
+        await new Meilisearch({ host: config.meiliUrl, apiKey: config.meiliMasterKey ?? undefined, httpClient, timeout: 5000 })
+          .deleteIndex(search.indexUid)
+          .catch(() => undefined);
+        httpClient.destroy();
+      }
+      await handles.close();
+      if (!opts.db) await db.drop();
+    },
+  };
+  return h;
+}
