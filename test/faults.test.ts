@@ -151,7 +151,8 @@ class ServerProcess {
       cwd: path.resolve(__dirname, '..'),
       env: {
         ...process.env,
-        NODE_ENV: 'test',
+        // As in production: NODE_ENV=test would switch off libraries' own signal handlers.
+        NODE_ENV: 'development',
         DATABASE_URL: databaseUrl,
         PORT: String(port),
         HOST: '127.0.0.1',

@@ -67,6 +67,9 @@ export async function createGraphqlRouter(deps: Deps, mw: GraphqlMiddleware): Pr
     schema: makeExecutableSchema({ typeDefs, resolvers }),
     introspection: true,
     includeStacktraceInErrorResponses: false,
+    // main.ts owns shutdown: Apollo's own SIGTERM handler (on unless NODE_ENV=test) raced it and
+    // left the process hanging after a SIGTERM.
+    stopOnTerminationSignals: false,
     allowBatchedHttpRequests: false,
     // JSON POSTs are never "simple" requests, so they pass; GET operations need a custom header.
     csrfPrevention: true,
