@@ -66,7 +66,8 @@ async function measure(user: TestUser): Promise<{ n: number; body: any }> {
 }
 
 beforeAll(async () => {
-  app = await startTestApp();
+  // No outbox worker: its polling would share the counted pool and blur the statement count.
+  app = await startTestApp({ env: { WORKERS_ENABLED: 'false' } });
   countOn(app.deps.db.pool);
 });
 afterAll(() => app?.close());
