@@ -1,7 +1,6 @@
-import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { readOrCreateSecret } from './secret-file';
 
 /** The one place that reads process.env: everything is validated once, at start. */
 export interface Config {
@@ -137,17 +136,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** Outside production a secret is generated once and kept under DATA_DIR. */
 function localJwtSecret(dataDir: string): string {
-  const file = path.join(dataDir, 'jwt-secret');
-  try {
-    return fs.readFileSync(file, 'utf8').trim();
-  } catch {
-    fs.mkdirSync(dataDir, { recursive: true });
-    const secret = crypto.randomBytes(48).toString('base64url');
-    try {
-      fs.writeFileSync(file, secret, { flag: 'wx', mode: 0o600 });
-      return secret;
-    } catch {
-      return fs.readFileSync(file, 'utf8').trim(); // another process won the race
-    }
-  }
+  return readOrCreateSecret(path.join(dataDir, 'jwt-secret'), 48);
 }

@@ -16,6 +16,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { readOrCreateSecret } from '../secret-file';
 import net from 'node:net';
 import path from 'node:path';
 import http from 'node:http';
@@ -164,21 +165,7 @@ async function answers(url: string, key: string): Promise<boolean> {
   return (await probe(`${url}/health`)) === 200 && (await probe(`${url}/version`, key)) === 200;
 }
 
-function readOrCreateKey(file: string): string {
-  try {
-    const key = fs.readFileSync(file, 'utf8').trim();
-    if (key) return key;
-  } catch {
-    /* created below */
-  }
-  const key = crypto.randomBytes(32).toString('base64url');
-  try {
-    fs.writeFileSync(file, key, { flag: 'wx', mode: 0o600 });
-    return key;
-  } catch {
-    return fs.readFileSync(file, 'utf8').trim(); // another process won the race
-  }
-}
+const readOrCreateKey = (file: string): string => readOrCreateSecret(file, 32);
 
 export class EmbeddedMeili {
   readonly home: string;
