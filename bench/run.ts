@@ -72,6 +72,11 @@ function request(base: string, method: string, p: string, token: string, body?: 
 
 interface Load { rps: number; p50: number; p99: number; non2xx: number }
 function autocannon(url: string, token: string, opts: { method?: string; body?: string; accept?: string } = {}): Load {
+  if (opts.method === 'HEAD') {
+    // autocannon waits for a body HEAD never sends; bench/head-load.ts drives HEAD the same way.
+    const out = execFileSync(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'bench/head-load.ts'), url, token, String(CONNECTIONS), String(DURATION)], { encoding: 'utf8' });
+    return JSON.parse(out.trim().split('\n').pop()!);
+  }
   const args = [path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(CONNECTIONS), '-d', String(DURATION), '-H', `Authorization=Bearer ${token}`];
   if (opts.method) args.push('-m', opts.method);
   if (opts.accept) args.push('-H', `Accept=${opts.accept}`);
@@ -239,7 +244,14 @@ async function main() {
     console.log('\n## Search (bench/search.ts)');
     const out = execFileSync(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bench/search.ts', ...(QUICK ? ['--quick'] : [])], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
     process.stdout.write(out);
-    for (const line of out.split('\n')) if (/^(search|freshness)\b.*:/.test(line)) summary.push(line);
+    let size = '';
+    for (const line of out.split('\n')) {
+      const m = /^== (\d+) sessions/.exec(line);
+      if (m) size = `${m[1]} sessions`;
+      if (/^\s+(searchSessions \(with matchingExchanges\)|freshness,)/.test(line)) {
+        summary.push(`${line.trim().replace(/\s+/g, ' ').replace(/ \(target.*$/, '')}${line.includes('freshness') ? '' : ` [${size}]`}`);
+      }
+    }
   }
 
   console.log('\n## Summary');

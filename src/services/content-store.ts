@@ -7,10 +7,8 @@ export const CHUNK_BYTES = 1024 * 1024;
 
 export type ContentPart = 'markdown' | 'raw';
 
-export interface RawQueryable {
-  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;
-  $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
-}
+import type { RawQueryable } from '../db/client';
+export type { RawQueryable };
 
 function toBuffer(data: unknown): Buffer {
   if (Buffer.isBuffer(data)) return data;

@@ -65,7 +65,7 @@ type JoinedRow = ProjectRow & ProjectStatsRow;
 /** Projects with their aggregates, computed by the database in one statement. */
 export async function projectsWithStats(ctx: Ctx, ids?: string[]): Promise<ProjectDto[]> {
   if (ids && ids.length === 0) return [];
-  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<JoinedRow[]>(
+  const rows = await ctx.deps.db.reader.$queryRawUnsafe<JoinedRow[]>(
     `SELECT ${PROJECT_COLUMNS}, ${STATS_COLUMNS}
        FROM projects p LEFT JOIN sessions s ON s.projectId = p.id
       WHERE p.ownerId = ?${ids ? ` AND p.id IN (${ids.map(() => '?').join(', ')})` : ''}
@@ -85,7 +85,7 @@ export const listProjects = (ctx: Ctx) => projectsWithStats(ctx);
  */
 export async function requireOwnedProject(ctx: Ctx, projectId: string): Promise<ProjectRow> {
   if (!PROJECT_ID_RE.test(projectId)) throw projectNotFound(projectId);
-  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<ProjectRow[]>(
+  const rows = await ctx.deps.db.reader.$queryRawUnsafe<ProjectRow[]>(
     'SELECT id, ownerId, name, icon, color, createdAt, updatedAt FROM projects WHERE id = ?',
     projectId,
   );

@@ -397,7 +397,7 @@ export async function upsertSession(
 /** The caller's session, or 404/403 following contract §4 (another user's → 403). */
 export async function requireSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<SessionRow> {
   const sessionId = checkSessionPath(projectId, rawSessionId, false);
-  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<Array<SessionRow & { ownerId: string }>>(
+  const rows = await ctx.deps.db.reader.$queryRawUnsafe<Array<SessionRow & { ownerId: string }>>(
     `SELECT p.ownerId, ${SESSION_COLUMNS} FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ?
       WHERE p.id = ?`,
     sessionId,
@@ -412,7 +412,7 @@ export async function requireSession(ctx: Ctx, projectId: string, rawSessionId: 
 }
 
 export async function getSessionContent(ctx: Ctx, row: SessionRow, part: ContentPart): Promise<Buffer> {
-  return readContent(ctx.deps.db.prisma, row.projectId, row.id, part);
+  return readContent(ctx.deps.db.reader, row.projectId, row.id, part);
 }
 
 export type SessionOrder =
@@ -484,7 +484,7 @@ export async function querySessions(
     clauses.push(`(s.${col} ${cmp} ? OR (s.${col} = ? AND (s.projectId ${cmp} ? OR (s.projectId = ? AND s.id ${cmp} ?))))`);
     params.push(v, v, p, p, s);
   }
-  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<SessionRow[]>(
+  const rows = await ctx.deps.db.reader.$queryRawUnsafe<SessionRow[]>(
     `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE ${clauses.join(' AND ')}
       ORDER BY s.${col} ${dir}, s.projectId ${dir}, s.id ${dir} LIMIT ?`,
     ...params,
@@ -497,7 +497,7 @@ export async function querySessions(
 
 export async function countSessions(ctx: Ctx, filters: SessionFilters): Promise<number> {
   const { where, params } = filtersToSql(ctx.user.id, filters);
-  const [r] = await ctx.deps.db.prisma.$queryRawUnsafe<Array<{ n: number }>>(
+  const [r] = await ctx.deps.db.reader.$queryRawUnsafe<Array<{ n: number }>>(
     `SELECT COUNT(*) AS n FROM sessions s WHERE ${where}`,
     ...params,
   );
@@ -506,7 +506,7 @@ export async function countSessions(ctx: Ctx, filters: SessionFilters): Promise<
 
 export async function requireProjectAccess(ctx: Ctx, projectId: string): Promise<void> {
   if (!PROJECT_ID_RE.test(projectId)) throw projectNotFound(projectId);
-  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<Array<{ ownerId: string }>>(
+  const rows = await ctx.deps.db.reader.$queryRawUnsafe<Array<{ ownerId: string }>>(
     'SELECT ownerId FROM projects WHERE id = ?',
     projectId,
   );
@@ -531,7 +531,7 @@ export async function listProjectSessions(ctx: Ctx, projectId: string, query: { 
 
 export async function projectSessionSizes(ctx: Ctx, projectId: string): Promise<Record<string, number>> {
   await requireProjectAccess(ctx, projectId);
-  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<Array<{ id: string; markdownSize: number }>>(
+  const rows = await ctx.deps.db.reader.$queryRawUnsafe<Array<{ id: string; markdownSize: number }>>(
     'SELECT id, markdownSize FROM sessions WHERE projectId = ? ORDER BY id',
     projectId,
   );
@@ -626,7 +626,7 @@ export async function sessionsForProjects(
   const wanted = filters.projectIds ? projectIds.filter((id) => filters.projectIds!.includes(id)) : [...projectIds];
   if (wanted.length === 0) return out;
   const { where, params } = filtersToSql(ctx.user.id, { ...filters, projectIds: wanted });
-  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<Array<SessionRow & { rn: unknown }>>(
+  const rows = await ctx.deps.db.reader.$queryRawUnsafe<Array<SessionRow & { rn: unknown }>>(
     `SELECT t.* FROM (
         SELECT ${SESSION_COLUMNS},
                ROW_NUMBER() OVER (PARTITION BY s.projectId ORDER BY s.${col} ${dir}, s.id ${dir}) AS rn
@@ -648,7 +648,7 @@ export async function sessionsForProjects(
 export async function findLatestSessionById(ctx: Ctx, rawSessionId: string): Promise<SessionRow> {
   if (!UUID_RE.test(rawSessionId)) throw sessionNotFound(rawSessionId);
   const sessionId = rawSessionId.toLowerCase();
-  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<SessionRow[]>(
+  const rows = await ctx.deps.db.reader.$queryRawUnsafe<SessionRow[]>(
     `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.id = ? ORDER BY s.updatedAt DESC, s.projectId ASC LIMIT 1`,
     ctx.user.id,
     sessionId,
@@ -665,7 +665,7 @@ export interface SessionKey {
 /** The caller's sessions among `keys` (others' and missing ones are simply absent). */
 export async function sessionsByKeys(ctx: Ctx, keys: readonly SessionKey[]): Promise<SessionRow[]> {
   if (keys.length === 0) return [];
-  return ctx.deps.db.prisma.$queryRawUnsafe<SessionRow[]>(
+  return ctx.deps.db.reader.$queryRawUnsafe<SessionRow[]>(
     `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND (s.projectId, s.id) IN (${keys.map(() => '(?, ?)').join(', ')})`,
     ctx.user.id,
     ...keys.flatMap((k) => [k.projectId, k.sessionId.toLowerCase()]),
@@ -676,7 +676,7 @@ export async function sessionsByKeys(ctx: Ctx, keys: readonly SessionKey[]): Pro
 export async function markdownOfSessions(ctx: Ctx, keys: readonly SessionKey[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (keys.length === 0) return out;
-  const rows = await ctx.deps.db.prisma.$queryRawUnsafe<Array<{ projectId: string; sessionId: string; data: unknown }>>(
+  const rows = await ctx.deps.db.reader.$queryRawUnsafe<Array<{ projectId: string; sessionId: string; data: unknown }>>(
     `SELECT c.projectId, c.sessionId, c.data FROM session_chunks c JOIN sessions s ON s.projectId = c.projectId AND s.id = c.sessionId
       WHERE s.userId = ? AND c.part = 'markdown' AND (c.projectId, c.sessionId) IN (${keys.map(() => '(?, ?)').join(', ')})
       ORDER BY c.projectId, c.sessionId, c.seq`,
