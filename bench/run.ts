@@ -50,10 +50,18 @@ async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
   throw new Error(`${url} did not come up`);
 }
 
-function startChild(cmd: string, args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+/** Starts a server; its output goes to LOG_DIR/<name>.log, kept so a failed run can be read. */
+const LOG_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-logs-'));
+function startChild(name: string, cmd: string, args: string[], env: Record<string, string>): ChildProcess {
+  const out = fs.openSync(path.join(LOG_DIR, `${name}.log`), 'a');
+  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
+  fs.closeSync(out);
+  child.on('exit', (code, signal) => {
+    if (!stopping) console.error(`${name} exited early (code ${code}, signal ${signal}); see ${LOG_DIR}/${name}.log`);
+  });
   return child;
 }
+let stopping = false;
 
 interface Reply { status: number; body: Buffer; headers: http.IncomingHttpHeaders }
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
@@ -124,7 +132,7 @@ async function main() {
   try {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const service = startChild(process.execPath, ['dist/src/main.js'], {
+    const service = startChild('service', process.execPath, ['dist/src/main.js'], {
       DATABASE_URL: dbUrl, PORT: String(port), JWT_SECRET: SECRET, LOG_LEVEL: 'warn', DATA_DIR: dataDir,
       RATE_LIMIT_REST_PER_HOUR: '1000000000', RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000000', AUTH_FAILURE_LIMIT: '1000000000',
       WORKERS_ENABLED: ONLY.includes('search') ? 'true' : 'false',
@@ -147,7 +155,7 @@ async function main() {
         if (r.status >= 300) throw new Error(`seed failed: ${r.status} ${r.body}`);
       }
       const bport = await freePort();
-      const baseline = startChild(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bench/baseline-server.ts'], { DATABASE_URL: dbUrl, PORT: String(bport), JWT_SECRET: SECRET });
+      const baseline = startChild('baseline', process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bench/baseline-server.ts'], { DATABASE_URL: dbUrl, PORT: String(bport), JWT_SECRET: SECRET });
       children.push(baseline);
       await waitFor(`http://127.0.0.1:${bport}/`);
       const cases: Array<[string, string, string?]> = [
@@ -233,6 +241,7 @@ async function main() {
       summary.push(`storage: ${(Number(disk) / Number(content)).toFixed(2)} database bytes per content byte${indexBytes ? `, ${(indexBytes / Number(content)).toFixed(2)} index bytes per content byte` : ''}`);
     }
   } finally {
+    stopping = true;
     for (const c of children) c.kill('SIGTERM');
     await pool.query(`DROP DATABASE IF EXISTS \`${dbName}\``).catch(() => undefined);
     await pool.end();
@@ -254,6 +263,7 @@ async function main() {
     }
   }
 
+  console.log(`\n(server logs: ${LOG_DIR})`);
   console.log('\n## Summary');
   for (const line of summary) console.log(line);
 }
