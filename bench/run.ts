@@ -65,7 +65,19 @@ let stopping = false;
 
 interface Reply { status: number; body: Buffer; headers: http.IncomingHttpHeaders }
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-function request(base: string, method: string, p: string, token: string, body?: Buffer, headers: Record<string, string> = {}): Promise<Reply> {
+/** One request; a connection-level failure (a keep-alive socket the server closed while this
+ * client idled through a load phase) is retried on a fresh connection. */
+async function request(base: string, method: string, p: string, token: string, body?: Buffer, headers: Record<string, string> = {}): Promise<Reply> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await requestOnce(base, method, p, token, body, headers);
+    } catch (err) {
+      if (attempt >= 3 || !/ECONNRESET|ECONNREFUSED|EPIPE|socket hang up/.test(String((err as Error).message))) throw err;
+      await new Promise((r) => setTimeout(r, 200 * attempt));
+    }
+  }
+}
+function requestOnce(base: string, method: string, p: string, token: string, body?: Buffer, headers: Record<string, string> = {}): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = http.request(new URL(p, base), { method, agent, headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json', 'Content-Length': String(body.length) } : {}), ...headers } }, (res) => {
       const chunks: Buffer[] = [];
