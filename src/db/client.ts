@@ -8,7 +8,6 @@ import { PrismaClient } from '../generated/prisma/client';
 // expiring hours early or late). The process therefore keeps its clock in UTC.
 process.env.TZ = 'UTC';
 
-export type Db = PrismaClient;
 export type { Prisma } from '../generated/prisma/client';
 
 /** Raw statements with Prisma's method names, so services can take either. */

@@ -58,11 +58,7 @@ export function sessionsRouter(deps: Deps): Router {
       res.status(200).type('text/markdown; charset=utf-8').send(markdown);
       return;
     }
-    const [project] = await deps.db.reader.$queryRawUnsafe<Array<{ id: string; name: string; icon: string; color: string }>>(
-      'SELECT id, name, icon, color FROM projects WHERE id = ?',
-      row.projectId,
-    );
-    res.json(ok({ session: { ...sessions.toSession(row), markdownContent: markdown.toString('utf8'), project } }));
+    res.json(ok({ session: { ...sessions.toSession(row), markdownContent: markdown.toString('utf8'), project: row.project } }));
   });
 
   r.get(`${base}/:sessionId/raw`, async (req, res) => {

@@ -1,4 +1,3 @@
-import { AppError, MESSAGES } from '../errors';
 import type { SessionFilters } from '../services/filters';
 
 /** One session that matched, as the engine reports it (not yet re-checked against the database). */
@@ -41,13 +40,3 @@ export interface SearchPort {
   /** True when the engine answered its last health check. */
   isHealthy(): boolean;
 }
-
-/** A port for processes that must not search (CLI, some tests). */
-export const nullSearch: SearchPort = {
-  async start() {},
-  async stop() {},
-  async search() {
-    throw new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
-  },
-  isHealthy: () => false,
-};

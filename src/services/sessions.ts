@@ -5,7 +5,7 @@ import { readContent, writeContent, type ContentPart } from './content-store';
 import type { Ctx } from './context';
 import { filtersToSql, LABEL_KINDS, normalizeFilters, type SessionFilters, type SessionFiltersInput } from './filters';
 import { DEFAULT_COLOR, DEFAULT_ICON } from './projects';
-import { inTransaction, isRetryableTxError, type Tx } from './tx';
+import { inTransaction, type Tx } from './tx';
 import {
   checkString,
   hasLoneSurrogate,
@@ -394,11 +394,24 @@ export async function upsertSession(
 // ---------------------------------------------------------------------------------------------
 // Reads
 
+export interface ProjectRef {
+  id: string;
+  name: string;
+  icon: string;
+  color: string;
+}
+
+/** A session the caller owns, with the project it belongs to (read in the same statement). */
+export type OwnedSession = SessionRow & { project: ProjectRef };
+
 /** The caller's session, or 404/403 following contract §4 (another user's → 403). */
-export async function requireSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<SessionRow> {
+export async function requireSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<OwnedSession> {
   const sessionId = checkSessionPath(projectId, rawSessionId, false);
-  const rows = await ctx.deps.db.reader.$queryRawUnsafe<Array<SessionRow & { ownerId: string }>>(
-    `SELECT p.ownerId, ${SESSION_COLUMNS} FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ?
+  const rows = await ctx.deps.db.reader.$queryRawUnsafe<
+    Array<SessionRow & { ownerId: string; projectName: string; projectIcon: string; projectColor: string }>
+  >(
+    `SELECT p.ownerId, p.name AS projectName, p.icon AS projectIcon, p.color AS projectColor, ${SESSION_COLUMNS}
+       FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ?
       WHERE p.id = ?`,
     sessionId,
     projectId,
@@ -407,8 +420,8 @@ export async function requireSession(ctx: Ctx, projectId: string, rawSessionId: 
   if (!r) throw projectNotFound(projectId);
   if (r.ownerId !== ctx.user.id) throw new AppError('FORBIDDEN', MESSAGES.forbidden, { projectId });
   if (!r.id) throw sessionNotFound(sessionId, projectId);
-  const { ownerId: _owner, ...row } = r;
-  return row;
+  const { ownerId: _owner, projectName, projectIcon, projectColor, ...row } = r;
+  return { ...row, project: { id: projectId, name: projectName, icon: projectIcon, color: projectColor } };
 }
 
 export async function getSessionContent(ctx: Ctx, row: SessionRow, part: ContentPart): Promise<Buffer> {

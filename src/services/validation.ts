@@ -15,23 +15,6 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-export function requireObjectBody(body: unknown): Record<string, unknown> {
-  if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
-  return body;
-}
-
-export function requiredString(body: Record<string, unknown>, field: string, min: number, max: number): string {
-  const v = body[field];
-  if (v === undefined || v === null) throw invalid(`Missing required field: ${field}`);
-  return checkString(v, field, min, max);
-}
-
-export function optionalString(body: Record<string, unknown>, field: string, min: number, max: number): string | undefined {
-  const v = body[field];
-  if (v === undefined || v === null) return undefined;
-  return checkString(v, field, min, max);
-}
-
 export function checkString(v: unknown, field: string, min: number, max: number): string {
   if (typeof v !== 'string') throw invalid(`Invalid type for ${field}: expected a string`);
   if (hasLoneSurrogate(v)) throw invalid(`Invalid value for ${field}: not valid Unicode text`);
