@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CHUNK_MAX, chunkMarkdown, documentIdOf, toDocuments } from '../src/search/documents';
+import { CHUNK_MAX, chunkMarkdown, documentIdOf, fitsWhole, termsOf, toDocuments, WHOLE_MAX } from '../src/search/documents';
 import { installBinary } from '../src/search/embedded';
 import { meiliString, searchFilter } from '../src/search/filter';
 import { INDEX_SETTINGS, settingsDiff } from '../src/search/index-settings';
@@ -51,11 +51,17 @@ describe('toDocuments', () => {
     hasGitBranches: 1,
   };
 
-  test('one document per non-blank chunk, with the session fields filters need', () => {
-    const docs = toDocuments(row, `# a\n\n${'x '.repeat(600)}\n\n# b\n\n${'y '.repeat(600)}`, 5);
-    expect(docs.length).toBe(2);
-    expect(docs.map((d) => d.chunk)).toEqual([1, 2]);
+  const large = (parts: number, tail = '') =>
+    Array.from({ length: parts }, (_, i) => `## Part ${i}\n\n${'text of the part '.repeat(100)}\n\n`).join('') + tail;
+
+  test('a small session is one document holding the whole markdown and the fields filters need', () => {
+    const md = `# a\n\n${'x '.repeat(600)}\n\n# b\n\n${'y '.repeat(600)}`;
+    const docs = toDocuments(row, md, 5);
+    expect(docs).toHaveLength(1);
     expect(docs[0]).toMatchObject({
+      chunk: 0,
+      chunks: 0,
+      content: md,
       sessionKey: 'p.1/0e6a2d7c-1111-4222-8333-444455556666',
       userId: 'u1',
       clientName: 'claude-code',
@@ -69,7 +75,34 @@ describe('toDocuments', () => {
       syncedAt: 5,
     });
     expect(docs[0].id).toMatch(/^[A-Za-z0-9_-]+$/);
-    expect(new Set(docs.map((d) => d.id)).size).toBe(2);
+  });
+
+  test('a large session is a word-list document plus one document per non-blank fragment', () => {
+    const md = large(60, 'Zeta zeta ZETA omega');
+    expect(md.length).toBeGreaterThan(WHOLE_MAX);
+    const [session, ...fragments] = toDocuments(row, md, 5);
+    expect(session).toMatchObject({ chunk: 0, chunks: fragments.length, content: '', tags: ['t'], userId: 'u1' });
+    // Every distinct word once, lower-cased, in order of first appearance.
+    expect(session.terms).toBe('part 0 text of the 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 zeta omega');
+    expect(fragments.map((d) => d.chunk)).toEqual(fragments.map((_, i) => i + 1));
+    expect(fragments.map((d) => d.content).join('')).toBe(md);
+    expect(new Set([session, ...fragments].map((d) => d.id)).size).toBe(fragments.length + 1);
+    for (const f of fragments) expect(f).toMatchObject({ chunks: 0, userId: 'u1', tags: ['t'] });
+  });
+
+  test('text too dense in words and separators for one document is split even when short', () => {
+    const dense = 'a.'.repeat(20_000);
+    expect(dense.length).toBeLessThan(WHOLE_MAX);
+    expect(fitsWhole(dense)).toBe(false);
+    expect(toDocuments(row, dense, 1).length).toBeGreaterThan(1);
+  });
+
+  test('the word list stops at what its attributes hold; each attribute stays under the engine limit', () => {
+    const words = Array.from({ length: 130_000 }, (_, i) => `w${i}`).join(' ');
+    const terms = termsOf(words);
+    expect(Object.keys(terms)).toEqual(['terms', 'terms2', 'terms3', 'terms4']);
+    for (const v of Object.values(terms)) expect(v!.split(' ').length).toBe(30_000);
+    expect(terms.terms4!.endsWith('w119999')).toBe(true);
   });
 
   test('blank markdown still gives one document (name and tags stay searchable)', () => {
@@ -77,15 +110,20 @@ describe('toDocuments', () => {
   });
 
   test('fragment hashes change with the fragment or the session fields, not with appended content', () => {
-    const md = Array.from({ length: 5 }, (_, i) => `## Part ${i}\n\n${'text '.repeat(250)}\n\n`).join('');
+    const md = large(60);
     const before = toDocuments(row, md, 1);
-    const grown = toDocuments(row, md + '## Part 5\n\nmore\n', 2);
-    // Only the last fragment took the appended text.
+    const grown = toDocuments(row, md + 'more words\n', 2);
+    // Only the last fragment took the appended text (and the word list its new word).
     expect(grown.length).toBe(before.length);
-    expect(grown.slice(0, -1).map((d) => d.hash)).toEqual(before.slice(0, -1).map((d) => d.hash));
+    expect(grown.slice(1, -1).map((d) => d.hash)).toEqual(before.slice(1, -1).map((d) => d.hash));
     expect(grown[grown.length - 1].hash).not.toBe(before[before.length - 1].hash);
+    expect(grown[0].hash).not.toBe(before[0].hash);
+    // Appending words the session already has leaves its word list alone.
+    expect(toDocuments(row, md + 'text part', 3)[0].hash).toBe(before[0].hash);
     const renamed = toDocuments({ ...row, name: 'Other' }, md, 1);
     for (const [i, d] of renamed.entries()) expect(d.hash).not.toBe(before[i].hash);
+    // A small session's one document changes with any change of the text.
+    expect(toDocuments(row, 'short', 1)[0].hash).not.toBe(toDocuments(row, 'short!', 1)[0].hash);
   });
 
   test('document ids are distinct across sessions and projects', () => {

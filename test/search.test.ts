@@ -130,6 +130,74 @@ describe('whole sessions are searchable', () => {
   }, 180_000);
 });
 
+describe('every query word anywhere in the session', () => {
+  const small = newSessionId();
+  const large = newSessionId();
+  const exchange = (i: number) => `## Exchange ${i}\n\n${'We looked at the build output and the logs again. '.repeat(30)}\n\n`;
+
+  beforeAll(async () => {
+    // Words far apart in a small session (indexed whole) and in a large one (indexed in fragments).
+    await h.put(alice, 'spread', small, {
+      name: 'Small spread',
+      markdown: `# Start\n\nfirstspreadword here.\n\n${exchange(1)}${exchange(2)}${exchange(3)}## End\n\nsecondspreadword there, then "alpha omega" and alphaphrase betaphrase.\n`,
+    });
+    const parts = Array.from({ length: 60 }, (_, i) => exchange(i)).join('');
+    await h.put(alice, 'spread', large, {
+      name: 'Large spread',
+      metadata: { tags: ['spreadtag'] },
+      markdown: `# Start\n\nfirstspreadword in the first fragment.\n\n${parts}## End\n\nsecondspreadword in the last one; largephrase tailphrase together.\n`,
+    });
+    await h.settle(60_000);
+    expect((await h.fragments('spread', large)).length).toBeGreaterThan(20);
+    expect((await h.fragments('spread', small)).length).toBe(1);
+  });
+
+  test('words in different exchanges match, in small and large sessions alike', async () => {
+    const r = await h.find(alice, 'firstspreadword secondspreadword');
+    expect(new Set(ids(r))).toEqual(new Set([small, large]));
+    expect(r.total).toBe(2);
+    for (const hit of r.results) {
+      expect(hit.snippet).toMatch(/<mark>(first|second)spreadword<\/mark>/);
+      // The fragments holding either word, in order: the first and the last.
+      const ex = hit.matchingExchanges;
+      expect(ex.length).toBeGreaterThanOrEqual(1);
+      expect(ex.map((e) => e.orderNumber)).toEqual([...ex.map((e) => e.orderNumber)].sort((a, b) => a - b));
+      for (const e of ex) expect(e.content).toMatch(/(first|second)spreadword/);
+    }
+    const smallHit = r.results.find((x) => x.sessionId === small)!;
+    expect(smallHit.matchingExchanges.map((e) => e.content.includes('firstspreadword') || e.content.includes('secondspreadword'))).toEqual(
+      smallHit.matchingExchanges.map(() => true),
+    );
+    expect(smallHit.matchingExchanges.length).toBe(2);
+  });
+
+  test('a word with a typo and a prefix, far from the other word', async () => {
+    expect(new Set(ids(await h.find(alice, 'firstspredword secondspr')))).toEqual(new Set([small, large]));
+  });
+
+  test('one word missing anywhere means no match', async () => {
+    expect(ids(await h.find(alice, 'firstspreadword zyxnotthere'))).toEqual([]);
+  });
+
+  test('a tag and a word of the text, or the name and a word of the text', async () => {
+    expect(ids(await h.find(alice, 'spreadtag secondspreadword'))).toEqual([large]);
+    expect(ids(await h.find(alice, 'small secondspreadword'))).toEqual([small]);
+  });
+
+  test('quoted phrases still match words in that order, with other words elsewhere', async () => {
+    expect(ids(await h.find(alice, '"alphaphrase betaphrase" firstspreadword'))).toEqual([small]);
+    expect(ids(await h.find(alice, '"betaphrase alphaphrase"'))).toEqual([]);
+    expect(ids(await h.find(alice, '"largephrase tailphrase"'))).toEqual([large]);
+    expect(ids(await h.find(alice, '"tailphrase largephrase"'))).toEqual([]);
+  });
+
+  test('a large session found by its name only has a snippet from the start of its markdown', async () => {
+    const [hit] = (await h.find(alice, 'large spread', { projectIds: ['spread'] })).results;
+    expect(hit.sessionId).toBe(large);
+    expect(hit.snippet.startsWith('# Start')).toBe(true);
+  });
+});
+
 describe('markup in transcripts', () => {
   test('a word glued to HTML or JSX tags is found', async () => {
     const id = newSessionId();
@@ -336,7 +404,8 @@ describe('updates', () => {
 
   test('an update with fewer chunks removes the old chunks', async () => {
     const id = newSessionId();
-    const long = Array.from({ length: 20 }, (_, i) => `## Part ${i}\n\n${'words of the part '.repeat(60)}\n\n`).join('') + 'tailshrinkword';
+    // Over 64 KB: indexed as a word list plus fragments.
+    const long = Array.from({ length: 70 }, (_, i) => `## Part ${i}\n\n${'words of the part '.repeat(60)}\n\n`).join('') + 'tailshrinkword';
     await h.put(alice, 'shrink', id, { markdown: long });
     await h.settle();
     expect(ids(await h.find(alice, 'tailshrinkword'))).toEqual([id]);
@@ -349,7 +418,8 @@ describe('updates', () => {
     expect(ids(await h.find(alice, 'short'))).toEqual([id]);
     // The fragments it no longer has were emptied at once and are deleted soon after.
     await h.eventually('old fragments to be deleted', async () => (await h.fragments('shrink', id)).length === 1, 15_000);
-    expect((await h.fragments('shrink', id))[0].chunk).toBe(1);
+    // What is left is the session document, now holding the whole (short) markdown.
+    expect((await h.fragments('shrink', id))[0].chunk).toBe(0);
   });
 
   test('matching exchanges list the fragments whose text matches, in order', async () => {

@@ -2,7 +2,7 @@ import type { SearchParams, SearchResponse } from 'meilisearch';
 import { AppError, MESSAGES } from '../errors';
 import type { SessionFilters } from '../services/filters';
 import type { MeiliConnection } from './connection';
-import { sessionKeyOf, type SessionDocument } from './documents';
+import { documentIdOf, fragmentsOf, sessionKeyOf, type SessionDocument } from './documents';
 import { matchesNothing, meiliString, searchFilter } from './filter';
 import { isEngineUnreachable } from './http-client';
 import { isIndexNotFound } from './index-settings';
@@ -14,16 +14,29 @@ const CROP_WORDS = 48;
 /** Matching fragments returned per session (the rest are counted out). */
 export const MAX_EXCHANGES_PER_SESSION = 20;
 
-type Doc = Pick<SessionDocument, 'projectId' | 'sessionId' | 'chunk' | 'sessionKey' | 'content'>;
+type Doc = Pick<SessionDocument, 'projectId' | 'sessionId' | 'chunk' | 'chunks' | 'sessionKey' | 'content'>;
 
 const unavailable = () => new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
+
+const highlight = {
+  attributesToHighlight: ['content'],
+  highlightPreTag: MARKERS.pre,
+  highlightPostTag: MARKERS.post,
+} satisfies SearchParams;
+const crop = {
+  attributesToCrop: ['content'],
+  cropLength: CROP_WORDS,
+  cropMarker: MARKERS.crop,
+  ...highlight,
+} satisfies SearchParams;
 
 /** Ranks are in (0, 1]: a match never scores 0 to the client. */
 const clampRank = (score: number | undefined) => Math.min(1, Math.max(Number(score ?? 0), 1e-6));
 
 /**
- * One page of a user's sessions matching `query`: chunks collapsed per session, every query word
- * required (typo-tolerant, prefix on the last word, "quoted phrases" exact), owner filter always on.
+ * One page of a user's sessions matching `query`: documents collapsed per session, every query
+ * word required somewhere in the session (typo-tolerant, prefix on the last word, "quoted phrases"
+ * exact), owner filter always on.
  */
 export async function searchIndex(
   conn: MeiliConnection,
@@ -43,13 +56,8 @@ export async function searchIndex(
   const pageParams: SearchParams = {
     ...common,
     showRankingScore: true,
-    attributesToRetrieve: ['projectId', 'sessionId', 'chunk'],
-    attributesToCrop: ['content'],
-    cropLength: CROP_WORDS,
-    cropMarker: MARKERS.crop,
-    attributesToHighlight: ['content'],
-    highlightPreTag: MARKERS.pre,
-    highlightPostTag: MARKERS.post,
+    attributesToRetrieve: ['projectId', 'sessionId', 'chunk', 'chunks'],
+    ...crop,
   };
 
   try {
@@ -72,20 +80,29 @@ export async function searchIndex(
       total = res.results[1].totalHits ?? 0;
     }
 
-    const hits: SearchHit[] = raw.map((h) => ({
-      projectId: h.projectId,
-      sessionId: h.sessionId,
-      rank: clampRank(h._rankingScore),
-      snippet: buildSnippet(String(h._formatted?.content ?? '')),
-      matchingExchanges: [],
-    }));
+    const hits: DetailedHit[] = raw.map((h) => {
+      const formatted = String(h._formatted?.content ?? '');
+      return {
+        projectId: h.projectId,
+        sessionId: h.sessionId,
+        rank: clampRank(h._rankingScore),
+        // A large session matched on its word list has no text here: its fragments give the snippet.
+        snippet: h.chunks > 0 && !formatted.includes(MARKERS.pre) ? null : buildSnippet(formatted),
+        matchingExchanges: [],
+        fragmented: h.chunks > 0 || h.chunk > 0,
+      };
+    });
 
-    if (options.matchingExchanges !== false && hits.length > 0) {
-      await attachExchanges(conn, indexUid, query, filter, hits);
+    const wantExchanges = options.matchingExchanges !== false;
+    if (hits.some((h) => wantExchanges || h.snippet === null)) {
+      await attachDetails(conn, indexUid, query, filter, hits, wantExchanges);
     }
     conn.reportSuccess();
     hits.sort((a, b) => b.rank - a.rank);
-    return { total: Math.max(total, hits.length), hits };
+    return {
+      total: Math.max(total, hits.length),
+      hits: hits.map(({ fragmented: _, snippet, ...h }) => ({ ...h, snippet: snippet ?? '' })),
+    };
   } catch (err) {
     if (isIndexNotFound(err)) {
       onIndexMissing?.();
@@ -99,30 +116,100 @@ export async function searchIndex(
   }
 }
 
-/**
- * The fragments of each session whose text matches every query word, in order. Names and tags
- * are indexed with every fragment, so only the text is searched here.
- */
-async function attachExchanges(conn: MeiliConnection, indexUid: string, query: string, filter: string, hits: SearchHit[]) {
-  const keys = hits.map((h) => sessionKeyOf(h.projectId, h.sessionId));
-  const res = await conn
-    .searcher()
-    .index<Doc>(indexUid)
-    .search(query, {
-      filter: `${filter} AND sessionKey IN [${keys.map(meiliString).join(', ')}]`,
-      matchingStrategy: 'all',
-      attributesToSearchOn: ['content'],
-      attributesToRetrieve: ['sessionKey', 'sessionId', 'chunk', 'content'],
-      limit: Math.min(1000, hits.length * MAX_EXCHANGES_PER_SESSION),
-    });
-  const byKey = new Map<string, Doc[]>();
-  for (const d of res.hits) {
-    const list = byKey.get(d.sessionKey) ?? [];
-    if (list.length < MAX_EXCHANGES_PER_SESSION) list.push(d);
-    byKey.set(d.sessionKey, list);
+interface DetailedHit extends Omit<SearchHit, 'snippet'> {
+  snippet: string | null;
+  /** Indexed as a session document plus fragment documents (large session). */
+  fragmented: boolean;
+}
+
+/** A highlighted text split into the plain text and the ranges (UTF-16 offsets) that matched. */
+export function parseHighlighted(formatted: string): { text: string; marks: Array<[number, number]> } {
+  let text = '';
+  const marks: Array<[number, number]> = [];
+  let rest = formatted;
+  for (;;) {
+    const open = rest.indexOf(MARKERS.pre);
+    if (open === -1) break;
+    text += rest.slice(0, open);
+    rest = rest.slice(open + MARKERS.pre.length);
+    let close = rest.indexOf(MARKERS.post);
+    if (close === -1) close = rest.length;
+    marks.push([text.length, text.length + close]);
+    text += rest.slice(0, close);
+    rest = rest.slice(close + MARKERS.post.length);
   }
-  hits.forEach((h, i) => {
-    const docs = (byKey.get(keys[i]) ?? []).sort((a, b) => a.chunk - b.chunk);
-    h.matchingExchanges = docs.map((d) => ({ id: `${d.sessionId}:${d.chunk}`, content: d.content, orderNumber: d.chunk }));
+  return { text: text + rest, marks };
+}
+
+/** The fragments of a whole-indexed session's highlighted markdown that hold a match, in order. */
+export function matchedFragments(formatted: string, sessionId: string): SearchHit['matchingExchanges'] {
+  const { text, marks } = parseHighlighted(formatted);
+  if (marks.length === 0) return [];
+  return fragmentsOf(text)
+    .filter((f) => marks.some(([a, b]) => a < f.start + f.content.length && b > f.start))
+    .slice(0, MAX_EXCHANGES_PER_SESSION)
+    .map((f) => ({ id: `${sessionId}:${f.chunk}`, content: f.content, orderNumber: f.chunk }));
+}
+
+/**
+ * One engine request for what the page query does not give: the matching exchanges (when asked
+ * for) and the snippets of large sessions that matched on their word list.
+ * - A session indexed whole: its markdown highlighted in full, cut into fragments here.
+ * - A large session: its fragment documents that hold the query words (when no fragment holds
+ *   them all, words are dropped from the end of the query until some do), best first; the best
+ *   one gives the snippet. (`frequency`, which would drop the commonest word first, returns no
+ *   fragment at all there in Meilisearch 1.21.)
+ */
+async function attachDetails(
+  conn: MeiliConnection,
+  indexUid: string,
+  query: string,
+  filter: string,
+  hits: DetailedHit[],
+  wantExchanges: boolean,
+) {
+  const asked = hits.filter((h) => wantExchanges || h.snippet === null);
+  const queries = asked.map((h) => {
+    const sessionFilter = `${filter} AND sessionKey = ${meiliString(sessionKeyOf(h.projectId, h.sessionId))}`;
+    if (!h.fragmented) {
+      return { indexUid, q: query, filter: sessionFilter, matchingStrategy: 'all', attributesToRetrieve: ['chunk'], ...highlight, limit: 1 };
+    }
+    return {
+      indexUid,
+      q: query,
+      filter: sessionFilter,
+      matchingStrategy: 'last',
+      attributesToSearchOn: ['content'],
+      attributesToRetrieve: wantExchanges ? ['chunk', 'content'] : ['chunk'],
+      ...crop,
+      limit: wantExchanges ? MAX_EXCHANGES_PER_SESSION : 1,
+    };
+  }) as Array<SearchParams & { indexUid: string }>;
+  const res = (await conn.searcher().multiSearch({ queries })) as { results: Array<SearchResponse<Doc>> };
+  const fallback: DetailedHit[] = [];
+  asked.forEach((h, i) => {
+    const docs = res.results[i]?.hits ?? [];
+    if (!h.fragmented) {
+      if (wantExchanges && docs[0]) h.matchingExchanges = matchedFragments(String(docs[0]._formatted?.content ?? ''), h.sessionId);
+      return;
+    }
+    if (h.snippet === null) {
+      if (docs[0]) h.snippet = buildSnippet(String(docs[0]._formatted?.content ?? ''));
+      else fallback.push(h);
+    }
+    if (wantExchanges) {
+      h.matchingExchanges = [...docs]
+        .sort((a, b) => a.chunk - b.chunk)
+        .map((d) => ({ id: `${h.sessionId}:${d.chunk}`, content: d.content, orderNumber: d.chunk }));
+    }
   });
+  // Matched on its name or tags only: the snippet is the start of the markdown.
+  for (const h of fallback) {
+    const first = await conn
+      .searcher()
+      .index<Doc>(indexUid)
+      .getDocument(documentIdOf(h.projectId, h.sessionId, 1), { fields: ['content'] })
+      .catch(() => null);
+    h.snippet = buildSnippet(String(first?.content ?? ''));
+  }
 }

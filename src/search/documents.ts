@@ -1,20 +1,34 @@
 import crypto from 'node:crypto';
 
 /**
- * From a session row and its markdown to search documents: one document per chunk of ~1.5 KB.
+ * From a session row and its markdown to search documents.
  *
- * Why chunks: the whole markdown must stay searchable (a term only at the end of a 5 MB session
- * is found), and snippet cost grows with the size of the attribute Meilisearch crops. Chunks are
- * collapsed back to sessions at query time with `distinct: sessionKey`.
+ * Every session has one *session document* (chunk 0) on which a query must match as a whole: every
+ * query word has to be somewhere in the session, not in one piece of it (contract §9).
+ * - A small session (up to WHOLE_MAX characters, and few enough words for the engine's 65,535
+ *   positions per attribute) is that one document: its whole markdown is its `content`, so
+ *   phrases, proximity and snippets work on the real text.
+ * - A larger session's session document holds, instead of the text, the distinct words of the
+ *   whole markdown (`terms*`, in order of first appearance; Meilisearch would ignore words past
+ *   65,535 positions of one attribute). Its text goes to *fragment documents* (chunks 1…n of
+ *   ~1.5 KB): they give snippets and matching exchanges, and a quoted phrase matches in them.
  *
- * Chunks are contiguous slices of the markdown (their concatenation is the markdown), so every
- * snippet cut from a chunk is a literal excerpt of the session.
+ * Searches collapse documents per session with `distinct: sessionKey`. Chunks are contiguous
+ * slices of the markdown (their concatenation is the markdown), so every snippet cut from one is
+ * a literal excerpt of the session.
  */
 
 /** A chunk grows up to this many UTF-16 units before a boundary closes it. */
 export const CHUNK_TARGET = 1500;
 /** No chunk is longer than this. */
 export const CHUNK_MAX = 2000;
+/** Sessions up to this many UTF-16 units are indexed whole, as one document. */
+export const WHOLE_MAX = 64 * 1024;
+/** Estimated engine positions a whole document may use (the engine stops at 65,535). */
+export const POSITION_BUDGET = 60_000;
+/** Attributes holding a large session's distinct words, and how many words each takes. */
+export const TERM_ATTRIBUTES = ['terms', 'terms2', 'terms3', 'terms4'] as const;
+export const TERMS_PER_ATTRIBUTE = 30_000;
 
 export interface SessionDocument {
   /** Stable per (session, chunk): an update with as many chunks replaces documents in place. */
@@ -23,8 +37,10 @@ export interface SessionDocument {
   userId: string;
   projectId: string;
   sessionId: string;
-  /** 1-based position of the chunk in the markdown. */
+  /** 0 for the session document; 1-based position of the fragment in the markdown otherwise. */
   chunk: number;
+  /** Session document: how many fragment documents the session has (0: it is indexed whole). */
+  chunks: number;
   name: string;
   tags: string[];
   llmModels: string[];
@@ -37,7 +53,13 @@ export interface SessionDocument {
   /** Epoch milliseconds. */
   createdAt: number;
   hasGitBranches: boolean;
+  /** The whole markdown (small session), a fragment of it (chunk > 0), or empty. */
   content: string;
+  /** Session document of a large session: its distinct words, spread over TERM_ATTRIBUTES. */
+  terms?: string;
+  terms2?: string;
+  terms3?: string;
+  terms4?: string;
   /** Digest of everything above: an unchanged chunk is not sent again (growing sessions re-send only their tail). */
   hash: string;
   /** Database time (epoch ms) of the push: a full rebuild removes what it did not refresh. */
@@ -59,7 +81,8 @@ export function tombstoneOf(id: string, s: { projectId: string; id: string; user
     userId: s.userId,
     projectId: s.projectId,
     sessionId: s.id,
-    chunk: 0,
+    chunk: -1,
+    chunks: 0,
     name: '',
     tags: [],
     llmModels: [],
@@ -193,7 +216,57 @@ function labelsOf(metadataJson: string): { llmModels: string[]; tags: string[]; 
   return { llmModels: strings(m.llmModels), tags: strings(m.tags), gitBranches: strings(m.gitBranches) };
 }
 
-/** The documents of one session: one per non-blank chunk, at least one (name and tags). */
+const WORD_RE = /[\p{L}\p{N}\p{M}]+/gu;
+/** Punctuation runs and line breaks: the engine may count a hard separator as 8 positions. */
+const SEPARATOR_RE = /[^\p{L}\p{N}\p{M}\s]+|\n/gu;
+
+const countMatches = (re: RegExp, text: string) => {
+  let n = 0;
+  re.lastIndex = 0;
+  while (re.exec(text)) n++;
+  return n;
+};
+
+/** True when the markdown can be indexed as one document without the engine dropping words. */
+export function fitsWhole(markdown: string): boolean {
+  if (markdown.length > WHOLE_MAX) return false;
+  return countMatches(WORD_RE, markdown) + 8 * countMatches(SEPARATOR_RE, markdown) <= POSITION_BUDGET;
+}
+
+/**
+ * The distinct words of the markdown (lower-cased, in order of first appearance), spread over
+ * TERM_ATTRIBUTES. Words past what the attributes hold (over 120,000 distinct words) are left to
+ * the fragments: found when the rest of the query is in the same fragment.
+ */
+export function termsOf(markdown: string): Partial<Record<(typeof TERM_ATTRIBUTES)[number], string>> {
+  const seen = new Set<string>();
+  const limit = TERM_ATTRIBUTES.length * TERMS_PER_ATTRIBUTE;
+  WORD_RE.lastIndex = 0;
+  for (let m = WORD_RE.exec(markdown); m && seen.size < limit; m = WORD_RE.exec(markdown)) seen.add(m[0].toLowerCase());
+  const words = [...seen];
+  const out: Partial<Record<(typeof TERM_ATTRIBUTES)[number], string>> = {};
+  TERM_ATTRIBUTES.forEach((attr, i) => {
+    const slice = words.slice(i * TERMS_PER_ATTRIBUTE, (i + 1) * TERMS_PER_ATTRIBUTE);
+    if (slice.length) out[attr] = slice.join(' ');
+  });
+  return out;
+}
+
+/** The non-blank fragments of a markdown, numbered from 1, with their offsets in it. */
+export function fragmentsOf(markdown: string): Array<{ chunk: number; start: number; content: string }> {
+  const out: Array<{ chunk: number; start: number; content: string }> = [];
+  let start = 0;
+  for (const content of chunkMarkdown(markdown)) {
+    if (/\S/.test(content)) out.push({ chunk: out.length + 1, start, content });
+    start += content.length;
+  }
+  return out;
+}
+
+/**
+ * The documents of one session: its session document (chunk 0), plus one fragment document per
+ * non-blank chunk when it is too large to be indexed whole.
+ */
 export function toDocuments(row: IndexableSession, markdown: string, syncedAt: number): SessionDocument[] {
   const meta = labelsOf(row.metadataJson);
   const base = {
@@ -212,14 +285,25 @@ export function toDocuments(row: IndexableSession, markdown: string, syncedAt: n
     hasGitBranches: Boolean(row.hasGitBranches),
   };
   const baseDigest = crypto.createHash('sha256').update(JSON.stringify(base));
-  const contents = chunkMarkdown(markdown).filter((c) => /\S/.test(c));
-  if (contents.length === 0) contents.push('');
-  return contents.map((content, i) => ({
-    id: documentIdOf(row.projectId, row.id, i + 1),
-    chunk: i + 1,
+  const hashOf = (chunk: number, ...parts: string[]) => {
+    const h = baseDigest.copy().update(`\0${chunk}\0`);
+    for (const p of parts) h.update(p).update('\0');
+    return h.digest('base64url').slice(0, 22);
+  };
+  const doc = (chunk: number, chunks: number, content: string, extra: Partial<SessionDocument> = {}, hash = hashOf(chunk, content)) => ({
+    id: documentIdOf(row.projectId, row.id, chunk),
+    chunk,
+    chunks,
     ...base,
     content,
-    hash: baseDigest.copy().update(`\0${i + 1}\0`).update(content).digest('base64url').slice(0, 22),
+    ...extra,
+    hash,
     syncedAt,
-  }));
+  });
+
+  if (fitsWhole(markdown)) return [doc(0, 0, markdown)];
+  const fragments = fragmentsOf(markdown);
+  const terms = termsOf(markdown);
+  const session = doc(0, fragments.length, '', terms, hashOf(0, `${fragments.length}`, ...TERM_ATTRIBUTES.map((a) => terms[a] ?? '')));
+  return [session, ...fragments.map((f) => doc(f.chunk, 0, f.content))];
 }

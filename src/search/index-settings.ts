@@ -1,7 +1,15 @@
 import type { Meilisearch, Settings } from 'meilisearch';
+import { TERM_ATTRIBUTES } from './documents';
 import { MeiliHttpError, rootCause } from './http-client';
 
-export const indexUidOf = (namespace: string) => `${namespace}_sessions`;
+/**
+ * The index is versioned by its document layout: a service whose layout changed starts on a new
+ * index (rebuilt from the database, see ensureIndex's caller) and removes the older ones.
+ */
+export const INDEX_LAYOUT_VERSION = 2;
+export const indexUidOf = (namespace: string) => `${namespace}_sessions_v${INDEX_LAYOUT_VERSION}`;
+/** Indexes of earlier layouts, deleted once the current one exists. */
+export const legacyIndexUidsOf = (namespace: string) => [`${namespace}_sessions`];
 
 /**
  * Highest `total` a search reports. Counting is exhaustive up to this bound (page mode with
@@ -11,12 +19,13 @@ export const MAX_TOTAL_HITS = 10_000;
 
 /**
  * Index settings, declared here and applied at start when they differ (so no restart re-indexes
- * for nothing). Documents are chunks; searches collapse them per session with
- * `distinct: 'sessionKey'` given at query time (the matching-fragments query needs them uncollapsed).
+ * for nothing). Documents are sessions and fragments of large sessions (documents.ts); searches
+ * collapse them per session with `distinct: 'sessionKey'` given at query time (the
+ * matching-fragments query needs them uncollapsed).
  */
 export const INDEX_SETTINGS = {
   // Order matters for the "attribute" rule: a match in the name beats one in the tags or text.
-  searchableAttributes: ['name', 'tags', 'content'],
+  searchableAttributes: ['name', 'tags', 'content', ...TERM_ATTRIBUTES],
   filterableAttributes: [
     'userId',
     'projectId',

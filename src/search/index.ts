@@ -9,7 +9,7 @@ import type { SessionFilters } from '../services/filters';
 import { searchIndex } from './adapter';
 import { MeiliConnection } from './connection';
 import { EmbeddedMeili } from './embedded';
-import { ensureIndex, indexUidOf } from './index-settings';
+import { ensureIndex, indexUidOf, legacyIndexUidsOf } from './index-settings';
 import type { SearchOptions, SearchPage, SearchPort } from './port';
 import { OutboxWorker } from './worker';
 
@@ -66,6 +66,10 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
         if (created) {
           const n = await worker.queueAll();
           if (n > 0) log.info({ msg: 'search index created; rebuilding it from the database', sessions: n });
+          // An index of an earlier document layout is not read any more.
+          for (const uid of legacyIndexUidsOf(config.namespace)) {
+            await conn.admin().deleteIndex(uid).catch(() => undefined);
+          }
         }
       } catch (err) {
         conn.reportFailure(err);
