@@ -6,8 +6,8 @@ import type { Deps } from './services/context';
 /** Prometheus metrics of one app instance (its own Registry, so two apps in a process never clash). */
 export interface AppMetrics {
   registry: Registry;
-  /** Called once per finished request (wired into requestContext). */
-  onRequestFinished(req: Request, res: Response, seconds: number): void;
+  /** Called once per finished request (wired into requestContext, which passes the route it logged). */
+  onRequestFinished(req: Request, res: Response, seconds: number, route?: string): void;
   observeSearch(seconds: number): void;
   /** GET /metrics (Prometheus text format). */
   router: Router;
@@ -91,8 +91,7 @@ export function createMetrics(deps: Deps): AppMetrics {
 
   const metrics: AppMetrics = {
     registry,
-    onRequestFinished(req, res, seconds) {
-      const route = routeOf(req);
+    onRequestFinished(req, res, seconds, route = routeOf(req)) {
       requests.inc({ method: req.method, route, status: String(res.statusCode) });
       latency.observe({ method: req.method, route }, seconds);
       if (res.statusCode === 429) rateLimited.inc({ kind: rateLimitKind(req) });

@@ -60,8 +60,9 @@ export function dbWatchdog(config: Config, logger: Logger) {
       });
     }, CHECK_AFTER_MS);
     timer.unref();
-    res.on('finish', () => clearTimeout(timer));
-    res.on('close', () => clearTimeout(timer));
+    // 'close' follows 'finish' on every response (and also ends an aborted one): one listener is
+    // enough. A timer firing in between finds the response ended and does nothing.
+    res.once('close', () => clearTimeout(timer));
     next();
   };
 }
