@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from '../src/search/highlight';
 import { CHUNK_MAX, chunkMarkdown, documentIdOf, fitsWhole, termsOf, toDocuments, WHOLE_MAX } from '../src/search/documents';
 import { installBinary } from '../src/search/embedded';
 import { meiliString, searchFilter } from '../src/search/filter';
@@ -240,5 +241,40 @@ describe('embedded engine binary', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('local highlighting of sessions indexed whole', () => {
+  const marked = (text: string, query: string) => matchRanges(text, query).map(([a, b]) => text.slice(a, b));
+
+  test('words case- and accent-insensitively, typos from 5 letters, the last word as a prefix', () => {
+    expect(marked('The Café served Postgres; postgras too.', 'cafe postgres')).toEqual(['Café', 'Postgres', 'postgras']);
+    // No typo under 5 letters, none on the first letter.
+    expect(marked('cat bat', 'cap')).toEqual([]);
+    expect(marked('wostgres', 'postgres')).toEqual([]);
+    // Prefix only for the last word.
+    expect(marked('migration migrate', 'migra')).toEqual(['migration', 'migrate']);
+    expect(marked('migration pool', 'migra pool')).toEqual(['pool']);
+  });
+
+  test('quoted phrases mark consecutive words only', () => {
+    expect(marked('pool exhausted; exhausted pool', '"pool exhausted"')).toEqual(['pool', 'exhausted']);
+    expect(parseQuery('"a b" c')).toEqual({ words: [{ text: 'c', prefix: true }], phrases: [['a', 'b']] });
+    expect(parseQuery('c "a b"').words).toEqual([{ text: 'c', prefix: false }]);
+  });
+
+  test('the snippet window goes to the part with the most distinct matched words', () => {
+    const text = `alpha ${'filler '.repeat(100)}alpha beta together ${'filler '.repeat(100)}`;
+    const snippet = buildSnippet(snippetSource(text, matchRanges(text, 'alpha beta')));
+    expect(snippet).toContain('<mark>alpha</mark> <mark>beta</mark> together');
+    expect(snippet.startsWith('…')).toBe(true);
+    expect(snippet.endsWith('…')).toBe(true);
+  });
+
+  test('matching fragments are the ones holding a marked word, numbered like the index', () => {
+    const part = (i: number, w: string) => `## Exchange ${i}\n\n${'padding text '.repeat(150)} ${w}\n\n`;
+    const text = part(1, 'needle') + part(2, 'nothing') + part(3, 'needle');
+    expect(fragmentsWithMatches(text, matchRanges(text, 'needle'), 20).map((f) => f.chunk)).toEqual([1, 3]);
+    expect(fragmentsWithMatches(text, matchRanges(text, 'needle'), 1).map((f) => f.chunk)).toEqual([1]);
   });
 });

@@ -2,7 +2,8 @@ import type { SearchParams, SearchResponse } from 'meilisearch';
 import { AppError, MESSAGES } from '../errors';
 import type { SessionFilters } from '../services/filters';
 import type { MeiliConnection } from './connection';
-import { documentIdOf, fragmentsOf, sessionKeyOf, type SessionDocument } from './documents';
+import { documentIdOf, sessionKeyOf, type SessionDocument } from './documents';
+import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, searchFilter } from './filter';
 import { isEngineUnreachable } from './http-client';
 import { isIndexNotFound } from './index-settings';
@@ -56,8 +57,8 @@ export async function searchIndex(
   const pageParams: SearchParams = {
     ...common,
     showRankingScore: true,
-    attributesToRetrieve: ['projectId', 'sessionId', 'chunk', 'chunks'],
-    ...crop,
+    // The stored text, not the engine's crop: see highlight.ts.
+    attributesToRetrieve: ['projectId', 'sessionId', 'chunk', 'chunks', 'content'],
   };
 
   try {
@@ -80,21 +81,35 @@ export async function searchIndex(
       total = res.results[1].totalHits ?? 0;
     }
 
+    const wantExchanges = options.matchingExchanges !== false;
+    const terms = parseQuery(query);
     const hits: DetailedHit[] = raw.map((h) => {
-      const formatted = String(h._formatted?.content ?? '');
-      return {
+      const hit: DetailedHit = {
         projectId: h.projectId,
         sessionId: h.sessionId,
         rank: clampRank(h._rankingScore),
-        // A large session matched on its word list has no text here: its fragments give the snippet.
-        snippet: h.chunks > 0 && !formatted.includes(MARKERS.pre) ? null : buildSnippet(formatted),
+        snippet: null,
         matchingExchanges: [],
         fragmented: h.chunks > 0 || h.chunk > 0,
       };
+      const content = String(h.content ?? '');
+      // A session indexed whole (or the fragment of a large one that matched): marked here. A
+      // large session matched on its word list has no text: its fragments give the snippet.
+      if (!hit.fragmented || content) {
+        const ranges = matchRanges(content, terms);
+        if (!hit.fragmented || ranges.length) hit.snippet = buildSnippet(snippetSource(content, ranges));
+        if (!hit.fragmented && wantExchanges) {
+          hit.matchingExchanges = fragmentsWithMatches(content, ranges, MAX_EXCHANGES_PER_SESSION).map((f) => ({
+            id: `${h.sessionId}:${f.chunk}`,
+            content: f.content,
+            orderNumber: f.chunk,
+          }));
+        }
+      }
+      return hit;
     });
 
-    const wantExchanges = options.matchingExchanges !== false;
-    if (hits.some((h) => wantExchanges || h.snippet === null)) {
+    if (hits.some((h) => h.fragmented && (wantExchanges || h.snippet === null))) {
       await attachDetails(conn, indexUid, query, filter, hits, wantExchanges);
     }
     conn.reportSuccess();
@@ -122,43 +137,13 @@ interface DetailedHit extends Omit<SearchHit, 'snippet'> {
   fragmented: boolean;
 }
 
-/** A highlighted text split into the plain text and the ranges (UTF-16 offsets) that matched. */
-export function parseHighlighted(formatted: string): { text: string; marks: Array<[number, number]> } {
-  let text = '';
-  const marks: Array<[number, number]> = [];
-  let rest = formatted;
-  for (;;) {
-    const open = rest.indexOf(MARKERS.pre);
-    if (open === -1) break;
-    text += rest.slice(0, open);
-    rest = rest.slice(open + MARKERS.pre.length);
-    let close = rest.indexOf(MARKERS.post);
-    if (close === -1) close = rest.length;
-    marks.push([text.length, text.length + close]);
-    text += rest.slice(0, close);
-    rest = rest.slice(close + MARKERS.post.length);
-  }
-  return { text: text + rest, marks };
-}
-
-/** The fragments of a whole-indexed session's highlighted markdown that hold a match, in order. */
-export function matchedFragments(formatted: string, sessionId: string): SearchHit['matchingExchanges'] {
-  const { text, marks } = parseHighlighted(formatted);
-  if (marks.length === 0) return [];
-  return fragmentsOf(text)
-    .filter((f) => marks.some(([a, b]) => a < f.start + f.content.length && b > f.start))
-    .slice(0, MAX_EXCHANGES_PER_SESSION)
-    .map((f) => ({ id: `${sessionId}:${f.chunk}`, content: f.content, orderNumber: f.chunk }));
-}
-
 /**
- * One engine request for what the page query does not give: the matching exchanges (when asked
- * for) and the snippets of large sessions that matched on their word list.
- * - A session indexed whole: its markdown highlighted in full, cut into fragments here.
- * - A large session: its fragment documents that hold the query words (when no fragment holds
- *   them all, words are dropped from the end of the query until some do), best first; the best
- *   one gives the snippet. (`frequency`, which would drop the commonest word first, returns no
- *   fragment at all there in Meilisearch 1.21.)
+ * One engine request for what the page query does not give about large sessions (matching
+ * exchanges, when asked for, and the snippet of one that matched on its word list): the fragment
+ * documents that hold the query words, best first; when no fragment holds them all, words are
+ * dropped from the end of the query until some do (`frequency`, which would drop the commonest
+ * word first, returns no fragment at all there in Meilisearch 1.21). The engine crops these
+ * itself: fragments are small.
  */
 async function attachDetails(
   conn: MeiliConnection,
@@ -168,31 +153,21 @@ async function attachDetails(
   hits: DetailedHit[],
   wantExchanges: boolean,
 ) {
-  const asked = hits.filter((h) => wantExchanges || h.snippet === null);
-  const queries = asked.map((h) => {
-    const sessionFilter = `${filter} AND sessionKey = ${meiliString(sessionKeyOf(h.projectId, h.sessionId))}`;
-    if (!h.fragmented) {
-      return { indexUid, q: query, filter: sessionFilter, matchingStrategy: 'all', attributesToRetrieve: ['chunk'], ...highlight, limit: 1 };
-    }
-    return {
+  const asked = hits.filter((h) => h.fragmented && (wantExchanges || h.snippet === null));
+  const queries = asked.map((h) => ({
       indexUid,
       q: query,
-      filter: sessionFilter,
+      filter: `${filter} AND sessionKey = ${meiliString(sessionKeyOf(h.projectId, h.sessionId))}`,
       matchingStrategy: 'last',
       attributesToSearchOn: ['content'],
       attributesToRetrieve: wantExchanges ? ['chunk', 'content'] : ['chunk'],
       ...crop,
       limit: wantExchanges ? MAX_EXCHANGES_PER_SESSION : 1,
-    };
-  }) as Array<SearchParams & { indexUid: string }>;
+  })) as Array<SearchParams & { indexUid: string }>;
   const res = (await conn.searcher().multiSearch({ queries })) as { results: Array<SearchResponse<Doc>> };
   const fallback: DetailedHit[] = [];
   asked.forEach((h, i) => {
     const docs = res.results[i]?.hits ?? [];
-    if (!h.fragmented) {
-      if (wantExchanges && docs[0]) h.matchingExchanges = matchedFragments(String(docs[0]._formatted?.content ?? ''), h.sessionId);
-      return;
-    }
     if (h.snippet === null) {
       if (docs[0]) h.snippet = buildSnippet(String(docs[0]._formatted?.content ?? ''));
       else fallback.push(h);
