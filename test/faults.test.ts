@@ -17,6 +17,7 @@ import path from 'node:path';
 import * as mariadb from 'mariadb';
 import { createDb } from '../src/db/client';
 import { migrate } from '../src/db/migrate';
+import { probeVerdict } from '../src/http/db-watchdog';
 import { createKeyForUser } from '../src/services/keys';
 import { createUser } from '../src/services/users';
 import { rawRequest, startTestApp, type TestResponse } from './support/app';
@@ -361,4 +362,28 @@ describe('SIGTERM during uploads', () => {
       await db.drop().catch(() => undefined);
     }
   }, 120_000);
+});
+
+describe('database watchdog verdicts', () => {
+  const timeout = Object.assign(new Error('(conn:-1, no: 45012, SQLState: 08S01) Connection timeout: failed to create socket after 401ms'), {
+    code: 'ER_CONNECTION_TIMEOUT',
+  });
+  const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3306'), { code: 'ECONNREFUSED' });
+
+  it('a probe timeout while the process was responsive means the database is unreachable', () => {
+    expect(probeVerdict(timeout, 3)).toBe('unreachable');
+  });
+
+  it('a probe timeout while the event loop was stalled (CPU saturation) says nothing: no 503', () => {
+    expect(probeVerdict(timeout, 250)).toBe('reachable');
+  });
+
+  it('a refused connection is unreachable however busy the process is', () => {
+    expect(probeVerdict(refused, 0)).toBe('unreachable');
+    expect(probeVerdict(refused, 500)).toBe('unreachable');
+  });
+
+  it('an error that is not about reaching the database (e.g. access denied) is not an outage', () => {
+    expect(probeVerdict(Object.assign(new Error('Access denied for user'), { code: 'ER_ACCESS_DENIED_ERROR', sqlState: '28000' }), 0)).toBe('reachable');
+  });
 });

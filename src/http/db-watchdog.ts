@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import * as mariadb from 'mariadb';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Config } from '../config';
 import { connectionOptions } from '../db/client';
 import { AppError, isDatabaseUnavailable, MESSAGES } from '../errors';
@@ -12,6 +13,20 @@ const CHECK_AFTER_MS = 450;
 const PROBE_TIMEOUT_MS = 400;
 /** Probe results are shared by all requests for this long (one probe at a time). */
 const PROBE_TTL_MS = 500;
+/** An event loop stalled this long during a probe makes its timeout say nothing about the database. */
+const LOOP_STALL_MS = 100;
+
+/**
+ * What a failed probe means. A refused or reset connection: the database is unreachable. A
+ * timeout, only if this process was responsive meanwhile: under CPU saturation the handshake's
+ * reply waits behind other work in the event loop, so a timeout there says the process is busy,
+ * not that the database is gone (a bench of 50 heavy GraphQL clients answered 503s for that).
+ */
+export function probeVerdict(err: unknown, loopStallMs: number): 'reachable' | 'unreachable' {
+  const timedOut = /timeout/i.test(String((err as Error)?.message ?? ''));
+  if (timedOut) return loopStallMs >= LOOP_STALL_MS ? 'reachable' : 'unreachable';
+  return isDatabaseUnavailable(err) ? 'unreachable' : 'reachable';
+}
 
 /**
  * "503 within a second, never hanging" also for a database that is frozen rather than gone (a
@@ -25,6 +40,8 @@ const PROBE_TTL_MS = 500;
  */
 export function dbWatchdog(config: Config, logger: Logger) {
   const options = { ...connectionOptions(config.databaseUrl), connectTimeout: PROBE_TIMEOUT_MS };
+  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  loopDelay.enable();
   let last: { at: number; reachable: boolean } | null = null;
   let inflight: Promise<boolean> | null = null;
 
@@ -34,10 +51,12 @@ export function dbWatchdog(config: Config, logger: Logger) {
     inflight = (async () => {
       let reachable = true;
       let conn: mariadb.Connection | null = null;
+      loopDelay.reset();
       try {
         conn = await mariadb.createConnection(options);
       } catch (err) {
-        reachable = !isDatabaseUnavailable(err) && !/timeout/i.test(String((err as Error)?.message ?? ''));
+        // The histogram's max is the longest stall seen since the reset, in nanoseconds.
+        reachable = probeVerdict(err, loopDelay.max / 1e6) === 'reachable';
       }
       conn?.destroy();
       last = { at: Date.now(), reachable };

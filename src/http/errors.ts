@@ -49,12 +49,15 @@ export const graphqlCode = (code: ErrorCode): string => GRAPHQL_CODE[code];
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const appErr = toAppError(err);
+    if (res.headersSent) {
+      // Already answered (the database watchdog's 503): what it was waiting for failed later.
+      logger.warn({ reqId: req.id, msg: 'request failed after its response was sent', err: err instanceof Error ? err.message : String(err) });
+      // A response cut short cannot be completed; a complete one leaves its connection alone.
+      if (!res.writableEnded) res.destroy();
+      return;
+    }
     if (appErr.code === 'INTERNAL_SERVER_ERROR' || appErr.code === 'SERVICE_UNAVAILABLE') {
       logger.error({ reqId: req.id, err: err instanceof Error ? { message: err.message, stack: err.stack, code: (err as any).code } : String(err) }, 'request failed');
-    }
-    if (res.headersSent) {
-      res.destroy();
-      return;
     }
     sendError(req, res, appErr);
   };

@@ -71,6 +71,8 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
     if (!userId) return next();
     try {
       const r = await l.consume(userId, 1);
+      // Answered meanwhile (the database watchdog's 503): nothing more to do for this request.
+      if (res.headersSent) return;
       setHeaders(res, limit, r, false);
       next();
     } catch (err) {
