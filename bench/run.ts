@@ -266,7 +266,18 @@ async function main() {
     }
   } finally {
     stopping = true;
-    for (const c of children) c.kill('SIGTERM');
+    // Let the servers drain and exit before their database is dropped under them.
+    await Promise.all(
+      children.map((c) =>
+        c.exitCode !== null || c.signalCode !== null
+          ? undefined
+          : new Promise<void>((resolve) => {
+              const t = setTimeout(resolve, 15_000);
+              c.once('exit', () => (clearTimeout(t), resolve()));
+              c.kill('SIGTERM');
+            }),
+      ),
+    );
     await pool.query(`DROP DATABASE IF EXISTS \`${dbName}\``).catch(() => undefined);
     await pool.end();
     await handles.close();
