@@ -35,7 +35,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', 'loopback');
+  app.set('trust proxy', deps.config.trustProxy);
   app.set('query parser', 'simple');
 
   const metrics = deps.config.metricsEnabled ? createMetrics(deps) : null;

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { readOrCreateSecret } from './secret-file';
@@ -24,6 +25,8 @@ export interface Config {
   corsOrigins: string[];
   /** Background workers (search outbox) run in this process. Tests may turn them off. */
   workersEnabled: boolean;
+  /** Express's `trust proxy`: which peers' X-Forwarded-For gives the client address. */
+  trustProxy: boolean | number | string;
 }
 
 export class ConfigError extends Error {
@@ -77,7 +80,37 @@ const schema = z.object({
   DATA_DIR: z.string().min(1).default('./data'),
   CORS_ORIGINS: z.string().default(''),
   WORKERS_ENABLED: z.enum(['true', 'false']).default('true'),
+  TRUST_PROXY: z
+    .string()
+    .refine(
+      isTrustProxy,
+      'TRUST_PROXY must be true, false, a number of hops, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal',
+    )
+    .default('loopback'),
 });
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** A value Express's `trust proxy` reads the same way: true/false, hops, or a list of addresses. */
+function isTrustProxy(v: string): boolean {
+  if (v === 'true' || v === 'false' || /^\d{1,3}$/.test(v)) return true;
+  return v.split(',').every((raw) => {
+    const item = raw.trim();
+    if (PROXY_NAMES.has(item)) return true;
+    const [addr, bits, ...rest] = item.split('/');
+    const family = net.isIP(addr);
+    if (!family || rest.length) return false;
+    if (bits === undefined) return true;
+    return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+  });
+}
+
+function trustProxyOf(v: string): boolean | number | string {
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  if (/^\d+$/.test(v)) return Number(v);
+  return v;
+}
 
 export function databaseNameOf(databaseUrl: string): string {
   const name = decodeURIComponent(new URL(databaseUrl).pathname.replace(/^\//, ''));
@@ -131,6 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     corsOrigins: e.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
     workersEnabled: e.WORKERS_ENABLED === 'true',
+    trustProxy: trustProxyOf(e.TRUST_PROXY),
   });
 }
 

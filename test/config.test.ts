@@ -135,3 +135,14 @@ test('a DATABASE_URL without a database name is refused', () => {
 test('empty variables count as unset', () => {
   expect(loadConfig({ ...base(), PORT: '', MAX_BODY_BYTES: '' })).toMatchObject({ port: 3000, maxBodyBytes: 50 * 1024 * 1024 });
 });
+
+test('TRUST_PROXY: loopback by default; true/false, hops, or a list of addresses and ranges', () => {
+  expect(loadConfig(base()).trustProxy).toBe('loopback');
+  expect(loadConfig({ ...base(), TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+  expect(loadConfig({ ...base(), TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+  expect(loadConfig({ ...base(), TRUST_PROXY: '2' }).trustProxy).toBe(2);
+  expect(loadConfig({ ...base(), TRUST_PROXY: 'loopback, 10.0.0.0/8, fd00::/8, 192.0.2.7' }).trustProxy).toBe('loopback, 10.0.0.0/8, fd00::/8, 192.0.2.7');
+  for (const bad of ['yes', '10.0.0.0/33', 'example.com', '10.0.0.1/8/2', '1.2.3']) {
+    expect(problemsOf({ ...base(), TRUST_PROXY: bad })).toEqual([expect.stringMatching(/^TRUST_PROXY must be/)]);
+  }
+});

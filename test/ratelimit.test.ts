@@ -147,6 +147,31 @@ describe('failed authentications per client address', () => {
   });
 });
 
+describe('client address behind a proxy (TRUST_PROXY)', () => {
+  const fail = (app: TestApp, from: string) =>
+    app.request('GET', '/api/v1/projects', { token: 'garbage', headers: { 'X-Forwarded-For': from } }).then((r) => r.status);
+
+  it('by default X-Forwarded-For from a loopback proxy gives each client its own failed-auth budget', async () => {
+    const app = await startTestApp({ env: { AUTH_FAILURE_LIMIT: '2' } });
+    try {
+      expect([await fail(app, '203.0.113.1'), await fail(app, '203.0.113.1'), await fail(app, '203.0.113.1')]).toEqual([401, 401, 429]);
+      // Another client behind the same proxy is not locked out.
+      expect(await fail(app, '203.0.113.2')).toBe(401);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('TRUST_PROXY=false ignores the header: every request counts against the peer address', async () => {
+    const app = await startTestApp({ env: { AUTH_FAILURE_LIMIT: '2', TRUST_PROXY: 'false' } });
+    try {
+      expect([await fail(app, '203.0.113.1'), await fail(app, '203.0.113.2'), await fail(app, '203.0.113.3')]).toEqual([401, 401, 429]);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('shared budget across two instances through Redis', () => {
   const namespace = `rltest_${crypto.randomBytes(4).toString('hex')}`;
   let a: TestApp;
