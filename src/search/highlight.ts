@@ -15,7 +15,9 @@ const WORD_RE = /[\p{L}\p{N}\p{M}]+/gu;
 const WINDOW_BEFORE = 90;
 const WINDOW_AFTER = 260;
 
-const normalize = (w: string) => w.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+const ASCII_RE = /^[\x00-\x7f]*$/;
+/** Lower case without accents; ASCII (most words of a transcript) skips Unicode normalisation. */
+const normalize = (w: string) => (ASCII_RE.test(w) ? w.toLowerCase() : w.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase());
 
 interface QueryTerms {
   /** Loose words (with typo tolerance); the last one of the query also matches as a prefix. */
@@ -113,12 +115,11 @@ function withMarkers(text: string, ranges: Array<[number, number]>, from = 0, to
 function bestWindowStart(text: string, ranges: Array<[number, number]>): number {
   let best = 0;
   let bestScore = -1;
+  const words = ranges.map(([a, b]) => normalize(text.slice(a, b)));
   for (let i = 0; i < ranges.length; i++) {
     const start = ranges[i][0];
     const seen = new Set<string>();
-    for (let j = i; j < ranges.length && ranges[j][1] <= start + WINDOW_AFTER; j++) {
-      seen.add(normalize(text.slice(ranges[j][0], ranges[j][1])));
-    }
+    for (let j = i; j < ranges.length && ranges[j][1] <= start + WINDOW_AFTER; j++) seen.add(words[j]);
     if (seen.size > bestScore) {
       bestScore = seen.size;
       best = start;
