@@ -4,6 +4,7 @@
  */
 import { AppError } from '../src/errors';
 import { enqueueIndexWork } from '../src/search/outbox';
+import { searchSessions } from '../src/search/search-service';
 import type { Ctx } from '../src/services/context';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
 
@@ -171,7 +172,16 @@ describe('every query word anywhere in the session', () => {
     expect(smallHit.matchingExchanges.length).toBe(2);
   });
 
-  test('a word with a typo and a prefix, far from the other word', async () => {
+  test('without matching exchanges, a large session still gets its snippet from a fragment', async () => {
+    const r = await searchSessions(h.deps, alice.user.id, 'firstspreadword secondspreadword', { projectIds: ['spread'] }, 10, 0, {
+      matchingExchanges: false,
+    });
+    const hit = r.results.find((x) => x.sessionId === large)!;
+    expect(hit.snippet).toMatch(/<mark>(first|second)spreadword<\/mark>/);
+    expect(hit.matchingExchanges).toEqual([]);
+  });
+
+    test('a word with a typo and a prefix, far from the other word', async () => {
     expect(new Set(ids(await h.find(alice, 'firstspredword secondspr')))).toEqual(new Set([small, large]));
   });
 

@@ -155,14 +155,14 @@ async function attachDetails(
 ) {
   const asked = hits.filter((h) => h.fragmented && (wantExchanges || h.snippet === null));
   const queries = asked.map((h) => ({
-      indexUid,
-      q: query,
-      filter: `${filter} AND sessionKey = ${meiliString(sessionKeyOf(h.projectId, h.sessionId))}`,
-      matchingStrategy: 'last',
-      attributesToSearchOn: ['content'],
-      attributesToRetrieve: wantExchanges ? ['chunk', 'content'] : ['chunk'],
-      ...crop,
-      limit: wantExchanges ? MAX_EXCHANGES_PER_SESSION : 1,
+    indexUid,
+    q: query,
+    filter: `${filter} AND sessionKey = ${meiliString(sessionKeyOf(h.projectId, h.sessionId))}`,
+    matchingStrategy: 'last',
+    attributesToSearchOn: ['content'],
+    attributesToRetrieve: wantExchanges ? ['chunk', 'content'] : ['chunk'],
+    ...crop,
+    limit: wantExchanges ? MAX_EXCHANGES_PER_SESSION : 1,
   })) as Array<SearchParams & { indexUid: string }>;
   const res = (await conn.searcher().multiSearch({ queries })) as { results: Array<SearchResponse<Doc>> };
   const fallback: DetailedHit[] = [];
