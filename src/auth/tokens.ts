@@ -13,19 +13,20 @@ export function signKeyToken(secret: string, userId: string, keyId: string, expi
   return jwt.sign(payload, secret, { algorithm: 'HS256', noTimestamp: false });
 }
 
-const verificationKeys = new Map<string, KeyObject | null>();
+let cachedKey: { secret: string; key: KeyObject | null } | null = null;
 
 /**
- * The KeyObject jsonwebtoken would build from `secret` on every verify, built once per secret.
- * Given a string, jsonwebtoken first tries `createPublicKey` (which throws for an HMAC secret,
- * building an exception and its stack each time), then `createSecretKey`: about a third of the CPU
- * of a cheap authenticated request. The same conversion, in the same order, done once; null (no
- * usable key) hands the string through so jsonwebtoken fails exactly as before.
+ * The KeyObject jsonwebtoken would build from `secret` on every verify, built once (the secret is
+ * fixed for the life of the process). Given a string, jsonwebtoken first tries `createPublicKey`
+ * (which throws for an HMAC secret, building an exception and its stack each time), then
+ * `createSecretKey`: about a third of the CPU of a cheap authenticated request. The same
+ * conversion, in the same order; null (no usable key) hands the string through so jsonwebtoken
+ * fails exactly as before.
  */
 function verificationKey(secret: string): KeyObject | string {
   if (!secret) return secret;
-  let key = verificationKeys.get(secret);
-  if (key === undefined) {
+  if (cachedKey?.secret !== secret) {
+    let key: KeyObject | null;
     try {
       key = createPublicKey(secret);
     } catch {
@@ -35,10 +36,9 @@ function verificationKey(secret: string): KeyObject | string {
         key = null;
       }
     }
-    if (verificationKeys.size >= 16) verificationKeys.clear();
-    verificationKeys.set(secret, key);
+    cachedKey = { secret, key };
   }
-  return key ?? secret;
+  return cachedKey.key ?? secret;
 }
 
 /** Verifies signature (HS256 only; `none` and every other alg refused), exp and nbf. */

@@ -19,17 +19,17 @@ type Doc = Pick<SessionDocument, 'projectId' | 'sessionId' | 'chunk' | 'chunks' 
 
 const unavailable = () => new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
 
-const highlight = {
-  attributesToHighlight: ['content'],
-  highlightPreTag: MARKERS.pre,
-  highlightPostTag: MARKERS.post,
-} satisfies SearchParams;
+/** The engine's crop and highlight, used on fragments only (see highlight.ts for whole documents). */
 const crop = {
   attributesToCrop: ['content'],
   cropLength: CROP_WORDS,
   cropMarker: MARKERS.crop,
-  ...highlight,
+  attributesToHighlight: ['content'],
+  highlightPreTag: MARKERS.pre,
+  highlightPostTag: MARKERS.post,
 } satisfies SearchParams;
+
+const exchange = (sessionId: string, chunk: number, content: string) => ({ id: `${sessionId}:${chunk}`, content, orderNumber: chunk });
 
 /** Ranks are in (0, 1]: a match never scores 0 to the client. */
 const clampRank = (score: number | undefined) => Math.min(1, Math.max(Number(score ?? 0), 1e-6));
@@ -99,11 +99,9 @@ export async function searchIndex(
         const ranges = matchRanges(content, terms);
         if (!hit.fragmented || ranges.length) hit.snippet = buildSnippet(snippetSource(content, ranges));
         if (!hit.fragmented && wantExchanges) {
-          hit.matchingExchanges = fragmentsWithMatches(content, ranges, MAX_EXCHANGES_PER_SESSION).map((f) => ({
-            id: `${h.sessionId}:${f.chunk}`,
-            content: f.content,
-            orderNumber: f.chunk,
-          }));
+          hit.matchingExchanges = fragmentsWithMatches(content, ranges, MAX_EXCHANGES_PER_SESSION).map((f) =>
+            exchange(h.sessionId, f.chunk, f.content),
+          );
         }
       }
       return hit;
@@ -173,18 +171,18 @@ async function attachDetails(
       else fallback.push(h);
     }
     if (wantExchanges) {
-      h.matchingExchanges = [...docs]
-        .sort((a, b) => a.chunk - b.chunk)
-        .map((d) => ({ id: `${h.sessionId}:${d.chunk}`, content: d.content, orderNumber: d.chunk }));
+      h.matchingExchanges = [...docs].sort((a, b) => a.chunk - b.chunk).map((d) => exchange(h.sessionId, d.chunk, d.content));
     }
   });
   // Matched on its name or tags only: the snippet is the start of the markdown.
-  for (const h of fallback) {
-    const first = await conn
-      .searcher()
-      .index<Doc>(indexUid)
-      .getDocument(documentIdOf(h.projectId, h.sessionId, 1), { fields: ['content'] })
-      .catch(() => null);
-    h.snippet = buildSnippet(String(first?.content ?? ''));
-  }
+  await Promise.all(
+    fallback.map(async (h) => {
+      const first = await conn
+        .searcher()
+        .index<Doc>(indexUid)
+        .getDocument(documentIdOf(h.projectId, h.sessionId, 1), { fields: ['content'] })
+        .catch(() => null);
+      h.snippet = buildSnippet(String(first?.content ?? ''));
+    }),
+  );
 }

@@ -216,7 +216,8 @@ function labelsOf(metadataJson: string): { llmModels: string[]; tags: string[]; 
   return { llmModels: strings(m.llmModels), tags: strings(m.tags), gitBranches: strings(m.gitBranches) };
 }
 
-const WORD_RE = /[\p{L}\p{N}\p{M}]+/gu;
+/** A word as the index and the highlighter see it (global: reset lastIndex before exec loops). */
+export const WORD_RE = /[\p{L}\p{N}\p{M}]+/gu;
 /** Punctuation runs and line breaks: the engine may count a hard separator as 8 positions. */
 const SEPARATOR_RE = /[^\p{L}\p{N}\p{M}\s]+|\n/gu;
 

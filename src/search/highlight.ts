@@ -7,10 +7,9 @@
  * ignored, one typo from 5 letters and two from 9 (not on the first letter), the last word also
  * as a prefix, "quoted phrases" as consecutive words.
  */
-import { fragmentsOf } from './documents';
+import { fragmentsOf, WORD_RE } from './documents';
 import { MARKERS } from './snippet';
 
-const WORD_RE = /[\p{L}\p{N}\p{M}]+/gu;
 /** Characters of markdown kept around the best match before buildSnippet trims to 240. */
 const WINDOW_BEFORE = 90;
 const WINDOW_AFTER = 260;
