@@ -77,6 +77,21 @@ describe('query semantics', () => {
     expect(ids(await h.find(alice, 'postgres conn')).slice(0, 1)).toEqual([s.named]);
   });
 
+  test('a short last word that begins hundreds of indexed words still matches them as a prefix', async () => {
+    // Prefixes shared by 100+ indexed words are served by the engine's prefix databases (the
+    // index of every user alike), longer or rarer ones are expanded at query time.
+    const letters = (i: number) => String.fromCharCode(97 + (i % 26)) + String.fromCharCode(97 + Math.floor(i / 26));
+    const many = Array.from({ length: 400 }, (_, i) => `qv${letters(i)}word`).join(' ');
+    await h.put(bob, 'prefixes-bob', newSessionId(), { name: 'Many', markdown: `# Words\n\n${many}\n` });
+    const mine = newSessionId();
+    await h.put(alice, 'prefixes', mine, { name: 'Mine', markdown: '# Notes\n\nThe qvzzlastword came up again.\n' });
+    await h.settle();
+    expect(ids(await h.find(alice, 'notes qv'))).toEqual([mine]);
+    expect(ids(await h.find(alice, 'qvz'))).toEqual([mine]);
+    const [hit] = (await h.find(alice, 'qv', { projectIds: ['prefixes'] })).results;
+    expect(hit.snippet).toContain('<mark>qvzzlastword</mark>');
+  });
+
   test('quoted phrases match words in that order only', async () => {
     expect(ids(await h.find(alice, '"pool exhausted"'))).toEqual([s.named]);
     expect(ids(await h.find(alice, '"exhausted pool"'))).toEqual([]);

@@ -76,24 +76,44 @@ function wordMatches(token: string, term: { text: string; prefix: boolean }): bo
   return term.prefix && token.length > q.length && boundedDistance(q, token.slice(0, q.length), max) <= max;
 }
 
+/** The words of ASCII text: WORD_RE restricted to ASCII is exactly this, and much faster. */
+const ASCII_WORD_RE = /[A-Za-z0-9]+/g;
+const NON_ASCII_RE = /[^\x00-\x7f]/;
+
 /** The ranges (UTF-16 offsets) of `text` to mark for `query`, in order. */
 export function matchRanges(text: string, query: string | QueryTerms): Array<[number, number]> {
   const terms = typeof query === 'string' ? parseQuery(query) : query;
+  const ascii = !NON_ASCII_RE.test(text);
+  const re = ascii ? ASCII_WORD_RE : WORD_RE;
+  // A transcript repeats its words: decide each distinct word once.
+  const verdicts = new Map<string, boolean>();
+  const matches = (norm: string) => {
+    let v = verdicts.get(norm);
+    if (v === undefined) {
+      v = terms.words.some((w) => wordMatches(norm, w));
+      verdicts.set(norm, v);
+    }
+    return v;
+  };
+  const out: Array<[number, number]> = [];
+  // Phrases need every word in order; loose words only the matching ones.
   const tokens: Array<{ start: number; end: number; norm: string }> = [];
-  WORD_RE.lastIndex = 0;
-  for (let m = WORD_RE.exec(text); m; m = WORD_RE.exec(text)) {
-    tokens.push({ start: m.index, end: m.index + m[0].length, norm: normalize(m[0]) });
+  const keepAll = terms.phrases.length > 0;
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const norm = ascii ? m[0].toLowerCase() : normalize(m[0]);
+    if (keepAll) tokens.push({ start: m.index, end: m.index + m[0].length, norm });
+    else if (matches(norm)) out.push([m.index, m.index + m[0].length]);
   }
-  const marked = new Array<boolean>(tokens.length).fill(false);
-  tokens.forEach((t, i) => {
-    if (terms.words.some((w) => wordMatches(t.norm, w))) marked[i] = true;
-  });
+  if (!keepAll) return out;
+  const marked = tokens.map((t) => matches(t.norm));
   for (const phrase of terms.phrases) {
     for (let i = 0; i + phrase.length <= tokens.length; i++) {
       if (phrase.every((w, k) => tokens[i + k].norm === w)) for (let k = 0; k < phrase.length; k++) marked[i + k] = true;
     }
   }
-  return tokens.filter((_, i) => marked[i]).map((t) => [t.start, t.end] as [number, number]);
+  for (let i = 0; i < tokens.length; i++) if (marked[i]) out.push([tokens[i].start, tokens[i].end]);
+  return out;
 }
 
 /** `text` with MARKERS around the given ranges. */

@@ -56,6 +56,10 @@ export const INDEX_SETTINGS = {
   stopWords: [],
   synonyms: {},
   proximityPrecision: 'byWord',
+  // prefixSearch stays at the engine's default ('indexingTime'), although its prefix databases
+  // are most of the cost of a small update (at 20k sessions ~750 ms of a ~1 s one-session update,
+  // growing with the index): 'disabled' turns prefix matching off altogether in Meilisearch 1.21,
+  // and contract §7 requires it on the last query word. BENCHMARKS.md has the figures of both.
   // Transcripts are full of inline HTML and JSX; without these, a word glued to a tag
   // (`<b>word</b>`) is not a word of its own and cannot be found.
   separatorTokens: ['<', '>', '</', '/>'],
