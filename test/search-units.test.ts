@@ -257,6 +257,17 @@ describe('local highlighting of sessions indexed whole', () => {
     expect(marked('migration pool', 'migra pool')).toEqual(['pool']);
   });
 
+  test('ASCII text is marked exactly as the general tokenizer would', () => {
+    // A non-ASCII character at the end sends the same text down the general path.
+    const text =
+      'Postgres pool exhausted; the postgras connection (pooling, reconnect) failed at 10:42. ' +
+      'Migrations: migrate_users, migration42, MIGRATED. x1 poolside connections connectionless cafe';
+    const queries = ['postgres', 'connection migra', 'pol', 'pool', 'migratoin', 'x1 cafe', 'exhausted conection', 'zzz', 'c', 'reconect pooling'];
+    for (const q of queries) {
+      expect(matchRanges(text, q)).toEqual(matchRanges(`${text} é`, q));
+    }
+  });
+
   test('quoted phrases mark consecutive words only', () => {
     expect(marked('pool exhausted; exhausted pool', '"pool exhausted"')).toEqual(['pool', 'exhausted']);
     expect(parseQuery('"a b" c')).toEqual({ words: [{ text: 'c', prefix: true }], phrases: [['a', 'b']] });

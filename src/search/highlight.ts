@@ -80,6 +80,24 @@ function wordMatches(token: string, term: { text: string; prefix: boolean }): bo
 const ASCII_WORD_RE = /[A-Za-z0-9]+/g;
 const NON_ASCII_RE = /[^\x00-\x7f]/;
 
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * A pattern finding, in ASCII text, every whole word that wordMatches could accept for one of
+ * `words` (and a few it rejects): the same first letter, a length within the typos allowed, or
+ * the word itself when no typo is. Null when no ASCII word can match.
+ */
+function candidatePattern(words: QueryTerms['words']): RegExp | null {
+  const alternatives = words.flatMap(({ text, prefix }) => {
+    if (!ASCII_RE.test(text)) return [];
+    const max = typosAllowed(text.length);
+    if (max === 0) return [escapeRe(text) + (prefix ? '[a-z0-9]*' : '')];
+    const min = text.length - max - 1;
+    return [`${escapeRe(text[0])}[a-z0-9]{${min},${prefix ? '' : text.length + max - 1}}`];
+  });
+  return alternatives.length ? new RegExp(`(?<![A-Za-z0-9])(?:${alternatives.join('|')})(?![A-Za-z0-9])`, 'gi') : null;
+}
+
 /** The ranges (UTF-16 offsets) of `text` to mark for `query`, in order. */
 export function matchRanges(text: string, query: string | QueryTerms): Array<[number, number]> {
   const terms = typeof query === 'string' ? parseQuery(query) : query;
@@ -96,6 +114,15 @@ export function matchRanges(text: string, query: string | QueryTerms): Array<[nu
     return v;
   };
   const out: Array<[number, number]> = [];
+  if (ascii && terms.phrases.length === 0) {
+    // Only tokens that could match are looked at: the pattern finds them natively.
+    const candidates = candidatePattern(terms.words);
+    if (!candidates) return out;
+    for (let m = candidates.exec(text); m; m = candidates.exec(text)) {
+      if (matches(m[0].toLowerCase())) out.push([m.index, m.index + m[0].length]);
+    }
+    return out;
+  }
   // Phrases need every word in order; loose words only the matching ones.
   const tokens: Array<{ start: number; end: number; norm: string }> = [];
   const keepAll = terms.phrases.length > 0;
