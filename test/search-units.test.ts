@@ -224,7 +224,13 @@ describe('outbox ordering', () => {
 
 describe('index settings', () => {
   test('no difference once applied (settings are not re-sent on every start)', () => {
-    const applied = { ...INDEX_SETTINGS, filterableAttributes: [...INDEX_SETTINGS.filterableAttributes].reverse(), extra: 1 };
+    // As the engine answers: sets in its own order (separator tokens sorted), and more keys.
+    const applied = {
+      ...INDEX_SETTINGS,
+      filterableAttributes: [...INDEX_SETTINGS.filterableAttributes].reverse(),
+      separatorTokens: [...INDEX_SETTINGS.separatorTokens].sort(),
+      extra: 1,
+    };
     expect(settingsDiff(applied as any)).toEqual({});
     expect(Object.keys(settingsDiff({ ...applied, searchableAttributes: ['*'] } as any))).toEqual(['searchableAttributes']);
   });

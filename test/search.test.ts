@@ -2,7 +2,10 @@
  * Search end to end: real MariaDB, real Meilisearch, sessions written through the session service
  * (outbox rows included), the outbox worker applying them, searchSessions reading them back.
  */
+import { Meilisearch } from 'meilisearch';
 import { AppError } from '../src/errors';
+import { createNodeHttpClient } from '../src/search/http-client';
+import { settingsDiff } from '../src/search/index-settings';
 import { enqueueIndexWork } from '../src/search/outbox';
 import { searchSessions } from '../src/search/search-service';
 import type { Ctx } from '../src/services/context';
@@ -455,5 +458,17 @@ describe('updates', () => {
     const [hit] = (await h.find(alice, 'exchangeword')).results;
     expect(hit.matchingExchanges.map((e) => e.orderNumber)).toEqual([1, 3]);
     for (const e of hit.matchingExchanges) expect(e.content).toContain('exchangeword');
+  });
+});
+
+describe('index settings', () => {
+  test('the engine answers the declared settings back: nothing is re-sent at the next start', async () => {
+    const httpClient = createNodeHttpClient();
+    try {
+      const client = new Meilisearch({ host: h.config.meiliUrl!, apiKey: h.config.meiliMasterKey ?? undefined, httpClient });
+      expect(settingsDiff(await client.index(h.search.indexUid).getSettings())).toEqual({});
+    } finally {
+      httpClient.destroy();
+    }
   });
 });

@@ -77,6 +77,8 @@ const canonical = (v: unknown): unknown => {
   return v;
 };
 
+const UNORDERED = new Set(['filterableAttributes', 'separatorTokens', 'stopWords']);
+
 /** The declared settings that the index does not have yet (deep comparison, array order kept). */
 export function settingsDiff(current: Settings): Partial<Settings> {
   const diff: Record<string, unknown> = {};
@@ -87,8 +89,8 @@ export function settingsDiff(current: Settings): Partial<Settings> {
       want && typeof want === 'object' && !Array.isArray(want) && have && typeof have === 'object'
         ? canonical(Object.fromEntries(Object.keys(want).map((k) => [k, have[k]])))
         : canonical(have);
-    // filterableAttributes is a set to the engine; compare sorted.
-    const norm = (x: unknown) => (key === 'filterableAttributes' && Array.isArray(x) ? [...x].sort() : x);
+    // Sets to the engine (it answers them in its own order): compared sorted.
+    const norm = (x: unknown) => (UNORDERED.has(key) && Array.isArray(x) ? [...x].sort() : x);
     if (JSON.stringify(norm(wantC)) !== JSON.stringify(norm(haveC))) diff[key] = want;
   }
   return diff as Partial<Settings>;
