@@ -5,10 +5,15 @@
  *   npx tsx bench/search.ts --quick          # 1k and 2k sessions
  *   npx tsx bench/search.ts                  # 10k and 100k sessions (takes a while on 2 cores)
  *   npx tsx bench/search.ts --sizes=20000 --queries=300 --freshness=50 --poll=20 --keep
- *   npx tsx bench/search.ts --sizes=100000 --freshness=0 --load-memory=2GiB   # latency only, faster load
+ *   npx tsx bench/search.ts --sizes=100000 --freshness=0 --load-memory=2GiB --keep   # load faster, keep it
+ *   npx tsx bench/search.ts --reuse=sa_bench_xxx,/tmp/sa-bench-xxx   # measure a kept corpus again
+ *   npx tsx bench/search.ts --prefix-search=disabled …   # what-if: no prefix databases (no prefix matching)
  *
  * Uses MEILI_URL/MEILI_MASTER_KEY when set, else an embedded engine in a temp DATA_DIR, and a
- * fresh database on TEST_DATABASE_ROOT_URL (default mysql://root@127.0.0.1:3306), dropped at the end.
+ * fresh database on TEST_DATABASE_ROOT_URL (default mysql://root@127.0.0.1:3306), dropped at the end
+ * unless --keep. --reuse=DATABASE,DATA_DIR measures a corpus kept that way (nothing is loaded or
+ * dropped), with the engine at the service's own indexing memory: figures of one-session updates
+ * are only meaningful at that memory, while loading is much faster with --load-memory.
  * Targets: p95 search < 50 ms at 100k sessions; p95 freshness < 1 s.
  */
 import crypto from 'node:crypto';
@@ -26,9 +31,11 @@ import { createNodeHttpClient } from '../src/search/http-client';
 import { searchSessions } from '../src/search/search-service';
 import type { Ctx, Deps } from '../src/services/context';
 import { upsertSession } from '../src/services/sessions';
-import { createTestDatabase } from '../test/support/db';
+import { createTestDatabase, ROOT_URL, type TestDatabase } from '../test/support/db';
 import { generateSession, rng, vocabulary } from './corpus';
 
+/** Written to the data dir by --keep: the queries sampled while loading, for --reuse. */
+const QUERIES_FILE = 'bench-queries.json';
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const quick = process.argv.includes('--quick');
 const sizes = (arg('sizes') ?? (quick ? '1000,2000' : '10000,100000')).split(',').map(Number);
@@ -38,6 +45,10 @@ const USERS = Number(arg('users') ?? 10);
 const PROJECTS_PER_USER = 10;
 /** How often the freshness probe searches (each probe is a search competing with indexing for CPU). */
 const POLL_MS = Number(arg('poll') ?? 20);
+const reuse = arg('reuse')?.split(',');
+if (reuse && (reuse.length !== 2 || !fs.existsSync(path.join(reuse[1], QUERIES_FILE)))) {
+  throw new Error(`--reuse=DATABASE,DATA_DIR: a database and data dir kept by --keep (with ${QUERIES_FILE})`);
+}
 
 const percentile = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -48,8 +59,10 @@ const now = () => performance.now();
 const log = (s: string) => process.stdout.write(`${s}\n`);
 
 async function main() {
-  const db = await createTestDatabase('sa_bench');
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-'));
+  const db: TestDatabase = reuse
+    ? { name: reuse[0], url: `${ROOT_URL}/${reuse[0]}`, drop: async () => undefined }
+    : await createTestDatabase('sa_bench');
+  const dataDir = reuse ? reuse[1] : fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-'));
   let engine: EmbeddedMeili | null = null;
   if (!process.env.MEILI_URL) {
     // --load-memory: a bigger indexing memory for loading large corpora faster (one-session
@@ -70,25 +83,44 @@ async function main() {
   const handles = createDb(config.databaseUrl);
   const search = createSearch({ config, pool: handles.pool, logger, worker: { batchSize: 500, pollMs: 100 } });
   await search.start();
+  // What-if: the engine without prefix databases (no prefix matching; see index-settings.ts).
+  const prefixSearch = arg('prefix-search');
+  if (prefixSearch === 'disabled' || prefixSearch === 'indexingTime') {
+    const admin = new Meilisearch({ host: config.meiliUrl!, apiKey: config.meiliMasterKey!, httpClient: createNodeHttpClient() });
+    const task = await admin.index(search.indexUid).updatePrefixSearch(prefixSearch).waitTask({ timeout: 3_600_000 });
+    if (task.status !== 'succeeded') throw new Error(`prefixSearch: ${task.error?.message}`);
+  } else if (prefixSearch) throw new Error('--prefix-search=disabled|indexingTime');
   const deps: Deps = { config, db: handles, logger, search };
   const pool = handles.pool;
 
-  const users = Array.from({ length: USERS }, (_, i) => ({ id: crypto.randomUUID(), email: `bench${i}@example.test` }));
-  await pool.query(
-    `INSERT INTO users (id, email) VALUES ${users.map(() => '(?, ?)').join(', ')}`,
-    users.flatMap((u) => [u.id, u.email]),
-  );
-  const projects = users.flatMap((u) => Array.from({ length: PROJECTS_PER_USER }, (_, j) => ({ id: `p-${u.id.slice(0, 8)}-${j}`, ownerId: u.id })));
-  await pool.query(
-    `INSERT INTO projects (id, ownerId, name, icon, color) VALUES ${projects.map(() => "(?, ?, ?, 'Code2', 'blue')").join(', ')}`,
-    projects.flatMap((p) => [p.id, p.ownerId, p.id]),
-  );
-
-  const words = vocabulary();
-  const queryPool: string[] = [];
-  const r = rng(2024);
+  let users: Array<{ id: string; email: string }>;
+  let projects: Array<{ id: string; ownerId: string }>;
+  let queryPool: string[] = [];
   let loaded = 0;
   let bytesLoaded = 0;
+  if (reuse) {
+    users = await pool.query('SELECT id, email FROM users ORDER BY email');
+    projects = await pool.query('SELECT id, ownerId FROM projects ORDER BY id');
+    queryPool = JSON.parse(fs.readFileSync(path.join(dataDir, QUERIES_FILE), 'utf8'));
+    const [row] = await pool.query("SELECT COUNT(*) AS n, SUM(markdownSize) AS bytes FROM sessions WHERE name <> 'fresh'");
+    loaded = Number(row.n);
+    bytesLoaded = Number(row.bytes);
+    sizes.splice(0, sizes.length, loaded);
+  } else {
+    users = Array.from({ length: USERS }, (_, i) => ({ id: crypto.randomUUID(), email: `bench${i}@example.test` }));
+    await pool.query(
+      `INSERT INTO users (id, email) VALUES ${users.map(() => '(?, ?)').join(', ')}`,
+      users.flatMap((u) => [u.id, u.email]),
+    );
+    projects = users.flatMap((u) => Array.from({ length: PROJECTS_PER_USER }, (_, j) => ({ id: `p-${u.id.slice(0, 8)}-${j}`, ownerId: u.id })));
+    await pool.query(
+      `INSERT INTO projects (id, ownerId, name, icon, color) VALUES ${projects.map(() => "(?, ?, ?, 'Code2', 'blue')").join(', ')}`,
+      projects.flatMap((p) => [p.id, p.ownerId, p.id]),
+    );
+  }
+
+  const words = vocabulary();
+  const r = rng(2024);
   const results: string[] = [];
   log(`search benchmark: sizes ${sizes.join(', ')}; ${USERS} users; ${QUERIES} queries; engine ${config.meiliUrl}`);
 
@@ -155,7 +187,8 @@ async function main() {
     // Latency of the whole service path: validation, engine (page + matching fragments), re-check.
     const queries = Array.from({ length: QUERIES }, (_, i) => queryPool[i % queryPool.length]);
     const userOf = (i: number) => users[i % users.length].id;
-    for (let i = 0; i < 20; i++) await searchSessions(deps, userOf(i), queries[i], undefined, 10, 0);
+    // Warm-up: every query once (an engine just restarted on a kept corpus reads its pages from disk).
+    for (let i = 0; i < queries.length; i++) await searchSessions(deps, userOf(i), queries[i], undefined, 10, 0);
     const timeIt = async (fn: (i: number) => Promise<unknown>) => {
       const xs: number[] = [];
       for (let i = 0; i < queries.length; i++) {
@@ -232,11 +265,13 @@ async function main() {
   await search.stop();
   await handles.close();
   await engine?.stop();
+  if (reuse) return;
   if (!process.argv.includes('--keep')) {
     await db.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   } else {
-    log(`kept database ${db.name} and ${dataDir}`);
+    fs.writeFileSync(path.join(dataDir, QUERIES_FILE), JSON.stringify(queryPool));
+    log(`kept database ${db.name} and ${dataDir}; measure them again with --reuse=${db.name},${dataDir}`);
   }
 }
 
