@@ -9,6 +9,7 @@ import { meiliString, searchFilter } from '../src/search/filter';
 import { INDEX_SETTINGS, settingsDiff } from '../src/search/index-settings';
 import { buildSnippet, escapeHtml, MARKERS } from '../src/search/snippet';
 import { deferredRows } from '../src/search/worker';
+import { mergeByScore } from '../src/search/adapter';
 
 describe('chunkMarkdown', () => {
   test('chunks concatenate back to the markdown and stay under the maximum', () => {
@@ -219,6 +220,32 @@ describe('outbox ordering', () => {
   test('work claimed together is not held back by itself', () => {
     const claimed = [row(1, 'delete_project', 'p', null), row(2, 'upsert', 'p', 's1'), row(3, 'upsert', 'p', 's1')];
     expect(deferredRows(claimed, claimed).size).toBe(0);
+  });
+});
+
+describe('merging the recent and the main index', () => {
+  test('any page of the merge is that page of all hits ranked together', () => {
+    const random = (seed: number) => () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let seed = 1; seed <= 200; seed++) {
+      const r = random(seed);
+      // Scores from a few values, so that ties happen (recent first on a tie).
+      const hits = (n: number, tier: string) =>
+        Array.from({ length: n }, (_, i) => ({ id: `${tier}${i}`, _rankingScore: Math.floor(r() * 5) / 5 })).sort(
+          (a, b) => b._rankingScore - a._rankingScore,
+        );
+      const recent = hits(Math.floor(r() * 6), 'r');
+      const main = hits(Math.floor(r() * 12), 'm');
+      const everything = [...recent, ...main].sort((a, b) => b._rankingScore - a._rankingScore || (a.id[0] === 'r' ? -1 : 1) - (b.id[0] === 'r' ? -1 : 1));
+      const limit = 1 + Math.floor(r() * 4);
+      const offset = Math.floor(r() * 16);
+      // As the adapter asks: the recent hits up to offset + limit, the main ones from `from`.
+      const fetchedRecent = recent.slice(0, offset + limit);
+      const from = Math.max(0, offset - fetchedRecent.length);
+      const fetchedMain = main.slice(from, offset + limit);
+      expect(mergeByScore(fetchedRecent, fetchedMain, from, offset, limit).map((h) => h.id)).toEqual(
+        everything.slice(offset, offset + limit).map((h) => h.id),
+      );
+    }
   });
 });
 

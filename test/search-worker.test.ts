@@ -8,6 +8,7 @@ import { MeiliConnection } from '../src/search/connection';
 import { documentIdOf } from '../src/search/documents';
 import { OutboxWorker } from '../src/search/worker';
 import { createNodeHttpClient } from '../src/search/http-client';
+import { recentUidOf } from '../src/search/index-settings';
 import type { Ctx } from '../src/services/context';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
 
@@ -72,7 +73,9 @@ test('reindexAll rebuilds the index from the database, with progress', async () 
   const index = client.index(first.search.indexUid);
   const strayWord = word();
   try {
-    await index.deleteDocuments({ filter: `sessionKey = "rebuild/${kept}"` }).waitTask();
+    for (const uid of [first.search.indexUid, recentUidOf(first.search.indexUid)]) {
+      await client.index(uid).deleteDocuments({ filter: `sessionKey = "rebuild/${kept}"` }).waitTask();
+    }
     const strayId = newSessionId();
     await index
       .addDocuments([
@@ -157,6 +160,33 @@ test('an index lost by the engine (data reset) is recreated and rebuilt from the
   await expect(first.find(alice, w)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
   await first.eventually(
     'the index to be rebuilt',
+    async () => {
+      try {
+        return ids(await first.find(alice, w)).includes(id);
+      } catch {
+        return false;
+      }
+    },
+    30_000,
+  );
+}, 60_000);
+
+test('a lost recent index is recreated and refilled with the sessions written lately', async () => {
+  const id = newSessionId();
+  const w = word();
+  await first.put(alice, 'recent-reset', id, { markdown: `# recent\n\n${w}` });
+  await first.settle();
+  expect(ids(await first.find(alice, w))).toEqual([id]);
+
+  const httpClient = createNodeHttpClient();
+  try {
+    const client = new Meilisearch({ host: first.config.meiliUrl!, apiKey: first.config.meiliMasterKey ?? undefined, httpClient });
+    await client.deleteIndex(recentUidOf(first.search.indexUid)).waitTask();
+  } finally {
+    httpClient.destroy();
+  }
+  await first.eventually(
+    'the recent index to be refilled',
     async () => {
       try {
         return ids(await first.find(alice, w)).includes(id);

@@ -5,7 +5,7 @@
 import { Meilisearch } from 'meilisearch';
 import { AppError } from '../src/errors';
 import { createNodeHttpClient } from '../src/search/http-client';
-import { settingsDiff } from '../src/search/index-settings';
+import { recentUidOf, settingsDiff } from '../src/search/index-settings';
 import { enqueueIndexWork } from '../src/search/outbox';
 import { searchSessions } from '../src/search/search-service';
 import type { Ctx } from '../src/services/context';
@@ -444,7 +444,11 @@ describe('updates', () => {
     await h.settle();
     expect(await h.find(alice, 'tailshrinkword')).toEqual({ total: 0, results: [] });
     expect(ids(await h.find(alice, 'short'))).toEqual([id]);
-    // The fragments it no longer has were emptied at once and are deleted soon after.
+    // The short version went to the recent index, whose copy wins; once compaction moves it to
+    // the main index, the fragments it no longer has are emptied there, and deleted soon after.
+    expect(await h.search.compact()).toBeGreaterThanOrEqual(1);
+    await h.settle();
+    expect(ids(await h.find(alice, 'short'))).toEqual([id]);
     await h.eventually('old fragments to be deleted', async () => (await h.fragments('shrink', id)).length === 1, 15_000);
     // What is left is the session document, now holding the whole (short) markdown.
     expect((await h.fragments('shrink', id))[0].chunk).toBe(0);
@@ -461,12 +465,67 @@ describe('updates', () => {
   });
 });
 
+describe('the recent index and the main one', () => {
+  test('pages across both indexes are the ranking of all sessions, each counted once', async () => {
+    const carol = await h.user();
+    // Six sessions compacted into the main index, then four more written (recent), one of them
+    // an update of a compacted session: eleven writes, ten sessions.
+    const older = Array.from({ length: 6 }, () => newSessionId());
+    for (const [i, id] of older.entries()) {
+      await h.put(carol, 'tiers', id, { name: `Old ${i}`, markdown: `# Old ${i}\n\ntierword ${'filler '.repeat(i * 3)}tiertail\n` });
+    }
+    await h.settle();
+    expect(await h.search.compact()).toBeGreaterThanOrEqual(6);
+    await h.settle();
+    const newer = Array.from({ length: 3 }, () => newSessionId());
+    for (const [i, id] of newer.entries()) {
+      await h.put(carol, 'tiers', id, { name: `New ${i}`, markdown: `# New ${i}\n\n${'filler '.repeat(i * 4)}tierword tiertail\n` });
+    }
+    await h.put(carol, 'tiers', older[0], { name: 'Old 0 again', markdown: '# Old 0, rewritten\n\ntierword only now\n' });
+    await h.settle();
+
+    const all = await searchSessions(h.deps, carol.user.id, 'tierword', undefined, 50, 0);
+    expect(all.total).toBe(9);
+    expect(new Set(ids(all))).toEqual(new Set([...older, ...newer]));
+    const ranks = all.results.map((r) => r.rank);
+    expect([...ranks].sort((a, b) => b - a)).toEqual(ranks);
+    // The update's old words are not found through the main index's older copy.
+    expect(ids(await h.find(carol, 'tiertail')).sort()).toEqual([...older.slice(1), ...newer].sort());
+    expect((await h.find(carol, 'tiertail')).total).toBe(8);
+
+    for (const size of [2, 3, 4]) {
+      const paged: string[] = [];
+      for (let offset = 0; offset < 9; offset += size) {
+        const page = await searchSessions(h.deps, carol.user.id, 'tierword', undefined, size, offset);
+        expect(page.total).toBe(9);
+        paged.push(...ids(page));
+      }
+      expect(paged).toEqual(ids(all));
+    }
+  });
+
+  test('a session moved to the main index and then deleted is never returned nor counted', async () => {
+    const dave = await h.user();
+    const id = newSessionId();
+    await h.put(dave, 'tiers-del', id, { markdown: '# Gone soon\n\nmovedgoneword\n' });
+    await h.settle();
+    await h.search.compact();
+    await h.settle();
+    expect(ids(await h.find(dave, 'movedgoneword'))).toEqual([id]);
+    await h.remove(dave, 'tiers-del', id);
+    await h.settle();
+    expect(await h.find(dave, 'movedgoneword')).toEqual({ total: 0, results: [] });
+  });
+});
+
 describe('index settings', () => {
   test('the engine answers the declared settings back: nothing is re-sent at the next start', async () => {
     const httpClient = createNodeHttpClient();
     try {
       const client = new Meilisearch({ host: h.config.meiliUrl!, apiKey: h.config.meiliMasterKey ?? undefined, httpClient });
-      expect(settingsDiff(await client.index(h.search.indexUid).getSettings())).toEqual({});
+      for (const uid of [h.search.indexUid, recentUidOf(h.search.indexUid)]) {
+        expect(settingsDiff(await client.index(uid).getSettings())).toEqual({});
+      }
     } finally {
       httpClient.destroy();
     }

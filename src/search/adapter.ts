@@ -6,7 +6,7 @@ import { documentIdOf, sessionKeyOf, type SessionDocument } from './documents';
 import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, searchFilter } from './filter';
 import { isEngineUnreachable } from './http-client';
-import { isIndexNotFound } from './index-settings';
+import { isIndexNotFound, MAX_TOTAL_HITS } from './index-settings';
 import type { SearchHit, SearchOptions, SearchPage } from './port';
 import { buildSnippet, MARKERS } from './snippet';
 
@@ -34,14 +34,30 @@ const exchange = (sessionId: string, chunk: number, content: string) => ({ id: `
 /** Ranks are in (0, 1]: a match never scores 0 to the client. */
 const clampRank = (score: number | undefined) => Math.min(1, Math.max(Number(score ?? 0), 1e-6));
 
+type RawHit = SearchResponse<Doc>['hits'][number];
+
+/** `filter` without the given sessions. */
+const excluding = (filter: string, sessionKeys: string[]) => `${filter} AND NOT sessionKey IN [${sessionKeys.map(meiliString).join(', ')}]`;
+
+/** One page of the engine's hits and how many sessions match in all. */
+interface RawPage {
+  total: number;
+  hits: RawHit[];
+}
+
 /**
  * One page of a user's sessions matching `query`: documents collapsed per session, every query
  * word required somewhere in the session (typo-tolerant, prefix on the last word, "quoted phrases"
  * exact), owner filter always on.
+ *
+ * Two indexes (worker.ts): the recent one holds the sessions written since the last compaction,
+ * and its copy of a session is the current one; the main index is searched without the sessions
+ * the recent one holds. Both rank with the same settings, so their scores compare: the page is
+ * the merge of both by score, and `total` their sum.
  */
 export async function searchIndex(
   conn: MeiliConnection,
-  indexUid: string,
+  indexes: { main: string; recent: string },
   userId: string,
   query: string,
   filters: SessionFilters,
@@ -63,23 +79,62 @@ export async function searchIndex(
 
   try {
     const client = conn.searcher();
-    let total: number;
-    let raw: SearchResponse<Doc>['hits'];
-    if (offset % limit === 0) {
-      // Page mode counts sessions exhaustively (estimatedTotalHits would count chunks).
-      const res = await client.index<Doc>(indexUid).search(query, { ...pageParams, hitsPerPage: limit, page: offset / limit + 1 });
-      total = res.totalHits ?? 0;
-      raw = res.hits;
-    } else {
+    const want = offset + limit;
+    const mainPage = async (mainFilter: string, from: number, count: number): Promise<RawPage> => {
+      const params = { ...pageParams, filter: mainFilter };
+      if (from % count === 0) {
+        // Page mode counts sessions exhaustively (estimatedTotalHits would count chunks).
+        const res = await client.index<Doc>(indexes.main).search(query, { ...params, hitsPerPage: count, page: from / count + 1 });
+        return { total: res.totalHits ?? 0, hits: res.hits };
+      }
       const res = (await client.multiSearch({
         queries: [
-          { indexUid, q: query, ...pageParams, limit, offset },
-          { indexUid, q: query, ...common, hitsPerPage: 0, page: 1 },
+          { indexUid: indexes.main, q: query, ...params, limit: count, offset: from },
+          { indexUid: indexes.main, q: query, ...common, filter: mainFilter, hitsPerPage: 0, page: 1 },
         ],
       })) as { results: Array<SearchResponse<Doc>> };
-      raw = res.results[0].hits;
-      total = res.results[1].totalHits ?? 0;
+      return { total: res.results[1].totalHits ?? 0, hits: res.results[0].hits };
+    };
+    // Asked at the same time as the recent index, for when the user has nothing there (then it
+    // is the answer); otherwise the main index is asked again without the sessions held there.
+    const unexcluded = mainPage(filter, offset, limit);
+    unexcluded.catch(() => undefined);
+    // The recent index: the matching sessions (one document each, so no collapsing), enough to
+    // fill the page, and every session of the user it holds (their main copies are older).
+    const first = (await client.multiSearch({
+      queries: [
+        { indexUid: indexes.recent, q: query, ...pageParams, distinct: undefined, hitsPerPage: want, page: 1 },
+        {
+          indexUid: indexes.recent,
+          q: '',
+          filter: `userId = ${meiliString(userId)}`,
+          attributesToRetrieve: ['sessionKey'],
+          hitsPerPage: MAX_TOTAL_HITS,
+          page: 1,
+        },
+      ],
+    })) as { results: Array<SearchResponse<Doc>> };
+    const recentHits = first.results[0].hits;
+    const recentTotal = first.results[0].totalHits ?? 0;
+    const held = first.results[1].hits.map((h) => h.sessionKey);
+
+    let total: number;
+    let raw: RawHit[];
+    if (held.length === 0) {
+      ({ total, hits: raw } = await unexcluded);
+    } else if (recentTotal === 0) {
+      ({ total, hits: raw } = await mainPage(excluding(filter, held), offset, limit));
+    } else {
+      // Main hits that can still be on this page: the first `offset - recentHits.length` of them
+      // are ranked before it whatever the recent ones score.
+      const from = Math.max(0, offset - recentHits.length);
+      const page = await mainPage(excluding(filter, held), from, want - from);
+      total = recentTotal + page.total;
+      raw = mergeByScore(recentHits, page.hits, from, offset, limit);
     }
+    // A compaction between the engine's reads can show a session on both sides once: keep one.
+    const seen = new Set<string>();
+    raw = raw.filter((h) => !seen.has(h.sessionId) && seen.add(h.sessionId) !== undefined);
 
     const wantExchanges = options.matchingExchanges !== false;
     const terms = parseQuery(query);
@@ -107,8 +162,9 @@ export async function searchIndex(
       return hit;
     });
 
+    // Only the main index holds fragmented sessions.
     if (hits.some((h) => h.fragmented && (wantExchanges || h.snippet === null))) {
-      await attachDetails(conn, indexUid, query, filter, hits, wantExchanges);
+      await attachDetails(conn, indexes.main, query, filter, hits, wantExchanges);
     }
     conn.reportSuccess();
     hits.sort((a, b) => b.rank - a.rank);
@@ -127,6 +183,30 @@ export async function searchIndex(
     }
     throw err;
   }
+}
+
+/**
+ * The hits at positions [offset, offset + limit) of both indexes' results merged by score (ties:
+ * recent first), given the recent index's first hits and the main index's hits from position
+ * `mainFrom` on. When mainFrom > 0, every recent hit was fetched (mainFrom = offset - their
+ * number), and those scoring above the first main hit given are ranked before the page.
+ */
+export function mergeByScore<H extends { _rankingScore?: number }>(recent: H[], main: H[], mainFrom: number, offset: number, limit: number): H[] {
+  const score = (h: H) => Number(h._rankingScore ?? 0);
+  const merged: H[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < recent.length || j < main.length) {
+    if (j >= main.length || (i < recent.length && score(recent[i]) >= score(main[j]))) merged.push(recent[i++]);
+    else merged.push(main[j++]);
+  }
+  if (mainFrom === 0) return merged.slice(offset, offset + limit);
+  // Position of main[0] in the whole ranking: mainFrom main hits and the recent hits above it.
+  const before = main.length ? recent.filter((h) => score(h) >= score(main[0])).length : recent.length;
+  const start = merged.indexOf(main[0]);
+  if (start < 0) return [];
+  const first = mainFrom + before;
+  return merged.slice(start + (offset - first), start + (offset - first) + limit);
 }
 
 interface DetailedHit extends Omit<SearchHit, 'snippet'> {

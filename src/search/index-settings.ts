@@ -8,6 +8,8 @@ import { MeiliHttpError, rootCause } from './http-client';
  */
 export const INDEX_LAYOUT_VERSION = 2;
 export const indexUidOf = (namespace: string) => `${namespace}_sessions_v${INDEX_LAYOUT_VERSION}`;
+/** The recent index that goes with a main index (fresh writes; see worker.ts). */
+export const recentUidOf = (mainUid: string) => `${mainUid}_recent`;
 /** Indexes of earlier layouts, deleted once the current one exists. */
 export const legacyIndexUidsOf = (namespace: string) => [`${namespace}_sessions`];
 

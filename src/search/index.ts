@@ -9,7 +9,7 @@ import type { SessionFilters } from '../services/filters';
 import { searchIndex } from './adapter';
 import { MeiliConnection } from './connection';
 import { EmbeddedMeili } from './embedded';
-import { ensureIndex, indexUidOf, legacyIndexUidsOf } from './index-settings';
+import { ensureIndex, indexUidOf, legacyIndexUidsOf, recentUidOf } from './index-settings';
 import type { SearchOptions, SearchPage, SearchPort } from './port';
 import { OutboxWorker } from './worker';
 
@@ -27,6 +27,9 @@ export interface Search extends SearchPort {
   backlog(): Promise<number>;
   /** Rebuilds the index from the database; resolves when done. Needs start() first. */
   reindexAll(onProgress?: (p: ReindexProgress) => void): Promise<{ sessions: number }>;
+  /** Queues the recent index's sessions for the main one now (the worker also does it on its own). */
+  compact(): Promise<number>;
+  /** The main index; the recent one is recentUidOf(indexUid). */
   readonly indexUid: string;
   /** The embedded engine, when this process uses one (MEILI_URL unset). */
   readonly embedded: EmbeddedMeili | null;
@@ -38,13 +41,14 @@ export interface SearchFactoryDeps {
   /** Accepted for symmetry with other services; search talks to the pool directly. */
   prisma?: unknown;
   logger: Logger;
-  /** Tests: worker poll interval, batch size. */
-  worker?: { pollMs?: number; batchSize?: number };
+  /** Tests: worker poll interval, batch size, compaction period. */
+  worker?: { pollMs?: number; batchSize?: number; compactEveryMs?: number };
 }
 
 export function createSearch({ config, pool, logger, worker: workerOpts }: SearchFactoryDeps): Search {
   const log = logger.child({ component: 'search' });
   const indexUid = indexUidOf(config.namespace);
+  const recentUid = recentUidOf(indexUid);
   const embedded = config.meiliUrl ? null : new EmbeddedMeili({ dataDir: config.dataDir, logger: log });
   const conn = new MeiliConnection(
     embedded ? { embedded } : { url: config.meiliUrl!, key: config.meiliMasterKey },
@@ -62,6 +66,7 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
     const p = (async () => {
       try {
         const created = await ensureIndex(conn.admin(), indexUid);
+        const recentCreated = await ensureIndex(conn.admin(), recentUid);
         indexReady = true;
         if (created) {
           const n = await worker.queueAll();
@@ -70,6 +75,9 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
           for (const uid of legacyIndexUidsOf(config.namespace)) {
             await conn.admin().deleteIndex(uid).catch(() => undefined);
           }
+        } else if (recentCreated) {
+          const n = await worker.queueRecent();
+          if (n > 0) log.info({ msg: 'recent search index created; filling it with the sessions written lately', sessions: n });
         }
       } catch (err) {
         conn.reportFailure(err);
@@ -140,7 +148,7 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
     },
 
     search(userId: string, query: string, filters: SessionFilters, limit: number, offset: number, options?: SearchOptions): Promise<SearchPage> {
-      return searchIndex(conn, indexUid, userId, query, filters, limit, offset, options, recreateIndex);
+      return searchIndex(conn, { main: indexUid, recent: recentUid }, userId, query, filters, limit, offset, options, recreateIndex);
     },
 
     isHealthy: () => conn.isHealthy(),
@@ -151,8 +159,11 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
       if (!started) throw new Error('search not started');
       if (!(await conn.checkHealth())) throw new Error('search engine unavailable');
       await ensureIndex(conn.admin(), indexUid);
+      await ensureIndex(conn.admin(), recentUid);
       indexReady = true;
       return worker.reindexAll(onProgress);
     },
+
+    compact: () => worker.queueCompaction(),
   };
 }

@@ -4,9 +4,10 @@
  *
  * Ops: 'upsert' (session created or changed), 'delete' (session deleted), 'delete_project'
  * (sessionId null); 'reindex' is written by a rebuild only (push the session whole, unchanged
- * fragments included).
+ * fragments included); 'compact' moves a session into the main index (changed fragments only:
+ * compaction of the recent index, and filling a new main index).
  */
-export type OutboxOp = 'upsert' | 'delete' | 'delete_project' | 'reindex';
+export type OutboxOp = 'upsert' | 'delete' | 'delete_project' | 'reindex' | 'compact';
 
 /** Anything that can run a raw statement: the Prisma client or an interactive transaction. */
 export interface RawExecutor {

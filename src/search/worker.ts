@@ -12,6 +12,11 @@
  * claimed row is therefore set aside while an older row of the same session (or of its project's
  * deletion) exists unclaimed by us: another worker holds it, or it waits for a retry. Writers
  * serialise on the session row before inserting their outbox row, so ids follow commit order.
+ *
+ * Two indexes (README "Search"): a write ('upsert') of a session indexed whole goes to the small
+ * *recent* index, where an indexing batch costs little whatever the size of the archive; the
+ * *main* index gets everything else, and the recent sessions in bulk every few minutes
+ * ('compact' rows, queued by queueCompaction), which also retires their recent copies.
  */
 import type { Pool, PoolConnection } from 'mariadb';
 import type { Logger } from '../logger';
@@ -19,6 +24,7 @@ import type { MeiliConnection } from './connection';
 import { sessionKeyOf, TOMBSTONE, tombstoneOf, toDocuments, type IndexableSession, type SessionDocument } from './documents';
 import { meiliString } from './filter';
 import { isEngineUnreachable } from './http-client';
+import { recentUidOf } from './index-settings';
 import type { OutboxOp } from './outbox';
 
 interface OutboxRow {
@@ -35,6 +41,8 @@ interface SessionRef {
   sessionId: string;
   /** Push every fragment, unchanged ones included (rebuild). */
   force?: boolean;
+  /** To the main index even when the session is indexed whole (rebuild, compaction). */
+  main?: boolean;
 }
 
 export interface RunResult {
@@ -56,6 +64,8 @@ export interface WorkerOptions {
   pollMs?: number;
   /** True when the engine may be written to (index created, settings applied). */
   ready?: () => boolean;
+  /** Move the recent index into the main one at least this often (default 5 min). */
+  compactEveryMs?: number;
 }
 
 /** Markdown bytes read and pushed per request. */
@@ -64,6 +74,14 @@ const BYTES_PER_PUSH = 8 * 1024 * 1024;
 const TOMBSTONE_DELAY_MS = 2_000;
 /** Sessions per SQL statement. */
 const SESSIONS_PER_QUERY = 200;
+/**
+ * Compaction: rows claimed at once (one main-index batch pays the engine's per-batch cost, which
+ * grows with the index, once for all of them), and the recent index's size that starts one early.
+ */
+const COMPACT_BATCH = 1000;
+const RECENT_MAX = 1000;
+/** How often the worker looks at the recent index's size. */
+const COMPACT_CHECK_MS = 5_000;
 /** Back-off after a failure: 200 ms doubling per attempt, capped at 30 s. */
 const BACKOFF_SQL = 'DATE_ADD(NOW(3), INTERVAL LEAST(30000, 200 * POW(2, LEAST(attempts, 20))) * 1000 MICROSECOND)';
 
@@ -122,6 +140,7 @@ export class OutboxWorker {
   private readonly pool: Pool;
   private readonly conn: MeiliConnection;
   private readonly indexUid: string;
+  private readonly recentUid: string;
   private readonly log: Logger;
   private readonly batchSize: number;
   private readonly pollMs: number;
@@ -133,11 +152,16 @@ export class OutboxWorker {
   /** Ids of emptied fragments to delete when the worker has nothing better to do. */
   private readonly tombstones = new Set<string>();
   private lastWork = 0;
+  private readonly compactEveryMs: number;
+  private lastCompaction = Date.now();
+  private nextCompactionCheck = 0;
 
   constructor(opts: WorkerOptions) {
     this.pool = opts.pool;
     this.conn = opts.conn;
     this.indexUid = opts.indexUid;
+    this.recentUid = recentUidOf(opts.indexUid);
+    this.compactEveryMs = opts.compactEveryMs ?? 5 * 60_000;
     this.log = opts.logger;
     this.batchSize = opts.batchSize ?? 100;
     this.pollMs = opts.pollMs ?? 100;
@@ -204,6 +228,10 @@ export class OutboxWorker {
         if (r.claimed === 0 && this.tombstones.size > 0 && Date.now() - this.lastWork > TOMBSTONE_DELAY_MS) {
           await this.deleteTombstones();
         }
+        if (Date.now() >= this.nextCompactionCheck) {
+          this.nextCompactionCheck = Date.now() + COMPACT_CHECK_MS;
+          await this.compactIfDue();
+        }
       } catch (err) {
         failures++;
         this.log.error({ msg: 'search outbox worker error', err: String((err as Error)?.message ?? err) });
@@ -218,8 +246,9 @@ export class OutboxWorker {
   async runOnce(limit = this.batchSize): Promise<RunResult> {
     const result: RunResult = { claimed: 0, applied: 0, failed: 0, deferred: 0 };
     // Cheap look first (index on availableAt): idle polling costs one indexed read.
-    const probe = await this.pool.query('SELECT id FROM search_outbox WHERE availableAt <= NOW(3) LIMIT 1');
+    const probe = await this.pool.query('SELECT id, op FROM search_outbox WHERE availableAt <= NOW(3) LIMIT 1');
     if (probe.length === 0) return result;
+    if (probe[0].op === 'compact') limit = Math.max(limit, COMPACT_BATCH);
 
     const c = await this.pool.getConnection();
     try {
@@ -287,7 +316,14 @@ export class OutboxWorker {
       const unit = units.get(key) ?? { ids: [] };
       unit.ids.push(r.id);
       if (key.startsWith('p:')) unit.project = r.projectId;
-      else unit.session = { projectId: r.projectId, sessionId: r.sessionId!, force: unit.session?.force || r.op === 'reindex' };
+      else {
+        unit.session = {
+          projectId: r.projectId,
+          sessionId: r.sessionId!,
+          force: unit.session?.force || r.op === 'reindex',
+          main: unit.session?.main || r.op === 'reindex' || r.op === 'compact',
+        };
+      }
       units.set(key, unit);
     }
     const all = [...units.values()];
@@ -332,20 +368,24 @@ export class OutboxWorker {
   }
 
   /**
-   * Brings the index in line with the database for these projects (deleted) and sessions
+   * Brings the indexes in line with the database for these projects (deleted) and sessions
    * (re-read: pushed when present, removed when gone), and waits until the engine applied it.
-   * Only fragments that changed are sent, and fragments a session no longer has are deleted by id
-   * after the new ones are added (never a moment without the session).
+   * A session indexed whole and written by an 'upsert' goes to the recent index, as one document.
+   * Anything else goes to the main index: only fragments that changed are sent, fragments a session
+   * no longer has are emptied after the new ones are added (never a moment without the session),
+   * and then its copy in the recent index, if any is older, is removed.
    */
   async apply(c: PoolConnection | Pool, deletedProjects: string[], sessions: SessionRef[], syncedAt: number): Promise<void> {
-    const index = this.conn.admin().index<SessionDocument>(this.indexUid);
+    const main = this.conn.admin().index<SessionDocument>(this.indexUid);
+    const recent = this.conn.admin().index<SessionDocument>(this.recentUid);
     const tasks: number[] = [];
     let bytes = 0;
     for (const projectId of deletedProjects) {
-      tasks.push((await index.deleteDocuments({ filter: `projectId = ${meiliString(projectId)}` })).taskUid);
+      const filter = `projectId = ${meiliString(projectId)}`;
+      tasks.push((await main.deleteDocuments({ filter })).taskUid, (await recent.deleteDocuments({ filter })).taskUid);
     }
     for (const group of chunked(sessions, SESSIONS_PER_QUERY)) {
-      const force = new Set(group.filter((s) => s.force).map(refKey));
+      const byKey = new Map(group.map((s) => [refKey(s), s]));
       const rows: Array<IndexableSession & { markdownSize: number }> = await c.query(
         `SELECT projectId, id, userId, name, createdAt, clientName, agentName, deviceId, metadataJson, hasGitBranches, markdownSize
            FROM sessions WHERE ${group.map(() => '(projectId = ? AND id = ?)').join(' OR ')}`,
@@ -354,26 +394,41 @@ export class OutboxWorker {
       const present = new Set(rows.map((r) => sessionKeyOf(r.projectId, r.id)));
       const gone = group.filter((s) => !present.has(refKey(s)));
       if (gone.length) {
-        tasks.push((await index.deleteDocuments({ filter: `sessionKey IN [${gone.map((s) => meiliString(refKey(s))).join(', ')}]` })).taskUid);
+        const filter = `sessionKey IN [${gone.map((s) => meiliString(refKey(s))).join(', ')}]`;
+        tasks.push((await main.deleteDocuments({ filter })).taskUid, (await recent.deleteDocuments({ filter })).taskUid);
       }
       if (rows.length === 0) continue;
-      const indexed = await this.indexedFragments([...present]);
+      const retire: string[] = [];
       let batch: SessionDocument[] = [];
+      let recentBatch: SessionDocument[] = [];
       let batchBytes = 0;
       const flush = async () => {
-        if (batch.length) tasks.push((await index.addDocuments(batch)).taskUid);
+        if (batch.length) tasks.push((await main.addDocuments(batch)).taskUid);
+        if (recentBatch.length) tasks.push((await recent.addDocuments(recentBatch)).taskUid);
         batch = [];
+        recentBatch = [];
         batchBytes = 0;
       };
       // Read content in slices of bounded size (a session may be tens of MB).
       for (const slice of slicesBySize(rows, BYTES_PER_PUSH)) {
         const content = await this.readMarkdown(c, slice);
+        const toMain: Array<{ row: (typeof slice)[number]; key: string; docs: SessionDocument[] }> = [];
         for (const row of slice) {
           const key = sessionKeyOf(row.projectId, row.id);
-          const have = indexed.get(key) ?? new Map<string, string>();
           const docs = toDocuments(row, content.get(key) ?? '', syncedAt);
+          const ref = byKey.get(key);
+          if (docs.length === 1 && !ref?.main) {
+            recentBatch.push(docs[0]);
+            batchBytes += docs[0].content.length + 512;
+          } else toMain.push({ row, key, docs });
+        }
+        const indexed = toMain.length ? await this.indexedFragments(toMain.map((m) => m.key)) : new Map<string, Map<string, string>>();
+        for (const { row, key, docs } of toMain) {
+          retire.push(key);
+          const force = byKey.get(key)?.force;
+          const have = indexed.get(key) ?? new Map<string, string>();
           for (const doc of docs) {
-            if (!force.has(key) && have.get(doc.id) === doc.hash) continue;
+            if (!force && have.get(doc.id) === doc.hash) continue;
             batch.push(doc);
             batchBytes += doc.content.length + 512;
             if (batchBytes >= BYTES_PER_PUSH) await flush();
@@ -382,13 +437,20 @@ export class OutboxWorker {
           for (const [id, hash] of have) {
             if (ids.has(id)) continue;
             this.tombstones.add(id);
-            if (hash === TOMBSTONE && !force.has(key)) continue;
+            if (hash === TOMBSTONE && !force) continue;
             batch.push(tombstoneOf(id, row, syncedAt));
           }
         }
+        if (batchBytes >= BYTES_PER_PUSH) await flush();
         bytes += slice.reduce((n, r) => n + Number(r.markdownSize), 0);
       }
       await flush();
+      // After the main index has the sessions: their recent copies written before this claim go.
+      // (A later write of the same session was claimed after this one, so its copy is newer.)
+      if (retire.length) {
+        const filter = `sessionKey IN [${retire.map(meiliString).join(', ')}] AND syncedAt <= ${syncedAt}`;
+        tasks.push((await recent.deleteDocuments({ filter })).taskUid);
+      }
     }
     await this.waitTasks(tasks, 30_000 + Math.ceil(bytes / (1024 * 1024)) * 5_000);
   }
@@ -482,19 +544,75 @@ export class OutboxWorker {
       onProgress?.({ done: total - left, total });
       if (left > 0 && r.applied === 0) await sleep(200);
     }
+    const stale = { filter: `syncedAt < ${t0.getTime()}` };
     await this.waitTasks(
-      [(await this.conn.admin().index(this.indexUid).deleteDocuments({ filter: `syncedAt < ${t0.getTime()}` })).taskUid],
+      [
+        (await this.conn.admin().index(this.indexUid).deleteDocuments(stale)).taskUid,
+        (await this.conn.admin().index(this.recentUid).deleteDocuments(stale)).taskUid,
+      ],
       10 * 60_000,
     );
     return { sessions: Number(inserted.affectedRows ?? 0) };
   }
 
-  /** Queues every session for a push without waiting (an index found empty at start). */
+  /** Queues every session for the main index without waiting (a main index found empty at start). */
   async queueAll(): Promise<number> {
     const res = await this.pool.query(
-      "INSERT INTO search_outbox (op, userId, projectId, sessionId) SELECT 'upsert', userId, projectId, id FROM sessions",
+      "INSERT INTO search_outbox (op, userId, projectId, sessionId) SELECT 'compact', userId, projectId, id FROM sessions",
     );
     this.notify();
     return Number(res.affectedRows ?? 0);
+  }
+
+  /**
+   * Queues the sessions written lately for the recent index (a recent index found empty at start
+   * while the main one was not: after an upgrade, or if it was deleted). Its sessions are at most a
+   * few compaction periods old; a day covers an engine that was away for long.
+   */
+  async queueRecent(): Promise<number> {
+    const res = await this.pool.query(
+      `INSERT INTO search_outbox (op, userId, projectId, sessionId)
+       SELECT 'upsert', userId, projectId, id FROM sessions WHERE updatedAt >= NOW(3) - INTERVAL 1 DAY`,
+    );
+    this.notify();
+    return Number(res.affectedRows ?? 0);
+  }
+
+  /**
+   * Queues every session of the recent index for the main one ('compact' rows: applied in order
+   * with any other work on the same session, in batches of up to COMPACT_BATCH). Returns how many.
+   */
+  async queueCompaction(): Promise<number> {
+    const recent = this.conn.admin().index<SessionDocument>(this.recentUid);
+    const refs: Array<Pick<SessionDocument, 'userId' | 'projectId' | 'sessionId'>> = [];
+    for (let offset = 0; ; offset += 10_000) {
+      const page = await recent.getDocuments({ fields: ['userId', 'projectId', 'sessionId'], limit: 10_000, offset });
+      refs.push(...page.results);
+      if (page.results.length < 10_000) break;
+    }
+    this.lastCompaction = Date.now();
+    for (const group of chunked(refs, 500)) {
+      await this.pool.query(
+        `INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ${group.map(() => "('compact', ?, ?, ?)").join(', ')}`,
+        group.flatMap((r) => [r.userId, r.projectId, r.sessionId]),
+      );
+    }
+    if (refs.length) this.notify();
+    return refs.length;
+  }
+
+  /** Compacts when the recent index is due: big enough, or not compacted for compactEveryMs. */
+  private async compactIfDue(): Promise<void> {
+    const pending = await this.pool.query("SELECT 1 FROM search_outbox WHERE op = 'compact' LIMIT 1");
+    if (pending.length > 0) return;
+    const { numberOfDocuments } = await this.conn.admin().index(this.recentUid).getStats();
+    if (numberOfDocuments === 0) {
+      this.lastCompaction = Date.now();
+      return;
+    }
+    if (numberOfDocuments >= RECENT_MAX || Date.now() - this.lastCompaction >= this.compactEveryMs) {
+      const n = await this.queueCompaction();
+      this.log.info({ msg: 'search: moving the recent index into the main one', sessions: n });
+    }
   }
 }

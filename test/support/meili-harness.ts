@@ -14,6 +14,7 @@ import { Meilisearch } from 'meilisearch';
 import { createSearch, type Search } from '../../src/search';
 import { meiliString } from '../../src/search/filter';
 import { createNodeHttpClient } from '../../src/search/http-client';
+import { recentUidOf } from '../../src/search/index-settings';
 import { searchSessions, type SearchResults } from '../../src/search/search-service';
 import type { Ctx, Deps } from '../../src/services/context';
 import type { SessionFiltersInput } from '../../src/services/filters';
@@ -41,7 +42,7 @@ export interface SearchHarness {
   remove(ctx: Ctx, projectId: string, sessionId: string): Promise<void>;
   removeProject(ctx: Ctx, projectId: string): Promise<void>;
   find(ctx: Ctx, query: string, filters?: SessionFiltersInput, limit?: number, offset?: number): Promise<SearchResults>;
-  /** The documents (fragments) the index holds for a session: id, chunk, hash. */
+  /** The documents (fragments) both indexes hold for a session: id, chunk, hash. */
   fragments(projectId: string, sessionId: string): Promise<Array<{ id: string; chunk: number; hash: string }>>;
   /** Resolves when the outbox is empty (bounded; throws after `timeoutMs`). */
   settle(timeoutMs?: number): Promise<void>;
@@ -119,12 +120,16 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
       const httpClient = createNodeHttpClient();
       try {
         const client = new Meilisearch({ host: config.meiliUrl!, apiKey: config.meiliMasterKey ?? undefined, httpClient, timeout: 5000 });
-        const page = await client.index(search.indexUid).getDocuments({
-          filter: `sessionKey = ${meiliString(`${projectId}/${sessionId}`)}`,
-          fields: ['id', 'chunk', 'hash'],
-          limit: 100_000,
-        });
-        return page.results as Array<{ id: string; chunk: number; hash: string }>;
+        const docs: Array<{ id: string; chunk: number; hash: string }> = [];
+        for (const uid of [search.indexUid, recentUidOf(search.indexUid)]) {
+          const page = await client.index(uid).getDocuments({
+            filter: `sessionKey = ${meiliString(`${projectId}/${sessionId}`)}`,
+            fields: ['id', 'chunk', 'hash'],
+            limit: 100_000,
+          });
+          docs.push(...(page.results as typeof docs));
+        }
+        return docs;
       } finally {
         httpClient.destroy();
       }
@@ -134,9 +139,8 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
       // Each test file has its own index: leave nothing behind in the shared engine.
       if (config.meiliUrl) {
         const httpClient = createNodeHttpClient();
-        await new Meilisearch({ host: config.meiliUrl, apiKey: config.meiliMasterKey ?? undefined, httpClient, timeout: 5000 })
-          .deleteIndex(search.indexUid)
-          .catch(() => undefined);
+        const client = new Meilisearch({ host: config.meiliUrl, apiKey: config.meiliMasterKey ?? undefined, httpClient, timeout: 5000 });
+        for (const uid of [search.indexUid, recentUidOf(search.indexUid)]) await client.deleteIndex(uid).catch(() => undefined);
         httpClient.destroy();
       }
       await handles.close();
