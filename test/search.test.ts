@@ -504,6 +504,27 @@ describe('the recent index and the main one', () => {
     }
   });
 
+  test('a compaction of settled sessions leaves one still being written in the recent index', async () => {
+    const erin = await h.user();
+    const id = newSessionId();
+    await h.put(erin, 'tiers-live', id, { markdown: '# Live\n\nlivesessionword\n' });
+    await h.settle();
+    const httpClient = createNodeHttpClient();
+    try {
+      const main = new Meilisearch({ host: h.config.meiliUrl!, apiKey: h.config.meiliMasterKey ?? undefined, httpClient }).index(h.search.indexUid);
+      const inMain = async () => (await main.getDocuments({ filter: `sessionKey = "tiers-live/${id}"`, fields: ['id'] })).results.length;
+      await h.search.compact(60_000);
+      await h.settle();
+      expect(await inMain()).toBe(0);
+      await h.search.compact();
+      await h.settle();
+      expect(await inMain()).toBe(1);
+      expect(ids(await h.find(erin, 'livesessionword'))).toEqual([id]);
+    } finally {
+      httpClient.destroy();
+    }
+  });
+
   test('a session moved to the main index and then deleted is never returned nor counted', async () => {
     const dave = await h.user();
     const id = newSessionId();

@@ -27,8 +27,11 @@ export interface Search extends SearchPort {
   backlog(): Promise<number>;
   /** Rebuilds the index from the database; resolves when done. Needs start() first. */
   reindexAll(onProgress?: (p: ReindexProgress) => void): Promise<{ sessions: number }>;
-  /** Queues the recent index's sessions for the main one now (the worker also does it on its own). */
-  compact(): Promise<number>;
+  /**
+   * Queues the recent index's sessions for the main one now, or only those not written for
+   * `settledMs` (the worker also does it on its own). Returns how many.
+   */
+  compact(settledMs?: number): Promise<number>;
   /** The main index; the recent one is recentUidOf(indexUid). */
   readonly indexUid: string;
   /** The embedded engine, when this process uses one (MEILI_URL unset). */
@@ -164,6 +167,6 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
       return worker.reindexAll(onProgress);
     },
 
-    compact: () => worker.queueCompaction(),
+    compact: (settledMs?: number) => worker.queueCompaction(settledMs),
   };
 }

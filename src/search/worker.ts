@@ -82,6 +82,8 @@ const COMPACT_BATCH = 1000;
 const RECENT_MAX = 1000;
 /** How often the worker looks at the recent index's size. */
 const COMPACT_CHECK_MS = 5_000;
+/** A session written this recently stays in the recent index at a periodic compaction. */
+const SETTLED_MS = 60_000;
 /** Back-off after a failure: 200 ms doubling per attempt, capped at 30 s. */
 const BACKOFF_SQL = 'DATE_ADD(NOW(3), INTERVAL LEAST(30000, 200 * POW(2, LEAST(attempts, 20))) * 1000 MICROSECOND)';
 
@@ -579,14 +581,18 @@ export class OutboxWorker {
   }
 
   /**
-   * Queues every session of the recent index for the main one ('compact' rows: applied in order
-   * with any other work on the same session, in batches of up to COMPACT_BATCH). Returns how many.
+   * Queues the sessions of the recent index for the main one ('compact' rows: applied in order
+   * with any other work on the same session, in batches of up to COMPACT_BATCH), all of them or
+   * only those not written for `settledMs` (a live session would be moved again at once). Returns
+   * how many.
    */
-  async queueCompaction(): Promise<number> {
+  async queueCompaction(settledMs = 0): Promise<number> {
     const recent = this.conn.admin().index<SessionDocument>(this.recentUid);
     const refs: Array<Pick<SessionDocument, 'userId' | 'projectId' | 'sessionId'>> = [];
+    const [{ now }] = await this.pool.query('SELECT NOW(3) AS now');
+    const filter = settledMs > 0 ? `syncedAt < ${now.getTime() - settledMs}` : undefined;
     for (let offset = 0; ; offset += 10_000) {
-      const page = await recent.getDocuments({ fields: ['userId', 'projectId', 'sessionId'], limit: 10_000, offset });
+      const page = await recent.getDocuments({ fields: ['userId', 'projectId', 'sessionId'], filter, limit: 10_000, offset });
       refs.push(...page.results);
       if (page.results.length < 10_000) break;
     }
@@ -611,7 +617,8 @@ export class OutboxWorker {
       return;
     }
     if (numberOfDocuments >= RECENT_MAX || Date.now() - this.lastCompaction >= this.compactEveryMs) {
-      const n = await this.queueCompaction();
+      // A full recent index takes everything; otherwise sessions still being written stay.
+      const n = await this.queueCompaction(numberOfDocuments >= RECENT_MAX ? 0 : SETTLED_MS);
       this.log.info({ msg: 'search: moving the recent index into the main one', sessions: n });
     }
   }
