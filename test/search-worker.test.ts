@@ -143,23 +143,24 @@ test('backlog counts work not yet applied; a rebuild applies it without a runnin
   }
 }, 60_000);
 
-test('an index lost by the engine (data reset) is recreated and rebuilt from the database', async () => {
+/** Writes a session, deletes `index` behind the service's back, and waits until the session is found again. */
+async function loseIndexAndRecover(index: (mainUid: string) => string, project: string, expectUnavailable: boolean) {
   const id = newSessionId();
   const w = word();
-  await first.put(alice, 'reset', id, { markdown: `# reset\n\n${w}` });
+  await first.put(alice, project, id, { markdown: `# ${project}\n\n${w}` });
   await first.settle();
   expect(ids(await first.find(alice, w))).toEqual([id]);
 
   const httpClient = createNodeHttpClient();
   try {
     const client = new Meilisearch({ host: first.config.meiliUrl!, apiKey: first.config.meiliMasterKey ?? undefined, httpClient });
-    await client.deleteIndex(first.search.indexUid).waitTask();
+    await client.deleteIndex(index(first.search.indexUid)).waitTask();
   } finally {
     httpClient.destroy();
   }
-  await expect(first.find(alice, w)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+  if (expectUnavailable) await expect(first.find(alice, w)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
   await first.eventually(
-    'the index to be rebuilt',
+    `the session to be found again after losing ${index('<main>')}`,
     async () => {
       try {
         return ids(await first.find(alice, w)).includes(id);
@@ -169,33 +170,15 @@ test('an index lost by the engine (data reset) is recreated and rebuilt from the
     },
     30_000,
   );
+}
+
+test('an index lost by the engine (data reset) is recreated and rebuilt from the database', async () => {
+  await loseIndexAndRecover((main) => main, 'reset', true);
 }, 60_000);
 
 test('a lost recent index is recreated and refilled with the sessions written lately', async () => {
-  const id = newSessionId();
-  const w = word();
-  await first.put(alice, 'recent-reset', id, { markdown: `# recent\n\n${w}` });
-  await first.settle();
-  expect(ids(await first.find(alice, w))).toEqual([id]);
-
-  const httpClient = createNodeHttpClient();
-  try {
-    const client = new Meilisearch({ host: first.config.meiliUrl!, apiKey: first.config.meiliMasterKey ?? undefined, httpClient });
-    await client.deleteIndex(recentUidOf(first.search.indexUid)).waitTask();
-  } finally {
-    httpClient.destroy();
-  }
-  await first.eventually(
-    'the recent index to be refilled',
-    async () => {
-      try {
-        return ids(await first.find(alice, w)).includes(id);
-      } catch {
-        return false;
-      }
-    },
-    30_000,
-  );
+  // The session is only in the recent index: found again only once that is refilled.
+  await loseIndexAndRecover(recentUidOf, 'recent-reset', false);
 }, 60_000);
 
 test('work for a session that another worker holds waits for it (one session is never pushed twice at once)', async () => {
