@@ -9,7 +9,8 @@
  *   npx tsx bench/search.ts --reuse=sa_bench_xxx,/tmp/sa-bench-xxx   # measure a kept corpus again
  *   npx tsx bench/search.ts --prefix-search=disabled …   # what-if: no prefix databases (no prefix matching)
  *
- * Uses MEILI_URL/MEILI_MASTER_KEY when set, else an embedded engine in a temp DATA_DIR, and a
+ * Uses MEILI_URL/MEILI_MASTER_KEY (and MEILI_RECENT_URL…) when set, else embedded engines (main and
+ * recent index, as the service runs them; --one-engine: one for both) in a temp DATA_DIR, and a
  * fresh database on TEST_DATABASE_ROOT_URL (default mysql://root@127.0.0.1:3306), dropped at the end
  * unless --keep. --reuse=DATABASE,DATA_DIR measures a corpus kept that way (nothing is loaded or
  * dropped), with the engine at the service's own indexing memory: figures of one-session updates
@@ -66,11 +67,14 @@ async function main() {
     : await createTestDatabase('sa_bench');
   const dataDir = reuse ? reuse[1] : fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-'));
   let engine: EmbeddedMeili | null = null;
+  let recentEngine: EmbeddedMeili | null = null;
   if (!process.env.MEILI_URL) {
     // --load-memory: a bigger indexing memory for loading large corpora faster (one-session
     // updates get slower with it, so freshness figures are only meaningful without it).
     engine = new EmbeddedMeili({ dataDir, maxIndexingMemory: arg('load-memory') });
-    await engine.start();
+    // As the service runs them: the recent index on an engine of its own (--one-engine: not).
+    if (!process.argv.includes('--one-engine')) recentEngine = new EmbeddedMeili({ dataDir, name: 'meilisearch-recent' });
+    await Promise.all([engine.start(), recentEngine?.start()]);
   }
   const config = loadConfig({
     DATABASE_URL: db.url,
@@ -80,10 +84,18 @@ async function main() {
     NAMESPACE: db.name,
     MEILI_URL: process.env.MEILI_URL ?? engine!.url!,
     MEILI_MASTER_KEY: process.env.MEILI_MASTER_KEY ?? engine!.masterKey,
+    MEILI_RECENT_URL: process.env.MEILI_RECENT_URL ?? recentEngine?.url ?? '',
+    MEILI_RECENT_MASTER_KEY: process.env.MEILI_RECENT_MASTER_KEY ?? recentEngine?.masterKey ?? '',
   });
   const logger = createLogger('silent');
   const handles = createDb(config.databaseUrl);
-  const search = createSearch({ config, pool: handles.pool, logger, worker: { batchSize: 500, pollMs: 100 } });
+  // Compaction only when the freshness section asks for it, to time it.
+  const search = createSearch({
+    config,
+    pool: handles.pool,
+    logger,
+    worker: { batchSize: 500, pollMs: 100, compactEveryMs: Number.MAX_SAFE_INTEGER, recentMax: Number.MAX_SAFE_INTEGER },
+  });
   await search.start();
   // What-if: the engine without prefix databases (no prefix matching; see index-settings.ts).
   const prefixSearch = arg('prefix-search');
@@ -275,7 +287,9 @@ async function main() {
     );
     for (const [i, s] of rewritten.entries()) {
       const owner: Ctx = { deps, user: { id: s.userId, keyId: 'bench' }, log: logger };
-      await upsertSession(owner, s.projectId, s.id, { name: 'rewritten', markdown: generateSession(4_000_000 + i, words).markdown });
+      // A word of this run's at the end: a rewrite identical to the last run's would change nothing.
+      const markdown = `${generateSession(4_000_000 + i, words).markdown}\n\n${randomWord()}\n`;
+      await upsertSession(owner, s.projectId, s.id, { name: 'rewritten', markdown });
     }
     while ((await search.backlog()) > 0) await new Promise((res) => setTimeout(res, 100));
     const t0 = now();
@@ -295,6 +309,7 @@ async function main() {
   await search.stop();
   await handles.close();
   await engine?.stop();
+  await recentEngine?.stop();
   if (reuse) return;
   if (!process.argv.includes('--keep')) {
     await db.drop();

@@ -13,6 +13,9 @@ export interface Config {
   jwtSecret: string;
   meiliUrl: string | null;
   meiliMasterKey: string | null;
+  /** A second server for the recent index (default: the MEILI_URL one). */
+  meiliRecentUrl: string | null;
+  meiliRecentMasterKey: string | null;
   redisUrl: string | null;
   rateLimitRestPerHour: number;
   rateLimitGraphqlPerHour: number;
@@ -66,6 +69,8 @@ const schema = z.object({
   JWT_SECRET: z.string().min(16, 'JWT_SECRET must be at least 16 characters').optional(),
   MEILI_URL: urlOf('MEILI_URL', ['http:', 'https:']).optional(),
   MEILI_MASTER_KEY: z.string().optional(),
+  MEILI_RECENT_URL: urlOf('MEILI_RECENT_URL', ['http:', 'https:']).optional(),
+  MEILI_RECENT_MASTER_KEY: z.string().optional(),
   REDIS_URL: urlOf('REDIS_URL', ['redis:', 'rediss:']).optional(),
   RATE_LIMIT_REST_PER_HOUR: positiveInt('RATE_LIMIT_REST_PER_HOUR').default(1000),
   RATE_LIMIT_GRAPHQL_PER_HOUR: positiveInt('RATE_LIMIT_GRAPHQL_PER_HOUR').default(500),
@@ -136,6 +141,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problems.push('DATABASE_URL must name a database (letters, digits, _, $ or -)');
     }
   }
+  if (given.MEILI_RECENT_URL && !given.MEILI_URL) {
+    problems.push('MEILI_RECENT_URL needs MEILI_URL (without MEILI_URL both engines are embedded)');
+  }
   if ((given.NODE_ENV ?? 'development') === 'production' && !given.JWT_SECRET) {
     problems.push('JWT_SECRET is required when NODE_ENV=production');
   }
@@ -153,6 +161,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jwtSecret: e.JWT_SECRET ?? localJwtSecret(dataDir),
     meiliUrl: e.MEILI_URL ?? null,
     meiliMasterKey: e.MEILI_MASTER_KEY ?? null,
+    meiliRecentUrl: e.MEILI_RECENT_URL ?? null,
+    meiliRecentMasterKey: e.MEILI_RECENT_MASTER_KEY ?? e.MEILI_MASTER_KEY ?? null,
     redisUrl: e.REDIS_URL ?? null,
     rateLimitRestPerHour: e.RATE_LIMIT_REST_PER_HOUR,
     rateLimitGraphqlPerHour: e.RATE_LIMIT_GRAPHQL_PER_HOUR,

@@ -125,6 +125,18 @@ test('production without JWT_SECRET is refused (listed with the other problems)'
   expect(loadConfig({ ...base(), NODE_ENV: 'production' }).jwtSecret).toBe('a-secret-of-sufficient-length');
 });
 
+test('a second engine for the recent index: its URL, its key (default: MEILI_MASTER_KEY), only with MEILI_URL', () => {
+  const meili = { MEILI_URL: 'http://10.0.0.5:7700', MEILI_MASTER_KEY: 'main-key' };
+  expect(loadConfig({ ...base(), ...meili })).toMatchObject({ meiliRecentUrl: null, meiliRecentMasterKey: 'main-key' });
+  expect(loadConfig({ ...base(), ...meili, MEILI_RECENT_URL: 'http://10.0.0.6:7700' })).toMatchObject({
+    meiliRecentUrl: 'http://10.0.0.6:7700',
+    meiliRecentMasterKey: 'main-key',
+  });
+  expect(loadConfig({ ...base(), ...meili, MEILI_RECENT_URL: 'http://10.0.0.6:7700', MEILI_RECENT_MASTER_KEY: 'k2' }).meiliRecentMasterKey).toBe('k2');
+  expect(problemsOf({ ...base(), MEILI_RECENT_URL: 'http://10.0.0.6:7700' })).toEqual([expect.stringContaining('MEILI_RECENT_URL')]);
+  expect(problemsOf({ ...base(), ...meili, MEILI_RECENT_URL: 'nope' })).toEqual([expect.stringContaining('MEILI_RECENT_URL')]);
+});
+
 test('a DATABASE_URL without a database name is refused', () => {
   const problems = problemsOf({ ...base(), DATABASE_URL: 'mysql://root@127.0.0.1:3306' });
   expect(problems).toEqual([expect.stringContaining('DATABASE_URL')]);

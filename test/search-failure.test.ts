@@ -87,7 +87,7 @@ describe('engine outage', () => {
 });
 
 describe('embedded engine', () => {
-  test('the service runs its own engine and restarts it when it dies', async () => {
+  test('the service runs its own engines (main and recent index) and restarts one when it dies', async () => {
     const dataDir = tmpDataDir('supervised');
     const h = await startSearchHarness({ env: { MEILI_URL: '', MEILI_MASTER_KEY: '', DATA_DIR: dataDir } });
     try {
@@ -95,6 +95,11 @@ describe('embedded engine', () => {
       expect(embedded).not.toBeNull();
       expect(embedded.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(fs.statSync(path.join(dataDir, 'meilisearch', 'master-key')).mode & 0o077).toBe(0);
+      // The recent index has an engine of its own: its small batches never wait behind the main index's.
+      const recent = h.search.recentEmbedded!;
+      expect(recent.home).toBe(path.join(dataDir, 'meilisearch-recent'));
+      expect(recent.pid).not.toBe(embedded.pid);
+      expect(recent.url).not.toBe(embedded.url);
 
       const alice = await h.user();
       await h.put(alice, 'sup', newSessionId(), { markdown: 'firstlifeword' });
@@ -117,9 +122,24 @@ describe('embedded engine', () => {
       // The data survived the crash.
       expect((await h.find(alice, 'firstlifeword')).results).toHaveLength(1);
 
-      const last = embedded.pid!;
+      // The recent index's engine too: what it held was written to disk, new writes reach it again.
+      const recentPid = recent.pid!;
+      recent.kill('SIGKILL');
+      await eventually('a new recent engine process', async () => recent.pid !== recentPid && recent.pid !== null && isAlive(recent.pid), 30_000);
+      const third = newSessionId();
+      await h.put(alice, 'sup', third, { markdown: 'thirdlifeword' });
+      await eventually('search to work again with new content', async () => {
+        try {
+          return ids(await h.find(alice, 'thirdlifeword')).includes(third);
+        } catch {
+          return false;
+        }
+      }, 30_000);
+      expect(ids(await h.find(alice, 'secondlifeword'))).toEqual([second]);
+
+      const last = [embedded.pid!, recent.pid!];
       await h.close();
-      expect(isAlive(last)).toBe(false);
+      for (const pid of last) expect(isAlive(pid)).toBe(false);
     } finally {
       await h.close().catch(() => undefined);
       fs.rmSync(dataDir, { recursive: true, force: true });

@@ -56,7 +56,7 @@ interface RawPage {
  * the merge of both by score, and `total` their sum.
  */
 export async function searchIndex(
-  conn: MeiliConnection,
+  conns: { main: MeiliConnection; recent: MeiliConnection },
   indexes: { main: string; recent: string },
   userId: string,
   query: string,
@@ -78,7 +78,7 @@ export async function searchIndex(
   };
 
   try {
-    const client = conn.searcher();
+    const client = conns.main.searcher();
     const want = offset + limit;
     const mainPage = async (mainFilter: string, from: number, count: number): Promise<RawPage> => {
       const params = { ...pageParams, filter: mainFilter };
@@ -101,7 +101,7 @@ export async function searchIndex(
     unexcluded.catch(() => undefined);
     // The recent index: the matching sessions (one document each, so no collapsing), enough to
     // fill the page, and every session of the user it holds (their main copies are older).
-    const first = (await client.multiSearch({
+    const first = (await conns.recent.searcher().multiSearch({
       queries: [
         { indexUid: indexes.recent, q: query, ...pageParams, distinct: undefined, hitsPerPage: want, page: 1 },
         {
@@ -164,9 +164,10 @@ export async function searchIndex(
 
     // Only the main index holds fragmented sessions.
     if (hits.some((h) => h.fragmented && (wantExchanges || h.snippet === null))) {
-      await attachDetails(conn, indexes.main, query, filter, hits, wantExchanges);
+      await attachDetails(conns.main, indexes.main, query, filter, hits, wantExchanges);
     }
-    conn.reportSuccess();
+    conns.main.reportSuccess();
+    conns.recent.reportSuccess();
     hits.sort((a, b) => b.rank - a.rank);
     return {
       total: Math.max(total, hits.length),
@@ -178,7 +179,8 @@ export async function searchIndex(
       throw unavailable();
     }
     if (isEngineUnreachable(err)) {
-      conn.reportFailure(err);
+      // Which engine did not answer is not known here: both are probed.
+      for (const c of new Set([conns.main, conns.recent])) void c.checkHealth();
       throw unavailable();
     }
     throw err;

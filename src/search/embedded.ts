@@ -34,8 +34,10 @@ export const MEILI_BINARY_SHA256 = '5354d854974433f8f903e59347c1c6a7f2ad947f21b3
 export const DEFAULT_MAX_INDEXING_MEMORY = '64MiB';
 
 export interface EmbeddedOptions {
-  /** DATA_DIR; the engine lives in `${dataDir}/meilisearch`. */
+  /** DATA_DIR; the engine lives in `${dataDir}/${name}`. */
   dataDir: string;
+  /** Folder of this engine under DATA_DIR (default `meilisearch`; the recent index has its own). */
+  name?: string;
   logger?: Logger;
   /** Restart the engine when it dies (default true). */
   autoRestart?: boolean;
@@ -185,7 +187,7 @@ export class EmbeddedMeili {
   private listeners = new Set<() => void>();
 
   constructor(private readonly opts: EmbeddedOptions) {
-    this.home = path.join(path.resolve(opts.dataDir), 'meilisearch');
+    this.home = path.join(path.resolve(opts.dataDir), opts.name ?? 'meilisearch');
     this.dbPath = path.join(this.home, 'data.ms');
     fs.mkdirSync(path.join(this.home, 'clients'), { recursive: true, mode: 0o700 });
     this.masterKey = readOrCreateKey(path.join(this.home, 'master-key'));

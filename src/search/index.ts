@@ -36,6 +36,8 @@ export interface Search extends SearchPort {
   readonly indexUid: string;
   /** The embedded engine, when this process uses one (MEILI_URL unset). */
   readonly embedded: EmbeddedMeili | null;
+  /** The embedded engine of the recent index (MEILI_URL unset). */
+  readonly recentEmbedded: EmbeddedMeili | null;
 }
 
 export interface SearchFactoryDeps {
@@ -44,8 +46,8 @@ export interface SearchFactoryDeps {
   /** Accepted for symmetry with other services; search talks to the pool directly. */
   prisma?: unknown;
   logger: Logger;
-  /** Tests: worker poll interval, batch size, compaction period. */
-  worker?: { pollMs?: number; batchSize?: number; compactEveryMs?: number };
+  /** Tests and bench: worker poll interval, batch size, when to compact. */
+  worker?: { pollMs?: number; batchSize?: number; compactEveryMs?: number; recentMax?: number };
 }
 
 export function createSearch({ config, pool, logger, worker: workerOpts }: SearchFactoryDeps): Search {
@@ -57,9 +59,19 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
     embedded ? { embedded } : { url: config.meiliUrl!, key: config.meiliMasterKey },
     log,
   );
+  // The recent index on an engine of its own, when there is one: its small batches then never
+  // wait behind the main index's (a compaction takes seconds to minutes on a large archive).
+  const recentEmbedded = embedded ? new EmbeddedMeili({ dataDir: config.dataDir, name: 'meilisearch-recent', logger: log }) : null;
+  const recentConn = recentEmbedded
+    ? new MeiliConnection({ embedded: recentEmbedded }, log)
+    : config.meiliRecentUrl
+      ? new MeiliConnection({ url: config.meiliRecentUrl, key: config.meiliRecentMasterKey }, log)
+      : conn;
+  const conns = recentConn === conn ? [conn] : [conn, recentConn];
+  const healthy = () => conns.every((c) => c.isHealthy());
   let indexReady = false;
   let preparing: Promise<void> | null = null;
-  const worker = new OutboxWorker({ pool, conn, indexUid, logger: log, ready: () => indexReady, ...workerOpts });
+  const worker = new OutboxWorker({ pool, conn, recentConn, indexUid, logger: log, ready: () => indexReady, ...workerOpts });
   let started = false;
   let retryTimer: NodeJS.Timeout | null = null;
 
@@ -69,7 +81,7 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
     const p = (async () => {
       try {
         const created = await ensureIndex(conn.admin(), indexUid);
-        const recentCreated = await ensureIndex(conn.admin(), recentUid);
+        const recentCreated = await ensureIndex(recentConn.admin(), recentUid);
         indexReady = true;
         if (created) {
           const n = await worker.queueAll();
@@ -82,8 +94,10 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
           const n = await worker.queueRecent();
           if (n > 0) log.info({ msg: 'recent search index created; filling it with the sessions written lately', sessions: n });
         }
+        // A recent index on the main engine is not read when the recent one has an engine of its own.
+        if (recentCreated && recentConn !== conn) await conn.admin().deleteIndex(recentUid).catch(() => undefined);
       } catch (err) {
-        conn.reportFailure(err);
+        for (const c of conns) void c.checkHealth();
         log.warn({ msg: 'search index not ready', err: String((err as Error)?.message ?? err) });
       }
     })().finally(() => {
@@ -93,47 +107,54 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
     return p;
   };
 
-  // After an outage the engine may come back empty (data reset): check the index before writing.
-  conn.onDown(() => {
-    indexReady = false;
-  });
   const recreateIndex = () => {
     indexReady = false;
     void prepareIndex();
   };
-
-  conn.onUp(() => {
-    if (!started) return;
-    void (async () => {
-      await prepareIndex();
-      // Work that failed while the engine was away need not wait out its back-off.
-      await pool.query('UPDATE search_outbox SET availableAt = NOW(3) WHERE availableAt > NOW(3)').catch(() => undefined);
-      worker.notify();
-    })();
-  });
+  for (const c of conns) {
+    // After an outage an engine may come back empty (data reset): check the indexes before writing.
+    c.onDown(() => {
+      indexReady = false;
+    });
+    c.onUp(() => {
+      if (!started || !healthy()) return;
+      void (async () => {
+        await prepareIndex();
+        // Work that failed while the engine was away need not wait out its back-off.
+        await pool.query('UPDATE search_outbox SET availableAt = NOW(3) WHERE availableAt > NOW(3)').catch(() => undefined);
+        worker.notify();
+      })();
+    });
+  }
+  const engines = [
+    { engine: embedded, conn },
+    { engine: recentEmbedded, conn: recentConn },
+  ].filter((e): e is { engine: EmbeddedMeili; conn: MeiliConnection } => e.engine !== null);
 
   return {
     indexUid,
     embedded,
+    recentEmbedded,
 
     async start() {
       if (started) return;
       started = true;
-      if (embedded) {
+      for (const { engine, conn: c } of engines) {
         try {
-          await embedded.start();
+          await engine.start();
         } catch (err) {
           // A binary that fails its checksum is a reason not to start; anything else is an outage.
           if (/sha256|not found/.test(String((err as Error)?.message))) throw err;
-          log.error({ msg: 'embedded meilisearch did not start; search unavailable until it does', err: String(err) });
+          log.error({ msg: 'embedded meilisearch did not start; search unavailable until it does', home: engine.home, err: String(err) });
         }
-        embedded.onChange(() => void conn.checkHealth());
+        engine.onChange(() => void c.checkHealth());
       }
-      if (await conn.checkHealth()) await prepareIndex();
-      conn.startMonitor(1000);
+      const up = await Promise.all(conns.map((c) => c.checkHealth()));
+      if (up.every(Boolean)) await prepareIndex();
+      for (const c of conns) c.startMonitor(1000);
       // An index that could not be prepared (engine away, or reset under us) is retried.
       retryTimer = setInterval(() => {
-        if (started && !indexReady && conn.isHealthy()) void prepareIndex();
+        if (started && !indexReady && healthy()) void prepareIndex();
       }, 2000);
       retryTimer.unref();
       if (config.workersEnabled) worker.start();
@@ -146,23 +167,23 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
       retryTimer = null;
       await worker.stop();
       await preparing?.catch(() => undefined);
-      conn.close();
-      await embedded?.stop();
+      for (const c of conns) c.close();
+      for (const { engine } of engines) await engine.stop();
     },
 
     search(userId: string, query: string, filters: SessionFilters, limit: number, offset: number, options?: SearchOptions): Promise<SearchPage> {
-      return searchIndex(conn, { main: indexUid, recent: recentUid }, userId, query, filters, limit, offset, options, recreateIndex);
+      return searchIndex({ main: conn, recent: recentConn }, { main: indexUid, recent: recentUid }, userId, query, filters, limit, offset, options, recreateIndex);
     },
 
-    isHealthy: () => conn.isHealthy(),
+    isHealthy: healthy,
     notify: () => worker.notify(),
     backlog: () => worker.backlog(),
 
     async reindexAll(onProgress) {
       if (!started) throw new Error('search not started');
-      if (!(await conn.checkHealth())) throw new Error('search engine unavailable');
+      if (!(await Promise.all(conns.map((c) => c.checkHealth()))).every(Boolean)) throw new Error('search engine unavailable');
       await ensureIndex(conn.admin(), indexUid);
-      await ensureIndex(conn.admin(), recentUid);
+      await ensureIndex(recentConn.admin(), recentUid);
       indexReady = true;
       return worker.reindexAll(onProgress);
     },

@@ -56,6 +56,8 @@ export interface RunResult {
 export interface WorkerOptions {
   pool: Pool;
   conn: MeiliConnection;
+  /** The recent index's engine (default: conn's). */
+  recentConn?: MeiliConnection;
   indexUid: string;
   logger: Logger;
   /** Rows claimed per batch. */
@@ -64,8 +66,10 @@ export interface WorkerOptions {
   pollMs?: number;
   /** True when the engine may be written to (index created, settings applied). */
   ready?: () => boolean;
-  /** Move the recent index into the main one at least this often (default 5 min). */
+  /** Move the recent index into the main one at least this often (default 5 min)… */
   compactEveryMs?: number;
+  /** …or as soon as it holds this many documents (default RECENT_MAX). */
+  recentMax?: number;
 }
 
 /** Markdown bytes read and pushed per request. */
@@ -138,66 +142,23 @@ export function deferredRows(rows: OutboxRow[], older: Array<Pick<OutboxRow, 'id
   return deferred;
 }
 
-export class OutboxWorker {
-  private readonly pool: Pool;
-  private readonly conn: MeiliConnection;
-  private readonly indexUid: string;
-  private readonly recentUid: string;
-  private readonly log: Logger;
-  private readonly batchSize: number;
-  private readonly pollMs: number;
-  private readonly ready: () => boolean;
-  private running = false;
-  private loop: Promise<void> | null = null;
+/** Wakes a loop that sleeps between polls when new work is announced. */
+class Waker {
   private pending = false;
   private wake: (() => void) | null = null;
-  /** Ids of emptied fragments to delete when the worker has nothing better to do. */
-  private readonly tombstones = new Set<string>();
-  private lastWork = 0;
-  private readonly compactEveryMs: number;
-  private lastCompaction = Date.now();
-  private nextCompactionCheck = 0;
 
-  constructor(opts: WorkerOptions) {
-    this.pool = opts.pool;
-    this.conn = opts.conn;
-    this.indexUid = opts.indexUid;
-    this.recentUid = recentUidOf(opts.indexUid);
-    this.compactEveryMs = opts.compactEveryMs ?? 5 * 60_000;
-    this.log = opts.logger;
-    this.batchSize = opts.batchSize ?? 100;
-    this.pollMs = opts.pollMs ?? 100;
-    this.ready = opts.ready ?? (() => true);
-  }
-
-  start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    this.wake?.();
-    await this.loop;
-    this.loop = null;
-    if (this.tombstones.size > 0 && this.conn.isHealthy()) await this.deleteTombstones();
-  }
-
-  /** New work was written: look now rather than at the next poll. */
   notify(): void {
     this.pending = true;
     this.wake?.();
   }
 
-  /** Rows waiting to be applied (including ones waiting for a retry). */
-  async backlog(): Promise<number> {
-    const [row] = await this.pool.query('SELECT COUNT(*) AS n FROM search_outbox');
-    return Number(row.n);
+  clear(): void {
+    this.pending = false;
   }
 
-  private idle(ms: number): Promise<void> {
-    if (this.pending || !this.running) {
+  /** Sleeps up to `ms`, less if notified (also since the last clear()) or no longer running. */
+  idle(ms: number, running: () => boolean): Promise<void> {
+    if (this.pending || !running()) {
       this.pending = false;
       return Promise.resolve();
     }
@@ -212,43 +173,115 @@ export class OutboxWorker {
       this.wake = finish;
     });
   }
+}
 
-  private async run(): Promise<void> {
+export class OutboxWorker {
+  private readonly pool: Pool;
+  private readonly conn: MeiliConnection;
+  private readonly recentConn: MeiliConnection;
+  private readonly indexUid: string;
+  private readonly recentUid: string;
+  private readonly log: Logger;
+  private readonly batchSize: number;
+  private readonly pollMs: number;
+  private readonly ready: () => boolean;
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private readonly wakers = { fresh: new Waker(), compact: new Waker() };
+  /** Ids of emptied fragments to delete when the worker has nothing better to do. */
+  private readonly tombstones = new Set<string>();
+  private lastWork = 0;
+  private readonly compactEveryMs: number;
+  private readonly recentMax: number;
+  private lastCompaction = Date.now();
+  private nextCompactionCheck = 0;
+
+  constructor(opts: WorkerOptions) {
+    this.pool = opts.pool;
+    this.conn = opts.conn;
+    this.recentConn = opts.recentConn ?? opts.conn;
+    this.indexUid = opts.indexUid;
+    this.recentUid = recentUidOf(opts.indexUid);
+    this.compactEveryMs = opts.compactEveryMs ?? 5 * 60_000;
+    this.recentMax = opts.recentMax ?? RECENT_MAX;
+    this.log = opts.logger;
+    this.batchSize = opts.batchSize ?? 100;
+    this.pollMs = opts.pollMs ?? 100;
+    this.ready = opts.ready ?? (() => true);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    // Two lanes: a compaction waits minutes for the main index on a large archive, and fresh
+    // writes must not wait behind it (per-session order still holds: deferredRows).
+    this.loop = Promise.all([this.run('fresh'), this.run('compact')]).then(() => undefined);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    for (const w of Object.values(this.wakers)) w.notify();
+    await this.loop;
+    this.loop = null;
+    if (this.tombstones.size > 0 && this.conn.isHealthy()) await this.deleteTombstones();
+  }
+
+  /** New work was written: look now rather than at the next poll. */
+  notify(): void {
+    for (const w of Object.values(this.wakers)) w.notify();
+  }
+
+  /** Rows waiting to be applied (including ones waiting for a retry). */
+  async backlog(): Promise<number> {
+    const [row] = await this.pool.query('SELECT COUNT(*) AS n FROM search_outbox');
+    return Number(row.n);
+  }
+
+  private async run(lane: 'fresh' | 'compact'): Promise<void> {
+    const waker = this.wakers[lane];
+    const idle = (ms: number) => waker.idle(ms, () => this.running);
+    const limit = lane === 'compact' ? COMPACT_BATCH : this.batchSize;
     let failures = 0;
     while (this.running) {
-      if (!this.conn.isHealthy() || !this.ready()) {
-        await this.idle(500);
+      if (!this.conn.isHealthy() || !this.recentConn.isHealthy() || !this.ready()) {
+        await idle(500);
         continue;
       }
       try {
-        this.pending = false;
-        const r = await this.runOnce();
+        waker.clear();
+        const r = await this.runOnce(limit, lane);
         failures = 0;
         if (r.claimed > 0) this.lastWork = Date.now();
         // A full batch applied: there may be more right away.
-        if (r.applied > 0 && r.failed === 0 && r.claimed >= this.batchSize) continue;
-        if (r.claimed === 0 && this.tombstones.size > 0 && Date.now() - this.lastWork > TOMBSTONE_DELAY_MS) {
-          await this.deleteTombstones();
-        }
-        if (Date.now() >= this.nextCompactionCheck) {
-          this.nextCompactionCheck = Date.now() + COMPACT_CHECK_MS;
-          await this.compactIfDue();
+        if (r.applied > 0 && r.failed === 0 && r.claimed >= limit) continue;
+        if (lane === 'fresh') {
+          if (r.claimed === 0 && this.tombstones.size > 0 && Date.now() - this.lastWork > TOMBSTONE_DELAY_MS) {
+            await this.deleteTombstones();
+          }
+          if (Date.now() >= this.nextCompactionCheck) {
+            this.nextCompactionCheck = Date.now() + COMPACT_CHECK_MS;
+            await this.compactIfDue();
+          }
         }
       } catch (err) {
         failures++;
-        this.log.error({ msg: 'search outbox worker error', err: String((err as Error)?.message ?? err) });
-        await this.idle(Math.min(5000, 100 * 2 ** failures));
+        this.log.error({ msg: 'search outbox worker error', lane, err: String((err as Error)?.message ?? err) });
+        await idle(Math.min(5000, 100 * 2 ** failures));
         continue;
       }
-      await this.idle(this.pollMs);
+      await idle(this.pollMs);
     }
   }
 
-  /** Claims one batch and applies it. Exposed for reindexing and tests. */
-  async runOnce(limit = this.batchSize): Promise<RunResult> {
+  /**
+   * Claims one batch and applies it: rows of one lane ('compact' rows, or every other kind), or
+   * of both. Exposed for reindexing and tests.
+   */
+  async runOnce(limit = this.batchSize, lane: 'fresh' | 'compact' | 'all' = 'all'): Promise<RunResult> {
     const result: RunResult = { claimed: 0, applied: 0, failed: 0, deferred: 0 };
+    const ofLane = lane === 'fresh' ? " AND op <> 'compact'" : lane === 'compact' ? " AND op = 'compact'" : '';
     // Cheap look first (index on availableAt): idle polling costs one indexed read.
-    const probe = await this.pool.query('SELECT id, op FROM search_outbox WHERE availableAt <= NOW(3) LIMIT 1');
+    const probe = await this.pool.query(`SELECT id, op FROM search_outbox WHERE availableAt <= NOW(3)${ofLane} LIMIT 1`);
     if (probe.length === 0) return result;
     if (probe[0].op === 'compact') limit = Math.max(limit, COMPACT_BATCH);
 
@@ -262,7 +295,7 @@ export class OutboxWorker {
         // lock) every due row before sorting, instead of stopping at the limit.
         const rows: Array<OutboxRow & { now: Date }> = await c.query(
           `SELECT id, op, userId, projectId, sessionId, attempts, NOW(3) AS now FROM search_outbox FORCE INDEX (PRIMARY)
-            WHERE availableAt <= NOW(3) ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
+            WHERE availableAt <= NOW(3)${ofLane} ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
           [limit],
         );
         result.claimed = rows.length;
@@ -339,9 +372,10 @@ export class OutboxWorker {
     try {
       await apply(all);
       this.conn.reportSuccess();
+      this.recentConn.reportSuccess();
       return { done: rows.map((r) => r.id), failed: [] as number[], error: '' };
     } catch (err) {
-      this.conn.reportFailure(err);
+      this.reportFailure(err);
       const error = String((err as Error)?.message ?? err);
       if (isEngineUnreachable(err) || all.length === 1) {
         this.log.warn({ msg: 'search index work failed; will retry', rows: rows.length, err: error });
@@ -355,7 +389,7 @@ export class OutboxWorker {
           await apply([u]);
           done.push(...u.ids);
         } catch (e) {
-          this.conn.reportFailure(e);
+          this.reportFailure(e);
           lastError = String((e as Error)?.message ?? e);
           failed.push(...u.ids);
           if (isEngineUnreachable(e)) {
@@ -379,12 +413,15 @@ export class OutboxWorker {
    */
   async apply(c: PoolConnection | Pool, deletedProjects: string[], sessions: SessionRef[], syncedAt: number): Promise<void> {
     const main = this.conn.admin().index<SessionDocument>(this.indexUid);
-    const recent = this.conn.admin().index<SessionDocument>(this.recentUid);
+    const recent = this.recentConn.admin().index<SessionDocument>(this.recentUid);
+    // Task ids are per engine.
     const tasks: number[] = [];
+    const recentTasks: number[] = [];
     let bytes = 0;
     for (const projectId of deletedProjects) {
       const filter = `projectId = ${meiliString(projectId)}`;
-      tasks.push((await main.deleteDocuments({ filter })).taskUid, (await recent.deleteDocuments({ filter })).taskUid);
+      tasks.push((await main.deleteDocuments({ filter })).taskUid);
+      recentTasks.push((await recent.deleteDocuments({ filter })).taskUid);
     }
     for (const group of chunked(sessions, SESSIONS_PER_QUERY)) {
       const byKey = new Map(group.map((s) => [refKey(s), s]));
@@ -397,7 +434,8 @@ export class OutboxWorker {
       const gone = group.filter((s) => !present.has(refKey(s)));
       if (gone.length) {
         const filter = `sessionKey IN [${gone.map((s) => meiliString(refKey(s))).join(', ')}]`;
-        tasks.push((await main.deleteDocuments({ filter })).taskUid, (await recent.deleteDocuments({ filter })).taskUid);
+        tasks.push((await main.deleteDocuments({ filter })).taskUid);
+        recentTasks.push((await recent.deleteDocuments({ filter })).taskUid);
       }
       if (rows.length === 0) continue;
       const retire: string[] = [];
@@ -406,7 +444,7 @@ export class OutboxWorker {
       let batchBytes = 0;
       const flush = async () => {
         if (batch.length) tasks.push((await main.addDocuments(batch)).taskUid);
-        if (recentBatch.length) tasks.push((await recent.addDocuments(recentBatch)).taskUid);
+        if (recentBatch.length) recentTasks.push((await recent.addDocuments(recentBatch)).taskUid);
         batch = [];
         recentBatch = [];
         batchBytes = 0;
@@ -447,14 +485,23 @@ export class OutboxWorker {
         bytes += slice.reduce((n, r) => n + Number(r.markdownSize), 0);
       }
       await flush();
-      // After the main index has the sessions: their recent copies written before this claim go.
-      // (A later write of the same session was claimed after this one, so its copy is newer.)
+      // Once the main index has the sessions, their recent copies written before this claim go
+      // (a later write of the same session was claimed after this one: its copy is newer).
       if (retire.length) {
+        const timeoutMs = 30_000 + Math.ceil(bytes / (1024 * 1024)) * 5_000;
+        await this.waitTasks(this.conn, tasks.splice(0), timeoutMs);
         const filter = `sessionKey IN [${retire.map(meiliString).join(', ')}] AND syncedAt <= ${syncedAt}`;
-        tasks.push((await recent.deleteDocuments({ filter })).taskUid);
+        recentTasks.push((await recent.deleteDocuments({ filter })).taskUid);
       }
     }
-    await this.waitTasks(tasks, 30_000 + Math.ceil(bytes / (1024 * 1024)) * 5_000);
+    const timeoutMs = 30_000 + Math.ceil(bytes / (1024 * 1024)) * 5_000;
+    await this.waitTasks(this.conn, tasks, timeoutMs);
+    await this.waitTasks(this.recentConn, recentTasks, timeoutMs);
+  }
+
+  /** A failure to reach an engine: which one is not known here, so both are probed. */
+  private reportFailure(err: unknown): void {
+    if (isEngineUnreachable(err)) for (const c of new Set([this.conn, this.recentConn])) void c.checkHealth();
   }
 
   /**
@@ -489,9 +536,9 @@ export class OutboxWorker {
   }
 
   /** Waits for the engine to finish these tasks (in order) and fails if one of them failed. */
-  async waitTasks(uids: number[], timeoutMs = 30_000): Promise<void> {
+  async waitTasks(conn: MeiliConnection, uids: number[], timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    const tasks = this.conn.admin().tasks;
+    const tasks = conn.admin().tasks;
     for (const uid of uids) {
       const task = await tasks.waitForTask(uid, { timeout: Math.max(1000, deadline - Date.now()), interval: 10 });
       if (task.status !== 'succeeded') {
@@ -535,7 +582,7 @@ export class OutboxWorker {
     let downSince: number | null = null;
     for (let left = total; left > 0; ) {
       let r: RunResult = { claimed: 0, applied: 0, failed: 0, deferred: 0 };
-      if (this.conn.isHealthy() || (await this.conn.checkHealth())) {
+      if ((this.conn.isHealthy() || (await this.conn.checkHealth())) && (this.recentConn.isHealthy() || (await this.recentConn.checkHealth()))) {
         downSince = null;
         r = await this.runOnce(500);
       } else {
@@ -547,13 +594,8 @@ export class OutboxWorker {
       if (left > 0 && r.applied === 0) await sleep(200);
     }
     const stale = { filter: `syncedAt < ${t0.getTime()}` };
-    await this.waitTasks(
-      [
-        (await this.conn.admin().index(this.indexUid).deleteDocuments(stale)).taskUid,
-        (await this.conn.admin().index(this.recentUid).deleteDocuments(stale)).taskUid,
-      ],
-      10 * 60_000,
-    );
+    await this.waitTasks(this.conn, [(await this.conn.admin().index(this.indexUid).deleteDocuments(stale)).taskUid], 10 * 60_000);
+    await this.waitTasks(this.recentConn, [(await this.recentConn.admin().index(this.recentUid).deleteDocuments(stale)).taskUid], 10 * 60_000);
     return { sessions: Number(inserted.affectedRows ?? 0) };
   }
 
@@ -587,7 +629,7 @@ export class OutboxWorker {
    * how many.
    */
   async queueCompaction(settledMs = 0): Promise<number> {
-    const recent = this.conn.admin().index<SessionDocument>(this.recentUid);
+    const recent = this.recentConn.admin().index<SessionDocument>(this.recentUid);
     const refs: Array<Pick<SessionDocument, 'userId' | 'projectId' | 'sessionId'>> = [];
     const [{ now }] = await this.pool.query('SELECT NOW(3) AS now');
     const filter = settledMs > 0 ? `syncedAt < ${now.getTime() - settledMs}` : undefined;
@@ -611,14 +653,14 @@ export class OutboxWorker {
   private async compactIfDue(): Promise<void> {
     const pending = await this.pool.query("SELECT 1 FROM search_outbox WHERE op = 'compact' LIMIT 1");
     if (pending.length > 0) return;
-    const { numberOfDocuments } = await this.conn.admin().index(this.recentUid).getStats();
+    const { numberOfDocuments } = await this.recentConn.admin().index(this.recentUid).getStats();
     if (numberOfDocuments === 0) {
       this.lastCompaction = Date.now();
       return;
     }
-    if (numberOfDocuments >= RECENT_MAX || Date.now() - this.lastCompaction >= this.compactEveryMs) {
+    if (numberOfDocuments >= this.recentMax || Date.now() - this.lastCompaction >= this.compactEveryMs) {
       // A full recent index takes everything; otherwise sessions still being written stay.
-      const n = await this.queueCompaction(numberOfDocuments >= RECENT_MAX ? 0 : SETTLED_MS);
+      const n = await this.queueCompaction(numberOfDocuments >= this.recentMax ? 0 : SETTLED_MS);
       this.log.info({ msg: 'search: moving the recent index into the main one', sessions: n });
     }
   }
