@@ -181,25 +181,32 @@ test('a lost recent index is recreated and refilled with the sessions written la
   await loseIndexAndRecover(recentUidOf, 'recent-reset', false);
 }, 60_000);
 
-test('fresh writes and compaction are claimed by separate lanes (a compaction does not hold back writes of other sessions)', async () => {
+test('writes for the recent index and work for the main one are claimed by separate lanes', async () => {
   const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });
   const conn = new MeiliConnection({ url: idle.config.meiliUrl!, key: idle.config.meiliMasterKey }, idle.logger);
   try {
     const bob = await idle.user();
-    const [moved, fresh] = [newSessionId(), newSessionId()];
+    const [moved, fresh, big] = [newSessionId(), newSessionId(), newSessionId()];
     await idle.put(bob, 'lanes', moved, { markdown: `# moved\n\n${word()}` });
     await idle.search.reindexAll();
-    // A compaction queued first, then a write of another session.
+    // Main-index work queued first (a compaction, a session too large to be indexed whole), then
+    // a write of a small session: it does not wait behind them.
     await idle.handles.pool.query("INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ('compact', ?, 'lanes', ?)", [bob.user.id, moved]);
+    await idle.put(bob, 'lanes', big, { markdown: `# big\n\n${'a long line of words here '.repeat(3000)}` });
     const w = word();
     await idle.put(bob, 'lanes', fresh, { markdown: `# fresh\n\n${w}` });
+    expect((await idle.handles.pool.query('SELECT op FROM search_outbox ORDER BY id')).map((r: { op: string }) => r.op)).toEqual([
+      'compact',
+      'upsert_large',
+      'upsert',
+    ]);
 
     await conn.checkHealth();
     const worker = new OutboxWorker({ pool: idle.handles.pool, conn, indexUid: idle.search.indexUid, logger: idle.logger });
     expect(await worker.runOnce(100, 'fresh')).toEqual({ claimed: 1, applied: 1, failed: 0, deferred: 0 });
     expect(ids(await idle.find(bob, w))).toEqual([fresh]);
     expect(await worker.runOnce(100, 'fresh')).toEqual({ claimed: 0, applied: 0, failed: 0, deferred: 0 });
-    expect(await worker.runOnce(100, 'compact')).toEqual({ claimed: 1, applied: 1, failed: 0, deferred: 0 });
+    expect(await worker.runOnce(100, 'main')).toEqual({ claimed: 2, applied: 2, failed: 0, deferred: 0 });
     expect(await idle.search.backlog()).toBe(0);
   } finally {
     conn.close();

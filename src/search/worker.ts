@@ -16,12 +16,15 @@
  * Two indexes (README "Search"): a write ('upsert') of a session indexed whole goes to the small
  * *recent* index, where an indexing batch costs little whatever the size of the archive; the
  * *main* index gets everything else, and the recent sessions in bulk every few minutes
- * ('compact' rows, queued by queueCompaction), which also retires their recent copies.
+ * ('compact' rows, queued by queueCompaction), which also retires their recent copies. Two loops
+ * (lanes) claim the two kinds of work, so that writes for the recent index never wait for the
+ * main one, which may take minutes on a large archive; the recent index may have an engine of its
+ * own (recentConn) for the same reason, the engine applying one batch at a time.
  */
 import type { Pool, PoolConnection } from 'mariadb';
 import type { Logger } from '../logger';
 import type { MeiliConnection } from './connection';
-import { sessionKeyOf, TOMBSTONE, tombstoneOf, toDocuments, type IndexableSession, type SessionDocument } from './documents';
+import { sessionKeyOf, TOMBSTONE, tombstoneOf, toDocuments, WHOLE_MAX, type IndexableSession, type SessionDocument } from './documents';
 import { meiliString } from './filter';
 import { isEngineUnreachable } from './http-client';
 import { recentUidOf } from './index-settings';
@@ -142,6 +145,9 @@ export function deferredRows(rows: OutboxRow[], older: Array<Pick<OutboxRow, 'id
   return deferred;
 }
 
+/** The worker's two loops: writes for the recent index, and everything for the main one. */
+type Lane = 'fresh' | 'main';
+
 /** Wakes a loop that sleeps between polls when new work is announced. */
 class Waker {
   private pending = false;
@@ -187,7 +193,7 @@ export class OutboxWorker {
   private readonly ready: () => boolean;
   private running = false;
   private loop: Promise<void> | null = null;
-  private readonly wakers = { fresh: new Waker(), compact: new Waker() };
+  private readonly wakers = { fresh: new Waker(), main: new Waker() };
   /** Ids of emptied fragments to delete when the worker has nothing better to do. */
   private readonly tombstones = new Set<string>();
   private lastWork = 0;
@@ -213,9 +219,10 @@ export class OutboxWorker {
   start(): void {
     if (this.running) return;
     this.running = true;
-    // Two lanes: a compaction waits minutes for the main index on a large archive, and fresh
-    // writes must not wait behind it (per-session order still holds: deferredRows).
-    this.loop = Promise.all([this.run('fresh'), this.run('compact')]).then(() => undefined);
+    // Two lanes: work on the main index (compaction, large sessions, deletes) may wait seconds to
+    // minutes for it on a large archive, and writes for the recent index must not wait behind it
+    // (per-session order still holds: deferredRows).
+    this.loop = Promise.all([this.run('fresh'), this.run('main')]).then(() => undefined);
   }
 
   async stop(): Promise<void> {
@@ -237,10 +244,10 @@ export class OutboxWorker {
     return Number(row.n);
   }
 
-  private async run(lane: 'fresh' | 'compact'): Promise<void> {
+  private async run(lane: Lane): Promise<void> {
     const waker = this.wakers[lane];
     const idle = (ms: number) => waker.idle(ms, () => this.running);
-    const limit = lane === 'compact' ? COMPACT_BATCH : this.batchSize;
+    const limit = this.batchSize;
     let failures = 0;
     while (this.running) {
       if (!this.conn.isHealthy() || !this.recentConn.isHealthy() || !this.ready()) {
@@ -274,12 +281,13 @@ export class OutboxWorker {
   }
 
   /**
-   * Claims one batch and applies it: rows of one lane ('compact' rows, or every other kind), or
-   * of both. Exposed for reindexing and tests.
+   * Claims one batch and applies it: rows of one lane (the fresh lane takes 'upsert' rows, which
+   * go to the recent index; the main lane every other kind), or of both. Exposed for reindexing
+   * and tests.
    */
-  async runOnce(limit = this.batchSize, lane: 'fresh' | 'compact' | 'all' = 'all'): Promise<RunResult> {
+  async runOnce(limit = this.batchSize, lane: Lane | 'all' = 'all'): Promise<RunResult> {
     const result: RunResult = { claimed: 0, applied: 0, failed: 0, deferred: 0 };
-    const ofLane = lane === 'fresh' ? " AND op <> 'compact'" : lane === 'compact' ? " AND op = 'compact'" : '';
+    const ofLane = lane === 'fresh' ? " AND op = 'upsert'" : lane === 'main' ? " AND op <> 'upsert'" : '';
     // Cheap look first (index on availableAt): idle polling costs one indexed read.
     const probe = await this.pool.query(`SELECT id, op FROM search_outbox WHERE availableAt <= NOW(3)${ofLane} LIMIT 1`);
     if (probe.length === 0) return result;
@@ -406,7 +414,8 @@ export class OutboxWorker {
   /**
    * Brings the indexes in line with the database for these projects (deleted) and sessions
    * (re-read: pushed when present, removed when gone), and waits until the engine applied it.
-   * A session indexed whole and written by an 'upsert' goes to the recent index, as one document.
+   * A session indexed whole and written by an 'upsert' goes to the recent index, as one document
+   * ('upsert_large' is an upsert written in the main lane).
    * Anything else goes to the main index: only fragments that changed are sent, fragments a session
    * no longer has are emptied after the new ones are added (never a moment without the session),
    * and then its copy in the recent index, if any is older, is removed.
@@ -616,7 +625,9 @@ export class OutboxWorker {
   async queueRecent(): Promise<number> {
     const res = await this.pool.query(
       `INSERT INTO search_outbox (op, userId, projectId, sessionId)
-       SELECT 'upsert', userId, projectId, id FROM sessions WHERE updatedAt >= NOW(3) - INTERVAL 1 DAY`,
+       SELECT IF(markdownSize > ?, 'upsert_large', 'upsert'), userId, projectId, id FROM sessions
+        WHERE updatedAt >= NOW(3) - INTERVAL 1 DAY`,
+      [WHOLE_MAX],
     );
     this.notify();
     return Number(res.affectedRows ?? 0);

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { AppError, forbidden, invalid, MESSAGES, projectNotFound, sessionNotFound } from '../errors';
-import { enqueueIndexWork } from '../search/outbox';
+import { enqueueIndexWork, upsertOp } from '../search/outbox';
 import { readContent, writeContent, type ContentPart } from './content-store';
 import type { Ctx } from './context';
 import { filtersToSql, LABEL_KINDS, normalizeFilters, type SessionFilters, type SessionFiltersInput } from './filters';
@@ -378,7 +378,7 @@ export async function upsertSession(
       await writeContent(tx, projectId, sessionId, { markdown: up.markdown, raw: up.rawData });
     }
     await writeLabels(tx, next, up.meta, Boolean(old));
-    await enqueueIndexWork(tx, 'upsert', userId, projectId, sessionId);
+    await enqueueIndexWork(tx, upsertOp(next.markdownSize), userId, projectId, sessionId);
     return { created: !old, changed: true, session: next };
   }).catch((err) => {
     // Two first uploads of one session raced: the loser's INSERT hit the winner's row.
@@ -601,7 +601,7 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
       next.name, next.userTitle, next.metadataJson, next.etag, next.updatedAt, old.projectId, old.id,
     );
     if (patch.tags) await writeLabels(tx, next, meta, true);
-    await enqueueIndexWork(tx, 'upsert', ctx.user.id, old.projectId, old.id);
+    await enqueueIndexWork(tx, upsertOp(Number(old.markdownSize)), ctx.user.id, old.projectId, old.id);
     return next;
   });
   ctx.deps.search.notify();
