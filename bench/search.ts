@@ -252,7 +252,8 @@ async function main() {
   }
 
   // Freshness: PUT (service call, outbox in the same transaction) → findable by the new word.
-  // "rewrite": every PUT replaces the whole markdown; "append": a live session growing by an exchange.
+  // "rewrite": every PUT replaces the whole markdown; "append": a live session growing by an exchange;
+  // "large": a session over 64 KB growing by an exchange (indexed in the main index, in fragments).
   const ctx: Ctx = { deps, user: { id: users[0].id, keyId: 'bench' }, log: logger };
   const freshLines: string[] = [];
   const untilFound = async (sessionId: string, w: string) => {
@@ -265,12 +266,13 @@ async function main() {
     }
   };
   const randomWord = () => Array.from(crypto.randomBytes(10), (b) => String.fromCharCode(97 + (b % 26))).join('');
-  for (const mode of FRESHNESS_RUNS > 0 ? (['rewrite', 'append'] as const) : []) {
+  for (const mode of FRESHNESS_RUNS > 0 ? (['rewrite', 'append', 'large'] as const) : []) {
     const fresh: number[] = [];
     const sessionId = crypto.randomUUID();
     const projectId = projects[0].id;
     let md = generateSession(2_000_000, words).markdown;
-    for (let i = 0; i < FRESHNESS_RUNS; i++) {
+    for (let k = 1; mode === 'large' && md.length < 200_000; k++) md += `\n\n${generateSession(2_000_000 + k, words).markdown}`;
+    for (let i = 0; i < (mode === 'large' ? Math.min(FRESHNESS_RUNS, 10) : FRESHNESS_RUNS); i++) {
       const w = randomWord();
       const exchange = `## User\n\nWhat about ${w}?\n\n## Assistant\n\n${generateSession(3_000_000 + i, words, 600).markdown}`;
       md = mode === 'rewrite' ? generateSession(1_000_000 + i, words).markdown + `\n\n${exchange}` : md + `\n\n${exchange}`;
