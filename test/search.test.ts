@@ -525,6 +525,31 @@ describe('the recent index and the main one', () => {
     }
   });
 
+  test('a large session moves between the indexes with its fragments: snippets and exchanges from either', async () => {
+    const frank = await h.user();
+    const id = newSessionId();
+    const part = (i: number) => `## Exchange ${i}\n\n${'We compared the two builds again. '.repeat(50)}\n\n`;
+    const first = `${Array.from({ length: 60 }, (_, i) => part(i)).join('')}## End\n\ntierlargeold at the end.\n`;
+    await h.put(frank, 'tiers-large', id, { markdown: first });
+    await h.settle();
+    const check = async (word: string) => {
+      const [hit] = (await h.find(frank, word)).results;
+      expect(hit.sessionId).toBe(id);
+      expect(hit.snippet).toContain(`<mark>${word}</mark>`);
+      expect(hit.matchingExchanges.length).toBeGreaterThanOrEqual(1);
+      for (const e of hit.matchingExchanges) expect(e.content).toContain(word);
+    };
+    await check('tierlargeold'); // from the recent index
+    await h.search.compact();
+    await h.settle();
+    await check('tierlargeold'); // from the main index
+    await h.put(frank, 'tiers-large', id, { markdown: `${first}\n## Later\n\ntierlargenew appended.\n` });
+    await h.settle();
+    await check('tierlargenew'); // the recent index again, whole
+    await check('tierlargeold');
+    expect((await h.find(frank, 'tierlargeold')).total).toBe(1);
+  });
+
   test('a session moved to the main index and then deleted is never returned nor counted', async () => {
     const dave = await h.user();
     const id = newSessionId();

@@ -99,15 +99,16 @@ export async function searchIndex(
     // is the answer); otherwise the main index is asked again without the sessions held there.
     const unexcluded = mainPage(filter, offset, limit);
     unexcluded.catch(() => undefined);
-    // The recent index: the matching sessions (one document each, so no collapsing), enough to
-    // fill the page, and every session of the user it holds (their main copies are older).
+    // The recent index: the matching sessions, enough to fill the page, and every session of the
+    // user it holds (their main copies are older).
     const first = (await conns.recent.searcher().multiSearch({
       queries: [
-        { indexUid: indexes.recent, q: query, ...pageParams, distinct: undefined, hitsPerPage: want, page: 1 },
+        { indexUid: indexes.recent, q: query, ...pageParams, hitsPerPage: want, page: 1 },
         {
           indexUid: indexes.recent,
           q: '',
           filter: `userId = ${meiliString(userId)}`,
+          distinct: 'sessionKey',
           attributesToRetrieve: ['sessionKey'],
           hitsPerPage: MAX_TOTAL_HITS,
           page: 1,
@@ -120,6 +121,7 @@ export async function searchIndex(
 
     let total: number;
     let raw: RawHit[];
+    const fromRecent = new Set(recentHits);
     if (held.length === 0) {
       ({ total, hits: raw } = await unexcluded);
     } else if (recentTotal === 0) {
@@ -146,6 +148,7 @@ export async function searchIndex(
         snippet: null,
         matchingExchanges: [],
         fragmented: h.chunks > 0 || h.chunk > 0,
+        tier: fromRecent.has(h) ? 'recent' : 'main',
       };
       const content = String(h.content ?? '');
       // A session indexed whole (or the fragment of a large one that matched): marked here. A
@@ -162,16 +165,19 @@ export async function searchIndex(
       return hit;
     });
 
-    // Only the main index holds fragmented sessions.
-    if (hits.some((h) => h.fragmented && (wantExchanges || h.snippet === null))) {
-      await attachDetails(conns.main, indexes.main, query, filter, hits, wantExchanges);
-    }
+    await Promise.all(
+      (['main', 'recent'] as const).map((tier) => {
+        const ofTier = hits.filter((h) => h.tier === tier);
+        if (!ofTier.some((h) => h.fragmented && (wantExchanges || h.snippet === null))) return undefined;
+        return attachDetails(conns[tier], indexes[tier], query, filter, ofTier, wantExchanges);
+      }),
+    );
     conns.main.reportSuccess();
     conns.recent.reportSuccess();
     hits.sort((a, b) => b.rank - a.rank);
     return {
       total: Math.max(total, hits.length),
-      hits: hits.map(({ fragmented: _, snippet, ...h }) => ({ ...h, snippet: snippet ?? '' })),
+      hits: hits.map(({ fragmented: _, tier: __, snippet, ...h }) => ({ ...h, snippet: snippet ?? '' })),
     };
   } catch (err) {
     if (isIndexNotFound(err)) {
@@ -215,6 +221,8 @@ interface DetailedHit extends Omit<SearchHit, 'snippet'> {
   snippet: string | null;
   /** Indexed as a session document plus fragment documents (large session). */
   fragmented: boolean;
+  /** The index the hit came from (its fragments are there). */
+  tier: 'main' | 'recent';
 }
 
 /**

@@ -22,6 +22,7 @@
  * own (recentConn) for the same reason, the engine applying one batch at a time.
  */
 import type { Pool, PoolConnection } from 'mariadb';
+import type { Index } from 'meilisearch';
 import type { Logger } from '../logger';
 import type { MeiliConnection } from './connection';
 import { sessionKeyOf, TOMBSTONE, tombstoneOf, toDocuments, WHOLE_MAX, type IndexableSession, type SessionDocument } from './documents';
@@ -86,10 +87,12 @@ const SESSIONS_PER_QUERY = 200;
  * grows with the index, once for all of them), and the recent index's size that starts one early.
  */
 const COMPACT_BATCH = 1000;
-const RECENT_MAX = 1000;
+/** Documents (a large session has one per ~1.5 KB fragment) that start a compaction early. */
+const RECENT_MAX = 5000;
 /** How often the worker looks at the recent index's size. */
 const COMPACT_CHECK_MS = 5_000;
-/** A session written this recently stays in the recent index at a periodic compaction. */
+/** A session written this recently stays in the recent index at a compaction (a live session
+ * would be moved again at once, and written back whole). */
 const SETTLED_MS = 60_000;
 /** Back-off after a failure: 200 ms doubling per attempt, capped at 30 s. */
 const BACKOFF_SQL = 'DATE_ADD(NOW(3), INTERVAL LEAST(30000, 200 * POW(2, LEAST(attempts, 20))) * 1000 MICROSECOND)';
@@ -414,11 +417,10 @@ export class OutboxWorker {
   /**
    * Brings the indexes in line with the database for these projects (deleted) and sessions
    * (re-read: pushed when present, removed when gone), and waits until the engine applied it.
-   * A session indexed whole and written by an 'upsert' goes to the recent index, as one document
-   * ('upsert_large' is an upsert written in the main lane).
-   * Anything else goes to the main index: only fragments that changed are sent, fragments a session
-   * no longer has are emptied after the new ones are added (never a moment without the session),
-   * and then its copy in the recent index, if any is older, is removed.
+   * A written session ('upsert', 'upsert_large') goes to the recent index; rebuilds and compaction
+   * to the main one, after which the session's recent copy, if any is older, is removed. Either
+   * way only documents that changed are sent, and fragments a session no longer has are emptied
+   * after the new ones are added (never a moment without the session).
    */
   async apply(c: PoolConnection | Pool, deletedProjects: string[], sessions: SessionRef[], syncedAt: number): Promise<void> {
     const main = this.conn.admin().index<SessionDocument>(this.indexUid);
@@ -448,49 +450,48 @@ export class OutboxWorker {
       }
       if (rows.length === 0) continue;
       const retire: string[] = [];
-      let batch: SessionDocument[] = [];
-      let recentBatch: SessionDocument[] = [];
+      const batches = { main: [] as SessionDocument[], recent: [] as SessionDocument[] };
       let batchBytes = 0;
       const flush = async () => {
-        if (batch.length) tasks.push((await main.addDocuments(batch)).taskUid);
-        if (recentBatch.length) recentTasks.push((await recent.addDocuments(recentBatch)).taskUid);
-        batch = [];
-        recentBatch = [];
+        if (batches.main.length) tasks.push((await main.addDocuments(batches.main)).taskUid);
+        if (batches.recent.length) recentTasks.push((await recent.addDocuments(batches.recent)).taskUid);
+        batches.main = [];
+        batches.recent = [];
         batchBytes = 0;
       };
       // Read content in slices of bounded size (a session may be tens of MB).
       for (const slice of slicesBySize(rows, BYTES_PER_PUSH)) {
         const content = await this.readMarkdown(c, slice);
-        const toMain: Array<{ row: (typeof slice)[number]; key: string; docs: SessionDocument[] }> = [];
+        const target = (key: string) => (byKey.get(key)?.main ? 'main' : 'recent');
+        const keys = slice.map((row) => sessionKeyOf(row.projectId, row.id));
+        const toMain = keys.filter((k) => target(k) === 'main');
+        const toRecent = keys.filter((k) => target(k) === 'recent');
+        const indexed = {
+          main: toMain.length ? await this.indexedFragments(main, toMain) : new Map<string, Map<string, string>>(),
+          recent: toRecent.length ? await this.indexedFragments(recent, toRecent) : new Map<string, Map<string, string>>(),
+        };
         for (const row of slice) {
           const key = sessionKeyOf(row.projectId, row.id);
-          const docs = toDocuments(row, content.get(key) ?? '', syncedAt);
-          const ref = byKey.get(key);
-          if (docs.length === 1 && !ref?.main) {
-            recentBatch.push(docs[0]);
-            batchBytes += docs[0].content.length + 512;
-          } else toMain.push({ row, key, docs });
-        }
-        const indexed = toMain.length ? await this.indexedFragments(toMain.map((m) => m.key)) : new Map<string, Map<string, string>>();
-        for (const { row, key, docs } of toMain) {
-          retire.push(key);
+          const to = target(key);
+          if (to === 'main') retire.push(key);
           const force = byKey.get(key)?.force;
-          const have = indexed.get(key) ?? new Map<string, string>();
+          const have = indexed[to].get(key) ?? new Map<string, string>();
+          const docs = toDocuments(row, content.get(key) ?? '', syncedAt);
           for (const doc of docs) {
             if (!force && have.get(doc.id) === doc.hash) continue;
-            batch.push(doc);
+            batches[to].push(doc);
             batchBytes += doc.content.length + 512;
             if (batchBytes >= BYTES_PER_PUSH) await flush();
           }
           const ids = new Set(docs.map((d) => d.id));
           for (const [id, hash] of have) {
             if (ids.has(id)) continue;
-            this.tombstones.add(id);
+            // Main: deleted when the worker is idle. Recent: with the session, at compaction.
+            if (to === 'main') this.tombstones.add(id);
             if (hash === TOMBSTONE && !force) continue;
-            batch.push(tombstoneOf(id, row, syncedAt));
+            batches[to].push(tombstoneOf(id, row, syncedAt));
           }
         }
-        if (batchBytes >= BYTES_PER_PUSH) await flush();
         bytes += slice.reduce((n, r) => n + Number(r.markdownSize), 0);
       }
       await flush();
@@ -528,9 +529,8 @@ export class OutboxWorker {
   }
 
   /** id → hash of the fragments the index holds for these sessions. */
-  private async indexedFragments(keys: string[]): Promise<Map<string, Map<string, string>>> {
+  private async indexedFragments(index: Index<SessionDocument>, keys: string[]): Promise<Map<string, Map<string, string>>> {
     const out = new Map<string, Map<string, string>>();
-    const index = this.conn.admin().index<SessionDocument>(this.indexUid);
     const filter = `sessionKey IN [${keys.map(meiliString).join(', ')}]`;
     const limit = 10_000;
     for (let offset = 0; ; offset += limit) {
@@ -641,14 +641,16 @@ export class OutboxWorker {
    */
   async queueCompaction(settledMs = 0): Promise<number> {
     const recent = this.recentConn.admin().index<SessionDocument>(this.recentUid);
-    const refs: Array<Pick<SessionDocument, 'userId' | 'projectId' | 'sessionId'>> = [];
+    // One row per session (a large one has fragment documents too).
+    const bySession = new Map<string, Pick<SessionDocument, 'userId' | 'projectId' | 'sessionId'>>();
     const [{ now }] = await this.pool.query('SELECT NOW(3) AS now');
     const filter = settledMs > 0 ? `syncedAt < ${now.getTime() - settledMs}` : undefined;
     for (let offset = 0; ; offset += 10_000) {
       const page = await recent.getDocuments({ fields: ['userId', 'projectId', 'sessionId'], filter, limit: 10_000, offset });
-      refs.push(...page.results);
+      for (const d of page.results) bySession.set(sessionKeyOf(d.projectId, d.sessionId), d);
       if (page.results.length < 10_000) break;
     }
+    const refs = [...bySession.values()];
     this.lastCompaction = Date.now();
     for (const group of chunked(refs, 500)) {
       await this.pool.query(
@@ -670,8 +672,7 @@ export class OutboxWorker {
       return;
     }
     if (numberOfDocuments >= this.recentMax || Date.now() - this.lastCompaction >= this.compactEveryMs) {
-      // A full recent index takes everything; otherwise sessions still being written stay.
-      const n = await this.queueCompaction(numberOfDocuments >= this.recentMax ? 0 : SETTLED_MS);
+      const n = await this.queueCompaction(SETTLED_MS);
       this.log.info({ msg: 'search: moving the recent index into the main one', sessions: n });
     }
   }
