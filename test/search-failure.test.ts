@@ -106,35 +106,27 @@ describe('embedded engine', () => {
       await h.settle();
       expect((await h.find(alice, 'firstlifeword')).results).toHaveLength(1);
 
-      const pid = embedded.pid!;
-      embedded.kill('SIGKILL');
-      await eventually('a new engine process', async () => embedded.pid !== pid && embedded.pid !== null && isAlive(embedded.pid), 30_000);
-
-      const second = newSessionId();
-      await h.put(alice, 'sup', second, { markdown: 'secondlifeword' });
-      await eventually('search to work again with new content', async () => {
-        try {
-          return ids(await h.find(alice, 'secondlifeword')).includes(second);
-        } catch {
-          return false;
-        }
-      }, 30_000);
+      /** Kills `engine`, waits for its successor, and checks that a new write is found. */
+      const crashAndRecover = async (engine: EmbeddedMeili, word: string) => {
+        const pid = engine.pid!;
+        engine.kill('SIGKILL');
+        await eventually('a new engine process', async () => engine.pid !== pid && engine.pid !== null && isAlive(engine.pid), 30_000);
+        const id = newSessionId();
+        await h.put(alice, 'sup', id, { markdown: word });
+        await eventually('search to work again with new content', async () => {
+          try {
+            return ids(await h.find(alice, word)).includes(id);
+          } catch {
+            return false;
+          }
+        }, 30_000);
+        return id;
+      };
+      const second = await crashAndRecover(embedded, 'secondlifeword');
       // The data survived the crash.
       expect((await h.find(alice, 'firstlifeword')).results).toHaveLength(1);
-
       // The recent index's engine too: what it held was written to disk, new writes reach it again.
-      const recentPid = recent.pid!;
-      recent.kill('SIGKILL');
-      await eventually('a new recent engine process', async () => recent.pid !== recentPid && recent.pid !== null && isAlive(recent.pid), 30_000);
-      const third = newSessionId();
-      await h.put(alice, 'sup', third, { markdown: 'thirdlifeword' });
-      await eventually('search to work again with new content', async () => {
-        try {
-          return ids(await h.find(alice, 'thirdlifeword')).includes(third);
-        } catch {
-          return false;
-        }
-      }, 30_000);
+      await crashAndRecover(recent, 'thirdlifeword');
       expect(ids(await h.find(alice, 'secondlifeword'))).toEqual([second]);
 
       const last = [embedded.pid!, recent.pid!];

@@ -136,7 +136,11 @@ export async function searchIndex(
     }
     // A compaction between the engine's reads can show a session on both sides once: keep one.
     const seen = new Set<string>();
-    raw = raw.filter((h) => !seen.has(h.sessionId) && seen.add(h.sessionId) !== undefined);
+    raw = raw.filter((h) => {
+      if (seen.has(h.sessionId)) return false;
+      seen.add(h.sessionId);
+      return true;
+    });
 
     const wantExchanges = options.matchingExchanges !== false;
     const terms = parseQuery(query);
