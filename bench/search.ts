@@ -265,6 +265,9 @@ async function main() {
       await new Promise((res2) => setTimeout(res2, POLL_MS));
     }
   };
+  const drained = async () => {
+    while ((await search.backlog()) > 0) await new Promise((res) => setTimeout(res, 100));
+  };
   const randomWord = () => Array.from(crypto.randomBytes(10), (b) => String.fromCharCode(97 + (b % 26))).join('');
   for (const mode of FRESHNESS_RUNS > 0 ? (['rewrite', 'append', 'large'] as const) : []) {
     const fresh: number[] = [];
@@ -296,7 +299,7 @@ async function main() {
       const markdown = `${generateSession(4_000_000 + i, words).markdown}\n\n${randomWord()}\n`;
       await upsertSession(owner, s.projectId, s.id, { name: 'rewritten', markdown });
     }
-    while ((await search.backlog()) > 0) await new Promise((res) => setTimeout(res, 100));
+    await drained();
     // Search by users who have sessions in the recent index: the main index is then asked after it.
     const queries = benchQueries();
     const withRecent = await timeIt(queries.length, (i) => searchSessions(deps, userOf(i), queries[i], undefined, 10, 0));
@@ -308,7 +311,7 @@ async function main() {
     const w = randomWord();
     await upsertSession(ctx, projects[0].id, sessionId, { name: 'fresh', markdown: `# During compaction\n\n${w}\n` });
     const during = await untilFound(sessionId, w);
-    while ((await search.backlog()) > 0) await new Promise((res) => setTimeout(res, 100));
+    await drained();
     freshLines.push(
       `  compaction: ${moved} sessions moved to the main index in ${fmt(now() - t0)} ms; a PUT made meanwhile was found after ${fmt(during)} ms`,
     );

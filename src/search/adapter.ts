@@ -1,7 +1,7 @@
 import type { SearchParams, SearchResponse } from 'meilisearch';
 import { AppError, MESSAGES } from '../errors';
 import type { SessionFilters } from '../services/filters';
-import type { MeiliConnection } from './connection';
+import { probeAll, type MeiliConnection } from './connection';
 import { documentIdOf, sessionKeyOf, type SessionDocument } from './documents';
 import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, searchFilter } from './filter';
@@ -189,8 +189,7 @@ export async function searchIndex(
       throw unavailable();
     }
     if (isEngineUnreachable(err)) {
-      // Which engine did not answer is not known here: both are probed.
-      for (const c of new Set([conns.main, conns.recent])) void c.checkHealth();
+      probeAll([conns.main, conns.recent]);
       throw unavailable();
     }
     throw err;

@@ -8,6 +8,16 @@ export const SEARCH_TIMEOUT_MS = 5_000;
 /** Writes and task polling (large sessions take a while to index). */
 export const ADMIN_TIMEOUT_MS = 60_000;
 
+/** Probes each engine once (a failure whose engine is not known: the probes tell which is down). */
+export function probeAll(conns: Iterable<MeiliConnection>): void {
+  for (const c of new Set(conns)) void c.checkHealth();
+}
+
+/** True when every engine answers a probe now. */
+export async function allAnswer(conns: Iterable<MeiliConnection>): Promise<boolean> {
+  return (await Promise.all([...new Set(conns)].map((c) => c.checkHealth()))).every(Boolean);
+}
+
 export type EngineTarget = { url: string; key: string | null } | { embedded: EmbeddedMeili };
 
 /**

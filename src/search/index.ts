@@ -7,7 +7,7 @@ import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { SessionFilters } from '../services/filters';
 import { searchIndex } from './adapter';
-import { MeiliConnection } from './connection';
+import { allAnswer, MeiliConnection, probeAll } from './connection';
 import { EmbeddedMeili } from './embedded';
 import { ensureIndex, indexUidOf, legacyIndexUidsOf, recentUidOf } from './index-settings';
 import type { SearchOptions, SearchPage, SearchPort } from './port';
@@ -69,6 +69,11 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
       : conn;
   const conns = recentConn === conn ? [conn] : [conn, recentConn];
   const healthy = () => conns.every((c) => c.isHealthy());
+  /** Both indexes present with our settings; true for each one created just now (empty). */
+  const ensureIndexes = async () => ({
+    created: await ensureIndex(conn.admin(), indexUid),
+    recentCreated: await ensureIndex(recentConn.admin(), recentUid),
+  });
   let indexReady = false;
   let preparing: Promise<void> | null = null;
   const worker = new OutboxWorker({ pool, conn, recentConn, indexUid, logger: log, ready: () => indexReady, ...workerOpts });
@@ -80,8 +85,7 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
     if (preparing) return preparing;
     const p = (async () => {
       try {
-        const created = await ensureIndex(conn.admin(), indexUid);
-        const recentCreated = await ensureIndex(recentConn.admin(), recentUid);
+        const { created, recentCreated } = await ensureIndexes();
         indexReady = true;
         if (created) {
           const n = await worker.queueAll();
@@ -97,7 +101,7 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
         // A recent index on the main engine is not read when the recent one has an engine of its own.
         if (recentCreated && recentConn !== conn) await conn.admin().deleteIndex(recentUid).catch(() => undefined);
       } catch (err) {
-        for (const c of conns) void c.checkHealth();
+        probeAll(conns);
         log.warn({ msg: 'search index not ready', err: String((err as Error)?.message ?? err) });
       }
     })().finally(() => {
@@ -149,8 +153,7 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
         }
         engine.onChange(() => void c.checkHealth());
       }
-      const up = await Promise.all(conns.map((c) => c.checkHealth()));
-      if (up.every(Boolean)) await prepareIndex();
+      if (await allAnswer(conns)) await prepareIndex();
       for (const c of conns) c.startMonitor(1000);
       // An index that could not be prepared (engine away, or reset under us) is retried.
       retryTimer = setInterval(() => {
@@ -181,9 +184,8 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
 
     async reindexAll(onProgress) {
       if (!started) throw new Error('search not started');
-      if (!(await Promise.all(conns.map((c) => c.checkHealth()))).every(Boolean)) throw new Error('search engine unavailable');
-      await ensureIndex(conn.admin(), indexUid);
-      await ensureIndex(recentConn.admin(), recentUid);
+      if (!(await allAnswer(conns))) throw new Error('search engine unavailable');
+      await ensureIndexes();
       indexReady = true;
       return worker.reindexAll(onProgress);
     },

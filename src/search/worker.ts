@@ -24,7 +24,7 @@
 import type { Pool, PoolConnection } from 'mariadb';
 import type { Index } from 'meilisearch';
 import type { Logger } from '../logger';
-import type { MeiliConnection } from './connection';
+import { allAnswer, probeAll, type MeiliConnection } from './connection';
 import { sessionKeyOf, TOMBSTONE, tombstoneOf, toDocuments, WHOLE_MAX, type IndexableSession, type SessionDocument } from './documents';
 import { meiliString } from './filter';
 import { isEngineUnreachable } from './http-client';
@@ -97,6 +97,8 @@ const SETTLED_MS = 60_000;
 /** Back-off after a failure: 200 ms doubling per attempt, capped at 30 s. */
 const BACKOFF_SQL = 'DATE_ADD(NOW(3), INTERVAL LEAST(30000, 200 * POW(2, LEAST(attempts, 20))) * 1000 MICROSECOND)';
 
+/** How long to wait for the engine to index this much markdown. */
+const timeoutFor = (bytes: number) => 30_000 + Math.ceil(bytes / (1024 * 1024)) * 5_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const placeholders = (n: number) => Array(n).fill('?').join(', ');
 const refKey = (r: SessionRef) => sessionKeyOf(r.projectId, r.sessionId);
@@ -188,6 +190,8 @@ export class OutboxWorker {
   private readonly pool: Pool;
   private readonly conn: MeiliConnection;
   private readonly recentConn: MeiliConnection;
+  /** Both engines (one, when the recent index shares the main engine). */
+  private readonly conns: MeiliConnection[];
   private readonly indexUid: string;
   private readonly recentUid: string;
   private readonly log: Logger;
@@ -209,6 +213,7 @@ export class OutboxWorker {
     this.pool = opts.pool;
     this.conn = opts.conn;
     this.recentConn = opts.recentConn ?? opts.conn;
+    this.conns = [...new Set([this.conn, this.recentConn])];
     this.indexUid = opts.indexUid;
     this.recentUid = recentUidOf(opts.indexUid);
     this.compactEveryMs = opts.compactEveryMs ?? 5 * 60_000;
@@ -253,7 +258,7 @@ export class OutboxWorker {
     const limit = this.batchSize;
     let failures = 0;
     while (this.running) {
-      if (!this.conn.isHealthy() || !this.recentConn.isHealthy() || !this.ready()) {
+      if (!this.conns.every((c) => c.isHealthy()) || !this.ready()) {
         await idle(500);
         continue;
       }
@@ -382,8 +387,7 @@ export class OutboxWorker {
       );
     try {
       await apply(all);
-      this.conn.reportSuccess();
-      this.recentConn.reportSuccess();
+      for (const c of this.conns) c.reportSuccess();
       return { done: rows.map((r) => r.id), failed: [] as number[], error: '' };
     } catch (err) {
       this.reportFailure(err);
@@ -464,14 +468,12 @@ export class OutboxWorker {
         const content = await this.readMarkdown(c, slice);
         const target = (key: string) => (byKey.get(key)?.main ? 'main' : 'recent');
         const keys = slice.map((row) => sessionKeyOf(row.projectId, row.id));
-        const toMain = keys.filter((k) => target(k) === 'main');
-        const toRecent = keys.filter((k) => target(k) === 'recent');
         const indexed = {
-          main: toMain.length ? await this.indexedFragments(main, toMain) : new Map<string, Map<string, string>>(),
-          recent: toRecent.length ? await this.indexedFragments(recent, toRecent) : new Map<string, Map<string, string>>(),
+          main: await this.indexedFragments(main, keys.filter((k) => target(k) === 'main')),
+          recent: await this.indexedFragments(recent, keys.filter((k) => target(k) === 'recent')),
         };
-        for (const row of slice) {
-          const key = sessionKeyOf(row.projectId, row.id);
+        for (const [i, row] of slice.entries()) {
+          const key = keys[i];
           const to = target(key);
           if (to === 'main') retire.push(key);
           const force = byKey.get(key)?.force;
@@ -498,20 +500,18 @@ export class OutboxWorker {
       // Once the main index has the sessions, their recent copies written before this claim go
       // (a later write of the same session was claimed after this one: its copy is newer).
       if (retire.length) {
-        const timeoutMs = 30_000 + Math.ceil(bytes / (1024 * 1024)) * 5_000;
-        await this.waitTasks(this.conn, tasks.splice(0), timeoutMs);
+        await this.waitTasks(this.conn, tasks.splice(0), timeoutFor(bytes));
         const filter = `sessionKey IN [${retire.map(meiliString).join(', ')}] AND syncedAt <= ${syncedAt}`;
         recentTasks.push((await recent.deleteDocuments({ filter })).taskUid);
       }
     }
-    const timeoutMs = 30_000 + Math.ceil(bytes / (1024 * 1024)) * 5_000;
-    await this.waitTasks(this.conn, tasks, timeoutMs);
-    await this.waitTasks(this.recentConn, recentTasks, timeoutMs);
+    await this.waitTasks(this.conn, tasks, timeoutFor(bytes));
+    await this.waitTasks(this.recentConn, recentTasks, timeoutFor(bytes));
   }
 
   /** A failure to reach an engine: which one is not known here, so both are probed. */
   private reportFailure(err: unknown): void {
-    if (isEngineUnreachable(err)) for (const c of new Set([this.conn, this.recentConn])) void c.checkHealth();
+    if (isEngineUnreachable(err)) probeAll(this.conns);
   }
 
   /**
@@ -531,6 +531,7 @@ export class OutboxWorker {
   /** id → hash of the fragments the index holds for these sessions. */
   private async indexedFragments(index: Index<SessionDocument>, keys: string[]): Promise<Map<string, Map<string, string>>> {
     const out = new Map<string, Map<string, string>>();
+    if (keys.length === 0) return out;
     const filter = `sessionKey IN [${keys.map(meiliString).join(', ')}]`;
     const limit = 10_000;
     for (let offset = 0; ; offset += limit) {
@@ -591,7 +592,7 @@ export class OutboxWorker {
     let downSince: number | null = null;
     for (let left = total; left > 0; ) {
       let r: RunResult = { claimed: 0, applied: 0, failed: 0, deferred: 0 };
-      if ((this.conn.isHealthy() || (await this.conn.checkHealth())) && (this.recentConn.isHealthy() || (await this.recentConn.checkHealth()))) {
+      if (this.conns.every((c) => c.isHealthy()) || (await allAnswer(this.conns))) {
         downSince = null;
         r = await this.runOnce(500);
       } else {
@@ -623,6 +624,7 @@ export class OutboxWorker {
    * few compaction periods old; a day covers an engine that was away for long.
    */
   async queueRecent(): Promise<number> {
+    // The op as upsertOp chooses it, in SQL.
     const res = await this.pool.query(
       `INSERT INTO search_outbox (op, userId, projectId, sessionId)
        SELECT IF(markdownSize > ?, 'upsert_large', 'upsert'), userId, projectId, id FROM sessions
