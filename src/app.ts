@@ -8,6 +8,7 @@ import { errorHandler } from './http/errors';
 import { requestContext } from './http/request-context';
 import { malformedUrl, securityHeaders } from './http/security';
 import { createMetrics } from './metrics';
+import { billingRouter } from './rest/billing';
 import { healthRouter } from './rest/health';
 import { keysRouter } from './rest/keys';
 import { projectsRouter } from './rest/projects';
@@ -57,6 +58,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   api.use(projectsRouter(deps));
   api.use(sessionsRouter(deps));
   api.use(keysRouter(deps));
+  api.use(billingRouter());
   api.use((_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)));
   app.use('/api/v1', api);
 

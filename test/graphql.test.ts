@@ -115,7 +115,7 @@ describe('root queries', () => {
   test('project(id) returns one project; REST and GraphQL agree', async () => {
     const r = await gql(a.token, '{ project(id: "beta") { id name sessionCount totalMarkdownSize lastActivity createdAt } }');
     const rest = await app.request('GET', '/api/v1/projects/beta', { token: a.token });
-    const { ownerId: _o, icon: _i, color: _c, updatedAt: _u, ...restProject } = rest.body.data.project;
+    const { ownerId: _o, icon: _i, color: _c, updatedAt: _u, lastUpdated: _l, ...restProject } = rest.body.data.project;
     expect(r.body.data.project).toEqual(restProject);
   });
 

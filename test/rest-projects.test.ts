@@ -6,7 +6,7 @@ let b: TestUser;
 
 const SID = (n: number) => `0e6a2d7c-1111-4222-8333-${String(n).padStart(12, '0')}`;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const PROJECT_KEYS = ['color', 'createdAt', 'icon', 'id', 'lastActivity', 'name', 'ownerId', 'sessionCount', 'totalMarkdownSize', 'updatedAt'];
+const PROJECT_KEYS = ['color', 'createdAt', 'icon', 'id', 'lastActivity', 'lastUpdated', 'name', 'ownerId', 'sessionCount', 'totalMarkdownSize', 'updatedAt'];
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -145,10 +145,13 @@ describe('GET/PATCH/DELETE /api/v1/projects/{id}', () => {
     await new Promise((r) => setTimeout(r, 5));
     const r = await app.request('PATCH', '/api/v1/projects/gp', { token: a.token, body: { name: 'Renamed', icon: 'Bug', color: 'gray' } });
     expect(r.status).toBe(200);
-    expect(r.body.data.project).toMatchObject({ id: 'gp', name: 'Renamed', icon: 'Bug', color: 'gray', createdAt: before.createdAt });
-    expect(r.body.data.project.updatedAt > before.updatedAt).toBe(true);
+    // Contract §2 (amended): the fields directly in `data`, as both SDKs read them.
+    expect(Object.keys(r.body.data).sort()).toEqual(PROJECT_KEYS);
+    expect(r.body.data).toMatchObject({ id: 'gp', name: 'Renamed', icon: 'Bug', color: 'gray', createdAt: before.createdAt });
+    expect(r.body.data.updatedAt > before.updatedAt).toBe(true);
     const one = await app.request('PATCH', '/api/v1/projects/gp', { token: a.token, body: { color: 'amber' } });
-    expect(one.body.data.project).toMatchObject({ name: 'Renamed', icon: 'Bug', color: 'amber' });
+    expect(one.body.data).toMatchObject({ name: 'Renamed', icon: 'Bug', color: 'amber' });
+    expect(one.body.data.project).toBeUndefined();
   });
 
   test('PATCH errors: empty → 400, bad color → 400, null name → 400, unknown → 404, other → 403 (unchanged)', async () => {

@@ -17,7 +17,8 @@ export function projectsRouter(deps: Deps): Router {
     res.json(ok({ project: await projects.getProject(ctxOf(req, deps), req.params.projectId) }));
   });
   r.patch('/projects/:projectId', async (req, res) => {
-    res.json(ok({ project: await projects.updateProject(ctxOf(req, deps), req.params.projectId, req.body) }));
+    // Contract §2 (amended): the project's fields directly in `data`, as both SDKs read them.
+    res.json(ok(await projects.updateProject(ctxOf(req, deps), req.params.projectId, req.body)));
   });
   r.delete('/projects/:projectId', async (req, res) => {
     res.json(ok(await projects.deleteProject(ctxOf(req, deps), req.params.projectId)));

@@ -35,6 +35,8 @@ export interface ProjectDto {
   sessionCount: number;
   totalMarkdownSize: number;
   lastActivity: string;
+  /** = lastActivity (client-compatible: the upload CLI reads this name; contract §15). */
+  lastUpdated: string;
 }
 
 export interface ProjectStatsRow {
@@ -43,18 +45,22 @@ export interface ProjectStatsRow {
   lastSessionUpdate: Date | null;
 }
 
-export const toProject = (p: ProjectRow, s: ProjectStatsRow): ProjectDto => ({
-  id: p.id,
-  ownerId: p.ownerId,
-  name: p.name,
-  icon: p.icon,
-  color: p.color,
-  createdAt: p.createdAt.toISOString(),
-  updatedAt: p.updatedAt.toISOString(),
-  sessionCount: Number(s.sessionCount),
-  totalMarkdownSize: Number(s.totalMarkdownSize),
-  lastActivity: (s.lastSessionUpdate ?? p.updatedAt).toISOString(),
-});
+export const toProject = (p: ProjectRow, s: ProjectStatsRow): ProjectDto => {
+  const lastActivity = (s.lastSessionUpdate ?? p.updatedAt).toISOString();
+  return {
+    id: p.id,
+    ownerId: p.ownerId,
+    name: p.name,
+    icon: p.icon,
+    color: p.color,
+    createdAt: p.createdAt.toISOString(),
+    updatedAt: p.updatedAt.toISOString(),
+    sessionCount: Number(s.sessionCount),
+    totalMarkdownSize: Number(s.totalMarkdownSize),
+    lastActivity,
+    lastUpdated: lastActivity,
+  };
+};
 
 const PROJECT_COLUMNS = 'p.id, p.ownerId, p.name, p.icon, p.color, p.createdAt, p.updatedAt';
 const STATS_COLUMNS =
