@@ -5,6 +5,8 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'VALIDATION_ERROR'
   | 'CONFLICT'
+  | 'NOT_ACCEPTABLE'
+  | 'UNPROCESSABLE'
   | 'PRECONDITION_FAILED'
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
@@ -30,6 +32,9 @@ export const MESSAGES = {
   projectNotFound: 'Project not found',
   sessionNotFound: 'Session not found',
   notFound: 'Not found',
+  sessionDataNotFound: 'Session data not found',
+  notAcceptable: 'Not acceptable',
+  idempotencyMismatch: 'Idempotency key reused with a different request',
   invalidJson: 'Invalid JSON in request body',
   preconditionFailed: 'Precondition failed',
   tooLarge: 'Request body too large',
@@ -44,6 +49,8 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   NOT_FOUND: 404,
   VALIDATION_ERROR: 400,
   CONFLICT: 409,
+  NOT_ACCEPTABLE: 406,
+  UNPROCESSABLE: 422,
   PRECONDITION_FAILED: 412,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
@@ -89,6 +96,8 @@ export const GRAPHQL_CODE: Record<ErrorCode, string> = {
   NOT_FOUND: 'NOT_FOUND',
   VALIDATION_ERROR: 'VALIDATION_ERROR',
   CONFLICT: 'CONFLICT',
+  NOT_ACCEPTABLE: 'VALIDATION_ERROR',
+  UNPROCESSABLE: 'VALIDATION_ERROR',
   PRECONDITION_FAILED: 'VALIDATION_ERROR',
   PAYLOAD_TOO_LARGE: 'VALIDATION_ERROR',
   UNSUPPORTED_MEDIA_TYPE: 'VALIDATION_ERROR',

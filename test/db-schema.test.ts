@@ -48,6 +48,8 @@ function expectedColumnType(f: Field): string {
         return `char(${args[0]})`;
       case 'Text':
         return 'text';
+      case 'MediumText':
+        return 'mediumtext';
       case 'LongBlob':
         return 'longblob';
       case 'DateTime':

@@ -7,7 +7,7 @@ let b: TestUser;
 const SID = (n: number) => `0e6a2d7c-1111-4222-8333-${String(n).padStart(12, '0')}`;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ETAG = /^W\/"[0-9a-f]+"$/;
-const SESSION_KEYS = ['createdAt', 'endedAt', 'etag', 'id', 'markdownSize', 'metadata', 'name', 'projectId', 'rawDataSize', 'startedAt', 'updatedAt', 'userTitle'];
+const SESSION_KEYS = ['clientId', 'createdAt', 'endedAt', 'etag', 'id', 'markdownSize', 'metadata', 'name', 'projectId', 'rawDataSize', 'sessionDataSize', 'startedAt', 'updatedAt', 'userTitle'];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
@@ -90,7 +90,7 @@ describe('PUT upsert', () => {
   });
 
   test('projectName used on create only; unknown top-level fields ignored; path wins', async () => {
-    const c = await put(a, 'named-proj', SID(1), { name: 's', markdown: 'm', projectName: 'Nice Name', projectId: 'other', sessionData: { x: 1 }, id: SID(9) });
+    const c = await put(a, 'named-proj', SID(1), { name: 's', markdown: 'm', projectName: 'Nice Name', projectId: 'other', clientState: { x: 1 }, id: SID(9) });
     expect(c.status).toBe(201);
     expect(c.body.data).toMatchObject({ projectId: 'named-proj', sessionId: SID(1) });
     expect((await app.request('GET', '/api/v1/projects/named-proj', { token: a.token })).body.data.project).toMatchObject({ name: 'Nice Name', icon: 'Code2', color: 'blue' });
@@ -439,7 +439,11 @@ describe('lists', () => {
       success: true,
       data: { sessions: { [SID(1)]: 1, [SID(2)]: 2, [SID(3)]: 3, [SID(4)]: 4, [SID(5)]: 5, [SID(6)]: 6, [SID(7)]: 7 } },
     });
-    expect((await app.request('GET', '/api/v1/projects/nope-p/sessions/sizes', { token: a.token })).status).toBe(404);
+    // A project not created yet: empty, not 404 (contract §15; the upload CLI asks before its first sync).
+    expect(await app.request('GET', '/api/v1/projects/nope-p/sessions/sizes', { token: a.token })).toMatchObject({
+      status: 200,
+      body: { success: true, data: { sessions: {} } },
+    });
   });
 
   test('recent: default 5, across projects, newest first, no etag, total = returned', async () => {

@@ -183,6 +183,7 @@ export const resolvers: Resolvers = {
   Session: {
     markdownSize: (r) => Number(r.markdownSize),
     rawDataSize: (r) => Number(r.rawDataSize),
+    sessionDataSize: (r) => Number(r.sessionDataSize ?? 0),
     createdAt: (r) => iso(r.createdAt),
     updatedAt: (r) => iso(r.updatedAt),
     startedAt: (r) => iso(r.startedAt),

@@ -1,8 +1,13 @@
 import { Router, type Request, type Response } from 'express';
+import { AppError, MESSAGES } from '../errors';
 import type { Deps } from '../services/context';
 import * as sessions from '../services/sessions';
 import type { SessionRow } from '../services/sessions';
 import { ctxOf, ok } from './context';
+
+/** The upload CLI's session data variant of GET session (contract §15). */
+export const SESSION_DATA_MEDIA_TYPE = 'application/vnd.specstory.session-data+json';
+const PRODUCIBLE = ['application/json', 'text/markdown', SESSION_DATA_MEDIA_TYPE];
 
 /** Validators every read of one session sends. */
 function setValidators(res: Response, row: SessionRow): void {
@@ -10,6 +15,7 @@ function setValidators(res: Response, row: SessionRow): void {
   res.setHeader('Last-Modified', row.updatedAt.toUTCString());
   res.setHeader('X-Markdown-Size', String(row.markdownSize));
   res.setHeader('X-Raw-Data-Size', String(row.rawDataSize));
+  res.setHeader('X-Session-Data-Size', String(Number(row.sessionDataSize ?? 0)));
   res.setHeader('Cache-Control', 'private, no-cache');
 }
 
@@ -18,6 +24,7 @@ function notModified(req: Request, res: Response, row: SessionRow): boolean {
   if (!sessions.etagMatches(req.get('if-none-match'), row.etag)) return false;
   res.removeHeader('X-Markdown-Size');
   res.removeHeader('X-Raw-Data-Size');
+  res.removeHeader('X-Session-Data-Size');
   res.status(304).end();
   return true;
 }
@@ -48,11 +55,22 @@ export function sessionsRouter(deps: Deps): Router {
 
   r.get(`${base}/:sessionId`, async (req, res) => {
     const ctx = ctxOf(req, deps);
+    // No Accept (or */*) → JSON; none of the three types → 406, before existence (contract §4 order).
+    const wanted = req.accepts(PRODUCIBLE);
+    if (!wanted) throw new AppError('NOT_ACCEPTABLE', MESSAGES.notAcceptable);
     const row = await sessions.requireSession(ctx, req.params.projectId, req.params.sessionId);
-    setValidators(res, row);
     res.vary('Accept');
+    if (wanted === SESSION_DATA_MEDIA_TYPE) {
+      if (!(Number(row.sessionDataSize) > 0)) throw new AppError('NOT_FOUND', MESSAGES.sessionDataNotFound);
+      setValidators(res, row);
+      if (notModified(req, res, row)) return;
+      const data = await sessions.getSessionContent(ctx, row, 'session');
+      res.status(200).type(SESSION_DATA_MEDIA_TYPE).send(data);
+      return;
+    }
+    setValidators(res, row);
     if (notModified(req, res, row)) return;
-    const wantsMarkdown = req.accepts(['application/json', 'text/markdown']) === 'text/markdown';
+    const wantsMarkdown = wanted === 'text/markdown';
     const markdown = await sessions.getSessionContent(ctx, row, 'markdown');
     if (wantsMarkdown) {
       res.status(200).type('text/markdown; charset=utf-8').send(markdown);

@@ -1,11 +1,12 @@
 /**
- * Session content (markdown, raw data) lives in session_chunks, in pieces of at most CHUNK_BYTES,
+ * Session content (markdown, raw data, and the upload CLI's session data) lives in session_chunks, in pieces of at most CHUNK_BYTES,
  * apart from the session row. Reads concatenate the pieces in order; writes replace them whole
  * inside the caller's transaction, so a reader sees the old content or the new, never a mix.
  */
 export const CHUNK_BYTES = 1024 * 1024;
 
-export type ContentPart = 'markdown' | 'raw';
+/** 'session': the upload CLI's session data (contract §15), a third part treated like raw data. */
+export type ContentPart = 'markdown' | 'raw' | 'session';
 
 import type { RawQueryable } from '../db/client';
 export type { RawQueryable };
@@ -26,16 +27,25 @@ export async function readContent(db: RawQueryable, projectId: string, sessionId
   return rows.length === 1 ? toBuffer(rows[0].data) : Buffer.concat(rows.map((r) => toBuffer(r.data)));
 }
 
-/** Replaces both parts of a session's content; call inside the write transaction. */
+/**
+ * Replaces markdown and raw data of a session, and its session data when `parts.session` is given
+ * (an upload without session data keeps the stored one); call inside the write transaction.
+ */
 export async function writeContent(
   tx: RawQueryable,
   projectId: string,
   sessionId: string,
-  parts: Record<ContentPart, Buffer>,
+  parts: { markdown: Buffer; raw: Buffer; session?: Buffer },
 ): Promise<void> {
-  await tx.$executeRawUnsafe('DELETE FROM session_chunks WHERE projectId = ? AND sessionId = ?', projectId, sessionId);
-  for (const part of ['markdown', 'raw'] as const) {
-    const buf = parts[part];
+  const replaced: ContentPart[] = parts.session ? ['markdown', 'raw', 'session'] : ['markdown', 'raw'];
+  await tx.$executeRawUnsafe(
+    `DELETE FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part IN (${replaced.map(() => '?').join(', ')})`,
+    projectId,
+    sessionId,
+    ...replaced,
+  );
+  for (const part of replaced) {
+    const buf = parts[part]!;
     // One row even for empty content, so that "no rows" can only mean "no session".
     for (let seq = 0, off = 0; seq === 0 || off < buf.length; seq++, off += CHUNK_BYTES) {
       await tx.$executeRawUnsafe(

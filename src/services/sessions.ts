@@ -38,11 +38,15 @@ export interface SessionRow {
   agentName: string | null;
   deviceId: string | null;
   metadataJson: string;
+  /** Bytes of the session data (contract §15); 0 when none. */
+  sessionDataSize: number;
+  sessionDataDigest: string | null;
 }
 
 export const SESSION_COLUMNS =
   's.projectId, s.id, s.userId, s.name, s.userTitle, s.markdownSize, s.rawDataSize, s.etag, s.contentDigest, ' +
-  's.createdAt, s.updatedAt, s.startedAt, s.endedAt, s.clientName, s.clientVersion, s.agentName, s.deviceId, s.metadataJson';
+  's.createdAt, s.updatedAt, s.startedAt, s.endedAt, s.clientName, s.clientVersion, s.agentName, s.deviceId, s.metadataJson, ' +
+  's.sessionDataSize, s.sessionDataDigest';
 
 export interface SessionMetadata {
   clientName: string | null;
@@ -57,11 +61,14 @@ export interface SessionMetadata {
 
 export interface SessionDto {
   id: string;
+  /** = id (client-compatible: the upload CLI's native session id; contract §15). */
+  clientId: string;
   projectId: string;
   name: string;
   userTitle: string | null;
   markdownSize: number;
   rawDataSize: number;
+  sessionDataSize: number;
   createdAt: string;
   updatedAt: string;
   startedAt: string;
@@ -105,11 +112,13 @@ export function metadataOf(row: SessionRow): SessionMetadata {
 export function toSession(row: SessionRow, withEtag = true): SessionDto {
   const dto: SessionDto = {
     id: row.id,
+    clientId: row.id,
     projectId: row.projectId,
     name: row.name,
     userTitle: row.userTitle,
     markdownSize: Number(row.markdownSize),
     rawDataSize: Number(row.rawDataSize),
+    sessionDataSize: Number(row.sessionDataSize ?? 0),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     startedAt: row.startedAt.toISOString(),
@@ -123,11 +132,18 @@ export function toSession(row: SessionRow, withEtag = true): SessionDto {
 // ---------------------------------------------------------------------------------------------
 // Entity tags
 
-export function contentDigestOf(markdown: Buffer, raw: Buffer): string {
+/**
+ * sha256 of markdown, raw data and (by its digest) session data. Without session data it is the
+ * digest sessions had before session data existed, so their etags did not change.
+ */
+export function contentDigestOf(markdown: Buffer, raw: Buffer, sessionDataDigest: string | null = null): string {
   const h = crypto.createHash('sha256');
   h.update(`${markdown.length}:`).update(markdown).update(`${raw.length}:`).update(raw);
+  if (sessionDataDigest) h.update(`session:${sessionDataDigest}`);
   return h.digest('hex');
 }
+
+export const sessionDataDigestOf = (data: Buffer) => crypto.createHash('sha256').update(data).digest('hex');
 
 /** A weak tag over everything a client can read of the session. */
 export function sessionEtag(fields: {
@@ -175,6 +191,8 @@ interface ValidUpload {
   name: string;
   markdown: Buffer;
   rawData: Buffer;
+  /** Absent (undefined) keeps the stored session data. */
+  sessionData?: Buffer;
   projectName?: string;
   startedAt?: Date;
   endedAt?: Date;
@@ -231,10 +249,12 @@ function validateUpload(body: unknown): ValidUpload {
   const name = checkString(body.name, 'name', 1, 255);
   const markdown = textBuffer(body.markdown, 'markdown', true);
   const rawData = textBuffer(body.rawData, 'rawData', false);
+  // The upload CLI omits an empty sessionData (Go's omitempty): null and "" also keep the stored one.
+  const sessionData = body.sessionData == null || body.sessionData === '' ? undefined : textBuffer(body.sessionData, 'sessionData', false);
   const projectName = body.projectName == null ? undefined : checkString(body.projectName, 'projectName', 1, 255);
   const startedAt = body.startedAt == null ? undefined : parseIsoDate(body.startedAt, 'startedAt');
   const endedAt = body.endedAt == null ? undefined : parseIsoDate(body.endedAt, 'endedAt');
-  return { name, markdown, rawData, projectName, startedAt, endedAt, ...validateMetadata(body.metadata) };
+  return { name, markdown, rawData, sessionData, projectName, startedAt, endedAt, ...validateMetadata(body.metadata) };
 }
 
 function checkSessionPath(projectId: string, sessionId: string, forWrite: boolean): string {
@@ -301,7 +321,7 @@ export async function upsertSession(
   const sessionId = checkSessionPath(projectId, rawSessionId, true);
   const up = validateUpload(body);
   const userId = ctx.user.id;
-  const contentDigest = contentDigestOf(up.markdown, up.rawData);
+  const sentDataDigest = up.sessionData ? sessionDataDigestOf(up.sessionData) : null;
 
   const result = await inTransaction(ctx.deps.db.prisma, async (tx) => {
     const now = new Date();
@@ -330,6 +350,10 @@ export async function upsertSession(
       throw new AppError('PRECONDITION_FAILED', MESSAGES.preconditionFailed);
     }
 
+    // An upload without session data keeps the stored one (its digest stays part of the etag).
+    const sessionDataDigest = sentDataDigest ?? old?.sessionDataDigest ?? null;
+    const sessionDataSize = up.sessionData ? up.sessionData.length : Number(old?.sessionDataSize ?? 0);
+    const contentDigest = contentDigestOf(up.markdown, up.rawData, sessionDataDigest);
     const startedAt = up.startedAt ?? old?.startedAt ?? now;
     const endedAt = up.endedAt ?? old?.endedAt ?? now;
     const userTitle = old?.userTitle ?? null;
@@ -349,6 +373,8 @@ export async function upsertSession(
       endedAt,
       ...up.metaColumns,
       metadataJson: JSON.stringify(up.meta),
+      sessionDataSize,
+      sessionDataDigest,
     };
     next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
     if (old && old.etag === next.etag) return { created: false, changed: false, session: old };
@@ -358,24 +384,25 @@ export async function upsertSession(
       await tx.$executeRawUnsafe(
         `UPDATE sessions SET name = ?, markdownSize = ?, rawDataSize = ?, etag = ?, contentDigest = ?, updatedAt = ?,
                 startedAt = ?, endedAt = ?, clientName = ?, clientVersion = ?, agentName = ?, deviceId = ?,
-                metadataJson = ?, hasGitBranches = ?
+                metadataJson = ?, hasGitBranches = ?, sessionDataSize = ?, sessionDataDigest = ?
           WHERE projectId = ? AND id = ?`,
         next.name, next.markdownSize, next.rawDataSize, next.etag, next.contentDigest, next.updatedAt,
         next.startedAt, next.endedAt, next.clientName, next.clientVersion, next.agentName, next.deviceId,
-        next.metadataJson, hasGitBranches, projectId, sessionId,
+        next.metadataJson, hasGitBranches, sessionDataSize, sessionDataDigest, projectId, sessionId,
       );
     } else {
       await tx.$executeRawUnsafe(
         `INSERT INTO sessions (projectId, id, userId, name, userTitle, markdownSize, rawDataSize, etag, contentDigest,
-                createdAt, updatedAt, startedAt, endedAt, clientName, clientVersion, agentName, deviceId, metadataJson, hasGitBranches)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                createdAt, updatedAt, startedAt, endedAt, clientName, clientVersion, agentName, deviceId, metadataJson, hasGitBranches,
+                sessionDataSize, sessionDataDigest)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         projectId, sessionId, userId, next.name, null, next.markdownSize, next.rawDataSize, next.etag, next.contentDigest,
         next.createdAt, next.updatedAt, next.startedAt, next.endedAt, next.clientName, next.clientVersion,
-        next.agentName, next.deviceId, next.metadataJson, hasGitBranches,
+        next.agentName, next.deviceId, next.metadataJson, hasGitBranches, sessionDataSize, sessionDataDigest,
       );
     }
     if (!old || old.contentDigest !== contentDigest) {
-      await writeContent(tx, projectId, sessionId, { markdown: up.markdown, raw: up.rawData });
+      await writeContent(tx, projectId, sessionId, { markdown: up.markdown, raw: up.rawData, session: up.sessionData });
     }
     await writeLabels(tx, next, up.meta, Boolean(old));
     await enqueueIndexWork(tx, upsertOp(next.markdownSize), userId, projectId, sessionId);
@@ -542,13 +569,31 @@ export async function listProjectSessions(ctx: Ctx, projectId: string, query: { 
   return { sessions: page.rows.map((r) => toSession(r)), total, projectId, nextCursor: page.nextCursor };
 }
 
+/**
+ * GET /projects/{id}/sessions/sizes: markdown size per session, plus `"<id>:sessionData"` for each
+ * session that has session data (contract §15). A project the caller does not have yet is empty
+ * (the upload CLI asks before its first sync and retries a 404); another user's stays 403, and an
+ * id that can never be a project stays 404 (§9).
+ */
 export async function projectSessionSizes(ctx: Ctx, projectId: string): Promise<Record<string, number>> {
-  await requireProjectAccess(ctx, projectId);
-  const rows = await ctx.deps.db.reader.$queryRawUnsafe<Array<{ id: string; markdownSize: number }>>(
-    'SELECT id, markdownSize FROM sessions WHERE projectId = ? ORDER BY id',
+  // An id that can never be a project stays a 404 (contract §9).
+  if (!PROJECT_ID_RE.test(projectId)) throw projectNotFound(projectId);
+  try {
+    await requireProjectAccess(ctx, projectId);
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'NOT_FOUND') return {};
+    throw err;
+  }
+  const rows = await ctx.deps.db.reader.$queryRawUnsafe<Array<{ id: string; markdownSize: number; sessionDataSize: number }>>(
+    'SELECT id, markdownSize, sessionDataSize FROM sessions WHERE projectId = ? ORDER BY id',
     projectId,
   );
-  return Object.fromEntries(rows.map((r) => [r.id, Number(r.markdownSize)]));
+  const out: Record<string, number> = {};
+  for (const r of rows) {
+    out[r.id] = Number(r.markdownSize);
+    if (Number(r.sessionDataSize) > 0) out[`${r.id}:sessionData`] = Number(r.sessionDataSize);
+  }
+  return out;
 }
 
 export async function listRecentSessions(ctx: Ctx, query: { limit?: unknown }) {
