@@ -1,8 +1,8 @@
 # Session Archive — container image. UNTESTED here: no Docker engine runs on our build machines
-# (see README, "Operations"). node:20-slim, npm ci, build, `node dist/src/main.js`.
+# (see README, "Operations"). node:24-slim, npm ci, build, `node dist/src/main.js`.
 
 # --- build: full dependencies, generated code (Prisma client, GraphQL types), TypeScript → dist
-FROM node:20-slim AS build
+FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
@@ -10,7 +10,7 @@ COPY . .
 RUN npm run build
 
 # --- runtime: production dependencies, compiled code, the GraphQL schema and the migrations
-FROM node:20-slim
+FROM node:24-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
