@@ -10,6 +10,8 @@ export default [
     plugins: { '@graphql-eslint': graphqlPlugin },
     rules: {
       ...graphqlPlugin.configs['flat/schema-recommended'].rules,
+      // Off: the contract names `Session.sessionDataSize` (§15, client-compatible field names).
+      '@graphql-eslint/no-typename-prefix': 'off',
       // Entities carry `id: ID!`; these are value objects (counts, pages, wrappers) with no identity
       // of their own. A new object type is either an entity or gets added here, deliberately.
       '@graphql-eslint/strict-id-in-types': [
