@@ -1,7 +1,8 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
 /**
- * schema.graphql → src/generated/graphql.ts (resolver types). Mappers let resolvers return the
+ * schema.graphql → src/generated/graphql.ts (resolver types) and web/src/gql/ (the console's typed
+ * documents: codegen's client preset over every `graphql(`...`)` in web/src). Mappers let resolvers return the
  * services' rows and DTOs; the generated types then ask for resolvers only where they differ.
  */
 const config: CodegenConfig = {
@@ -32,6 +33,13 @@ const config: CodegenConfig = {
         },
         scalars: { ID: 'string' },
       },
+    },
+    // The console, as a frontend team would use the API: typed documents, sent by plain fetch.
+    'web/src/gql/': {
+      documents: ['web/src/**/*.{ts,tsx}', '!web/src/gql/**'],
+      preset: 'client',
+      presetConfig: { fragmentMasking: false },
+      config: { documentMode: 'string', enumsAsTypes: true, useTypeImports: true, scalars: { ID: 'string' } },
     },
   },
 };

@@ -2,6 +2,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { AppError, MESSAGES } from './errors';
 import { createGraphqlRouter } from './graphql';
 import { requireAuth, type AuthFailureHook } from './http/auth';
+import { consoleRouter } from './http/console';
 import { dbWatchdog } from './http/db-watchdog';
 import { jsonBody } from './http/body';
 import { errorHandler } from './http/errors';
@@ -64,6 +65,8 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
 
   // Unknown /api paths: 401 without a valid token (auth ran above for /api/v1), 404 with one.
   app.use('/api', auth, (_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)));
+  // The web console (single-page app) on its own routes; every other path stays a JSON 404.
+  app.use(consoleRouter(deps.logger));
   app.use((_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)));
   app.use(malformedUrl);
   app.use(errorHandler(deps.logger));

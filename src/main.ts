@@ -44,6 +44,9 @@ async function main(): Promise<void> {
     server.listen(config.port, config.host, resolve);
   });
   logger.info({ msg: `Session Archive listening on http://${config.host}:${config.port}` });
+  // For a person who just ran `npm start`: the console's address (stderr, beside the JSON logs).
+  const shownHost = ['0.0.0.0', '::', ''].includes(config.host) ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  process.stderr.write(`\nSession Archive is running. Open http://${shownHost}:${config.port}/ in your browser.\n\n`);
 
   let stopping = false;
   const shutdown = async (signal: string) => {

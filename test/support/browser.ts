@@ -1,0 +1,65 @@
+import fs from 'node:fs';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+/**
+ * Real headless Chromium (Debian's, .ci/run-chromium.sh installs it) for the console's browser
+ * tests: every request the page makes is recorded (to prove nothing leaves the origin), page
+ * errors and CSP violations are collected, and axe-core is injected through the DevTools
+ * protocol (not a <script>: the console's CSP forbids inline scripts, and we keep it on).
+ */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+export async function launchBrowser(): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: run .ci/run-chromium.sh`);
+  return chromium.launch({ executablePath: CHROMIUM, args: ARGS, timeout: 60_000 });
+}
+
+export interface Recorded {
+  context: BrowserContext;
+  page: Page;
+  /** Every URL requested by any page of the context. */
+  requests: string[];
+  /** Uncaught page errors and console errors (CSP violations are reported there). */
+  errors: string[];
+}
+
+/** A fresh context (own cookies) with clipboard access, recording requests and errors. */
+export async function newRecordedPage(browser: Browser, origin: string): Promise<Recorded> {
+  const context = await browser.newContext({ baseURL: origin, locale: 'en-US' });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+  context.setDefaultTimeout(30_000);
+  context.setDefaultNavigationTimeout(60_000);
+  const requests: string[] = [];
+  const errors: string[] = [];
+  context.on('request', (req) => requests.push(req.url()));
+  const page = await context.newPage();
+  page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => {
+    // A 401 from /auth/session while signed out is logged by Chromium as a failed resource; only
+    // script errors and policy violations count.
+    if (msg.type() === 'error' && !/Failed to load resource/.test(msg.text())) errors.push(`console: ${msg.text()}`);
+  });
+  return { context, page, requests, errors };
+}
+
+let axeSource: string | null = null;
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: string[];
+}
+
+/** axe-core on the current page; returns the serious and critical violations. */
+export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> {
+  axeSource ??= fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+  const has = await page.evaluate(() => typeof (globalThis as any).axe !== 'undefined');
+  if (!has) await page.evaluate(axeSource);
+  const result = await page.evaluate(async () => {
+    const r = await (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ['violations'] });
+    return (r.violations as any[]).map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: (v.nodes as any[]).map((n) => String(n.html).slice(0, 200)) }));
+  });
+  return result.filter((v: AxeViolation) => v.impact === 'serious' || v.impact === 'critical');
+}

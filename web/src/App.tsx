@@ -1,0 +1,52 @@
+import { useEffect, type ReactNode } from 'react';
+import { Navigate, Route, Routes, useLocation } from 'react-router';
+import { Layout } from './Layout';
+import { AccountPage } from './pages/Account';
+import { ApiKeysPage } from './pages/ApiKeys';
+import { CliLoginPage } from './pages/CliLogin';
+import { ProjectPage, ProjectsPage, SearchPage, SessionPage } from './pages/Placeholders';
+import { ResetPasswordPage } from './pages/ResetPassword';
+import { SignInPage } from './pages/SignIn';
+import { UsersPage } from './pages/Users';
+import { useSession } from './session';
+
+/** Routes of contract §10. Pages behind sign-in send a signed-out visitor to /sign-in and back. */
+export function App() {
+  return (
+    <Routes>
+      <Route path="/sign-in" element={<SignInPage />} />
+      <Route path="/reset-password" element={<ResetPasswordPage />} />
+      <Route element={<Layout />}>
+        <Route path="/" element={<Private title="Projects"><ProjectsPage /></Private>} />
+        <Route path="/projects/:projectId" element={<Private title="Project"><ProjectPage /></Private>} />
+        <Route path="/projects/:projectId/sessions/:sessionId" element={<Private title="Session"><SessionPage /></Private>} />
+        <Route path="/search" element={<Private title="Search"><SearchPage /></Private>} />
+        <Route path="/settings/api-keys" element={<Private title="API keys"><ApiKeysPage /></Private>} />
+        <Route path="/settings/account" element={<Private title="Account"><AccountPage /></Private>} />
+        <Route path="/settings/users" element={<Private title="Users"><UsersPage /></Private>} />
+        <Route path="/cli-login" element={<Private title="Log in a client"><CliLoginPage /></Private>} />
+        <Route path="*" element={<NotFound />} />
+      </Route>
+    </Routes>
+  );
+}
+
+function Private({ title, children }: { title: string; children: ReactNode }) {
+  const { user } = useSession();
+  const location = useLocation();
+  useEffect(() => {
+    document.title = `${title} · Session Archive`;
+  }, [title]);
+  if (user === undefined) return <p role="status">Loading…</p>;
+  if (user === null) return <Navigate to={`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`} replace />;
+  return <>{children}</>;
+}
+
+function NotFound() {
+  return (
+    <>
+      <h1>Page not found</h1>
+      <p>There is nothing at this address.</p>
+    </>
+  );
+}

@@ -1,0 +1,48 @@
+import { NavLink, Outlet, useNavigate } from 'react-router';
+import { ENDPOINTS } from './api/endpoints';
+import { api } from './api/http';
+import { useSession } from './session';
+
+/** The frame of signed-in pages: navigation (Projects, Search, API keys, …) and Sign out. */
+export function Layout() {
+  const { user, signedOut } = useSession();
+  const navigate = useNavigate();
+  const signOut = async () => {
+    await api('POST', ENDPOINTS.signOut);
+    signedOut();
+    navigate('/sign-in');
+  };
+  return (
+    <>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="top">
+        <span className="brand">Session Archive</span>
+        {user && (
+          <nav aria-label="Main">
+            <NavLink to="/" end>
+              Projects
+            </NavLink>
+            <NavLink to="/search">Search</NavLink>
+            <NavLink to="/settings/api-keys">API keys</NavLink>
+            <NavLink to="/cli-login">Log in a client</NavLink>
+            <NavLink to="/settings/account">Account</NavLink>
+            {user.role === 'admin' && <NavLink to="/settings/users">Users</NavLink>}
+          </nav>
+        )}
+        {user && (
+          <div className="who">
+            <span>{user.email}</span>
+            <button type="button" onClick={signOut}>
+              Sign out
+            </button>
+          </div>
+        )}
+      </header>
+      <main id="main">
+        <Outlet />
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,46 @@
+/**
+ * REST calls of the console (only the auth, keys-adjacent and device endpoints the contract puts on
+ * REST). Same origin, the `sa_session` cookie authenticates; every write carries the session's
+ * CSRF token (contract §10).
+ */
+export interface ApiResult<T> {
+  ok: boolean;
+  status: number;
+  data?: T;
+  error?: string;
+}
+
+let csrfToken: string | null = null;
+
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
+
+export function getCsrfToken(): string | null {
+  return csrfToken;
+}
+
+export async function api<T>(method: string, path: string, body?: unknown): Promise<ApiResult<T>> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (method !== 'GET' && method !== 'HEAD' && csrfToken) headers['X-CSRF-Token'] = csrfToken;
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    return { ok: false, status: 0, error: 'The service cannot be reached.' };
+  }
+  let json: any;
+  try {
+    json = await res.json();
+  } catch {
+    json = undefined;
+  }
+  if (res.ok) return { ok: true, status: res.status, data: (json && 'data' in json ? json.data : json) as T };
+  return { ok: false, status: res.status, error: typeof json?.error === 'string' ? json.error : `Request failed (${res.status})` };
+}

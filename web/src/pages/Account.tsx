@@ -1,0 +1,77 @@
+import { useState, type FormEvent } from 'react';
+import { useNavigate } from 'react-router';
+import { ENDPOINTS } from '../api/endpoints';
+import { api } from '../api/http';
+import { useSession } from '../session';
+import { ConfirmDialog, Field, FormError } from './ui';
+
+/** `/settings/account` (§10): change password, sign out everywhere. */
+export function AccountPage() {
+  const { user, signedOut } = useSession();
+  const navigate = useNavigate();
+  const [error, setError] = useState<string | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState(false);
+
+  const changePassword = async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const formEl = e.currentTarget;
+    const form = new FormData(formEl);
+    setError(null);
+    setDone(null);
+    if (form.get('newPassword') !== form.get('confirmPassword')) {
+      setError('The new passwords do not match.');
+      return;
+    }
+    const r = await api('POST', ENDPOINTS.password, { currentPassword: form.get('currentPassword'), newPassword: form.get('newPassword') });
+    if (r.ok) {
+      formEl.reset();
+      setDone('Password changed. Your other sessions were signed out.');
+    } else setError(r.error ?? 'The password could not be changed');
+  };
+
+  const signOutEverywhere = async () => {
+    setConfirming(false);
+    const r = await api('POST', ENDPOINTS.signOutEverywhere);
+    if (!r.ok) {
+      setError(r.error ?? 'Signing out failed');
+      return;
+    }
+    signedOut();
+    navigate('/sign-in');
+  };
+
+  return (
+    <>
+      <h1>Account</h1>
+      {user && (
+        <p>
+          Signed in as {user.name} ({user.email}), {user.role === 'admin' ? 'administrator' : 'member'}.
+        </p>
+      )}
+      <section aria-labelledby="pw-title" className="card">
+        <h2 id="pw-title">Change password</h2>
+        <form onSubmit={changePassword}>
+          <Field label="Current password" name="currentPassword" type="password" autoComplete="current-password" required />
+          <Field label="New password" name="newPassword" type="password" autoComplete="new-password" minLength={10} maxLength={256} required hint="10 to 256 characters." />
+          <Field label="Confirm new password" name="confirmPassword" type="password" autoComplete="new-password" required />
+          <FormError error={error} />
+          <p role="status">{done}</p>
+          <button type="submit">Change password</button>
+        </form>
+      </section>
+      <section aria-labelledby="everywhere-title" className="card">
+        <h2 id="everywhere-title">Sign out everywhere</h2>
+        <p>Ends every browser session of this account, this one included. API keys and logged-in clients keep working.</p>
+        <button type="button" className="danger" onClick={() => setConfirming(true)}>
+          Sign out everywhere
+        </button>
+      </section>
+      {confirming && (
+        <ConfirmDialog title="Sign out everywhere?" confirmLabel="Sign out all sessions" onCancel={() => setConfirming(false)} onConfirm={() => void signOutEverywhere()}>
+          <p>Every browser signed in to this account has to sign in again.</p>
+        </ConfirmDialog>
+      )}
+    </>
+  );
+}

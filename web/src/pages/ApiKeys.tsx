@@ -1,0 +1,207 @@
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { gql } from '../api/graphql';
+import { graphql } from '../gql';
+import type { ApiKeysQuery } from '../gql/graphql';
+import { ConfirmDialog, Field, FormError, when } from './ui';
+
+const ApiKeysDocument = graphql(`
+  query ApiKeys {
+    apiKeys {
+      id
+      name
+      createdAt
+      lastUsedAt
+      expiresAt
+      revokedAt
+    }
+  }
+`);
+
+const CreateApiKeyDocument = graphql(`
+  mutation CreateApiKey($name: String!, $expiresInDays: Int) {
+    createApiKey(name: $name, expiresInDays: $expiresInDays) {
+      key {
+        id
+        name
+      }
+      token
+    }
+  }
+`);
+
+const RevokeApiKeyDocument = graphql(`
+  mutation RevokeApiKey($id: ID!) {
+    revokeApiKey(id: $id) {
+      id
+      revokedAt
+    }
+  }
+`);
+
+type Key = ApiKeysQuery['apiKeys'][number];
+
+/** `/settings/api-keys` (§10): list, create with the token shown once and Copy, revoke after confirming. */
+export function ApiKeysPage() {
+  const [keys, setKeys] = useState<Key[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<{ name: string; token: string } | null>(null);
+  const [revoking, setRevoking] = useState<Key | null>(null);
+
+  const load = useCallback(async () => {
+    try {
+      setKeys((await gql(ApiKeysDocument)).apiKeys);
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    }
+  }, []);
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  const revoke = async (key: Key) => {
+    setRevoking(null);
+    try {
+      await gql(RevokeApiKeyDocument, { id: key.id });
+      await load();
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    }
+  };
+
+  return (
+    <>
+      <h1>API keys</h1>
+      <p>
+        A key authenticates the upload CLI, the SDKs and your scripts (<code>Authorization: Bearer …</code>). Clients logged in
+        through <a href="/cli-login">Log in a client</a> appear here too.
+      </p>
+      <FormError error={error} />
+      {created && <NewKey name={created.name} token={created.token} onDone={() => setCreated(null)} />}
+      {creating ? (
+        <CreateKeyForm
+          onCancel={() => setCreating(false)}
+          onCreated={async (name, token) => {
+            setCreating(false);
+            setCreated({ name, token });
+            await load();
+          }}
+        />
+      ) : (
+        <button type="button" onClick={() => setCreating(true)}>
+          Create key
+        </button>
+      )}
+      {keys === null ? (
+        <p role="status">Loading keys…</p>
+      ) : keys.length === 0 ? (
+        <p>No keys yet.</p>
+      ) : (
+        <table>
+          <caption className="visually-hidden">Your API keys</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Revoked</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.map((k) => (
+              <tr key={k.id}>
+                <th scope="row">{k.name}</th>
+                <td>{when(k.createdAt)}</td>
+                <td>{k.lastUsedAt ? when(k.lastUsedAt) : 'Never'}</td>
+                <td>{k.expiresAt ? when(k.expiresAt) : 'Never'}</td>
+                <td>{k.revokedAt ? when(k.revokedAt) : '—'}</td>
+                <td>
+                  {!k.revokedAt && (
+                    <button type="button" className="danger" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>
+                      Revoke
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {revoking && (
+        <ConfirmDialog title={`Revoke ${revoking.name}?`} confirmLabel="Revoke key" onCancel={() => setRevoking(null)} onConfirm={() => void revoke(revoking)}>
+          <p>Every client using this key is refused from its next request on. This cannot be undone.</p>
+        </ConfirmDialog>
+      )}
+    </>
+  );
+}
+
+function CreateKeyForm({ onCreated, onCancel }: { onCreated: (name: string, token: string) => void; onCancel: () => void }) {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    const name = String(form.get('name') ?? '').trim();
+    const days = String(form.get('expiresInDays') ?? '').trim();
+    setBusy(true);
+    try {
+      const r = await gql(CreateApiKeyDocument, { name, expiresInDays: days === '' ? null : Number(days) });
+      onCreated(r.createApiKey.key.name, r.createApiKey.token);
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form onSubmit={submit} className="card" aria-label="New key">
+      <Field label="Key name" name="name" required maxLength={100} autoFocus />
+      <Field label="Expires in days" name="expiresInDays" type="number" min={1} max={3650} hint="Optional; without it the key never expires." />
+      <FormError error={error} />
+      <div className="actions">
+        <button type="submit" disabled={busy}>
+          Create key
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** The token, shown once: it is not stored and cannot be shown again. */
+function NewKey({ name, token, onDone }: { name: string; token: string; onDone: () => void }) {
+  const [copied, setCopied] = useState<string | null>(null);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(token);
+      setCopied('Copied to the clipboard.');
+    } catch {
+      setCopied('Copying failed: select the key and copy it by hand.');
+    }
+  };
+  return (
+    <section className="card new-key" aria-labelledby="new-key-title">
+      <h2 id="new-key-title">Key “{name}” created</h2>
+      <p>Copy it now: it is shown only once.</p>
+      <div className="token-row">
+        <output aria-label="New API key" className="token">
+          {token}
+        </output>
+        <button type="button" onClick={copy}>
+          Copy
+        </button>
+      </div>
+      <p role="status">{copied}</p>
+      <button type="button" onClick={onDone}>
+        Done
+      </button>
+    </section>
+  );
+}

@@ -1,0 +1,43 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { Link, useSearchParams } from 'react-router';
+import { ENDPOINTS } from '../api/endpoints';
+import { api } from '../api/http';
+import { Field, FormError } from './ui';
+
+/** `/reset-password?token=…`: the one-time link printed by `users reset-password` (valid 1 hour). */
+export function ResetPasswordPage() {
+  const [params] = useSearchParams();
+  const token = params.get('token') ?? '';
+  const [error, setError] = useState<string | null>(null);
+  const [done, setDone] = useState(false);
+  useEffect(() => {
+    document.title = 'Choose a new password · Session Archive';
+  }, []);
+  const submit = async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    const r = await api('POST', ENDPOINTS.resetPassword, { token, password: form.get('password') });
+    if (r.ok) setDone(true);
+    else setError(r.error ?? 'The password could not be set');
+  };
+  return (
+    <main id="main" className="narrow">
+      <h1>Choose a new password</h1>
+      {done ? (
+        <p role="status">
+          Your password is set. <Link to="/sign-in">Sign in</Link>
+        </p>
+      ) : !token ? (
+        <p role="alert" className="error">
+          This link has no token. Ask an administrator for a new one.
+        </p>
+      ) : (
+        <form onSubmit={submit}>
+          <Field label="New password" name="password" type="password" autoComplete="new-password" minLength={10} maxLength={256} required hint="10 to 256 characters." />
+          <FormError error={error} />
+          <button type="submit">Set password</button>
+        </form>
+      )}
+    </main>
+  );
+}

@@ -1,0 +1,87 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { Navigate, useSearchParams } from 'react-router';
+import { ENDPOINTS } from '../api/endpoints';
+import { api } from '../api/http';
+import { useSession, type User } from '../session';
+import { Field, FormError } from './ui';
+
+/** `/sign-in`: the sign-in form, or "Create the first account" while no account exists (§10). */
+export function SignInPage() {
+  const { user, needsSetup } = useSession();
+  const [params] = useSearchParams();
+  const next = safeNext(params.get('next'));
+  useEffect(() => {
+    document.title = `${needsSetup ? 'Create the first account' : 'Sign in'} · Session Archive`;
+  }, [needsSetup]);
+  if (user === undefined) return <p role="status">Loading…</p>;
+  if (user) return <Navigate to={next} replace />;
+  return <main id="main" className="narrow">{needsSetup ? <FirstRun /> : <SignInForm />}</main>;
+}
+
+/** Only same-origin paths of the console (never `//host` or a URL). */
+function safeNext(next: string | null): string {
+  return next && next.startsWith('/') && !next.startsWith('//') ? next : '/';
+}
+
+function SignInForm() {
+  const { signedIn } = useSession();
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    setBusy(true);
+    const r = await api<{ user: User }>('POST', ENDPOINTS.signIn, { email: form.get('email'), password: form.get('password') });
+    setBusy(false);
+    if (r.ok && r.data) signedIn(r.data.user, null);
+    else setError(r.error ?? 'Sign-in failed');
+  };
+  return (
+    <>
+      <h1>Sign in</h1>
+      <form onSubmit={submit}>
+        <Field label="Email" name="email" type="email" autoComplete="username" required />
+        <Field label="Password" name="password" type="password" autoComplete="current-password" required />
+        <FormError error={error} />
+        <button type="submit" disabled={busy}>
+          Sign in
+        </button>
+      </form>
+    </>
+  );
+}
+
+function FirstRun() {
+  const { signedIn, refresh } = useSession();
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    setBusy(true);
+    const r = await api<{ user: User }>('POST', ENDPOINTS.setup, {
+      email: form.get('email'),
+      name: form.get('name'),
+      password: form.get('password'),
+    });
+    setBusy(false);
+    if (r.ok && r.data?.user) signedIn(r.data.user, null);
+    else if (r.ok) await refresh();
+    else setError(r.error ?? 'The account could not be created');
+  };
+  return (
+    <>
+      <h1>Create the first account</h1>
+      <p>No account exists yet. This first account is an administrator.</p>
+      <form onSubmit={submit}>
+        <Field label="Email" name="email" type="email" autoComplete="username" required />
+        <Field label="Name" name="name" autoComplete="name" required />
+        <Field label="Password" name="password" type="password" autoComplete="new-password" minLength={10} maxLength={256} required hint="10 to 256 characters." />
+        <FormError error={error} />
+        <button type="submit" disabled={busy}>
+          Create account
+        </button>
+      </form>
+    </>
+  );
+}

@@ -1,0 +1,141 @@
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { ENDPOINTS } from '../api/endpoints';
+import { api } from '../api/http';
+import { useSession } from '../session';
+import { ConfirmDialog, Field, FormError, when } from './ui';
+
+interface AdminUser {
+  id: string;
+  email: string;
+  name: string;
+  role: 'admin' | 'member';
+  createdAt?: string;
+  disabledAt?: string | null;
+}
+
+/** `/settings/users` (admins, §10): create, reset a password (one-time link), disable. */
+export function UsersPage() {
+  const { user } = useSession();
+  const [users, setUsers] = useState<AdminUser[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [link, setLink] = useState<string | null>(null);
+  const [disabling, setDisabling] = useState<AdminUser | null>(null);
+
+  const load = useCallback(async () => {
+    const r = await api<{ users: AdminUser[] }>('GET', ENDPOINTS.users);
+    if (r.ok && r.data) setUsers(r.data.users);
+    else setError(r.error ?? 'Users could not be listed');
+  }, []);
+  useEffect(() => {
+    if (user?.role === 'admin') void load();
+  }, [load, user]);
+
+  if (user?.role !== 'admin') {
+    return (
+      <>
+        <h1>Users</h1>
+        <p>Only administrators manage users.</p>
+      </>
+    );
+  }
+
+  const create = async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const formEl = e.currentTarget;
+    const form = new FormData(formEl);
+    setError(null);
+    const r = await api('POST', ENDPOINTS.users, {
+      email: form.get('email'),
+      name: form.get('name'),
+      role: form.get('admin') ? 'admin' : 'member',
+    });
+    if (!r.ok) return setError(r.error ?? 'The user could not be created');
+    formEl.reset();
+    await load();
+  };
+  const reset = async (u: AdminUser) => {
+    const r = await api<{ link?: string; url?: string }>('POST', `${ENDPOINTS.users}/${encodeURIComponent(u.id)}/reset-password`, {});
+    if (r.ok) setLink(r.data?.link ?? r.data?.url ?? null);
+    else setError(r.error ?? 'No reset link could be made');
+  };
+  const disable = async (u: AdminUser) => {
+    setDisabling(null);
+    const r = await api('POST', `${ENDPOINTS.users}/${encodeURIComponent(u.id)}/disable`, {});
+    if (!r.ok) setError(r.error ?? 'The user could not be disabled');
+    await load();
+  };
+
+  return (
+    <>
+      <h1>Users</h1>
+      <FormError error={error} />
+      {link && (
+        <section className="card" aria-labelledby="reset-title">
+          <h2 id="reset-title">One-time reset link</h2>
+          <p>Valid for one hour, once. Send it to the person.</p>
+          <output aria-label="Reset link" className="token">
+            {link}
+          </output>
+        </section>
+      )}
+      <section className="card" aria-labelledby="new-user-title">
+        <h2 id="new-user-title">Create a user</h2>
+        <form onSubmit={create}>
+          <Field label="Email" name="email" type="email" required />
+          <Field label="Name" name="name" />
+          <div className="field checkbox">
+            <input id="new-user-admin" type="checkbox" name="admin" />
+            <label htmlFor="new-user-admin">Administrator</label>
+          </div>
+          <button type="submit">Create user</button>
+        </form>
+        <p className="hint">The new user gets a password through a reset link.</p>
+      </section>
+      {users === null ? (
+        <p role="status">Loading users…</p>
+      ) : (
+        <table>
+          <caption className="visually-hidden">Users</caption>
+          <thead>
+            <tr>
+              <th scope="col">Email</th>
+              <th scope="col">Name</th>
+              <th scope="col">Role</th>
+              <th scope="col">Created</th>
+              <th scope="col">Status</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {users.map((u) => (
+              <tr key={u.id}>
+                <th scope="row">{u.email}</th>
+                <td>{u.name}</td>
+                <td>{u.role}</td>
+                <td>{when(u.createdAt)}</td>
+                <td>{u.disabledAt ? `Disabled ${when(u.disabledAt)}` : 'Active'}</td>
+                <td className="actions">
+                  <button type="button" aria-label={`Reset password of ${u.email}`} onClick={() => void reset(u)}>
+                    Reset password
+                  </button>
+                  {!u.disabledAt && u.id !== user.id && (
+                    <button type="button" className="danger" aria-label={`Disable ${u.email}`} onClick={() => setDisabling(u)}>
+                      Disable
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {disabling && (
+        <ConfirmDialog title={`Disable ${disabling.email}?`} confirmLabel="Disable user" onCancel={() => setDisabling(null)} onConfirm={() => void disable(disabling)}>
+          <p>Their keys, logged-in clients and browser sessions stop working at once.</p>
+        </ConfirmDialog>
+      )}
+    </>
+  );
+}

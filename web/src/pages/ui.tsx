@@ -1,0 +1,67 @@
+import { useEffect, useId, useRef, type InputHTMLAttributes, type ReactNode } from 'react';
+
+/** A labelled input (the label is its accessible name), with an optional hint. */
+export function Field({ label, hint, ...input }: { label: string; hint?: string } & InputHTMLAttributes<HTMLInputElement>) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <input id={id} aria-describedby={hint ? `${id}-hint` : undefined} {...input} />
+      {hint && (
+        <small id={`${id}-hint`} className="hint">
+          {hint}
+        </small>
+      )}
+    </div>
+  );
+}
+
+export function FormError({ error }: { error: string | null }) {
+  return error ? (
+    <p role="alert" className="error">
+      {error}
+    </p>
+  ) : null;
+}
+
+/** A modal confirmation (native <dialog>: focus trapping and Escape come with it). */
+export function ConfirmDialog({
+  title,
+  children,
+  confirmLabel,
+  onConfirm,
+  onCancel,
+}: {
+  title: string;
+  children: ReactNode;
+  confirmLabel: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+    return () => d?.close();
+  }, []);
+  return (
+    <dialog ref={ref} aria-labelledby={titleId} onCancel={onCancel}>
+      <h2 id={titleId}>{title}</h2>
+      {children}
+      <div className="actions">
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+        <button type="button" className="danger" onClick={onConfirm}>
+          {confirmLabel}
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+/** ISO timestamp → local date and time, or a dash. */
+export function when(iso: string | null | undefined): string {
+  return iso ? new Date(iso).toLocaleString() : '—';
+}

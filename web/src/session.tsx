@@ -1,0 +1,68 @@
+import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
+import { ENDPOINTS } from './api/endpoints';
+import { api, setCsrfToken } from './api/http';
+
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  role: 'admin' | 'member';
+}
+
+interface SessionState {
+  /** undefined while loading, null when signed out. */
+  user: User | null | undefined;
+  /** True while no account exists: the console offers "Create the first account". */
+  needsSetup: boolean;
+  refresh(): Promise<void>;
+  signedIn(user: User, csrfToken: string | null): void;
+  signedOut(): void;
+}
+
+const SessionContext = createContext<SessionState | null>(null);
+
+export function SessionProvider({ children }: { children: ReactNode }) {
+  const [user, setUser] = useState<User | null | undefined>(undefined);
+  const [needsSetup, setNeedsSetup] = useState(false);
+
+  const refresh = useCallback(async () => {
+    const r = await api<{ user: User; csrfToken: string }>('GET', ENDPOINTS.session);
+    if (r.ok && r.data) {
+      setCsrfToken(r.data.csrfToken);
+      setNeedsSetup(false);
+      setUser(r.data.user);
+      return;
+    }
+    setCsrfToken(null);
+    const setup = await api<{ needsSetup: boolean }>('GET', ENDPOINTS.setup);
+    setNeedsSetup(Boolean(setup.ok && setup.data?.needsSetup));
+    setUser(null);
+  }, []);
+
+  useEffect(() => {
+    void refresh();
+  }, [refresh]);
+
+  const signedIn = useCallback(
+    (u: User, csrf: string | null) => {
+      setCsrfToken(csrf);
+      setNeedsSetup(false);
+      setUser(u);
+      // The sign-in answer carries no CSRF token; the session does.
+      if (!csrf) void refresh();
+    },
+    [refresh],
+  );
+  const signedOut = useCallback(() => {
+    setCsrfToken(null);
+    setUser(null);
+  }, []);
+
+  return <SessionContext.Provider value={{ user, needsSetup, refresh, signedIn, signedOut }}>{children}</SessionContext.Provider>;
+}
+
+export function useSession(): SessionState {
+  const s = useContext(SessionContext);
+  if (!s) throw new Error('useSession outside SessionProvider');
+  return s;
+}
