@@ -227,7 +227,7 @@ async function main() {
     // The engine alone, same request, node:http keep-alive vs the global fetch the client uses by default.
     const params = (i: number) => ({
       filter: searchFilter(userOf(i), {}),
-      distinct: 'sessionKey',
+      distinct: 'sessionDigest',
       matchingStrategy: 'all' as const,
       hitsPerPage: 10,
       page: 1,

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from '../src/search/highlight';
 import { CHUNK_MAX, chunkMarkdown, documentIdOf, fitsWhole, termsOf, toDocuments, WHOLE_MAX } from '../src/search/documents';
 import { installBinary } from '../src/search/embedded';
-import { meiliString, searchFilter } from '../src/search/filter';
+import { keyOf } from '../src/search/documents';
+import { meiliString, ownedProjectFilter, ownedSessionsFilter, searchFilter } from '../src/search/filter';
 import { INDEX_SETTINGS, settingsDiff } from '../src/search/index-settings';
 import { buildSnippet, escapeHtml, MARKERS } from '../src/search/snippet';
 import { deferredRows } from '../src/search/worker';
@@ -51,6 +52,7 @@ describe('toDocuments', () => {
     deviceId: 'Dev',
     metadataJson: JSON.stringify({ llmModels: ['m'], tags: ['t'], gitBranches: ['main'], extra: { title: 'x' } }),
     hasGitBranches: 1,
+    contentDigest: 'd1',
   };
 
   const large = (parts: number, tail = '') =>
@@ -186,8 +188,23 @@ describe('search filter expressions', () => {
       hasGitBranches: false,
     });
     expect(f).toBe(
-      'userId = "u\\"1" AND projectId IN ["p1"] AND llmModels IN ["m"] AND tags IN ["t"] AND gitBranches IN ["b"] AND ' +
+      `userId = "u\\"1" AND projectDigest IN ["${keyOf('p1')}"] AND` +
+        ' llmModels IN ["m"] AND tags IN ["t"] AND gitBranches IN ["b"] AND ' +
         'clientName IN ["c"] AND agentName IN ["a"] AND deviceId IN ["d"] AND createdAt >= 1000 AND createdAt <= 2000 AND hasGitBranches = false',
+    );
+  });
+
+  test('index work names the owner and exact, case-free keys (contract §16)', () => {
+    expect(keyOf('ACME-APP')).not.toBe(keyOf('acme-app'));
+    expect(keyOf('ACME-APP')).toMatch(/^[0-9a-f]{40}$/);
+    expect(ownedProjectFilter('u1', 'ACME-APP')).toBe(`userId = "u1" AND projectDigest = "${keyOf('ACME-APP')}"`);
+    const f = ownedSessionsFilter([
+      { userId: 'u1', projectId: 'A', sessionId: 's' },
+      { userId: 'u2', projectId: 'a', sessionId: 's' },
+      { userId: 'u1', projectId: 'B', sessionId: 's' },
+    ]);
+    expect(f).toBe(
+      `((userId = "u1" AND sessionDigest IN ["${keyOf('A/s')}", "${keyOf('B/s')}"]) OR (userId = "u2" AND sessionDigest IN ["${keyOf('a/s')}"]))`,
     );
   });
 });

@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import { Meilisearch } from 'meilisearch';
 import { MeiliConnection } from '../src/search/connection';
-import { documentIdOf } from '../src/search/documents';
+import { documentIdOf, keyOf, sessionDigestOf } from '../src/search/documents';
 import { OutboxWorker } from '../src/search/worker';
 import { createNodeHttpClient } from '../src/search/http-client';
 import { recentUidOf } from '../src/search/index-settings';
@@ -74,7 +74,7 @@ test('reindexAll rebuilds the index from the database, with progress', async () 
   const strayWord = word();
   try {
     for (const uid of [first.search.indexUid, recentUidOf(first.search.indexUid)]) {
-      await client.index(uid).deleteDocuments({ filter: `sessionKey = "rebuild/${kept}"` }).waitTask();
+      await client.index(uid).deleteDocuments({ filter: `sessionDigest = "${sessionDigestOf('rebuild', kept)}"` }).waitTask();
     }
     const strayId = newSessionId();
     await index
@@ -82,6 +82,9 @@ test('reindexAll rebuilds the index from the database, with progress', async () 
         {
           id: documentIdOf('rebuild', strayId, 1),
           sessionKey: `rebuild/${strayId}`,
+          sessionDigest: sessionDigestOf('rebuild', strayId),
+          projectDigest: keyOf('rebuild'),
+          contentDigest: '',
           userId: alice.user.id,
           projectId: 'rebuild',
           sessionId: strayId,

@@ -4,6 +4,7 @@
  */
 import { Meilisearch } from 'meilisearch';
 import { AppError } from '../src/errors';
+import { sessionDigestOf } from '../src/search/documents';
 import { createNodeHttpClient } from '../src/search/http-client';
 import { recentUidOf, settingsDiff } from '../src/search/index-settings';
 import { enqueueIndexWork } from '../src/search/outbox';
@@ -512,7 +513,7 @@ describe('the recent index and the main one', () => {
     const httpClient = createNodeHttpClient();
     try {
       const main = new Meilisearch({ host: h.config.meiliUrl!, apiKey: h.config.meiliMasterKey ?? undefined, httpClient }).index(h.search.indexUid);
-      const inMain = async () => (await main.getDocuments({ filter: `sessionKey = "tiers-live/${id}"`, fields: ['id'] })).results.length;
+      const inMain = async () => (await main.getDocuments({ filter: `sessionDigest = "${sessionDigestOf('tiers-live', id)}"`, fields: ['id'] })).results.length;
       await h.search.compact(60_000);
       await h.settle();
       expect(await inMain()).toBe(0);

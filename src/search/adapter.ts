@@ -2,7 +2,7 @@ import type { SearchParams, SearchResponse } from 'meilisearch';
 import { AppError, MESSAGES } from '../errors';
 import type { SessionFilters } from '../services/filters';
 import { probeAll, type MeiliConnection } from './connection';
-import { documentIdOf, sessionKeyOf, type SessionDocument } from './documents';
+import { documentIdOf, sessionDigestOf, sessionKeyOf, type SessionDocument } from './documents';
 import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, searchFilter } from './filter';
 import { isEngineUnreachable } from './http-client';
@@ -15,7 +15,7 @@ const CROP_WORDS = 48;
 /** Matching fragments returned per session (the rest are counted out). */
 export const MAX_EXCHANGES_PER_SESSION = 20;
 
-type Doc = Pick<SessionDocument, 'projectId' | 'sessionId' | 'chunk' | 'chunks' | 'sessionKey' | 'content'>;
+type Doc = Pick<SessionDocument, 'projectId' | 'sessionId' | 'chunk' | 'chunks' | 'sessionDigest' | 'content'>;
 
 const unavailable = () => new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
 
@@ -36,8 +36,8 @@ const clampRank = (score: number | undefined) => Math.min(1, Math.max(Number(sco
 
 type RawHit = SearchResponse<Doc>['hits'][number];
 
-/** `filter` without the given sessions. */
-const excluding = (filter: string, sessionKeys: string[]) => `${filter} AND NOT sessionKey IN [${sessionKeys.map(meiliString).join(', ')}]`;
+/** `filter` (the owner's) without the given sessions, by their exact keys (contract §16). */
+const excluding = (filter: string, digests: string[]) => `${filter} AND NOT sessionDigest IN [${digests.map(meiliString).join(', ')}]`;
 
 /** One page of the engine's hits and how many sessions match in all. */
 interface RawPage {
@@ -69,7 +69,7 @@ export async function searchIndex(
 ): Promise<SearchPage> {
   if (matchesNothing(filters)) return { total: 0, hits: [] };
   const filter = searchFilter(userId, filters);
-  const common: SearchParams = { filter, distinct: 'sessionKey', matchingStrategy: 'all' };
+  const common: SearchParams = { filter, distinct: 'sessionDigest', matchingStrategy: 'all' };
   const pageParams: SearchParams = {
     ...common,
     showRankingScore: true,
@@ -108,8 +108,8 @@ export async function searchIndex(
           indexUid: indexes.recent,
           q: '',
           filter: `userId = ${meiliString(userId)}`,
-          distinct: 'sessionKey',
-          attributesToRetrieve: ['sessionKey'],
+          distinct: 'sessionDigest',
+          attributesToRetrieve: ['sessionDigest'],
           hitsPerPage: MAX_TOTAL_HITS,
           page: 1,
         },
@@ -117,7 +117,7 @@ export async function searchIndex(
     })) as { results: Array<SearchResponse<Doc>> };
     const recentHits = first.results[0].hits;
     const recentTotal = first.results[0].totalHits ?? 0;
-    const held = first.results[1].hits.map((h) => h.sessionKey);
+    const held = first.results[1].hits.map((h) => h.sessionDigest);
 
     let total: number;
     let raw: RawHit[];
@@ -137,8 +137,9 @@ export async function searchIndex(
     // A compaction between the engine's reads can show a session on both sides once: keep one.
     const seen = new Set<string>();
     raw = raw.filter((h) => {
-      if (seen.has(h.sessionId)) return false;
-      seen.add(h.sessionId);
+      const key = sessionKeyOf(h.projectId, h.sessionId);
+      if (seen.has(key)) return false;
+      seen.add(key);
       return true;
     });
 
@@ -248,7 +249,7 @@ async function attachDetails(
   const queries = asked.map((h) => ({
     indexUid,
     q: query,
-    filter: `${filter} AND sessionKey = ${meiliString(sessionKeyOf(h.projectId, h.sessionId))}`,
+    filter: `${filter} AND sessionDigest = ${meiliString(sessionDigestOf(h.projectId, h.sessionId))}`,
     matchingStrategy: 'last',
     attributesToSearchOn: ['content'],
     attributesToRetrieve: wantExchanges ? ['chunk', 'content'] : ['chunk'],

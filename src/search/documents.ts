@@ -13,7 +13,7 @@ import crypto from 'node:crypto';
  *   65,535 positions of one attribute). Its text goes to *fragment documents* (chunks 1…n of
  *   ~1.5 KB): they give snippets and matching exchanges, and a quoted phrase matches in them.
  *
- * Searches collapse documents per session with `distinct: sessionKey`. Chunks are contiguous
+ * Searches collapse documents per session with `distinct: sessionDigest`. Chunks are contiguous
  * slices of the markdown (their concatenation is the markdown), so every snippet cut from one is
  * a literal excerpt of the session.
  */
@@ -33,7 +33,12 @@ export const TERMS_PER_ATTRIBUTE = 30_000;
 export interface SessionDocument {
   /** Stable per (session, chunk): an update with as many chunks replaces documents in place. */
   id: string;
+  /** `projectId/sessionId`, exact (shown and compared in code; never in an engine filter, see keyOf). */
   sessionKey: string;
+  /** keyOf(sessionKey): what filters, retirements and `distinct` use. */
+  sessionDigest: string;
+  /** keyOf(projectId): what a project's deletion uses (always with userId). */
+  projectDigest: string;
   userId: string;
   projectId: string;
   sessionId: string;
@@ -53,6 +58,8 @@ export interface SessionDocument {
   /** Epoch milliseconds. */
   createdAt: number;
   hasGitBranches: boolean;
+  /** sessions.contentDigest when pushed: a hit whose stored session changed since is stale (contract §16). */
+  contentDigest: string;
   /** The whole markdown (small session), a fragment of it (chunk > 0), or empty. */
   content: string;
   /** Session document of a large session: its distinct words, spread over TERM_ATTRIBUTES. */
@@ -78,6 +85,8 @@ export function tombstoneOf(id: string, s: { projectId: string; id: string; user
   return {
     id,
     sessionKey: sessionKeyOf(s.projectId, s.id),
+    sessionDigest: sessionDigestOf(s.projectId, s.id),
+    projectDigest: keyOf(s.projectId),
     userId: s.userId,
     projectId: s.projectId,
     sessionId: s.id,
@@ -92,6 +101,7 @@ export function tombstoneOf(id: string, s: { projectId: string; id: string; user
     deviceId: null,
     createdAt: 0,
     hasGitBranches: false,
+    contentDigest: '',
     content: '',
     hash: TOMBSTONE,
     syncedAt,
@@ -110,9 +120,18 @@ export interface IndexableSession {
   deviceId: string | null;
   metadataJson: string;
   hasGitBranches: boolean | number;
+  contentDigest: string;
 }
 
 export const sessionKeyOf = (projectId: string, sessionId: string) => `${projectId}/${sessionId}`;
+
+/**
+ * An exact key for engine filters (contract §16). The engine compares filter strings without
+ * case, while project ids are case-sensitive (`ACME-APP` and `acme-app` may be two users'):
+ * lower-case hex of a SHA-256 has no case to lose, and is short (long facet strings are cut).
+ */
+export const keyOf = (value: string) => crypto.createHash('sha256').update(value, 'utf8').digest('hex').slice(0, 40);
+export const sessionDigestOf = (projectId: string, sessionId: string) => keyOf(sessionKeyOf(projectId, sessionId));
 
 /** Document ids allow [A-Za-z0-9_-]: base64url of the session key is injective and allowed. */
 export const documentIdOf = (projectId: string, sessionId: string, chunk: number) =>
@@ -272,6 +291,8 @@ export function toDocuments(row: IndexableSession, markdown: string, syncedAt: n
   const meta = labelsOf(row.metadataJson);
   const base = {
     sessionKey: sessionKeyOf(row.projectId, row.id),
+    sessionDigest: sessionDigestOf(row.projectId, row.id),
+    projectDigest: keyOf(row.projectId),
     userId: row.userId,
     projectId: row.projectId,
     sessionId: row.id,
@@ -284,6 +305,7 @@ export function toDocuments(row: IndexableSession, markdown: string, syncedAt: n
     deviceId: row.deviceId,
     createdAt: row.createdAt.getTime(),
     hasGitBranches: Boolean(row.hasGitBranches),
+    contentDigest: row.contentDigest,
   };
   const baseDigest = crypto.createHash('sha256').update(JSON.stringify(base));
   const hashOf = (chunk: number, ...parts: string[]) => {

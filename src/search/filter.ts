@@ -1,4 +1,5 @@
 import type { SessionFilters } from '../services/filters';
+import { keyOf, sessionDigestOf } from './documents';
 
 /**
  * A Meilisearch string literal: double-quoted, with backslashes and quotes escaped, so that no
@@ -6,6 +7,26 @@ import type { SessionFilters } from '../services/filters';
  */
 export function meiliString(value: string): string {
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+/**
+ * Index work names the owner and exact keys (contract §16): these are the only filters the worker
+ * sends for deletes and retirements. Digests are lower-case hex, so the engine's case-insensitive
+ * comparison of strings is exact on them.
+ */
+export const ownedProjectFilter = (userId: string, projectId: string) =>
+  `userId = ${meiliString(userId)} AND projectDigest = ${meiliString(keyOf(projectId))}`;
+
+/** The documents of these sessions, each named with its owner (one group per owner). */
+export function ownedSessionsFilter(sessions: Array<{ userId: string; projectId: string; sessionId: string }>): string {
+  const byOwner = new Map<string, string[]>();
+  for (const s of sessions) {
+    const list = byOwner.get(s.userId) ?? [];
+    list.push(meiliString(sessionDigestOf(s.projectId, s.sessionId)));
+    byOwner.set(s.userId, list);
+  }
+  const groups = [...byOwner].map(([userId, digests]) => `(userId = ${meiliString(userId)} AND sessionDigest IN [${digests.join(', ')}])`);
+  return groups.length === 1 ? groups[0] : `(${groups.join(' OR ')})`;
 }
 
 const inList = (field: string, values: string[]) => `${field} IN [${values.map(meiliString).join(', ')}]`;
@@ -24,7 +45,8 @@ export function matchesNothing(f: SessionFilters): boolean {
  */
 export function searchFilter(userId: string, f: SessionFilters): string {
   const parts = [`userId = ${meiliString(userId)}`];
-  if (f.projectIds) parts.push(inList('projectId', f.projectIds));
+  // Project ids are case-sensitive: compared by their exact key.
+  if (f.projectIds) parts.push(`projectDigest IN [${f.projectIds.map((p) => meiliString(keyOf(p))).join(', ')}]`);
   if (f.llmModels) parts.push(inList('llmModels', f.llmModels));
   if (f.tags) parts.push(inList('tags', f.tags));
   if (f.gitBranches) parts.push(inList('gitBranches', f.gitBranches));

@@ -6,12 +6,18 @@ import { MeiliHttpError, rootCause } from './http-client';
  * The index is versioned by its document layout: a service whose layout changed starts on a new
  * index (rebuilt from the database, see ensureIndex's caller) and removes the older ones.
  */
-export const INDEX_LAYOUT_VERSION = 2;
+export const INDEX_LAYOUT_VERSION = 3;
 export const indexUidOf = (namespace: string) => `${namespace}_sessions_v${INDEX_LAYOUT_VERSION}`;
 /** The recent index that goes with a main index (fresh writes; see worker.ts). */
 export const recentUidOf = (mainUid: string) => `${mainUid}_recent`;
-/** Indexes of earlier layouts, deleted once the current one exists. */
-export const legacyIndexUidsOf = (namespace: string) => [`${namespace}_sessions`];
+/**
+ * Indexes of earlier layouts (and their recent indexes), deleted once the current one exists.
+ * v3 (contract §16): exact, case-free keys (`sessionDigest`, `projectDigest`) for every filter.
+ */
+export const legacyIndexUidsOf = (namespace: string) => [
+  `${namespace}_sessions`,
+  ...Array.from({ length: INDEX_LAYOUT_VERSION - 2 }, (_, i) => `${namespace}_sessions_v${i + 2}`).flatMap((uid) => [uid, recentUidOf(uid)]),
+];
 
 /**
  * Highest `total` a search reports. Counting is exhaustive up to this bound (page mode with
@@ -22,7 +28,7 @@ export const MAX_TOTAL_HITS = 10_000;
 /**
  * Index settings, declared here and applied at start when they differ (so no restart re-indexes
  * for nothing). Documents are sessions and fragments of large sessions (documents.ts); searches
- * collapse them per session with `distinct: 'sessionKey'` given at query time (the
+ * collapse them per session with `distinct: 'sessionDigest'` given at query time (the
  * matching-fragments query needs them uncollapsed).
  */
 export const INDEX_SETTINGS = {
@@ -30,8 +36,9 @@ export const INDEX_SETTINGS = {
   searchableAttributes: ['name', 'tags', 'content', ...TERM_ATTRIBUTES],
   filterableAttributes: [
     'userId',
-    'projectId',
-    'sessionKey',
+    // Exact keys (documents.ts keyOf): the engine compares strings without case.
+    'projectDigest',
+    'sessionDigest',
     'llmModels',
     'tags',
     'gitBranches',

@@ -92,7 +92,7 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
           if (n > 0) log.info({ msg: 'search index created; rebuilding it from the database', sessions: n });
           // An index of an earlier document layout is not read any more.
           for (const uid of legacyIndexUidsOf(config.namespace)) {
-            await conn.admin().deleteIndex(uid).catch(() => undefined);
+            for (const c of conns) await c.admin().deleteIndex(uid).catch(() => undefined);
           }
         } else if (recentCreated) {
           const n = await worker.queueRecent();

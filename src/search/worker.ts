@@ -26,7 +26,7 @@ import type { Index } from 'meilisearch';
 import type { Logger } from '../logger';
 import { allAnswer, probeAll, type MeiliConnection } from './connection';
 import { sessionKeyOf, TOMBSTONE, tombstoneOf, toDocuments, WHOLE_MAX, type IndexableSession, type SessionDocument } from './documents';
-import { meiliString } from './filter';
+import { ownedProjectFilter, ownedSessionsFilter } from './filter';
 import { isEngineUnreachable } from './http-client';
 import { recentUidOf } from './index-settings';
 import type { OutboxOp } from './outbox';
@@ -41,6 +41,8 @@ interface OutboxRow {
 }
 
 interface SessionRef {
+  /** The owner: every filter the worker sends names it (contract §16). */
+  userId: string;
   projectId: string;
   sessionId: string;
   /** Push every fragment, unchanged ones included (rebuild). */
@@ -101,7 +103,7 @@ const BACKOFF_SQL = 'DATE_ADD(NOW(3), INTERVAL LEAST(30000, 200 * POW(2, LEAST(a
 const timeoutFor = (bytes: number) => 30_000 + Math.ceil(bytes / (1024 * 1024)) * 5_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const placeholders = (n: number) => Array(n).fill('?').join(', ');
-const refKey = (r: SessionRef) => sessionKeyOf(r.projectId, r.sessionId);
+const refKey = (r: Pick<SessionRef, 'projectId' | 'sessionId'>) => sessionKeyOf(r.projectId, r.sessionId);
 
 function chunked<T>(xs: T[], n: number): T[][] {
   const out: T[][] = [];
@@ -148,6 +150,11 @@ export function deferredRows(rows: OutboxRow[], older: Array<Pick<OutboxRow, 'id
     if (blocked) deferred.add(r.id);
   }
   return deferred;
+}
+
+interface ProjectRef {
+  userId: string;
+  projectId: string;
 }
 
 /** The worker's two loops: writes for the recent index, and everything for the main one. */
@@ -361,14 +368,15 @@ export class OutboxWorker {
    * time so that one bad session does not hold back the others). Returns row ids done and failed.
    */
   private async applyRows(c: PoolConnection, rows: OutboxRow[], syncedAt: number) {
-    const units = new Map<string, { ids: number[]; project?: string; session?: SessionRef }>();
+    const units = new Map<string, { ids: number[]; project?: ProjectRef; session?: SessionRef }>();
     for (const r of rows) {
       const key = r.op === 'delete_project' || !r.sessionId ? `p:${r.projectId}` : `s:${refKey({ projectId: r.projectId, sessionId: r.sessionId })}`;
       const unit = units.get(key) ?? { ids: [] };
       unit.ids.push(r.id);
-      if (key.startsWith('p:')) unit.project = r.projectId;
+      if (key.startsWith('p:')) unit.project = { userId: r.userId, projectId: r.projectId };
       else {
         unit.session = {
+          userId: r.userId,
           projectId: r.projectId,
           sessionId: r.sessionId!,
           force: unit.session?.force || r.op === 'reindex',
@@ -426,34 +434,34 @@ export class OutboxWorker {
    * way only documents that changed are sent, and fragments a session no longer has are emptied
    * after the new ones are added (never a moment without the session).
    */
-  async apply(c: PoolConnection | Pool, deletedProjects: string[], sessions: SessionRef[], syncedAt: number): Promise<void> {
+  async apply(c: PoolConnection | Pool, deletedProjects: ProjectRef[], sessions: SessionRef[], syncedAt: number): Promise<void> {
     const main = this.conn.admin().index<SessionDocument>(this.indexUid);
     const recent = this.recentConn.admin().index<SessionDocument>(this.recentUid);
     // Task ids are per engine.
     const tasks: number[] = [];
     const recentTasks: number[] = [];
     let bytes = 0;
-    for (const projectId of deletedProjects) {
-      const filter = `projectId = ${meiliString(projectId)}`;
+    for (const { userId, projectId } of deletedProjects) {
+      const filter = ownedProjectFilter(userId, projectId);
       tasks.push((await main.deleteDocuments({ filter })).taskUid);
       recentTasks.push((await recent.deleteDocuments({ filter })).taskUid);
     }
     for (const group of chunked(sessions, SESSIONS_PER_QUERY)) {
       const byKey = new Map(group.map((s) => [refKey(s), s]));
       const rows: Array<IndexableSession & { markdownSize: number }> = await c.query(
-        `SELECT projectId, id, userId, name, createdAt, clientName, agentName, deviceId, metadataJson, hasGitBranches, markdownSize
+        `SELECT projectId, id, userId, name, createdAt, clientName, agentName, deviceId, metadataJson, hasGitBranches, contentDigest, markdownSize
            FROM sessions WHERE ${group.map(() => '(projectId = ? AND id = ?)').join(' OR ')}`,
         group.flatMap((s) => [s.projectId, s.sessionId]),
       );
       const present = new Set(rows.map((r) => sessionKeyOf(r.projectId, r.id)));
       const gone = group.filter((s) => !present.has(refKey(s)));
       if (gone.length) {
-        const filter = `sessionKey IN [${gone.map((s) => meiliString(refKey(s))).join(', ')}]`;
+        const filter = ownedSessionsFilter(gone);
         tasks.push((await main.deleteDocuments({ filter })).taskUid);
         recentTasks.push((await recent.deleteDocuments({ filter })).taskUid);
       }
       if (rows.length === 0) continue;
-      const retire: string[] = [];
+      const retire: SessionRef[] = [];
       const batches = { main: [] as SessionDocument[], recent: [] as SessionDocument[] };
       let batchBytes = 0;
       const flush = async () => {
@@ -467,15 +475,16 @@ export class OutboxWorker {
       for (const slice of slicesBySize(rows, BYTES_PER_PUSH)) {
         const content = await this.readMarkdown(c, slice);
         const target = (key: string) => (byKey.get(key)?.main ? 'main' : 'recent');
-        const keys = slice.map((row) => sessionKeyOf(row.projectId, row.id));
+        const refs = slice.map((row) => ({ userId: row.userId, projectId: row.projectId, sessionId: row.id }));
+        const keys = refs.map(refKey);
         const indexed = {
-          main: await this.indexedFragments(main, keys.filter((k) => target(k) === 'main')),
-          recent: await this.indexedFragments(recent, keys.filter((k) => target(k) === 'recent')),
+          main: await this.indexedFragments(main, refs.filter((r) => target(refKey(r)) === 'main')),
+          recent: await this.indexedFragments(recent, refs.filter((r) => target(refKey(r)) === 'recent')),
         };
         for (const [i, row] of slice.entries()) {
           const key = keys[i];
           const to = target(key);
-          if (to === 'main') retire.push(key);
+          if (to === 'main') retire.push(refs[i]);
           const force = byKey.get(key)?.force;
           const have = indexed[to].get(key) ?? new Map<string, string>();
           const docs = toDocuments(row, content.get(key) ?? '', syncedAt);
@@ -501,7 +510,7 @@ export class OutboxWorker {
       // (a later write of the same session was claimed after this one: its copy is newer).
       if (retire.length) {
         await this.waitTasks(this.conn, tasks.splice(0), timeoutFor(bytes));
-        const filter = `sessionKey IN [${retire.map(meiliString).join(', ')}] AND syncedAt <= ${syncedAt}`;
+        const filter = `${ownedSessionsFilter(retire)} AND syncedAt <= ${syncedAt}`;
         recentTasks.push((await recent.deleteDocuments({ filter })).taskUid);
       }
     }
@@ -529,10 +538,10 @@ export class OutboxWorker {
   }
 
   /** id → hash of the fragments the index holds for these sessions. */
-  private async indexedFragments(index: Index<SessionDocument>, keys: string[]): Promise<Map<string, Map<string, string>>> {
+  private async indexedFragments(index: Index<SessionDocument>, refs: SessionRef[]): Promise<Map<string, Map<string, string>>> {
     const out = new Map<string, Map<string, string>>();
-    if (keys.length === 0) return out;
-    const filter = `sessionKey IN [${keys.map(meiliString).join(', ')}]`;
+    if (refs.length === 0) return out;
+    const filter = ownedSessionsFilter(refs);
     const limit = 10_000;
     for (let offset = 0; ; offset += limit) {
       const page = await index.getDocuments({ filter, fields: ['id', 'sessionKey', 'hash'], limit, offset });

@@ -13,6 +13,7 @@ import { createLogger, type Logger } from '../../src/logger';
 import { Meilisearch } from 'meilisearch';
 import { createSearch, type Search } from '../../src/search';
 import { meiliString } from '../../src/search/filter';
+import { sessionDigestOf } from '../../src/search/documents';
 import { createNodeHttpClient } from '../../src/search/http-client';
 import { recentUidOf } from '../../src/search/index-settings';
 import { searchSessions, type SearchResults } from '../../src/search/search-service';
@@ -123,7 +124,7 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
         const docs: Array<{ id: string; chunk: number; hash: string }> = [];
         for (const uid of [search.indexUid, recentUidOf(search.indexUid)]) {
           const page = await client.index(uid).getDocuments({
-            filter: `sessionKey = ${meiliString(`${projectId}/${sessionId}`)}`,
+            filter: `sessionDigest = ${meiliString(sessionDigestOf(projectId, sessionId))}`,
             fields: ['id', 'chunk', 'hash'],
             limit: 100_000,
           });
