@@ -13,6 +13,7 @@ import { billingRouter } from './rest/billing';
 import { healthRouter } from './rest/health';
 import { keysRouter } from './rest/keys';
 import { projectsRouter } from './rest/projects';
+import { resumeRouter } from './rest/resume';
 import { sessionsRouter } from './rest/sessions';
 import type { Deps } from './services/context';
 
@@ -60,6 +61,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   api.use(sessionsRouter(deps));
   api.use(keysRouter(deps));
   api.use(billingRouter());
+  api.use(resumeRouter(deps));
   api.use((_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)));
   app.use('/api/v1', api);
 

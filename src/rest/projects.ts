@@ -1,11 +1,17 @@
 import { Router } from 'express';
 import type { Deps } from '../services/context';
 import * as projects from '../services/projects';
+import { resumableParam, resumableProjects } from '../services/resume';
 import { ctxOf, ok } from './context';
 
 export function projectsRouter(deps: Deps): Router {
   const r = Router();
   r.get('/projects', async (req, res) => {
+    // ?resumable=true (contract §15): projects with resumable sessions, their summaries inline.
+    if (resumableParam(req.query.resumable)) {
+      res.json(ok(await resumableProjects(ctxOf(req, deps))));
+      return;
+    }
     const list = await projects.listProjects(ctxOf(req, deps));
     res.json(ok({ projects: list, total: list.length }));
   });

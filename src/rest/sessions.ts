@@ -1,6 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { AppError, MESSAGES } from '../errors';
 import type { Deps } from '../services/context';
+import { resumableParam, resumableSessionsOfProject } from '../services/resume';
 import * as sessions from '../services/sessions';
 import type { SessionRow } from '../services/sessions';
 import { ctxOf, ok } from './context';
@@ -38,6 +39,11 @@ export function sessionsRouter(deps: Deps): Router {
   });
 
   r.get(base, async (req, res) => {
+    // ?resumable=true (contract §15): the complete set the CLI expects, no paging.
+    if (resumableParam(req.query.resumable)) {
+      res.json(ok(await resumableSessionsOfProject(ctxOf(req, deps), req.params.projectId)));
+      return;
+    }
     res.json(ok(await sessions.listProjectSessions(ctxOf(req, deps), req.params.projectId, req.query)));
   });
 

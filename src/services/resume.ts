@@ -1,0 +1,117 @@
+/**
+ * Cross-machine resume for the upload CLI (contract §15): the sessions that carry session data
+ * ("resumable"), listed per project and across projects, and found by the search of §7 with
+ * terminal-friendly snippets.
+ */
+import { invalid } from '../errors';
+import { buildSnippet } from '../search/snippet';
+import { matchRanges, snippetSource } from '../search/highlight';
+import { searchSessions, MAX_SEARCH_LIMIT, type SearchResultItem } from '../search/search-service';
+import type { Ctx } from './context';
+import { projectsWithStats, type ProjectDto } from './projects';
+import { requireProjectAccess, SESSION_COLUMNS, toSession, type SessionDto, type SessionRow } from './sessions';
+import { isPlainObject } from './validation';
+
+/** At most this many results from POST /search/resume. */
+export const RESUME_SEARCH_MAX = 500;
+/** Engine hits looked at per resume search (pages of MAX_SEARCH_LIMIT), resumable or not. */
+export const RESUME_SEARCH_SCAN = 2000;
+
+/** `?resumable=` : absent or "false" → every session, "true" → resumable ones only. */
+export function resumableParam(raw: unknown): boolean {
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw invalid('Invalid value for resumable: must be true or false');
+}
+
+const NEWEST_FIRST = 'ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC';
+
+/** GET /projects/{id}/sessions?resumable=true: all of the project's resumable sessions, newest first. */
+export async function resumableSessionsOfProject(ctx: Ctx, projectId: string) {
+  await requireProjectAccess(ctx, projectId);
+  const rows = await ctx.deps.db.reader.$queryRawUnsafe<SessionRow[]>(
+    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.projectId = ? AND s.sessionDataSize > 0 ${NEWEST_FIRST}`,
+    ctx.user.id,
+    projectId,
+  );
+  const sessions = rows.map((r) => toSession(r));
+  return { sessions, total: sessions.length, projectId, nextCursor: null };
+}
+
+/** GET /projects?resumable=true: projects with a resumable session, each with their summaries. */
+export async function resumableProjects(ctx: Ctx): Promise<{ projects: Array<ProjectDto & { sessions: SessionDto[] }>; total: number }> {
+  const rows = await ctx.deps.db.reader.$queryRawUnsafe<SessionRow[]>(
+    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.sessionDataSize > 0 ${NEWEST_FIRST}`,
+    ctx.user.id,
+  );
+  const byProject = new Map<string, SessionDto[]>();
+  for (const r of rows) {
+    const list = byProject.get(r.projectId) ?? [];
+    list.push(toSession(r));
+    byProject.set(r.projectId, list);
+  }
+  const projects = (await projectsWithStats(ctx, [...byProject.keys()]))
+    .filter((p) => byProject.has(p.id))
+    .map((p) => ({ ...p, sessions: byProject.get(p.id)! }));
+  return { projects, total: projects.length };
+}
+
+/**
+ * A snippet for a terminal: the matched words between U+0002 and U+0003, no HTML (entities
+ * decoded), and no control character of the text itself that could pass for a marker.
+ */
+export function terminalSnippet(html: string): string {
+  return html
+    .replace(/[\u0002\u0003]/g, '')
+    .replace(/<mark>/g, '\u0002')
+    .replace(/<\/mark>/g, '\u0003')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
+}
+
+/** From the first matching exchange when the engine reported one, else the session's snippet. */
+function snippetOf(hit: SearchResultItem, query: string): string {
+  const first = hit.matchingExchanges[0];
+  if (!first) return terminalSnippet(hit.snippet);
+  return terminalSnippet(buildSnippet(snippetSource(first.content, matchRanges(first.content, query))));
+}
+
+export type ResumeSearchResult = SessionDto & { projectName: string; snippet: string };
+
+/** POST /search/resume {query, projectId?}: resumable sessions matching every word, newest first. */
+export async function searchResumable(ctx: Ctx, body: unknown): Promise<{ results: ResumeSearchResult[] }> {
+  if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
+  const { query, projectId } = body;
+  if (query === undefined || query === null) throw invalid('Missing required field: query');
+  if (typeof query !== 'string') throw invalid('Invalid type for query: expected a string');
+  if (projectId !== undefined && projectId !== null && typeof projectId !== 'string') {
+    throw invalid('Invalid type for projectId: expected a string');
+  }
+  // Owner-scoped like every search; a project that is not the caller's simply matches nothing.
+  const filters = projectId ? { projectIds: [projectId] } : undefined;
+  const hits = new Map<string, SearchResultItem>();
+  for (let offset = 0; offset < RESUME_SEARCH_SCAN; offset += MAX_SEARCH_LIMIT) {
+    const page = await searchSessions(ctx.deps, ctx.user.id, query, filters, MAX_SEARCH_LIMIT, offset, { matchingExchanges: true });
+    for (const r of page.results) if (!hits.has(`${r.projectId}/${r.sessionId}`)) hits.set(`${r.projectId}/${r.sessionId}`, r);
+    if (offset + MAX_SEARCH_LIMIT >= page.total) break;
+  }
+  if (hits.size === 0) return { results: [] };
+  const keys = [...hits.values()];
+  const rows = await ctx.deps.db.reader.$queryRawUnsafe<Array<SessionRow & { projectName: string }>>(
+    `SELECT ${SESSION_COLUMNS}, p.name AS projectName FROM sessions s JOIN projects p ON p.id = s.projectId
+      WHERE s.userId = ? AND s.sessionDataSize > 0 AND (s.projectId, s.id) IN (${keys.map(() => '(?, ?)').join(', ')})
+      ${NEWEST_FIRST} LIMIT ?`,
+    ctx.user.id,
+    ...keys.flatMap((k) => [k.projectId, k.sessionId]),
+    RESUME_SEARCH_MAX,
+  );
+  const results = rows.map(({ projectName, ...row }) => ({
+    ...toSession(row as SessionRow),
+    projectName,
+    snippet: snippetOf(hits.get(`${row.projectId}/${row.id}`)!, query.trim()),
+  }));
+  return { results };
+}
