@@ -5,6 +5,7 @@ import { requireAuth, type AuthFailureHook } from './http/auth';
 import { consoleRouter } from './http/console';
 import { dbWatchdog } from './http/db-watchdog';
 import { jsonBody } from './http/body';
+import { idempotency } from './http/idempotency';
 import { errorHandler } from './http/errors';
 import { requestContext } from './http/request-context';
 import { malformedUrl, securityHeaders } from './http/security';
@@ -56,7 +57,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   app.use('/api/v1/graphql', graphql.router);
 
   const api = express.Router();
-  api.use(auth, hooks.rest ?? pass, body);
+  api.use(auth, hooks.rest ?? pass, body, idempotency(deps));
   api.use(projectsRouter(deps));
   api.use(sessionsRouter(deps));
   api.use(keysRouter(deps));

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { AppError, invalid, MESSAGES } from '../errors';
 
@@ -29,6 +30,10 @@ export function jsonBody(limit: number) {
     raw(req, res, (err?: unknown) => {
       if (err) return next(err);
       const buf = req.body as Buffer;
+      // Idempotency-Key (http/idempotency.ts) compares requests by their body bytes.
+      if (req.headers['idempotency-key'] !== undefined && Buffer.isBuffer(buf)) {
+        req.bodyDigest = crypto.createHash('sha256').update(buf).digest('hex');
+      }
       if (!Buffer.isBuffer(buf) || buf.length === 0) {
         req.body = undefined;
         return next();

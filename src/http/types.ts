@@ -8,6 +8,8 @@ declare global {
       user?: AuthUser;
       /** When the request started, for the access log. */
       startedAt: bigint;
+      /** sha256 (hex) of the decompressed body bytes, set when an Idempotency-Key came with it. */
+      bodyDigest?: string;
     }
   }
 }
