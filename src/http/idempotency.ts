@@ -21,7 +21,7 @@ const WAIT_MS = 5 * 60 * 1000;
 const CLEANUP_EVERY_MS = 10 * 60 * 1000;
 const KEY_RE = /^[\x21-\x7e]{1,255}$/;
 /** Routes whose responses carry credentials: never stored, so the header is not honoured there. */
-const EXCLUDED = /^\/(keys|device|auth)(\/|$)/;
+const EXCLUDED = /^\/(keys|auth)(\/|$)|^\/device-/;
 
 interface Claim {
   fingerprint: string;
@@ -103,9 +103,9 @@ export function idempotency(deps: Deps) {
   return async (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'PUT' && req.method !== 'POST') return next();
     const key = req.get('idempotency-key');
-    if (key === undefined || EXCLUDED.test(req.path)) return next();
+    if (key === undefined || !req.user || EXCLUDED.test(req.path)) return next();
     if (!KEY_RE.test(key)) return next(invalid('Invalid Idempotency-Key: 1 to 255 visible ASCII characters'));
-    const userId = req.user!.id;
+    const userId = req.user.id;
     cleanup();
     let got: Awaited<ReturnType<typeof claim>>;
     try {
