@@ -51,7 +51,9 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
 
   const auth = requireAuth(deps, hooks.onAuthFailure, hooks.beforeAuth);
   const body = jsonBody(deps.config.maxBodyBytes);
-  const graphql = await createGraphqlRouter(deps, { auth, rateLimit: hooks.graphql ?? pass, body });
+  // GraphQL bodies have a limit of their own (contract §16: 1 MiB), not the upload limit.
+  const graphqlBody = jsonBody(deps.config.maxGraphqlBodyBytes);
+  const graphql = await createGraphqlRouter(deps, { auth, rateLimit: hooks.graphql ?? pass, body: graphqlBody });
 
   // GraphQL: the playground (GET text/html) and its assets need no token; operations do.
   app.use('/api/v1/graphql', graphql.router);

@@ -21,6 +21,10 @@ export interface Config {
   rateLimitGraphqlPerHour: number;
   authFailureLimit: number;
   maxBodyBytes: number;
+  /** GraphQL request bodies (contract §16), independent of the upload limit. */
+  maxGraphqlBodyBytes: number;
+  /** When set, GET /metrics requires it as a Bearer token (contract §16). */
+  metricsToken: string | null;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   metricsEnabled: boolean;
   namespace: string;
@@ -76,6 +80,8 @@ const schema = z.object({
   RATE_LIMIT_GRAPHQL_PER_HOUR: positiveInt('RATE_LIMIT_GRAPHQL_PER_HOUR').default(500),
   AUTH_FAILURE_LIMIT: positiveInt('AUTH_FAILURE_LIMIT').default(300),
   MAX_BODY_BYTES: positiveInt('MAX_BODY_BYTES').default(50 * 1024 * 1024),
+  MAX_GRAPHQL_BODY_BYTES: positiveInt('MAX_GRAPHQL_BODY_BYTES').default(1024 * 1024),
+  METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   METRICS_ENABLED: z.enum(['true', 'false']).default('true'),
   NAMESPACE: z
@@ -144,6 +150,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (given.MEILI_RECENT_URL && !given.MEILI_URL) {
     problems.push('MEILI_RECENT_URL needs MEILI_URL (without MEILI_URL both engines are embedded)');
   }
+  // Contract §16: any sender could then choose its own address (the failed-authentication limit).
+  if (given.TRUST_PROXY?.trim() === 'true') {
+    problems.push(
+      "TRUST_PROXY=true trusts any sender's X-Forwarded-For; list your proxies instead (addresses, CIDR ranges, loopback, linklocal, uniquelocal)",
+    );
+  }
   if ((given.NODE_ENV ?? 'development') === 'production' && !given.JWT_SECRET) {
     problems.push('JWT_SECRET is required when NODE_ENV=production');
   }
@@ -168,6 +180,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitGraphqlPerHour: e.RATE_LIMIT_GRAPHQL_PER_HOUR,
     authFailureLimit: e.AUTH_FAILURE_LIMIT,
     maxBodyBytes: e.MAX_BODY_BYTES,
+    maxGraphqlBodyBytes: e.MAX_GRAPHQL_BODY_BYTES,
+    metricsToken: e.METRICS_TOKEN ?? null,
     logLevel: e.LOG_LEVEL,
     metricsEnabled: e.METRICS_ENABLED === 'true',
     namespace: e.NAMESPACE ?? databaseName.replace(/[^A-Za-z0-9_-]/g, '_'),

@@ -1,4 +1,6 @@
+import crypto from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
+import { unauthenticated } from './errors';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { routeOf } from './http/request-context';
 import type { Deps } from './services/context';
@@ -15,6 +17,15 @@ export interface AppMetrics {
 }
 
 const live = new Set<AppMetrics>();
+
+/** Constant-time comparison of `Authorization: Bearer <token>` with the expected token. */
+function bearerIs(header: string | undefined, expected: string): boolean {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  if (!m) return false;
+  const a = crypto.createHash('sha256').update(m[1]).digest();
+  const b = crypto.createHash('sha256').update(expected).digest();
+  return crypto.timingSafeEqual(a, b);
+}
 
 /**
  * Records how long one search took (the search code calls this; every live app in the process
@@ -78,8 +89,13 @@ export function createMetrics(deps: Deps): AppMetrics {
   });
 
   const router = Router();
-  router.get('/metrics', async (_req, res, next) => {
+  router.get('/metrics', async (req, res, next) => {
     try {
+      const token = deps.config.metricsToken;
+      if (token && !bearerIs(req.headers.authorization, token)) {
+        res.setHeader('WWW-Authenticate', 'Bearer');
+        return next(unauthenticated());
+      }
       const text = await registry.metrics();
       res.setHeader('Content-Type', registry.contentType);
       res.setHeader('Cache-Control', 'no-store');

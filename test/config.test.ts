@@ -144,14 +144,24 @@ test('a DATABASE_URL without a database name is refused', () => {
   expect(both).toHaveLength(2);
 });
 
+test('GraphQL bodies have their own limit (1 MiB); METRICS_TOKEN is optional and at least 16 characters', () => {
+  expect(loadConfig(base())).toMatchObject({ maxGraphqlBodyBytes: 1024 * 1024, metricsToken: null });
+  expect(loadConfig({ ...base(), MAX_GRAPHQL_BODY_BYTES: '2048', METRICS_TOKEN: 'a-long-enough-metrics-token' })).toMatchObject({
+    maxGraphqlBodyBytes: 2048,
+    metricsToken: 'a-long-enough-metrics-token',
+  });
+  expect(problemsOf({ ...base(), METRICS_TOKEN: 'short' })).toEqual(['METRICS_TOKEN must be at least 16 characters']);
+});
+
 test('empty variables count as unset', () => {
   expect(loadConfig({ ...base(), PORT: '', MAX_BODY_BYTES: '' })).toMatchObject({ port: 3000, maxBodyBytes: 50 * 1024 * 1024 });
 });
 
-test('TRUST_PROXY: loopback by default; true/false, hops, or a list of addresses and ranges', () => {
+test('TRUST_PROXY: loopback by default; false, hops, or a list of addresses and ranges; true is refused (contract §16)', () => {
   expect(loadConfig(base()).trustProxy).toBe('loopback');
   expect(loadConfig({ ...base(), TRUST_PROXY: 'false' }).trustProxy).toBe(false);
-  expect(loadConfig({ ...base(), TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+  // Any sender could choose its own address for the failed-authentication limit.
+  expect(problemsOf({ ...base(), TRUST_PROXY: 'true' })).toEqual([expect.stringMatching(/^TRUST_PROXY=true trusts any sender's X-Forwarded-For; list your proxies/)]);
   expect(loadConfig({ ...base(), TRUST_PROXY: '2' }).trustProxy).toBe(2);
   expect(loadConfig({ ...base(), TRUST_PROXY: 'loopback, 10.0.0.0/8, fd00::/8, 192.0.2.7' }).trustProxy).toBe('loopback, 10.0.0.0/8, fd00::/8, 192.0.2.7');
   for (const bad of ['yes', '10.0.0.0/33', 'example.com', '10.0.0.1/8/2', '1.2.3']) {

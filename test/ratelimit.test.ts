@@ -162,6 +162,16 @@ describe('client address behind a proxy (TRUST_PROXY)', () => {
     }
   });
 
+  it('IPv6 clients are counted per /64: another address of the same /64 shares the budget (contract §16)', async () => {
+    const app = await startTestApp({ env: { AUTH_FAILURE_LIMIT: '2' } });
+    try {
+      expect([await fail(app, '2001:db8:1:2::1'), await fail(app, '2001:db8:1:2:ffff::9'), await fail(app, '2001:db8:1:2:0:0:0:3')]).toEqual([401, 401, 429]);
+      expect(await fail(app, '2001:db8:1:3::1')).toBe(401);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('TRUST_PROXY=false ignores the header: every request counts against the peer address', async () => {
     const app = await startTestApp({ env: { AUTH_FAILURE_LIMIT: '2', TRUST_PROXY: 'false' } });
     try {

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
 import Redis from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -86,7 +87,7 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
     }
   };
 
-  const address = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  const address = (req: Request) => clientKeyOf(req.ip ?? req.socket.remoteAddress ?? 'unknown');
 
   return {
     rest: perUser(rest, config.rateLimitRestPerHour),
@@ -121,4 +122,31 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
       }
     },
   };
+}
+
+/**
+ * The failed-authentication limit's key for a client address (contract §16): an IPv4 address as
+ * it is, an IPv6 client by its /64 (one host usually has a whole /64 to pick addresses from).
+ * IPv4-mapped IPv6 (`::ffff:a.b.c.d`) counts as the IPv4 address.
+ */
+export function clientKeyOf(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1];
+  if (net.isIPv6(ip.split('%')[0])) return `${prefix64(ip)}::/64`;
+  return ip;
+}
+
+/** The first four groups of an IPv6 address, expanded (`2001:db8::1` → `2001:db8:0:0`). */
+function prefix64(ip: string): string {
+  const addr = ip.split('%')[0];
+  const [head, tail = ''] = addr.includes('::') ? addr.split('::') : [addr, undefined as unknown as string];
+  const h = head ? head.split(':') : [];
+  let groups: string[];
+  if (addr.includes('::')) {
+    const t = tail ? tail.split(':') : [];
+    // An embedded IPv4 tail takes two groups.
+    const tailLen = t.reduce((n, g) => n + (g.includes('.') ? 2 : 1), 0);
+    groups = [...h, ...Array(8 - h.length - tailLen).fill('0'), ...t];
+  } else groups = h;
+  return groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':');
 }

@@ -5,6 +5,7 @@
  */
 import { invalid } from '../errors';
 import { filtersToSql, normalizeFilters, type SessionFiltersInput } from '../services/filters';
+import { WORD_RE } from './documents';
 import { matchesNothing } from './filter';
 import type { SearchHit, SearchOptions, SearchPort } from './port';
 
@@ -27,6 +28,18 @@ export interface SearchResults {
 }
 
 export const MAX_SEARCH_LIMIT = 200;
+/** Contract §16: a query's work (engine, highlighter) is bounded by these. */
+export const MAX_QUERY_CHARS = 512;
+export const MAX_QUERY_WORDS = 32;
+
+/** Too long, or too many distinct words (repeated words count once) → VALIDATION_ERROR. */
+function checkQuerySize(query: string): void {
+  if (query.length > MAX_QUERY_CHARS) throw invalid(`Invalid value for query: at most ${MAX_QUERY_CHARS} characters`);
+  const words = new Set<string>();
+  WORD_RE.lastIndex = 0;
+  for (let m = WORD_RE.exec(query); m; m = WORD_RE.exec(query)) words.add(m[0].toLowerCase());
+  if (words.size > MAX_QUERY_WORDS) throw invalid(`Invalid value for query: at most ${MAX_QUERY_WORDS} different words`);
+}
 
 export async function searchSessions(
   deps: SearchServiceDeps,
@@ -38,6 +51,7 @@ export async function searchSessions(
   options?: SearchOptions,
 ): Promise<SearchResults> {
   if (typeof query !== 'string' || query.trim() === '') throw invalid('Invalid value for query: must not be empty');
+  checkQuerySize(query.trim());
   if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_SEARCH_LIMIT) {
     throw invalid(`Invalid value for limit: must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
   }

@@ -45,8 +45,12 @@ export const TIME_FILTERS: Record<string, number> = {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-function list(values: string[] | null | undefined): string[] | undefined {
+/** Values one list filter may hold (contract §16). */
+export const MAX_FILTER_VALUES = 100;
+
+function list(values: string[] | null | undefined, field: string): string[] | undefined {
   if (!values || values.length === 0) return undefined;
+  if (values.length > MAX_FILTER_VALUES) throw invalid(`Invalid value for ${field}: at most ${MAX_FILTER_VALUES} values`);
   return [...new Set(values)];
 }
 
@@ -65,16 +69,16 @@ function intersect<T>(a: T[] | undefined, b: T[] | undefined): T[] | undefined {
 export function normalizeFilters(input: SessionFiltersInput | null | undefined, now = new Date()): SessionFilters {
   const f: SessionFilters = {};
   if (!input) return f;
-  const projectIds = intersect(input.projectId ? [input.projectId] : undefined, list(input.projectIds));
+  const projectIds = intersect(input.projectId ? [input.projectId] : undefined, list(input.projectIds, 'projectIds'));
   if (projectIds) f.projectIds = projectIds;
   for (const key of ['llmModels', 'tags', 'gitBranches', 'deviceIds'] as const) {
-    const v = list(input[key]);
+    const v = list(input[key], key);
     if (v) f[key] = v;
   }
   const lower = (xs: string[] | undefined) => (xs ? [...new Set(xs.map((x) => x.toLowerCase()))] : undefined);
-  const clientNames = intersect(lower(list(input.clientNames)), lower(input.clientName != null ? [input.clientName] : undefined));
+  const clientNames = intersect(lower(list(input.clientNames, 'clientNames')), lower(input.clientName != null ? [input.clientName] : undefined));
   if (clientNames) f.clientNames = clientNames;
-  const agentNames = intersect(lower(list(input.agentNames)), lower(input.agentName != null ? [input.agentName] : undefined));
+  const agentNames = intersect(lower(list(input.agentNames, 'agentNames')), lower(input.agentName != null ? [input.agentName] : undefined));
   if (agentNames) f.agentNames = agentNames;
 
   const froms: Date[] = [];
