@@ -1,5 +1,5 @@
 import type { Browser } from 'playwright-core';
-import { launchBrowser, newRecordedPage, seriousAxeViolations, type Recorded } from './support/browser';
+import { launchBrowser, newRecordedPage, seriousAxeViolations, type Recorded } from './support/chromium';
 import { startTestApp, type TestApp } from './support/app';
 
 /**

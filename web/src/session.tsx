@@ -14,8 +14,9 @@ interface SessionState {
   user: User | null | undefined;
   /** True while no account exists: the console offers "Create the first account". */
   needsSetup: boolean;
+  /** Self sign-up is open (SIGNUP_ENABLED=true on the server). */
+  signupEnabled: boolean;
   refresh(): Promise<void>;
-  signedIn(user: User, csrfToken: string | null): void;
   signedOut(): void;
 }
 
@@ -24,6 +25,7 @@ const SessionContext = createContext<SessionState | null>(null);
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [user, setUser] = useState<User | null | undefined>(undefined);
   const [needsSetup, setNeedsSetup] = useState(false);
+  const [signupEnabled, setSignupEnabled] = useState(false);
 
   const refresh = useCallback(async () => {
     const r = await api<{ user: User; csrfToken: string }>('GET', ENDPOINTS.session);
@@ -34,8 +36,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       return;
     }
     setCsrfToken(null);
-    const setup = await api<{ needsSetup: boolean }>('GET', ENDPOINTS.setup);
+    const setup = await api<{ needsSetup: boolean; signupEnabled?: boolean }>('GET', ENDPOINTS.setup);
     setNeedsSetup(Boolean(setup.ok && setup.data?.needsSetup));
+    setSignupEnabled(Boolean(setup.ok && setup.data?.signupEnabled));
     setUser(null);
   }, []);
 
@@ -43,22 +46,12 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     void refresh();
   }, [refresh]);
 
-  const signedIn = useCallback(
-    (u: User, csrf: string | null) => {
-      setCsrfToken(csrf);
-      setNeedsSetup(false);
-      setUser(u);
-      // The sign-in answer carries no CSRF token; the session does.
-      if (!csrf) void refresh();
-    },
-    [refresh],
-  );
   const signedOut = useCallback(() => {
     setCsrfToken(null);
     setUser(null);
   }, []);
 
-  return <SessionContext.Provider value={{ user, needsSetup, refresh, signedIn, signedOut }}>{children}</SessionContext.Provider>;
+  return <SessionContext.Provider value={{ user, needsSetup, signupEnabled, refresh, signedOut }}>{children}</SessionContext.Provider>;
 }
 
 export function useSession(): SessionState {

@@ -4,6 +4,7 @@ export const ENDPOINTS = {
   signIn: '/api/v1/auth/sign-in',
   signOut: '/api/v1/auth/sign-out',
   setup: '/api/v1/auth/setup',
+  signUp: '/api/v1/auth/sign-up',
   signOutEverywhere: '/api/v1/auth/sign-out-everywhere',
   password: '/api/v1/auth/password',
   resetPassword: '/api/v1/auth/reset-password',

@@ -37,9 +37,9 @@ export function CliLoginPage() {
       )}
       {code ? (
         <>
-          <p className="device-code" aria-label="Device code">
+          <output className="device-code" aria-label="Device code">
             {displayCode(code.code)}
-          </p>
+          </output>
           <p>Valid until {new Date(code.expiresAt).toLocaleTimeString()}.</p>
         </>
       ) : (

@@ -7,7 +7,8 @@ import { Field, FormError } from './ui';
 
 /** `/sign-in`: the sign-in form, or "Create the first account" while no account exists (§10). */
 export function SignInPage() {
-  const { user, needsSetup } = useSession();
+  const { user, needsSetup, signupEnabled } = useSession();
+  const [signingUp, setSigningUp] = useState(false);
   const [params] = useSearchParams();
   const next = safeNext(params.get('next'));
   useEffect(() => {
@@ -15,7 +16,24 @@ export function SignInPage() {
   }, [needsSetup]);
   if (user === undefined) return <p role="status">Loading…</p>;
   if (user) return <Navigate to={next} replace />;
-  return <main id="main" className="narrow">{needsSetup ? <FirstRun /> : <SignInForm />}</main>;
+  return (
+    <main id="main" className="narrow">
+      {needsSetup ? (
+        <NewAccount first />
+      ) : signingUp ? (
+        <NewAccount first={false} />
+      ) : (
+        <SignInForm />
+      )}
+      {!needsSetup && signupEnabled && (
+        <p>
+          <button type="button" className="link" onClick={() => setSigningUp(!signingUp)}>
+            {signingUp ? 'I have an account' : 'Create an account'}
+          </button>
+        </p>
+      )}
+    </main>
+  );
 }
 
 /** Only same-origin paths of the console (never `//host` or a URL). */
@@ -24,17 +42,19 @@ function safeNext(next: string | null): string {
 }
 
 function SignInForm() {
-  const { signedIn } = useSession();
+  const { refresh } = useSession();
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const submit = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
     setBusy(true);
+    setError(null);
     const r = await api<{ user: User }>('POST', ENDPOINTS.signIn, { email: form.get('email'), password: form.get('password') });
-    setBusy(false);
-    if (r.ok && r.data) signedIn(r.data.user, null);
+    // The session (and its CSRF token) is read back before any page calls the API.
+    if (r.ok) await refresh();
     else setError(r.error ?? 'Sign-in failed');
+    setBusy(false);
   };
   return (
     <>
@@ -51,28 +71,28 @@ function SignInForm() {
   );
 }
 
-function FirstRun() {
-  const { signedIn, refresh } = useSession();
+/** First run (the first account is an admin), or self sign-up when the server allows it. */
+function NewAccount({ first }: { first: boolean }) {
+  const { refresh } = useSession();
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const submit = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
     setBusy(true);
-    const r = await api<{ user: User }>('POST', ENDPOINTS.setup, {
+    const r = await api<{ user: User }>('POST', first ? ENDPOINTS.setup : ENDPOINTS.signUp, {
       email: form.get('email'),
       name: form.get('name'),
       password: form.get('password'),
     });
-    setBusy(false);
-    if (r.ok && r.data?.user) signedIn(r.data.user, null);
-    else if (r.ok) await refresh();
+    if (r.ok) await refresh();
     else setError(r.error ?? 'The account could not be created');
+    setBusy(false);
   };
   return (
     <>
-      <h1>Create the first account</h1>
-      <p>No account exists yet. This first account is an administrator.</p>
+      <h1>{first ? 'Create the first account' : 'Create an account'}</h1>
+      {first && <p>No account exists yet. This first account is an administrator.</p>}
       <form onSubmit={submit}>
         <Field label="Email" name="email" type="email" autoComplete="username" required />
         <Field label="Name" name="name" autoComplete="name" required />

@@ -44,24 +44,26 @@ export function UsersPage() {
     const formEl = e.currentTarget;
     const form = new FormData(formEl);
     setError(null);
-    const r = await api('POST', ENDPOINTS.users, {
+    const r = await api<{ link?: string }>('POST', ENDPOINTS.users, {
       email: form.get('email'),
       name: form.get('name'),
       role: form.get('admin') ? 'admin' : 'member',
     });
     if (!r.ok) return setError(r.error ?? 'The user could not be created');
+    setLink(r.data?.link ?? null);
     formEl.reset();
     await load();
   };
   const reset = async (u: AdminUser) => {
-    const r = await api<{ link?: string; url?: string }>('POST', `${ENDPOINTS.users}/${encodeURIComponent(u.id)}/reset-password`, {});
-    if (r.ok) setLink(r.data?.link ?? r.data?.url ?? null);
+    const r = await api<{ link: string }>('POST', `${ENDPOINTS.users}/${encodeURIComponent(u.id)}/reset-password`, {});
+    if (r.ok) setLink(r.data?.link ?? null);
     else setError(r.error ?? 'No reset link could be made');
   };
-  const disable = async (u: AdminUser) => {
+  const setDisabled = async (u: AdminUser, disabled: boolean) => {
     setDisabling(null);
-    const r = await api('POST', `${ENDPOINTS.users}/${encodeURIComponent(u.id)}/disable`, {});
-    if (!r.ok) setError(r.error ?? 'The user could not be disabled');
+    setError(null);
+    const r = await api('POST', `${ENDPOINTS.users}/${encodeURIComponent(u.id)}/${disabled ? 'disable' : 'enable'}`, {});
+    if (!r.ok) setError(r.error ?? 'The user could not be changed');
     await load();
   };
 
@@ -89,7 +91,7 @@ export function UsersPage() {
           </div>
           <button type="submit">Create user</button>
         </form>
-        <p className="hint">The new user gets a password through a reset link.</p>
+        <p className="hint">The new user chooses a password through the one-time link shown here.</p>
       </section>
       {users === null ? (
         <p role="status">Loading users…</p>
@@ -120,6 +122,11 @@ export function UsersPage() {
                   <button type="button" aria-label={`Reset password of ${u.email}`} onClick={() => void reset(u)}>
                     Reset password
                   </button>
+                  {u.disabledAt && (
+                    <button type="button" aria-label={`Enable ${u.email}`} onClick={() => void setDisabled(u, false)}>
+                      Enable
+                    </button>
+                  )}
                   {!u.disabledAt && u.id !== user.id && (
                     <button type="button" className="danger" aria-label={`Disable ${u.email}`} onClick={() => setDisabling(u)}>
                       Disable
@@ -132,7 +139,7 @@ export function UsersPage() {
         </table>
       )}
       {disabling && (
-        <ConfirmDialog title={`Disable ${disabling.email}?`} confirmLabel="Disable user" onCancel={() => setDisabling(null)} onConfirm={() => void disable(disabling)}>
+        <ConfirmDialog title={`Disable ${disabling.email}?`} confirmLabel="Disable user" onCancel={() => setDisabling(null)} onConfirm={() => void setDisabled(disabling, true)}>
           <p>Their keys, logged-in clients and browser sessions stop working at once.</p>
         </ConfirmDialog>
       )}

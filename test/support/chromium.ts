@@ -63,3 +63,22 @@ export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> 
   });
   return result.filter((v: AxeViolation) => v.impact === 'serious' || v.impact === 'critical');
 }
+
+/**
+ * Runs a test step; when it fails, the error also tells what the page showed, its last requests
+ * and its errors (a timeout alone says little).
+ */
+export function step(rec: () => Recorded, fn: () => Promise<void>): () => Promise<void> {
+  return async () => {
+    try {
+      await fn();
+    } catch (err) {
+      const r = rec();
+      const text = await r.page.locator('body').innerText({ timeout: 2000 }).catch(() => '(unreadable)');
+      if (err instanceof Error) {
+        err.message += `\n--- page ${r.page.url()}:\n${text.slice(0, 2000)}\n--- last requests:\n${r.requests.slice(-10).join('\n')}\n--- errors:\n${r.errors.join('\n')}`;
+      }
+      throw err;
+    }
+  };
+}
