@@ -57,11 +57,17 @@ export async function createKeyForUser(
   userId: string,
   name: string,
   expiresInDays?: number,
+  /** The key the request was made with: the new key expires no later than it and is revoked with it. */
+  parentKeyId?: string,
 ): Promise<{ key: ApiKeyDto; token: string }> {
   const id = crypto.randomUUID();
   const now = new Date();
-  const expiresAt = expiresInDays ? new Date(now.getTime() + expiresInDays * 86_400_000) : null;
-  const row = await prisma.apiKey.create({ data: { id, userId, name, createdAt: now, expiresAt } });
+  let expiresAt = expiresInDays ? new Date(now.getTime() + expiresInDays * 86_400_000) : null;
+  const parent = parentKeyId ? await prisma.apiKey.findUnique({ where: { id: parentKeyId } }) : null;
+  if (parent?.expiresAt && (!expiresAt || expiresAt > parent.expiresAt)) expiresAt = parent.expiresAt;
+  const row = await prisma.apiKey.create({
+    data: { id, userId, name, createdAt: now, expiresAt, parentKeyId: parent ? parent.id : null },
+  });
   return { key: toApiKey(row), token: signKeyToken(secret, userId, id, expiresAt) };
 }
 
@@ -77,14 +83,23 @@ export async function revokeKeyById(prisma: PrismaClient, keyId: string, userId?
     throw new AppError('NOT_FOUND', 'API key not found', { keyId });
   }
   if (row.revokedAt) return toApiKey(row);
-  const updated = await prisma.apiKey.update({ where: { id: keyId }, data: { revokedAt: new Date() } });
+  const now = new Date();
+  // The key and every key created with it, at any depth (contract §16).
+  const ids: string[] = [keyId];
+  for (let level = [keyId]; level.length > 0; ) {
+    const children = await prisma.apiKey.findMany({ where: { parentKeyId: { in: level } }, select: { id: true } });
+    level = children.map((c) => c.id).filter((c) => !ids.includes(c));
+    ids.push(...level);
+  }
+  await prisma.apiKey.updateMany({ where: { id: { in: ids }, revokedAt: null }, data: { revokedAt: now } });
+  const updated = await prisma.apiKey.findUniqueOrThrow({ where: { id: keyId } });
   return toApiKey(updated);
 }
 
 // The front doors' view: always the caller's own keys.
 export const createApiKey = (ctx: Ctx, input: unknown) => {
   const { name, expiresInDays } = validateKeyInput(input);
-  return createKeyForUser(ctx.deps.db.prisma, ctx.deps.config.jwtSecret, ctx.user.id, name, expiresInDays);
+  return createKeyForUser(ctx.deps.db.prisma, ctx.deps.config.jwtSecret, ctx.user.id, name, expiresInDays, ctx.user.keyId);
 };
 export const listApiKeys = (ctx: Ctx) => listKeysOfUser(ctx.deps.db.prisma, ctx.user.id);
 export const revokeApiKey = (ctx: Ctx, keyId: string) => revokeKeyById(ctx.deps.db.prisma, keyId, ctx.user.id);
