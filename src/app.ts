@@ -12,6 +12,7 @@ import { malformedUrl, securityHeaders } from './http/security';
 import { createMetrics } from './metrics';
 import { billingRouter } from './rest/billing';
 import { healthRouter } from './rest/health';
+import { docsRouter } from './rest/docs';
 import { keysRouter } from './rest/keys';
 import { projectsRouter } from './rest/projects';
 import { resumeRouter } from './rest/resume';
@@ -57,6 +58,8 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
 
   // GraphQL: the playground (GET text/html) and its assets need no token; operations do.
   app.use('/api/v1/graphql', graphql.router);
+  // The OpenAPI document and its reference page need no token either.
+  app.use('/api/v1', docsRouter());
 
   const api = express.Router();
   api.use(auth, hooks.rest ?? pass, body, idempotency(deps));

@@ -11,6 +11,7 @@ import { createKeyForUser } from '../../src/services/keys';
 import { createUser } from '../../src/services/users';
 import type { Deps } from '../../src/services/context';
 import { createTestDatabase, type TestDatabase } from './db';
+import { checkResponse } from './openapi';
 
 export interface TestResponse {
   status: number;
@@ -78,7 +79,15 @@ export function rawRequest(baseUrl: string, method: string, urlPath: string, opt
             body = undefined;
           }
         }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, raw, text, body });
+        const response = { status: res.statusCode ?? 0, headers: res.headers, raw, text, body };
+        try {
+          // Every REST response a test receives must match GET /api/v1/openapi.json (contract §13).
+          checkResponse(method, u.pathname, response);
+        } catch (err) {
+          reject(err);
+          return;
+        }
+        resolve(response);
       });
       res.on('error', reject);
     });

@@ -1,0 +1,60 @@
+/**
+ * Building blocks of the REST schemas (contract §13): the zod instance extended with `.openapi()`,
+ * the `{success, data}` envelope, the error envelope, and the response headers every description
+ * refers to. Every schema of src/rest/schemas/ is plain zod: it validates input where a router
+ * uses it and it is what GET /api/v1/openapi.json is generated from.
+ */
+import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+
+extendZodWithOpenApi(z);
+export { z };
+
+/** ISO 8601 UTC with milliseconds, e.g. `2024-01-15T10:30:00.000Z`. */
+export const Timestamp = z.iso.datetime().openapi({ example: '2024-01-15T10:30:00.000Z' });
+
+/** `{success: true, data}`: every JSON success response of §1–3 and §15. */
+export const envelope = <T extends z.ZodType>(data: T) => z.strictObject({ success: z.literal(true), data });
+
+export const ErrorEnvelope = z
+  .strictObject({
+    success: z.literal(false),
+    error: z.string().openapi({ example: 'Project not found' }),
+  })
+  .openapi('Error', { description: 'Every error of the REST API (contract §4). The message never carries a stack, SQL or a token.' });
+
+export const PROJECT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$';
+export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+
+/** Response headers, as components (referenced by name from every response that sends them). */
+export const HEADERS = {
+  'X-RateLimit-Limit': { description: 'Requests allowed per window for this user (REST and GraphQL have separate budgets).', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the current window (0 on a 429).', schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Reset': { description: 'When the window ends, in UTC epoch seconds.', schema: { type: 'integer' } },
+  'Retry-After': { description: 'Seconds to wait before retrying (whole seconds, rounded up).', schema: { type: 'integer', minimum: 0 } },
+  ETag: { description: 'Weak tag of everything a client can read of the session: `W/"<hex digest>"`.', schema: { type: 'string', pattern: '^W/"[0-9a-f]+"$' } },
+  'Last-Modified': { description: "The session's `updatedAt`, as an HTTP date.", schema: { type: 'string' } },
+  'X-Markdown-Size': { description: 'Bytes of the markdown (UTF-8).', schema: { type: 'integer', minimum: 0 } },
+  'X-Raw-Data-Size': { description: 'Bytes of the raw data.', schema: { type: 'integer', minimum: 0 } },
+  'X-Session-Data-Size': { description: 'Bytes of the session data (§15), 0 when none.', schema: { type: 'integer', minimum: 0 } },
+  'Set-Cookie': { description: 'The browser session: `sa_session=<token>; HttpOnly; SameSite=Lax; Path=/` (plus `Secure` on HTTPS).', schema: { type: 'string' } },
+} as const;
+export type HeaderName = keyof typeof HEADERS;
+
+/** Statuses the API answers with, and what each means for every operation that lists it. */
+export const ERROR_STATUSES = {
+  400: 'Bad request: the message says what is wrong (`Invalid JSON in request body`, `Missing required field: name`, …).',
+  401: 'Not authenticated: `Invalid session token` (every token problem, missing header included). HEAD: no body.',
+  403: "Another user's resource: `Insufficient permissions`; a cookie request without a valid CSRF token: `Invalid CSRF token`. HEAD: no body.",
+  404: '`Project not found` / `Session not found` / `Not found`. HEAD: no body.',
+  406: 'Not acceptable: the `Accept` header names no representation this operation produces.',
+  409: 'Conflict: the id is already yours.',
+  412: '`Precondition failed`: `If-Match` did not match, or `If-None-Match: *` and the session exists.',
+  413: '`Request body too large` (more than `MAX_BODY_BYTES` after decompression).',
+  415: '`Unsupported content encoding` (only gzip and identity).',
+  422: '`Idempotency key reused with a different request`.',
+  429: '`Rate limit exceeded. Try again in N seconds.`',
+  500: '`Internal server error`.',
+  503: '`Service temporarily unavailable` (database unreachable) or `Server busy, retry later` (load shed; nothing was written).',
+} as const;
+export type ErrorStatus = keyof typeof ERROR_STATUSES;

@@ -1,0 +1,200 @@
+/**
+ * REST resources and inputs of contract §1–3 and §15: projects, sessions, API keys. Output objects
+ * are strict (an undocumented field in a response fails the test suite's validation hook);
+ * input bodies accept unknown fields, which the API ignores (clients send e.g. `projectId`).
+ */
+import { PROJECT_COLORS, PROJECT_ICONS } from '../../services/projects';
+import { PROJECT_ID_PATTERN, Timestamp, UUID_PATTERN, z } from './common';
+
+// ------------------------------------------------------------------------------------------
+// Projects (§2)
+
+export const ProjectIcon = z.enum(PROJECT_ICONS).openapi('ProjectIcon', { description: 'Case-sensitive; default `Code2`.' });
+export const ProjectColor = z.enum(PROJECT_COLORS).openapi('ProjectColor', { description: 'Case-sensitive; default `blue`.' });
+export const ProjectId = z.string().regex(new RegExp(PROJECT_ID_PATTERN)).openapi({ example: '833c-d926-f753-7b4a' });
+export const SessionId = z.string().regex(new RegExp(UUID_PATTERN)).openapi({ description: 'A UUID; any case in paths, lower-case in responses.', example: '3f2b8a4e-1c1d-4f5e-9a7b-2d6c8e9f0a1b' });
+
+const redactions = z
+  .array(z.strictObject({ rule: z.string(), count: z.int().min(1) }))
+  .openapi({ description: 'Secrets removed from (or, with `REDACT_SECRETS=report`, found in) the upload, per rule (§14). Never the values.' });
+
+export const SessionMetadata = z
+  .object({
+    clientName: z.string().nullable(),
+    clientVersion: z.string().nullable(),
+    agentName: z.string().nullable(),
+    deviceId: z.string().nullable(),
+    gitBranches: z.array(z.string()),
+    llmModels: z.array(z.string()),
+    tags: z.array(z.string()),
+  })
+  .catchall(z.string().nullable())
+  .openapi('SessionMetadata', {
+    description: 'The seven documented fields (unsent strings read `null`, unsent arrays `[]`), plus the extra string keys the client sent (e.g. `machineName`, `title`, `summary`), as they came.',
+  });
+
+const sessionFields = {
+  id: z.string().openapi({ description: 'The session UUID, lower-case.' }),
+  clientId: z.string().openapi({ description: '= `id` (client-compatible).' }),
+  projectId: z.string(),
+  name: z.string(),
+  userTitle: z.string().nullable(),
+  markdownSize: z.int().min(0),
+  rawDataSize: z.int().min(0),
+  sessionDataSize: z.int().min(0).openapi({ description: 'Bytes of `sessionData` (§15), 0 when none.' }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  startedAt: Timestamp,
+  endedAt: Timestamp,
+  metadata: SessionMetadata,
+  redactions: redactions.optional(),
+};
+
+/** A session without its content; `etag` is absent only in `GET /sessions/recent`. */
+export const Session = z
+  .strictObject({ ...sessionFields, etag: z.string().optional().openapi({ description: 'Same value as the `ETag` header.' }) })
+  .openapi('Session');
+
+export const ProjectRef = z.strictObject({ id: z.string(), name: z.string(), icon: z.string(), color: z.string() }).openapi('ProjectRef');
+
+export const SessionDetail = z
+  .strictObject({ ...sessionFields, etag: z.string(), markdownContent: z.string(), project: ProjectRef })
+  .openapi('SessionDetail', { description: 'A session with its markdown and its project.' });
+
+export const Project = z
+  .strictObject({
+    id: z.string(),
+    ownerId: z.string(),
+    name: z.string(),
+    icon: ProjectIcon,
+    color: ProjectColor,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    sessionCount: z.int().min(0),
+    totalMarkdownSize: z.int().min(0),
+    lastActivity: Timestamp.openapi({ description: "Latest session `updatedAt`, else the project's." }),
+    lastUpdated: Timestamp.openapi({ description: '= `lastActivity` (client-compatible, §15).' }),
+    sessions: z.array(Session).optional().openapi({ description: 'Only with `resumable=true`: the resumable sessions, newest first (§15).' }),
+  })
+  .openapi('Project');
+
+export const CreateProjectBody = z
+  .object({ id: ProjectId.optional(), name: z.string().min(1).max(255), icon: ProjectIcon.optional(), color: ProjectColor.optional() })
+  .openapi('CreateProject', { description: 'Without `id` the server generates one.' });
+
+export const UpdateProjectBody = z
+  .object({ name: z.string().min(1).max(255), icon: ProjectIcon, color: ProjectColor })
+  .partial()
+  .openapi('UpdateProject', { description: 'Any of `name`, `icon`, `color`.' });
+
+export const DeletedProject = z.strictObject({ deletedProject: Project, deletedAt: Timestamp }).openapi('DeletedProject');
+
+// ------------------------------------------------------------------------------------------
+// Sessions (§3, §15)
+
+export const UploadSessionBody = z
+  .object({
+    name: z.string().min(1).max(255),
+    markdown: z.string().min(1),
+    rawData: z.string().nullable().optional().openapi({ description: 'Kept byte-exact.' }),
+    sessionData: z.string().nullable().optional().openapi({ description: 'The upload CLI’s resume blob, kept byte-exact; absent, null or "" keeps the stored one (§15).' }),
+    projectName: z.string().min(1).max(255).nullable().optional().openapi({ description: 'Name of the project when this upload creates it.' }),
+    startedAt: Timestamp.nullable().optional(),
+    endedAt: Timestamp.nullable().optional(),
+    metadata: z
+      .object({
+        clientName: z.string().max(255).nullable(),
+        clientVersion: z.string().max(255).nullable(),
+        agentName: z.string().max(255).nullable(),
+        deviceId: z.string().max(255).nullable(),
+        gitBranches: z.array(z.string().min(1).max(255)).nullable(),
+        llmModels: z.array(z.string().min(1).max(255)).nullable(),
+        tags: z.array(z.string().min(1).max(255)).nullable(),
+      })
+      .partial()
+      .catchall(z.string().nullable())
+      .nullable()
+      .optional()
+      .openapi({ description: 'Up to 32 extra string keys of at most 1 KiB each are kept.' }),
+  })
+  .openapi('UploadSession', { description: 'Unknown top-level fields (clients send `projectId`) are ignored; the path wins.' });
+
+export const UploadResult = z
+  .strictObject({ sessionId: z.string(), projectId: z.string(), createdAt: Timestamp, updatedAt: Timestamp, etag: z.string() })
+  .openapi('UploadResult');
+
+export const PatchSessionBody = z
+  .object({
+    name: z.string().min(1).max(255),
+    tags: z.array(z.string().min(1).max(255)),
+    userTitle: z.string().max(1000).nullable(),
+  })
+  .partial()
+  .openapi('PatchSession', { description: 'At least one of `name`, `tags`, `userTitle`; an empty patch is a 400.' });
+
+export const SessionPage = z
+  .strictObject({
+    sessions: z.array(Session),
+    total: z.int().min(0).openapi({ description: 'All sessions of the project.' }),
+    projectId: z.string(),
+    nextCursor: z.string().nullable().openapi({ description: 'Pass as `cursor` for the next page; null at the end.' }),
+  })
+  .openapi('SessionPage');
+
+export const RecentSessions = z
+  .strictObject({ sessions: z.array(Session), total: z.int().min(0).openapi({ description: 'Number of sessions returned.' }) })
+  .openapi('RecentSessions');
+
+export const SessionSizes = z
+  .strictObject({
+    sessions: z.record(z.string(), z.int().min(0)).openapi({
+      description: '`<sessionId>`: markdown bytes, and `<sessionId>:sessionData`: session data bytes for each session that has some.',
+    }),
+  })
+  .openapi('SessionSizes');
+
+export const ResumeSearchBody = z
+  .object({ query: z.string().min(1), projectId: z.string().optional() })
+  .openapi('ResumeSearch');
+
+export const ResumeResult = z
+  .strictObject({
+    ...sessionFields,
+    etag: z.string().optional(),
+    projectName: z.string(),
+    snippet: z.string().openapi({ description: 'From the first matching exchange; matched words wrapped in U+0002 … U+0003, no HTML.' }),
+  })
+  .openapi('ResumeResult');
+
+export const Entitlement = z
+  .strictObject({
+    plan: z.literal('self-hosted'),
+    features: z.strictObject({ resume: z.boolean(), skills: z.boolean(), knowledge_base: z.boolean(), work_tracking: z.boolean(), governance: z.boolean() }),
+  })
+  .openapi('Entitlement');
+
+// ------------------------------------------------------------------------------------------
+// API keys (§1, §9)
+
+export const ApiKey = z
+  .strictObject({
+    id: z.string(),
+    userId: z.string(),
+    name: z.string(),
+    createdAt: Timestamp,
+    lastUsedAt: Timestamp.nullable(),
+    expiresAt: Timestamp.nullable(),
+    revokedAt: Timestamp.nullable(),
+  })
+  .openapi('ApiKey', { description: 'Never the token.' });
+
+export const CreateKeyBody = z
+  .object({
+    name: z.string().min(1).max(100),
+    expiresInDays: z.int().min(1).max(3650).nullable().optional().openapi({ description: 'Without it the key never expires.' }),
+  })
+  .openapi('CreateKey');
+
+export const CreatedKey = z
+  .strictObject({ key: ApiKey, token: z.string().openapi({ description: 'The JWT, shown this once.' }) })
+  .openapi('CreatedKey');
