@@ -78,6 +78,7 @@ describe('security headers and CORS', () => {
     const allowed = await app.request('GET', '/api/v1/projects', { token: user.token, headers: { Origin: 'https://app.example.com' } });
     expect(allowed.headers['access-control-allow-origin']).toBe('https://app.example.com');
     expect(String(allowed.headers['access-control-expose-headers'])).toMatch(/X-RateLimit-Remaining/);
+    expect(String(allowed.headers['access-control-expose-headers'])).toMatch(/X-Session-Data-Size.*Idempotent-Replayed/);
     expect(allowed.headers['access-control-allow-credentials']).toBeUndefined();
 
     const preflight = await app.request('OPTIONS', '/api/v1/projects', {
@@ -87,6 +88,7 @@ describe('security headers and CORS', () => {
     expect(preflight.headers['access-control-allow-origin']).toBe('https://other.example.org');
     expect(String(preflight.headers['access-control-allow-methods'])).toMatch(/PUT/);
     expect(String(preflight.headers['access-control-allow-headers']).toLowerCase()).toMatch(/authorization/);
+    expect(String(preflight.headers['access-control-allow-headers']).toLowerCase()).toMatch(/idempotency-key/);
 
     const evil = await app.request('GET', '/api/v1/projects', { token: user.token, headers: { Origin: 'https://evil.example.net' } });
     expect(evil.status).toBe(200);

@@ -15,6 +15,8 @@ const EXPOSED_HEADERS = [
   'Retry-After',
   'X-Markdown-Size',
   'X-Raw-Data-Size',
+  'X-Session-Data-Size',
+  'Idempotent-Replayed',
 ];
 
 /** JSON API responses: nothing may load, nothing may frame them. */
@@ -64,7 +66,7 @@ export function securityHeaders(config: Config): RequestHandler[] {
   const corsHandler = cors({
     origin: (origin, cb) => cb(null, origin !== undefined && allowed.has(origin) ? origin : false),
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'Content-Encoding', 'If-Match', 'If-None-Match', 'X-Request-Id', 'Accept'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Content-Encoding', 'If-Match', 'If-None-Match', 'X-Request-Id', 'Accept', 'Idempotency-Key'],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
     optionsSuccessStatus: 204,
