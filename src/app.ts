@@ -4,6 +4,7 @@ import { createGraphqlRouter } from './graphql';
 import { requireAuth, type AuthFailureHook } from './http/auth';
 import { consoleRouter } from './http/console';
 import { dbWatchdog } from './http/db-watchdog';
+import { admission, closeUnreadBodies } from './http/admission';
 import { jsonBody } from './http/body';
 import { idempotency } from './http/idempotency';
 import { errorHandler } from './http/errors';
@@ -46,12 +47,21 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   const metrics = deps.config.metricsEnabled ? createMetrics(deps) : null;
   app.use(requestContext(deps.logger, metrics?.onRequestFinished));
   app.use(securityHeaders(deps.config));
-  app.use(dbWatchdog(deps.config, deps.logger));
+  app.use(closeUnreadBodies);
+  const watchdog = dbWatchdog(deps.config, deps.logger);
+  app.use(watchdog.middleware());
   app.use(healthRouter(deps));
   if (metrics) app.use(metrics.router);
 
   const auth = requireAuth(deps, hooks.onAuthFailure, hooks.beforeAuth);
-  const body = jsonBody(deps.config.maxBodyBytes);
+  const admit = admission({
+    bytesInFlight: deps.config.uploadBytesInFlight,
+    perUser: deps.config.uploadsPerUser,
+    maxBodyBytes: deps.config.maxBodyBytes,
+  });
+  const parse = jsonBody(deps.config.maxBodyBytes);
+  // Admission control runs after authentication (per user) and before a byte of the body is read.
+  const body = (req: Request, res: Response, next: NextFunction) => admit(req, res, () => parse(req, res, next));
   // GraphQL bodies have a limit of their own (contract §16: 1 MiB), not the upload limit.
   const graphqlBody = jsonBody(deps.config.maxGraphqlBodyBytes);
   const graphql = await createGraphqlRouter(deps, { auth, rateLimit: hooks.graphql ?? pass, body: graphqlBody });
@@ -82,6 +92,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   return {
     app,
     async stop() {
+      watchdog.stop();
       metrics?.close();
       await graphql.stop();
     },

@@ -34,6 +34,12 @@ export interface Config {
   workersEnabled: boolean;
   /** Express's `trust proxy`: which peers' X-Forwarded-For gives the client address. */
   trustProxy: boolean | number | string;
+  /** Admission control (contract §12): declared body bytes of uploads in flight, all users. */
+  uploadBytesInFlight: number;
+  /** Admission control: concurrent uploads per user. */
+  uploadsPerUser: number;
+  /** SIGTERM: how long in-flight requests may still run (contract §16). */
+  shutdownGraceS: number;
 }
 
 export class ConfigError extends Error {
@@ -82,6 +88,14 @@ const schema = z.object({
   MAX_BODY_BYTES: positiveInt('MAX_BODY_BYTES').default(50 * 1024 * 1024),
   MAX_GRAPHQL_BODY_BYTES: positiveInt('MAX_GRAPHQL_BODY_BYTES').default(1024 * 1024),
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
+  UPLOAD_BYTES_IN_FLIGHT: positiveInt('UPLOAD_BYTES_IN_FLIGHT').default(192 * 1024 * 1024),
+  UPLOADS_PER_USER: positiveInt('UPLOADS_PER_USER').default(24),
+  SHUTDOWN_GRACE_S: z
+    .string()
+    .regex(/^\d{1,4}$/, 'SHUTDOWN_GRACE_S must be an integer from 0 to 3600')
+    .transform(Number)
+    .refine((n) => n <= 3600, 'SHUTDOWN_GRACE_S must be an integer from 0 to 3600')
+    .default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   METRICS_ENABLED: z.enum(['true', 'false']).default('true'),
   NAMESPACE: z
@@ -159,6 +173,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if ((given.NODE_ENV ?? 'development') === 'production' && !given.JWT_SECRET) {
     problems.push('JWT_SECRET is required when NODE_ENV=production');
   }
+  if (parsed.success && parsed.data.UPLOAD_BYTES_IN_FLIGHT < parsed.data.MAX_BODY_BYTES) {
+    problems.push('UPLOAD_BYTES_IN_FLIGHT must be at least MAX_BODY_BYTES (else the largest upload could never be admitted)');
+  }
   if (!parsed.success || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
   const databaseName = databaseNameOf(e.DATABASE_URL);
@@ -189,6 +206,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: e.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
     workersEnabled: e.WORKERS_ENABLED === 'true',
     trustProxy: trustProxyOf(e.TRUST_PROXY),
+    uploadBytesInFlight: e.UPLOAD_BYTES_IN_FLIGHT,
+    uploadsPerUser: e.UPLOADS_PER_USER,
+    shutdownGraceS: e.SHUTDOWN_GRACE_S,
   });
 }
 

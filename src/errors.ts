@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'RATE_LIMITED'
   | 'SERVICE_UNAVAILABLE'
+  | 'REQUEST_TIMEOUT'
   | 'INTERNAL_SERVER_ERROR';
 
 export class AppError extends Error {
@@ -41,6 +42,8 @@ export const MESSAGES = {
   unsupportedEncoding: 'Unsupported content encoding',
   internal: 'Internal server error',
   unavailable: 'Service temporarily unavailable',
+  busy: 'Server busy, retry later',
+  requestTimeout: 'Request timeout',
 } as const;
 
 export const HTTP_STATUS: Record<ErrorCode, number> = {
@@ -56,6 +59,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
   SERVICE_UNAVAILABLE: 503,
+  REQUEST_TIMEOUT: 408,
   INTERNAL_SERVER_ERROR: 500,
 };
 
@@ -103,5 +107,6 @@ export const GRAPHQL_CODE: Record<ErrorCode, string> = {
   UNSUPPORTED_MEDIA_TYPE: 'VALIDATION_ERROR',
   RATE_LIMITED: 'RATE_LIMITED',
   SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
+  REQUEST_TIMEOUT: 'VALIDATION_ERROR',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 };

@@ -60,10 +60,17 @@ async function main(): Promise<void> {
       logger.info({ msg: 'stopped' });
       process.exit(0);
     });
-    // Idle keep-alive sockets would hold close() open; in-flight requests finish first.
+    // Idle keep-alive sockets would hold close() open; in-flight requests finish first, for at
+    // most SHUTDOWN_GRACE_S (contract §16): then what remains (a client trickling its body) is closed.
     server.closeIdleConnections();
     const idle = setInterval(() => server.closeIdleConnections(), 100);
     idle.unref();
+    setTimeout(() => {
+      logger.warn({ msg: `shutdown grace of ${config.shutdownGraceS} s over: closing remaining connections` });
+      server.closeAllConnections();
+      // Backstop: work still running after its connection went is not waited for much longer.
+      setTimeout(() => process.exit(0), 10_000).unref();
+    }, config.shutdownGraceS * 1000).unref();
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));

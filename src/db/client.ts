@@ -23,9 +23,25 @@ export interface DbHandles {
    * same SQL through Prisma's raw-query path cost about half the throughput in bench/run.ts.
    */
   reader: RawQueryable;
-  /** The driver pool under Prisma, shared: health checks and hot raw statements use it. */
+  /** The driver pool under Prisma, shared: writes, the search worker and health checks use it. */
   pool: mariadb.Pool;
+  /**
+   * Connections of their own for reads (contract §12: uploads can never starve reads). `reader`
+   * and snapshots use it.
+   */
+  readPool: mariadb.Pool;
+  /** Runs `fn` on one consistent snapshot (one committed version of everything it reads). */
+  withSnapshot<T>(fn: (reader: RawQueryable) => Promise<T>): Promise<T>;
+  /**
+   * A snapshot taken on first use and held until `release()`: for a response that reads in
+   * several steps (a GraphQL query, a streamed download).
+   */
+  lazySnapshot(): LazySnapshot;
   close(): Promise<void>;
+}
+
+export interface LazySnapshot extends RawQueryable {
+  release(): Promise<void>;
 }
 
 export function connectionOptions(databaseUrl: string, withDatabase = true): mariadb.PoolConfig {
@@ -38,8 +54,9 @@ export function connectionOptions(databaseUrl: string, withDatabase = true): mar
     password: decodeURIComponent(u.password || ''),
     database: withDatabase && database ? database : undefined,
     connectTimeout: 1000,
-    // Fail fast when the database is away: a request waits at most this long for a connection.
-    acquireTimeout: 900,
+    // A healthy database under a burst is waited for (contract §12); an unreachable one is told
+    // apart by the watchdog (src/http/db-watchdog.ts), not by how long a connection takes.
+    acquireTimeout: 60_000,
     connectionLimit: Number(u.searchParams.get('connection_limit') ?? 10),
     // Timestamps are written and read as UTC wall-clock values.
     timezone: 'Z',
@@ -63,17 +80,90 @@ export function createDb(databaseUrl: string): DbHandles {
   });
   const adapter = new PrismaMariaDb(pool, { database: connectionOptions(databaseUrl).database });
   const prisma = new PrismaClient({ adapter });
-  const reader: RawQueryable = {
-    $queryRawUnsafe: (query, ...values) => pool.query({ sql: query }, values) as Promise<any>,
-    $executeRawUnsafe: async (query, ...values) => Number((await pool.query({ sql: query }, values)).affectedRows ?? 0),
-  };
+  const base = connectionOptions(databaseUrl);
+  // Grown on demand: most processes (CLI, tests) read little. (minimumIdle 0 makes the driver's
+  // pool hand out nothing at all, mariadb 3.4.5.)
+  const readPool = mariadb.createPool({ ...base, minimumIdle: 1, idleTimeout: 30 });
+  readPool.on('connection', (conn: unknown) => {
+    const c = conn as { on?: (event: string, fn: (err: unknown) => void) => void };
+    c.on?.('error', () => undefined);
+  });
+  const reader = queryable(readPool);
   return {
     prisma,
     reader,
     pool,
+    readPool,
+    async withSnapshot(fn) {
+      const snap = lazySnapshotOn(readPool);
+      try {
+        return await fn(snap);
+      } finally {
+        await snap.release();
+      }
+    },
+    lazySnapshot: () => lazySnapshotOn(readPool),
     async close() {
       await prisma.$disconnect().catch(() => undefined);
       await pool.end().catch(() => undefined);
+      await readPool.end().catch(() => undefined);
+    },
+  };
+}
+
+function queryable(q: { query: mariadb.Pool['query'] }): RawQueryable {
+  return {
+    $queryRawUnsafe: (query, ...values) => q.query({ sql: query }, values) as Promise<any>,
+    $executeRawUnsafe: async (query, ...values) => Number((await q.query({ sql: query }, values)).affectedRows ?? 0),
+  };
+}
+
+/**
+ * InnoDB's consistent snapshot: every statement on the connection sees the database as of the
+ * START TRANSACTION, whatever commits meanwhile (a writer replacing the session row and its
+ * chunks commits both at once, so a snapshot holds the old version or the new one, never a mix).
+ */
+function lazySnapshotOn(readPool: mariadb.Pool): LazySnapshot {
+  let conn: Promise<mariadb.PoolConnection> | null = null;
+  let released = false;
+  const open = (): Promise<mariadb.PoolConnection> =>
+    (conn ??= (async () => {
+      const c = await readPool.getConnection();
+      try {
+        await c.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+        await c.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+      } catch (err) {
+        await c.destroy();
+        throw err;
+      }
+      if (released) {
+        await c.query('ROLLBACK').catch(() => undefined);
+        c.release();
+        throw new Error('snapshot already released');
+      }
+      return c;
+    })());
+  return {
+    async $queryRawUnsafe(query, ...values) {
+      const c = await open();
+      return (await c.query({ sql: query }, values)) as any;
+    },
+    async $executeRawUnsafe(query, ...values) {
+      const c = await open();
+      return Number((await c.query({ sql: query }, values)).affectedRows ?? 0);
+    },
+    async release() {
+      if (released) return;
+      released = true;
+      if (!conn) return;
+      const c = await conn.catch(() => null);
+      if (!c) return;
+      try {
+        await c.query('ROLLBACK');
+        await c.release();
+      } catch {
+        await Promise.resolve(c.destroy()).catch(() => undefined);
+      }
     },
   };
 }

@@ -38,6 +38,10 @@ const guardPlugin: ApolloServerPlugin<GraphqlContext> = {
     return {
       async didResolveOperation(rc) {
         if (rc.operation) checkOperation(rc.schema, rc.document, rc.operation, rc.request.variables);
+        if (rc.operation?.operation === 'query') rc.contextValue.readFromSnapshot();
+      },
+      async willSendResponse(rc) {
+        await rc.contextValue.release();
       },
     };
   },
@@ -82,9 +86,11 @@ export async function createGraphqlRouter(deps: Deps, mw: GraphqlMiddleware): Pr
   await server.start();
 
   const apollo = expressMiddleware(server, {
-    context: async ({ req }) => {
+    context: async ({ req, res }) => {
       if (!req.user) throw unauthenticated();
-      return createGraphqlContext({ deps, user: req.user, log: deps.logger.child({ reqId: req.id }) });
+      const gql = createGraphqlContext({ deps, user: req.user, guard: req.guard, log: deps.logger.child({ reqId: req.id }) });
+      res.once('close', () => void gql.release());
+      return gql;
     },
   });
 

@@ -12,7 +12,7 @@ export function requireAuth(deps: Deps, onFailure?: AuthFailureHook, beforeAuth?
     try {
       // An address already over the failed-authentication limit is refused before its token is tried.
       if (beforeAuth) await beforeAuth(req);
-      const user = await authenticate(deps.db.pool, deps.config.jwtSecret, req.get('authorization'));
+      const user = await authenticate(deps.db.readPool, deps.config.jwtSecret, req.get('authorization'));
       if (!user) {
         if (onFailure) await onFailure(req);
         return next(unauthenticated());

@@ -1,6 +1,9 @@
 import crypto from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { AppError, invalid, MESSAGES } from '../errors';
+import { sendError } from './errors';
+
+const MiB = 1024 * 1024;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
@@ -27,7 +30,17 @@ export function jsonBody(limit: number) {
     if (encoding !== 'gzip' && encoding !== 'identity') {
       return next(new AppError('UNSUPPORTED_MEDIA_TYPE', MESSAGES.unsupportedEncoding));
     }
+    // Contract §16: a body must arrive within 60 s plus 1 s per MiB, else the connection goes
+    // (408 while an answer is still possible).
+    const declared = Number(req.headers['content-length']) || limit;
+    const deadline = setTimeout(() => {
+      if (!res.headersSent) sendError(req, res, new AppError('REQUEST_TIMEOUT', MESSAGES.requestTimeout));
+      else req.socket?.destroy();
+    }, 60_000 + Math.ceil(declared / MiB) * 1000);
+    deadline.unref();
     raw(req, res, (err?: unknown) => {
+      clearTimeout(deadline);
+      if (res.headersSent) return;
       if (err) return next(err);
       const buf = req.body as Buffer;
       // Idempotency-Key (http/idempotency.ts) compares requests by their body bytes.

@@ -1,87 +1,160 @@
 import type { NextFunction, Request, Response } from 'express';
 import * as mariadb from 'mariadb';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Config } from '../config';
 import { connectionOptions } from '../db/client';
-import { AppError, isDatabaseUnavailable, MESSAGES } from '../errors';
+import { AppError, MESSAGES } from '../errors';
 import type { Logger } from '../logger';
+import { WorkGuard } from '../services/guard';
 import { sendError } from './errors';
 
-/** A request still running after this long makes the watchdog check the database. */
-const CHECK_AFTER_MS = 450;
-/** A fresh connection must complete its handshake within this. */
-const PROBE_TIMEOUT_MS = 400;
-/** Probe results are shared by all requests for this long (one probe at a time). */
-const PROBE_TTL_MS = 500;
-/** An event loop stalled this long during a probe makes its timeout say nothing about the database. */
-const LOOP_STALL_MS = 100;
+/** How often the database is pinged while requests are in flight (or while it is down). */
+const TICK_MS = 250;
+/** A ping or connect unanswered this long, after this process has read its pending I/O → unreachable. */
+const ANSWER_WITHIN_MS = 1000;
+/** The monitor's connection is dropped after this long without requests. */
+const IDLE_CLOSE_MS = 5000;
+
+/** Paths answered without the database. */
+const WITHOUT_DB = new Set(['/healthz', '/metrics']);
 
 /**
- * What a failed probe means. A refused or reset connection: the database is unreachable. A
- * timeout, only if this process was responsive meanwhile: under CPU saturation the handshake's
- * reply waits behind other work in the event loop, so a timeout there says the process is busy,
- * not that the database is gone (a bench of 50 heavy GraphQL clients answered 503s for that).
+ * Tells "the database is unreachable" from "the database is busy" (contract §12: 503 only for the
+ * first; a healthy database under a burst is waited for). While requests are in flight, a
+ * connection of its own, outside the pools, pings the database every TICK_MS. The database is
+ * unreachable when a ping or a fresh connection fails (refused, reset) or stays unanswered for
+ * ANSWER_WITHIN_MS — counted only once this process has read its pending I/O (the verdict waits
+ * for setImmediate, which runs after the poll phase), so a stalled event loop or saturated CPUs
+ * cannot fake an outage. Pool saturation is never consulted: a request waiting for a connection
+ * just waits. A frozen (SIGSTOP) or dead server is thus detected within ~1.5 s.
+ *
+ * When the database becomes unreachable, every watched request that has not answered yet is
+ * answered 503 and aborted (its transaction rolls back instead of committing, WorkGuard); a
+ * request whose COMMIT is already on its way is left to learn the outcome. New requests are
+ * answered 503 at once until a fresh connection succeeds again (no restart needed).
  */
-export function probeVerdict(err: unknown, loopStallMs: number): 'reachable' | 'unreachable' {
-  const timedOut = /timeout/i.test(String((err as Error)?.message ?? ''));
-  if (timedOut) return loopStallMs >= LOOP_STALL_MS ? 'reachable' : 'unreachable';
-  return isDatabaseUnavailable(err) ? 'unreachable' : 'reachable';
+export class DbMonitor {
+  private state: 'up' | 'down' = 'up';
+  private conn: mariadb.Connection | null = null;
+  /** The outstanding connect or ping and when it started. */
+  private pending: { id: number; since: number } | null = null;
+  private seq = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private lastActive = Date.now();
+  private readonly watched = new Set<{ req: Request; res: Response; guard: WorkGuard }>();
+
+  constructor(
+    private readonly options: mariadb.ConnectionConfig,
+    private readonly logger: Logger,
+  ) {}
+
+  get reachable(): boolean {
+    return this.state === 'up';
+  }
+
+  middleware() {
+    return (req: Request, res: Response, next: NextFunction) => {
+      if (WITHOUT_DB.has(req.path)) return next();
+      if (this.state === 'down') {
+        this.ensureTicking();
+        return this.answer503(req, res);
+      }
+      const entry = { req, res, guard: new WorkGuard() };
+      req.guard = entry.guard;
+      this.watched.add(entry);
+      this.lastActive = Date.now();
+      this.ensureTicking();
+      res.once('close', () => this.watched.delete(entry));
+      next();
+    };
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.dropConnection();
+  }
+
+  private answer503(req: Request, res: Response): void {
+    if (res.headersSent) return;
+    if (req.path === '/readyz') res.status(503).json({ status: 'not ready', reason: 'database unreachable' });
+    else sendError(req, res, new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable));
+  }
+
+  private ensureTicking(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.tick(), TICK_MS);
+    this.timer.unref();
+    this.tick();
+  }
+
+  private tick(): void {
+    if (this.watched.size > 0) this.lastActive = Date.now();
+    if (this.state === 'up' && this.watched.size === 0 && Date.now() - this.lastActive > IDLE_CLOSE_MS) {
+      this.stop();
+      return;
+    }
+    if (this.pending) {
+      if (Date.now() - this.pending.since < ANSWER_WITHIN_MS) return;
+      const { id } = this.pending;
+      // After the poll phase: an answer that arrived while this process was not running counts.
+      setImmediate(() => {
+        if (this.pending?.id === id) this.fail('no answer within 1 s');
+      });
+      return;
+    }
+    const id = ++this.seq;
+    this.pending = { id, since: Date.now() };
+    const op = this.conn ? this.conn.ping() : this.connect();
+    op.then(
+      () => {
+        if (this.pending?.id !== id) return;
+        this.pending = null;
+        this.succeed();
+      },
+      (err: unknown) => {
+        if (this.pending?.id !== id) return;
+        this.fail(err instanceof Error ? err.message : String(err));
+      },
+    );
+  }
+
+  private async connect(): Promise<void> {
+    const conn = await mariadb.createConnection(this.options);
+    conn.on('error', () => undefined);
+    if (this.conn) conn.destroy();
+    else this.conn = conn;
+  }
+
+  private dropConnection(): void {
+    const c = this.conn;
+    this.conn = null;
+    this.pending = null;
+    try {
+      c?.destroy();
+    } catch {
+      /* already gone */
+    }
+  }
+
+  private succeed(): void {
+    if (this.state === 'down') this.logger.info({ msg: 'database reachable again' });
+    this.state = 'up';
+  }
+
+  private fail(reason: string): void {
+    this.dropConnection();
+    if (this.state === 'up') this.logger.warn({ msg: 'database unreachable', reason });
+    this.state = 'down';
+    for (const w of this.watched) {
+      if (w.res.headersSent || w.res.writableEnded) continue;
+      // A request whose commit is on its way waits for the commit's outcome instead.
+      if (!w.guard.abort()) continue;
+      this.answer503(w.req, w.res);
+    }
+  }
 }
 
-/**
- * "503 within a second, never hanging" also for a database that is frozen rather than gone (a
- * stopped server process, a black-holed network): the pool's acquire timeout covers new
- * connections, but a statement already sent on a pooled connection would wait for TCP to give
- * up. When a request has run for CHECK_AFTER_MS, a fresh connection is tried (outside the pool);
- * if the database is unreachable the request is answered 503 at once (/readyz: not ready) and
- * whatever it was waiting for is left to fail or finish on its own — a write answered 503 is
- * unacknowledged, and uploads are idempotent PUTs a client retries. A slow but reachable
- * database is left alone.
- */
-export function dbWatchdog(config: Config, logger: Logger) {
-  const options = { ...connectionOptions(config.databaseUrl), connectTimeout: PROBE_TIMEOUT_MS };
-  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
-  loopDelay.enable();
-  let last: { at: number; reachable: boolean } | null = null;
-  let inflight: Promise<boolean> | null = null;
-
-  const probe = (): Promise<boolean> => {
-    if (last && Date.now() - last.at < PROBE_TTL_MS) return Promise.resolve(last.reachable);
-    if (inflight) return inflight;
-    inflight = (async () => {
-      let reachable = true;
-      let conn: mariadb.Connection | null = null;
-      loopDelay.reset();
-      try {
-        conn = await mariadb.createConnection(options);
-      } catch (err) {
-        // The histogram's max is the longest stall seen since the reset, in nanoseconds.
-        reachable = probeVerdict(err, loopDelay.max / 1e6) === 'reachable';
-      }
-      conn?.destroy();
-      last = { at: Date.now(), reachable };
-      inflight = null;
-      if (!reachable) logger.warn({ msg: 'database unreachable (watchdog probe failed)' });
-      return reachable;
-    })();
-    return inflight;
-  };
-
-  return (req: Request, res: Response, next: NextFunction) => {
-    const timer = setTimeout(() => {
-      void probe().then((reachable) => {
-        if (reachable || res.headersSent || res.writableEnded) return;
-        if (req.path === '/readyz') {
-          res.status(503).json({ status: 'not ready', reason: 'database unreachable' });
-        } else {
-          sendError(req, res, new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable));
-        }
-      });
-    }, CHECK_AFTER_MS);
-    timer.unref();
-    // 'close' follows 'finish' on every response (and also ends an aborted one): one listener is
-    // enough. A timer firing in between finds the response ended and does nothing.
-    res.once('close', () => clearTimeout(timer));
-    next();
-  };
+export function dbWatchdog(config: Config, logger: Logger): DbMonitor {
+  // The driver's own connect timeout is only a backstop: the monitor's verdict is its own.
+  return new DbMonitor({ ...connectionOptions(config.databaseUrl), connectTimeout: 10_000 }, logger);
 }

@@ -1,4 +1,5 @@
 import type { AuthUser } from '../services/context';
+import type { WorkGuard } from '../services/guard';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -10,6 +11,8 @@ declare global {
       startedAt: bigint;
       /** sha256 (hex) of the decompressed body bytes, set when an Idempotency-Key came with it. */
       bodyDigest?: string;
+      /** Set by the database watchdog for every request it watches. */
+      guard?: WorkGuard;
     }
   }
 }

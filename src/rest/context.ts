@@ -15,6 +15,7 @@ export function ctxOf(req: Request, deps: Deps): Ctx {
   return {
     deps,
     user,
+    guard: req.guard,
     get log() {
       return (log ??= deps.logger.child({ reqId: req.id }));
     },

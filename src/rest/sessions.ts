@@ -1,6 +1,11 @@
 import { Router, type Request, type Response } from 'express';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { StringDecoder } from 'node:string_decoder';
+import type { LazySnapshot } from '../db/client';
 import { AppError, MESSAGES } from '../errors';
-import type { Deps } from '../services/context';
+import { contentChunks, type ContentPart } from '../services/content-store';
+import { withReader, type Ctx, type Deps } from '../services/context';
 import { resumableParam, resumableSessionsOfProject } from '../services/resume';
 import * as sessions from '../services/sessions';
 import type { SessionRow } from '../services/sessions';
@@ -28,6 +33,47 @@ function notModified(req: Request, res: Response, row: SessionRow): boolean {
   res.removeHeader('X-Session-Data-Size');
   res.status(304).end();
   return true;
+}
+
+/**
+ * Sends `head`, then the content as it is read from the snapshot, then `tail`: one chunk in
+ * memory at a time, waiting for the client to take each (backpressure). An aborted client ends
+ * the pipeline; the caller releases the snapshot.
+ */
+async function streamContent(
+  res: Response,
+  snap: LazySnapshot,
+  row: sessions.SessionRow,
+  part: ContentPart,
+  asJsonString?: { head: string; tail: string },
+): Promise<void> {
+  async function* body(): AsyncGenerator<Buffer> {
+    if (!asJsonString) return yield* contentChunks(snap, row.projectId, row.id, part);
+    const decoder = new StringDecoder('utf8');
+    yield Buffer.from(asJsonString.head + '"', 'utf8');
+    for await (const chunk of contentChunks(snap, row.projectId, row.id, part)) {
+      // JSON string escaping of each decoded piece (a character split across chunks waits in the decoder).
+      yield Buffer.from(JSON.stringify(decoder.write(chunk)).slice(1, -1), 'utf8');
+    }
+    yield Buffer.from(JSON.stringify(decoder.end()).slice(1, -1) + '"' + asJsonString.tail, 'utf8');
+  }
+  try {
+    await pipeline(Readable.from(body(), { objectMode: false, highWaterMark: 1 }), res);
+  } catch (err) {
+    // A client that went away is no error of ours; anything else after the headers can only end the response.
+    if (!res.headersSent) throw err;
+    res.destroy();
+  }
+}
+
+/** A read of one session on one snapshot, released whatever happens (contract §12). */
+async function onSnapshot(req: Request, deps: Deps, fn: (ctx: Ctx, snap: LazySnapshot) => Promise<void>): Promise<void> {
+  const snap = deps.db.lazySnapshot();
+  try {
+    await fn(withReader(ctxOf(req, deps), snap), snap);
+  } finally {
+    await snap.release();
+  }
 }
 
 export function sessionsRouter(deps: Deps): Router {
@@ -60,38 +106,43 @@ export function sessionsRouter(deps: Deps): Router {
   });
 
   r.get(`${base}/:sessionId`, async (req, res) => {
-    const ctx = ctxOf(req, deps);
     // No Accept (or */*) → JSON; none of the three types → 406, before existence (contract §4 order).
     const wanted = req.accepts(PRODUCIBLE);
     if (!wanted) throw new AppError('NOT_ACCEPTABLE', MESSAGES.notAcceptable);
-    const row = await sessions.requireSession(ctx, req.params.projectId, req.params.sessionId);
-    res.vary('Accept');
-    if (wanted === SESSION_DATA_MEDIA_TYPE) {
-      if (!(Number(row.sessionDataSize) > 0)) throw new AppError('NOT_FOUND', MESSAGES.sessionDataNotFound);
+    await onSnapshot(req, deps, async (ctx, snap) => {
+      const row = await sessions.requireSession(ctx, req.params.projectId, req.params.sessionId);
+      res.vary('Accept');
+      if (wanted === SESSION_DATA_MEDIA_TYPE) {
+        if (!(Number(row.sessionDataSize) > 0)) throw new AppError('NOT_FOUND', MESSAGES.sessionDataNotFound);
+        setValidators(res, row);
+        if (notModified(req, res, row)) return;
+        res.status(200).type(SESSION_DATA_MEDIA_TYPE).setHeader('Content-Length', String(row.sessionDataSize));
+        return streamContent(res, snap, row, 'session');
+      }
       setValidators(res, row);
       if (notModified(req, res, row)) return;
-      const data = await sessions.getSessionContent(ctx, row, 'session');
-      res.status(200).type(SESSION_DATA_MEDIA_TYPE).send(data);
-      return;
-    }
-    setValidators(res, row);
-    if (notModified(req, res, row)) return;
-    const wantsMarkdown = wanted === 'text/markdown';
-    const markdown = await sessions.getSessionContent(ctx, row, 'markdown');
-    if (wantsMarkdown) {
-      res.status(200).type('text/markdown; charset=utf-8').send(markdown);
-      return;
-    }
-    res.json(ok({ session: { ...sessions.toSession(row), markdownContent: markdown.toString('utf8'), project: row.project } }));
+      if (wanted === 'text/markdown') {
+        res.status(200).type('text/markdown; charset=utf-8').setHeader('Content-Length', String(row.markdownSize));
+        return streamContent(res, snap, row, 'markdown');
+      }
+      // {"success":true,"data":{"session":{…,"markdownContent":"<streamed>","project":{…}}}}
+      const session = JSON.stringify(sessions.toSession(row));
+      res.status(200).type('application/json; charset=utf-8');
+      return streamContent(res, snap, row, 'markdown', {
+        head: `{"success":true,"data":{"session":${session.slice(0, -1)},"markdownContent":`,
+        tail: `,"project":${JSON.stringify(row.project)}}}}`,
+      });
+    });
   });
 
   r.get(`${base}/:sessionId/raw`, async (req, res) => {
-    const ctx = ctxOf(req, deps);
-    const row = await sessions.requireSession(ctx, req.params.projectId, req.params.sessionId);
-    setValidators(res, row);
-    if (notModified(req, res, row)) return;
-    const raw = await sessions.getSessionContent(ctx, row, 'raw');
-    res.status(200).type('application/octet-stream').send(raw);
+    await onSnapshot(req, deps, async (ctx, snap) => {
+      const row = await sessions.requireSession(ctx, req.params.projectId, req.params.sessionId);
+      setValidators(res, row);
+      if (notModified(req, res, row)) return;
+      res.status(200).type('application/octet-stream').setHeader('Content-Length', String(row.rawDataSize));
+      return streamContent(res, snap, row, 'raw');
+    });
   });
 
   r.put(`${base}/:sessionId`, async (req, res) => {

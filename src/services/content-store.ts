@@ -28,6 +28,25 @@ export async function readContent(db: RawQueryable, projectId: string, sessionId
 }
 
 /**
+ * The content one chunk at a time, for streaming: at most CHUNK_BYTES in memory per reader.
+ * Call on a snapshot (DbHandles.lazySnapshot) so that all chunks are of one version.
+ */
+export async function* contentChunks(db: RawQueryable, projectId: string, sessionId: string, part: ContentPart): AsyncGenerator<Buffer> {
+  for (let seq = 0; ; seq++) {
+    const rows = await db.$queryRawUnsafe<Array<{ data: unknown }>>(
+      'SELECT data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = ? AND seq = ?',
+      projectId,
+      sessionId,
+      part,
+      seq,
+    );
+    if (!rows[0]) return;
+    const buf = toBuffer(rows[0].data);
+    if (buf.length) yield buf;
+  }
+}
+
+/**
  * Replaces markdown and raw data of a session, and its session data when `parts.session` is given
  * (an upload without session data keeps the stored one); call inside the write transaction.
  */

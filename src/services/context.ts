@@ -1,6 +1,7 @@
 import type { Config } from '../config';
-import type { DbHandles } from '../db/client';
+import type { DbHandles, RawQueryable } from '../db/client';
 import type { Logger } from '../logger';
+import type { WorkGuard } from './guard';
 import type { SearchPort } from '../search/port';
 
 /** Search as services use it: the port plus a nudge to the outbox worker after a write. */
@@ -26,4 +27,15 @@ export interface Ctx {
   deps: Deps;
   user: AuthUser;
   log: Logger;
+  /** The request's write guard (the database watchdog aborts it with its 503). */
+  guard?: WorkGuard;
+}
+
+/**
+ * The same context reading through `reader` (a snapshot): every service read made with it sees
+ * one committed version of the database (contract §12).
+ */
+export function withReader(ctx: Ctx, reader: RawQueryable): Ctx {
+  const deps: Deps = { ...ctx.deps, db: { ...ctx.deps.db, reader } };
+  return Object.create(ctx, { deps: { value: deps, enumerable: true } }) as Ctx;
 }

@@ -323,7 +323,7 @@ export async function upsertSession(
   const userId = ctx.user.id;
   const sentDataDigest = up.sessionData ? sessionDataDigestOf(up.sessionData) : null;
 
-  const result = await inTransaction(ctx.deps.db.prisma, async (tx) => {
+  const result = await inTransaction(ctx.deps.db.prisma, ctx.guard, async (tx) => {
     const now = new Date();
     await tx.$executeRawUnsafe(
       'INSERT IGNORE INTO projects (id, ownerId, name, icon, color, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -627,7 +627,7 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
   }
   if (Object.keys(patch).length === 0) throw invalid('Nothing to update: send name, tags or userTitle');
   const current = await requireSession(ctx, projectId, rawSessionId);
-  const updated = await inTransaction(ctx.deps.db.prisma, async (tx) => {
+  const updated = await inTransaction(ctx.deps.db.prisma, ctx.guard, async (tx) => {
     const old = await lockSession(tx, current.projectId, current.id);
     if (!old) throw sessionNotFound(current.id, projectId);
     const meta = parseStoredMeta(old.metadataJson);
@@ -655,7 +655,7 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
 
 export async function deleteSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<void> {
   const row = await requireSession(ctx, projectId, rawSessionId);
-  await inTransaction(ctx.deps.db.prisma, async (tx) => {
+  await inTransaction(ctx.deps.db.prisma, ctx.guard, async (tx) => {
     const n = await tx.$executeRawUnsafe('DELETE FROM sessions WHERE projectId = ? AND id = ? AND userId = ?', row.projectId, row.id, ctx.user.id);
     if (n === 0) throw sessionNotFound(row.id, projectId);
     await enqueueIndexWork(tx, 'delete', ctx.user.id, row.projectId, row.id);

@@ -1,5 +1,6 @@
 import type { PrismaClient } from '../generated/prisma/client';
 import type { RawQueryable } from './content-store';
+import type { WorkGuard } from './guard';
 
 export type Tx = RawQueryable;
 
@@ -14,14 +15,39 @@ export function isRetryableTxError(err: unknown): boolean {
   return false;
 }
 
-/** Runs `fn` in an interactive transaction, retrying a few times on deadlock. */
-export async function inTransaction<T>(prisma: PrismaClient, fn: (tx: Tx) => Promise<T>, attempts = 8): Promise<T> {
+/**
+ * Runs `fn` in an interactive transaction, retrying a few times on deadlock. With a guard, a
+ * request the watchdog has answered 503 rolls back instead of committing (see WorkGuard).
+ * A healthy database under a burst is waited for: `maxWait` is long; an unreachable one is the
+ * watchdog's to tell.
+ */
+export function inTransaction<T>(prisma: PrismaClient, fn: (tx: Tx) => Promise<T>): Promise<T>;
+export function inTransaction<T>(prisma: PrismaClient, guard: WorkGuard | undefined, fn: (tx: Tx) => Promise<T>): Promise<T>;
+export async function inTransaction<T>(
+  prisma: PrismaClient,
+  a: WorkGuard | undefined | ((tx: Tx) => Promise<T>),
+  b?: (tx: Tx) => Promise<T>,
+): Promise<T> {
+  const fn = typeof a === 'function' ? a : b!;
+  const guard = typeof a === 'function' ? undefined : a;
+  const attempts = 8;
   for (let attempt = 1; ; attempt++) {
+    guard?.check();
     try {
-      return await prisma.$transaction((tx) => fn(tx as unknown as Tx), { maxWait: 10_000, timeout: 120_000 });
+      return await prisma.$transaction(
+        async (tx) => {
+          const result = await fn(tx as unknown as Tx);
+          guard?.beforeCommit();
+          return result;
+        },
+        { maxWait: 60_000, timeout: 120_000 },
+      );
     } catch (err) {
+      guard?.commitSettled();
       if (attempt >= attempts || !isRetryableTxError(err)) throw err;
       await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+    } finally {
+      guard?.commitSettled();
     }
   }
 }

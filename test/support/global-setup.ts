@@ -7,6 +7,8 @@ import * as mariadb from 'mariadb';
 import { startTestMeili } from './meili-engine';
 
 export default async function globalSetup(): Promise<void> {
+  // Names this run's directory of child processes to sweep at the end (support/processes.ts).
+  process.env.SA_TEST_RUN_ID = String(process.pid);
   const conn = await mariadb.createConnection({ host: '127.0.0.1', port: 3306, user: 'root', connectTimeout: 5000 });
   await conn.end();
   await startTestMeili();

@@ -1,0 +1,53 @@
+/**
+ * Child processes a test starts (scratch servers, engines they start, CPU burners) run in a
+ * process group of their own and are recorded in a directory of this jest run; the global
+ * teardown kills whatever is still recorded, so a test that fails or times out before its
+ * afterAll leaves nothing running (the group takes grandchildren, e.g. a server's embedded
+ * Meilisearch, with it).
+ */
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export function trackedDir(): string {
+  // SA_TEST_RUN_ID is set by the global setup: one directory per jest run, never another run's.
+  return path.join(os.tmpdir(), `sa-test-procs-${process.env.SA_TEST_RUN_ID ?? process.pid}`);
+}
+
+export function spawnTracked(command: string, args: string[], options: SpawnOptions = {}): ChildProcess {
+  const proc = spawn(command, args, { ...options, detached: true });
+  if (proc.pid) {
+    fs.mkdirSync(trackedDir(), { recursive: true });
+    const file = path.join(trackedDir(), String(proc.pid));
+    fs.writeFileSync(file, command);
+    proc.once('exit', () => {
+      // The group may outlive its leader (grandchildren): kill it before forgetting it.
+      killGroup(proc.pid!);
+      fs.rmSync(file, { force: true });
+    });
+  }
+  return proc;
+}
+
+export function killGroup(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    /* gone already */
+  }
+}
+
+/** Global teardown: every group still recorded for this run. */
+export function killAllTracked(): void {
+  const dir = trackedDir();
+  if (!fs.existsSync(dir)) return;
+  for (const f of fs.readdirSync(dir)) {
+    const pid = Number(f);
+    if (Number.isInteger(pid) && pid > 0) {
+      killGroup(pid, 'SIGCONT');
+      killGroup(pid);
+    }
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+}
