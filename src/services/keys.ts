@@ -1,9 +1,10 @@
 import crypto from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client';
-import { AppError, invalid } from '../errors';
+import { AppError } from '../errors';
 import { signKeyToken } from '../auth/tokens';
 import type { Ctx } from './context';
-import { checkString, isPlainObject, optionalInt } from './validation';
+import { CreateKeyBody } from '../rest/schemas/resources';
+import { parseInput } from '../rest/schemas/input';
 
 export interface ApiKeyDto {
   id: string;
@@ -42,12 +43,10 @@ export interface KeyInput {
   expiresInDays?: unknown;
 }
 
+/** The body of `POST /keys` (and GraphQL `createApiKey`'s arguments), parsed by its REST schema. */
 export function validateKeyInput(input: unknown): { name: string; expiresInDays: number | undefined } {
-  if (!isPlainObject(input)) throw invalid('Request body must be a JSON object');
-  if (input.name === undefined || input.name === null) throw invalid('Missing required field: name');
-  const name = checkString(input.name, 'name', 1, 100);
-  const expiresInDays = optionalInt(input, 'expiresInDays', 1, 3650);
-  return { name, expiresInDays };
+  const { name, expiresInDays } = parseInput(CreateKeyBody, input);
+  return { name, expiresInDays: expiresInDays ?? undefined };
 }
 
 /** Creates a key row and returns its token; the token is never stored. */

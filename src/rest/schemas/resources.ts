@@ -5,6 +5,7 @@
  */
 import { PROJECT_COLORS, PROJECT_ICONS } from '../../services/projects';
 import { PROJECT_ID_PATTERN, Timestamp, UUID_PATTERN, z } from './common';
+import { body, optionalInteger, text } from './input';
 
 // ------------------------------------------------------------------------------------------
 // Projects (§2)
@@ -188,12 +189,11 @@ export const ApiKey = z
   })
   .openapi('ApiKey', { description: 'Never the token.' });
 
-export const CreateKeyBody = z
-  .object({
-    name: z.string().min(1).max(100),
-    expiresInDays: z.int().min(1).max(3650).nullable().optional().openapi({ description: 'Without it the key never expires.' }),
-  })
-  .openapi('CreateKey');
+/** Validates `POST /keys` and GraphQL `createApiKey` (services/keys.ts) with the contract's messages. */
+export const CreateKeyBody = body({
+  name: text('name', 1, 100),
+  expiresInDays: optionalInteger('expiresInDays', 1, 3650).openapi({ description: 'Without it the key never expires.' }),
+}).openapi('CreateKey');
 
 export const CreatedKey = z
   .strictObject({ key: ApiKey, token: z.string().openapi({ description: 'The JWT, shown this once.' }) })
