@@ -146,3 +146,16 @@ describe('concurrent repeats', () => {
     expect(new Set(rs.map((r) => r.headers.etag)).size).toBe(1);
   });
 });
+
+describe('the OpenAPI document says the same', () => {
+  test('PUT and POST take the header (409, 422, Idempotent-Replayed); POST /keys does not', async () => {
+    const doc = (await app.request('GET', '/api/v1/openapi.json')).body;
+    const put = doc.paths['/projects/{projectId}/sessions/{sessionId}'].put;
+    expect(put.parameters.map((p: any) => p.name)).toContain('Idempotency-Key');
+    expect(Object.keys(put.responses)).toEqual(expect.arrayContaining(['409', '422']));
+    expect(Object.keys(put.responses['201'].headers)).toContain('Idempotent-Replayed');
+    const keys = doc.paths['/keys'].post;
+    expect((keys.parameters ?? []).map((p: any) => p.name)).not.toContain('Idempotency-Key');
+    expect(keys.responses['422']).toBeUndefined();
+  });
+});

@@ -156,7 +156,8 @@ function keyOperations(registry: OpenAPIRegistry): void {
     responses: { 200: { description: 'Your keys.', schema: envelope(z.strictObject({ keys: z.array(R.ApiKey), total: z.int().min(0) })) } },
   });
   describe(registry, {
-    method: 'post', path: '/keys', tag, auth: 'key', summary: 'Create an API key', body: R.CreateKeyBody, idempotent: true,
+    method: 'post', path: '/keys', tag, auth: 'key', summary: 'Create an API key', body: R.CreateKeyBody,
+    description: '`Idempotency-Key` is not honoured here: a replay would need the token, which is never stored.',
     responses: { 201: { description: 'The key and its token (shown once).', schema: envelope(R.CreatedKey) } },
   });
   describe(registry, {

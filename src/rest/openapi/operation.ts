@@ -56,7 +56,8 @@ function headersOf(names: HeaderName[], required: HeaderName[] = []) {
 
 const IdempotencyKey = z.object({
   'Idempotency-Key': z.string().min(1).optional().openapi({
-    description: 'Repeating a PUT/POST with the same key within 24 hours returns the first response without acting again; the same key with a different body → 422.',
+    description:
+      'Repeating this request with the same key (1–255 visible ASCII characters) within 24 hours returns the first response (status, body, `ETag`; marked `Idempotent-Replayed: true`) without acting again; a repeat that arrives while the first is running waits for it. Keys are per user. The same key with another method, path or body → 422. A 5xx answer frees the key.',
   }),
 });
 
@@ -64,13 +65,14 @@ export function describe(registry: OpenAPIRegistry, op: Operation): void {
   const authenticated = op.auth !== 'none';
   // Any request can be malformed (a path that does not decode, a bad query) → 400.
   const common: ErrorStatus[] = op.auth === 'none' ? [400, 500, 503] : [400, 401, 429, 500, 503];
-  const errors = new Set<ErrorStatus>([...common, ...(op.errors ?? []), ...(op.body ? ([400, 413, 415] as ErrorStatus[]) : []), ...(op.idempotent ? ([422] as ErrorStatus[]) : [])]);
+  const errors = new Set<ErrorStatus>([...common, ...(op.errors ?? []), ...(op.body ? ([400, 413, 415] as ErrorStatus[]) : []), ...(op.idempotent ? ([409, 422] as ErrorStatus[]) : [])]);
   const rl = op.auth === 'key' ? RATE_LIMIT : [];
 
   const responses: Record<string, ResponseConfig> = {};
   for (const [status, r] of Object.entries(op.responses)) {
     const content = r.schema ? { 'application/json': { schema: r.schema } } : r.content ? Object.fromEntries(Object.entries(r.content).map(([m, s]) => [m, { schema: s }])) : undefined;
-    responses[status] = { description: r.description, headers: headersOf([...rl, ...(r.headers ?? [])], r.requiredHeaders) as never, ...(content ? { content } : {}) };
+    const replayed: HeaderName[] = op.idempotent ? ['Idempotent-Replayed'] : [];
+    responses[status] = { description: r.description, headers: headersOf([...rl, ...(r.headers ?? []), ...replayed], r.requiredHeaders) as never, ...(content ? { content } : {}) };
   }
   for (const status of [...errors].sort()) {
     const extra: HeaderName[] = status === 429 || status === 503 ? ['Retry-After'] : [];

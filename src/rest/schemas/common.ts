@@ -37,6 +37,7 @@ export const HEADERS = {
   'X-Markdown-Size': { description: 'Bytes of the markdown (UTF-8).', schema: { type: 'integer', minimum: 0 } },
   'X-Raw-Data-Size': { description: 'Bytes of the raw data.', schema: { type: 'integer', minimum: 0 } },
   'X-Session-Data-Size': { description: 'Bytes of the session data (§15), 0 when none.', schema: { type: 'integer', minimum: 0 } },
+  'Idempotent-Replayed': { description: '`true` on the stored first response to an `Idempotency-Key`, sent again (§15).', schema: { type: 'string', enum: ['true'] } },
   'Set-Cookie': { description: 'The browser session: `sa_session=<token>; HttpOnly; SameSite=Lax; Path=/` (plus `Secure` on HTTPS).', schema: { type: 'string' } },
 } as const;
 export type HeaderName = keyof typeof HEADERS;
@@ -46,9 +47,9 @@ export const ERROR_STATUSES = {
   400: 'Bad request: the message says what is wrong (`Invalid JSON in request body`, `Missing required field: name`, …).',
   401: 'Not authenticated: `Invalid session token` (every token problem, missing header included). HEAD: no body.',
   403: "Another user's resource: `Insufficient permissions`; a cookie request without a valid CSRF token: `Invalid CSRF token`. HEAD: no body.",
-  404: '`Project not found` / `Session not found` / `Not found`. HEAD: no body.',
+  404: '`Project not found` / `Session not found` / `Not found` (`Session data not found` for the session-data type). HEAD: no body.',
   406: 'Not acceptable: the `Accept` header names no representation this operation produces.',
-  409: 'Conflict: the id is already yours.',
+  409: 'Conflict: the id is already yours; or, with `Idempotency-Key`, the first request with this key is still in progress after 5 minutes.',
   412: '`Precondition failed`: `If-Match` did not match, or `If-None-Match: *` and the session exists.',
   413: '`Request body too large` (more than `MAX_BODY_BYTES` after decompression).',
   415: '`Unsupported content encoding` (only gzip and identity).',
