@@ -71,6 +71,22 @@ export function createMetrics(deps: Deps): AppMetrics {
     registers: [registry],
   });
   new Gauge({
+    name: 'search_outbox_dead_total',
+    help: 'Search outbox work set aside after failing 10 times (search_outbox_dead; `search outbox retry` requeues it); -1 when the database is unreachable',
+    registers: [registry],
+    async collect() {
+      try {
+        const rows = await Promise.race([
+          deps.db.pool.query('SELECT COUNT(*) AS n FROM search_outbox_dead') as Promise<Array<{ n: number | bigint }>>,
+          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('dead-letter count timed out')), 1000).unref()),
+        ]);
+        this.set(Number(rows[0]?.n ?? 0));
+      } catch {
+        this.set(-1);
+      }
+    },
+  });
+  new Gauge({
     name: 'search_outbox_backlog',
     help: 'Index operations waiting in the search outbox (-1 when the database is unreachable)',
     registers: [registry],

@@ -5,6 +5,7 @@ import { createKeyForUser, listKeysOfUser, revokeKeyById, validateKeyInput } fro
 import { createUser, findUserByEmail } from '../services/users';
 import { AppError } from '../errors';
 import { reindexFromCli } from './reindex';
+import { retryDeadRows } from '../search/outbox';
 
 /**
  * Admin CLI (contract §1). Errors: one line on stderr and a non-zero exit.
@@ -17,7 +18,7 @@ import { reindexFromCli } from './reindex';
 class UsageError extends Error {}
 
 const USAGE =
-  'usage: cli users create --email E [--name N] | keys create --email E [--name N] [--expires-in-days D] | keys list --email E | keys revoke KEY_ID | search reindex';
+  'usage: cli users create --email E [--name N] | keys create --email E [--name N] [--expires-in-days D] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID]';
 
 function parseArgs(argv: string[], allowed: string[]): { flags: Record<string, string>; positional: string[] } {
   const flags: Record<string, string> = {};
@@ -45,7 +46,7 @@ function need(flags: Record<string, string>, name: string): string {
 
 async function run(argv: string[], out: (line: string) => void): Promise<void> {
   const [group, command, ...rest] = argv;
-  const known = ['users create', 'keys create', 'keys list', 'keys revoke', 'search reindex'];
+  const known = ['users create', 'keys create', 'keys list', 'keys revoke', 'search reindex', 'search outbox-retry'];
   if (!group || !command || !known.includes(`${group} ${command}`)) {
     throw new UsageError(group ? `unknown command: ${[group, command].filter(Boolean).join(' ')}. ${USAGE}` : USAGE);
   }
@@ -55,6 +56,7 @@ async function run(argv: string[], out: (line: string) => void): Promise<void> {
     'keys list': ['email'],
     'keys revoke': [],
     'search reindex': [],
+    'search outbox-retry': [],
   };
   const { flags, positional } = parseArgs(rest, spec[`${group} ${command}`]);
   const config = loadConfig();
@@ -101,6 +103,15 @@ async function run(argv: string[], out: (line: string) => void): Promise<void> {
           throw e instanceof AppError && e.code === 'NOT_FOUND' ? new UsageError(`no key with id ${positional[0]}`) : e;
         });
         out(`revoked key ${k.id} at ${k.revokedAt}`);
+        return;
+      }
+      case 'search outbox-retry': {
+        // Dead-lettered index work (contract §16) back into the outbox: one row, or all.
+        if (positional.length > 1 || (positional[0] !== undefined && !/^\d+$/.test(positional[0]))) {
+          throw new UsageError('usage: search outbox-retry [ID]');
+        }
+        const n = await retryDeadRows(db.pool, positional[0] === undefined ? undefined : Number(positional[0]));
+        out(`requeued ${n} search outbox row${n === 1 ? '' : 's'}`);
         return;
       }
       case 'search reindex': {

@@ -25,6 +25,8 @@ export interface Search extends SearchPort {
   notify(): void;
   /** Outbox rows not yet applied (for metrics). */
   backlog(): Promise<number>;
+  /** Outbox rows set aside after failing 10 times (search_outbox_dead). */
+  deadLetters(): Promise<number>;
   /** Rebuilds the index from the database; resolves when done. Needs start() first. */
   reindexAll(onProgress?: (p: ReindexProgress) => void): Promise<{ sessions: number }>;
   /**
@@ -181,6 +183,7 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
     isHealthy: healthy,
     notify: () => worker.notify(),
     backlog: () => worker.backlog(),
+    deadLetters: () => worker.deadLetters(),
 
     async reindexAll(onProgress) {
       if (!started) throw new Error('search not started');

@@ -29,7 +29,7 @@ import { sessionKeyOf, TOMBSTONE, tombstoneOf, toDocuments, WHOLE_MAX, type Inde
 import { ownedProjectFilter, ownedSessionsFilter } from './filter';
 import { isEngineUnreachable } from './http-client';
 import { recentUidOf } from './index-settings';
-import type { OutboxOp } from './outbox';
+import { buryDeadRows, deadCount, type OutboxOp } from './outbox';
 
 interface OutboxRow {
   id: number;
@@ -136,9 +136,15 @@ function slicesBySize<T extends { markdownSize: number }>(rows: T[], max: number
 }
 
 /** Rows of `rows` that must wait because an older, unclaimed row touches the same session/project. */
-export function deferredRows(rows: OutboxRow[], older: Array<Pick<OutboxRow, 'id' | 'op' | 'projectId' | 'sessionId'>>): Set<number> {
+export function deferredRows(
+  rows: OutboxRow[],
+  older: Array<Pick<OutboxRow, 'id' | 'op' | 'projectId' | 'sessionId'> & { waiting?: boolean | number }>,
+): Set<number> {
   const claimed = new Set(rows.map((r) => r.id));
-  const blockers = older.filter((o) => !claimed.has(o.id));
+  // A row waiting for a retry is held by no worker: work that re-reads the database may pass it
+  // (contract §16: a failing unit never holds back later work), except a project's deletion,
+  // which is applied as such, not from the database's state.
+  const blockers = older.filter((o) => !claimed.has(o.id) && (!o.waiting || o.op === 'delete_project'));
   const deferred = new Set<number>();
   for (const r of rows) {
     const blocked = blockers.some(
@@ -253,6 +259,11 @@ export class OutboxWorker {
     for (const w of Object.values(this.wakers)) w.notify();
   }
 
+  /** Rows set aside after failing too often (search_outbox_dead). */
+  deadLetters(): Promise<number> {
+    return deadCount(this.pool);
+  }
+
   /** Rows waiting to be applied (including ones waiting for a retry). */
   async backlog(): Promise<number> {
     const [row] = await this.pool.query('SELECT COUNT(*) AS n FROM search_outbox');
@@ -328,7 +339,7 @@ export class OutboxWorker {
         }
         const maxId = Math.max(...rows.map((r) => r.id));
         const older = await c.query(
-          `SELECT id, op, projectId, sessionId FROM search_outbox WHERE id < ? AND projectId IN (${placeholders(
+          `SELECT id, op, projectId, sessionId, availableAt > NOW(3) AS waiting FROM search_outbox WHERE id < ? AND projectId IN (${placeholders(
             new Set(rows.map((r) => r.projectId)).size,
           )})`,
           [maxId, ...new Set(rows.map((r) => r.projectId))],
@@ -350,6 +361,10 @@ export class OutboxWorker {
                 WHERE id IN (${placeholders(outcome.failed.length)})`,
               [outcome.error.slice(0, 2000), ...outcome.failed],
             );
+            // A unit that keeps failing is set aside rather than retried forever (not while the
+            // engine is away: that is no fault of the work).
+            const dead = outcome.away ? 0 : await buryDeadRows(c, outcome.failed);
+            if (dead > 0) this.log.error({ msg: 'search outbox work failed too often; moved to search_outbox_dead', rows: dead, err: outcome.error.slice(0, 500) });
           }
         }
         await c.commit();
@@ -396,17 +411,18 @@ export class OutboxWorker {
     try {
       await apply(all);
       for (const c of this.conns) c.reportSuccess();
-      return { done: rows.map((r) => r.id), failed: [] as number[], error: '' };
+      return { done: rows.map((r) => r.id), failed: [] as number[], error: '', away: false };
     } catch (err) {
       this.reportFailure(err);
       const error = String((err as Error)?.message ?? err);
       if (isEngineUnreachable(err) || all.length === 1) {
         this.log.warn({ msg: 'search index work failed; will retry', rows: rows.length, err: error });
-        return { done: [] as number[], failed: rows.map((r) => r.id), error };
+        return { done: [] as number[], failed: rows.map((r) => r.id), error, away: isEngineUnreachable(err) };
       }
       const done: number[] = [];
       const failed: number[] = [];
       let lastError = error;
+      let away = false;
       for (const u of all) {
         try {
           await apply([u]);
@@ -416,13 +432,14 @@ export class OutboxWorker {
           lastError = String((e as Error)?.message ?? e);
           failed.push(...u.ids);
           if (isEngineUnreachable(e)) {
+            away = true;
             failed.push(...all.slice(all.indexOf(u) + 1).flatMap((x) => x.ids));
             break;
           }
         }
       }
       if (failed.length) this.log.warn({ msg: 'search index work failed; will retry', rows: failed.length, err: lastError });
-      return { done, failed, error: lastError };
+      return { done, failed, error: lastError, away };
     }
   }
 
