@@ -1,6 +1,7 @@
 import net from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import type { RedactMode } from './redact';
 import { readOrCreateSecret } from './secret-file';
 
 /** The one place that reads process.env: everything is validated once, at start. */
@@ -40,6 +41,8 @@ export interface Config {
   uploadsPerUser: number;
   /** SIGTERM: how long in-flight requests may still run (contract §16). */
   shutdownGraceS: number;
+  /** Secrets in uploads (contract §14): masked (`on`), only reported (`report`), or left (`off`). */
+  redactSecrets: RedactMode;
 }
 
 export class ConfigError extends Error {
@@ -112,6 +115,7 @@ const schema = z.object({
       'TRUST_PROXY must be true, false, a number of hops, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal',
     )
     .default('loopback'),
+  REDACT_SECRETS: z.enum(['on', 'report', 'off'], { message: 'REDACT_SECRETS must be on, report or off' }).default('on'),
 });
 
 const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
@@ -209,6 +213,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadBytesInFlight: e.UPLOAD_BYTES_IN_FLIGHT,
     uploadsPerUser: e.UPLOADS_PER_USER,
     shutdownGraceS: e.SHUTDOWN_GRACE_S,
+    redactSecrets: e.REDACT_SECRETS,
   });
 }
 

@@ -7,7 +7,7 @@ let b: TestUser;
 const SID = (n: number) => `0e6a2d7c-1111-4222-8333-${String(n).padStart(12, '0')}`;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ETAG = /^W\/"[0-9a-f]+"$/;
-const SESSION_KEYS = ['clientId', 'createdAt', 'endedAt', 'etag', 'id', 'markdownSize', 'metadata', 'name', 'projectId', 'rawDataSize', 'sessionDataSize', 'startedAt', 'updatedAt', 'userTitle'];
+const SESSION_KEYS = ['clientId', 'createdAt', 'endedAt', 'etag', 'id', 'markdownSize', 'metadata', 'name', 'projectId', 'rawDataSize', 'redactions', 'sessionDataSize', 'startedAt', 'updatedAt', 'userTitle'];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {

@@ -4,6 +4,7 @@ import { migrate } from '../db/migrate';
 import { createKeyForUser, listKeysOfUser, revokeKeyById, validateKeyInput } from '../services/keys';
 import { createUser, findUserByEmail } from '../services/users';
 import { AppError } from '../errors';
+import { rescanFromCli } from './redact';
 import { reindexFromCli } from './reindex';
 import { retryDeadRows } from '../search/outbox';
 
@@ -14,11 +15,12 @@ import { retryDeadRows } from '../search/outbox';
  *   keys list --email E                                        (one key per line, id first)
  *   keys revoke KEY_ID
  *   search reindex
+ *   redact rescan [--dry-run]
  */
 class UsageError extends Error {}
 
 const USAGE =
-  'usage: cli users create --email E [--name N] | keys create --email E [--name N] [--expires-in-days D] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID]';
+  'usage: cli users create --email E [--name N] | keys create --email E [--name N] [--expires-in-days D] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID] | redact rescan [--dry-run]';
 
 function parseArgs(argv: string[], allowed: string[]): { flags: Record<string, string>; positional: string[] } {
   const flags: Record<string, string> = {};
@@ -46,7 +48,7 @@ function need(flags: Record<string, string>, name: string): string {
 
 async function run(argv: string[], out: (line: string) => void): Promise<void> {
   const [group, command, ...rest] = argv;
-  const known = ['users create', 'keys create', 'keys list', 'keys revoke', 'search reindex', 'search outbox-retry'];
+  const known = ['users create', 'keys create', 'keys list', 'keys revoke', 'search reindex', 'search outbox-retry', 'redact rescan'];
   if (!group || !command || !known.includes(`${group} ${command}`)) {
     throw new UsageError(group ? `unknown command: ${[group, command].filter(Boolean).join(' ')}. ${USAGE}` : USAGE);
   }
@@ -57,8 +59,12 @@ async function run(argv: string[], out: (line: string) => void): Promise<void> {
     'keys revoke': [],
     'search reindex': [],
     'search outbox-retry': [],
+    'redact rescan': [],
   };
-  const { flags, positional } = parseArgs(rest, spec[`${group} ${command}`]);
+  // Boolean flags take no value.
+  const dryRun = rest.includes('--dry-run');
+  if (dryRun && `${group} ${command}` !== 'redact rescan') throw new UsageError('unknown option --dry-run');
+  const { flags, positional } = parseArgs(rest.filter((a) => a !== '--dry-run'), spec[`${group} ${command}`]);
   const config = loadConfig();
   await migrate(config.databaseUrl);
   const db = createDb(config.databaseUrl);
@@ -116,6 +122,11 @@ async function run(argv: string[], out: (line: string) => void): Promise<void> {
       }
       case 'search reindex': {
         await reindexFromCli(config, db, out);
+        return;
+      }
+      case 'redact rescan': {
+        if (positional.length) throw new UsageError('usage: redact rescan [--dry-run]');
+        await rescanFromCli(config, db, dryRun, out);
         return;
       }
     }

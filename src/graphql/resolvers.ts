@@ -3,6 +3,7 @@ import type { Resolvers, SessionOrder } from '../generated/graphql';
 import { normalizeFilters, type SessionFilters, type SessionFiltersInput } from '../services/filters';
 import * as keys from '../services/keys';
 import * as projects from '../services/projects';
+import { redactionsOf } from '../services/redaction';
 import * as sessions from '../services/sessions';
 import type { SessionRow } from '../services/sessions';
 import * as stats from '../services/stats';
@@ -189,6 +190,7 @@ export const resolvers: Resolvers = {
     startedAt: (r) => iso(r.startedAt),
     endedAt: (r) => iso(r.endedAt),
     metadata: (r) => sessions.metadataOf(r),
+    redactions: (r) => redactionsOf(r.redactionsJson),
     async project(r, _a, { loaders }) {
       const p = await loaders.project.load(r.projectId);
       if (!p) throw projectNotFound(r.projectId);

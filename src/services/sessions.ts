@@ -5,6 +5,7 @@ import { readContent, writeContent, type ContentPart } from './content-store';
 import type { Ctx } from './context';
 import { filtersToSql, LABEL_KINDS, normalizeFilters, type SessionFilters, type SessionFiltersInput } from './filters';
 import { DEFAULT_COLOR, DEFAULT_ICON } from './projects';
+import { redactionsOf, redactionsToJson, redactUpload, sessionDataFindingsOf } from './redaction';
 import { inTransaction, type Tx } from './tx';
 import {
   checkString,
@@ -41,12 +42,14 @@ export interface SessionRow {
   /** Bytes of the session data (contract §15); 0 when none. */
   sessionDataSize: number;
   sessionDataDigest: string | null;
+  /** Findings of secret redaction: JSON [{rule, count}] (contract §14). */
+  redactionsJson: string;
 }
 
 export const SESSION_COLUMNS =
   's.projectId, s.id, s.userId, s.name, s.userTitle, s.markdownSize, s.rawDataSize, s.etag, s.contentDigest, ' +
   's.createdAt, s.updatedAt, s.startedAt, s.endedAt, s.clientName, s.clientVersion, s.agentName, s.deviceId, s.metadataJson, ' +
-  's.sessionDataSize, s.sessionDataDigest';
+  's.sessionDataSize, s.sessionDataDigest, s.redactionsJson';
 
 export interface SessionMetadata {
   clientName: string | null;
@@ -74,17 +77,19 @@ export interface SessionDto {
   startedAt: string;
   endedAt: string;
   metadata: SessionMetadata;
+  /** Secrets found per rule (contract §14); never a value. */
+  redactions: Array<{ rule: string; count: number }>;
   etag?: string;
 }
 
-interface StoredMetaJson {
+export interface StoredMetaJson {
   llmModels: string[];
   tags: string[];
   gitBranches: string[];
   extra: Record<string, string>;
 }
 
-const DOC_STRING_FIELDS = ['clientName', 'clientVersion', 'agentName', 'deviceId'] as const;
+export const DOC_STRING_FIELDS = ['clientName', 'clientVersion', 'agentName', 'deviceId'] as const;
 const DOC_ARRAY_FIELDS = ['gitBranches', 'llmModels', 'tags'] as const;
 const MAX_EXTRA_KEYS = 32;
 const MAX_EXTRA_BYTES = 1024;
@@ -124,6 +129,7 @@ export function toSession(row: SessionRow, withEtag = true): SessionDto {
     startedAt: row.startedAt.toISOString(),
     endedAt: row.endedAt.toISOString(),
     metadata: metadataOf(row),
+    redactions: redactionsOf(row.redactionsJson),
   };
   if (withEtag) dto.etag = row.etag;
   return dto;
@@ -153,6 +159,8 @@ export function sessionEtag(fields: {
   endedAt: Date;
   metadata: SessionMetadata;
   contentDigest: string;
+  /** Part of the tag only when something was found, so tags of clean sessions stay as they were. */
+  redactionsJson?: string;
 }): string {
   const meta = Object.fromEntries(Object.entries(fields.metadata).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   const h = crypto
@@ -165,6 +173,7 @@ export function sessionEtag(fields: {
         fields.endedAt.toISOString(),
         meta,
         fields.contentDigest,
+        ...(fields.redactionsJson && fields.redactionsJson !== '[]' ? [fields.redactionsJson] : []),
       ]),
     )
     .digest('hex');
@@ -283,7 +292,7 @@ class ProjectVanished extends Error {
   code = 'P2034';
 }
 
-async function writeLabels(tx: Tx, row: Pick<SessionRow, 'projectId' | 'id' | 'userId'>, meta: StoredMetaJson, replace: boolean) {
+export async function writeLabels(tx: Tx, row: Pick<SessionRow, 'projectId' | 'id' | 'userId'>, meta: StoredMetaJson, replace: boolean) {
   if (replace) {
     await tx.$executeRawUnsafe('DELETE FROM session_labels WHERE projectId = ? AND sessionId = ?', row.projectId, row.id);
   }
@@ -301,7 +310,7 @@ async function writeLabels(tx: Tx, row: Pick<SessionRow, 'projectId' | 'id' | 'u
   }
 }
 
-async function lockSession(tx: Tx, projectId: string, sessionId: string): Promise<SessionRow | undefined> {
+export async function lockSession(tx: Tx, projectId: string, sessionId: string): Promise<SessionRow | undefined> {
   const rows = await tx.$queryRawUnsafe<SessionRow[]>(
     `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.projectId = ? AND s.id = ? FOR UPDATE`,
     projectId,
@@ -319,7 +328,9 @@ export async function upsertSession(
   cond: UploadConditions = {},
 ): Promise<UploadResult> {
   const sessionId = checkSessionPath(projectId, rawSessionId, true);
-  const up = validateUpload(body);
+  // Secrets go before anything is stored, logged or indexed (contract §14). The tag is taken over
+  // what is stored, so re-sending the same original body is still a no-op.
+  const { upload: up, findings, sessionDataFindings } = redactUpload(validateUpload(body), ctx.deps.config.redactSecrets);
   const userId = ctx.user.id;
   const sentDataDigest = up.sessionData ? sessionDataDigestOf(up.sessionData) : null;
 
@@ -354,6 +365,8 @@ export async function upsertSession(
     const sessionDataDigest = sentDataDigest ?? old?.sessionDataDigest ?? null;
     const sessionDataSize = up.sessionData ? up.sessionData.length : Number(old?.sessionDataSize ?? 0);
     const contentDigest = contentDigestOf(up.markdown, up.rawData, sessionDataDigest);
+    // Findings of kept session data stay with it.
+    const redactionsJson = redactionsToJson(findings, sessionDataFindings ?? sessionDataFindingsOf(old?.redactionsJson));
     const startedAt = up.startedAt ?? old?.startedAt ?? now;
     const endedAt = up.endedAt ?? old?.endedAt ?? now;
     const userTitle = old?.userTitle ?? null;
@@ -375,6 +388,7 @@ export async function upsertSession(
       metadataJson: JSON.stringify(up.meta),
       sessionDataSize,
       sessionDataDigest,
+      redactionsJson,
     };
     next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
     if (old && old.etag === next.etag) return { created: false, changed: false, session: old };
@@ -384,21 +398,21 @@ export async function upsertSession(
       await tx.$executeRawUnsafe(
         `UPDATE sessions SET name = ?, markdownSize = ?, rawDataSize = ?, etag = ?, contentDigest = ?, updatedAt = ?,
                 startedAt = ?, endedAt = ?, clientName = ?, clientVersion = ?, agentName = ?, deviceId = ?,
-                metadataJson = ?, hasGitBranches = ?, sessionDataSize = ?, sessionDataDigest = ?
+                metadataJson = ?, hasGitBranches = ?, sessionDataSize = ?, sessionDataDigest = ?, redactionsJson = ?
           WHERE projectId = ? AND id = ?`,
         next.name, next.markdownSize, next.rawDataSize, next.etag, next.contentDigest, next.updatedAt,
         next.startedAt, next.endedAt, next.clientName, next.clientVersion, next.agentName, next.deviceId,
-        next.metadataJson, hasGitBranches, sessionDataSize, sessionDataDigest, projectId, sessionId,
+        next.metadataJson, hasGitBranches, sessionDataSize, sessionDataDigest, redactionsJson, projectId, sessionId,
       );
     } else {
       await tx.$executeRawUnsafe(
         `INSERT INTO sessions (projectId, id, userId, name, userTitle, markdownSize, rawDataSize, etag, contentDigest,
                 createdAt, updatedAt, startedAt, endedAt, clientName, clientVersion, agentName, deviceId, metadataJson, hasGitBranches,
-                sessionDataSize, sessionDataDigest)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                sessionDataSize, sessionDataDigest, redactionsJson)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         projectId, sessionId, userId, next.name, null, next.markdownSize, next.rawDataSize, next.etag, next.contentDigest,
         next.createdAt, next.updatedAt, next.startedAt, next.endedAt, next.clientName, next.clientVersion,
-        next.agentName, next.deviceId, next.metadataJson, hasGitBranches, sessionDataSize, sessionDataDigest,
+        next.agentName, next.deviceId, next.metadataJson, hasGitBranches, sessionDataSize, sessionDataDigest, redactionsJson,
       );
     }
     if (!old || old.contentDigest !== contentDigest) {

@@ -16,8 +16,16 @@ export const ProjectId = z.string().regex(new RegExp(PROJECT_ID_PATTERN)).openap
 export const SessionId = z.string().regex(new RegExp(UUID_PATTERN)).openapi({ description: 'A UUID; any case in paths, lower-case in responses.', example: '3f2b8a4e-1c1d-4f5e-9a7b-2d6c8e9f0a1b' });
 
 const redactions = z
-  .array(z.strictObject({ rule: z.string(), count: z.int().min(1) }))
-  .openapi({ description: 'Secrets removed from (or, with `REDACT_SECRETS=report`, found in) the upload, per rule (§14). Never the values.' });
+  .array(
+    z.strictObject({
+      rule: z.string().openapi({ description: 'The rule that found them, e.g. `github-token`, `private-key`, `secret-value`.', example: 'github-token' }),
+      count: z.int().min(1).openapi({ description: 'How many were found.' }),
+    }),
+  )
+  .openapi({
+    description:
+      'Secrets masked in (or, with `REDACT_SECRETS=report`, only found in) the uploads of this session — name, markdown, raw data, session data, metadata — per rule, sorted by rule; `[]` when none (§14). Never the values.',
+  });
 
 export const SessionMetadata = z
   .object({
@@ -48,7 +56,7 @@ const sessionFields = {
   startedAt: Timestamp,
   endedAt: Timestamp,
   metadata: SessionMetadata,
-  redactions: redactions.optional(),
+  redactions,
 };
 
 /** A session without its content; `etag` is absent only in `GET /sessions/recent`. */

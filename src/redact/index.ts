@@ -1,0 +1,93 @@
+/**
+ * Server-side secret redaction (contract §14). A small pure API, callable from wherever the
+ * upload path runs (main thread or a worker):
+ *
+ *   redact(text | buffer) → { output, findings, count }
+ *
+ * Each secret is replaced by a mask of the same UTF-8 byte length (`[REDACTED:<rule>]` padded
+ * with `*`, or only `*` when the secret is shorter), so sizes and JSON / JSON Lines structure are
+ * unchanged. Findings name the rule and how often it hit, never a value.
+ */
+import { findSpans, type Span } from './engine';
+
+export type RedactMode = 'on' | 'report' | 'off';
+export const REDACT_MODES: readonly RedactMode[] = ['on', 'report', 'off'];
+
+/** Rule id → number of secrets found. */
+export type Findings = Record<string, number>;
+
+export interface Redaction {
+  rule: string;
+  count: number;
+}
+
+export interface RedactResult<T> {
+  output: T;
+  findings: Findings;
+  /** Number of secrets found (0: output is the input, same object). */
+  count: number;
+}
+
+export function redact(input: string): RedactResult<string>;
+export function redact(input: Buffer): RedactResult<Buffer>;
+export function redact(input: string | Buffer): RedactResult<string | Buffer> {
+  if (typeof input !== 'string') {
+    if (input.length === 0) return { output: input, findings: {}, count: 0 };
+    const r = redactText(input.toString('utf8'));
+    return { output: r.count === 0 ? input : Buffer.from(r.output, 'utf8'), findings: r.findings, count: r.count };
+  }
+  return redactText(input);
+}
+
+function redactText(text: string): RedactResult<string> {
+  if (text.length === 0) return { output: text, findings: {}, count: 0 };
+  const spans = merge(findSpans(text));
+  if (spans.length === 0) return { output: text, findings: {}, count: 0 };
+  const findings: Findings = {};
+  const parts: string[] = [];
+  let at = 0;
+  for (const s of spans) {
+    findings[s.rule] = (findings[s.rule] ?? 0) + 1;
+    parts.push(text.slice(at, s.start), mask(s.rule, Buffer.byteLength(text.slice(s.start, s.end), 'utf8')));
+    at = s.end;
+  }
+  parts.push(text.slice(at));
+  return { output: parts.join(''), findings, count: spans.length };
+}
+
+/** `[REDACTED:<rule>]` padded with `*` to `bytes`, or `*` × bytes when shorter than the label. */
+export function mask(rule: string, bytes: number): string {
+  const label = `[REDACTED:${rule}]`;
+  return label.length <= bytes ? label + '*'.repeat(bytes - label.length) : '*'.repeat(bytes);
+}
+
+/** Sorted, non-overlapping: of two overlapping spans the earlier (then the longer) wins. */
+function merge(spans: Span[]): Span[] {
+  if (spans.length <= 1) return spans;
+  spans.sort((a, b) => a.start - b.start || b.end - a.end);
+  const out: Span[] = [];
+  for (const s of spans) {
+    const last = out[out.length - 1];
+    if (last && s.start < last.end) {
+      if (s.end > last.end) last.end = s.end;
+      continue;
+    }
+    out.push({ ...s });
+  }
+  return out;
+}
+
+/** Adds `more` into `into` (returns `into`). */
+export function addFindings(into: Findings, more: Findings): Findings {
+  for (const [rule, n] of Object.entries(more)) into[rule] = (into[rule] ?? 0) + n;
+  return into;
+}
+
+/** Findings as the API shows them: `[{rule, count}]`, sorted by rule. */
+export function toRedactions(findings: Findings): Redaction[] {
+  return Object.keys(findings)
+    .sort()
+    .map((rule) => ({ rule, count: findings[rule] }));
+}
+
+export { findSpans };

@@ -1,0 +1,112 @@
+import { addFindings, redact, toRedactions, type Findings, type Redaction, type RedactMode } from '../redact';
+
+/** The parts of an upload that are stored, shown or indexed (contract §14). */
+export interface RedactableUpload {
+  name: string;
+  markdown: Buffer;
+  rawData: Buffer;
+  /** The upload CLI's session data (contract §15); absent keeps the stored one. */
+  sessionData?: Buffer;
+  projectName?: string;
+  metaColumns: Record<string, string | null>;
+  meta: { llmModels: string[]; tags: string[]; gitBranches: string[]; extra: Record<string, string> };
+}
+
+/**
+ * Applies REDACT_SECRETS to a validated upload before anything is stored, logged or indexed:
+ * `on` masks every secret (same byte length), `report` only counts them, `off` does nothing.
+ */
+export function redactUpload<T extends RedactableUpload>(
+  up: T,
+  mode: RedactMode,
+): { upload: T; findings: Findings; sessionDataFindings: Findings | null } {
+  const sessionDataFindings: Findings | null = up.sessionData === undefined ? null : {};
+  if (mode === 'off') return { upload: up, findings: {}, sessionDataFindings };
+  const findings: Findings = {};
+  let sessionData = up.sessionData;
+  if (sessionData !== undefined) {
+    const r = redact(sessionData);
+    if (r.count) addFindings(sessionDataFindings!, r.findings);
+    sessionData = r.output;
+  }
+  const text = (s: string): string => {
+    const r = redact(s);
+    if (r.count) addFindings(findings, r.findings);
+    return r.output;
+  };
+  const bytes = (b: Buffer): Buffer => {
+    const r = redact(b);
+    if (r.count) addFindings(findings, r.findings);
+    return r.output;
+  };
+  const extra: Record<string, string> = {};
+  for (const [k, v] of Object.entries(up.meta.extra)) {
+    // A data property even for keys like `__proto__` (as validation stored them).
+    Object.defineProperty(extra, k, { value: text(v), enumerable: true, writable: true, configurable: true });
+  }
+  const redacted: T = {
+    ...up,
+    name: text(up.name),
+    markdown: bytes(up.markdown),
+    rawData: bytes(up.rawData),
+    sessionData,
+    projectName: up.projectName === undefined ? undefined : text(up.projectName),
+    metaColumns: Object.fromEntries(Object.entries(up.metaColumns).map(([k, v]) => [k, v === null ? null : text(v)])),
+    meta: {
+      ...up.meta,
+      llmModels: up.meta.llmModels.map(text),
+      tags: up.meta.tags.map(text),
+      gitBranches: up.meta.gitBranches.map(text),
+      extra,
+    },
+  };
+  return { upload: mode === 'on' ? redacted : up, findings, sessionDataFindings };
+}
+
+/**
+ * Stored form of findings (the `redactionsJson` column): `[{rule, count}]` for name, markdown,
+ * raw data and metadata, then `[{rule, count, part: "sessionData"}]` for the session data, kept
+ * apart because an upload without session data keeps the stored one (and its findings).
+ */
+interface StoredRedaction extends Redaction {
+  part?: 'sessionData';
+}
+
+export function redactionsToJson(findings: Findings, sessionDataFindings: Findings = {}): string {
+  const stored: StoredRedaction[] = [
+    ...toRedactions(findings),
+    ...toRedactions(sessionDataFindings).map((r) => ({ ...r, part: 'sessionData' as const })),
+  ];
+  return JSON.stringify(stored);
+}
+
+function storedOf(json: string | null | undefined): StoredRedaction[] {
+  if (!json) return [];
+  try {
+    const v = JSON.parse(json) as unknown;
+    return Array.isArray(v) ? (v as StoredRedaction[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Findings of the stored session data alone. */
+export function sessionDataFindingsOf(json: string | null | undefined): Findings {
+  const out: Findings = {};
+  for (const r of storedOf(json)) if (r.part === 'sessionData') out[r.rule] = (out[r.rule] ?? 0) + r.count;
+  return out;
+}
+
+/** Findings of the stored name, markdown, raw data and metadata. */
+export function uploadFindingsOf(json: string | null | undefined): Findings {
+  const out: Findings = {};
+  for (const r of storedOf(json)) if (r.part !== 'sessionData') out[r.rule] = (out[r.rule] ?? 0) + r.count;
+  return out;
+}
+
+/** Findings as the API shows them: one `{rule, count}` per rule over all parts, sorted by rule. */
+export function redactionsOf(json: string | null | undefined): Redaction[] {
+  const all: Findings = {};
+  for (const r of storedOf(json)) all[r.rule] = (all[r.rule] ?? 0) + r.count;
+  return toRedactions(all);
+}

@@ -1,0 +1,123 @@
+import type { DbHandles } from '../db/client';
+import { addFindings, type Findings, type RedactMode } from '../redact';
+import { enqueueIndexWork, upsertOp } from '../search/outbox';
+import { readContent, writeContent } from './content-store';
+import { redactionsToJson, redactUpload, sessionDataFindingsOf, uploadFindingsOf } from './redaction';
+import {
+  contentDigestOf,
+  DOC_STRING_FIELDS,
+  lockSession,
+  metadataOf,
+  parseStoredMeta,
+  SESSION_COLUMNS,
+  sessionDataDigestOf,
+  sessionEtag,
+  writeLabels,
+  type SessionRow,
+} from './sessions';
+import { inTransaction } from './tx';
+
+export interface RescanProgress {
+  done: number;
+  total: number;
+  /** Sessions in which the current rules found something new. */
+  changed: number;
+  /** Secrets newly found, per rule. */
+  found: Findings;
+}
+
+const BATCH = 50;
+
+/**
+ * `redact rescan`: applies the current rules to every stored session. With REDACT_SECRETS=on,
+ * newly found secrets are masked in content, name and metadata, their counts are added to the
+ * session's findings, its entity tag and updatedAt move and the search index is refreshed. With
+ * `report`, findings are replaced by a fresh count and content is left alone. `dryRun` only counts.
+ */
+export async function rescanSessions(
+  db: DbHandles,
+  mode: RedactMode,
+  opts: { dryRun: boolean; onProgress?: (p: RescanProgress) => void },
+): Promise<RescanProgress> {
+  if (mode === 'off') throw new Error('REDACT_SECRETS=off: there are no rules to apply');
+  const [{ n }] = await db.prisma.$queryRawUnsafe<Array<{ n: unknown }>>('SELECT COUNT(*) AS n FROM sessions');
+  const progress: RescanProgress = { done: 0, total: Number(n), changed: 0, found: {} };
+  let after: [string, string] | null = null;
+  for (;;) {
+    const keys: Array<{ projectId: string; id: string }> = await db.prisma.$queryRawUnsafe(
+      after
+        ? 'SELECT projectId, id FROM sessions WHERE (projectId, id) > (?, ?) ORDER BY projectId, id LIMIT ?'
+        : 'SELECT projectId, id FROM sessions ORDER BY projectId, id LIMIT ?',
+      ...(after ? [...after, BATCH] : [BATCH]),
+    );
+    if (keys.length === 0) break;
+    for (const k of keys) {
+      const found = await rescanOne(db, k.projectId, k.id, mode, opts.dryRun);
+      if (found) {
+        progress.changed++;
+        addFindings(progress.found, found);
+      }
+      progress.done++;
+      opts.onProgress?.(progress);
+    }
+    const last = keys[keys.length - 1];
+    after = [last.projectId, last.id];
+  }
+  return progress;
+}
+
+/** Rescans one session in its own transaction; returns what was newly found, or null. */
+async function rescanOne(db: DbHandles, projectId: string, sessionId: string, mode: RedactMode, dryRun: boolean): Promise<Findings | null> {
+  return inTransaction(db.prisma, async (tx) => {
+    const old = dryRun
+      ? (await tx.$queryRawUnsafe<SessionRow[]>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.projectId = ? AND s.id = ?`, projectId, sessionId))[0]
+      : await lockSession(tx, projectId, sessionId);
+    if (!old) return null; // deleted meanwhile
+    const hasSessionData = Number(old.sessionDataSize ?? 0) > 0;
+    const [markdown, rawData, sessionData] = await Promise.all([
+      readContent(tx, projectId, sessionId, 'markdown'),
+      readContent(tx, projectId, sessionId, 'raw'),
+      hasSessionData ? readContent(tx, projectId, sessionId, 'session') : Promise.resolve(undefined),
+    ]);
+    const meta = parseStoredMeta(old.metadataJson);
+    const metaColumns = Object.fromEntries(DOC_STRING_FIELDS.map((f) => [f, old[f]]));
+    const { upload, findings, sessionDataFindings } = redactUpload({ name: old.name, markdown, rawData, sessionData, metaColumns, meta }, mode);
+    const fresh = addFindings({ ...findings }, sessionDataFindings ?? {});
+    if (Object.keys(fresh).length === 0 && mode === 'on') return null;
+    // `on`: masked secrets are not found again, so counts add up; `report`: a fresh count.
+    const redactionsJson =
+      mode === 'on'
+        ? redactionsToJson(
+            addFindings(uploadFindingsOf(old.redactionsJson), findings),
+            addFindings(sessionDataFindingsOf(old.redactionsJson), sessionDataFindings ?? {}),
+          )
+        : redactionsToJson(findings, sessionDataFindings ?? {});
+    if (redactionsJson === old.redactionsJson) return null;
+    if (dryRun) return fresh;
+
+    const next: SessionRow = {
+      ...old,
+      name: upload.name,
+      ...(upload.metaColumns as Pick<SessionRow, (typeof DOC_STRING_FIELDS)[number]>),
+      metadataJson: JSON.stringify(upload.meta),
+      sessionDataDigest: upload.sessionData ? sessionDataDigestOf(upload.sessionData) : old.sessionDataDigest,
+      contentDigest: '',
+      redactionsJson,
+      updatedAt: new Date(Math.max(Date.now(), old.updatedAt.getTime() + 1)),
+    };
+    next.contentDigest = contentDigestOf(upload.markdown, upload.rawData, next.sessionDataDigest);
+    next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
+    await tx.$executeRawUnsafe(
+      `UPDATE sessions SET name = ?, clientName = ?, clientVersion = ?, agentName = ?, deviceId = ?, metadataJson = ?,
+              contentDigest = ?, sessionDataDigest = ?, etag = ?, redactionsJson = ?, updatedAt = ? WHERE projectId = ? AND id = ?`,
+      next.name, next.clientName, next.clientVersion, next.agentName, next.deviceId, next.metadataJson,
+      next.contentDigest, next.sessionDataDigest, next.etag, next.redactionsJson, next.updatedAt, projectId, sessionId,
+    );
+    if (next.contentDigest !== old.contentDigest) {
+      await writeContent(tx, projectId, sessionId, { markdown: upload.markdown, raw: upload.rawData, session: upload.sessionData });
+    }
+    await writeLabels(tx, next, upload.meta, true);
+    await enqueueIndexWork(tx, upsertOp(Number(old.markdownSize)), old.userId, projectId, sessionId);
+    return fresh;
+  });
+}
