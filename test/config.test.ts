@@ -168,3 +168,14 @@ test('TRUST_PROXY: loopback by default; false, hops, or a list of addresses and 
     expect(problemsOf({ ...base(), TRUST_PROXY: bad })).toEqual([expect.stringMatching(/^TRUST_PROXY must be/)]);
   }
 });
+
+test('REDACT_SECRETS: on by default; on, report or off; anything else is listed with the other problems', () => {
+  expect(loadConfig(base()).redactSecrets).toBe('on');
+  for (const v of ['on', 'report', 'off'] as const) expect(loadConfig({ ...base(), REDACT_SECRETS: v }).redactSecrets).toBe(v);
+  for (const bad of ['yes', 'ON', 'true', 'mask']) {
+    expect(problemsOf({ ...base(), REDACT_SECRETS: bad, PORT: '0' })).toEqual([
+      expect.stringMatching(/^PORT must be/),
+      'REDACT_SECRETS must be on, report or off',
+    ]);
+  }
+});

@@ -112,7 +112,6 @@ const ANCHOR_WORDS = BY_PAIR.flatMap((list) => (list ?? []).map((e) => e.anchor)
 const ANCHOR_RE = new RegExp(`\\b${trieSource(ANCHOR_WORDS)}`, 'g');
 /** A token right after a JSON escape (`\nghp_…`), which `\b` does not see as a word start. */
 const ESCAPED_START_RE = /\\[nrtbf](?=[A-Za-z0-9]{2})/g;
-const SEPARATOR_RE = /[:=]/g;
 
 /** Collects every secret span in `text` (unsorted, possibly overlapping). */
 export function findSpans(text: string): Span[] {
@@ -129,14 +128,20 @@ export function findSpans(text: string): Span[] {
       if (end > m.index) ESCAPED_START_RE.lastIndex = end;
     }
   }
-  SEPARATOR_RE.lastIndex = 0;
-  for (let m = SEPARATOR_RE.exec(text); m; m = SEPARATOR_RE.exec(text)) {
-    const i = m.index;
+  // `:` and `=` by native search (no match objects: JSON has a colon every few bytes).
+  let colon = text.indexOf(':');
+  let equals = text.indexOf('=');
+  let from = 0;
+  while (colon !== -1 || equals !== -1) {
+    if (colon !== -1 && colon < from) colon = text.indexOf(':', from);
+    if (equals !== -1 && equals < from) equals = text.indexOf('=', from);
+    if (colon === -1 && equals === -1) break;
+    const i = colon === -1 ? equals : equals === -1 ? colon : Math.min(colon, equals);
     const end =
-      text.charCodeAt(i) === 58 && text.charCodeAt(i + 1) === 47 && text.charCodeAt(i + 2) === 47
+      i === colon && text.charCodeAt(i + 1) === 47 && text.charCodeAt(i + 2) === 47
         ? urlAt(text, i + 3, spans)
         : separatorAt(text, i, spans);
-    if (end > i) SEPARATOR_RE.lastIndex = end;
+    from = Math.max(i + 1, end);
   }
   for (const r of MID_ANCHORED) for (const a of r.anchors) scanMidAnchor(text, r, a, spans);
   if (text.includes('PRIVATE KEY')) scanPem(text, spans);
@@ -215,7 +220,13 @@ function isNameChar(c: number): boolean {
   return (c < 128 && ALNUM[c] === 1) || c === 95 || c === 45 || c === 46; // _ - .
 }
 
-const VALUE_STOP = new Set([' ', '\t', '\n', '\r', '"', "'", '`', '\\', ',', ';', '&', ')', ']', '}', '<', '>', '|']);
+const stopTable = (chars: string) => {
+  const t = new Uint8Array(128);
+  for (const ch of chars) t[ch.charCodeAt(0)] = 1;
+  return t;
+};
+const VALUE_STOP = stopTable(' \t\n\r"\'`\\,;&)]}<>|');
+const isValueStop = (c: number) => c < 128 && VALUE_STOP[c] === 1;
 
 /**
  * `:` or `=` at `i`: when the name before it ends in a secret-sounding word, the value after it.
@@ -232,8 +243,10 @@ function separatorAt(text: string, i: number, spans: Span[]): number {
   // The name's last letter: skip spaces, a closing quote (maybe escaped) or bracket.
   let k = i - 1;
   for (let s = 0; s < 4 && (text.charCodeAt(k) === 32 || text.charCodeAt(k) === 9); s++) k--;
-  const q = text.charCodeAt(k);
-  if (q === 34 || q === 39 || q === 96 || q === 93) {
+  // Up to two closing characters (`"]` of `headers["X-Token"]`), each maybe escaped (`\"`).
+  for (let s = 0; s < 2; s++) {
+    const q = text.charCodeAt(k);
+    if (q !== 34 && q !== 39 && q !== 96 && q !== 93) break;
     k--;
     if (text.charCodeAt(k) === 92) k--;
   }
@@ -262,27 +275,27 @@ function separatorAt(text: string, i: number, spans: Span[]): number {
     while (j < end && text[j] !== quote && text[j] !== '\\' && text[j] !== '\n' && text[j] !== '\r') j++;
     if (text[j] !== quote && !(quote === '\\' && text[j] === '\\')) return -1;
   } else {
-    while (j < end && !VALUE_STOP.has(text[j])) j++;
+    while (j < end && !isValueStop(text.charCodeAt(j))) j++;
     while (j > from && (text[j - 1] === '.' || text[j - 1] === ':')) j--;
   }
   const value = text.slice(from, j);
-  if (!acceptValue(value, strength, Boolean(quote), name)) return -1;
-  spans.push({ start: from, end: j, rule: 'secret-assignment' });
+  // A rejected value is skipped whole: its characters are not scanned again.
+  if (!acceptValue(value, strength, Boolean(quote), name)) return quote ? -1 : j;
+  spans.push({ start: from, end: j, rule: 'secret-value' });
   return j;
 }
 
-const URL_STOP = new Set(['@', '/', '?', '#', '"', "'", '\\', '<', '>', '`', ' ', '\t', '\n', '\r', '[', ']', '{', '}', '|']);
+const URL_STOP = stopTable('@/?#"\'\\<>` \t\n\r[]{}|');
 
 /** After `://`: a password (or a token as user name) before `@`. Returns the end scanned. */
 function urlAt(text: string, from: number, spans: Span[]): number {
   const limit = Math.min(text.length, from + 512);
   let i = from;
   let colon = -1;
-  while (i < limit && !URL_STOP.has(text[i])) {
-    if (text[i] === ':' && colon < 0) colon = i;
-    i++;
+  for (let c = text.charCodeAt(i); i < limit && !(c < 128 && URL_STOP[c] === 1); c = text.charCodeAt(++i)) {
+    if (c === 58 && colon < 0) colon = i;
   }
-  if (text[i] !== '@' || i === from) return -1;
+  if (text.charCodeAt(i) !== 64 /* @ */ || i === from) return -1;
   if (colon >= 0) {
     const pw = text.slice(colon + 1, i);
     if (pw.length === 0 || isPlaceholder(pw) || isReference(pw)) return -1;
@@ -296,17 +309,30 @@ function urlAt(text: string, from: number, spans: Span[]): number {
 }
 
 const PEM_BEGIN_RE = /-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----/g;
-const PEM_END_RE = /-----END (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----/g;
+const PEM_END_RE = /-----END (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----/y;
 const PEM_MAX = 64 * 1024;
 const BASE64_BODY = /[A-Za-z0-9+/=\s]/;
 
 function scanPem(text: string, spans: Span[]) {
+  // END markers are looked up in increasing order, each text position at most once (linear even
+  // for many BEGIN lines without an END).
+  let nextEnd = -2;
+  const endAfter = (from: number): RegExpExecArray | null => {
+    while (nextEnd !== -1) {
+      if (nextEnd < from) nextEnd = text.indexOf('-----END ', from);
+      if (nextEnd === -1) return null;
+      PEM_END_RE.lastIndex = nextEnd;
+      const m = PEM_END_RE.exec(text);
+      if (m) return m;
+      from = nextEnd + 1;
+    }
+    return null;
+  };
   PEM_BEGIN_RE.lastIndex = 0;
   for (let m = PEM_BEGIN_RE.exec(text); m; m = PEM_BEGIN_RE.exec(text)) {
     const start = m.index;
     const bodyFrom = start + m[0].length;
-    PEM_END_RE.lastIndex = bodyFrom;
-    const e = PEM_END_RE.exec(text);
+    const e = endAfter(bodyFrom);
     let end: number;
     if (e && e.index - bodyFrom <= PEM_MAX) {
       end = e.index + e[0].length;

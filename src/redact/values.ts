@@ -41,11 +41,14 @@ export function acceptValue(value: string, strength: Strength, quoted: boolean, 
   if (value.length < (strength === 'weak' ? 16 : 4)) return false;
   if (isReference(value) || isPlaceholder(value)) return false;
   if (UUID_RE.test(value)) return false;
-  if (/^(?:\/|\.\.?\/|~\/|[A-Za-z]:\\)/.test(value)) return false; // a path
+  if (/^(?:\/|\.\.?\/|~\/|[A-Za-z]:\\)/.test(value) && !isBase64Key(value)) return false; // a path
   if (value.includes('://')) return false; // a URL: its credentials are the URL rule's
   if (TYPE_WORDS.has(value.toLowerCase())) return false;
   if (/^[0-9]+$/.test(value) && !/pass|pwd|pin|secret/i.test(name)) return false;
-  if (strength === 'weak') return looksRandom(value) && !HEX_HASH_RE.test(value) && /^[A-Za-z0-9+/=_.~-]+$/.test(value);
+  if (strength === 'weak') {
+    if (/\.[A-Za-z0-9]{1,5}$/.test(value) && value.includes('/')) return false; // a file's key
+    return looksRandom(value) && !HEX_HASH_RE.test(value) && /^[A-Za-z0-9+/=_.~-]+$/.test(value);
+  }
   if (/^[A-Za-z_]+$/.test(value)) {
     // Letters only: an identifier in code (`token = accessToken`), unless quoted and not
     // identifier-shaped (a passphrase).
@@ -58,10 +61,12 @@ export function acceptValue(value: string, strength: Strength, quoted: boolean, 
 
 /** A reference to a secret kept elsewhere, not the secret itself. */
 export function isReference(v: string): boolean {
-  if (/^[$%{<[(@&*#!]/.test(v)) return true;
+  if (/^[{<[(#]/.test(v)) return true;
+  // $VAR, ${VAR}, $var, %VAR%, %s, !Ref, *alias, &anchor — but `$ua4Nd…` (mixed case) is a literal.
+  if (/^\$\{|^\$(?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*)$|^%[A-Z_][A-Z0-9_]*%$|^%[sd(]|^![A-Z][A-Za-z]*$|^[*&][A-Za-z_][\w-]*$/.test(v)) return true;
   if (/\(|\{\{|\}\}|REDACTED|process\.env|os\.environ|getenv|ENV\[|secrets\.|vault:/i.test(v)) return true;
   // A dotted identifier path: `config.token`, `self.password`, `req.headers.authorization`.
-  if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(v)) return true;
+  if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(v) && (v.match(/[0-9]/g)?.length ?? 0) <= 2) return true;
   return false;
 }
 
@@ -70,6 +75,11 @@ export function isPlaceholder(v: string): boolean {
   if (/^(.)\1*$/.test(v)) return true;
   if (/x{4,}|X{4,}|\*{3,}|\.\.\.|…|your[_-]|[_-]here$|placeholder|changeme|redacted/i.test(v)) return true;
   return false;
+}
+
+/** 20–200 characters of the base64 alphabet with upper and lower case and digits (an AWS secret key). */
+function isBase64Key(v: string): boolean {
+  return v.length >= 20 && v.length <= 200 && /^[A-Za-z0-9+/=]+$/.test(v) && /[A-Z]/.test(v) && /[a-z]/.test(v) && /[0-9]/.test(v);
 }
 
 /** Has letters and digits, and is not one repeated character. */

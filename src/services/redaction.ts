@@ -66,16 +66,20 @@ export function redactUpload<T extends RedactableUpload>(
 /**
  * Stored form of findings (the `redactionsJson` column): `[{rule, count}]` for name, markdown,
  * raw data and metadata, then `[{rule, count, part: "sessionData"}]` for the session data, kept
- * apart because an upload without session data keeps the stored one (and its findings).
+ * apart because an upload without session data keeps the stored one (and its findings). Findings
+ * made with REDACT_SECRETS=report carry `reported: true`: those secrets are still in the content,
+ * so a rescan that masks them must not count them twice.
  */
 interface StoredRedaction extends Redaction {
   part?: 'sessionData';
+  reported?: true;
 }
 
-export function redactionsToJson(findings: Findings, sessionDataFindings: Findings = {}): string {
+export function redactionsToJson(findings: Findings, sessionDataFindings: Findings = {}, mode: RedactMode = 'on'): string {
+  const flag = mode === 'report' ? { reported: true as const } : {};
   const stored: StoredRedaction[] = [
-    ...toRedactions(findings),
-    ...toRedactions(sessionDataFindings).map((r) => ({ ...r, part: 'sessionData' as const })),
+    ...toRedactions(findings).map((r) => ({ ...r, ...flag })),
+    ...toRedactions(sessionDataFindings).map((r) => ({ ...r, part: 'sessionData' as const, ...flag })),
   ];
   return JSON.stringify(stored);
 }
@@ -90,23 +94,23 @@ function storedOf(json: string | null | undefined): StoredRedaction[] {
   }
 }
 
-/** Findings of the stored session data alone. */
-export function sessionDataFindingsOf(json: string | null | undefined): Findings {
+function sum(json: string | null | undefined, keep: (r: StoredRedaction) => boolean): Findings {
   const out: Findings = {};
-  for (const r of storedOf(json)) if (r.part === 'sessionData') out[r.rule] = (out[r.rule] ?? 0) + r.count;
+  for (const r of storedOf(json)) if (keep(r)) out[r.rule] = (out[r.rule] ?? 0) + r.count;
   return out;
 }
 
-/** Findings of the stored name, markdown, raw data and metadata. */
-export function uploadFindingsOf(json: string | null | undefined): Findings {
-  const out: Findings = {};
-  for (const r of storedOf(json)) if (r.part !== 'sessionData') out[r.rule] = (out[r.rule] ?? 0) + r.count;
-  return out;
-}
+/** Findings of the stored session data alone (kept when an upload sends none). */
+export const sessionDataFindingsOf = (json: string | null | undefined): Findings => sum(json, (r) => r.part === 'sessionData');
+
+/** Secrets already masked in the stored content, per part (what a rescan adds to). */
+export const maskedFindingsOf = (json: string | null | undefined, part: 'upload' | 'sessionData'): Findings =>
+  sum(json, (r) => !r.reported && (part === 'sessionData') === (r.part === 'sessionData'));
+
+/** Whether the stored findings were made with REDACT_SECRETS=report. */
+export const wasReported = (json: string | null | undefined): boolean => storedOf(json).some((r) => r.reported);
 
 /** Findings as the API shows them: one `{rule, count}` per rule over all parts, sorted by rule. */
 export function redactionsOf(json: string | null | undefined): Redaction[] {
-  const all: Findings = {};
-  for (const r of storedOf(json)) all[r.rule] = (all[r.rule] ?? 0) + r.count;
-  return toRedactions(all);
+  return toRedactions(sum(json, () => true));
 }

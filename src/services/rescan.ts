@@ -2,7 +2,7 @@ import type { DbHandles } from '../db/client';
 import { addFindings, type Findings, type RedactMode } from '../redact';
 import { enqueueIndexWork, upsertOp } from '../search/outbox';
 import { readContent, writeContent } from './content-store';
-import { redactionsToJson, redactUpload, sessionDataFindingsOf, uploadFindingsOf } from './redaction';
+import { maskedFindingsOf, redactionsToJson, redactUpload } from './redaction';
 import {
   contentDigestOf,
   DOC_STRING_FIELDS,
@@ -84,14 +84,15 @@ async function rescanOne(db: DbHandles, projectId: string, sessionId: string, mo
     const { upload, findings, sessionDataFindings } = redactUpload({ name: old.name, markdown, rawData, sessionData, metaColumns, meta }, mode);
     const fresh = addFindings({ ...findings }, sessionDataFindings ?? {});
     if (Object.keys(fresh).length === 0 && mode === 'on') return null;
-    // `on`: masked secrets are not found again, so counts add up; `report`: a fresh count.
+    // `on`: secrets masked before are not found again, so their counts add up (findings of a
+    // `report` upload are found again and replaced); `report`: a fresh count.
     const redactionsJson =
       mode === 'on'
         ? redactionsToJson(
-            addFindings(uploadFindingsOf(old.redactionsJson), findings),
-            addFindings(sessionDataFindingsOf(old.redactionsJson), sessionDataFindings ?? {}),
+            addFindings(maskedFindingsOf(old.redactionsJson, 'upload'), findings),
+            addFindings(maskedFindingsOf(old.redactionsJson, 'sessionData'), sessionDataFindings ?? {}),
           )
-        : redactionsToJson(findings, sessionDataFindings ?? {});
+        : redactionsToJson(findings, sessionDataFindings ?? {}, 'report');
     if (redactionsJson === old.redactionsJson) return null;
     if (dryRun) return fresh;
 

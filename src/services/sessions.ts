@@ -366,7 +366,11 @@ export async function upsertSession(
     const sessionDataSize = up.sessionData ? up.sessionData.length : Number(old?.sessionDataSize ?? 0);
     const contentDigest = contentDigestOf(up.markdown, up.rawData, sessionDataDigest);
     // Findings of kept session data stay with it.
-    const redactionsJson = redactionsToJson(findings, sessionDataFindings ?? sessionDataFindingsOf(old?.redactionsJson));
+    const redactionsJson = redactionsToJson(
+      findings,
+      sessionDataFindings ?? sessionDataFindingsOf(old?.redactionsJson),
+      ctx.deps.config.redactSecrets,
+    );
     const startedAt = up.startedAt ?? old?.startedAt ?? now;
     const endedAt = up.endedAt ?? old?.endedAt ?? now;
     const userTitle = old?.userTitle ?? null;

@@ -2,6 +2,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import type { DestinationStream } from 'pino';
 import { buildApp, type RateLimitHooks } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { createDeps } from '../../src/deps';
@@ -105,6 +106,8 @@ export interface StartOptions {
   rateLimit?: boolean;
   /** Reuse a database instead of creating a fresh one. */
   db?: TestDatabase;
+  /** Where the service log goes (with env LOG_LEVEL), e.g. to read it in a test. */
+  logDestination?: DestinationStream;
 }
 
 /** A real app on a fresh, migrated database, listening on a free port. */
@@ -118,7 +121,7 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
     NAMESPACE: db.name,
     ...options.env,
   });
-  const deps = createDeps(config, createLogger(config.logLevel));
+  const deps = createDeps(config, createLogger(config.logLevel, options.logDestination));
   await deps.start();
   const rateLimit = options.hooks || options.rateLimit === false ? null : createRateLimitHooks(config, deps.logger);
   const built = await buildApp(deps, options.hooks ?? rateLimit ?? {});
