@@ -18,6 +18,10 @@ interface CliResult {
 }
 
 function cli(...args: string[]): Promise<CliResult> {
+  return cliWith({}, ...args);
+}
+
+function cliWith(extraEnv: Record<string, string>, ...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       TSX,
@@ -31,8 +35,9 @@ function cli(...args: string[]): Promise<CliResult> {
           JWT_SECRET: SECRET,
           DATA_DIR: path.join(os.tmpdir(), 'session-archive-cli-test'),
           LOG_LEVEL: 'silent',
+          ...extraEnv,
         },
-        timeout: 60_000,
+        timeout: 120_000,
       },
       (err, stdout, stderr) => {
         const code = err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0;
@@ -147,10 +152,53 @@ describe('errors: one line on stderr, non-zero exit', () => {
     [['keys', 'list', '--email', 'nobody@example.test']],
     [['keys', 'revoke', 'no-such-key']],
     [['keys', 'revoke']],
+    [['redact', 'rescan', 'extra']],
+    [['keys', 'list', '--dry-run']],
   ])('%j', async (args) => {
     const r = await cli(...(args as string[]));
     expect(r.code).not.toBe(0);
     expect(lines(r.stderr)).toHaveLength(1);
     expect(r.stdout).toBe('');
+  });
+});
+
+describe('redact rescan', () => {
+  const SID = '0e6a2d7c-1111-4222-8333-000000001899';
+  const token = `ghp_${'a1B2c3D4e5'.repeat(3)}Zz9Yy8`;
+
+  test('--dry-run counts; then the stored secret is masked, with progress, findings and a moved ETag', async () => {
+    // Stored before redaction existed (REDACT_SECRETS=off), by the same user as the CLI's app.
+    const off = await startTestApp({ db, env: { REDACT_SECRETS: 'off' } });
+    let etag: string;
+    let u: Awaited<ReturnType<TestApp['createUser']>>;
+    try {
+      u = await off.createUser('rescan');
+      const put = await off.request('PUT', `/api/v1/projects/rescan/sessions/${SID}`, {
+        token: u.token,
+        body: { name: 'Old session', markdown: `# Notes\n\nexport GITHUB_TOKEN=${token}\n`, rawData: JSON.stringify({ text: `use ${token}` }) },
+      });
+      expect(put.status).toBe(201);
+      etag = put.body.data.etag;
+    } finally {
+      await off.close();
+    }
+    const search = process.env.MEILI_URL ? { MEILI_URL: process.env.MEILI_URL, MEILI_MASTER_KEY: process.env.MEILI_MASTER_KEY ?? '' } : {};
+
+    const dry = await cliWith(search, 'redact', 'rescan', '--dry-run');
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toMatch(/^rescan: \d+\/\d+ sessions \(\d+%\)/m);
+    expect(lastLine(dry.stdout)).toMatch(/^rescan complete: \d+ sessions scanned, would change 1 \(github-token: 2\)$/);
+    const still = await app.request('GET', `/api/v1/projects/rescan/sessions/${SID}`, { token: u.token });
+    expect(still.body.data.session.markdownContent).toContain(token);
+
+    const run = await cliWith(search, 'redact', 'rescan');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^rescan complete: \d+ sessions scanned, redacted 1 \(github-token: 2\)$/m);
+    const after = await app.request('GET', `/api/v1/projects/rescan/sessions/${SID}`, { token: u.token });
+    expect(after.text).not.toContain(token);
+    expect(after.body.data.session.redactions).toEqual([{ rule: 'github-token', count: 2 }]);
+    expect(after.body.data.session.etag).not.toBe(etag);
+    const raw = await app.request('GET', `/api/v1/projects/rescan/sessions/${SID}/raw`, { token: u.token });
+    expect(JSON.parse(raw.text).text).toMatch(/^use \[REDACTED:github-token\]\*+$/);
   });
 });

@@ -1,4 +1,4 @@
-import { PREFIXED_RULES } from './rules';
+import { PREFIXED_RULES, STRONG_NAME_WORDS, WEAK_NAME_WORDS } from './rules';
 import { acceptValue, isPlaceholder, isReference, looksRandom, nameStrength } from './values';
 
 /**
@@ -78,6 +78,8 @@ const MID_ANCHORED = COMPILED.filter((r) => r.lead[0] > 0 || r.lead.length > 1);
 
 const ALNUM = new Uint8Array(128);
 for (let c = 0; c < 128; c++) ALNUM[c] = /[A-Za-z0-9]/.test(String.fromCharCode(c)) ? 1 : 0;
+/** Last three letters of the secret-sounding words (and `authorization`), lower case. */
+const NAME_TAILS = new Set([...STRONG_NAME_WORDS, ...WEAK_NAME_WORDS, 'authorization'].map((w) => w.slice(-3)));
 /** Last letters of the secret-sounding words (lower case): t n d e s y l (secret token password …). */
 const NAME_LAST = new Uint8Array(128);
 for (const ch of 'tndesylTNDESYL') NAME_LAST[ch.charCodeAt(0)] = 1;
@@ -109,7 +111,8 @@ function trieSource(words: string[]): string {
 
 const ANCHOR_WORDS = BY_PAIR.flatMap((list) => (list ?? []).map((e) => e.anchor));
 /** Word boundary first: the alternation is tried at word starts only. */
-const ANCHOR_RE = new RegExp(`\\b${trieSource(ANCHOR_WORDS)}`, 'g');
+const ANCHOR_SOURCE = trieSource(ANCHOR_WORDS);
+const ANCHOR_RE = new RegExp(`\\b${ANCHOR_SOURCE}`, 'g');
 /** A token right after a JSON escape (`\nghp_…`), which `\b` does not see as a word start. */
 const ESCAPED_START_RE = /\\[nrtbf](?=[A-Za-z0-9]{2})/g;
 
@@ -252,6 +255,7 @@ function separatorAt(text: string, i: number, spans: Span[]): number {
   }
   const last = text.charCodeAt(k);
   if (!(last < 128 && NAME_LAST[last] === 1)) return -1;
+  if (k < 2 || !NAME_TAILS.has(text.slice(k - 2, k + 1).toLowerCase())) return -1;
   let nameStart = k;
   const limit = Math.max(0, k - 64);
   while (nameStart > limit && isNameChar(text.charCodeAt(nameStart - 1))) nameStart--;
