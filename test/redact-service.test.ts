@@ -2,7 +2,7 @@
  * Secret redaction end to end (contract §14): real MariaDB, Meilisearch and HTTP. Secrets of every
  * corpus format go in through JSON and gzip bodies (name, markdown, raw data, session data,
  * metadata); none comes back on any read path (REST JSON, markdown, raw, session data, lists,
- * GraphQL, search results and snippets) nor in the service log. Sizes stay, findings show per
+ * GraphQL, search results and snippets, resume search) nor in the service log. Sizes stay, findings show per
  * rule, an identical re-upload is a no-op; `report` keeps content; `redact rescan` masks what an
  * earlier upload kept, and the search index follows.
  */
@@ -148,6 +148,11 @@ describe('REDACT_SECRETS=on (default)', () => {
     const r = await searchUntilFound(app, u, SID);
     expect(leaked(r.text)).toEqual([]);
     expect(r.body.data.searchSessions.results[0].snippet).toContain(MARKER);
+    // The upload CLI's resume search (its snippets come from the same index).
+    const resume = await app.request('POST', '/api/v1/search/resume', { token: u.token, body: { query: MARKER } });
+    expect(resume.status).toBe(200);
+    expect(resume.body.data.results.length).toBeGreaterThan(0);
+    expect(leaked(resume.text)).toEqual([]);
     // Searching for a secret itself finds nothing that shows it.
     const bySecret = await gql(app, u, `query($q: String!) { searchSessions(query: $q) { results { snippet name } } }`, { q: githubToken });
     expect(leaked(bySecret.text)).toEqual([]);
