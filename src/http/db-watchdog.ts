@@ -9,7 +9,7 @@ import { sendError } from './errors';
 
 /** How often the database is pinged while requests are in flight (or while it is down). */
 const TICK_MS = 250;
-/** A ping or connect unanswered this long, after this process has read its pending I/O → unreachable. */
+/** A ping or connect unanswered this long (of this process's own running time) → unreachable. */
 const ANSWER_WITHIN_MS = 1000;
 /** The monitor's connection is dropped after this long without requests. */
 const IDLE_CLOSE_MS = 5000;
@@ -35,8 +35,13 @@ const WITHOUT_DB = new Set(['/healthz', '/metrics']);
 export class DbMonitor {
   private state: 'up' | 'down' = 'up';
   private conn: mariadb.Connection | null = null;
-  /** The outstanding connect or ping and when it started. */
-  private pending: { id: number; since: number } | null = null;
+  /**
+   * The outstanding connect or ping and how long it has waited, counted in ticks of this
+   * process: each tick adds the time since the last one, but at most 2 ticks' worth, so time this
+   * process spent blocked or descheduled (its own synchronous work, busy cores) does not count.
+   */
+  private pending: { id: number; waited: number } | null = null;
+  private lastTick = Date.now();
   private seq = 0;
   private timer: NodeJS.Timeout | null = null;
   private lastActive = Date.now();
@@ -82,19 +87,24 @@ export class DbMonitor {
 
   private ensureTicking(): void {
     if (this.timer) return;
+    this.lastTick = Date.now();
     this.timer = setInterval(() => this.tick(), TICK_MS);
     this.timer.unref();
     this.tick();
   }
 
   private tick(): void {
-    if (this.watched.size > 0) this.lastActive = Date.now();
+    const now = Date.now();
+    const sinceLast = Math.min(now - this.lastTick, 2 * TICK_MS);
+    this.lastTick = now;
+    if (this.watched.size > 0) this.lastActive = now;
     if (this.state === 'up' && this.watched.size === 0 && Date.now() - this.lastActive > IDLE_CLOSE_MS) {
       this.stop();
       return;
     }
     if (this.pending) {
-      if (Date.now() - this.pending.since < ANSWER_WITHIN_MS) return;
+      this.pending.waited += sinceLast;
+      if (this.pending.waited < ANSWER_WITHIN_MS) return;
       const { id } = this.pending;
       // After the poll phase: an answer that arrived while this process was not running counts.
       setImmediate(() => {
@@ -103,7 +113,7 @@ export class DbMonitor {
       return;
     }
     const id = ++this.seq;
-    this.pending = { id, since: Date.now() };
+    this.pending = { id, waited: 0 };
     const op = this.conn ? this.conn.ping() : this.connect();
     op.then(
       () => {

@@ -65,7 +65,7 @@ export function describe(registry: OpenAPIRegistry, op: Operation): void {
   const authenticated = op.auth !== 'none';
   // Any request can be malformed (a path that does not decode, a bad query) → 400.
   const common: ErrorStatus[] = op.auth === 'none' ? [400, 500, 503] : [400, 401, 429, 500, 503];
-  const errors = new Set<ErrorStatus>([...common, ...(op.errors ?? []), ...(op.body ? ([400, 413, 415] as ErrorStatus[]) : []), ...(op.idempotent ? ([409, 422] as ErrorStatus[]) : [])]);
+  const errors = new Set<ErrorStatus>([...common, ...(op.errors ?? []), ...(op.body ? ([400, 408, 413, 415] as ErrorStatus[]) : []), ...(op.idempotent ? ([409, 422] as ErrorStatus[]) : [])]);
   const rl = op.auth === 'key' ? RATE_LIMIT : [];
 
   const responses: Record<string, ResponseConfig> = {};

@@ -49,6 +49,7 @@ export const ERROR_STATUSES = {
   403: "Another user's resource: `Insufficient permissions`; a cookie request without a valid CSRF token: `Invalid CSRF token`. HEAD: no body.",
   404: '`Project not found` / `Session not found` / `Not found` (`Session data not found` for the session-data type). HEAD: no body.',
   406: 'Not acceptable: the `Accept` header names no representation this operation produces.',
+  408: '`Request timeout`: the body did not arrive within 60 s plus 1 s per MiB; the connection is closed.',
   409: 'Conflict: the id is already yours; or, with `Idempotency-Key`, the first request with this key is still in progress after 5 minutes.',
   412: '`Precondition failed`: `If-Match` did not match, or `If-None-Match: *` and the session exists.',
   413: '`Request body too large` (more than `MAX_BODY_BYTES` after decompression).',
