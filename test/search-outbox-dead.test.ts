@@ -93,3 +93,19 @@ test('a row that fails 10 times moves to search_outbox_dead; retried from there 
   expect(await h.search.backlog()).toBe(0);
   expect(await h.search.deadLetters()).toBe(0);
 }, 120_000);
+
+test('a stale hit (the owner replaced the text, the index has not caught up) is not shown with the old text', async () => {
+  const bob = await h.user();
+  const id = newSessionId();
+  const [old, fresh] = [word(), word()];
+  await h.put(bob, 'stale', id, { markdown: `# v1\n\n${old}` });
+  await drain();
+  expect(ids(await h.find(bob, old))).toEqual([id]);
+  // Replaced; no worker runs, so the index still holds the old text.
+  await h.put(bob, 'stale', id, { markdown: `# v2\n\n${fresh}` });
+  expect((await h.find(bob, old)).results).toEqual([]);
+  await drain();
+  const r = await h.find(bob, fresh);
+  expect(ids(r)).toEqual([id]);
+  expect(r.results[0].snippet).toContain(`<mark>${fresh}</mark>`);
+}, 120_000);

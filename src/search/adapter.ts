@@ -15,7 +15,7 @@ const CROP_WORDS = 48;
 /** Matching fragments returned per session (the rest are counted out). */
 export const MAX_EXCHANGES_PER_SESSION = 20;
 
-type Doc = Pick<SessionDocument, 'projectId' | 'sessionId' | 'chunk' | 'chunks' | 'sessionDigest' | 'content'>;
+type Doc = Pick<SessionDocument, 'projectId' | 'sessionId' | 'chunk' | 'chunks' | 'sessionDigest' | 'content' | 'contentDigest'>;
 
 const unavailable = () => new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
 
@@ -74,7 +74,7 @@ export async function searchIndex(
     ...common,
     showRankingScore: true,
     // The stored text, not the engine's crop: see highlight.ts.
-    attributesToRetrieve: ['projectId', 'sessionId', 'chunk', 'chunks', 'content'],
+    attributesToRetrieve: ['projectId', 'sessionId', 'chunk', 'chunks', 'content', 'contentDigest'],
   };
 
   try {
@@ -149,6 +149,7 @@ export async function searchIndex(
       const hit: DetailedHit = {
         projectId: h.projectId,
         sessionId: h.sessionId,
+        contentDigest: h.contentDigest,
         rank: clampRank(h._rankingScore),
         snippet: null,
         matchingExchanges: [],

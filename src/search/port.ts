@@ -9,6 +9,8 @@ export interface SearchHit {
   /** <= 240 chars of markdown, HTML-escaped, matched terms in <mark>…</mark>. */
   snippet: string;
   matchingExchanges: Array<{ id: string; content: string; orderNumber: number }>;
+  /** sessions.contentDigest of the indexed version: the service drops the hit when it differs (stale). */
+  contentDigest?: string;
 }
 
 export interface SearchOptions {

@@ -66,13 +66,19 @@ export async function searchSessions(
   // lists apply them (the engine compares strings case-insensitively; SQL is the reference).
   const { where, params } = filtersToSql(userId, filters, 's');
   const ids = [...new Set(page.hits.map((h) => h.sessionId))];
-  const rows: Array<{ projectId: string; id: string }> = await deps.db.pool.query(
-    `SELECT s.projectId, s.id FROM sessions s WHERE ${where} AND s.id IN (${ids.map(() => '?').join(', ')})`,
+  const rows: Array<{ projectId: string; id: string; contentDigest: string }> = await deps.db.pool.query(
+    `SELECT s.projectId, s.id, s.contentDigest FROM sessions s WHERE ${where} AND s.id IN (${ids.map(() => '?').join(', ')})`,
     [...params, ...ids],
   );
-  const live = new Set(rows.map((r) => `${r.projectId}/${r.id}`));
+  const live = new Map(rows.map((r) => [`${r.projectId}/${r.id}`, r.contentDigest]));
+  // Contract §16: a hit indexed from an older version of the session (its text was replaced and
+  // the index has not caught up) is dropped, so a snippet never shows replaced text.
+  const current = (h: SearchHit) => {
+    const digest = live.get(`${h.projectId}/${h.sessionId}`);
+    return digest !== undefined && (h.contentDigest === undefined || h.contentDigest === digest);
+  };
   const results = page.hits
-    .filter((h) => live.has(`${h.projectId}/${h.sessionId}`))
+    .filter(current)
     .sort((a, b) => b.rank - a.rank)
     .map((h) => ({
       projectId: h.projectId,
