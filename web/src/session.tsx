@@ -1,6 +1,6 @@
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
 import { ENDPOINTS } from './api/endpoints';
-import { api, setCsrfToken } from './api/http';
+import { api, SESSION_LOST, setCsrfToken } from './api/http';
 
 export interface User {
   id: string;
@@ -44,6 +44,10 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   useEffect(() => {
     void refresh();
+    // A call refused with 401: read the session again (signed out → the sign-in page).
+    const lost = () => void refresh();
+    window.addEventListener(SESSION_LOST, lost);
+    return () => window.removeEventListener(SESSION_LOST, lost);
   }, [refresh]);
 
   const signedOut = useCallback(() => {

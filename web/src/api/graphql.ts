@@ -1,5 +1,5 @@
 import type { TypedDocumentString } from '../gql/graphql';
-import { getCsrfToken } from './http';
+import { getCsrfToken, sessionLost } from './http';
 
 /** A GraphQL error as the service reports it (extensions.code per contract §6). */
 export class GraphqlError extends Error {
@@ -29,6 +29,7 @@ export async function gql<TResult, TVariables>(
     credentials: 'same-origin',
     body: JSON.stringify({ query: document.toString(), variables }),
   });
+  if (res.status === 401) sessionLost();
   let json: any;
   try {
     json = await res.json();

@@ -20,6 +20,13 @@ export function getCsrfToken(): string | null {
   return csrfToken;
 }
 
+/** A 401 on an authenticated call: the session ended (expired, signed out elsewhere, disabled). */
+export const SESSION_LOST = 'sa:session-lost';
+
+export function sessionLost(): void {
+  window.dispatchEvent(new Event(SESSION_LOST));
+}
+
 export async function api<T>(method: string, path: string, body?: unknown): Promise<ApiResult<T>> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
@@ -42,5 +49,6 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     json = undefined;
   }
   if (res.ok) return { ok: true, status: res.status, data: (json && 'data' in json ? json.data : json) as T };
+  if (res.status === 401 && csrfToken && !path.startsWith('/api/v1/auth/')) sessionLost();
   return { ok: false, status: res.status, error: typeof json?.error === 'string' ? json.error : `Request failed (${res.status})` };
 }

@@ -38,7 +38,7 @@ export function SignInPage() {
 
 /** Only same-origin paths of the console (never `//host` or a URL). */
 function safeNext(next: string | null): string {
-  return next && next.startsWith('/') && !next.startsWith('//') ? next : '/';
+  return next && /^\/(?![/\\])/.test(next) && !next.includes('\\') ? next : '/';
 }
 
 function SignInForm() {
