@@ -14,10 +14,13 @@ import { createMetrics } from './metrics';
 import { billingRouter } from './rest/billing';
 import { healthRouter } from './rest/health';
 import { docsRouter } from './rest/docs';
+import { accountRouter, publicAuthRouter } from './rest/auth';
+import { deviceCodesRouter, deviceLoginRouter } from './rest/device';
 import { keysRouter } from './rest/keys';
 import { projectsRouter } from './rest/projects';
 import { resumeRouter } from './rest/resume';
 import { sessionsRouter } from './rest/sessions';
+import { usersRouter } from './rest/users';
 import type { Deps } from './services/context';
 
 /** Rate limiting plugs in here (per user, after authentication; contract §5). */
@@ -27,6 +30,10 @@ export interface RateLimitHooks {
   onAuthFailure?: AuthFailureHook;
   /** Runs before the token is checked (an address over the auth-failure limit → 429). */
   beforeAuth?: AuthFailureHook;
+  /** Before a sign-in is tried: an account over its failed sign-in limit → 429 (contract §10). */
+  beforeSignIn?: (req: Request, email: string) => Promise<void>;
+  /** A failed sign-in, counted against the account. */
+  onSignInFailure?: (req: Request, email: string) => Promise<void>;
 }
 
 export interface BuiltApp {
@@ -71,8 +78,16 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   // The OpenAPI document and its reference page need no token either.
   app.use('/api/v1', docsRouter());
 
+  // Sign-in, first run, reset links and device login work without a session or key (contract §10, §11);
+  // their bodies are small.
+  const publicBody = jsonBody(64 * 1024);
+  app.use('/api/v1', publicAuthRouter(deps, hooks, publicBody), deviceLoginRouter(deps, hooks, publicBody));
+
   const api = express.Router();
   api.use(auth, hooks.rest ?? pass, body, idempotency(deps));
+  api.use(accountRouter(deps));
+  api.use(usersRouter(deps));
+  api.use(deviceCodesRouter(deps));
   api.use(projectsRouter(deps));
   api.use(sessionsRouter(deps));
   api.use(keysRouter(deps));

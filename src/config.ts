@@ -43,6 +43,12 @@ export interface Config {
   shutdownGraceS: number;
   /** Secrets in uploads (contract §14): masked (`on`), only reported (`report`), or left (`off`). */
   redactSecrets: RedactMode;
+  /** Self sign-up in the console (contract §10; default off). */
+  signupEnabled: boolean;
+  /** `Secure` on the session cookie even over plain HTTP (behind a TLS-terminating proxy). */
+  cookieSecure: boolean;
+  /** The service's public origin (reset links, CSRF origin check); null: taken from the request. */
+  publicUrl: string | null;
 }
 
 export class ConfigError extends Error {
@@ -116,6 +122,9 @@ const schema = z.object({
     )
     .default('loopback'),
   REDACT_SECRETS: z.enum(['on', 'report', 'off'], { message: 'REDACT_SECRETS must be on, report or off' }).default('on'),
+  SIGNUP_ENABLED: z.enum(['true', 'false'], { error: 'SIGNUP_ENABLED must be true or false' }).default('false'),
+  COOKIE_SECURE: z.enum(['true', 'false'], { error: 'COOKIE_SECURE must be true or false' }).default('false'),
+  PUBLIC_URL: urlOf('PUBLIC_URL', ['http:', 'https:']).optional(),
 });
 
 const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
@@ -214,6 +223,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadsPerUser: e.UPLOADS_PER_USER,
     shutdownGraceS: e.SHUTDOWN_GRACE_S,
     redactSecrets: e.REDACT_SECRETS,
+    signupEnabled: e.SIGNUP_ENABLED === 'true',
+    cookieSecure: e.COOKIE_SECURE === 'true',
+    publicUrl: e.PUBLIC_URL ? new URL(e.PUBLIC_URL).origin : null,
   });
 }
 

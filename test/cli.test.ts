@@ -22,8 +22,16 @@ function cli(...args: string[]): Promise<CliResult> {
 }
 
 function cliWith(extraEnv: Record<string, string>, ...args: string[]): Promise<CliResult> {
+  return cliRun(extraEnv, undefined, args);
+}
+
+function cliWithInput(input: string | undefined, ...args: string[]): Promise<CliResult> {
+  return cliRun({}, input, args);
+}
+
+function cliRun(extraEnv: Record<string, string>, input: string | undefined, args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       TSX,
       [path.join(ROOT, 'src', 'cli', 'main.ts'), ...args],
       {
@@ -44,6 +52,7 @@ function cliWith(extraEnv: Record<string, string>, ...args: string[]): Promise<C
         resolve({ code, stdout: String(stdout), stderr: String(stderr) });
       },
     );
+    child.stdin?.end(input ?? '');
   });
 }
 
@@ -73,6 +82,41 @@ describe('users and keys', () => {
     expect(r.stdout).toContain(email);
     const [u] = await app.deps.db.pool.query('SELECT id, name FROM users WHERE email = ?', [email]);
     expect(u.name).toBe('Cli User');
+  });
+
+  test('users create --admin --password-stdin: an admin who can sign in; a short password is refused', async () => {
+    const adminEmail = 'cli-admin@example.test';
+    const r = await cliWithInput('a long enough password\n', 'users', 'create', '--email', adminEmail, '--name', 'Admin', '--admin', '--password-stdin');
+    expect(r.code).toBe(0);
+    const [u] = await app.deps.db.pool.query('SELECT role, passwordHash FROM users WHERE email = ?', [adminEmail]);
+    expect(u.role).toBe('admin');
+    expect(u.passwordHash).toMatch(/^\$argon2id\$/);
+    const signIn = await app.request('POST', '/api/v1/auth/sign-in', { body: { email: adminEmail, password: 'a long enough password' } });
+    expect(signIn.status).toBe(200);
+    expect(signIn.body.data.user.role).toBe('admin');
+
+    const short = await cliWithInput('short\n', 'users', 'create', '--email', 'cli-short@example.test', '--password-stdin');
+    expect(short.code).not.toBe(0);
+    expect(lines(short.stderr)).toHaveLength(1);
+    expect(short.stderr).toMatch(/password/);
+    const [none] = await app.deps.db.pool.query('SELECT COUNT(*) n FROM users WHERE email = ?', ['cli-short@example.test']);
+    expect(Number(none.n)).toBe(0);
+  });
+
+  test('users reset-password prints a one-time link valid one hour; unknown email → one stderr line', async () => {
+    const r = await cli('users', 'reset-password', '--email', email);
+    expect(r.code).toBe(0);
+    const link = lastLine(r.stdout);
+    expect(link).toMatch(/^http:\/\/127\.0\.0\.1:3000\/reset-password\?token=[A-Za-z0-9_-]{40,}$/);
+    const token = new URL(link).searchParams.get('token');
+    const set = await app.request('POST', '/api/v1/auth/reset-password', { body: { token, password: 'set by a link' } });
+    expect(set.status).toBe(200);
+    expect((await app.request('POST', '/api/v1/auth/sign-in', { body: { email, password: 'set by a link' } })).status).toBe(200);
+    expect((await app.request('POST', '/api/v1/auth/reset-password', { body: { token, password: 'set by a link again' } })).status).toBe(400);
+
+    const unknown = await cli('users', 'reset-password', '--email', 'nobody@example.test');
+    expect(unknown.code).not.toBe(0);
+    expect(lines(unknown.stderr)).toHaveLength(1);
   });
 
   test('users create with an existing email → one stderr line, non-zero', async () => {

@@ -178,4 +178,19 @@ test('REDACT_SECRETS: on by default; on, report or off; anything else is listed 
       'REDACT_SECRETS must be on, report or off',
     ]);
   }
+test('accounts: SIGNUP_ENABLED and COOKIE_SECURE default off and take only true/false; PUBLIC_URL is an http(s) URL', () => {
+  const d = loadConfig(base());
+  expect(d.signupEnabled).toBe(false);
+  expect(d.cookieSecure).toBe(false);
+  expect(d.publicUrl).toBeNull();
+  const on = loadConfig({ ...base(), SIGNUP_ENABLED: 'true', COOKIE_SECURE: 'true', PUBLIC_URL: 'https://archive.example.com/' });
+  expect(on.signupEnabled).toBe(true);
+  expect(on.cookieSecure).toBe(true);
+  expect(on.publicUrl).toBe('https://archive.example.com');
+  const problems = problemsOf({ ...base(), SIGNUP_ENABLED: 'yes', COOKIE_SECURE: '1', PUBLIC_URL: 'ftp://x' });
+  expect(problems).toEqual([
+    'SIGNUP_ENABLED must be true or false',
+    'COOKIE_SECURE must be true or false',
+    'PUBLIC_URL must be a URL (http: or https:)',
+  ]);
 });

@@ -4,6 +4,16 @@ import jwt from 'jsonwebtoken';
 export interface TokenClaims {
   sub: string;
   jti: string;
+  /** Device login tokens only (contract §11): 'refresh' or 'access'. API keys carry none. */
+  use?: DeviceTokenUse;
+}
+
+export type DeviceTokenUse = 'refresh' | 'access';
+
+/** A device login token: like a key token (jti = the device's key row), plus its `use`. */
+export function signDeviceToken(secret: string, userId: string, keyId: string, use: DeviceTokenUse, expiresAt: Date): string {
+  const payload = { sub: userId, jti: keyId, use, exp: Math.floor(expiresAt.getTime() / 1000) };
+  return jwt.sign(payload, secret, { algorithm: 'HS256' });
 }
 
 /** Signs an API key token: HS256, sub = user id, jti = key id, optional exp. */
@@ -46,9 +56,11 @@ export function verifyKeyToken(secret: string, token: string): TokenClaims | nul
   try {
     const claims = jwt.verify(token, verificationKey(secret), { algorithms: ['HS256'] });
     if (typeof claims !== 'object' || claims === null) return null;
-    const { sub, jti } = claims as Record<string, unknown>;
+    const { sub, jti, use } = claims as Record<string, unknown>;
     if (typeof sub !== 'string' || typeof jti !== 'string' || !sub || !jti) return null;
-    return { sub, jti };
+    if (use === undefined) return { sub, jti };
+    if (use !== 'refresh' && use !== 'access') return null;
+    return { sub, jti, use };
   } catch {
     return null;
   }

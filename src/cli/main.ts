@@ -3,6 +3,8 @@ import { createDb } from '../db/client';
 import { migrate } from '../db/migrate';
 import { createKeyForUser, listKeysOfUser, revokeKeyById, validateKeyInput } from '../services/keys';
 import { createUser, findUserByEmail } from '../services/users';
+import { createResetLink } from '../services/accounts';
+import { checkPassword } from '../auth/passwords';
 import { AppError } from '../errors';
 import { rescanFromCli } from './redact';
 import { reindexFromCli } from './reindex';
@@ -10,7 +12,8 @@ import { retryDeadRows } from '../search/outbox';
 
 /**
  * Admin CLI (contract §1). Errors: one line on stderr and a non-zero exit.
- *   users create --email E [--name N]
+ *   users create --email E [--name N] [--admin] [--password-stdin]
+ *   users reset-password --email E                             (prints a one-time link, valid 1 hour)
  *   keys create --email E [--name N] [--expires-in-days D]   (token alone on the last line)
  *   keys list --email E                                        (one key per line, id first)
  *   keys revoke KEY_ID
@@ -20,7 +23,10 @@ import { retryDeadRows } from '../search/outbox';
 class UsageError extends Error {}
 
 const USAGE =
-  'usage: cli users create --email E [--name N] | keys create --email E [--name N] [--expires-in-days D] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID] | redact rescan [--dry-run]';
+  'usage: cli users create --email E [--name N] [--admin] [--password-stdin] | users reset-password --email E | keys create --email E [--name N] [--expires-in-days D] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID] | redact rescan [--dry-run]';
+
+/** Options that take no value. */
+const SWITCHES = new Set(['admin', 'password-stdin']);
 
 function parseArgs(argv: string[], allowed: string[]): { flags: Record<string, string>; positional: string[] } {
   const flags: Record<string, string> = {};
@@ -30,6 +36,11 @@ function parseArgs(argv: string[], allowed: string[]): { flags: Record<string, s
     if (a.startsWith('--')) {
       const [k, inline] = a.slice(2).split(/=(.*)/s, 2);
       if (!allowed.includes(k)) throw new UsageError(`unknown option --${k}`);
+      if (SWITCHES.has(k)) {
+        if (inline !== undefined) throw new UsageError(`option --${k} takes no value`);
+        flags[k] = 'true';
+        continue;
+      }
       const v = inline ?? argv[++i];
       if (v === undefined) throw new UsageError(`option --${k} needs a value`);
       flags[k] = v;
@@ -46,14 +57,26 @@ function need(flags: Record<string, string>, name: string): string {
   return v;
 }
 
-async function run(argv: string[], out: (line: string) => void): Promise<void> {
+/** Reads a password from standard input (first line; a trailing newline is not part of it). */
+async function readStdin(input: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of input) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(String(c)));
+  return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0];
+}
+
+export interface CliIo {
+  stdin?: NodeJS.ReadableStream;
+}
+
+async function run(argv: string[], out: (line: string) => void, io: CliIo = {}): Promise<void> {
   const [group, command, ...rest] = argv;
-  const known = ['users create', 'keys create', 'keys list', 'keys revoke', 'search reindex', 'search outbox-retry', 'redact rescan'];
+  const known = ['users create', 'users reset-password', 'keys create', 'keys list', 'keys revoke', 'search reindex', 'search outbox-retry', 'redact rescan'];
   if (!group || !command || !known.includes(`${group} ${command}`)) {
     throw new UsageError(group ? `unknown command: ${[group, command].filter(Boolean).join(' ')}. ${USAGE}` : USAGE);
   }
   const spec: Record<string, string[]> = {
-    'users create': ['email', 'name'],
+    'users create': ['email', 'name', 'admin', 'password-stdin'],
+    'users reset-password': ['email'],
     'keys create': ['email', 'name', 'expires-in-days'],
     'keys list': ['email'],
     'keys revoke': [],
@@ -77,8 +100,25 @@ async function run(argv: string[], out: (line: string) => void): Promise<void> {
     };
     switch (`${group} ${command}`) {
       case 'users create': {
-        const u = await createUser(prisma, need(flags, 'email'), flags.name);
-        out(`created user ${u.id} ${u.email}`);
+        const email = need(flags, 'email');
+        let password: string | undefined;
+        if (flags['password-stdin']) {
+          try {
+            password = checkPassword(await readStdin(io.stdin ?? process.stdin));
+          } catch (e) {
+            throw new UsageError(e instanceof AppError ? e.message : 'could not read the password from standard input');
+          }
+        }
+        const u = await createUser(prisma, email, flags.name, { password, role: flags.admin ? 'admin' : 'member' });
+        out(`created ${u.role === 'admin' ? 'admin' : 'user'} ${u.id} ${u.email}`);
+        return;
+      }
+      case 'users reset-password': {
+        const u = await userByEmail(need(flags, 'email'));
+        const base = config.publicUrl ?? `http://${/^(0\.0\.0\.0|::)$/.test(config.host) ? 'localhost' : config.host}:${config.port}`;
+        const { link, expiresAt } = await createResetLink(prisma, u.id, base);
+        out(`reset link for ${u.email}, valid until ${expiresAt} (one use):`);
+        out(link);
         return;
       }
       case 'keys create': {

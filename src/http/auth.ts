@@ -1,24 +1,101 @@
+import crypto from 'node:crypto';
+import { parse as parseCookie } from 'cookie';
 import type { NextFunction, Request, Response } from 'express';
 import { authenticate } from '../auth/authenticate';
-import { unauthenticated } from '../errors';
+import { resolveBrowserSession, SESSION_COOKIE, SESSION_IDLE_MS, type BrowserSession } from '../auth/browser-sessions';
+import type { Config } from '../config';
+import { AppError, unauthenticated } from '../errors';
 import type { Deps } from '../services/context';
+import { roleOf } from '../services/users';
 import './types';
 
 /** Hook run when authentication fails (the brute-force guard of contract §5 plugs in here). */
 export type AuthFailureHook = (req: Request) => Promise<void>;
 
+export const CSRF_HEADER = 'x-csrf-token';
+export const invalidCsrf = () => new AppError('FORBIDDEN', 'Invalid CSRF token');
+
+/** The `sa_session` cookie's token, if the request carries one. */
+export function sessionCookie(req: Request): string | null {
+  const header = req.headers.cookie;
+  if (!header) return null;
+  try {
+    return parseCookie(header)[SESSION_COOKIE] || null;
+  } catch {
+    return null;
+  }
+}
+
+/** The service's own origin: PUBLIC_URL's, else the one this request was addressed to. */
+export function ownOrigin(req: Request, config: Config): string {
+  return config.publicUrl ?? `${req.protocol}://${req.get('host') ?? ''}`;
+}
+
+const sameSecret = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && crypto.timingSafeEqual(x, y);
+};
+
+/**
+ * The CSRF rule of contract §10 for cookie-authenticated requests: anything but GET/HEAD must
+ * carry `X-CSRF-Token` equal to the session's token and, when `Origin` is present, come from the
+ * service's own origin; else 403 `Invalid CSRF token`. Runs before the body is read: a refused
+ * request writes nothing.
+ */
+export function checkCsrf(req: Request, config: Config, session: BrowserSession): void {
+  if (req.method === 'GET' || req.method === 'HEAD') return;
+  const given = req.get(CSRF_HEADER);
+  if (!given || !sameSecret(given, session.csrfToken)) throw invalidCsrf();
+  const origin = req.get('origin');
+  if (origin !== undefined && origin !== ownOrigin(req, config)) throw invalidCsrf();
+}
+
+/** Sets the session cookie (HttpOnly, SameSite=Lax, Path=/, Secure on HTTPS or with COOKIE_SECURE). */
+export function setSessionCookie(req: Request, res: Response, config: Config, token: string): void {
+  res.cookie(SESSION_COOKIE, token, {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: '/',
+    secure: req.secure || config.cookieSecure,
+    maxAge: SESSION_IDLE_MS,
+  });
+}
+
+export function clearSessionCookie(req: Request, res: Response, config: Config): void {
+  res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', path: '/', secure: req.secure || config.cookieSecure });
+}
+
+/**
+ * Authentication of every API request: `Authorization: Bearer` (an API key or a device access
+ * token) when the header is present, else the `sa_session` cookie with the CSRF rule.
+ */
 export function requireAuth(deps: Deps, onFailure?: AuthFailureHook, beforeAuth?: AuthFailureHook) {
-  return async (req: Request, _res: Response, next: NextFunction) => {
+  return async (req: Request, res: Response, next: NextFunction) => {
     try {
       // An address already over the failed-authentication limit is refused before its token is tried.
       if (beforeAuth) await beforeAuth(req);
-      const user = await authenticate(deps.db.readPool, deps.config.jwtSecret, req.get('authorization'));
-      if (!user) {
-        if (onFailure) await onFailure(req);
-        return next(unauthenticated());
+      const header = req.get('authorization');
+      const cookieToken = header === undefined ? sessionCookie(req) : null;
+      if (cookieToken) {
+        const session = await resolveBrowserSession(deps.db.readPool, cookieToken);
+        if (session) {
+          checkCsrf(req, deps.config, session);
+          if (session.touched) setSessionCookie(req, res, deps.config, cookieToken);
+          req.user = { id: session.userId, keyId: null, role: roleOf(session.role), sessionTokenHash: session.tokenHash };
+          return next();
+        }
+        // A dead session: the browser may forget its cookie.
+        clearSessionCookie(req, res, deps.config);
+      } else {
+        const user = await authenticate(deps.db.readPool, deps.config.jwtSecret, header);
+        if (user) {
+          req.user = user;
+          return next();
+        }
       }
-      req.user = user;
-      next();
+      if (onFailure) await onFailure(req);
+      next(unauthenticated());
     } catch (err) {
       next(err);
     }

@@ -9,9 +9,13 @@ import type { Logger } from '../logger';
 
 const HOUR = 60 * 60;
 const AUTH_FAILURE_WINDOW = 15 * 60;
+/** Failed sign-ins per account per 15 minutes (contract §10). */
+export const ACCOUNT_FAILURE_LIMIT = 10;
 
 export interface RateLimitHandles extends RateLimitHooks {
   onAuthFailure: NonNullable<RateLimitHooks['onAuthFailure']>;
+  beforeSignIn: NonNullable<RateLimitHooks['beforeSignIn']>;
+  onSignInFailure: NonNullable<RateLimitHooks['onSignInFailure']>;
   /** Runs before the token is checked: an address already over the auth-failure limit gets 429. */
   beforeAuth: (req: Request) => Promise<void>;
   /** Closes the Redis connection when this module opened it. */
@@ -66,6 +70,9 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
   const rest = limiter('rest', config.rateLimitRestPerHour, HOUR);
   const graphql = limiter('graphql', config.rateLimitGraphqlPerHour, HOUR);
   const authFailures = limiter('authfail', config.authFailureLimit, AUTH_FAILURE_WINDOW);
+  const accountFailures = limiter('signinfail', ACCOUNT_FAILURE_LIMIT, AUTH_FAILURE_WINDOW);
+  // Emails compare case-insensitively (the column's collation): one budget per account, however spelt.
+  const accountKey = (email: string) => email.trim().toLowerCase().slice(0, 320);
 
   const perUser = (l: RateLimiterAbstract, limit: number) => async (req: Request, res: Response, next: NextFunction) => {
     const userId = req.user?.id;
@@ -113,6 +120,29 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
           throw rateLimited(err);
         }
         logger.warn({ reqId: req.id, msg: 'auth failure limiter unavailable' });
+      }
+    },
+    async beforeSignIn(req, email) {
+      let r: RateLimiterRes | null = null;
+      try {
+        r = await accountFailures.get(accountKey(email));
+      } catch {
+        return;
+      }
+      if (r && r.consumedPoints >= ACCOUNT_FAILURE_LIMIT) {
+        if (req.res) setHeaders(req.res, ACCOUNT_FAILURE_LIMIT, r, true);
+        throw rateLimited(r);
+      }
+    },
+    async onSignInFailure(req, email) {
+      try {
+        await accountFailures.consume(accountKey(email), 1);
+      } catch (err) {
+        if (err instanceof RateLimiterRes) {
+          if (req.res) setHeaders(req.res, ACCOUNT_FAILURE_LIMIT, err, true);
+          throw rateLimited(err);
+        }
+        logger.warn({ reqId: req.id, msg: 'sign-in failure limiter unavailable' });
       }
     },
     async close() {

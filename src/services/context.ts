@@ -19,7 +19,12 @@ export interface Deps {
 
 export interface AuthUser {
   id: string;
-  keyId: string;
+  /** The API key (or device token row) that authenticated the request; null for a browser session. */
+  keyId: string | null;
+  /** Absent in contexts built outside a request (CLI, benches): never admin. */
+  role?: 'admin' | 'member';
+  /** The browser session (sha256 of its cookie token) that authenticated the request, if any. */
+  sessionTokenHash?: string;
 }
 
 /** What every service call gets: who is asking, and where to log. */

@@ -1,0 +1,130 @@
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { RateLimitHooks } from '../app';
+import { endBrowserSession, endSessionsOfUser, resolveBrowserSession, startBrowserSession } from '../auth/browser-sessions';
+import { AppError, unauthenticated } from '../errors';
+import { checkCsrf, clearSessionCookie, invalidCsrf, ownOrigin, sessionCookie, setSessionCookie } from '../http/auth';
+import * as accounts from '../services/accounts';
+import type { Deps } from '../services/context';
+import { countUsers, createUser, getAccount, type AccountDto } from '../services/users';
+import { ctxOf, ok } from './context';
+
+type Handler = (req: Request, res: Response) => Promise<void>;
+const wrap = (h: Handler) => (req: Request, res: Response, next: NextFunction) => h(req, res).catch(next);
+
+/**
+ * Sign-in and the other doors that work without a session (contract §10): sign-in, sign-out,
+ * the session, first-run setup, optional sign-up, reset links. Anything that signs a browser in
+ * refuses a foreign `Origin` (login CSRF).
+ */
+export function publicAuthRouter(deps: Deps, hooks: RateLimitHooks, body: RequestHandler): Router {
+  const r = Router();
+  const { pool, prisma } = deps.db;
+  const config = deps.config;
+
+  const sameOrigin = (req: Request) => {
+    const origin = req.get('origin');
+    if (origin !== undefined && origin !== ownOrigin(req, config)) throw invalidCsrf();
+  };
+  const signInBrowser = async (req: Request, res: Response, user: AccountDto) => {
+    const { token } = await startBrowserSession(pool, user.id);
+    setSessionCookie(req, res, config, token);
+  };
+
+  r.get('/auth/session', wrap(async (req, res) => {
+    const token = sessionCookie(req);
+    const session = token ? await resolveBrowserSession(pool, token) : null;
+    const user = session && (await getAccount(prisma, session.userId));
+    if (!session || !user) {
+      if (token) clearSessionCookie(req, res, config);
+      throw unauthenticated();
+    }
+    res.setHeader('Cache-Control', 'no-store');
+    res.json(ok({ user, csrfToken: session.csrfToken }));
+  }));
+
+  r.post('/auth/sign-in', wrap(async (req, res) => {
+    sameOrigin(req);
+    await hooks.beforeAuth?.(req);
+    await new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+    const credentials = accounts.credentialsOf(req.body);
+    await hooks.beforeSignIn?.(req, credentials.email);
+    const user = await accounts.signIn(prisma, credentials);
+    if (!user) {
+      await hooks.onAuthFailure?.(req);
+      await hooks.onSignInFailure?.(req, credentials.email);
+      throw new AppError('UNAUTHENTICATED', accounts.INVALID_CREDENTIALS);
+    }
+    await signInBrowser(req, res, user);
+    res.json(ok({ user }));
+  }));
+
+  r.post('/auth/sign-out', wrap(async (req, res) => {
+    const token = sessionCookie(req);
+    const session = token ? await resolveBrowserSession(pool, token) : null;
+    if (session) {
+      checkCsrf(req, config, session);
+      await endBrowserSession(pool, session.tokenHash);
+    }
+    clearSessionCookie(req, res, config);
+    res.json(ok({}));
+  }));
+
+  r.get('/auth/setup', wrap(async (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.json(ok({ needsSetup: (await countUsers(prisma)) === 0, signupEnabled: config.signupEnabled }));
+  }));
+
+  r.post('/auth/setup', body, wrap(async (req, res) => {
+    sameOrigin(req);
+    const user = await accounts.setupFirstAccount(pool, prisma, `${config.namespace}:setup`, req.body);
+    await signInBrowser(req, res, user);
+    res.status(201).json(ok({ user }));
+  }));
+
+  r.post('/auth/sign-up', body, wrap(async (req, res) => {
+    sameOrigin(req);
+    if (!config.signupEnabled) throw new AppError('FORBIDDEN', 'Sign-up is disabled');
+    const { email, name, password } = accounts.newAccountOf(req.body);
+    const created = await createUser(prisma, email, name, { password, role: 'member' });
+    const user: AccountDto = { id: created.id, email: created.email, name: created.name, role: created.role };
+    await signInBrowser(req, res, user);
+    res.status(201).json(ok({ user }));
+  }));
+
+  r.post('/auth/reset-password', wrap(async (req, res) => {
+    sameOrigin(req);
+    await hooks.beforeAuth?.(req);
+    await new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+    try {
+      await accounts.resetPassword(pool, prisma, req.body);
+    } catch (err) {
+      if (err instanceof AppError && err.message === accounts.INVALID_RESET) await hooks.onAuthFailure?.(req);
+      throw err;
+    }
+    clearSessionCookie(req, res, config);
+    res.json(ok({}));
+  }));
+
+  return r;
+}
+
+/** Account routes behind authentication (cookie or key): change password, sign out everywhere. */
+export function accountRouter(deps: Deps): Router {
+  const r = Router();
+  const { pool, prisma } = deps.db;
+
+  r.post('/auth/password', async (req, res) => {
+    const ctx = ctxOf(req, deps);
+    await accounts.changePassword(pool, prisma, ctx.user.id, req.body, ctx.user.sessionTokenHash);
+    res.json(ok({}));
+  });
+
+  r.post('/auth/sign-out-everywhere', async (req, res) => {
+    const ctx = ctxOf(req, deps);
+    await endSessionsOfUser(pool, ctx.user.id);
+    clearSessionCookie(req, res, deps.config);
+    res.json(ok({}));
+  });
+
+  return r;
+}

@@ -1,0 +1,60 @@
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { RateLimitHooks } from '../app';
+import { unauthenticated } from '../errors';
+import * as device from '../services/device';
+import type { Deps } from '../services/context';
+import { ctxOf, ok } from './context';
+
+type Handler = (req: Request, res: Response) => Promise<void>;
+const wrap = (h: Handler) => (req: Request, res: Response, next: NextFunction) => h(req, res).catch(next);
+const parse = (body: RequestHandler, req: Request, res: Response) =>
+  new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+
+/**
+ * Device login for the upload CLI and the desktop app (contract §11). Their answers carry no
+ * envelope (the clients parse them as they are); errors use the usual one. Every failure counts
+ * against the failed-authentication limit of the address.
+ */
+export function deviceLoginRouter(deps: Deps, hooks: RateLimitHooks, body: RequestHandler): Router {
+  const r = Router();
+  const { pool, prisma } = deps.db;
+  const secret = deps.config.jwtSecret;
+
+  const counted = async <T>(req: Request, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (err) {
+      if ((err as { code?: string }).code === 'UNAUTHENTICATED') await hooks.onAuthFailure?.(req);
+      throw err;
+    }
+  };
+
+  r.post('/device-login', wrap(async (req, res) => {
+    await hooks.beforeAuth?.(req);
+    await parse(body, req, res);
+    res.json(await counted(req, () => device.deviceLogin(prisma, secret, req.body)));
+  }));
+
+  r.post('/device-refresh', wrap(async (req, res) => {
+    await hooks.beforeAuth?.(req);
+    const result = await counted(req, async () => (await device.deviceRefresh(pool, secret, req.get('authorization'))) ?? Promise.reject(unauthenticated()));
+    res.json(result);
+  }));
+
+  r.post('/device-logout', wrap(async (req, res) => {
+    await device.deviceLogout(pool, secret, req.get('authorization'));
+    res.json({ success: true });
+  }));
+
+  return r;
+}
+
+/** `/cli-login`'s code (behind authentication: the signed-in person's code). */
+export function deviceCodesRouter(deps: Deps): Router {
+  const r = Router();
+  r.post('/device-codes', async (req, res) => {
+    const ctx = ctxOf(req, deps);
+    res.status(201).json(ok(await device.issueDeviceCode(deps.db.prisma, ctx.user.id)));
+  });
+  return r;
+}

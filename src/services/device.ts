@@ -1,0 +1,134 @@
+import crypto from 'node:crypto';
+import type { PrismaClient } from '../generated/prisma/client';
+import { AppError, invalid } from '../errors';
+import { sha256 } from '../auth/browser-sessions';
+import { liveKeyRow, touchKey } from '../auth/authenticate';
+import { bearerToken, signDeviceToken, verifyKeyToken } from '../auth/tokens';
+import type * as mariadb from 'mariadb';
+import { isPlainObject } from './validation';
+
+/** Device login (contract §11). */
+export const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'; // no 0/O, 1/I: read aloud and typed by people
+export const CODE_VALID_MS = 10 * 60_000;
+export const REFRESH_VALID_MS = 10 * 365 * 86_400_000;
+export const ACCESS_VALID_MS = 60 * 60_000;
+export const INVALID_CODE = 'Invalid or expired device code';
+export const USED_CODE = 'Device code has already been used';
+
+const METADATA = ['hostname', 'os', 'os_version', 'os_display_name', 'architecture', 'username', 'client', 'client_version'] as const;
+
+/** `abc-123`, `ABC123` → `ABC123`; anything else → null (never matches a stored code). */
+export function normalizeCode(code: string): string | null {
+  const c = code.trim().replace(/^(.{3})-(.{3})$/s, '$1$2').toUpperCase();
+  return /^[A-Z0-9]{6}$/.test(c) ? c : null;
+}
+
+function newCode(): string {
+  let s = '';
+  for (let i = 0; i < 6; i++) s += CODE_ALPHABET[crypto.randomInt(CODE_ALPHABET.length)];
+  return s;
+}
+
+/** A code for /cli-login: single use, valid 10 minutes. Expired codes are cleared on the way. */
+export async function issueDeviceCode(prisma: PrismaClient, userId: string): Promise<{ code: string; expiresAt: string }> {
+  const now = new Date();
+  await prisma.deviceCode.deleteMany({ where: { expiresAt: { lt: now } } });
+  for (let attempt = 0; ; attempt++) {
+    const code = newCode();
+    const expiresAt = new Date(now.getTime() + CODE_VALID_MS);
+    try {
+      await prisma.deviceCode.create({ data: { codeHash: sha256(code), userId, createdAt: now, expiresAt } });
+      return { code, expiresAt: expiresAt.toISOString() };
+    } catch (err) {
+      // A live code with the same letters (one in a billion per live code): draw again.
+      if ((err as { code?: string }).code !== 'P2002' || attempt >= 5) throw err;
+    }
+  }
+}
+
+export interface DeviceLoginResult {
+  refreshToken: string;
+  createdAt: string;
+  expiresAt: string;
+  user: { email: string };
+}
+
+/** Validates the device-login body: `device_code` required, the metadata optional strings. */
+export function deviceLoginInput(body: unknown): { code: string; meta: Partial<Record<(typeof METADATA)[number], string>> } {
+  if (!isPlainObject(body)) throw invalid('Missing required field: device_code');
+  const code = body.device_code;
+  if (code === undefined || code === null || code === '') throw invalid('Missing required field: device_code');
+  if (typeof code !== 'string') throw invalid('Invalid value for device_code. Must be a string');
+  const meta: Partial<Record<(typeof METADATA)[number], string>> = {};
+  for (const f of METADATA) {
+    const v = body[f];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'string' || v.length > 255) throw invalid(`Invalid value for ${f}. Must be a string of at most 255 characters`);
+    meta[f] = v;
+  }
+  return { code, meta };
+}
+
+/**
+ * Exchanges a code for a refresh token (a key row of kind 'device', named `<client> on <hostname>`,
+ * 10 years). The code is spent atomically: of two concurrent exchanges one wins. Throws 401s with
+ * the exact messages the upload CLI shows.
+ */
+export async function deviceLogin(prisma: PrismaClient, secret: string, body: unknown): Promise<DeviceLoginResult> {
+  const { code, meta } = deviceLoginInput(body);
+  const normalized = normalizeCode(code);
+  if (!normalized) throw new AppError('UNAUTHENTICATED', INVALID_CODE);
+  const codeHash = sha256(normalized);
+  const now = new Date();
+  const spent = await prisma.deviceCode.updateMany({ where: { codeHash, usedAt: null, expiresAt: { gt: now } }, data: { usedAt: now } });
+  const row = await prisma.deviceCode.findUnique({ where: { codeHash }, include: { user: true } });
+  if (spent.count !== 1) {
+    throw new AppError('UNAUTHENTICATED', row && row.usedAt && row.expiresAt > now ? USED_CODE : INVALID_CODE);
+  }
+  if (!row || row.user.disabledAt) throw new AppError('UNAUTHENTICATED', INVALID_CODE);
+  const name = `${meta.client || 'client'} on ${meta.hostname || 'unknown host'}`.slice(0, 100);
+  const id = crypto.randomUUID();
+  const expiresAt = new Date(now.getTime() + REFRESH_VALID_MS);
+  const key = await prisma.apiKey.create({ data: { id, userId: row.userId, name, createdAt: now, expiresAt, kind: 'device' } });
+  return {
+    refreshToken: signDeviceToken(secret, row.userId, id, 'refresh', expiresAt),
+    createdAt: key.createdAt.toISOString(),
+    expiresAt: expiresAt.toISOString(),
+    user: { email: row.user.email },
+  };
+}
+
+/** The live device row a refresh token names (kind 'device', not revoked, user enabled), or null. */
+async function refreshRow(pool: mariadb.Pool, secret: string, header: string | undefined) {
+  const token = bearerToken(header);
+  const claims = token ? verifyKeyToken(secret, token) : null;
+  if (!claims || claims.use !== 'refresh') return null;
+  const row = await liveKeyRow(pool, claims);
+  return row && row.kind === 'device' ? { claims, row } : null;
+}
+
+/** A 1-hour access token for a live refresh token, or null (→ 401). */
+export async function deviceRefresh(
+  pool: mariadb.Pool,
+  secret: string,
+  header: string | undefined,
+): Promise<{ accessToken: string; createdAt: string; expiresAt: string } | null> {
+  const found = await refreshRow(pool, secret, header);
+  if (!found) return null;
+  touchKey(pool, found.claims.jti, found.row.lastUsedAt);
+  const now = new Date();
+  // Never past the refresh token's own expiry.
+  const limit = found.row.expiresAt?.getTime() ?? Infinity;
+  const expiresAt = new Date(Math.min(now.getTime() + ACCESS_VALID_MS, limit));
+  return {
+    accessToken: signDeviceToken(secret, found.claims.sub, found.claims.jti, 'access', expiresAt),
+    createdAt: now.toISOString(),
+    expiresAt: expiresAt.toISOString(),
+  };
+}
+
+/** Revokes the refresh token the header carries, if it is one; always succeeds. */
+export async function deviceLogout(pool: mariadb.Pool, secret: string, header: string | undefined): Promise<void> {
+  const found = await refreshRow(pool, secret, header);
+  if (found) await pool.query('UPDATE api_keys SET revokedAt = ? WHERE id = ? AND revokedAt IS NULL', [new Date(), found.claims.jti]);
+}
