@@ -233,7 +233,7 @@ describe('cookie-authenticated API calls and CSRF', () => {
     expect(q.status).toBe(403);
     expect(q.body.errors[0]).toEqual({ message: 'Invalid CSRF token', extensions: { code: 'FORBIDDEN' } });
     const mutation = { query: 'mutation { createProject(input: {id: "gq-proj", name: "G"}) { id } }' };
-    for (const headers of [{}, { 'X-CSRF-Token': 'wrong' }]) {
+    for (const headers of [{}, { 'X-CSRF-Token': 'wrong' }] as Array<Record<string, string>>) {
       const r = await b.request('POST', '/api/v1/graphql', { body: mutation, csrf: false, headers });
       expect(r.status).toBe(403);
     }
