@@ -178,6 +178,8 @@ test('REDACT_SECRETS: on by default; on, report or off; anything else is listed 
       'REDACT_SECRETS must be on, report or off',
     ]);
   }
+});
+
 test('accounts: SIGNUP_ENABLED and COOKIE_SECURE default off and take only true/false; PUBLIC_URL is an http(s) URL', () => {
   const d = loadConfig(base());
   expect(d.signupEnabled).toBe(false);

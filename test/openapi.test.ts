@@ -53,7 +53,9 @@ test('every REST endpoint of §1–3, §10, §11 and §15 is described', () => {
       'PATCH /projects/{projectId}/sessions/{sessionId}', 'DELETE /projects/{projectId}/sessions/{sessionId}', 'GET /projects/{projectId}/sessions/{sessionId}/raw',
       'GET /keys', 'POST /keys', 'DELETE /keys/{keyId}',
       'POST /auth/sign-in', 'POST /auth/sign-out', 'GET /auth/session',
-      'POST /device-login', 'POST /device-refresh', 'POST /device-logout',
+      'GET /auth/setup', 'POST /auth/setup', 'POST /auth/sign-up', 'POST /auth/reset-password', 'POST /auth/password', 'POST /auth/sign-out-everywhere',
+      'GET /users', 'POST /users', 'POST /users/{userId}/reset-password', 'POST /users/{userId}/disable', 'POST /users/{userId}/enable',
+      'POST /device-codes', 'POST /device-login', 'POST /device-refresh', 'POST /device-logout',
       'POST /search/resume', 'GET /billing/entitlement',
     ].sort(),
   );

@@ -98,7 +98,7 @@ export async function revokeKeyById(prisma: PrismaClient, keyId: string, userId?
 // The front doors' view: always the caller's own keys.
 export const createApiKey = (ctx: Ctx, input: unknown) => {
   const { name, expiresInDays } = validateKeyInput(input);
-  return createKeyForUser(ctx.deps.db.prisma, ctx.deps.config.jwtSecret, ctx.user.id, name, expiresInDays, ctx.user.keyId);
+  return createKeyForUser(ctx.deps.db.prisma, ctx.deps.config.jwtSecret, ctx.user.id, name, expiresInDays, ctx.user.keyId ?? undefined);
 };
 export const listApiKeys = (ctx: Ctx) => listKeysOfUser(ctx.deps.db.prisma, ctx.user.id);
 export const revokeApiKey = (ctx: Ctx, keyId: string) => revokeKeyById(ctx.deps.db.prisma, keyId, ctx.user.id);

@@ -13,16 +13,95 @@ export function accountOperations(registry: OpenAPIRegistry): void {
     errors: [401, 403, 429],
   });
   describe(registry, {
-    method: 'post', path: '/auth/sign-out', tag, auth: 'key', summary: 'End the browser session',
+    method: 'post', path: '/auth/sign-out', tag, auth: 'none', summary: 'End the browser session',
+    description: 'With a live `sa_session` cookie the CSRF rule applies (403 `Invalid CSRF token`); without one it just clears the cookie.',
     responses: { 200: { description: 'Signed out.', schema: envelope(A.Empty), headers: ['Set-Cookie'] } },
     errors: [403],
   });
   describe(registry, {
     method: 'get', path: '/auth/session', tag, auth: 'key', summary: 'The signed-in user and the CSRF token',
+    description: 'Only the `sa_session` cookie counts here; 401 without a live browser session.',
     responses: { 200: { description: 'The browser session.', schema: envelope(A.BrowserSession) } },
+  });
+  describe(registry, {
+    method: 'get', path: '/auth/setup', tag, auth: 'none', summary: 'Whether the first account is still to be created',
+    responses: { 200: { description: 'First-run and sign-up state.', schema: envelope(A.SetupState) } },
+  });
+  describe(registry, {
+    method: 'post', path: '/auth/setup', tag, auth: 'none', summary: 'Create the first account (an admin) and sign it in',
+    description: 'Only while no user exists; afterwards 409. A foreign `Origin` → 403.',
+    body: A.NewAccountBody,
+    responses: { 201: { description: 'Created and signed in.', schema: envelope(A.SignedIn), headers: ['Set-Cookie'] } },
+    errors: [403, 409],
+  });
+  describe(registry, {
+    method: 'post', path: '/auth/sign-up', tag, auth: 'none', summary: 'Create a member account and sign it in',
+    description: 'Only with `SIGNUP_ENABLED=true`, else 403 `Sign-up is disabled`. An email in use → 409.',
+    body: A.NewAccountBody,
+    responses: { 201: { description: 'Created and signed in.', schema: envelope(A.SignedIn), headers: ['Set-Cookie'] } },
+    errors: [403, 409, 429],
+  });
+  describe(registry, {
+    method: 'post', path: '/auth/reset-password', tag, auth: 'none', summary: 'Set a password through a one-time reset link',
+    description: '400 `Invalid or expired reset link` for a used, expired or unknown token (counted against the failed-authentication limit). Every browser session of the user ends.',
+    body: A.ResetPasswordBody,
+    responses: { 200: { description: 'Password set.', schema: envelope(A.Empty), headers: ['Set-Cookie'] } },
+    errors: [403, 429],
+  });
+  describe(registry, {
+    method: 'post', path: '/auth/password', tag, auth: 'key', summary: 'Change your password',
+    description: '403 `Current password is incorrect`. Every other browser session of the user ends; the one making the change stays.',
+    body: A.ChangePasswordBody,
+    responses: { 200: { description: 'Changed.', schema: envelope(A.Empty) } },
+    errors: [403],
+  });
+  describe(registry, {
+    method: 'post', path: '/auth/sign-out-everywhere', tag, auth: 'key', summary: 'End every browser session of yours',
+    description: 'API keys and device tokens keep working (revoke them on the keys page).',
+    responses: { 200: { description: 'Signed out everywhere.', schema: envelope(A.Empty), headers: ['Set-Cookie'] } },
+    errors: [403],
+  });
+
+  tag = 'Users';
+  const userId = z.object({ userId: z.string() });
+  describe(registry, {
+    method: 'get', path: '/users', tag, auth: 'key', summary: 'Every user (admins)',
+    responses: { 200: { description: 'Oldest first.', schema: envelope(A.UserList) } },
+    errors: [403],
+  });
+  describe(registry, {
+    method: 'post', path: '/users', tag, auth: 'key', summary: 'Create a user (admins)',
+    body: A.CreateUserBody,
+    responses: { 201: { description: 'Created.', schema: envelope(A.CreatedUser) } },
+    errors: [403, 409],
+  });
+  describe(registry, {
+    method: 'post', path: '/users/{userId}/reset-password', tag, auth: 'key', summary: 'A one-time reset link for a user (admins)',
+    params: userId,
+    responses: { 200: { description: 'Valid one hour, one use.', schema: envelope(A.ResetLink) } },
+    errors: [403, 404],
+  });
+  describe(registry, {
+    method: 'post', path: '/users/{userId}/disable', tag, auth: 'key', summary: 'Disable a user (admins)',
+    description: "Their keys, device tokens and browser sessions stop working at once. Disabling yourself → 400.",
+    params: userId,
+    responses: { 200: { description: 'Disabled.', schema: envelope(A.AdminUserResult) } },
+    errors: [403, 404],
+  });
+  describe(registry, {
+    method: 'post', path: '/users/{userId}/enable', tag, auth: 'key', summary: 'Enable a disabled user (admins)',
+    params: userId,
+    responses: { 200: { description: 'Enabled; their keys and device tokens work again.', schema: envelope(A.AdminUserResult) } },
+    errors: [403, 404],
   });
 
   tag = 'Device login';
+  describe(registry, {
+    method: 'post', path: '/device-codes', tag, auth: 'key', summary: 'A code for /cli-login',
+    description: 'Single use, valid 10 minutes, compared case-insensitively; the dash of `ABC-123` is cosmetic.',
+    responses: { 201: { description: 'The code.', schema: envelope(A.DeviceCodeResult) } },
+    errors: [403],
+  });
   describe(registry, {
     method: 'post', path: '/device-login', tag, auth: 'none', summary: 'Exchange a /cli-login code for a refresh token', body: A.DeviceLoginBody,
     description: 'No Authorization. Codes are single use, valid 10 minutes. 401: `Invalid or expired device code` or `Device code has already been used`. Failures count against the failed-authentication limit.',
@@ -33,6 +112,7 @@ export function accountOperations(registry: OpenAPIRegistry): void {
     method: 'post', path: '/device-refresh', tag, auth: 'refresh', summary: 'A fresh access token',
     description: '`Authorization: Bearer <refreshToken>`, no body. A bad, expired or revoked refresh token → 401.',
     responses: { 200: { description: 'An access token (no envelope).', schema: A.AccessToken } },
+    errors: [429],
   });
   describe(registry, {
     method: 'post', path: '/device-logout', tag, auth: 'none', summary: 'Revoke a refresh token',

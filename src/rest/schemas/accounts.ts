@@ -44,3 +44,63 @@ export const AccessToken = z
   .openapi('AccessToken', { description: 'No `{success, data}` envelope (client-compatible).' });
 
 export const DeviceLogout = z.strictObject({ success: z.literal(true) }).openapi('DeviceLogout');
+
+/** First run, sign-up, reset links, the admins' Users page and /cli-login codes (§10, §11). */
+const Password = z.string().min(10).max(256).openapi({ description: '10–256 characters.' });
+
+export const SetupState = z
+  .strictObject({
+    needsSetup: z.boolean().openapi({ description: 'True while no user exists: the console offers Create the first account.' }),
+    signupEnabled: z.boolean().openapi({ description: 'SIGNUP_ENABLED: self sign-up at POST /auth/sign-up.' }),
+  })
+  .openapi('SetupState');
+
+export const NewAccountBody = z.object({ email: z.string(), name: z.string().nullable().optional(), password: Password }).openapi('NewAccount');
+
+export const ChangePasswordBody = z.object({ currentPassword: z.string().min(1), newPassword: Password }).openapi('ChangePassword');
+
+export const ResetPasswordBody = z
+  .object({ token: z.string().min(1).openapi({ description: 'The `token` of the reset link.' }), password: Password })
+  .openapi('ResetPassword');
+
+export const AdminUser = z
+  .strictObject({
+    id: z.string(),
+    email: z.string(),
+    name: z.string().nullable(),
+    role: z.enum(['admin', 'member']),
+    createdAt: Timestamp,
+    disabledAt: Timestamp.nullable(),
+  })
+  .openapi('AdminUser');
+
+export const UserList = z.strictObject({ users: z.array(AdminUser), total: z.number().int() }).openapi('UserList');
+
+export const CreateUserBody = z
+  .object({
+    email: z.string(),
+    name: z.string().nullable().optional(),
+    role: z.enum(['admin', 'member']).optional(),
+    password: Password.optional().openapi({ description: 'Without it the answer carries a reset link to set one.' }),
+  })
+  .openapi('CreateUser');
+
+export const ResetLink = z
+  .strictObject({
+    link: z.string().openapi({ description: '`<base>/reset-password?token=…`, one use.' }),
+    expiresAt: Timestamp.openapi({ description: 'One hour after it was made.' }),
+  })
+  .openapi('ResetLink');
+
+export const CreatedUser = z
+  .strictObject({ user: AdminUser, link: z.string().optional(), expiresAt: Timestamp.optional() })
+  .openapi('CreatedUser', { description: '`link` and `expiresAt`: a reset link, when the user was created without a password.' });
+
+export const AdminUserResult = z.strictObject({ user: AdminUser }).openapi('AdminUserResult');
+
+export const DeviceCodeResult = z
+  .strictObject({
+    code: z.string().regex(/^[A-Z0-9]{6}$/).openapi({ description: 'Six letters and digits; shown as `ABC-123`.' }),
+    expiresAt: Timestamp.openapi({ description: 'Ten minutes after it was issued.' }),
+  })
+  .openapi('DeviceCode');
