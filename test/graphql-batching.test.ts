@@ -14,11 +14,17 @@ let app: TestApp;
 let statements = 0;
 let counting = false;
 
+/** Opening and closing a read snapshot (contract §12) is not a data statement. */
+function isTransactionControl(sql: unknown): boolean {
+  const text = typeof sql === 'string' ? sql : (sql as { sql?: string } | null)?.sql ?? '';
+  return /^\s*(SET TRANSACTION|START TRANSACTION|COMMIT|ROLLBACK)\b/i.test(text);
+}
+
 function countOn(pool: mariadb.Pool): void {
   const wrap = (target: any, name: string) => {
     const original = target[name].bind(target);
     target[name] = (...args: unknown[]) => {
-      if (counting) statements++;
+      if (counting && !isTransactionControl(args[0])) statements++;
       return original(...args);
     };
   };
@@ -68,7 +74,9 @@ async function measure(user: TestUser): Promise<{ n: number; body: any }> {
 beforeAll(async () => {
   // No outbox worker: its polling would share the counted pool and blur the statement count.
   app = await startTestApp({ env: { WORKERS_ENABLED: 'false' } });
+  // GraphQL queries read through the read pool, inside one snapshot; count both pools.
   countOn(app.deps.db.pool);
+  countOn(app.deps.db.readPool);
 });
 afterAll(() => app?.close());
 
