@@ -134,3 +134,61 @@ test('METRICS_TOKEN set: /metrics needs it as a Bearer token', async () => {
   expect(ok.status).toBe(200);
   expect(ok.text).toMatch(/# TYPE/);
 });
+
+describe('GraphQL content budget', () => {
+  let contentApp: TestApp;
+  let owner: TestUser;
+  const MiB = 1024 * 1024;
+  const LIST = '{ sessions(limit: 200) { name markdownSize markdownContent } }';
+
+  beforeAll(async () => {
+    // No search worker: twelve 8 MiB sessions would only load the shared test engine.
+    contentApp = await startTestApp({ env: { WORKERS_ENABLED: 'false', RATE_LIMIT_GRAPHQL_PER_HOUR: '100000' } });
+    owner = await contentApp.createUser('content-budget');
+    const line = 'The quick brown fox jumps over the lazy dog, session content for the budget.\n';
+    const markdown = line.repeat(Math.ceil((8 * MiB) / line.length)).slice(0, 8 * MiB);
+    for (let i = 0; i < 12; i++) {
+      const r = await contentApp.request('PUT', `/api/v1/projects/budget/sessions/${crypto.randomUUID()}`, {
+        token: owner.token,
+        body: { name: `big ${i}`, markdown, rawData: '{}' },
+      });
+      expect([200, 201]).toContain(r.status);
+    }
+  }, 180_000);
+
+  afterAll(async () => {
+    await contentApp?.close();
+  });
+
+  test('12 × 8 MiB of markdownContent in one response → VALIDATION_ERROR naming the budget, nothing loaded', async () => {
+    const r = await contentApp.request('POST', '/api/v1/graphql', { token: owner.token, body: { query: LIST } });
+    expect(r.status).toBe(200);
+    expect(r.body.errors.length).toBeGreaterThan(0);
+    for (const e of r.body.errors) {
+      expect(e.extensions.code).toBe('VALIDATION_ERROR');
+      expect(e.message).toMatch(/content budget: at most 64 MiB/);
+    }
+    // The whole batch was refused before loading: no session carries any content.
+    expect(r.body.data).toBeNull();
+  }, 60_000);
+
+  test('the same sessions within the budget (7 × 8 MiB) are answered in full', async () => {
+    const r = await contentApp.request('POST', '/api/v1/graphql', {
+      token: owner.token,
+      body: { query: '{ sessions(limit: 7) { markdownSize markdownContent } }' },
+    });
+    expect(r.body.errors).toBeUndefined();
+    expect(r.body.data.sessions).toHaveLength(7);
+    for (const s of r.body.data.sessions) expect(s.markdownContent.length).toBe(8 * MiB);
+  }, 60_000);
+
+  test('sizes alone cost nothing against the budget', async () => {
+    const r = await contentApp.request('POST', '/api/v1/graphql', {
+      token: owner.token,
+      body: { query: '{ sessions(limit: 200) { markdownSize } }' },
+    });
+    expect(r.body.errors).toBeUndefined();
+    expect(r.body.data.sessions).toHaveLength(12);
+    expect(r.body.data.sessions.every((s: any) => s.markdownSize === 8 * MiB)).toBe(true);
+  }, 60_000);
+});

@@ -11,6 +11,15 @@ import {
   type SessionRow,
 } from '../services/sessions';
 import * as stats from '../services/stats';
+import { invalid } from '../errors';
+
+/** Contract §16: one GraphQL response carries at most this much session content. */
+export const CONTENT_BUDGET_BYTES = 64 * 1024 * 1024;
+
+const overBudget = () =>
+  invalid(`Query exceeds the content budget: at most ${CONTENT_BUDGET_BYTES / (1024 * 1024)} MiB of session content per response`, {
+    budgetBytes: CONTENT_BUDGET_BYTES,
+  });
 
 /**
  * Per-request loaders: every field resolved for many parents (Project.sessions for each project,
@@ -20,7 +29,11 @@ import * as stats from '../services/stats';
 export interface Loaders {
   project: DataLoader<string, ProjectDto | null>;
   session: DataLoader<SessionKey, SessionRow | null, string>;
-  markdown: DataLoader<SessionKey, string, string>;
+  /**
+   * A session's markdown, charged against the response's content budget by its stored size
+   * before anything is loaded; over the budget → VALIDATION_ERROR and nothing of the batch loads.
+   */
+  markdown(key: SessionKey, storedSize: number): Promise<string>;
   projectSessions(filters: SessionFilters, order: SessionOrder, limit: number): DataLoader<string, SessionRow[]>;
   projectTotals: DataLoader<string, stats.ProjectTotals>;
   projectLabels(kind: stats.LabelKind): DataLoader<string, string[]>;
@@ -60,8 +73,13 @@ export function createLoaders(ctx: Ctx): Loaders {
     { cacheKeyFn: sessionKey },
   );
 
-  const markdown = new DataLoader<SessionKey, string, string>(
+  // Every field resolved in one tick charges the budget before the batch runs (DataLoader
+  // dispatches after the current tick), so a list over budget loads nothing at all.
+  let charged = 0;
+  const chargedKeys = new Set<string>();
+  const markdownLoader = new DataLoader<SessionKey, string, string>(
     async (keys) => {
+      if (charged > CONTENT_BUDGET_BYTES) throw overBudget();
       const byKey = await markdownOfSessions(ctx, keys);
       return keys.map((k) => byKey.get(sessionKey(k)) ?? '');
     },
@@ -104,6 +122,16 @@ export function createLoaders(ctx: Ctx): Loaders {
         return ids.map((id) => m.get(id) ?? []);
       }),
   );
+
+  const markdown = (key: SessionKey, storedSize: number): Promise<string> => {
+    const k = sessionKey(key);
+    if (!chargedKeys.has(k)) {
+      chargedKeys.add(k);
+      charged += storedSize;
+    }
+    if (charged > CONTENT_BUDGET_BYTES) return Promise.reject(overBudget());
+    return markdownLoader.load(key);
+  };
 
   return {
     project,

@@ -197,7 +197,7 @@ export const resolvers: Resolvers = {
       return p;
     },
     markdownContent(r, _a, { loaders }) {
-      return loaders.markdown.load({ projectId: r.projectId, sessionId: r.id });
+      return loaders.markdown({ projectId: r.projectId, sessionId: r.id }, Number(r.markdownSize));
     },
   },
 
@@ -228,7 +228,8 @@ export const resolvers: Resolvers = {
     startedAt: (r) => iso(r.row.startedAt),
     endedAt: (r) => iso(r.row.endedAt),
     markdownSize: (r) => Number(r.row.markdownSize),
-    markdownContent: (r, _a, { loaders }) => loaders.markdown.load({ projectId: r.row.projectId, sessionId: r.row.id }),
+    markdownContent: (r, _a, { loaders }) =>
+      loaders.markdown({ projectId: r.row.projectId, sessionId: r.row.id }, Number(r.row.markdownSize)),
     metadata: (r) => sessions.metadataOf(r.row),
     matchingExchanges: (r) => r.hit.matchingExchanges,
     async project(r, _a, { loaders }) {
