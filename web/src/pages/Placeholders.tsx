@@ -6,7 +6,7 @@ import type { ProjectsQuery } from '../gql/graphql';
 import { when } from './ui';
 
 /*
- * Console II (projects, sessions, the reader, search, dashboard) is not built yet: these pages
+ * Console II (the reader, search, dashboard; project editing) is not built yet: these pages
  * hold the routes of §10 with a minimal view so navigation and deep links work.
  */
 
@@ -55,16 +55,6 @@ export function ProjectsPage() {
           ))}
         </ul>
       )}
-    </>
-  );
-}
-
-export function ProjectPage() {
-  const { projectId } = useParams();
-  return (
-    <>
-      <h1>Project {projectId}</h1>
-      <p>The project's sessions are not shown in the console yet.</p>
     </>
   );
 }
