@@ -65,7 +65,7 @@ test('sessions of a project: titles, Resumable, secrets redacted, hostile names 
   expect(await page.content()).not.toContain(secret);
   // A hostile name is a link's text, nothing more.
   await row('<img src=x onerror="window.__pwned=1">').waitFor();
-  expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+  expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
   expect(await page.getByRole('link', { name: /^filler / }).count()).toBe(50);
   expect(await page.getByRole('button', { name: 'Show more' }).count()).toBe(0);
 
