@@ -3,7 +3,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../src/config';
 
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'sa-config-'));
+// Every folder made here is removed after the file's tests, passed or failed.
+const made: string[] = [];
+const tmp = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-config-'));
+  made.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
 const base = () => ({ DATA_DIR: tmp(), JWT_SECRET: 'a-secret-of-sufficient-length' });
 
 function problemsOf(env: Record<string, string>): string[] {
