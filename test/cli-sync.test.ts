@@ -19,6 +19,13 @@ import {
   type CliUpload,
 } from './support/specstory-clients';
 
+/** Incompressible but fixed bytes: SHA-256 of a counter, concatenated. */
+function deterministicBytes(n: number): Buffer {
+  const blocks: Buffer[] = [];
+  for (let i = 0; blocks.length * 32 < n; i++) blocks.push(crypto.createHash('sha256').update(`cli-sync ${i}`).digest());
+  return Buffer.concat(blocks).subarray(0, n);
+}
+
 let app: TestApp;
 let a: TestUser;
 let b: TestUser;
@@ -181,8 +188,10 @@ describe('sessionData: kept byte-exact as a third content part', () => {
 
   test('an 8 MiB sessionData, gzip, comes back byte-exact (several storage chunks)', async () => {
     const big = sid();
-    // Mostly incompressible JSON text so that the blob really spans 8 MiB of chunks.
-    const filler = crypto.randomBytes(5 * 1024 * 1024).toString('base64');
+    // Mostly incompressible JSON text so that the blob really spans 8 MiB of chunks. Deterministic
+    // (SHA-256 in counter mode), not random: random base64 now and then holds a run the secret
+    // redactor (contract §14) rightly masks, and the blob would not come back byte-exact.
+    const filler = deterministicBytes(5 * 1024 * 1024).toString('base64');
     const blob = JSON.stringify({ schemaVersion: '1.0', sessionId: big, exchanges: [{ text: `<&> ${filler}` }] });
     const sessionData = blob + ' '.repeat(8 * 1024 * 1024 - Buffer.byteLength(blob));
     expect(Buffer.byteLength(sessionData)).toBe(8 * 1024 * 1024);

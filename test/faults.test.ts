@@ -316,8 +316,10 @@ describe('SIGTERM during uploads', () => {
       const uploads = Array.from({ length: N }, (_, i) => {
         const id = crypto.randomUUID();
         // ~1.5 MiB of markdown each, different per upload, plus raw data.
-        const markdown = `# upload ${i}\n` + crypto.randomBytes(800 * 1024).toString('hex').slice(0, 1_500_000) + `\nend ${i}`;
-        const rawData = crypto.randomBytes(64 * 1024).toString('base64');
+        // Fixed bytes, not random: random text now and then holds a run the secret redactor
+        // (contract §14) rightly masks, and the read-back below compares bytes.
+        const markdown = `# upload ${i}\n` + fixedBytes(800 * 1024, `md ${i}`).toString('hex').slice(0, 1_500_000) + `\nend ${i}`;
+        const rawData = fixedBytes(64 * 1024, `raw ${i}`).toString('base64');
         return { id, markdown, rawData };
       });
       let written = 0;
@@ -411,3 +413,10 @@ describe('SIGTERM with a client that never finishes its body', () => {
     }
   }, 120_000);
 });
+
+/** Incompressible but fixed bytes: SHA-256 of a label and a counter, concatenated. */
+function fixedBytes(n: number, label: string): Buffer {
+  const blocks: Buffer[] = [];
+  for (let i = 0; blocks.length * 32 < n; i++) blocks.push(crypto.createHash('sha256').update(`${label} ${i}`).digest());
+  return Buffer.concat(blocks).subarray(0, n);
+}
