@@ -1,5 +1,5 @@
-import fs from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchBrowser } from './support/chromium';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 
 /**
@@ -8,7 +8,6 @@ import { startTestApp, type TestApp, type TestUser } from './support/app';
  * headless Chromium (.ci/run-chromium.sh installs it when missing).
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 let app: TestApp;
 let user: TestUser;
 let browser: Browser;
@@ -18,11 +17,7 @@ beforeAll(async () => {
   user = await app.createUser('browser');
   const r = await app.request('POST', '/api/v1/projects', { token: user.token, body: { id: 'pg-project', name: 'Playground project' } });
   expect(r.status).toBe(201);
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: run .ci/run-chromium.sh`);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();

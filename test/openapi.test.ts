@@ -3,7 +3,8 @@ import { promisify } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchBrowser } from './support/chromium';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 import { responseProblem } from './support/openapi';
 
@@ -13,7 +14,6 @@ import { responseProblem } from './support/openapi';
  * the suite's own check that responses match the document (test/support/openapi.ts).
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 let app: TestApp;
 let user: TestUser;
 let doc: any;
@@ -113,11 +113,7 @@ describe('the validation hook every test request goes through', () => {
 describe('the reference page', () => {
   let browser: Browser;
   beforeAll(async () => {
-    if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: run .ci/run-chromium.sh`);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();
