@@ -30,6 +30,8 @@ const config: CodegenConfig = {
           ApiKey: '../services/keys#ApiKeyDto',
           CreatedApiKey: '../graphql/models#CreatedApiKeyModel',
           DeletedProject: '../graphql/models#DeletedProjectModel',
+          SessionExchangePage: '../services/exchanges#ExchangePage',
+          SessionExchange: '../services/exchanges#ExchangeItem',
         },
         scalars: { ID: 'string' },
       },

@@ -20,7 +20,7 @@ export default [
           acceptedIdNames: ['id'],
           acceptedIdTypes: ['ID'],
           exceptions: {
-            types: ['SessionMetadata', 'PageInfo', 'CreatedApiKey', 'DeletedProject', 'Stats', 'Analytics', 'ProjectStats', 'SearchSessionsResult'],
+            types: ['SessionMetadata', 'PageInfo', 'CreatedApiKey', 'DeletedProject', 'Stats', 'Analytics', 'ProjectStats', 'SearchSessionsResult', 'SessionExchangePage', 'SessionExchange'],
             suffixes: ['Count', 'Connection', 'Edge', 'Usage', 'Activity'],
           },
         },

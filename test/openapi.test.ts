@@ -50,7 +50,7 @@ test('every REST endpoint of §1–3, §10, §11 and §15 is described', () => {
       'GET /projects', 'POST /projects', 'GET /projects/{projectId}', 'PATCH /projects/{projectId}', 'DELETE /projects/{projectId}',
       'GET /projects/{projectId}/sessions', 'GET /projects/{projectId}/sessions/sizes', 'GET /sessions/recent',
       'GET /projects/{projectId}/sessions/{sessionId}', 'HEAD /projects/{projectId}/sessions/{sessionId}', 'PUT /projects/{projectId}/sessions/{sessionId}',
-      'PATCH /projects/{projectId}/sessions/{sessionId}', 'DELETE /projects/{projectId}/sessions/{sessionId}', 'GET /projects/{projectId}/sessions/{sessionId}/raw',
+      'PATCH /projects/{projectId}/sessions/{sessionId}', 'DELETE /projects/{projectId}/sessions/{sessionId}', 'GET /projects/{projectId}/sessions/{sessionId}/raw', 'GET /projects/{projectId}/sessions/{sessionId}/exchanges',
       'GET /keys', 'POST /keys', 'DELETE /keys/{keyId}',
       'POST /auth/sign-in', 'POST /auth/sign-out', 'GET /auth/session',
       'GET /auth/setup', 'POST /auth/setup', 'POST /auth/sign-up', 'POST /auth/reset-password', 'POST /auth/password', 'POST /auth/sign-out-everywhere',

@@ -19,7 +19,7 @@ import {
 /**
  * Guards run after validation and before execution (contract §6, §9 "GraphQL errors").
  * Depth: the root field is 1; fragments count where they are spread; introspection fields are
- * exempt. Cost: 1 per field (markdownContent 100); a field with a `limit`/`first` argument
+ * exempt. Cost: 1 per field (markdownContent and SessionExchange.markdown 100); a field with a `limit`/`first` argument
  * multiplies its children's cost by that value (or its default); budget 50,000. Aliases: at most
  * 100 in the document. Every `limit`/`first` must be 1–200.
  */
@@ -28,7 +28,8 @@ export const MAX_COST = 50_000;
 export const MAX_ALIASES = 100;
 export const MAX_PAGE = 200;
 export const MAX_QUERY_BYTES = 100 * 1024;
-const FIELD_COST: Record<string, number> = { markdownContent: 100 };
+/** `markdown`: SessionExchange.markdown (a page of a session's markdown). */
+const FIELD_COST: Record<string, number> = { markdownContent: 100, markdown: 100 };
 const SIZE_ARGS = ['limit', 'first'];
 
 /** A pre-execution rejection: VALIDATION_ERROR with HTTP 400. */

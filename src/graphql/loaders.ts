@@ -34,6 +34,8 @@ export interface Loaders {
    * before anything is loaded; over the budget → VALIDATION_ERROR and nothing of the batch loads.
    */
   markdown(key: SessionKey, storedSize: number): Promise<string>;
+  /** Charges `bytes` of other session content (a page of exchanges); over the budget → VALIDATION_ERROR. */
+  chargeContent(bytes: number): void;
   projectSessions(filters: SessionFilters, order: SessionOrder, limit: number): DataLoader<string, SessionRow[]>;
   projectTotals: DataLoader<string, stats.ProjectTotals>;
   projectLabels(kind: stats.LabelKind): DataLoader<string, string[]>;
@@ -133,10 +135,16 @@ export function createLoaders(ctx: Ctx): Loaders {
     return markdownLoader.load(key);
   };
 
+  const chargeContent = (bytes: number): void => {
+    charged += bytes;
+    if (charged > CONTENT_BUDGET_BYTES) throw overBudget();
+  };
+
   return {
     project,
     session,
     markdown,
+    chargeContent,
     projectSessions: (filters, order, limit) => projectSessionsFor({ filters, order, limit }),
     projectTotals,
     projectLabels: labelsFor,

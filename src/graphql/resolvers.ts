@@ -1,6 +1,7 @@
 import { AppError, projectNotFound, sessionNotFound } from '../errors';
 import type { Resolvers, SessionOrder } from '../generated/graphql';
 import { normalizeFilters, type SessionFilters, type SessionFiltersInput } from '../services/filters';
+import * as exchanges from '../services/exchanges';
 import * as keys from '../services/keys';
 import * as projects from '../services/projects';
 import { redactionsOf } from '../services/redaction';
@@ -199,6 +200,17 @@ export const resolvers: Resolvers = {
     markdownContent(r, _a, { loaders }) {
       return loaders.markdown({ projectId: r.projectId, sessionId: r.id }, Number(r.markdownSize));
     },
+    async exchanges(r, { offset, limit }, gql, info) {
+      const args = { offset: offset ?? 0, limit: limit ?? 20, content: selects(info, ['exchanges', 'markdown']) };
+      exchanges.checkPageArgs(args.offset, args.limit);
+      // A page of markdown is bounded before anything is read (contract §16 content budget).
+      if (args.content) gql.loaders.chargeContent(Math.min(Number(r.markdownSize), exchanges.PAGE_CONTENT_BYTES));
+      return exchanges.exchangePage(gql.ctx.deps.db.reader, r, args);
+    },
+  },
+
+  SessionExchange: {
+    markdown: (e) => e.markdown ?? '',
   },
 
   SessionMetadata: {

@@ -7,8 +7,10 @@ import { AppError, MESSAGES } from '../errors';
 import { contentChunks, type ContentPart } from '../services/content-store';
 import { withReader, type Ctx, type Deps } from '../services/context';
 import { resumableParam, resumableSessionsOfProject } from '../services/resume';
+import * as exchanges from '../services/exchanges';
 import * as sessions from '../services/sessions';
 import type { SessionRow } from '../services/sessions';
+import { intParam } from '../services/validation';
 import { ctxOf, ok } from './context';
 
 /** The upload CLI's session data variant of GET session (contract §15). */
@@ -142,6 +144,20 @@ export function sessionsRouter(deps: Deps): Router {
       if (notModified(req, res, row)) return;
       res.status(200).type('application/octet-stream').setHeader('Content-Length', String(row.rawDataSize));
       return streamContent(res, snap, row, 'raw');
+    });
+  });
+
+  // The paged read by exchange (contract §10 "Large sessions"): one snapshot, like every read.
+  r.get(`${base}/:sessionId/exchanges`, async (req, res) => {
+    const offset = intParam(req.query.offset, 'offset', 0, 0, 10_000_000);
+    const limit = intParam(req.query.limit, 'limit', exchanges.DEFAULT_EXCHANGE_LIMIT, 1, exchanges.MAX_EXCHANGE_LIMIT);
+    const content = exchanges.contentParam(req.query.content);
+    await onSnapshot(req, deps, async (ctx, snap) => {
+      const row = await sessions.requireSession(ctx, req.params.projectId, req.params.sessionId);
+      setValidators(res, row);
+      if (notModified(req, res, row)) return;
+      const page = await exchanges.exchangePage(snap, row, { offset, limit, content });
+      res.json(ok({ projectId: row.projectId, sessionId: row.id, etag: row.etag, markdownSize: Number(row.markdownSize), ...page }));
     });
   });
 

@@ -113,6 +113,23 @@ function sessionOperations(registry: OpenAPIRegistry): void {
     errors: [403, 404],
   });
   describe(registry, {
+    method: 'get', path: '/projects/{projectId}/sessions/{sessionId}/exchanges', tag, auth: 'key', summary: "A session's exchanges, one page at a time",
+    description:
+      'The paged read the web console\'s reader uses: the first exchange of a 50 MB session without downloading all of it. An exchange is a user turn (`_**User**_` outside code fences) with the agent turns that follow it; what precedes the first user turn is exchange 1; an exchange over 256 KiB comes in pieces (`continuation`). With content, a page stops before 1 MiB of markdown (it always holds at least one exchange), so it may hold fewer than `limit`: continue from `nextOffset`. Every page comes from one version of the session (`etag`).',
+    params: sessionParams,
+    headers: ifNoneMatch,
+    query: z.object({
+      offset: z.string().optional().openapi({ description: 'Exchanges to skip: 0 (default) starts at exchange 1. Past the end → an empty page.', example: '0' }),
+      limit: z.string().optional().openapi({ description: '1–1000, default 20.', example: '20' }),
+      content: z.enum(['true', 'false']).optional().openapi({ description: '`false`: titles, offsets and sizes only (a table of contents); default `true`.' }),
+    }),
+    responses: {
+      200: { description: 'One page of exchanges.', schema: envelope(R.SessionExchangePage), headers: [...SESSION_HEADERS], requiredHeaders: ['ETag', 'Last-Modified', 'X-Markdown-Size'] },
+      304: notModified,
+    },
+    errors: [400, 403, 404],
+  });
+  describe(registry, {
     method: 'put', path: '/projects/{projectId}/sessions/{sessionId}', tag, auth: 'key', summary: 'Upload a session (create or replace)',
     description: 'Creates the project when it does not exist. `Content-Encoding: gzip` accepted. Re-sending identical content changes nothing (same `etag` and `updatedAt`). Atomic.',
     params: sessionParams,

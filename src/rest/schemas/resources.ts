@@ -206,3 +206,30 @@ export const CreateKeyBody = body({
 export const CreatedKey = z
   .strictObject({ key: ApiKey, token: z.string().openapi({ description: 'The JWT, shown this once.' }) })
   .openapi('CreatedKey');
+
+// ------------------------------------------------------------------------------------------
+// The paged read of a session, by exchange (§10 "Large sessions"; src/services/exchanges.ts)
+
+export const SessionExchange = z
+  .strictObject({
+    number: z.int().min(1).openapi({ description: 'Position of the exchange in the session, from 1 (the reader links to `#exchange-<number>`).' }),
+    title: z.string().openapi({ description: "The first line of the user's prompt (markdown marks removed, at most 120 characters); for what precedes the first prompt, the transcript's title. Text, never markup." }),
+    start: z.int().min(0).openapi({ description: 'Byte offset of the exchange in the markdown.' }),
+    size: z.int().min(0).openapi({ description: 'Bytes of the exchange (at most 262144: a longer exchange is served in pieces).' }),
+    continuation: z.boolean().openapi({ description: '`true` for a later piece of an exchange longer than 256 KiB.' }),
+    markdown: z.string().optional().openapi({ description: 'The exchange\u2019s markdown, byte-exact; absent with `content=false`.' }),
+  })
+  .openapi('SessionExchange', { description: 'One exchange of a session: a user turn with the agent turns that answer it.' });
+
+export const SessionExchangePage = z
+  .strictObject({
+    projectId: z.string(),
+    sessionId: z.string(),
+    etag: z.string().openapi({ description: 'The version every exchange of this page comes from (same as the `ETag` header); compare across pages.' }),
+    markdownSize: z.int().min(0),
+    total: z.int().min(0).openapi({ description: 'Number of exchanges of the session.' }),
+    offset: z.int().min(0).openapi({ description: 'The `offset` asked for.' }),
+    exchanges: z.array(SessionExchange),
+    nextOffset: z.int().min(1).nullable().openapi({ description: '`offset` of the next page; null at the end.' }),
+  })
+  .openapi('SessionExchangePage');

@@ -1,0 +1,303 @@
+import { invalid } from '../errors';
+import { CHUNK_BYTES, contentChunks, type RawQueryable } from './content-store';
+import type { Ctx } from './context';
+import type { SessionRow } from './sessions';
+
+/**
+ * The paged read of a session's markdown, by exchange (contract §10 "Large sessions": the reader
+ * shows the first exchange of a 50 MB session without downloading all of it).
+ *
+ * An *exchange* of a SpecStory transcript is a user turn (`_**User**_`, `_**User (…)**_` on a line
+ * of its own, outside code fences) with everything after it up to the next user turn: the agent
+ * turns (`_**Agent (…)**_`, `_**Assistant**_`) and their tool output. What comes before the first
+ * user turn (the title, the session's header; or agent turns of a resumed session) is exchange 1
+ * unless it is blank. A markdown without user turns is one exchange. Exchanges are numbered from 1
+ * in the order of the markdown; they are contiguous byte ranges whose concatenation is the markdown.
+ *
+ * No exchange is longer than EXCHANGE_MAX_BYTES: a longer one is served in *pieces* (the next
+ * piece starts at a line start where possible, else at a character boundary), each with its own
+ * number and `continuation: true`, so that one page is bounded and the browser renders a bounded
+ * amount at a time.
+ *
+ * The index of a version (offsets, sizes, titles) is computed once from the stored chunks, one
+ * 1 MiB chunk at a time (awaiting the database between chunks, so the event loop stays free), and
+ * kept in a small in-process cache keyed by the session's content digest; a page then reads only
+ * the byte range of its exchanges (`SUBSTRING` of the chunk rows that hold it).
+ */
+
+/** An exchange longer than this is served in pieces. */
+export const EXCHANGE_MAX_BYTES = 256 * 1024;
+/** A page with content carries at most this many bytes of markdown (at least one exchange). */
+export const PAGE_CONTENT_BYTES = 1024 * 1024;
+/** Titles are cut to this many characters. */
+export const TITLE_MAX = 120;
+/** Indexes kept per process. */
+const CACHE_ENTRIES = 64;
+
+export interface ExchangeEntry {
+  /** 1-based. */
+  number: number;
+  /** Byte offset in the markdown. */
+  start: number;
+  /** Bytes. */
+  size: number;
+  title: string;
+  /** A later piece of an exchange longer than EXCHANGE_MAX_BYTES. */
+  continuation: boolean;
+}
+
+export interface ExchangeIndex {
+  entries: ExchangeEntry[];
+  markdownSize: number;
+}
+
+const NL = 0x0a;
+const HEAD_BYTES = 512;
+const USER_RE = /^ {0,3}_\*\*(User|Human)\b.*\*\*_\s*$/;
+const TURN_RE = /^ {0,3}_\*\*(User|Human|Agent|Assistant)\b.*\*\*_\s*$/;
+const FENCE_RE = /^ {0,3}(`{3,}|~{3,})/;
+
+/** A line's text for a title: markdown marks stripped, spaces collapsed, cut to TITLE_MAX. */
+function titleText(line: string): string {
+  const t = line
+    .replace(/^ {0,3}(#{1,6}\s+|>\s*|[-*+]\s+|\d+[.)]\s+)/, '')
+    .replace(/[*_`~]+/g, '')
+    .replace(/<[^>]*>/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  const chars = [...t];
+  return chars.length > TITLE_MAX ? `${chars.slice(0, TITLE_MAX - 1).join('')}…` : t;
+}
+
+/** Builds the index from the markdown's bytes, fed in order (any chunking). */
+export class ExchangeScanner {
+  private readonly entries: Array<{ start: number; title: string; continuation: boolean; titled: boolean; blank: boolean }> = [];
+  private carry: Buffer = Buffer.alloc(0);
+  private carryStart = 0;
+  private fence: string | null = null;
+  private total = 0;
+  private sawUser = false;
+
+  constructor() {
+    this.entries.push({ start: 0, title: '', continuation: false, titled: false, blank: true });
+  }
+
+  feed(chunk: Buffer): void {
+    const buf = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
+    const base = this.carryStart;
+    let pos = 0;
+    for (;;) {
+      const nl = buf.indexOf(NL, pos);
+      if (nl === -1) break;
+      this.line(buf, base, pos, nl + 1);
+      pos = nl + 1;
+    }
+    this.carry = Buffer.from(buf.subarray(pos));
+    this.carryStart = base + pos;
+    this.total = base + buf.length;
+  }
+
+  finish(): ExchangeIndex {
+    if (this.carry.length) this.line(this.carry, this.carryStart, 0, this.carry.length);
+    this.carry = Buffer.alloc(0);
+    const raw = this.entries;
+    const entries: ExchangeEntry[] = raw.map((e, i) => ({
+      number: i + 1,
+      start: e.start,
+      size: (i + 1 < raw.length ? raw[i + 1].start : this.total) - e.start,
+      title: e.title || (e.continuation ? '' : i === 0 && !this.sawUser ? 'Session' : 'Exchange'),
+      continuation: e.continuation,
+    }));
+    // An empty markdown still has its one (empty) exchange; a trailing empty piece has none.
+    const kept = entries.filter((e, i) => e.size > 0 || i === 0);
+    kept.forEach((e, i) => (e.number = i + 1));
+    return { entries: kept, markdownSize: this.total };
+  }
+
+  /** One line [from, to) of `buf`, whose byte 0 is at markdown offset `base`. */
+  private line(buf: Buffer, base: number, from: number, to: number): void {
+    const headText = buf.subarray(from, Math.min(to, from + HEAD_BYTES)).toString('utf8').replace(/\r?\n$/, '');
+    const lineStart = base + from;
+    let current = this.entries[this.entries.length - 1];
+    const fence = FENCE_RE.exec(headText);
+    if (fence) {
+      const mark = fence[1];
+      if (!this.fence) this.fence = mark;
+      else if (mark[0] === this.fence[0] && mark.length >= this.fence.length && headText.trim() === mark) this.fence = null;
+    } else if (!this.fence && USER_RE.test(headText)) {
+      this.sawUser = true;
+      if (current.blank) {
+        // Only blank lines so far: this user turn begins the current exchange.
+        current.titled = false;
+        current.title = '';
+      } else {
+        current = { start: lineStart, title: '', continuation: false, titled: false, blank: false };
+        this.entries.push(current);
+      }
+      current.blank = false;
+      this.split(buf, base, from, to);
+      return;
+    }
+    const isBlank = headText.trim() === '';
+    if (!isBlank) {
+      current.blank = false;
+      // An agent turn before any prompt text: the prompt was empty, the title stays the default.
+      if (!this.fence && !fence && TURN_RE.test(headText)) current.titled = true;
+      if (!current.titled && !current.continuation && !fence) {
+        const t = titleText(headText);
+        if (t) {
+          current.title = t;
+          current.titled = true;
+        }
+      }
+    }
+    this.split(buf, base, from, to);
+  }
+
+  /**
+   * Keeps every exchange within EXCHANGE_MAX_BYTES: a line that would take the current piece
+   * over it starts a new piece; a single line longer than that is cut at character boundaries.
+   */
+  private split(buf: Buffer, base: number, from: number, to: number): void {
+    let current = this.entries[this.entries.length - 1];
+    const lineStart = base + from;
+    const lineEnd = base + to;
+    if (lineEnd - current.start <= EXCHANGE_MAX_BYTES) return;
+    if (lineStart > current.start) {
+      current = this.continueAt(current, lineStart);
+    }
+    while (lineEnd - current.start > EXCHANGE_MAX_BYTES) {
+      let cut = current.start + EXCHANGE_MAX_BYTES;
+      // Back up to the first byte of a UTF-8 character.
+      while (cut > current.start + 1 && (buf[cut - base] & 0xc0) === 0x80) cut--;
+      current = this.continueAt(current, cut);
+    }
+  }
+
+  private continueAt(from: { title: string; continuation: boolean }, start: number) {
+    const title = from.title || 'Exchange';
+    const piece = { start, title: from.continuation ? from.title : `${title} (continued)`, continuation: true, titled: true, blank: false };
+    this.entries.push(piece);
+    return piece;
+  }
+}
+
+/** The index of one version of a session's markdown, read through `db` (a snapshot). */
+async function buildIndex(db: RawQueryable, projectId: string, sessionId: string): Promise<ExchangeIndex> {
+  const scanner = new ExchangeScanner();
+  for await (const chunk of contentChunks(db, projectId, sessionId, 'markdown')) scanner.feed(chunk);
+  return scanner.finish();
+}
+
+const cache = new Map<string, Promise<ExchangeIndex>>();
+
+/**
+ * The exchange index of `row`'s version (its content digest), computed once per process. Read
+ * through the same snapshot as the row, so index and row are of one version.
+ */
+export function exchangeIndexOf(db: RawQueryable, row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest'>): Promise<ExchangeIndex> {
+  const key = `${row.projectId}\0${row.id}\0${row.contentDigest}`;
+  let p = cache.get(key);
+  if (p) {
+    // Most recently used last.
+    cache.delete(key);
+    cache.set(key, p);
+    return p;
+  }
+  p = buildIndex(db, row.projectId, row.id);
+  cache.set(key, p);
+  p.catch(() => cache.delete(key));
+  while (cache.size > CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+  return p;
+}
+
+/** Bytes [start, end) of the markdown: only the chunk rows that hold them, only those bytes. */
+export async function readMarkdownRange(db: RawQueryable, projectId: string, sessionId: string, start: number, end: number): Promise<Buffer> {
+  if (end <= start) return Buffer.alloc(0);
+  const first = Math.floor(start / CHUNK_BYTES);
+  const last = Math.floor((end - 1) / CHUNK_BYTES);
+  const parts: Buffer[] = [];
+  for (let seq = first; seq <= last; seq++) {
+    const from = seq === first ? start - seq * CHUNK_BYTES : 0;
+    const to = seq === last ? end - seq * CHUNK_BYTES : CHUNK_BYTES;
+    const rows = await db.$queryRawUnsafe<Array<{ data: unknown }>>(
+      `SELECT SUBSTRING(data, ?, ?) AS data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = 'markdown' AND seq = ?`,
+      from + 1,
+      to - from,
+      projectId,
+      sessionId,
+      seq,
+    );
+    const d = rows[0]?.data;
+    if (d === undefined) break;
+    parts.push(Buffer.isBuffer(d) ? d : d instanceof Uint8Array ? Buffer.from(d.buffer, d.byteOffset, d.byteLength) : Buffer.from(String(d ?? ''), 'utf8'));
+  }
+  return parts.length === 1 ? parts[0] : Buffer.concat(parts);
+}
+
+export interface ExchangeItem {
+  number: number;
+  title: string;
+  start: number;
+  size: number;
+  continuation: boolean;
+  /** Present when content was asked for. */
+  markdown?: string;
+}
+
+export interface ExchangePage {
+  /** Number of exchanges of the session. */
+  total: number;
+  offset: number;
+  exchanges: ExchangeItem[];
+  /** Where the next page starts, or null at the end. */
+  nextOffset: number | null;
+}
+
+/** REST: `limit` 1–1000 (default 20); GraphQL keeps its own 1–200 for every limit. */
+export const MAX_EXCHANGE_LIMIT = 1000;
+export const DEFAULT_EXCHANGE_LIMIT = 20;
+
+export function checkPageArgs(offset: number, limit: number, maxLimit = MAX_EXCHANGE_LIMIT): void {
+  if (!Number.isInteger(offset) || offset < 0 || offset > 10_000_000) throw invalid('Invalid value for offset: must be an integer between 0 and 10000000');
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit) throw invalid(`Invalid value for limit: must be an integer between 1 and ${maxLimit}`);
+}
+
+/**
+ * One page of `row`'s exchanges, from `offset` (0-based: exchange number offset + 1), at most
+ * `limit` of them; with content, also at most PAGE_CONTENT_BYTES of markdown (always at least one
+ * exchange). `db` must be the snapshot `row` was read on.
+ */
+export async function exchangePage(
+  db: RawQueryable,
+  row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest'>,
+  args: { offset: number; limit: number; content: boolean },
+): Promise<ExchangePage> {
+  const index = await exchangeIndexOf(db, row);
+  const all = index.entries;
+  const picked: ExchangeEntry[] = [];
+  let bytes = 0;
+  for (let i = args.offset; i < all.length && picked.length < args.limit; i++) {
+    if (args.content && picked.length > 0 && bytes + all[i].size > PAGE_CONTENT_BYTES) break;
+    picked.push(all[i]);
+    bytes += all[i].size;
+  }
+  const exchanges: ExchangeItem[] = picked.map((e) => ({ ...e }));
+  if (args.content && picked.length > 0) {
+    const start = picked[0].start;
+    const end = picked[picked.length - 1].start + picked[picked.length - 1].size;
+    const buf = await readMarkdownRange(db, row.projectId, row.id, start, end);
+    for (const e of exchanges) e.markdown = buf.subarray(e.start - start, e.start - start + e.size).toString('utf8');
+  }
+  const after = args.offset + picked.length;
+  return { total: all.length, offset: args.offset, exchanges, nextOffset: after < all.length ? after : null };
+}
+
+/** `?content=` of the REST read: true (default) or false. */
+export function contentParam(raw: unknown): boolean {
+  if (raw === undefined || raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw invalid('Invalid value for content: must be true or false');
+}
+
+export type { Ctx };
