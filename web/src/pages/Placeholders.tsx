@@ -1,12 +1,12 @@
 import { useEffect, useState } from 'react';
-import { Link, useParams } from 'react-router';
+import { Link } from 'react-router';
 import { gql } from '../api/graphql';
 import { graphql } from '../gql';
 import type { ProjectsQuery } from '../gql/graphql';
 import { when } from './ui';
 
 /*
- * Console II (the reader, search, dashboard; project editing) is not built yet: these pages
+ * Console II (search, dashboard; project editing) is not built yet: these pages
  * hold the routes of §10 with a minimal view so navigation and deep links work.
  */
 
@@ -55,16 +55,6 @@ export function ProjectsPage() {
           ))}
         </ul>
       )}
-    </>
-  );
-}
-
-export function SessionPage() {
-  const { sessionId } = useParams();
-  return (
-    <>
-      <h1>Session {sessionId}</h1>
-      <p>The session reader is not in the console yet.</p>
     </>
   );
 }
