@@ -1,4 +1,5 @@
-import { EXCHANGE_MAX_BYTES, ExchangeScanner, PAGE_CONTENT_BYTES, type ExchangeIndex } from '../src/services/exchanges';
+import { EXCHANGE_MAX_BYTES, ExchangeScanner, exchangeIndexOf, PAGE_CONTENT_BYTES, type ExchangeIndex } from '../src/services/exchanges';
+import type { RawQueryable } from '../src/services/content-store';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 
 /*
@@ -65,6 +66,33 @@ describe('how a transcript is split into exchanges', () => {
       expect(parts[1].startsWith('lorem')).toBe(true);
       expect(idx.entries[idx.entries.length - 1].title).toBe('short');
     }
+  });
+});
+
+describe('the per-version index cache', () => {
+  /** A snapshot holding `md` as one chunk; `fail` makes its reads throw (a released snapshot). */
+  const fakeDb = (md: string, fail = false): RawQueryable =>
+    ({
+      async $queryRawUnsafe(_q: string, ...v: unknown[]) {
+        await new Promise((r) => setTimeout(r, 5));
+        if (fail) throw new Error('snapshot already released');
+        return v[3] === 0 ? [{ data: Buffer.from(md) }] : [];
+      },
+      async $executeRawUnsafe() {
+        return 0;
+      },
+    }) as RawQueryable;
+  const row = { projectId: 'cache-p', id: 'cache-s', contentDigest: 'd1' };
+
+  test('readers of one version share a build; a build that fails for its reader is redone for the others', async () => {
+    const first = exchangeIndexOf(fakeDb(TRANSCRIPT, true), row);
+    const second = exchangeIndexOf(fakeDb(TRANSCRIPT), row);
+    await expect(first).rejects.toThrow('snapshot already released');
+    expect((await second).entries.length).toBe(4);
+    // Now cached: even a failing reader gets it.
+    expect((await exchangeIndexOf(fakeDb('', true), row)).entries.length).toBe(4);
+    // Another version is another entry.
+    expect((await exchangeIndexOf(fakeDb('_**User**_\n\nx\n'), { ...row, contentDigest: 'd2' })).entries.length).toBe(1);
   });
 });
 

@@ -31,6 +31,8 @@ export const EXCHANGE_MAX_BYTES = 256 * 1024;
 export const PAGE_CONTENT_BYTES = 1024 * 1024;
 /** Titles are cut to this many characters. */
 export const TITLE_MAX = 120;
+/** Bytes scanned between two turns of the event loop. */
+const SCAN_SLICE = 256 * 1024;
 /** Indexes kept per process. */
 const CACHE_ENTRIES = 64;
 
@@ -116,6 +118,14 @@ export class ExchangeScanner {
 
   /** One line [from, to) of `buf`, whose byte 0 is at markdown offset `base`. */
   private line(buf: Buffer, base: number, from: number, to: number): void {
+    // Fast path, most lines: one that cannot open or close a fence or be a turn header (those
+    // start with `_`, a backtick, `~` or a space), in an exchange that already has its title.
+    const c0 = buf[from];
+    const last = this.entries[this.entries.length - 1];
+    if (c0 !== 0x5f && c0 !== 0x60 && c0 !== 0x7e && c0 !== 0x20 && last.titled && !last.blank) {
+      this.split(buf, base, from, to);
+      return;
+    }
     const headText = buf.subarray(from, Math.min(to, from + HEAD_BYTES)).toString('utf8').replace(/\r?\n$/, '');
     const lineStart = base + from;
     let current = this.entries[this.entries.length - 1];
@@ -185,7 +195,13 @@ export class ExchangeScanner {
 /** The index of one version of a session's markdown, read through `db` (a snapshot). */
 async function buildIndex(db: RawQueryable, projectId: string, sessionId: string): Promise<ExchangeIndex> {
   const scanner = new ExchangeScanner();
-  for await (const chunk of contentChunks(db, projectId, sessionId, 'markdown')) scanner.feed(chunk);
+  for await (const chunk of contentChunks(db, projectId, sessionId, 'markdown')) {
+    // A quarter of a chunk at a time, yielding in between: the event loop stays free (§16).
+    for (let off = 0; off < chunk.length; off += SCAN_SLICE) {
+      scanner.feed(chunk.subarray(off, off + SCAN_SLICE));
+      await new Promise((r) => setImmediate(r));
+    }
+  }
   return scanner.finish();
 }
 
@@ -193,20 +209,28 @@ const cache = new Map<string, Promise<ExchangeIndex>>();
 
 /**
  * The exchange index of `row`'s version (its content digest), computed once per process. Read
- * through the same snapshot as the row, so index and row are of one version.
+ * through the same snapshot as the row, so index and row are of one version. Concurrent readers
+ * of a version share one build; if that build fails for its own reader (its client went away and
+ * its snapshot was released), the others build it again on their own snapshot.
  */
-export function exchangeIndexOf(db: RawQueryable, row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest'>): Promise<ExchangeIndex> {
+export async function exchangeIndexOf(db: RawQueryable, row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest'>): Promise<ExchangeIndex> {
   const key = `${row.projectId}\0${row.id}\0${row.contentDigest}`;
-  let p = cache.get(key);
-  if (p) {
+  const shared = cache.get(key);
+  if (shared) {
     // Most recently used last.
     cache.delete(key);
-    cache.set(key, p);
-    return p;
+    cache.set(key, shared);
+    try {
+      return await shared;
+    } catch {
+      /* built on another request's snapshot, which failed: build on ours below */
+    }
   }
-  p = buildIndex(db, row.projectId, row.id);
+  const p = buildIndex(db, row.projectId, row.id);
   cache.set(key, p);
-  p.catch(() => cache.delete(key));
+  p.catch(() => {
+    if (cache.get(key) === p) cache.delete(key);
+  });
   while (cache.size > CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
   return p;
 }

@@ -120,6 +120,8 @@ type Exchange = NonNullable<SessionExchangesPageQuery['session']>['exchanges']['
 
 /** Exchanges fetched per page (a page is also bounded to 1 MiB by the service). */
 const PAGE = 10;
+/** The first page is smaller: the exchange asked for shows sooner; the next page follows at once. */
+const FIRST_PAGE = 3;
 /** Exchanges kept in the page at once; beyond, the farthest ones are dropped again. */
 const WINDOW = 60;
 
@@ -484,11 +486,11 @@ function Transcript({ vars, markdownSize }: { vars: Vars; markdownSize: number }
       setLoading(true);
       setError(null);
       try {
-        const p = await fetchPage(n - 1, PAGE);
+        const p = await fetchPage(n - 1, FIRST_PAGE);
         if (p.exchanges.length === 0 && n > 1) {
           // Past the end (an old link): show the last exchange instead.
           const last = Math.max(1, p.total);
-          const q = await fetchPage(last - 1, PAGE);
+          const q = await fetchPage(last - 1, FIRST_PAGE);
           setItems(q.exchanges);
           setStart(last - 1);
           setNext(q.nextOffset ?? null);
