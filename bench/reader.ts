@@ -10,6 +10,8 @@
  *   - for comparison, downloading the whole markdown;
  *   - in Debian's Chromium (when present): from navigation to the first exchange on screen, and the
  *     bytes the page received.
+ * The search worker is off (`WORKERS_ENABLED=false`): indexing the two 50 MB uploads would otherwise
+ * share the CPU with what is measured.
  * Run: npx tsx bench/reader.ts
  */
 import { spawn } from 'node:child_process';
@@ -99,7 +101,7 @@ async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-reader-'));
   const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: path.resolve(__dirname, '..'),
-    env: { ...process.env, DATABASE_URL: dbUrl, PORT: String(port), DATA_DIR: dataDir, JWT_SECRET, LOG_LEVEL: 'warn', RATE_LIMIT_REST_PER_HOUR: '1000000', RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000' },
+    env: { ...process.env, DATABASE_URL: dbUrl, PORT: String(port), DATA_DIR: dataDir, JWT_SECRET, LOG_LEVEL: 'warn', WORKERS_ENABLED: 'false', RATE_LIMIT_REST_PER_HOUR: '1000000', RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000' },
     stdio: ['ignore', 'inherit', 'inherit'],
     detached: true,
   });

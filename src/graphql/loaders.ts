@@ -16,6 +16,9 @@ import { invalid } from '../errors';
 /** Contract §16: one GraphQL response carries at most this much session content. */
 export const CONTENT_BUDGET_BYTES = 64 * 1024 * 1024;
 
+/** Markdown one operation may make the service split into exchanges (indexes not cached yet). */
+export const SCAN_BUDGET_BYTES = 64 * 1024 * 1024;
+
 const overBudget = () =>
   invalid(`Query exceeds the content budget: at most ${CONTENT_BUDGET_BYTES / (1024 * 1024)} MiB of session content per response`, {
     budgetBytes: CONTENT_BUDGET_BYTES,
@@ -36,6 +39,11 @@ export interface Loaders {
   markdown(key: SessionKey, storedSize: number): Promise<string>;
   /** Charges `bytes` of other session content (a page of exchanges); over the budget → VALIDATION_ERROR. */
   chargeContent(bytes: number): void;
+  /**
+   * Charges `bytes` of markdown to scan for exchange indexes not built yet; over SCAN_BUDGET_BYTES
+   * per operation → VALIDATION_ERROR (bounded work per request, contract §16).
+   */
+  chargeScan(bytes: number): void;
   projectSessions(filters: SessionFilters, order: SessionOrder, limit: number): DataLoader<string, SessionRow[]>;
   projectTotals: DataLoader<string, stats.ProjectTotals>;
   projectLabels(kind: stats.LabelKind): DataLoader<string, string[]>;
@@ -139,12 +147,22 @@ export function createLoaders(ctx: Ctx): Loaders {
     charged += bytes;
     if (charged > CONTENT_BUDGET_BYTES) throw overBudget();
   };
+  let scanned = 0;
+  const chargeScan = (bytes: number): void => {
+    scanned += bytes;
+    if (scanned > SCAN_BUDGET_BYTES) {
+      throw invalid(`Query exceeds the exchange budget: at most ${SCAN_BUDGET_BYTES / (1024 * 1024)} MiB of markdown not read before may be split into exchanges per operation; ask for fewer sessions' exchanges at once`, {
+        budgetBytes: SCAN_BUDGET_BYTES,
+      });
+    }
+  };
 
   return {
     project,
     session,
     markdown,
     chargeContent,
+    chargeScan,
     projectSessions: (filters, order, limit) => projectSessionsFor({ filters, order, limit }),
     projectTotals,
     projectLabels: labelsFor,

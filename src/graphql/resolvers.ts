@@ -205,6 +205,8 @@ export const resolvers: Resolvers = {
       exchanges.checkPageArgs(args.offset, args.limit);
       // A page of markdown is bounded before anything is read (contract §16 content budget).
       if (args.content) gql.loaders.chargeContent(Math.min(Number(r.markdownSize), exchanges.PAGE_CONTENT_BYTES));
+      // And a version not split into exchanges yet costs a scan of its markdown, bounded per operation.
+      if (!exchanges.isIndexCached(r)) gql.loaders.chargeScan(Number(r.markdownSize));
       return exchanges.exchangePage(gql.ctx.deps.db.reader, r, args);
     },
   },

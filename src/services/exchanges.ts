@@ -235,6 +235,11 @@ export async function exchangeIndexOf(db: RawQueryable, row: Pick<SessionRow, 'p
   return p;
 }
 
+/** True when the index of `row`'s version is cached (a page costs only its own bytes). */
+export function isIndexCached(row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest'>): boolean {
+  return cache.has(`${row.projectId}\0${row.id}\0${row.contentDigest}`);
+}
+
 /** Bytes [start, end) of the markdown: only the chunk rows that hold them, only those bytes. */
 export async function readMarkdownRange(db: RawQueryable, projectId: string, sessionId: string, start: number, end: number): Promise<Buffer> {
   if (end <= start) return Buffer.alloc(0);

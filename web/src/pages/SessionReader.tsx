@@ -212,7 +212,7 @@ function Reader({ session, onChange }: { session: Session; onChange: (s: Session
       </p>
       <h1 id="session-title">{title}</h1>
       <SessionDetails session={session} onChange={onChange} />
-      <Transcript vars={vars} markdownSize={session.markdownSize} />
+      <Transcript vars={vars} markdownSize={session.markdownSize} etag={session.etag} />
     </article>
   );
 }
@@ -420,7 +420,7 @@ interface Vars {
   id: string;
 }
 
-function Transcript({ vars, markdownSize }: { vars: Vars; markdownSize: number }) {
+function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownSize: number; etag: string }) {
   const location = useLocation();
   const navigate = useNavigate();
   const target = exchangeOfHash(location.hash) ?? 1;
@@ -429,8 +429,12 @@ function Transcript({ vars, markdownSize }: { vars: Vars; markdownSize: number }
   const [toc, setToc] = useState<TocEntry[]>([]);
   const [tocNext, setTocNext] = useState<number | null>(null);
   const [total, setTotal] = useState<number | null>(null);
-  const [version, setVersion] = useState<string | null>(null);
   const [changed, setChanged] = useState(false);
+  // Versions this page knows of: the one it opened and those its own edits (rename, tags) made.
+  const known = useRef(new Set<string>([etag]));
+  useEffect(() => {
+    known.current.add(etag);
+  }, [etag]);
   const [error, setError] = useState<string | null>(null);
 
   // The loaded window of the transcript: exchanges [start, start + items.length).
@@ -441,11 +445,8 @@ function Transcript({ vars, markdownSize }: { vars: Vars; markdownSize: number }
   const scrollTo = useRef<number | null>(null);
   const busy = useRef(false);
 
-  const seeVersion = useCallback((etag: string) => {
-    setVersion((v) => {
-      if (v && v !== etag) setChanged(true);
-      return v ?? etag;
-    });
+  const seeVersion = useCallback((seen: string) => {
+    if (!known.current.has(seen)) setChanged(true);
   }, []);
 
   const loadToc = useCallback(
