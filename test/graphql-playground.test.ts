@@ -1,11 +1,13 @@
 import type { Browser } from 'playwright-core';
-import { launchBrowser } from './support/chromium';
+import { launchBrowser, newRecordedPage } from './support/chromium';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 
 /**
- * The playground (contract §6): GraphiQL served by the service itself, no token needed for the
- * page or its assets, the Authorization header set in GraphiQL's headers editor. Driven in real
- * headless Chromium (.ci/run-chromium.sh installs it when missing).
+ * The playground (contract §6): GraphiQL 5 (Monaco editors), bundled by Vite into dist/playground
+ * and served by the service itself, no token needed for the page or its assets, the Authorization
+ * header set in GraphiQL's headers editor. Driven in real headless Chromium (.ci/run-chromium.sh
+ * installs it when missing): the user's keystrokes go into the Monaco editors, Monaco's web workers
+ * come from this origin, and the page runs under its CSP without a violation.
  */
 
 let app: TestApp;
@@ -28,55 +30,65 @@ test('the page and its assets are served without a token, from this service', as
   const page = await app.request('GET', '/api/v1/graphql', { headers: { Accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
   expect(page.status).toBe(200);
   expect(page.headers['content-type']).toMatch(/^text\/html/);
+  const csp = String(page.headers['content-security-policy']);
+  expect(csp).toContain("script-src 'self'");
+  expect(csp).toContain("worker-src 'self'");
+  expect(csp).not.toMatch(/blob:|unsafe-eval/);
+  expect(page.text).not.toMatch(/<script>|<script(?![^>]*\ssrc=)[^>]*>/); // no inline script
   const srcs = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
-  expect(srcs.length).toBeGreaterThanOrEqual(5);
+  expect(srcs.some((s) => s.endsWith('.js'))).toBe(true);
+  expect(srcs.some((s) => s.endsWith('.css'))).toBe(true);
   for (const src of srcs) {
     expect(src.startsWith('/api/v1/graphql/assets/')).toBe(true); // no CDN
     const asset = await app.request('GET', src);
     expect(asset.status).toBe(200);
     expect(asset.raw.length).toBeGreaterThan(100);
+    expect(asset.headers['cache-control']).toBe('public, max-age=31536000, immutable'); // content-hashed names
   }
   const missing = await app.request('GET', '/api/v1/graphql/assets/nope.js');
   expect(missing.status).toBe(401);
 });
 
-test('GraphiQL runs a query with the Authorization header from its headers editor', async () => {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const foreign: string[] = [];
-  const pageErrors: string[] = [];
-  page.on('request', (req) => {
-    if (!req.url().startsWith(app.url)) foreign.push(req.url());
+test('GraphiQL runs a query typed into its editor with the Authorization header from its headers editor', async () => {
+  const { context, page, requests, errors } = await newRecordedPage(browser, app.url);
+  const workers: string[] = [];
+  const failedLoads: string[] = [];
+  const operations: { authorization?: string; body: string }[] = [];
+  page.on('worker', (w) => workers.push(w.url()));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && /Failed to load resource/.test(msg.text())) failedLoads.push(msg.location().url);
   });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
+  page.on('response', async (res) => {
+    const req = res.request();
+    if (req.method() !== 'POST' || new URL(req.url()).pathname !== '/api/v1/graphql') return;
+    const body = await res.text().catch(() => '');
+    operations.push({ authorization: req.headers()['authorization'], body });
+  });
+  // Replace the whole text of the Monaco editor under `selector` as a user would: focus, select
+  // all, type (insertText: one input event, so Monaco's bracket auto-closing does not add braces).
+  const replaceText = async (selector: string, text: string) => {
+    await page.click(`${selector} .monaco-editor .view-lines`);
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.insertText(text);
+  };
   try {
     await page.goto(`${app.url}/api/v1/graphql`, { waitUntil: 'load' });
-    await page.waitForSelector('.graphiql-query-editor .CodeMirror', { timeout: 30000 });
-    await page.waitForSelector('.graphiql-editor-tool .CodeMirror', { state: 'attached', timeout: 30000 });
+    await page.waitForSelector('.graphiql-query-editor .monaco-editor', { timeout: 30000 });
 
-    // Open the headers tab and put the token there, as a user would.
+    // The headers tab is open (defaultEditorToolsVisibility): put the token there.
     await page.click('.graphiql-editor-tools button[data-name="headers"]');
-    // (globalThis as any).document: page functions run in the browser; tsconfig has no DOM lib.
-    await page.evaluate((token) => {
-      const editors: any[] = Array.from((globalThis as any).document.querySelectorAll('.graphiql-editor-tool .graphiql-editor'));
-      const visible = editors.find((e) => !e.classList.contains('hidden'));
-      const cm = (visible?.querySelector('.CodeMirror') as any)?.CodeMirror;
-      if (!cm) throw new Error('headers editor not found');
-      cm.setValue(JSON.stringify({ Authorization: `Bearer ${token}` }));
-    }, user.token);
-    await page.evaluate(() => {
-      const cm = ((globalThis as any).document.querySelector('.graphiql-query-editor .CodeMirror') as any).CodeMirror;
-      cm.setValue('{ projects { id name } }');
-    });
-    // GraphiQL takes editor changes into its state asynchronously: run until the answer is the
-    // one for this query (at most a few clicks).
+    const headers = '.graphiql-editor-tool .graphiql-editor:not(.hidden)';
+    await page.waitForSelector(`${headers} .monaco-editor`, { timeout: 30000 });
+    await replaceText(headers, JSON.stringify({ Authorization: `Bearer ${user.token}` }));
+    await replaceText('.graphiql-query-editor', '{ projects { id name } }');
+
+    // GraphiQL takes editor changes into its state asynchronously: run until the answer shown is
+    // the one for this query (at most a few clicks).
     const answered = async () => {
       await page.click('.graphiql-execute-button');
       await page.waitForFunction(
-        () => {
-          const cm = ((globalThis as any).document.querySelector('.graphiql-response .CodeMirror') as any)?.CodeMirror;
-          return cm && cm.getValue().includes('pg-project');
-        },
+        () => ((globalThis as any).document.querySelector('.graphiql-response .view-lines')?.textContent ?? '').includes('pg-project'),
         undefined,
         { timeout: 5000 },
       );
@@ -84,10 +96,22 @@ test('GraphiQL runs a query with the Authorization header from its headers edito
     let ok = false;
     for (let attempt = 0; attempt < 5 && !ok; attempt++) ok = await answered().then(() => true, () => false);
     expect(ok).toBe(true);
-    const text = await page.evaluate(() => ((globalThis as any).document.querySelector('.graphiql-response .CodeMirror') as any).CodeMirror.getValue() as string);
-    expect(JSON.parse(text)).toEqual({ data: { projects: [{ id: 'pg-project', name: 'Playground project' }] } });
-    expect(foreign).toEqual([]);
-    expect(pageErrors).toEqual([]);
+
+    const last = operations.filter((o) => o.body.includes('pg-project')).at(-1);
+    expect(last?.authorization).toBe(`Bearer ${user.token}`);
+    expect(JSON.parse(last!.body)).toEqual({ data: { projects: [{ id: 'pg-project', name: 'Playground project' }] } });
+    // Monaco renders spaces as U+00A0.
+    const shown = await page.evaluate(() => (globalThis as any).document.querySelector('.graphiql-response .view-lines').textContent as string);
+    expect(shown.replace(/\s+/g, '')).toContain('"id":"pg-project","name":"Playgroundproject"');
+
+    // Monaco's workers (editor, GraphQL language service) run, loaded from this origin.
+    expect(workers.length).toBeGreaterThan(0);
+    for (const w of workers) expect(w.startsWith(`${app.url}/api/v1/graphql/assets/`)).toBe(true);
+    expect(requests.filter((u) => !u.startsWith(`${app.url}/`))).toEqual([]);
+    // No script error, no CSP violation. The only failed loads: the schema introspection GraphiQL
+    // sends on load, before a key is in the headers (401), and the browser's favicon request.
+    expect(errors).toEqual([]);
+    for (const u of failedLoads) expect([`${app.url}/api/v1/graphql`, `${app.url}/favicon.ico`]).toContain(u);
   } finally {
     await context.close();
   }

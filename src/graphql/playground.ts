@@ -1,91 +1,69 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Router, type Request } from 'express';
+import express, { Router, type Request, type Response } from 'express';
 
 /**
- * The GraphiQL playground, served entirely by this service (no CDN): GraphiQL 3 with React 18
- * UMD builds from node_modules, plus a small boot script. The page and its assets need no token;
- * the user types `Authorization: Bearer …` into GraphiQL's headers editor.
+ * The GraphiQL playground (contract §6), served entirely by this service (no CDN, works offline):
+ * GraphiQL 5 with its Monaco editors, bundled by Vite from web/playground into dist/playground
+ * (`npm run build:web`). The page is that build's index.html; its content-hashed scripts, styles
+ * and Monaco's web workers are under /api/v1/graphql/assets/. The page and its assets need no
+ * token; the user types `Authorization: Bearer …` into GraphiQL's headers editor. Security headers
+ * (CSP: scripts and workers from this origin only) are set for the whole path in
+ * src/http/security.ts.
  */
-interface Asset {
-  type: string;
-  body: Buffer;
-}
 
-const BOOT_SCRIPT = `(function () {
-  var url = window.location.pathname.replace(/\\/+$/, '');
-  var fetcher = GraphiQL.createFetcher({ url: url });
-  var root = ReactDOM.createRoot(document.getElementById('graphiql'));
-  root.render(
-    React.createElement(GraphiQL, {
-      fetcher: fetcher,
-      isHeadersEditorEnabled: true,
-      shouldPersistHeaders: false,
-      defaultEditorToolsVisibility: 'headers',
-      defaultHeaders: '{\\n  "Authorization": "Bearer <your API key>"\\n}',
-      defaultQuery: '# Set your API key in the Headers tab below, then run:\\n{\\n  projects {\\n    id\\n    name\\n    sessionCount\\n  }\\n}\\n'
-    })
-  );
-})();
-`;
-
-const PAGE = `<!doctype html>
-<html lang="en">
-  <head>
-    <meta charset="utf-8" />
-    <meta name="viewport" content="width=device-width, initial-scale=1" />
-    <title>Session Archive GraphQL</title>
-    <link rel="stylesheet" href="ASSETS/graphiql.min.css" />
-    <style>html, body, #graphiql { height: 100%; margin: 0; }</style>
-  </head>
-  <body>
-    <div id="graphiql">Loading…</div>
-    <script src="ASSETS/react.production.min.js"></script>
-    <script src="ASSETS/react-dom.production.min.js"></script>
-    <script src="ASSETS/graphiql.min.js"></script>
-    <script src="ASSETS/playground.js"></script>
-  </body>
-</html>
-`;
-
-function findUp(start: string, rel: string): string {
+/** dist/playground above this file: dist/src/graphql when built, src/graphql under tests and tsx. */
+export function findPlaygroundDir(start = __dirname): string | null {
   for (let dir = start; ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, rel);
-    if (fs.existsSync(candidate)) return candidate;
-    if (path.dirname(dir) === dir) throw new Error(`${rel} not found above ${start}`);
+    const candidate = path.join(dir, 'dist', 'playground');
+    if (fs.existsSync(path.join(candidate, 'index.html'))) return candidate;
+    if (path.dirname(dir) === dir) return null;
   }
 }
 
-function loadAssets(): Map<string, Asset> {
-  const nm = (p: string) => fs.readFileSync(findUp(__dirname, path.join('node_modules', p)));
-  return new Map<string, Asset>([
-    ['graphiql.min.js', { type: 'application/javascript; charset=utf-8', body: nm('graphiql/graphiql.min.js') }],
-    ['graphiql.min.css', { type: 'text/css; charset=utf-8', body: nm('graphiql/graphiql.min.css') }],
-    ['react.production.min.js', { type: 'application/javascript; charset=utf-8', body: nm('react/umd/react.production.min.js') }],
-    ['react-dom.production.min.js', { type: 'application/javascript; charset=utf-8', body: nm('react-dom/umd/react-dom.production.min.js') }],
-    ['playground.js', { type: 'application/javascript; charset=utf-8', body: Buffer.from(BOOT_SCRIPT, 'utf8') }],
-  ]);
-}
+const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 /** A browser asking for a page (not a GET operation, which carries ?query=). */
 export function wantsPlayground(req: Request): boolean {
   return req.method === 'GET' && req.query.query === undefined && req.accepts(['application/json', 'text/html']) === 'text/html';
 }
 
-export function playgroundRouter(): Router {
-  const assets = loadAssets();
+export function playgroundRouter(dir: string | null = findPlaygroundDir()): Router {
   const r = Router();
-  r.get('/', (req, res, next) => {
+  let page: Buffer | null = null;
+  const readPage = (): Buffer | null => {
+    if (page) return page;
+    const d = dir ?? findPlaygroundDir();
+    if (!d) return null;
+    page = fs.readFileSync(path.join(d, 'index.html'));
+    return page;
+  };
+
+  r.get('/', (req: Request, res: Response, next) => {
     if (!wantsPlayground(req)) return next();
-    const base = `${req.baseUrl}/assets`;
+    const html = readPage();
+    if (!html) {
+      res.status(503).type('text/plain').send('The GraphQL playground is not built: run `npm run build`, then restart.\n');
+      return;
+    }
     res.status(200).type('text/html; charset=utf-8').setHeader('Cache-Control', 'no-cache');
-    res.send(PAGE.replace(/ASSETS/g, base));
+    res.send(html);
   });
-  r.get('/assets/:file', (req, res, next) => {
-    const a = assets.get(req.params.file);
-    if (!a) return next();
-    res.status(200).type(a.type).setHeader('Cache-Control', 'public, max-age=3600');
-    res.send(a.body);
-  });
+  // Unknown asset names fall through to the API route (a 401 without a token, as any other path).
+  const assets = dir ?? findPlaygroundDir();
+  if (assets) {
+    r.use(
+      '/assets',
+      express.static(path.join(assets, 'assets'), {
+        index: false,
+        redirect: false,
+        dotfiles: 'ignore',
+        fallthrough: true,
+        etag: true,
+        lastModified: false,
+        setHeaders: (res) => res.setHeader('Cache-Control', IMMUTABLE),
+      }),
+    );
+  }
   return r;
 }

@@ -30,10 +30,11 @@ const apiHeaders = helmet({
 });
 
 /**
- * The GraphQL playground page (GET /api/v1/graphql, text/html) and its assets: scripts from this
- * origin only (the page boots from /api/v1/graphql/assets/playground.js, no inline script);
- * styles from this origin plus inline ones (the page's <style> and GraphiQL's style attributes),
- * and only on this path.
+ * The GraphQL playground page (GET /api/v1/graphql, text/html) and its assets (the Vite build of
+ * web/playground): scripts and Monaco's web workers from this origin only (no inline script, no
+ * blob: worker); styles from this origin plus inline ones (Monaco and GraphiQL set style
+ * attributes and add <style> elements); fonts and images also as data: URLs (GraphiQL's icon
+ * fonts are inlined in its stylesheet). Only on this path.
  */
 const playgroundHeaders = helmet({
   contentSecurityPolicy: {
@@ -45,7 +46,7 @@ const playgroundHeaders = helmet({
       imgSrc: ["'self'", 'data:'],
       fontSrc: ["'self'", 'data:'],
       connectSrc: ["'self'"],
-      workerSrc: ["'self'", 'blob:'],
+      workerSrc: ["'self'"],
       objectSrc: ["'none'"],
       frameAncestors: ["'none'"],
       baseUri: ["'none'"],
