@@ -106,6 +106,10 @@ export const resolvers: Resolvers = {
       const range = stats.analyticsRange(timeRange);
       return { range, totals: once(() => stats.analyticsTotals(ctx, range)) };
     },
+    async sessionFacets(_p, { projectId, limit }, { ctx }) {
+      if (projectId != null) await naming({ projectId }, projects.getProject(ctx, projectId));
+      return stats.sessionFacets(ctx, projectId ?? null, limit ?? 50);
+    },
     apiKeys(_p, _a, { ctx }) {
       return keys.listApiKeys(ctx);
     },
@@ -245,7 +249,7 @@ export const resolvers: Resolvers = {
     markdownContent: (r, _a, { loaders }) =>
       loaders.markdown({ projectId: r.row.projectId, sessionId: r.row.id }, Number(r.row.markdownSize)),
     metadata: (r) => sessions.metadataOf(r.row),
-    matchingExchanges: (r) => r.hit.matchingExchanges,
+    matchingExchanges: (r) => r.hit.matchingExchanges.map((m) => ({ ...m, start: m.start ?? null, exchange: null })),
     async project(r, _a, { loaders }) {
       const p = await loaders.project.load(r.row.projectId);
       if (!p) throw projectNotFound(r.row.projectId);

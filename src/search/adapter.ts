@@ -15,7 +15,7 @@ const CROP_WORDS = 48;
 /** Matching fragments returned per session (the rest are counted out). */
 export const MAX_EXCHANGES_PER_SESSION = 20;
 
-type Doc = Pick<SessionDocument, 'projectId' | 'sessionId' | 'chunk' | 'chunks' | 'sessionDigest' | 'content' | 'contentDigest'>;
+type Doc = Pick<SessionDocument, 'projectId' | 'sessionId' | 'chunk' | 'chunks' | 'sessionDigest' | 'content' | 'contentDigest' | 'start'>;
 
 const unavailable = () => new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
 
@@ -29,7 +29,7 @@ const crop = {
   highlightPostTag: MARKERS.post,
 } satisfies SearchParams;
 
-const exchange = (sessionId: string, chunk: number, content: string) => ({ id: `${sessionId}:${chunk}`, content, orderNumber: chunk });
+const exchange = (sessionId: string, chunk: number, content: string, start: number | null) => ({ id: `${sessionId}:${chunk}`, content, orderNumber: chunk, start });
 
 /** Ranks are in (0, 1]: a match never scores 0 to the client. */
 const clampRank = (score: number | undefined) => Math.min(1, Math.max(Number(score ?? 0), 1e-6));
@@ -164,7 +164,7 @@ export async function searchIndex(
         if (!hit.fragmented || ranges.length) hit.snippet = buildSnippet(snippetSource(content, ranges));
         if (!hit.fragmented && wantExchanges) {
           hit.matchingExchanges = fragmentsWithMatches(content, ranges, MAX_EXCHANGES_PER_SESSION).map((f) =>
-            exchange(h.sessionId, f.chunk, f.content),
+            exchange(h.sessionId, f.chunk, f.content, f.byteStart),
           );
         }
       }
@@ -253,7 +253,7 @@ async function attachDetails(
     filter: `${filter} AND sessionDigest = ${meiliString(sessionDigestOf(h.projectId, h.sessionId))}`,
     matchingStrategy: 'last',
     attributesToSearchOn: ['content'],
-    attributesToRetrieve: wantExchanges ? ['chunk', 'content'] : ['chunk'],
+    attributesToRetrieve: wantExchanges ? ['chunk', 'content', 'start'] : ['chunk'],
     ...crop,
     limit: wantExchanges ? MAX_EXCHANGES_PER_SESSION : 1,
   })) as Array<SearchParams & { indexUid: string }>;
@@ -266,7 +266,7 @@ async function attachDetails(
       else fallback.push(h);
     }
     if (wantExchanges) {
-      h.matchingExchanges = [...docs].sort((a, b) => a.chunk - b.chunk).map((d) => exchange(h.sessionId, d.chunk, d.content));
+      h.matchingExchanges = [...docs].sort((a, b) => a.chunk - b.chunk).map((d) => exchange(h.sessionId, d.chunk, d.content, typeof d.start === 'number' ? d.start : null));
     }
   });
   // Matched on its name or tags only: the snippet is the start of the markdown.

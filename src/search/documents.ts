@@ -62,6 +62,8 @@ export interface SessionDocument {
   contentDigest: string;
   /** The whole markdown (small session), a fragment of it (chunk > 0), or empty. */
   content: string;
+  /** Fragment document: byte offset of the fragment in the markdown (search hits link to its exchange). */
+  start?: number;
   /** Session document of a large session: its distinct words, spread over TERM_ATTRIBUTES. */
   terms?: string;
   terms2?: string;
@@ -272,13 +274,18 @@ export function termsOf(markdown: string): Partial<Record<(typeof TERM_ATTRIBUTE
   return out;
 }
 
-/** The non-blank fragments of a markdown, numbered from 1, with their offsets in it. */
-export function fragmentsOf(markdown: string): Array<{ chunk: number; start: number; content: string }> {
-  const out: Array<{ chunk: number; start: number; content: string }> = [];
+/**
+ * The non-blank fragments of a markdown, numbered from 1, with their offsets in it: `start` in
+ * UTF-16 units, `byteStart` in bytes of the UTF-8 encoding (what the reader's exchanges count).
+ */
+export function fragmentsOf(markdown: string): Array<{ chunk: number; start: number; byteStart: number; content: string }> {
+  const out: Array<{ chunk: number; start: number; byteStart: number; content: string }> = [];
   let start = 0;
+  let byteStart = 0;
   for (const content of chunkMarkdown(markdown)) {
-    if (/\S/.test(content)) out.push({ chunk: out.length + 1, start, content });
+    if (/\S/.test(content)) out.push({ chunk: out.length + 1, start, byteStart, content });
     start += content.length;
+    byteStart += Buffer.byteLength(content, 'utf8');
   }
   return out;
 }
@@ -328,5 +335,5 @@ export function toDocuments(row: IndexableSession, markdown: string, syncedAt: n
   const fragments = fragmentsOf(markdown);
   const terms = termsOf(markdown);
   const session = doc(0, fragments.length, '', terms, hashOf(0, `${fragments.length}`, ...TERM_ATTRIBUTES.map((a) => terms[a] ?? '')));
-  return [session, ...fragments.map((f) => doc(f.chunk, 0, f.content))];
+  return [session, ...fragments.map((f) => doc(f.chunk, 0, f.content, { start: f.byteStart }, hashOf(f.chunk, f.content, `${f.byteStart}`)))];
 }

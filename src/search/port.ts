@@ -8,7 +8,8 @@ export interface SearchHit {
   rank: number;
   /** <= 240 chars of markdown, HTML-escaped, matched terms in <mark>…</mark>. */
   snippet: string;
-  matchingExchanges: Array<{ id: string; content: string; orderNumber: number }>;
+  /** `start`: byte offset of the fragment in the markdown (null when indexed before it was recorded). */
+  matchingExchanges: Array<{ id: string; content: string; orderNumber: number; start?: number | null }>;
   /** sessions.contentDigest of the indexed version: the service drops the hit when it differs (stale). */
   contentDigest?: string;
 }

@@ -248,3 +248,62 @@ export async function analyticsByDay(ctx: Ctx, r: AnalyticsRange): Promise<Array
   if ((to.getTime() - from.getTime()) / DAY_MS + 1 > MAX_FILLED_DAYS) return [...byDay.values()];
   return daysBetween(from, to).map((date) => byDay.get(date) ?? { date, sessions: 0, projects: 0 });
 }
+
+// ---------------------------------------------------------------------------------------------
+// Facets: what a filter form offers
+
+export interface FacetCount {
+  value: string;
+  count: number;
+}
+
+export interface SessionFacets {
+  llmModels: FacetCount[];
+  tags: FacetCount[];
+  gitBranches: FacetCount[];
+  clientNames: FacetCount[];
+  agentNames: FacetCount[];
+  deviceIds: FacetCount[];
+}
+
+export function checkFacetLimit(limit: number): number {
+  if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw invalid('Invalid value for limit: must be an integer between 1 and 200');
+  return limit;
+}
+
+/**
+ * The `limit` most used values of each list filter over the caller's sessions (one project's when
+ * `projectId` is given): two statements whatever the number of sessions, each bounded by `limit`
+ * rows per facet (a window function over the labels, one ordered LIMIT per session column).
+ */
+export async function sessionFacets(ctx: Ctx, projectId: string | null, limit: number): Promise<SessionFacets> {
+  checkFacetLimit(limit);
+  const inProject = projectId == null ? '' : ' AND projectId = ?';
+  const p = projectId == null ? [] : [projectId];
+  const labels = await q<{ kind: string; value: string; c: unknown }>(
+    ctx,
+    `SELECT t.kind, t.value, t.c FROM (
+        SELECT kind, value, COUNT(*) AS c, ROW_NUMBER() OVER (PARTITION BY kind ORDER BY COUNT(*) DESC, value ASC) AS rn
+          FROM session_labels WHERE userId = ?${inProject} AND kind IN ('llmModel', 'tag', 'gitBranch')
+         GROUP BY kind, value) t
+      WHERE t.rn <= ? ORDER BY t.kind, t.rn`,
+    ctx.user.id,
+    ...p,
+    limit,
+  );
+  const column = (name: 'clientName' | 'agentName' | 'deviceId') =>
+    `(SELECT '${name}' AS kind, ${name} AS value, COUNT(*) AS c FROM sessions
+       WHERE userId = ?${inProject} AND ${name} IS NOT NULL AND ${name} <> ''
+       GROUP BY ${name} ORDER BY c DESC, ${name} ASC LIMIT ?)`;
+  const columns = await q<{ kind: string; value: string; c: unknown }>(
+    ctx,
+    [column('clientName'), column('agentName'), column('deviceId')].join(' UNION ALL '),
+    ...[0, 1, 2].flatMap(() => [ctx.user.id, ...p, limit]),
+  );
+  const out: SessionFacets = { llmModels: [], tags: [], gitBranches: [], clientNames: [], agentNames: [], deviceIds: [] };
+  const key: Record<string, keyof SessionFacets> = {
+    llmModel: 'llmModels', tag: 'tags', gitBranch: 'gitBranches', clientName: 'clientNames', agentName: 'agentNames', deviceId: 'deviceIds',
+  };
+  for (const r of [...labels, ...columns]) out[key[r.kind]].push({ value: r.value, count: n(r.c) });
+  return out;
+}

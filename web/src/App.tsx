@@ -4,9 +4,11 @@ import { Layout } from './Layout';
 import { AccountPage } from './pages/Account';
 import { ApiKeysPage } from './pages/ApiKeys';
 import { CliLoginPage } from './pages/CliLogin';
-import { ProjectsPage, SearchPage } from './pages/Placeholders';
+import { DashboardPage } from './pages/Dashboard';
+import { ProjectsPage } from './pages/Projects';
 import { ProjectPage } from './pages/ProjectSessions';
 import { ResetPasswordPage } from './pages/ResetPassword';
+import { SearchPage } from './pages/Search';
 import { SessionPage } from './pages/SessionReader';
 import { SignInPage } from './pages/SignIn';
 import { UsersPage } from './pages/Users';
@@ -23,6 +25,7 @@ export function App() {
         <Route path="/projects/:projectId" element={<Private title="Project"><ProjectPage /></Private>} />
         <Route path="/projects/:projectId/sessions/:sessionId" element={<Private title="Session"><SessionPage /></Private>} />
         <Route path="/search" element={<Private title="Search"><SearchPage /></Private>} />
+        <Route path="/dashboard" element={<Private title="Dashboard"><DashboardPage /></Private>} />
         <Route path="/settings/api-keys" element={<Private title="API keys"><ApiKeysPage /></Private>} />
         <Route path="/settings/account" element={<Private title="Account"><AccountPage /></Private>} />
         <Route path="/settings/users" element={<Private title="Users"><UsersPage /></Private>} />

@@ -20,6 +20,15 @@ export async function gql<TResult, TVariables>(
   document: TypedDocumentString<TResult, TVariables>,
   ...[variables]: TVariables extends Record<string, never> ? [] : [TVariables]
 ): Promise<TResult> {
+  return gqlAbortable(undefined, document, variables as TVariables);
+}
+
+/** gql with an AbortSignal: search as you type cancels the request a newer keystroke replaced. */
+export async function gqlAbortable<TResult, TVariables>(
+  signal: AbortSignal | undefined,
+  document: TypedDocumentString<TResult, TVariables>,
+  variables: TVariables,
+): Promise<TResult> {
   const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json' };
   const csrf = getCsrfToken();
   if (csrf) headers['X-CSRF-Token'] = csrf;
@@ -28,6 +37,7 @@ export async function gql<TResult, TVariables>(
     headers,
     credentials: 'same-origin',
     body: JSON.stringify({ query: document.toString(), variables }),
+    signal,
   });
   if (res.status === 401) sessionLost();
   let json: any;

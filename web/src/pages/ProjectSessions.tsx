@@ -1,33 +1,41 @@
-import { useCallback, useEffect, useState } from 'react';
-import { Link, useParams } from 'react-router';
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import { Link, useParams, useSearchParams } from 'react-router';
 import { gql } from '../api/graphql';
 import { graphql } from '../gql';
 import type { ProjectSessionsQuery } from '../gql/graphql';
+import { displayTitle, filtersFromParams, FilterForm, hasFilters, orderFromParams, readerHref, size } from './filters';
 import { when } from './ui';
+
+export { displayTitle } from './filters';
 
 /*
  * A project's sessions, newest change first, with cursor paging ("Show more"). Each row shows the
  * display title, sizes, whether the upload CLI can resume it on another machine (the session
  * carries `sessionData`, contract §15) and how many secrets were redacted from it (§14: counts
- * per rule, never a value). Filters and orders of §6 belong to console II.
+ * per rule, never a value). The filters and orders of §6 live in the URL (filters.tsx), so a
+ * filtered list can be shared and survives a reload.
  */
 const ProjectSessionsDocument = graphql(`
-  query ProjectSessions($projectId: ID!, $after: String) {
+  query ProjectSessions($projectId: ID!, $filters: SessionFilters!, $orderBy: SessionOrder!, $after: String) {
     project(id: $projectId) {
       id
       name
     }
-    sessionsConnection(filters: { projectId: $projectId }, orderBy: UPDATED_AT_DESC, first: 50, after: $after) {
+    sessionsConnection(filters: $filters, orderBy: $orderBy, first: 50, after: $after) {
       edges {
         node {
           id
           name
           userTitle
           updatedAt
+          createdAt
+          startedAt
           markdownSize
           sessionDataSize
           metadata {
             title
+            llmModels
+            tags
           }
           redactions {
             rule
@@ -45,40 +53,45 @@ const ProjectSessionsDocument = graphql(`
 
 type Row = ProjectSessionsQuery['sessionsConnection']['edges'][number]['node'];
 
-export const displayTitle = (s: Pick<Row, 'userTitle' | 'name' | 'metadata'>): string =>
-  s.userTitle || s.metadata.title || s.name;
-
-const kib = (bytes: number) => (bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1048576).toFixed(1)} MiB`);
-
 export function ProjectPage() {
   const { projectId = '' } = useParams();
+  const [params, setParams] = useSearchParams();
+  const key = params.toString();
+  const filters = useMemo(() => filtersFromParams(new URLSearchParams(key), projectId), [key, projectId]);
+  const orderBy = useMemo(() => orderFromParams(new URLSearchParams(key)), [key]);
   const [name, setName] = useState<string | null>(null);
   const [rows, setRows] = useState<Row[] | null>(null);
   const [next, setNext] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
 
   const load = useCallback(
-    (after: string | null) =>
-      gql(ProjectSessionsDocument, { projectId, after }).then(
+    (after: string | null, live: () => boolean = () => true) =>
+      gql(ProjectSessionsDocument, { projectId, filters, orderBy, after }).then(
         (r) => {
+          if (!live()) return;
           setName(r.project?.name ?? projectId);
           const page = r.sessionsConnection.edges.map((e) => e.node);
           setRows((old) => (after && old ? [...old, ...page] : page));
           setNext(r.sessionsConnection.pageInfo.hasNextPage ? (r.sessionsConnection.pageInfo.endCursor ?? null) : null);
         },
-        (err: unknown) => setError(err instanceof Error ? err.message : String(err)),
+        (err: unknown) => live() && setError(err instanceof Error ? err.message : String(err)),
       ),
-    [projectId],
+    [projectId, filters, orderBy],
   );
   useEffect(() => {
+    let current = true;
     setRows(null);
     setError(null);
-    void load(null);
+    void load(null, () => current);
+    return () => {
+      current = false;
+    };
   }, [load]);
 
   return (
     <>
       <h1>{name ?? projectId}</h1>
+      <FilterForm params={params} onChange={(next) => setParams(next, { replace: true })} projectId={projectId} withOrder />
       {error && (
         <p role="alert" className="error">
           {error}
@@ -87,7 +100,7 @@ export function ProjectPage() {
       {rows === null ? (
         !error && <p role="status">Loading sessions…</p>
       ) : rows.length === 0 ? (
-        <p>No sessions in this project yet.</p>
+        <p role="status">{hasFilters(params) ? 'No sessions match these filters.' : 'No sessions in this project yet.'}</p>
       ) : (
         <table>
           <caption>Sessions</caption>
@@ -95,6 +108,8 @@ export function ProjectPage() {
             <tr>
               <th scope="col">Session</th>
               <th scope="col">Updated</th>
+              <th scope="col">Models</th>
+              <th scope="col">Tags</th>
               <th scope="col">Size</th>
               <th scope="col">Resume</th>
               <th scope="col">Secrets</th>
@@ -106,10 +121,24 @@ export function ProjectPage() {
               return (
                 <tr key={s.id}>
                   <td>
-                    <Link to={`/projects/${encodeURIComponent(projectId)}/sessions/${encodeURIComponent(s.id)}`}>{displayTitle(s)}</Link>
+                    <Link to={readerHref(projectId, s.id)}>{displayTitle(s)}</Link>
                   </td>
                   <td>{when(s.updatedAt)}</td>
-                  <td>{kib(s.markdownSize)}</td>
+                  <td>{s.metadata.llmModels.join(', ') || <span className="muted">—</span>}</td>
+                  <td>
+                    {s.metadata.tags.length ? (
+                      <ul className="tags">
+                        {s.metadata.tags.map((t) => (
+                          <li key={t} className="tag">
+                            {t}
+                          </li>
+                        ))}
+                      </ul>
+                    ) : (
+                      <span className="muted">—</span>
+                    )}
+                  </td>
+                  <td>{size(s.markdownSize)}</td>
                   <td>{s.sessionDataSize > 0 ? <span className="badge">Resumable</span> : <span className="muted">—</span>}</td>
                   <td>
                     {redacted > 0 ? (

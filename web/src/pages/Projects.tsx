@@ -1,0 +1,248 @@
+import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { Link } from 'react-router';
+import { gql } from '../api/graphql';
+import { graphql } from '../gql';
+import type { ProjectsQuery } from '../gql/graphql';
+import { size } from './filters';
+import { ConfirmDialog, FormError, when } from './ui';
+
+/*
+ * The home page (contract §10): the caller's projects, most recent activity first, each with its
+ * icon, colour, session count and last activity; edit name / icon / colour; delete after a
+ * confirmation that names what is lost. Project names are uploaded text: shown as text only.
+ */
+
+/** Contract §2: the icons and colours a project may have. */
+export const PROJECT_ICONS = [
+  'Code2', 'Terminal', 'Bot', 'Brain', 'Sparkles', 'Database', 'GitBranch', 'Bug', 'FolderKanban', 'Folder',
+  'Files', 'Library', 'BookOpen', 'Briefcase', 'Package', 'Layers', 'AppWindow', 'Rocket', 'Palette',
+  'Paintbrush', 'PenTool', 'Lightbulb', 'BarChart3', 'Settings', 'Globe',
+] as const;
+export const PROJECT_COLORS = ['rose', 'pink', 'orange', 'amber', 'emerald', 'cyan', 'blue', 'purple', 'slate', 'gray'] as const;
+
+/** A glyph per icon name (text, no icon font or image: nothing to load, nothing to inject). */
+const GLYPHS: Record<string, string> = {
+  Code2: '</>', Terminal: '>_', Bot: '🤖', Brain: '🧠', Sparkles: '✨', Database: '🗄', GitBranch: '⑂', Bug: '🐞',
+  FolderKanban: '📋', Folder: '📁', Files: '🗂', Library: '📚', BookOpen: '📖', Briefcase: '💼', Package: '📦',
+  Layers: '☰', AppWindow: '🗔', Rocket: '🚀', Palette: '🎨', Paintbrush: '🖌', PenTool: '✒', Lightbulb: '💡',
+  BarChart3: '📊', Settings: '⚙', Globe: '🌐',
+};
+
+export function ProjectIcon({ icon, color }: { icon: string; color: string }) {
+  // The class names come from fixed lists; an unknown value (never from this service) falls back.
+  const c = (PROJECT_COLORS as readonly string[]).includes(color) ? color : 'blue';
+  return (
+    <span className={`project-icon color-${c}`} aria-hidden="true">
+      {GLYPHS[icon] ?? GLYPHS.Code2}
+    </span>
+  );
+}
+
+const ProjectsDocument = graphql(`
+  query Projects {
+    projects {
+      id
+      name
+      icon
+      color
+      sessionCount
+      totalMarkdownSize
+      lastActivity
+    }
+  }
+`);
+
+const UpdateProjectDocument = graphql(`
+  mutation UpdateProject($id: ID!, $input: UpdateProjectInput!) {
+    updateProject(id: $id, input: $input) {
+      id
+      name
+      icon
+      color
+    }
+  }
+`);
+
+const DeleteProjectDocument = graphql(`
+  mutation DeleteProject($id: ID!) {
+    deleteProject(id: $id) {
+      deletedAt
+    }
+  }
+`);
+
+type Project = ProjectsQuery['projects'][number];
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+const sessions = (n: number) => (n === 1 ? '1 session' : `${n} sessions`);
+
+export function ProjectsPage() {
+  const [projects, setProjects] = useState<Project[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [status, setStatus] = useState('');
+  const [editing, setEditing] = useState<Project | null>(null);
+  const [deleting, setDeleting] = useState<Project | null>(null);
+
+  const load = useCallback(
+    () =>
+      gql(ProjectsDocument).then(
+        (r) => setProjects(r.projects),
+        (err: unknown) => setError(errorText(err)),
+      ),
+    [],
+  );
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  const remove = async (p: Project) => {
+    setDeleting(null);
+    setError(null);
+    try {
+      await gql(DeleteProjectDocument, { id: p.id });
+      setProjects((list) => list && list.filter((x) => x.id !== p.id));
+      setStatus(`Deleted project ${p.name} and ${sessions(p.sessionCount)}.`);
+      await load();
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+
+  return (
+    <>
+      <h1>Projects</h1>
+      <p role="status" className="status">
+        {status}
+      </p>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      {projects === null ? (
+        !error && <p role="status">Loading projects…</p>
+      ) : projects.length === 0 ? (
+        <p>
+          No projects yet. Upload sessions with the upload CLI (<Link to="/cli-login">log it in</Link>) or with an{' '}
+          <Link to="/settings/api-keys">API key</Link>.
+        </p>
+      ) : (
+        <ul className="projects" aria-label="Projects">
+          {projects.map((p) => (
+            <li key={p.id} className="card project">
+              <ProjectIcon icon={p.icon} color={p.color} />
+              <div className="project-main">
+                <h2>
+                  <Link to={`/projects/${encodeURIComponent(p.id)}`}>{p.name}</Link>
+                </h2>
+                <p className="muted">
+                  {sessions(p.sessionCount)} · {size(p.totalMarkdownSize)} · last activity {when(p.lastActivity)} · {p.icon}, {p.color}
+                </p>
+              </div>
+              <div className="actions">
+                <button type="button" aria-label={`Edit ${p.name}`} onClick={() => setEditing(p)}>
+                  Edit
+                </button>
+                <button type="button" className="danger" aria-label={`Delete ${p.name}`} onClick={() => setDeleting(p)}>
+                  Delete
+                </button>
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
+      {editing && (
+        <EditProjectDialog
+          project={editing}
+          onDone={(saved) => {
+            setEditing(null);
+            if (saved) {
+              setStatus(`Saved project ${saved}.`);
+              void load();
+            }
+          }}
+        />
+      )}
+      {deleting && (
+        <ConfirmDialog
+          title={`Delete project ${deleting.name} and its ${sessions(deleting.sessionCount)}?`}
+          confirmLabel="Delete project"
+          onConfirm={() => void remove(deleting)}
+          onCancel={() => setDeleting(null)}
+        >
+          <p>
+            This deletes the project <strong>{deleting.name}</strong> and its {sessions(deleting.sessionCount)} (
+            {size(deleting.totalMarkdownSize)} of markdown, their raw data and search entries). It cannot be undone.
+          </p>
+        </ConfirmDialog>
+      )}
+    </>
+  );
+}
+
+function EditProjectDialog({ project, onDone }: { project: Project; onDone: (savedName: string | null) => void }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const id = useId();
+  const [name, setName] = useState(project.name);
+  const [icon, setIcon] = useState(project.icon);
+  const [color, setColor] = useState(project.color);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+    return () => d?.close();
+  }, []);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await gql(UpdateProjectDocument, { id: project.id, input: { name, icon, color } });
+      onDone(r.updateProject.name);
+    } catch (err) {
+      setError(errorText(err));
+      setBusy(false);
+    }
+  };
+  return (
+    <dialog ref={ref} aria-labelledby={`${id}-title`} onCancel={() => onDone(null)}>
+      <h2 id={`${id}-title`}>Edit project</h2>
+      <form onSubmit={submit}>
+        <div className="field">
+          <label htmlFor={`${id}-name`}>Project name</label>
+          <input id={`${id}-name`} value={name} onChange={(e) => setName(e.target.value)} required maxLength={255} />
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-icon`}>Icon</label>
+          <select id={`${id}-icon`} value={icon} onChange={(e) => setIcon(e.target.value)}>
+            {PROJECT_ICONS.map((x) => (
+              <option key={x} value={x}>
+                {GLYPHS[x]} {x}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-color`}>Colour</label>
+          <select id={`${id}-color`} value={color} onChange={(e) => setColor(e.target.value)}>
+            {PROJECT_COLORS.map((x) => (
+              <option key={x} value={x}>
+                {x}
+              </option>
+            ))}
+          </select>
+        </div>
+        <FormError error={error} />
+        <div className="actions">
+          <button type="button" onClick={() => onDone(null)}>
+            Cancel
+          </button>
+          <button type="submit" disabled={busy}>
+            Save
+          </button>
+        </div>
+      </form>
+    </dialog>
+  );
+}
