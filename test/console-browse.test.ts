@@ -117,9 +117,18 @@ beforeAll(async () => {
     endedAt: day(2),
     metadata: { llmModels: ['claude-sonnet'], tags: ['db', 'cache'], gitBranches: ['main'], clientName: 'specstory-cli', agentName: 'claude-code', deviceId: 'laptop-1' },
   });
+  // A large session (indexed as fragments): 80 exchanges of ~1.2 KB, a rare word in the 42nd and
+  // the 77th, each exchange bigger than one line of filler so fragments and exchanges do not align.
+  const filler = 'The build passed and the cache was warm; nothing else changed in this step. '.repeat(16);
+  const exchanges = Array.from({ length: 80 }, (_, i) => {
+    const n = i + 1;
+    const rare = n === 42 || n === 77 ? ' the narwhal appears here.' : '';
+    return `_**User (2026-01-0${1 + (i % 9)} 10:00Z)**_\n\nQuestion ${n}: ${filler}${rare}\n\n---\n\n_**Agent (claude-sonnet)**_\n\nAnswer ${n}. ${filler}\n\n---\n\n`;
+  });
+  await put('big', sid(9), { name: 'large-session.md', markdown: `# Large\n\n${exchanges.join('')}` });
   await put('old-stuff', sid(50), { name: 'old.md', markdown: '# old\n' });
   await put('old-stuff', sid(51), { name: 'older.md', markdown: '# older\n' });
-  await untilSearchable({ zebra: HOSTILE.length, quokka: 2 });
+  await untilSearchable({ zebra: HOSTILE.length, quokka: 2, narwhal: 1 });
 
   browser = await launchBrowser();
   rec = await newRecordedPage(browser, app.url);
@@ -159,6 +168,24 @@ async function poll<T>(read: () => Promise<T>, expected: unknown) {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+test('matching exchanges carry the reader\'s exchange number, for sessions indexed whole and in fragments', async () => {
+  const q = `query($q: String!) { searchSessions(query: $q) { results { sessionId matchingExchanges { exchange start content } } } }`;
+  const large = (await gql(q, { q: 'narwhal' })).body.data.searchSessions.results[0];
+  expect(large.sessionId).toBe(sid(9));
+  expect(large.matchingExchanges.map((m: { exchange: number }) => m.exchange)).toEqual([43, 78]);
+  // The reader numbers them the same way: exchange 43 (42nd user turn after the title's exchange 1) holds the word.
+  const page = await gql(`{ session(projectId: "big", id: "${sid(9)}") { exchanges(offset: 42, limit: 1) { exchanges { number markdown } } } }`);
+  expect(page.body.errors).toBeUndefined();
+  expect(page.body.data.session.exchanges.exchanges[0]).toMatchObject({ number: 43 });
+  expect(page.body.data.session.exchanges.exchanges[0].markdown).toContain('narwhal');
+  for (const m of large.matchingExchanges) expect(m.start).toBeGreaterThan(0);
+
+  const small = (await gql(q, { q: 'eviction' })).body.data.searchSessions.results[0];
+  expect(small.sessionId).toBe(sid(1));
+  // alpha: "# Alpha" is exchange 1, the first user turn 2, the second (with "eviction") 3.
+  expect(small.matchingExchanges.map((m: { exchange: number }) => m.exchange)).toEqual([3]);
+});
 
 test('projects: icon, colour, session count, last activity; hostile names are text', step(() => rec, async () => {
   const list = page.getByRole('list', { name: 'Projects' });
@@ -286,13 +313,13 @@ test('search as you type: debounced, marked snippets, keyboard, shareable URL, e
   // Keyboard: ↓ from the box to the first result, ↓ again to the next link, ↑ back, Enter opens.
   await box.focus();
   await page.keyboard.press('ArrowDown');
-  const first = await page.evaluate(() => document.activeElement?.textContent);
+  const first = await page.evaluate(() => (globalThis as any).document.activeElement?.textContent);
   expect(['alpha-session.md', 'Beta by title']).toContain(first);
   await page.keyboard.press('ArrowDown');
   await page.keyboard.press('ArrowUp');
-  expect(await page.evaluate(() => document.activeElement?.textContent)).toBe(first);
+  expect(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).toBe(first);
   await page.keyboard.press('ArrowUp');
-  expect(await page.evaluate(() => document.activeElement?.id)).toBe('search-box');
+  expect(await page.evaluate(() => (globalThis as any).document.activeElement?.id)).toBe('search-box');
   await page.keyboard.press('ArrowDown');
   await page.keyboard.press('Enter');
   await page.waitForURL(/\/projects\/web-app\/sessions\//);

@@ -249,7 +249,7 @@ export const resolvers: Resolvers = {
     markdownContent: (r, _a, { loaders }) =>
       loaders.markdown({ projectId: r.row.projectId, sessionId: r.row.id }, Number(r.row.markdownSize)),
     metadata: (r) => sessions.metadataOf(r.row),
-    matchingExchanges: (r) => r.hit.matchingExchanges.map((m) => ({ ...m, start: m.start ?? null, exchange: null })),
+    matchingExchanges: (r) => r.hit.matchingExchanges.map((m) => ({ ...m, start: m.start ?? null, exchange: m.exchange ?? null })),
     async project(r, _a, { loaders }) {
       const p = await loaders.project.load(r.row.projectId);
       if (!p) throw projectNotFound(r.row.projectId);

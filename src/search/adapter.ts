@@ -2,7 +2,7 @@ import type { SearchParams, SearchResponse } from 'meilisearch';
 import { AppError, MESSAGES } from '../errors';
 import type { SessionFilters } from '../services/filters';
 import { probeAll, type MeiliConnection } from './connection';
-import { documentIdOf, sessionDigestOf, sessionKeyOf, type SessionDocument } from './documents';
+import { documentIdOf, exchangeNumberAt, exchangeStartsOf, sessionDigestOf, sessionKeyOf, type SessionDocument } from './documents';
 import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, searchFilter } from './filter';
 import { isEngineUnreachable } from './http-client';
@@ -15,7 +15,7 @@ const CROP_WORDS = 48;
 /** Matching fragments returned per session (the rest are counted out). */
 export const MAX_EXCHANGES_PER_SESSION = 20;
 
-type Doc = Pick<SessionDocument, 'projectId' | 'sessionId' | 'chunk' | 'chunks' | 'sessionDigest' | 'content' | 'contentDigest' | 'start'>;
+type Doc = Pick<SessionDocument, 'projectId' | 'sessionId' | 'chunk' | 'chunks' | 'sessionDigest' | 'content' | 'contentDigest' | 'start' | 'exchange' | 'exchangeBreaks'>;
 
 const unavailable = () => new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
 
@@ -29,7 +29,13 @@ const crop = {
   highlightPostTag: MARKERS.post,
 } satisfies SearchParams;
 
-const exchange = (sessionId: string, chunk: number, content: string, start: number | null) => ({ id: `${sessionId}:${chunk}`, content, orderNumber: chunk, start });
+const exchange = (sessionId: string, chunk: number, content: string, start: number | null, number: number | null) => ({
+  id: `${sessionId}:${chunk}`,
+  content,
+  orderNumber: chunk,
+  start,
+  exchange: number,
+});
 
 /** Ranks are in (0, 1]: a match never scores 0 to the client. */
 const clampRank = (score: number | undefined) => Math.min(1, Math.max(Number(score ?? 0), 1e-6));
@@ -163,9 +169,14 @@ export async function searchIndex(
         const ranges = matchRanges(content, terms);
         if (!hit.fragmented || ranges.length) hit.snippet = buildSnippet(snippetSource(content, ranges));
         if (!hit.fragmented && wantExchanges) {
-          hit.matchingExchanges = fragmentsWithMatches(content, ranges, MAX_EXCHANGES_PER_SESSION).map((f) =>
-            exchange(h.sessionId, f.chunk, f.content, f.byteStart),
-          );
+          const found = fragmentsWithMatches(content, ranges, MAX_EXCHANGES_PER_SESSION);
+          // The reader's exchange of each fragment's first match (the text is at most 64 KB here).
+          const starts = found.length ? exchangeStartsOf(content) : [];
+          hit.matchingExchanges = found.map((f) => {
+            const first = ranges.find(([a, b]) => a < f.start + f.content.length && b > f.start);
+            const at = Math.max(f.start, first ? first[0] : f.start);
+            return exchange(h.sessionId, f.chunk, f.content, f.byteStart, exchangeNumberAt(starts, Buffer.byteLength(content.slice(0, at), 'utf8')));
+          });
         }
       }
       return hit;
@@ -222,6 +233,18 @@ export function mergeByScore<H extends { _rankingScore?: number }>(recent: H[], 
   return merged.slice(start + (offset - first), start + (offset - first) + limit);
 }
 
+/**
+ * The reader's exchange holding a fragment's first match: the exchange it begins in, plus the
+ * exchanges that begin inside it before that match. Null for a fragment indexed before exchange
+ * numbers were recorded (a reindex adds them).
+ */
+function exchangeOfFragment(d: Pick<Doc, 'content' | 'exchange' | 'exchangeBreaks'>, terms: ReturnType<typeof parseQuery>): number | null {
+  if (typeof d.exchange !== 'number') return null;
+  const first = matchRanges(String(d.content ?? ''), terms)[0];
+  const at = first ? first[0] : 0;
+  return d.exchange + (d.exchangeBreaks ?? []).filter((b) => b <= at).length;
+}
+
 interface DetailedHit extends Omit<SearchHit, 'snippet'> {
   snippet: string | null;
   /** Indexed as a session document plus fragment documents (large session). */
@@ -247,13 +270,14 @@ async function attachDetails(
   wantExchanges: boolean,
 ) {
   const asked = hits.filter((h) => h.fragmented && (wantExchanges || h.snippet === null));
+  const terms = parseQuery(query);
   const queries = asked.map((h) => ({
     indexUid,
     q: query,
     filter: `${filter} AND sessionDigest = ${meiliString(sessionDigestOf(h.projectId, h.sessionId))}`,
     matchingStrategy: 'last',
     attributesToSearchOn: ['content'],
-    attributesToRetrieve: wantExchanges ? ['chunk', 'content', 'start'] : ['chunk'],
+    attributesToRetrieve: wantExchanges ? ['chunk', 'content', 'start', 'exchange', 'exchangeBreaks'] : ['chunk'],
     ...crop,
     limit: wantExchanges ? MAX_EXCHANGES_PER_SESSION : 1,
   })) as Array<SearchParams & { indexUid: string }>;
@@ -266,7 +290,9 @@ async function attachDetails(
       else fallback.push(h);
     }
     if (wantExchanges) {
-      h.matchingExchanges = [...docs].sort((a, b) => a.chunk - b.chunk).map((d) => exchange(h.sessionId, d.chunk, d.content, typeof d.start === 'number' ? d.start : null));
+      h.matchingExchanges = [...docs]
+        .sort((a, b) => a.chunk - b.chunk)
+        .map((d) => exchange(h.sessionId, d.chunk, d.content, typeof d.start === 'number' ? d.start : null, exchangeOfFragment(d, terms)));
     }
   });
   // Matched on its name or tags only: the snippet is the start of the markdown.

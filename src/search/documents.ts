@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { ExchangeScanner } from '../services/exchanges';
 
 /**
  * From a session row and its markdown to search documents.
@@ -62,8 +63,12 @@ export interface SessionDocument {
   contentDigest: string;
   /** The whole markdown (small session), a fragment of it (chunk > 0), or empty. */
   content: string;
-  /** Fragment document: byte offset of the fragment in the markdown (search hits link to its exchange). */
+  /** Fragment document: byte offset of the fragment in the markdown. */
   start?: number;
+  /** Fragment document: the exchange (reader's numbering, from 1) the fragment begins in. */
+  exchange?: number;
+  /** Fragment document: offsets (UTF-16 units, > 0) in `content` where a further exchange begins. */
+  exchangeBreaks?: number[];
   /** Session document of a large session: its distinct words, spread over TERM_ATTRIBUTES. */
   terms?: string;
   terms2?: string;
@@ -335,5 +340,45 @@ export function toDocuments(row: IndexableSession, markdown: string, syncedAt: n
   const fragments = fragmentsOf(markdown);
   const terms = termsOf(markdown);
   const session = doc(0, fragments.length, '', terms, hashOf(0, `${fragments.length}`, ...TERM_ATTRIBUTES.map((a) => terms[a] ?? '')));
-  return [session, ...fragments.map((f) => doc(f.chunk, 0, f.content, { start: f.byteStart }, hashOf(f.chunk, f.content, `${f.byteStart}`)))];
+  const starts = exchangeStartsOf(markdown);
+  return [
+    session,
+    ...fragments.map((f) => {
+      const at = exchangeAt(starts, f.byteStart);
+      const extra = { start: f.byteStart, ...at, ...breaksIn(starts, f.byteStart, f.content) };
+      return doc(f.chunk, 0, f.content, extra, hashOf(f.chunk, f.content, JSON.stringify(extra)));
+    }),
+  ];
+}
+
+/** Byte offsets where the reader's exchanges begin (services/exchanges.ts), ascending; [0] is 0. */
+export function exchangeStartsOf(markdown: string): number[] {
+  const scanner = new ExchangeScanner();
+  scanner.feed(Buffer.from(markdown, 'utf8'));
+  return scanner.finish().entries.map((e) => e.start);
+}
+
+/** The exchange number (from 1) holding byte `offset`, given exchangeStartsOf. */
+export function exchangeNumberAt(starts: number[], offset: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid] <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo + 1;
+}
+
+const exchangeAt = (starts: number[], byteStart: number) => ({ exchange: exchangeNumberAt(starts, byteStart) });
+
+/** Where, within a fragment, further exchanges begin (UTF-16 offsets into its content). */
+function breaksIn(starts: number[], byteStart: number, content: string): { exchangeBreaks: number[] } {
+  const bytes = Buffer.from(content, 'utf8');
+  const end = byteStart + bytes.length;
+  const out: number[] = [];
+  for (let i = exchangeNumberAt(starts, byteStart); i < starts.length && starts[i] < end; i++) {
+    if (starts[i] > byteStart) out.push(bytes.subarray(0, starts[i] - byteStart).toString('utf8').length);
+  }
+  return { exchangeBreaks: out };
 }

@@ -8,8 +8,11 @@ export interface SearchHit {
   rank: number;
   /** <= 240 chars of markdown, HTML-escaped, matched terms in <mark>…</mark>. */
   snippet: string;
-  /** `start`: byte offset of the fragment in the markdown (null when indexed before it was recorded). */
-  matchingExchanges: Array<{ id: string; content: string; orderNumber: number; start?: number | null }>;
+  /**
+   * `start`: byte offset of the fragment in the markdown; `exchange`: the reader's exchange (from 1)
+   * of its first match. Null when the fragment was indexed before these were recorded.
+   */
+  matchingExchanges: Array<{ id: string; content: string; orderNumber: number; start?: number | null; exchange?: number | null }>;
   /** sessions.contentDigest of the indexed version: the service drops the hit when it differs (stale). */
   contentDigest?: string;
 }

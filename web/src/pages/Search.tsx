@@ -219,7 +219,7 @@ export function SearchPage() {
             value={text}
             onChange={(e) => setText(e.target.value)}
             aria-describedby="search-help"
-            aria-controls="search-results"
+            aria-controls={results && results.length > 0 ? 'search-results' : undefined}
           />
           <small id="search-help" className="hint">
             Words match with typos and as prefixes; "quoted phrases" match exactly. Arrow keys move through the results.

@@ -1,0 +1,186 @@
+/**
+ * Search as you type (contract §10): what the console's search page costs per keystroke.
+ *
+ *   npx tsx bench/search-typing.ts                    # 10k sessions
+ *   npx tsx bench/search-typing.ts --sizes=10000,100000 --queries=100
+ *
+ * The real service (express + Apollo + MariaDB + both Meilisearch engines, search worker on) on a
+ * fresh database, listening on a loopback port. The corpus of bench/search.ts (bench/corpus.ts:
+ * realistic transcripts, median ~3 KB, 10 users × 10 projects) is written in bulk and indexed by
+ * the service's own worker. Then, per query (two words taken from the corpus), every prefix a user
+ * types from 2 characters on is sent as the console sends it: the page's own `SearchSessions`
+ * document (web/src/gql, snippets, matching exchanges with their exchange numbers, project names),
+ * POST /api/v1/graphql over a keep-alive node:http connection, as that user. The time is request
+ * sent → whole response parsed (what the page then renders is a list of at most 20 results; the
+ * browser tests check it renders). Each keystroke waits for the previous answer, which is what a
+ * typist slower than the 150 ms debounce gets; a faster one sends fewer requests.
+ * No assertion: figures go to BENCHMARKS.md.
+ */
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type { Search } from '../src/search';
+import { createKeyForUser } from '../src/services/keys';
+import { startTestApp, type TestApp } from '../test/support/app';
+import { SearchSessionsDocument } from '../web/src/gql/graphql';
+import { generateSession, rng, vocabulary } from './corpus';
+
+const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const sizes = (arg('sizes') ?? '10000').split(',').map(Number);
+const QUERIES = Number(arg('queries') ?? 100);
+const USERS = 10;
+const PROJECTS_PER_USER = 10;
+const log = (s: string) => process.stdout.write(`${s}\n`);
+const now = () => performance.now();
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+
+function post(app: TestApp, token: string, body: string): Promise<{ status: number; json: any }> {
+  const u = new URL('/api/v1/graphql', app.url);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      u,
+      { method: 'POST', agent, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.on('end', () => {
+          try {
+            resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(parts).toString('utf8')) });
+          } catch (err) {
+            reject(err);
+          }
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function main() {
+  const app = await startTestApp({ env: { RATE_LIMIT_GRAPHQL_PER_HOUR: '100000000', RATE_LIMIT_REST_PER_HOUR: '100000000' }, rateLimit: false });
+  const pool = app.deps.db.pool;
+  // createDeps builds the full search (worker included); TestApp types it as the services see it.
+  const search = app.deps.search as unknown as Search;
+  try {
+    const users = Array.from({ length: USERS }, (_, i) => ({ id: crypto.randomUUID(), email: `typing${i}@example.test` }));
+    await pool.query(`INSERT INTO users (id, email) VALUES ${users.map(() => '(?, ?)').join(', ')}`, users.flatMap((u) => [u.id, u.email]));
+    const tokens = await Promise.all(users.map(async (u) => (await createKeyForUser(app.deps.db.prisma, app.deps.config.jwtSecret, u.id, 'bench')).token));
+    const projects = users.flatMap((u) => Array.from({ length: PROJECTS_PER_USER }, (_, j) => ({ id: `p-${u.id.slice(0, 8)}-${j}`, ownerId: u.id })));
+    await pool.query(
+      `INSERT INTO projects (id, ownerId, name, icon, color) VALUES ${projects.map(() => "(?, ?, ?, 'Code2', 'blue')").join(', ')}`,
+      projects.flatMap((p) => [p.id, p.ownerId, p.id]),
+    );
+    const words = vocabulary();
+    const r = rng(2024);
+    const queryPool: Array<{ q: string; user: number }> = [];
+    let loaded = 0;
+    log(`search-as-you-type benchmark: sizes ${sizes.join(', ')}; ${USERS} users; ${QUERIES} typed queries per size`);
+
+    for (const size of sizes) {
+      const t0 = now();
+      for (let start = loaded; start < size; start += 500) {
+        const batch = Array.from({ length: Math.min(500, size - start) }, (_, i) => {
+          const seed = start + i + 1;
+          const s = generateSession(seed, words);
+          const pi = seed % projects.length;
+          const project = projects[pi];
+          const created = new Date(Date.now() - Math.floor(r() * 90 * 86400_000));
+          if (queryPool.length < 2000 && r() < 0.05) {
+            const sentence = s.markdown.split(/[.\n]/).filter((x) => x.split(' ').length > 6)[0];
+            const ws = sentence?.toLowerCase().match(/[a-z]{4,}/g);
+            if (ws && ws.length >= 3) queryPool.push({ q: `${ws[1]} ${ws[2]}`, user: Math.floor(pi / PROJECTS_PER_USER) });
+          }
+          return { ...s, id: crypto.randomUUID(), projectId: project.id, userId: project.ownerId, created, md: Buffer.from(s.markdown) };
+        });
+        await pool.query(
+          `INSERT INTO sessions (projectId, id, userId, name, markdownSize, rawDataSize, etag, contentDigest, createdAt, updatedAt, startedAt, endedAt, clientName, metadataJson)
+           VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+          batch.flatMap((s) => [
+            s.projectId, s.id, s.userId, s.name, s.md.length, 0, `W/"${s.id}"`, crypto.createHash('sha256').update(s.md).digest('hex'),
+            s.created, s.created, s.created, s.created, 'claude-code', JSON.stringify({ llmModels: s.llmModels, tags: s.tags, gitBranches: [], extra: {} }),
+          ]),
+        );
+        await pool.query(
+          `INSERT INTO session_chunks (projectId, sessionId, part, seq, data) VALUES ${batch.map(() => "(?, ?, 'markdown', 0, ?), (?, ?, 'raw', 0, '')").join(', ')}`,
+          batch.flatMap((s) => [s.projectId, s.id, s.md, s.projectId, s.id]),
+        );
+        await pool.query(
+          `INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ${batch.map(() => "('compact', ?, ?, ?)").join(', ')}`,
+          batch.flatMap((s) => [s.userId, s.projectId, s.id]),
+        );
+        search.notify();
+      }
+      const tInserted = now();
+      let last = now();
+      for (;;) {
+        const backlog = await search.backlog();
+        if (backlog === 0) break;
+        if (now() - last > 15_000) {
+          log(`  indexing… ${backlog} sessions to go`);
+          last = now();
+        }
+        await new Promise((res) => setTimeout(res, 250));
+      }
+      const tIndexed = now();
+      log(`\n== ${size} sessions: written in ${((tInserted - t0) / 1000).toFixed(1)} s, indexed in ${((tIndexed - tInserted) / 1000).toFixed(1)} s`);
+      loaded = size;
+
+      const query = SearchSessionsDocument.toString();
+      const typed = Array.from({ length: QUERIES }, (_, i) => queryPool[(i * 7) % queryPool.length]);
+      const send = (user: number, q: string) =>
+        post(app, tokens[user], JSON.stringify({ query, variables: { query: q, filters: {}, limit: 20, offset: 0 } }));
+      // Warm-up: each full query once.
+      for (const t of typed) await send(t.user, t.q);
+      const all: number[] = [];
+      const finals: number[] = [];
+      let requests = 0;
+      let withResults = 0;
+      let exchangesLinked = 0;
+      let exchangesTotal = 0;
+      for (const t of typed) {
+        for (let n = 2; n <= t.q.length; n++) {
+          const prefix = t.q.slice(0, n);
+          if (!prefix.trim() || prefix.endsWith(' ')) continue; // the box waits for the next letter
+          const t1 = now();
+          const res = await send(t.user, prefix);
+          const ms = now() - t1;
+          if (res.status !== 200 || res.json.errors) throw new Error(`search failed: ${res.status} ${JSON.stringify(res.json.errors ?? res.json)}`);
+          requests++;
+          all.push(ms);
+          if (n === t.q.length) {
+            finals.push(ms);
+            const results = res.json.data.searchSessions.results as Array<{ matchingExchanges: Array<{ exchange: number | null }> }>;
+            if (results.length) withResults++;
+            for (const x of results) {
+              for (const m of x.matchingExchanges) {
+                exchangesTotal++;
+                if (m.exchange) exchangesLinked++;
+              }
+            }
+          }
+        }
+      }
+      log(`  every keystroke (${requests} requests)          p50 ${fmt(percentile(all, 50)).padStart(6)} ms   p95 ${fmt(percentile(all, 95)).padStart(6)} ms   max ${fmt(Math.max(...all))} ms`);
+      log(`  the whole query (${finals.length} requests)            p50 ${fmt(percentile(finals, 50)).padStart(6)} ms   p95 ${fmt(percentile(finals, 95)).padStart(6)} ms`);
+      log(`  ${withResults}/${finals.length} whole queries had results; ${exchangesLinked}/${exchangesTotal} matching exchanges carry an exchange number`);
+    }
+  } finally {
+    agent.destroy();
+    await app.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
