@@ -66,7 +66,10 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
     perUser: deps.config.uploadsPerUser,
     maxBodyBytes: deps.config.maxBodyBytes,
   });
-  const parse = jsonBody(deps.config.maxBodyBytes);
+  // A session upload's body is parsed, validated, redacted and hashed in one trip to a worker
+  // thread when large (src/offload); every other body is parsed before its route.
+  const isSessionUpload = (req: Request) => req.method === 'PUT' && /^\/projects\/[^/]+\/sessions\/[^/]+\/?$/.test(req.path);
+  const parse = jsonBody(deps.config.maxBodyBytes, deps.offload, isSessionUpload);
   // Admission control runs after authentication (per user) and before a byte of the body is read.
   const body = (req: Request, res: Response, next: NextFunction) => admit(req, res, () => parse(req, res, next));
   // GraphQL bodies have a limit of their own (contract §16: 1 MiB), not the upload limit.

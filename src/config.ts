@@ -39,6 +39,8 @@ export interface Config {
   uploadBytesInFlight: number;
   /** Admission control: concurrent uploads per user. */
   uploadsPerUser: number;
+  /** Worker threads for large uploads and index documents (src/offload); 0 = on the event loop; unset = cores − 1, 1 to 4. */
+  offloadThreads?: number;
   /** SIGTERM: how long in-flight requests may still run (contract §16). */
   shutdownGraceS: number;
   /** Secrets in uploads (contract §14): masked (`on`), only reported (`report`), or left (`off`). */
@@ -99,6 +101,12 @@ const schema = z.object({
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
   UPLOAD_BYTES_IN_FLIGHT: positiveInt('UPLOAD_BYTES_IN_FLIGHT').default(192 * 1024 * 1024),
   UPLOADS_PER_USER: positiveInt('UPLOADS_PER_USER').default(24),
+  OFFLOAD_THREADS: z
+    .string()
+    .regex(/^\d{1,2}$/, 'OFFLOAD_THREADS must be an integer from 0 to 64')
+    .transform(Number)
+    .refine((n) => n <= 64, 'OFFLOAD_THREADS must be an integer from 0 to 64')
+    .optional(),
   SHUTDOWN_GRACE_S: z
     .string()
     .regex(/^\d{1,4}$/, 'SHUTDOWN_GRACE_S must be an integer from 0 to 3600')
@@ -221,6 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxyOf(e.TRUST_PROXY),
     uploadBytesInFlight: e.UPLOAD_BYTES_IN_FLIGHT,
     uploadsPerUser: e.UPLOADS_PER_USER,
+    offloadThreads: e.OFFLOAD_THREADS,
     shutdownGraceS: e.SHUTDOWN_GRACE_S,
     redactSecrets: e.REDACT_SECRETS,
     signupEnabled: e.SIGNUP_ENABLED === 'true',

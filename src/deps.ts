@@ -1,6 +1,7 @@
 import type { Config } from './config';
 import { createDb } from './db/client';
 import type { Logger } from './logger';
+import { createOffload, inlineOffload } from './offload';
 import { createSearch, type Search } from './search';
 import type { Deps } from './services/context';
 
@@ -9,17 +10,23 @@ export type AppDeps = Deps & { search: Search; start(): Promise<void>; close(): 
 /** Builds the process-wide dependencies; `start()` brings up background parts (search). */
 export function createDeps(config: Config, logger: Logger): AppDeps {
   const db = createDb(config.databaseUrl);
-  const search = createSearch({ config, pool: db.pool, prisma: db.prisma, logger });
+  const offload =
+    config.offloadThreads === 0
+      ? inlineOffload
+      : createOffload({ threads: config.offloadThreads, onError: (err) => logger.error({ err, msg: 'offload thread failed' }) });
+  const search = createSearch({ config, pool: db.pool, prisma: db.prisma, logger, offload });
   return {
     config,
     db,
     logger,
     search,
+    offload,
     async start() {
       await search.start();
     },
     async close() {
       await search.stop().catch(() => undefined);
+      await offload.close().catch(() => undefined);
       await db.close();
     },
   };

@@ -111,7 +111,7 @@ export function createDb(databaseUrl: string): DbHandles {
   };
 }
 
-function queryable(q: { query: mariadb.Pool['query'] }): RawQueryable {
+export function queryable(q: { query: mariadb.Pool['query'] }): RawQueryable {
   return {
     $queryRawUnsafe: (query, ...values) => q.query({ sql: query }, values) as Promise<any>,
     $executeRawUnsafe: async (query, ...values) => Number((await q.query({ sql: query }, values)).affectedRows ?? 0),

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { AppError, invalid, MESSAGES } from '../errors';
+import { DeferredJson, inlineOffload, OFFLOAD_MIN_BYTES, type Offload } from '../offload';
 import { sendError } from './errors';
 
 const MiB = 1024 * 1024;
@@ -16,8 +17,13 @@ function hasBody(req: Request): boolean {
  * JSON bodies: gzip or identity (anything else → 415), at most `limit` bytes after inflating
  * (→ 413; body-parser counts inflated bytes as it streams, so a gzip bomb stops at the limit),
  * strictly valid UTF-8 and JSON (→ 400). A body without `Content-Type: application/json` → 400.
+ *
+ * Bodies from OFFLOAD_MIN_BYTES up are parsed and hashed on a worker thread (contract §16: the
+ * event loop stays free); where `defer(req)` says the route prepares the body itself (a session
+ * upload: parse, validate, redact and hash in one trip to a thread), `req.body` is left a
+ * DeferredJson holding the bytes.
  */
-export function jsonBody(limit: number) {
+export function jsonBody(limit: number, offload: Offload = inlineOffload, defer: (req: Request) => boolean = () => false) {
   const raw = express.raw({ type: () => true, limit, inflate: true });
   return (req: Request, res: Response, next: NextFunction) => {
     if (!hasBody(req)) {
@@ -44,19 +50,32 @@ export function jsonBody(limit: number) {
       if (err) return next(err);
       const buf = req.body as Buffer;
       // Idempotency-Key (http/idempotency.ts) compares requests by their body bytes.
-      if (req.headers['idempotency-key'] !== undefined && Buffer.isBuffer(buf)) {
-        req.bodyDigest = crypto.createHash('sha256').update(buf).digest('hex');
-      }
-      if (!Buffer.isBuffer(buf) || buf.length === 0) {
-        req.body = undefined;
+      const wantDigest = req.headers['idempotency-key'] !== undefined;
+      if (!Buffer.isBuffer(buf) || buf.length < OFFLOAD_MIN_BYTES) {
+        if (wantDigest && Buffer.isBuffer(buf)) req.bodyDigest = crypto.createHash('sha256').update(buf).digest('hex');
+        if (!Buffer.isBuffer(buf) || buf.length === 0) {
+          req.body = undefined;
+          return next();
+        }
+        try {
+          req.body = JSON.parse(utf8.decode(buf));
+        } catch {
+          return next(invalid(MESSAGES.invalidJson));
+        }
         return next();
       }
-      try {
-        req.body = JSON.parse(utf8.decode(buf));
-      } catch {
-        return next(invalid(MESSAGES.invalidJson));
-      }
-      next();
+      const large = defer(req)
+        ? (wantDigest ? offload.digest(buf) : Promise.resolve(undefined)).then((digest) => ({ value: new DeferredJson(buf), digest }))
+        : offload.parseJson(buf, wantDigest);
+      large.then(
+        ({ value, digest }) => {
+          req.body = value;
+          if (digest) req.bodyDigest = digest;
+          next();
+        },
+        (err: unknown) => next(err),
+      );
+      return;
     });
   };
 }

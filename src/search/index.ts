@@ -4,6 +4,7 @@
  */
 import type { Pool } from 'mariadb';
 import type { Config } from '../config';
+import type { Offload } from '../offload';
 import type { Logger } from '../logger';
 import type { SessionFilters } from '../services/filters';
 import { searchIndex } from './adapter';
@@ -48,11 +49,13 @@ export interface SearchFactoryDeps {
   /** Accepted for symmetry with other services; search talks to the pool directly. */
   prisma?: unknown;
   logger: Logger;
+  /** Builds documents of large sessions off the event loop (src/offload); default inline. */
+  offload?: Offload;
   /** Tests and bench: worker poll interval, batch size, when to compact. */
   worker?: { pollMs?: number; batchSize?: number; compactEveryMs?: number; recentMax?: number };
 }
 
-export function createSearch({ config, pool, logger, worker: workerOpts }: SearchFactoryDeps): Search {
+export function createSearch({ config, pool, logger, offload, worker: workerOpts }: SearchFactoryDeps): Search {
   const log = logger.child({ component: 'search' });
   const indexUid = indexUidOf(config.namespace);
   const recentUid = recentUidOf(indexUid);
@@ -78,7 +81,7 @@ export function createSearch({ config, pool, logger, worker: workerOpts }: Searc
   });
   let indexReady = false;
   let preparing: Promise<void> | null = null;
-  const worker = new OutboxWorker({ pool, conn, recentConn, indexUid, logger: log, ready: () => indexReady, ...workerOpts });
+  const worker = new OutboxWorker({ pool, conn, recentConn, indexUid, logger: log, ready: () => indexReady, offload, ...workerOpts });
   let started = false;
   let retryTimer: NodeJS.Timeout | null = null;
 

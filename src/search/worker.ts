@@ -24,6 +24,7 @@
 import type { Pool, PoolConnection } from 'mariadb';
 import type { Index } from 'meilisearch';
 import type { Logger } from '../logger';
+import { inlineOffload, OFFLOAD_MIN_BYTES, type Offload } from '../offload';
 import { allAnswer, probeAll, type MeiliConnection } from './connection';
 import { sessionKeyOf, TOMBSTONE, tombstoneOf, toDocuments, WHOLE_MAX, type IndexableSession, type SessionDocument } from './documents';
 import { ownedProjectFilter, ownedSessionsFilter } from './filter';
@@ -76,6 +77,8 @@ export interface WorkerOptions {
   compactEveryMs?: number;
   /** …or as soon as it holds this many documents (default RECENT_MAX). */
   recentMax?: number;
+  /** Builds the documents of large sessions off the event loop (default: inline). */
+  offload?: Offload;
 }
 
 /** Markdown bytes read and pushed per request. */
@@ -211,6 +214,7 @@ export class OutboxWorker {
   private readonly batchSize: number;
   private readonly pollMs: number;
   private readonly ready: () => boolean;
+  private readonly offload: Offload;
   private running = false;
   private loop: Promise<void> | null = null;
   private readonly wakers = { fresh: new Waker(), main: new Waker() };
@@ -235,6 +239,7 @@ export class OutboxWorker {
     this.batchSize = opts.batchSize ?? 100;
     this.pollMs = opts.pollMs ?? 100;
     this.ready = opts.ready ?? (() => true);
+    this.offload = opts.offload ?? inlineOffload;
   }
 
   start(): void {
@@ -504,14 +509,28 @@ export class OutboxWorker {
           if (to === 'main') retire.push(refs[i]);
           const force = byKey.get(key)?.force;
           const have = indexed[to].get(key) ?? new Map<string, string>();
-          const docs = toDocuments(row, content.get(key) ?? '', syncedAt);
-          for (const doc of docs) {
-            if (!force && have.get(doc.id) === doc.hash) continue;
-            batches[to].push(doc);
-            batchBytes += doc.content.length + 512;
-            if (batchBytes >= BYTES_PER_PUSH) await flush();
+          const markdown = content.get(key) ?? Buffer.alloc(0);
+          let ids: Set<string>;
+          if (markdown.length >= OFFLOAD_MIN_BYTES) {
+            // A large session: its documents are built and serialised on a worker thread (contract
+            // §16), then pushed batch by batch behind what is already queued.
+            await flush();
+            // Batches of 1 MiB: each is turned into bytes for the engine on the event loop.
+            const built = await this.offload.documents({ row, markdown, syncedAt, have, force: Boolean(force), batchBytes: 1024 * 1024 });
+            const index = to === 'main' ? main : recent;
+            const uids = to === 'main' ? tasks : recentTasks;
+            for (const batch of built.batches) uids.push((await index.addDocumentsFromString(batch, 'application/json')).taskUid);
+            ids = new Set(built.ids);
+          } else {
+            const docs = toDocuments(row, markdown.toString('utf8'), syncedAt);
+            for (const doc of docs) {
+              if (!force && have.get(doc.id) === doc.hash) continue;
+              batches[to].push(doc);
+              batchBytes += doc.content.length + 512;
+              if (batchBytes >= BYTES_PER_PUSH) await flush();
+            }
+            ids = new Set(docs.map((d) => d.id));
           }
-          const ids = new Set(docs.map((d) => d.id));
           for (const [id, hash] of have) {
             if (ids.has(id)) continue;
             // Main: deleted when the worker is idle. Recent: with the session, at compaction.
@@ -583,7 +602,7 @@ export class OutboxWorker {
     }
   }
 
-  private async readMarkdown(c: PoolConnection | Pool, rows: Array<{ projectId: string; id: string }>): Promise<Map<string, string>> {
+  private async readMarkdown(c: PoolConnection | Pool, rows: Array<{ projectId: string; id: string }>): Promise<Map<string, Buffer>> {
     const parts: Array<{ projectId: string; sessionId: string; data: unknown }> = await c.query(
       `SELECT projectId, sessionId, data FROM session_chunks
         WHERE part = 'markdown' AND (${rows.map(() => '(projectId = ? AND sessionId = ?)').join(' OR ')})
@@ -597,7 +616,7 @@ export class OutboxWorker {
       list.push(toBuffer(p.data));
       buffers.set(key, list);
     }
-    return new Map([...buffers].map(([k, bufs]) => [k, Buffer.concat(bufs).toString('utf8')]));
+    return new Map([...buffers].map(([k, bufs]) => [k, bufs.length === 1 ? bufs[0] : Buffer.concat(bufs)]));
   }
 
   /**

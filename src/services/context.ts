@@ -1,3 +1,4 @@
+import type { Offload } from '../offload';
 import type { Config } from '../config';
 import type { DbHandles, RawQueryable } from '../db/client';
 import type { Logger } from '../logger';
@@ -15,6 +16,8 @@ export interface Deps {
   db: DbHandles;
   logger: Logger;
   search: SearchDeps;
+  /** CPU work on large inputs off the event loop; absent → inline (src/offload). */
+  offload?: Offload;
 }
 
 export interface AuthUser {

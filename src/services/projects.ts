@@ -162,7 +162,7 @@ export async function updateProject(ctx: Ctx, projectId: string, input: unknown)
  */
 export async function deleteProject(ctx: Ctx, projectId: string): Promise<{ deletedProject: ProjectDto; deletedAt: string }> {
   await requireOwnedProject(ctx, projectId);
-  const result = await inTransaction(ctx.deps.db.prisma, ctx.guard, async (tx) => {
+  const result = await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const locked = await tx.$queryRawUnsafe<Array<{ ownerId: string }>>(
       'SELECT ownerId FROM projects WHERE id = ? FOR UPDATE',
       projectId,

@@ -68,7 +68,7 @@ export async function rescanSessions(
 
 /** Rescans one session in its own transaction; returns what was newly found, or null. */
 async function rescanOne(db: DbHandles, projectId: string, sessionId: string, mode: RedactMode, dryRun: boolean): Promise<Findings | null> {
-  return inTransaction(db.prisma, async (tx) => {
+  return inTransaction(db, async (tx) => {
     const old = dryRun
       ? (await tx.$queryRawUnsafe<SessionRow[]>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.projectId = ? AND s.id = ?`, projectId, sessionId))[0]
       : await lockSession(tx, projectId, sessionId);

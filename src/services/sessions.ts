@@ -5,8 +5,10 @@ import { readContent, writeContent, type ContentPart } from './content-store';
 import type { Ctx } from './context';
 import { filtersToSql, LABEL_KINDS, normalizeFilters, type SessionFilters, type SessionFiltersInput } from './filters';
 import { DEFAULT_COLOR, DEFAULT_ICON } from './projects';
-import { redactionsOf, redactionsToJson, redactUpload, sessionDataFindingsOf } from './redaction';
+import { DeferredJson, inlineOffload } from '../offload';
+import { redactionsOf, redactionsToJson, sessionDataFindingsOf } from './redaction';
 import { inTransaction, type Tx } from './tx';
+import { contentDigestOf, DOC_ARRAY_FIELDS, prepareUpload, validateStringArray, type PreparedUpload, type StoredMetaJson } from './upload-input';
 import {
   checkString,
   hasLoneSurrogate,
@@ -16,6 +18,8 @@ import {
   PROJECT_ID_RE,
   UUID_RE,
 } from './validation';
+
+export { contentDigestOf, DOC_STRING_FIELDS, sessionDataDigestOf, type StoredMetaJson } from './upload-input';
 
 // ---------------------------------------------------------------------------------------------
 // Shapes
@@ -82,19 +86,6 @@ export interface SessionDto {
   etag?: string;
 }
 
-export interface StoredMetaJson {
-  llmModels: string[];
-  tags: string[];
-  gitBranches: string[];
-  extra: Record<string, string>;
-}
-
-export const DOC_STRING_FIELDS = ['clientName', 'clientVersion', 'agentName', 'deviceId'] as const;
-const DOC_ARRAY_FIELDS = ['gitBranches', 'llmModels', 'tags'] as const;
-const MAX_EXTRA_KEYS = 32;
-const MAX_EXTRA_BYTES = 1024;
-const MAX_ARRAY_ITEMS = 200;
-
 export function parseStoredMeta(json: string): StoredMetaJson {
   const m = JSON.parse(json) as Partial<StoredMetaJson>;
   return { llmModels: m.llmModels ?? [], tags: m.tags ?? [], gitBranches: m.gitBranches ?? [], extra: m.extra ?? {} };
@@ -137,19 +128,6 @@ export function toSession(row: SessionRow, withEtag = true): SessionDto {
 
 // ---------------------------------------------------------------------------------------------
 // Entity tags
-
-/**
- * sha256 of markdown, raw data and (by its digest) session data. Without session data it is the
- * digest sessions had before session data existed, so their etags did not change.
- */
-export function contentDigestOf(markdown: Buffer, raw: Buffer, sessionDataDigest: string | null = null): string {
-  const h = crypto.createHash('sha256');
-  h.update(`${markdown.length}:`).update(markdown).update(`${raw.length}:`).update(raw);
-  if (sessionDataDigest) h.update(`session:${sessionDataDigest}`);
-  return h.digest('hex');
-}
-
-export const sessionDataDigestOf = (data: Buffer) => crypto.createHash('sha256').update(data).digest('hex');
 
 /** A weak tag over everything a client can read of the session. */
 export function sessionEtag(fields: {
@@ -194,76 +172,6 @@ export function etagMatches(header: string | undefined, etag: string | null): bo
 export interface UploadConditions {
   ifMatch?: string;
   ifNoneMatch?: string;
-}
-
-interface ValidUpload {
-  name: string;
-  markdown: Buffer;
-  rawData: Buffer;
-  /** Absent (undefined) keeps the stored session data. */
-  sessionData?: Buffer;
-  projectName?: string;
-  startedAt?: Date;
-  endedAt?: Date;
-  metaColumns: Record<(typeof DOC_STRING_FIELDS)[number], string | null>;
-  meta: StoredMetaJson;
-}
-
-function textBuffer(v: unknown, field: string, required: boolean): Buffer {
-  if (v === undefined || v === null) {
-    if (required) throw invalid(`Missing required field: ${field}`);
-    return Buffer.alloc(0);
-  }
-  if (typeof v !== 'string') throw invalid(`Invalid type for ${field}: expected a string`);
-  if (required && v.length === 0) throw invalid(`Invalid value for ${field}: must not be empty`);
-  if (hasLoneSurrogate(v)) throw invalid(`Invalid value for ${field}: not valid Unicode text`);
-  return Buffer.from(v, 'utf8');
-}
-
-function validateStringArray(v: unknown, field: string): string[] {
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) throw invalid(`Invalid type for metadata.${field}: expected an array of strings`);
-  if (v.length > MAX_ARRAY_ITEMS) throw invalid(`Invalid value for metadata.${field}: at most ${MAX_ARRAY_ITEMS} items`);
-  return v.map((x, i) => checkString(x, `metadata.${field}[${i}]`, 1, 255));
-}
-
-function validateMetadata(v: unknown): Pick<ValidUpload, 'metaColumns' | 'meta'> {
-  const metaColumns = { clientName: null, clientVersion: null, agentName: null, deviceId: null } as ValidUpload['metaColumns'];
-  const meta: StoredMetaJson = { llmModels: [], tags: [], gitBranches: [], extra: {} };
-  if (v === undefined || v === null) return { metaColumns, meta };
-  if (!isPlainObject(v)) throw invalid('Invalid type for metadata: expected an object');
-  for (const f of DOC_STRING_FIELDS) {
-    if (v[f] !== undefined && v[f] !== null) metaColumns[f] = checkString(v[f], `metadata.${f}`, 0, 255);
-  }
-  for (const f of DOC_ARRAY_FIELDS) meta[f] = validateStringArray(v[f], f);
-  const extraKeys = Object.keys(v).filter((k) => !(DOC_STRING_FIELDS as readonly string[]).includes(k) && !(DOC_ARRAY_FIELDS as readonly string[]).includes(k));
-  if (extraKeys.length > MAX_EXTRA_KEYS) throw invalid(`Invalid metadata: at most ${MAX_EXTRA_KEYS} extra keys`);
-  for (const k of extraKeys) {
-    const val = v[k];
-    if (val === null || val === undefined) continue;
-    if (typeof val !== 'string') throw invalid(`Invalid type for metadata.${k}: extra metadata values must be strings`);
-    if (hasLoneSurrogate(val)) throw invalid(`Invalid value for metadata.${k}: not valid Unicode text`);
-    if (Buffer.byteLength(val, 'utf8') > MAX_EXTRA_BYTES || Buffer.byteLength(k, 'utf8') > MAX_EXTRA_BYTES) {
-      throw invalid(`Invalid value for metadata.${k}: extra metadata keys and values are limited to 1 KiB`);
-    }
-    // A data property even for keys like `__proto__` (plain assignment would drop them).
-    Object.defineProperty(meta.extra, k, { value: val, enumerable: true, writable: true, configurable: true });
-  }
-  return { metaColumns, meta };
-}
-
-function validateUpload(body: unknown): ValidUpload {
-  if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
-  if (body.name === undefined || body.name === null) throw invalid('Missing required field: name');
-  const name = checkString(body.name, 'name', 1, 255);
-  const markdown = textBuffer(body.markdown, 'markdown', true);
-  const rawData = textBuffer(body.rawData, 'rawData', false);
-  // The upload CLI omits an empty sessionData (Go's omitempty): null and "" also keep the stored one.
-  const sessionData = body.sessionData == null || body.sessionData === '' ? undefined : textBuffer(body.sessionData, 'sessionData', false);
-  const projectName = body.projectName == null ? undefined : checkString(body.projectName, 'projectName', 1, 255);
-  const startedAt = body.startedAt == null ? undefined : parseIsoDate(body.startedAt, 'startedAt');
-  const endedAt = body.endedAt == null ? undefined : parseIsoDate(body.endedAt, 'endedAt');
-  return { name, markdown, rawData, sessionData, projectName, startedAt, endedAt, ...validateMetadata(body.metadata) };
 }
 
 function checkSessionPath(projectId: string, sessionId: string, forWrite: boolean): string {
@@ -329,12 +237,20 @@ export async function upsertSession(
 ): Promise<UploadResult> {
   const sessionId = checkSessionPath(projectId, rawSessionId, true);
   // Secrets go before anything is stored, logged or indexed (contract §14). The tag is taken over
-  // what is stored, so re-sending the same original body is still a no-op.
-  const { upload: up, findings, sessionDataFindings } = redactUpload(validateUpload(body), ctx.deps.config.redactSecrets);
-  const userId = ctx.user.id;
-  const sentDataDigest = up.sessionData ? sessionDataDigestOf(up.sessionData) : null;
+  // what is stored, so re-sending the same original body is still a no-op. A large body is
+  // prepared on a worker thread (src/offload), a small one here.
+  const mode = ctx.deps.config.redactSecrets;
+  const prepared =
+    body instanceof DeferredJson ? await (ctx.deps.offload ?? inlineOffload).prepareUploadJson(body.bytes, mode) : prepareUpload(body, mode);
+  const result = await writeUpload(ctx, projectId, sessionId, prepared, cond);
+  if (result.changed) ctx.deps.search.notify();
+  return result;
+}
 
-  const result = await inTransaction(ctx.deps.db.prisma, ctx.guard, async (tx) => {
+async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepared: PreparedUpload, cond: UploadConditions): Promise<UploadResult> {
+  const { upload: up, findings, sessionDataFindings, sentDataDigest } = prepared;
+  const userId = ctx.user.id;
+  return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const now = new Date();
     await tx.$executeRawUnsafe(
       'INSERT IGNORE INTO projects (id, ownerId, name, icon, color, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -364,7 +280,8 @@ export async function upsertSession(
     // An upload without session data keeps the stored one (its digest stays part of the etag).
     const sessionDataDigest = sentDataDigest ?? old?.sessionDataDigest ?? null;
     const sessionDataSize = up.sessionData ? up.sessionData.length : Number(old?.sessionDataSize ?? 0);
-    const contentDigest = contentDigestOf(up.markdown, up.rawData, sessionDataDigest);
+    // Kept session data is part of the digest: only then is it taken again (here, at its cost).
+    const contentDigest = sessionDataDigest === sentDataDigest ? prepared.contentDigest : contentDigestOf(up.markdown, up.rawData, sessionDataDigest);
     // Findings of kept session data stay with it.
     const redactionsJson = redactionsToJson(
       findings,
@@ -428,12 +345,10 @@ export async function upsertSession(
   }).catch((err) => {
     // Two first uploads of one session raced: the loser's INSERT hit the winner's row.
     if (/Duplicate entry|1062|P2002/.test(String(err?.message ?? '') + String(err?.code ?? ''))) {
-      return upsertSession(ctx, projectId, rawSessionId, body, cond);
+      return writeUpload(ctx, projectId, sessionId, prepared, cond);
     }
     throw err;
   });
-  if (result.changed) ctx.deps.search.notify();
-  return result;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -645,7 +560,7 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
   }
   if (Object.keys(patch).length === 0) throw invalid('Nothing to update: send name, tags or userTitle');
   const current = await requireSession(ctx, projectId, rawSessionId);
-  const updated = await inTransaction(ctx.deps.db.prisma, ctx.guard, async (tx) => {
+  const updated = await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const old = await lockSession(tx, current.projectId, current.id);
     if (!old) throw sessionNotFound(current.id, projectId);
     const meta = parseStoredMeta(old.metadataJson);
@@ -673,7 +588,7 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
 
 export async function deleteSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<void> {
   const row = await requireSession(ctx, projectId, rawSessionId);
-  await inTransaction(ctx.deps.db.prisma, ctx.guard, async (tx) => {
+  await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const n = await tx.$executeRawUnsafe('DELETE FROM sessions WHERE projectId = ? AND id = ? AND userId = ?', row.projectId, row.id, ctx.user.id);
     if (n === 0) throw sessionNotFound(row.id, projectId);
     await enqueueIndexWork(tx, 'delete', ctx.user.id, row.projectId, row.id);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { loadConfig, type Config } from '../../src/config';
 import { createDb, type DbHandles } from '../../src/db/client';
 import { createLogger, type Logger } from '../../src/logger';
+import type { Offload } from '../../src/offload';
 import { Meilisearch } from 'meilisearch';
 import { createSearch, type Search } from '../../src/search';
 import { meiliString } from '../../src/search/filter';
@@ -56,6 +57,8 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   /** Reuse a database (e.g. a second service instance on the same data). */
   db?: TestDatabase;
+  /** Where large sessions' documents are built (default inline). */
+  offload?: Offload;
 }
 
 export const newSessionId = () => crypto.randomUUID();
@@ -89,9 +92,9 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
   const config = searchTestConfig(db, opts.env);
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const handles = createDb(config.databaseUrl);
-  const search = createSearch({ config, pool: handles.pool, prisma: handles.prisma, logger, worker: { pollMs: 50 } });
+  const search = createSearch({ config, pool: handles.pool, prisma: handles.prisma, logger, offload: opts.offload, worker: { pollMs: 50 } });
   await search.start();
-  const deps: Deps = { config, db: handles, logger, search };
+  const deps: Deps = { config, db: handles, logger, search, offload: opts.offload };
   let users = 0;
 
   const h: SearchHarness = {

@@ -1,0 +1,107 @@
+/**
+ * The tasks of src/offload, as plain functions: a piscina worker thread loads this file and calls
+ * them by name; the inline runner calls them directly. No I/O here, and nothing that opens a
+ * handle on import (a thread must be able to load this file alone).
+ */
+import crypto from 'node:crypto';
+import { isMainThread } from 'node:worker_threads';
+import Piscina from 'piscina';
+import { AppError, invalid, MESSAGES, type ErrorCode } from '../errors';
+import type { RedactMode } from '../redact';
+import { toDocuments, type IndexableSession } from '../search/documents';
+import { prepareUploadJson as prepare, type PreparedUpload } from '../services/upload-input';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+export type TaskResult<T> = { value: T } | { error: { code?: ErrorCode; message: string; details?: Record<string, unknown> } };
+
+/** A client's mistake (AppError) keeps its code and message; anything else becomes a plain Error. */
+export function reviveError(e: { code?: ErrorCode; message: string; details?: Record<string, unknown> }): Error {
+  return e.code ? new AppError(e.code, e.message, e.details) : new Error(e.message);
+}
+
+function capture<T>(f: () => T): TaskResult<T> {
+  try {
+    return { value: f() };
+  } catch (err) {
+    if (err instanceof AppError) return { error: { code: err.code, message: err.message, details: err.details } };
+    return { error: { message: err instanceof Error ? err.message : String(err) } };
+  }
+}
+
+const sha256 = (b: Uint8Array) => crypto.createHash('sha256').update(b).digest('hex');
+
+export function parseJson({ bytes, withDigest }: { bytes: Uint8Array; withDigest: boolean }): TaskResult<{ value: unknown; digest?: string }> {
+  const digest = withDigest ? sha256(bytes) : undefined;
+  return capture(() => {
+    try {
+      return { value: JSON.parse(utf8.decode(bytes)), digest };
+    } catch {
+      throw invalid(MESSAGES.invalidJson);
+    }
+  });
+}
+
+export function digest({ bytes }: { bytes: Uint8Array }): { digest: string } {
+  return { digest: sha256(bytes) };
+}
+
+/** Moves the given buffers back to the calling thread with the value instead of copying them. */
+function moving<T>(value: T, buffers: Array<Uint8Array | undefined>): T {
+  if (isMainThread) return value;
+  const list = [...new Set(buffers.filter((b): b is Uint8Array => !!b && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength).map((b) => b.buffer))];
+  return Piscina.move({
+    get [Piscina.transferableSymbol]() {
+      return list;
+    },
+    get [Piscina.valueSymbol]() {
+      return value;
+    },
+  } as never) as T;
+}
+
+export function prepareUploadJson({ bytes, mode }: { bytes: Uint8Array; mode: RedactMode }): TaskResult<PreparedUpload> {
+  const r = capture(() => prepare(bytes, mode));
+  if (!('value' in r)) return r;
+  const u = r.value.upload;
+  return moving(r, [u.markdown, u.rawData, u.sessionData]);
+}
+
+export interface DocumentBatches {
+  /** Every document id of the session (what is not among them is tombstoned). */
+  ids: string[];
+  /** The documents to push, as JSON arrays of at most about `batchBytes` each. */
+  batches: string[];
+  /** How many documents the batches hold. */
+  count: number;
+}
+
+export function documents(input: {
+  row: IndexableSession;
+  markdown: Uint8Array;
+  syncedAt: number;
+  have: Array<[string, string]>;
+  force: boolean;
+  batchBytes: number;
+}): DocumentBatches {
+  const row = { ...input.row, createdAt: new Date(input.row.createdAt) };
+  const have = new Map(input.have);
+  const docs = toDocuments(row, Buffer.from(input.markdown.buffer, input.markdown.byteOffset, input.markdown.byteLength).toString('utf8'), input.syncedAt);
+  const batches: string[] = [];
+  let batch: string[] = [];
+  let bytes = 0;
+  let count = 0;
+  for (const doc of docs) {
+    if (!input.force && have.get(doc.id) === doc.hash) continue;
+    batch.push(JSON.stringify(doc));
+    count++;
+    bytes += doc.content.length + 512;
+    if (bytes >= input.batchBytes) {
+      batches.push(`[${batch.join(',')}]`);
+      batch = [];
+      bytes = 0;
+    }
+  }
+  if (batch.length) batches.push(`[${batch.join(',')}]`);
+  return { ids: docs.map((d) => d.id), batches, count };
+}
