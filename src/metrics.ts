@@ -3,6 +3,7 @@ import { Router, type Request, type Response } from 'express';
 import { unauthenticated } from './errors';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { routeOf } from './http/request-context';
+import { onSearch } from './search/timing';
 import type { Deps } from './services/context';
 
 /** Prometheus metrics of one app instance (its own Registry, so two apps in a process never clash). */
@@ -16,8 +17,6 @@ export interface AppMetrics {
   close(): void;
 }
 
-const live = new Set<AppMetrics>();
-
 /** Constant-time comparison of `Authorization: Bearer <token>` with the expected token. */
 function bearerIs(header: string | undefined, expected: string): boolean {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
@@ -25,14 +24,6 @@ function bearerIs(header: string | undefined, expected: string): boolean {
   const a = crypto.createHash('sha256').update(m[1]).digest();
   const b = crypto.createHash('sha256').update(expected).digest();
   return crypto.timingSafeEqual(a, b);
-}
-
-/**
- * Records how long one search took (the search code calls this; every live app in the process
- * records it — in production there is one).
- */
-export function observeSearch(seconds: number): void {
-  for (const m of live) m.observeSearch(seconds);
 }
 
 const rateLimitKind = (req: Request): string => {
@@ -133,10 +124,11 @@ export function createMetrics(deps: Deps): AppMetrics {
     },
     router,
     close() {
-      live.delete(metrics);
+      stopListening();
       registry.clear();
     },
   };
-  live.add(metrics);
+  // Every search the process runs (src/search/search-service.ts records them).
+  const stopListening = onSearch((seconds) => metrics.observeSearch(seconds));
   return metrics;
 }

@@ -4,10 +4,11 @@
  * never leaves the service, even while the index is catching up.
  */
 import { invalid } from '../errors';
-import { filtersToSql, normalizeFilters, type SessionFiltersInput } from '../services/filters';
+import { filtersToSql, normalizeFilters, type SessionFilters, type SessionFiltersInput } from '../services/filters';
 import { WORD_RE } from './documents';
 import { matchesNothing } from './filter';
 import type { SearchHit, SearchOptions, SearchPort } from './port';
+import { recordSearch } from './timing';
 
 export interface SearchServiceDeps {
   search: Pick<SearchPort, 'search'>;
@@ -58,8 +59,25 @@ export async function searchSessions(
   if (!Number.isInteger(offset) || (offset as number) < 0) throw invalid('Invalid value for offset: must be an integer of at least 0');
   const filters = normalizeFilters(filtersInput);
   if (matchesNothing(filters)) return { total: 0, results: [] };
+  const started = performance.now();
+  try {
+    return await searchChecked(deps, userId, query.trim(), filters, limit as number, offset as number, options);
+  } finally {
+    // search_duration_seconds: every search that ran, found something or not, failed or not.
+    recordSearch((performance.now() - started) / 1000);
+  }
+}
 
-  const page = await deps.search.search(userId, query.trim(), filters, limit as number, offset as number, options);
+async function searchChecked(
+  deps: SearchServiceDeps,
+  userId: string,
+  query: string,
+  filters: SessionFilters,
+  limit: number,
+  offset: number,
+  options?: SearchOptions,
+): Promise<SearchResults> {
+  const page = await deps.search.search(userId, query, filters, limit, offset, options);
   if (page.hits.length === 0) return { total: page.total, results: [] };
 
   // One statement: the hits that still exist, are the caller's and pass the filters exactly as
