@@ -184,7 +184,8 @@ async function main() {
         await page.getByLabel('Password').fill(PASSWORD);
         await page.getByRole('button', { name: 'Sign in' }).click();
         await page.getByRole('heading', { level: 1, name: 'Projects' }).waitFor();
-        for (const [label, id] of [['cold', ids[1]], ['warm', ids[1]], ['warm, #exchange-5000', ids[1]]] as const) {
+        const runs = [['cold', ids[1]], ['warm 1', ids[1]], ['warm 2', ids[1]], ['warm 3', ids[1]], ['warm, #exchange-5000', ids[1]]] as const;
+        for (const [label, id] of runs) {
           let apiBytes = 0;
           let allBytes = 0;
           const onResponse = async (r: import('playwright-core').Response) => {
@@ -194,7 +195,7 @@ async function main() {
           };
           page.on('response', onResponse);
           const hash = label.includes('#') ? '#exchange-5000' : '';
-          const heading = hash ? '5000. Question 4999' : '1. A 50 MB session (copy 2)';
+          const heading = hash ? /^5000\. / : '1. A 50 MB session (copy 2)';
           const t0 = performance.now();
           await page.goto(`/projects/bench-reader/sessions/${id}${hash}`);
           await page.getByRole('region', { name: 'Transcript' }).getByRole('heading', { level: 2, name: heading }).first().waitFor({ timeout: 120_000 });

@@ -120,7 +120,7 @@ type Exchange = NonNullable<SessionExchangesPageQuery['session']>['exchanges']['
 
 /** Exchanges fetched per page (a page is also bounded to 1 MiB by the service). */
 const PAGE = 10;
-/** The first page is smaller: the exchange asked for shows sooner; the next page follows at once. */
+/** The first page is smaller, so the exchange asked for shows sooner; more follow as the reader scrolls. */
 const FIRST_PAGE = 3;
 /** Exchanges kept in the page at once; beyond, the farthest ones are dropped again. */
 const WINDOW = 60;
@@ -423,7 +423,8 @@ interface Vars {
 function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownSize: number; etag: string }) {
   const location = useLocation();
   const navigate = useNavigate();
-  const target = exchangeOfHash(location.hash) ?? 1;
+  const asked = exchangeOfHash(location.hash);
+  const target = asked ?? 1;
 
   // Table of contents: 200 entries per request, more on demand.
   const [toc, setToc] = useState<TocEntry[]>([]);
@@ -480,9 +481,9 @@ function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownSize: nu
     [vars.projectId, vars.id, seeVersion],
   );
 
-  /** Starts the window at exchange `n` (1-based). */
+  /** Starts the window at exchange `n` (1-based); `focus`: scroll to it and focus its heading. */
   const openAt = useCallback(
-    async (n: number) => {
+    async (n: number, focus: boolean) => {
       busy.current = true;
       setLoading(true);
       setError(null);
@@ -495,12 +496,12 @@ function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownSize: nu
           setItems(q.exchanges);
           setStart(last - 1);
           setNext(q.nextOffset ?? null);
-          scrollTo.current = last;
+          if (focus) scrollTo.current = last;
         } else {
           setItems(p.exchanges);
           setStart(n - 1);
           setNext(p.nextOffset ?? null);
-          scrollTo.current = n;
+          if (focus) scrollTo.current = n;
         }
       } catch (err) {
         setError(message(err));
@@ -523,9 +524,10 @@ function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownSize: nu
       scrollTo.current = target;
       setItems((x) => [...x]);
     } else {
-      void openAt(target);
+      // Scrolled to and focused only when the address names an exchange.
+      void openAt(target, asked !== null);
     }
-  }, [target, openAt]);
+  }, [target, asked, openAt]);
 
   useEffect(() => {
     const n = scrollTo.current;
