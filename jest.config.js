@@ -7,12 +7,12 @@ module.exports = {
     // Type checking is `npm run typecheck`'s job; under jest everything is plain CommonJS, so that
     // dynamic import() (Prisma loads its query compiler that way) becomes require().
     '^.+\\.ts$': ['ts-jest', { tsconfig: { module: 'commonjs', moduleResolution: 'node10', esModuleInterop: true, target: 'ES2022', isolatedModules: true }, diagnostics: false }],
-    // meilisearch ships ESM only; jest runs CommonJS, so it is transpiled on the fly.
+    // meilisearch and cookie ship ESM only; jest runs CommonJS, so they are transpiled on the fly.
     '^.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', esModuleInterop: true }, diagnostics: false }],
   },
   // Generated code imports './x.js' for './x.ts' (ESM-style specifiers).
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  transformIgnorePatterns: ['/node_modules/(?!meilisearch/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(meilisearch|cookie)/)'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 60000,

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { parse as parseCookie } from 'cookie';
+import { parseCookie } from 'cookie';
 import type { NextFunction, Request, Response } from 'express';
 import { authenticate } from '../auth/authenticate';
 import { resolveBrowserSession, SESSION_COOKIE, SESSION_IDLE_MS, type BrowserSession } from '../auth/browser-sessions';
