@@ -56,6 +56,12 @@ async function gql(app: TestApp, u: TestUser, query: string, variables: Record<s
 async function searchUntilFound(app: TestApp, u: TestUser, sessionId: string, query = MARKER) {
   const q = `query($q: String!) { searchSessions(query: $q, limit: 50) { total results { sessionId name snippet matchingExchanges { content } metadata { tags summary } } } }`;
   for (let i = 0; i < 600; i++) {
+    // The engine may be briefly unavailable (just started, or slow under a loaded machine): asked again.
+    const probe = await app.request('POST', '/api/v1/graphql', { token: u.token, body: { query: q, variables: { q: query } } });
+    if (probe.body.errors?.every((e: { extensions?: { code?: string } }) => e.extensions?.code === 'SERVICE_UNAVAILABLE')) {
+      await new Promise((res) => setTimeout(res, 200));
+      continue;
+    }
     const r = await gql(app, u, q, { q: query });
     if (r.body.data.searchSessions.results.some((x: { sessionId: string }) => x.sessionId === sessionId)) return r;
     await new Promise((res) => setTimeout(res, 200));
