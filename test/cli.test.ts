@@ -246,3 +246,25 @@ describe('redact rescan', () => {
     expect(JSON.parse(raw.text).text).toMatch(/^use \[REDACTED:github-token\]\*+$/);
   });
 });
+
+describe('search outbox-retry', () => {
+  test('moves dead-lettered index work back into the outbox: one row by id, then all', async () => {
+    const pool = app.deps.db.pool;
+    const rows = [9_100_001, 9_100_002, 9_100_003];
+    for (const id of rows) {
+      await pool.query(
+        "INSERT INTO search_outbox_dead (id, op, userId, projectId, sessionId, attempts, createdAt, lastError) VALUES (?, 'delete_project', 'nobody', 'gone-project', NULL, 10, NOW(3), 'engine down')",
+        [id],
+      );
+    }
+    const dead = async () => Number((await pool.query('SELECT COUNT(*) AS n FROM search_outbox_dead'))[0].n);
+    const one = await cli('search', 'outbox-retry', String(rows[0]));
+    expect(one).toMatchObject({ code: 0, stdout: 'requeued 1 search outbox row\n' });
+    expect(await dead()).toBe(2);
+    const rest = await cli('search', 'outbox-retry');
+    expect(rest).toMatchObject({ code: 0, stdout: 'requeued 2 search outbox rows\n' });
+    expect(await dead()).toBe(0);
+    const none = await cli('search', 'outbox-retry', '424242');
+    expect(none).toMatchObject({ code: 0, stdout: 'requeued 0 search outbox rows\n' });
+  });
+});
