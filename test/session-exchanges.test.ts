@@ -1,5 +1,7 @@
 import { EXCHANGE_MAX_BYTES, ExchangeScanner, exchangeIndexOf, PAGE_CONTENT_BYTES, type ExchangeIndex } from '../src/services/exchanges';
 import type { RawQueryable } from '../src/services/content-store';
+import type { Ctx } from '../src/services/context';
+import { createLoaders, SCAN_BUDGET_BYTES } from '../src/graphql/loaders';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 
 /*
@@ -94,6 +96,14 @@ describe('the per-version index cache', () => {
     // Another version is another entry.
     expect((await exchangeIndexOf(fakeDb('_**User**_\n\nx\n'), { ...row, contentDigest: 'd2' })).entries.length).toBe(1);
   });
+});
+
+test('one GraphQL operation may make the service split at most 64 MiB of markdown not indexed yet', () => {
+  const loaders = createLoaders({} as Ctx);
+  loaders.chargeScan(SCAN_BUDGET_BYTES - 10);
+  loaders.chargeScan(10);
+  expect(() => loaders.chargeScan(1)).toThrow(/exchange budget/);
+  expect(SCAN_BUDGET_BYTES).toBe(64 * 1024 * 1024);
 });
 
 // ---------------------------------------------------------------------------------------------

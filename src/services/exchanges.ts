@@ -33,8 +33,10 @@ export const PAGE_CONTENT_BYTES = 1024 * 1024;
 export const TITLE_MAX = 120;
 /** Bytes scanned between two turns of the event loop. */
 const SCAN_SLICE = 256 * 1024;
-/** Indexes kept per process. */
+/** Indexes kept per process: at most this many versions… */
 const CACHE_ENTRIES = 64;
+/** …holding at most this many exchanges in all (~200 bytes each: ~40 MB). */
+const CACHE_EXCHANGES = 200_000;
 
 export interface ExchangeEntry {
   /** 1-based. */
@@ -206,6 +208,24 @@ async function buildIndex(db: RawQueryable, projectId: string, sessionId: string
 }
 
 const cache = new Map<string, Promise<ExchangeIndex>>();
+/** Exchanges held by each built index of the cache. */
+const held = new Map<string, number>();
+let heldTotal = 0;
+
+function forget(key: string): void {
+  cache.delete(key);
+  heldTotal -= held.get(key) ?? 0;
+  held.delete(key);
+}
+
+/** Least recently used first, until both bounds hold (the newest entry always stays). */
+function evict(): void {
+  for (const key of cache.keys()) {
+    if (cache.size <= CACHE_ENTRIES && heldTotal <= CACHE_EXCHANGES) return;
+    if (cache.size === 1) return;
+    forget(key);
+  }
+}
 
 /**
  * The exchange index of `row`'s version (its content digest), computed once per process. Read
@@ -217,7 +237,7 @@ export async function exchangeIndexOf(db: RawQueryable, row: Pick<SessionRow, 'p
   const key = `${row.projectId}\0${row.id}\0${row.contentDigest}`;
   const shared = cache.get(key);
   if (shared) {
-    // Most recently used last.
+    // Most recently used last (Map order is insertion order).
     cache.delete(key);
     cache.set(key, shared);
     try {
@@ -227,11 +247,20 @@ export async function exchangeIndexOf(db: RawQueryable, row: Pick<SessionRow, 'p
     }
   }
   const p = buildIndex(db, row.projectId, row.id);
+  forget(key);
   cache.set(key, p);
-  p.catch(() => {
-    if (cache.get(key) === p) cache.delete(key);
-  });
-  while (cache.size > CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+  p.then(
+    (index) => {
+      if (cache.get(key) !== p) return;
+      held.set(key, index.entries.length);
+      heldTotal += index.entries.length;
+      evict();
+    },
+    () => {
+      if (cache.get(key) === p) forget(key);
+    },
+  );
+  evict();
   return p;
 }
 
