@@ -58,11 +58,12 @@ test('GraphiQL runs a query typed into its editor with the Authorization header 
   page.on('console', (msg) => {
     if (msg.type() === 'error' && /Failed to load resource/.test(msg.text())) failedLoads.push(msg.location().url);
   });
-  page.on('response', async (res) => {
+  const reading: Promise<void>[] = [];
+  page.on('response', (res) => {
     const req = res.request();
     if (req.method() !== 'POST' || new URL(req.url()).pathname !== '/api/v1/graphql') return;
-    const body = await res.text().catch(() => '');
-    operations.push({ authorization: req.headers()['authorization'], body });
+    const authorization = req.headers()['authorization'];
+    reading.push(res.text().then((body) => void operations.push({ authorization, body }), () => undefined));
   });
   // Replace the whole text of the Monaco editor under `selector` as a user would: focus, select
   // all, type (insertText: one input event, so Monaco's bracket auto-closing does not add braces).
@@ -97,6 +98,7 @@ test('GraphiQL runs a query typed into its editor with the Authorization header 
     for (let attempt = 0; attempt < 5 && !ok; attempt++) ok = await answered().then(() => true, () => false);
     expect(ok).toBe(true);
 
+    await Promise.all(reading); // the answers' bodies (the page may show one before we read it)
     const last = operations.filter((o) => o.body.includes('pg-project')).at(-1);
     expect(last?.authorization).toBe(`Bearer ${user.token}`);
     expect(JSON.parse(last!.body)).toEqual({ data: { projects: [{ id: 'pg-project', name: 'Playground project' }] } });
