@@ -8,11 +8,11 @@ import { defineConfig } from 'vite';
  * /api/v1/graphql/assets/* (src/graphql/playground.ts). No inline script, no CDN: it works offline.
  */
 export default defineConfig({
-  root: __dirname,
+  root: import.meta.dirname,
   base: '/api/v1/graphql/',
   plugins: [react()],
   build: {
-    outDir: path.resolve(__dirname, '../../dist/playground'),
+    outDir: path.resolve(import.meta.dirname, '../../dist/playground'),
     emptyOutDir: true,
     assetsDir: 'assets',
     assetsInlineLimit: 0,
@@ -21,7 +21,7 @@ export default defineConfig({
     target: 'es2022',
     // Monaco is large (the editor alone is ~3 MB); it is loaded once and cached as immutable.
     chunkSizeWarningLimit: 8000,
-    rollupOptions: {
+    rolldownOptions: {
       onwarn(warning, warn) {
         // @graphiql/react marks some modules "use no memo" (a React Compiler hint): meaningless in
         // a bundle, and the bundler says so for each of them.
