@@ -568,7 +568,9 @@ function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownSize: nu
       // A page may stop early (1 MiB): keep only what joins the window without a gap.
       const got = p.exchanges;
       const joined = got.length === start - from ? got : [];
-      if (joined.length === 0 && got.length > 0) {
+      if (got.length === 0) {
+        // The session changed under us (fewer exchanges): the notice offers a reload.
+      } else if (joined.length === 0) {
         setItems(got);
         setStart(from);
         setNext(p.nextOffset ?? null);
