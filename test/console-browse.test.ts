@@ -187,6 +187,32 @@ test('matching exchanges carry the reader\'s exchange number, for sessions index
   expect(small.matchingExchanges.map((m: { exchange: number }) => m.exchange)).toEqual([3]);
 });
 
+test('sessionFacets: the values of each list filter with counts, per project or over all, validated', async () => {
+  const F = 'query($p: ID, $l: Int) { sessionFacets(projectId: $p, limit: $l) { llmModels { value count } tags { value count } gitBranches { value count } clientNames { value count } agentNames { value count } deviceIds { value count } } }';
+  const web = (await gql(F, { p: 'web-app' })).body.data.sessionFacets;
+  expect(web).toEqual({
+    llmModels: [{ value: 'claude-sonnet', count: 2 }, { value: 'gpt-5', count: 1 }],
+    tags: [{ value: 'cache', count: 2 }, { value: 'db', count: 2 }],
+    gitBranches: [{ value: 'main', count: 2 }, { value: 'feat/db', count: 1 }],
+    clientNames: [{ value: 'specstory-cli', count: 2 }, { value: 'cursor', count: 1 }],
+    agentNames: [{ value: 'claude-code', count: 2 }, { value: 'cursor-agent', count: 1 }],
+    deviceIds: [{ value: 'laptop-1', count: 2 }, { value: 'desktop-2', count: 1 }],
+  });
+  const all = (await gql(F, { l: 1 })).body.data.sessionFacets;
+  expect(all.tags).toEqual([{ value: 'hostile', count: HOSTILE.length }]);
+  expect(all.llmModels).toEqual([{ value: 'claude-sonnet', count: 2 }]);
+  expect((await gql(F, { l: 0 })).body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
+  expect((await gql(F, { l: 201 })).body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
+  expect((await gql(F, { p: 'no-such-project' })).body.errors[0].extensions).toMatchObject({ code: 'NOT_FOUND', projectId: 'no-such-project' });
+  const stranger = await app.createUser('stranger');
+  const theirs = await app.request('POST', '/api/v1/projects', { token: stranger.token, body: { id: 'strangers', name: 'Theirs' } });
+  expect(theirs.status).toBe(201);
+  expect((await gql(F, { p: 'strangers' })).body.errors[0].extensions.code).toBe('FORBIDDEN');
+  // Someone else's sessions never count.
+  await app.request('PUT', `/api/v1/projects/strangers/sessions/${sid(999)}`, { token: stranger.token, body: { name: 'x', markdown: 'x', rawData: '{}', metadata: { llmModels: ['claude-sonnet'] } } });
+  expect((await gql(F, { l: 1 })).body.data.sessionFacets.llmModels).toEqual([{ value: 'claude-sonnet', count: 2 }]);
+});
+
 test('projects: icon, colour, session count, last activity; hostile names are text', step(() => rec, async () => {
   const list = page.getByRole('list', { name: 'Projects' });
   const item = (name: string) => list.getByRole('listitem').filter({ has: page.getByRole('link', { name, exact: true }) });
