@@ -1,10 +1,9 @@
-import { useEffect, type ReactNode } from 'react';
+import { lazy, Suspense, useEffect, type ReactNode } from 'react';
 import { Navigate, Route, Routes, useLocation } from 'react-router';
 import { Layout } from './Layout';
 import { AccountPage } from './pages/Account';
 import { ApiKeysPage } from './pages/ApiKeys';
 import { CliLoginPage } from './pages/CliLogin';
-import { DashboardPage } from './pages/Dashboard';
 import { ProjectsPage } from './pages/Projects';
 import { ProjectPage } from './pages/ProjectSessions';
 import { ResetPasswordPage } from './pages/ResetPassword';
@@ -13,6 +12,9 @@ import { SessionPage } from './pages/SessionReader';
 import { SignInPage } from './pages/SignIn';
 import { UsersPage } from './pages/Users';
 import { useSession } from './session';
+
+/** The dashboard brings Chart.js: a chunk of its own, fetched (from this origin) when first opened. */
+const DashboardPage = lazy(() => import('./pages/Dashboard').then((m) => ({ default: m.DashboardPage })));
 
 /** Routes of contract §10. Pages behind sign-in send a signed-out visitor to /sign-in and back. */
 export function App() {
@@ -25,7 +27,7 @@ export function App() {
         <Route path="/projects/:projectId" element={<Private title="Project"><ProjectPage /></Private>} />
         <Route path="/projects/:projectId/sessions/:sessionId" element={<Private title="Session"><SessionPage /></Private>} />
         <Route path="/search" element={<Private title="Search"><SearchPage /></Private>} />
-        <Route path="/dashboard" element={<Private title="Dashboard"><DashboardPage /></Private>} />
+        <Route path="/dashboard" element={<Private title="Dashboard"><Suspense fallback={<p role="status">Loading…</p>}><DashboardPage /></Suspense></Private>} />
         <Route path="/settings/api-keys" element={<Private title="API keys"><ApiKeysPage /></Private>} />
         <Route path="/settings/account" element={<Private title="Account"><AccountPage /></Private>} />
         <Route path="/settings/users" element={<Private title="Users"><UsersPage /></Private>} />
