@@ -273,6 +273,10 @@ describe('GET session', () => {
     expect(r.headers['x-markdown-size']).toBe(String(Buffer.byteLength(md)));
     expect(r.headers['x-raw-data-size']).toBe('12');
     expect(r.headers['last-modified']).toBeDefined();
+    // JSON, markdown and session data share the URL and the ETag: caches must key on Accept.
+    expect(String(r.headers.vary)).toMatch(/\bAccept\b/);
+    const json = await get(a, 'rd', SID(1), { Accept: 'application/json' });
+    expect(String(json.headers.vary)).toMatch(/\bAccept\b/);
   });
 
   test.each([

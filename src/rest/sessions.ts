@@ -25,6 +25,9 @@ function setValidators(res: Response, row: SessionRow): void {
   res.setHeader('X-Raw-Data-Size', String(row.rawDataSize));
   res.setHeader('X-Session-Data-Size', String(Number(row.sessionDataSize ?? 0)));
   res.setHeader('Cache-Control', 'private, no-cache');
+  // One URL answers JSON, markdown or session data by Accept, under one ETag: a cache must keep
+  // them apart (a browser revalidating the JSON form must not be handed the markdown).
+  res.vary('Accept');
 }
 
 /** 304 when the client's If-None-Match matches (weak comparison, lists and `*`). */
