@@ -19,9 +19,6 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     sourcemap: false,
     target: 'es2022',
-    // One bundle (React, React Router, chart.js, marked, DOMPurify, the pages): ~540 kB, ~175 kB
-    // gzipped, cached as immutable. Split it (lazy routes) before it grows past this.
-    chunkSizeWarningLimit: 1000,
   },
   server: {
     // `npx vite web` during development: the API runs on :3000 (npm start).
