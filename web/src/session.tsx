@@ -22,24 +22,43 @@ interface SessionState {
 
 const SessionContext = createContext<SessionState | null>(null);
 
+/** Network error, server error, or too many requests: worth asking again. */
+const transient = (status: number) => status === 0 || status === 429 || status >= 500;
+const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.min(250 * 2 ** attempt, 4000)));
+
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [user, setUser] = useState<User | null | undefined>(undefined);
   const [needsSetup, setNeedsSetup] = useState(false);
   const [signupEnabled, setSignupEnabled] = useState(false);
 
   const refresh = useCallback(async () => {
-    const r = await api<{ user: User; csrfToken: string }>('GET', ENDPOINTS.session);
-    if (r.ok && r.data) {
-      setCsrfToken(r.data.csrfToken);
-      setNeedsSetup(false);
-      setUser(r.data.user);
+    // A service that is briefly unreachable or busy (network error, 5xx, 429) is asked again
+    // (backing off, up to about half a minute) rather than taken for "signed out": the wrong page
+    // (Sign in instead of Create the first account) would stay up until a reload.
+    for (let attempt = 0; ; attempt++) {
+      const retry = attempt < 8;
+      const r = await api<{ user: User; csrfToken: string }>('GET', ENDPOINTS.session);
+      if (r.ok && r.data) {
+        setCsrfToken(r.data.csrfToken);
+        setNeedsSetup(false);
+        setUser(r.data.user);
+        return;
+      }
+      if (retry && transient(r.status)) {
+        await pause(attempt);
+        continue;
+      }
+      setCsrfToken(null);
+      const setup = await api<{ needsSetup: boolean; signupEnabled?: boolean }>('GET', ENDPOINTS.setup);
+      if (retry && !setup.ok && transient(setup.status)) {
+        await pause(attempt);
+        continue;
+      }
+      setNeedsSetup(Boolean(setup.ok && setup.data?.needsSetup));
+      setSignupEnabled(Boolean(setup.ok && setup.data?.signupEnabled));
+      setUser(null);
       return;
     }
-    setCsrfToken(null);
-    const setup = await api<{ needsSetup: boolean; signupEnabled?: boolean }>('GET', ENDPOINTS.setup);
-    setNeedsSetup(Boolean(setup.ok && setup.data?.needsSetup));
-    setSignupEnabled(Boolean(setup.ok && setup.data?.signupEnabled));
-    setUser(null);
   }, []);
 
   useEffect(() => {
