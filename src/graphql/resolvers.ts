@@ -1,6 +1,7 @@
-import { AppError, projectNotFound, sessionNotFound } from '../errors';
+import { projectNotFound, sessionNotFound } from '../errors';
 import type { Resolvers, SessionOrder } from '../generated/graphql';
 import { normalizeFilters, type SessionFilters, type SessionFiltersInput } from '../services/filters';
+import * as access from '../services/access';
 import * as exchanges from '../services/exchanges';
 import * as keys from '../services/keys';
 import * as projects from '../services/projects';
@@ -41,19 +42,6 @@ function projectFilters(input: SessionFiltersInput | null | undefined): SessionF
 
 const iso = (d: Date) => d.toISOString();
 
-/** NOT_FOUND / FORBIDDEN always name what they are about (some service paths throw them bare). */
-async function naming<T>(ids: Record<string, string | null | undefined>, work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (err) {
-    if (err instanceof AppError && (err.code === 'NOT_FOUND' || err.code === 'FORBIDDEN')) {
-      const present = Object.fromEntries(Object.entries(ids).filter(([, v]) => v != null));
-      throw new AppError(err.code, err.message, { ...present, ...err.details });
-    }
-    throw err;
-  }
-}
-
 function primeSessions(gql: GraphqlContext, rows: SessionRow[]): SessionRow[] {
   for (const r of rows) gql.loaders.session.prime({ projectId: r.projectId, sessionId: r.id }, r);
   return rows;
@@ -72,7 +60,7 @@ export const resolvers: Resolvers = {
       return p;
     },
     async session(_p, { id, projectId }, gql) {
-      const row = projectId != null ? await sessions.requireSession(gql.ctx, projectId, id) : await sessions.findLatestSessionById(gql.ctx, id);
+      const row = projectId != null ? await access.requireOwnedSession(gql.ctx, projectId, id) : await sessions.findLatestSessionById(gql.ctx, id);
       primeSessions(gql, [row]);
       return row;
     },
@@ -107,7 +95,7 @@ export const resolvers: Resolvers = {
       return { range, totals: once(() => stats.analyticsTotals(ctx, range)) };
     },
     async sessionFacets(_p, { projectId, limit }, { ctx }) {
-      if (projectId != null) await naming({ projectId }, projects.getProject(ctx, projectId));
+      if (projectId != null) await access.requireOwnedProject(ctx, projectId);
       return stats.sessionFacets(ctx, projectId ?? null, limit ?? 50);
     },
     apiKeys(_p, _a, { ctx }) {
@@ -117,20 +105,20 @@ export const resolvers: Resolvers = {
 
   Mutation: {
     async createProject(_p, { input }, { ctx }) {
-      return naming({ projectId: input.id }, projects.createProject(ctx, { ...input }));
+      return projects.createProject(ctx, { ...input });
     },
     async updateProject(_p, { id, input }, { ctx }) {
-      return naming({ projectId: id }, projects.updateProject(ctx, id, { ...input }));
+      return projects.updateProject(ctx, id, { ...input });
     },
     async deleteProject(_p, { id }, { ctx }) {
-      const r = await naming({ projectId: id }, projects.deleteProject(ctx, id));
+      const r = await projects.deleteProject(ctx, id);
       return { project: r.deletedProject, deletedAt: r.deletedAt };
     },
     async updateSession(_p, { projectId, id, input }, { ctx }) {
-      return naming({ projectId }, sessions.patchSession(ctx, projectId, id, { ...input }));
+      return sessions.patchSession(ctx, projectId, id, { ...input });
     },
     async deleteSession(_p, { projectId, id }, { ctx }) {
-      await naming({ projectId }, sessions.deleteSession(ctx, projectId, id));
+      await sessions.deleteSession(ctx, projectId, id);
       return true;
     },
     createApiKey(_p, { name, expiresInDays }, { ctx }) {

@@ -7,6 +7,7 @@ import { AppError, MESSAGES } from '../errors';
 import { contentChunks, type ContentPart } from '../services/content-store';
 import { withReader, type Ctx, type Deps } from '../services/context';
 import { resumableParam, resumableSessionsOfProject } from '../services/resume';
+import * as access from '../services/access';
 import * as exchanges from '../services/exchanges';
 import * as sessions from '../services/sessions';
 import type { SessionRow } from '../services/sessions';
@@ -103,7 +104,7 @@ export function sessionsRouter(deps: Deps): Router {
   });
 
   r.head(`${base}/:sessionId`, async (req, res) => {
-    const row = await sessions.requireSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId);
+    const row = await access.requireOwnedSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId);
     setValidators(res, row);
     if (notModified(req, res, row)) return;
     res.setHeader('Content-Length', String(row.markdownSize));
@@ -115,7 +116,7 @@ export function sessionsRouter(deps: Deps): Router {
     const wanted = req.accepts(PRODUCIBLE);
     if (!wanted) throw new AppError('NOT_ACCEPTABLE', MESSAGES.notAcceptable);
     await onSnapshot(req, deps, async (ctx, snap) => {
-      const row = await sessions.requireSession(ctx, req.params.projectId, req.params.sessionId);
+      const row = await access.requireOwnedSession(ctx, req.params.projectId, req.params.sessionId);
       res.vary('Accept');
       if (wanted === SESSION_DATA_MEDIA_TYPE) {
         if (!(Number(row.sessionDataSize) > 0)) throw new AppError('NOT_FOUND', MESSAGES.sessionDataNotFound);
@@ -142,7 +143,7 @@ export function sessionsRouter(deps: Deps): Router {
 
   r.get(`${base}/:sessionId/raw`, async (req, res) => {
     await onSnapshot(req, deps, async (ctx, snap) => {
-      const row = await sessions.requireSession(ctx, req.params.projectId, req.params.sessionId);
+      const row = await access.requireOwnedSession(ctx, req.params.projectId, req.params.sessionId);
       setValidators(res, row);
       if (notModified(req, res, row)) return;
       res.status(200).type('application/octet-stream').setHeader('Content-Length', String(row.rawDataSize));
@@ -156,7 +157,7 @@ export function sessionsRouter(deps: Deps): Router {
     const limit = intParam(req.query.limit, 'limit', exchanges.DEFAULT_EXCHANGE_LIMIT, 1, exchanges.MAX_EXCHANGE_LIMIT);
     const content = exchanges.contentParam(req.query.content);
     await onSnapshot(req, deps, async (ctx, snap) => {
-      const row = await sessions.requireSession(ctx, req.params.projectId, req.params.sessionId);
+      const row = await access.requireOwnedSession(ctx, req.params.projectId, req.params.sessionId);
       setValidators(res, row);
       if (notModified(req, res, row)) return;
       const page = await exchanges.exchangePage(snap, row, { offset, limit, content });

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
-import { AppError, forbidden, invalid, projectNotFound } from '../errors';
+import { AppError, invalid } from '../errors';
 import { enqueueIndexWork } from '../search/outbox';
+import { checkProjectOwner, requireOwnedProject } from './access';
 import type { Ctx } from './context';
 import { inTransaction } from './tx';
 import { checkString, isPlainObject, oneOf, PROJECT_ID_RE } from './validation';
@@ -85,22 +86,6 @@ export async function projectsWithStats(ctx: Ctx, ids?: string[]): Promise<Proje
 
 export const listProjects = (ctx: Ctx) => projectsWithStats(ctx);
 
-/**
- * The project if it is the caller's. Unknown (or an id that cannot exist) → 404; another
- * user's → 403.
- */
-export async function requireOwnedProject(ctx: Ctx, projectId: string): Promise<ProjectRow> {
-  if (!PROJECT_ID_RE.test(projectId)) throw projectNotFound(projectId);
-  const rows = await ctx.deps.db.reader.$queryRawUnsafe<ProjectRow[]>(
-    'SELECT id, ownerId, name, icon, color, createdAt, updatedAt FROM projects WHERE id = ?',
-    projectId,
-  );
-  const p = rows[0];
-  if (!p) throw projectNotFound(projectId);
-  if (p.ownerId !== ctx.user.id) throw new AppError('FORBIDDEN', 'Insufficient permissions', { projectId });
-  return p;
-}
-
 export async function getProject(ctx: Ctx, projectId: string): Promise<ProjectDto> {
   await requireOwnedProject(ctx, projectId);
   const [p] = await projectsWithStats(ctx, [projectId]);
@@ -140,7 +125,7 @@ export async function createProject(ctx: Ctx, input: unknown): Promise<ProjectDt
   );
   if (inserted === 0) {
     const owner = await ctx.deps.db.prisma.project.findUnique({ where: { id }, select: { ownerId: true } });
-    if (owner && owner.ownerId !== ctx.user.id) throw forbidden();
+    if (owner) checkProjectOwner(ctx, id, owner.ownerId);
     throw new AppError('CONFLICT', 'Project already exists', { projectId: id });
   }
   return getProject(ctx, id);
@@ -167,8 +152,7 @@ export async function deleteProject(ctx: Ctx, projectId: string): Promise<{ dele
       'SELECT ownerId FROM projects WHERE id = ? FOR UPDATE',
       projectId,
     );
-    if (!locked[0]) throw projectNotFound(projectId);
-    if (locked[0].ownerId !== ctx.user.id) throw forbidden();
+    checkProjectOwner(ctx, projectId, locked[0]?.ownerId);
     const [before] = await tx.$queryRawUnsafe<JoinedRow[]>(
       `SELECT ${PROJECT_COLUMNS}, ${STATS_COLUMNS} FROM projects p LEFT JOIN sessions s ON s.projectId = p.id
         WHERE p.id = ? GROUP BY p.id`,

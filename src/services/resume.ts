@@ -9,7 +9,8 @@ import { matchRanges, snippetSource } from '../search/highlight';
 import { searchSessions, MAX_SEARCH_LIMIT, type SearchResultItem } from '../search/search-service';
 import type { Ctx } from './context';
 import { projectsWithStats, type ProjectDto } from './projects';
-import { requireProjectAccess, SESSION_COLUMNS, toSession, type SessionDto, type SessionRow } from './sessions';
+import { requireOwnedProject } from './access';
+import { SESSION_COLUMNS, toSession, type SessionDto, type SessionRow } from './sessions';
 import { isPlainObject } from './validation';
 
 /** At most this many results from POST /search/resume. */
@@ -28,7 +29,7 @@ const NEWEST_FIRST = 'ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC';
 
 /** GET /projects/{id}/sessions?resumable=true: all of the project's resumable sessions, newest first. */
 export async function resumableSessionsOfProject(ctx: Ctx, projectId: string) {
-  await requireProjectAccess(ctx, projectId);
+  await requireOwnedProject(ctx, projectId);
   const rows = await ctx.deps.db.reader.$queryRawUnsafe<SessionRow[]>(
     `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.projectId = ? AND s.sessionDataSize > 0 ${NEWEST_FIRST}`,
     ctx.user.id,

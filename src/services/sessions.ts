@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
-import { AppError, forbidden, invalid, MESSAGES, projectNotFound, sessionNotFound } from '../errors';
+import { AppError, invalid, MESSAGES, projectNotFound, sessionNotFound } from '../errors';
 import { enqueueIndexWork, upsertOp } from '../search/outbox';
 import { readContent, writeContent, type ContentPart } from './content-store';
+import { checkProjectOwner, requireOwnedProject, requireOwnedSession } from './access';
 import type { Ctx } from './context';
 import { filtersToSql, LABEL_KINDS, normalizeFilters, type SessionFilters, type SessionFiltersInput } from './filters';
 import { DEFAULT_COLOR, DEFAULT_ICON } from './projects';
@@ -174,15 +175,10 @@ export interface UploadConditions {
   ifNoneMatch?: string;
 }
 
-function checkSessionPath(projectId: string, sessionId: string, forWrite: boolean): string {
-  if (!PROJECT_ID_RE.test(projectId)) {
-    if (forWrite) throw invalid('Invalid project id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
-    throw projectNotFound(projectId);
-  }
-  if (!UUID_RE.test(sessionId)) {
-    if (forWrite) throw invalid('Invalid session id: must be a UUID');
-    throw sessionNotFound(sessionId, projectId);
-  }
+/** An upload's path ids: on a write an id that can never be valid is a 400 (reads: src/services/access.ts). */
+function checkUploadPath(projectId: string, sessionId: string): string {
+  if (!PROJECT_ID_RE.test(projectId)) throw invalid('Invalid project id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
+  if (!UUID_RE.test(sessionId)) throw invalid('Invalid session id: must be a UUID');
   return sessionId.toLowerCase();
 }
 
@@ -235,7 +231,7 @@ export async function upsertSession(
   body: unknown,
   cond: UploadConditions = {},
 ): Promise<UploadResult> {
-  const sessionId = checkSessionPath(projectId, rawSessionId, true);
+  const sessionId = checkUploadPath(projectId, rawSessionId);
   // Secrets go before anything is stored, logged or indexed (contract §14). The tag is taken over
   // what is stored, so re-sending the same original body is still a no-op. A large body is
   // prepared on a worker thread (src/offload), a small one here.
@@ -267,7 +263,7 @@ async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepa
       projectId,
     );
     if (!owner[0]) throw new ProjectVanished('project deleted during upload; retrying');
-    if (owner[0].ownerId !== userId) throw forbidden();
+    checkProjectOwner(ctx, projectId, owner[0].ownerId);
 
     const old = await lockSession(tx, projectId, sessionId);
     if (cond.ifNoneMatch && old && etagMatches(cond.ifNoneMatch, old.etag)) {
@@ -364,26 +360,6 @@ export interface ProjectRef {
 /** A session the caller owns, with the project it belongs to (read in the same statement). */
 export type OwnedSession = SessionRow & { project: ProjectRef };
 
-/** The caller's session, or 404/403 following contract §4 (another user's → 403). */
-export async function requireSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<OwnedSession> {
-  const sessionId = checkSessionPath(projectId, rawSessionId, false);
-  const rows = await ctx.deps.db.reader.$queryRawUnsafe<
-    Array<SessionRow & { ownerId: string; projectName: string; projectIcon: string; projectColor: string }>
-  >(
-    `SELECT p.ownerId, p.name AS projectName, p.icon AS projectIcon, p.color AS projectColor, ${SESSION_COLUMNS}
-       FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ?
-      WHERE p.id = ?`,
-    sessionId,
-    projectId,
-  );
-  const r = rows[0];
-  if (!r) throw projectNotFound(projectId);
-  if (r.ownerId !== ctx.user.id) throw new AppError('FORBIDDEN', MESSAGES.forbidden, { projectId });
-  if (!r.id) throw sessionNotFound(sessionId, projectId);
-  const { ownerId: _owner, projectName, projectIcon, projectColor, ...row } = r;
-  return { ...row, project: { id: projectId, name: projectName, icon: projectIcon, color: projectColor } };
-}
-
 export async function getSessionContent(ctx: Ctx, row: SessionRow, part: ContentPart): Promise<Buffer> {
   return readContent(ctx.deps.db.reader, row.projectId, row.id, part);
 }
@@ -477,23 +453,13 @@ export async function countSessions(ctx: Ctx, filters: SessionFilters): Promise<
   return Number(r.n);
 }
 
-export async function requireProjectAccess(ctx: Ctx, projectId: string): Promise<void> {
-  if (!PROJECT_ID_RE.test(projectId)) throw projectNotFound(projectId);
-  const rows = await ctx.deps.db.reader.$queryRawUnsafe<Array<{ ownerId: string }>>(
-    'SELECT ownerId FROM projects WHERE id = ?',
-    projectId,
-  );
-  if (!rows[0]) throw projectNotFound(projectId);
-  if (rows[0].ownerId !== ctx.user.id) throw new AppError('FORBIDDEN', MESSAGES.forbidden, { projectId });
-}
-
 /** GET /projects/{id}/sessions: most recently updated first, keyset paging. */
 export async function listProjectSessions(ctx: Ctx, projectId: string, query: { limit?: unknown; cursor?: unknown }) {
   const limit = intParam(query.limit, 'limit', 200, 1, 1000);
   if (query.cursor !== undefined && (typeof query.cursor !== 'string' || query.cursor === '')) throw invalid('Invalid cursor');
   const cursor = query.cursor as string | undefined;
   if (cursor) decodeCursor('UPDATED_AT_DESC', cursor);
-  await requireProjectAccess(ctx, projectId);
+  await requireOwnedProject(ctx, projectId);
   const filters = { projectIds: [projectId] };
   const [page, total] = await Promise.all([
     querySessions(ctx, filters, 'UPDATED_AT_DESC', limit, cursor),
@@ -512,7 +478,7 @@ export async function projectSessionSizes(ctx: Ctx, projectId: string): Promise<
   // An id that can never be a project stays a 404 (contract §9).
   if (!PROJECT_ID_RE.test(projectId)) throw projectNotFound(projectId);
   try {
-    await requireProjectAccess(ctx, projectId);
+    await requireOwnedProject(ctx, projectId);
   } catch (err) {
     if (err instanceof AppError && err.code === 'NOT_FOUND') return {};
     throw err;
@@ -559,7 +525,7 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
     patch.userTitle = body.userTitle === null ? null : checkString(body.userTitle, 'userTitle', 0, 1000);
   }
   if (Object.keys(patch).length === 0) throw invalid('Nothing to update: send name, tags or userTitle');
-  const current = await requireSession(ctx, projectId, rawSessionId);
+  const current = await requireOwnedSession(ctx, projectId, rawSessionId);
   const updated = await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const old = await lockSession(tx, current.projectId, current.id);
     if (!old) throw sessionNotFound(current.id, projectId);
@@ -587,7 +553,7 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
 }
 
 export async function deleteSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<void> {
-  const row = await requireSession(ctx, projectId, rawSessionId);
+  const row = await requireOwnedSession(ctx, projectId, rawSessionId);
   await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const n = await tx.$executeRawUnsafe('DELETE FROM sessions WHERE projectId = ? AND id = ? AND userId = ?', row.projectId, row.id, ctx.user.id);
     if (n === 0) throw sessionNotFound(row.id, projectId);
