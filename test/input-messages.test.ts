@@ -1,0 +1,200 @@
+import { PROJECT_COLORS, PROJECT_ICONS } from '../src/services/projects';
+import { startTestApp, type TestApp, type TestUser } from './support/app';
+
+/**
+ * The contract's exact 400 messages (§4, §9) for every input of both front doors, pinned before
+ * the hand-written validators were replaced by zod schemas (src/services/inputs.ts), so that the
+ * move changes no message and no order of checks (validation before existence and ownership).
+ * POST /keys and createApiKey are pinned in rest-input-schemas.test.ts.
+ */
+
+let app: TestApp;
+let user: TestUser;
+const SID = '6a6a6a6a-1111-4222-8333-444455556666';
+const ICONS = `Invalid value for icon. Must be one of: ${PROJECT_ICONS.join(', ')}`;
+const COLORS = `Invalid value for color. Must be one of: ${PROJECT_COLORS.join(', ')}`;
+
+beforeAll(async () => {
+  app = await startTestApp({ rateLimit: false });
+  user = await app.createUser('messages');
+  const p = await app.request('POST', '/api/v1/projects', { token: user.token, body: { id: 'mine', name: 'Mine' } });
+  expect(p.status).toBe(201);
+  const s = await app.request('PUT', `/api/v1/projects/mine/sessions/${SID}`, { token: user.token, body: { name: 's', markdown: '_**User**_\n\nhi\n' } });
+  expect(s.status).toBe(201);
+});
+afterAll(async () => {
+  await app?.close();
+});
+
+const rest = (method: string, path: string, body?: unknown) => app.request(method, `/api/v1${path}`, { token: user.token, body });
+const gql = (query: string, variables?: Record<string, unknown>) => app.request('POST', '/api/v1/graphql', { token: user.token, body: { query, variables } });
+
+async function expect400(r: Awaited<ReturnType<typeof rest>>, message: string) {
+  expect({ status: r.status, body: r.body }).toEqual({ status: 400, body: { success: false, error: message } });
+}
+
+describe('REST bodies', () => {
+  test.each([
+    ['an array', [], 'Request body must be a JSON object'],
+    ['a bad id (before the name)', { id: '-bad' }, 'Invalid value for id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$'],
+    ['a numeric id', { id: 5, name: 'n' }, 'Invalid value for id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$'],
+    ['no name', {}, 'Missing required field: name'],
+    ['a null name', { name: null }, 'Missing required field: name'],
+    ['a numeric name', { name: 5 }, 'Invalid type for name: expected a string'],
+    ['an empty name', { name: '' }, 'Invalid value for name: must not be empty'],
+    ['a name of 256', { name: 'x'.repeat(256) }, 'Invalid value for name: must be 1-255 characters'],
+    ['a lone surrogate', { name: 'a\ud800' }, 'Invalid value for name: not valid Unicode text'],
+    ['an unknown icon', { name: 'n', icon: 'Nope' }, ICONS],
+    ['a numeric icon', { name: 'n', icon: 1 }, ICONS],
+    ['an unknown color', { name: 'n', color: 'red' }, COLORS],
+    ['an icon checked before the color', { name: 'n', icon: 'x', color: 'y' }, ICONS],
+  ])('POST /projects with %s', async (_what, body, message) => {
+    await expect400(await rest('POST', '/projects', body), message);
+  });
+
+  test('POST /projects: null icon and color take the defaults; unknown fields are ignored', async () => {
+    const r = await rest('POST', '/projects', { id: 'defaults', name: 'D', icon: null, color: null, other: 1 });
+    expect(r.status).toBe(201);
+    expect(r.body.data.project).toMatchObject({ id: 'defaults', icon: 'Code2', color: 'blue' });
+  });
+
+  test.each([
+    ['an array', [], 'Request body must be a JSON object'],
+    ['nothing', {}, 'Nothing to update: send name, icon or color'],
+    ['only nulls of icon and color', { icon: null, color: null }, 'Nothing to update: send name, icon or color'],
+    ['a null name', { name: null }, 'Invalid type for name: expected a string'],
+    ['an empty name', { name: '' }, 'Invalid value for name: must not be empty'],
+    ['an unknown color', { color: 'red' }, COLORS],
+  ])('PATCH /projects/{id} with %s (validation before existence)', async (_what, body, message) => {
+    await expect400(await rest('PATCH', '/projects/mine', body), message);
+    await expect400(await rest('PATCH', '/projects/nobody-has-this', body), message);
+  });
+
+  test.each([
+    ['an array', [], 'Request body must be a JSON object'],
+    ['nothing', {}, 'Nothing to update: send name, tags or userTitle'],
+    ['a numeric name', { name: 5 }, 'Invalid type for name: expected a string'],
+    ['an empty name', { name: '' }, 'Invalid value for name: must not be empty'],
+    ['a null name', { name: null }, 'Invalid type for name: expected a string'],
+    ['tags as a string', { tags: 'x' }, 'Invalid type for metadata.tags: expected an array of strings'],
+    ['an empty tag', { tags: ['ok', ''] }, 'Invalid value for metadata.tags[1]: must not be empty'],
+    ['a numeric tag', { tags: [1] }, 'Invalid type for metadata.tags[0]: expected a string'],
+    ['201 tags', { tags: Array.from({ length: 201 }, (_, i) => `t${i}`) }, 'Invalid value for metadata.tags: at most 200 items'],
+    ['a userTitle of 1001', { userTitle: 'x'.repeat(1001) }, 'Invalid value for userTitle: must be 0-1000 characters'],
+    ['a numeric userTitle', { userTitle: 5 }, 'Invalid type for userTitle: expected a string'],
+    ['the name checked first', { name: '', tags: 'x', userTitle: 5 }, 'Invalid value for name: must not be empty'],
+  ])('PATCH a session with %s (validation before existence)', async (_what, body, message) => {
+    await expect400(await rest('PATCH', `/projects/mine/sessions/${SID}`, body), message);
+    await expect400(await rest('PATCH', `/projects/nobody-has-this/sessions/${SID}`, body), message);
+  });
+
+  test('PATCH a session: an empty and a null userTitle are accepted', async () => {
+    expect((await rest('PATCH', `/projects/mine/sessions/${SID}`, { userTitle: '' })).status).toBe(200);
+    const r = await rest('PATCH', `/projects/mine/sessions/${SID}`, { userTitle: null, tags: [] });
+    expect(r.status).toBe(200);
+    expect(r.body.data.session).toMatchObject({ userTitle: null, metadata: { tags: [] } });
+  });
+});
+
+describe('REST query parameters', () => {
+  test.each([
+    ['/projects/mine/sessions?limit=0', 'Invalid value for limit: must be an integer between 1 and 1000'],
+    ['/projects/mine/sessions?limit=1001', 'Invalid value for limit: must be an integer between 1 and 1000'],
+    ['/projects/mine/sessions?limit=abc', 'Invalid value for limit: must be an integer between 1 and 1000'],
+    ['/projects/mine/sessions?limit=1.5', 'Invalid value for limit: must be an integer between 1 and 1000'],
+    ['/projects/mine/sessions?limit=1&limit=2', 'Invalid value for limit: must be an integer between 1 and 1000'],
+    ['/projects/mine/sessions?cursor=', 'Invalid cursor'],
+    ['/projects/mine/sessions?cursor=garbage', 'Invalid cursor'],
+    ['/projects/nobody-has-this/sessions?limit=0', 'Invalid value for limit: must be an integer between 1 and 1000'],
+    ['/projects/nobody-has-this/sessions?cursor=garbage', 'Invalid cursor'],
+    ['/projects/mine/sessions?resumable=yes', 'Invalid value for resumable: must be true or false'],
+    ['/projects?resumable=1', 'Invalid value for resumable: must be true or false'],
+    ['/sessions/recent?limit=0', 'Invalid value for limit: must be an integer between 1 and 100'],
+    ['/sessions/recent?limit=101', 'Invalid value for limit: must be an integer between 1 and 100'],
+    [`/projects/mine/sessions/${SID}/exchanges?offset=-1`, 'Invalid value for offset: must be an integer between 0 and 10000000'],
+    [`/projects/mine/sessions/${SID}/exchanges?offset=10000001`, 'Invalid value for offset: must be an integer between 0 and 10000000'],
+    [`/projects/mine/sessions/${SID}/exchanges?limit=0`, 'Invalid value for limit: must be an integer between 1 and 1000'],
+    [`/projects/mine/sessions/${SID}/exchanges?limit=1001`, 'Invalid value for limit: must be an integer between 1 and 1000'],
+    [`/projects/mine/sessions/${SID}/exchanges?content=no`, 'Invalid value for content: must be true or false'],
+    [`/projects/nobody-has-this/sessions/${SID}/exchanges?limit=0`, 'Invalid value for limit: must be an integer between 1 and 1000'],
+  ])('GET %s', async (path, message) => {
+    await expect400(await rest('GET', path), message);
+  });
+
+  test('the bounds themselves are accepted', async () => {
+    expect((await rest('GET', '/projects/mine/sessions?limit=1000')).status).toBe(200);
+    expect((await rest('GET', '/projects/mine/sessions?limit=1')).status).toBe(200);
+    expect((await rest('GET', '/sessions/recent?limit=100')).status).toBe(200);
+    expect((await rest('GET', `/projects/mine/sessions/${SID}/exchanges?offset=0&limit=1000&content=false`)).status).toBe(200);
+  });
+});
+
+describe('GraphQL arguments and inputs', () => {
+  async function error(query: string, variables?: Record<string, unknown>) {
+    const r = await gql(query, variables);
+    expect(r.body.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
+    return { status: r.status, message: r.body.errors[0].message as string };
+  }
+  // Resolved in execution: HTTP 200 with the error beside the data.
+  const resolved = (message: string) => ({ status: 200, message });
+  // Rejected before execution by the guards: HTTP 400.
+  const guarded = (message: string) => ({ status: 400, message });
+
+  test.each([
+    ['createProject: a bad id', 'mutation { createProject(input: {id: "-bad", name: "n"}) { id } }', 'Invalid value for id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$'],
+    ['createProject: an empty name', 'mutation { createProject(input: {name: ""}) { id } }', 'Invalid value for name: must not be empty'],
+    ['createProject: an unknown icon', 'mutation { createProject(input: {name: "n", icon: "Nope"}) { id } }', ICONS],
+    ['updateProject: nothing', 'mutation { updateProject(id: "mine", input: {}) { id } }', 'Nothing to update: send name, icon or color'],
+    ['updateProject: a null name', 'mutation { updateProject(id: "mine", input: {name: null}) { id } }', 'Invalid type for name: expected a string'],
+    ['updateProject: an unknown color', 'mutation { updateProject(id: "nobody-has-this", input: {color: "red"}) { id } }', COLORS],
+    ['updateSession: nothing', `mutation { updateSession(projectId: "mine", id: "${SID}", input: {}) { id } }`, 'Nothing to update: send name, tags or userTitle'],
+    ['updateSession: an empty tag', `mutation { updateSession(projectId: "mine", id: "${SID}", input: {tags: [""]}) { id } }`, 'Invalid value for metadata.tags[0]: must not be empty'],
+    ['updateSession: a long userTitle', `mutation { updateSession(projectId: "nobody-has-this", id: "${SID}", input: {userTitle: "${'x'.repeat(1001)}"}) { id } }`, 'Invalid value for userTitle: must be 0-1000 characters'],
+    ['searchSessions: a blank query', '{ searchSessions(query: "  ") { total } }', 'Invalid value for query: must not be empty'],
+    ['searchSessions: 513 characters', `{ searchSessions(query: "${'a'.repeat(513)}") { total } }`, 'Invalid value for query: at most 512 characters'],
+    ['searchSessions: 33 words', `{ searchSessions(query: "${Array.from({ length: 33 }, (_, i) => `w${i}`).join(' ')}") { total } }`, 'Invalid value for query: at most 32 different words'],
+    ['searchSessions: a negative offset', '{ searchSessions(query: "x", offset: -1) { total } }', 'Invalid value for offset: must be an integer of at least 0'],
+    ['sessionsByDay: 0 days', '{ project(id: "mine") { stats { sessionsByDay(days: 0) { date } } } }', 'Invalid value for days: must be an integer between 1 and 366'],
+    ['sessionsByDay: 367 days', '{ project(id: "mine") { stats { sessionsByDay(days: 367) { date } } } }', 'Invalid value for days: must be an integer between 1 and 366'],
+    ['exchanges: a negative offset', `{ session(id: "${SID}", projectId: "mine") { exchanges(offset: -1) { total } } }`, 'Invalid value for offset: must be an integer between 0 and 10000000'],
+    ['analytics: a bad start', '{ analytics(timeRange: {start: "nope", end: "2024-01-01T00:00:00Z"}) { totalSessions } }', 'Invalid value for timeRange.start: expected an ISO 8601 timestamp'],
+    ['analytics: a bad end', '{ analytics(timeRange: {start: "2024-01-01T00:00:00Z", end: "2024-13-45T00:00:00Z"}) { totalSessions } }', 'Invalid value for timeRange.end: expected an ISO 8601 timestamp'],
+    ['analytics: start after end', '{ analytics(timeRange: {start: "2024-02-01T00:00:00Z", end: "2024-01-01T00:00:00Z"}) { totalSessions } }', 'Invalid timeRange: start must not be after end'],
+  ])('%s', async (_what, query, message) => {
+    expect(await error(query)).toEqual(resolved(message));
+  });
+
+  test.each([
+    ['101 projectIds', { projectIds: Array.from({ length: 101 }, (_, i) => `p${i}`) }, 'Invalid value for projectIds: at most 100 values'],
+    ['101 tags', { tags: Array.from({ length: 101 }, (_, i) => `t${i}`) }, 'Invalid value for tags: at most 100 values'],
+    ['101 clientNames', { clientNames: Array.from({ length: 101 }, (_, i) => `c${i}`) }, 'Invalid value for clientNames: at most 100 values'],
+    ['a bad dateRange.start', { dateRange: { start: 'nope' } }, 'Invalid value for dateRange.start: expected an ISO 8601 timestamp'],
+    ['a bad dateRange.end', { dateRange: { end: 'nope' } }, 'Invalid value for dateRange.end: expected an ISO 8601 timestamp'],
+    ['a dateRange that ends before it starts', { dateRange: { start: '2024-02-01T00:00:00Z', end: '2024-01-01T00:00:00Z' } }, 'Invalid dateRange: start must not be after end'],
+    ['createdAfter 0', { createdAfter: 0 }, 'Invalid value for createdAfter: must be an integer of at least 1 (days)'],
+    ['an unknown timeFilter', { timeFilter: 'yesterday' }, 'Invalid value for timeFilter. Must be one of: last24hours, last7days, last30days, last90days'],
+  ])('filters with %s, on sessions, the connection and search alike', async (_what, filters, message) => {
+    for (const query of [
+      'query($f: SessionFilters) { sessions(filters: $f) { id } }',
+      'query($f: SessionFilters) { sessionsConnection(filters: $f) { edges { cursor } } }',
+      'query($f: SessionFilters) { searchSessions(query: "x", filters: $f) { total } }',
+      'query($f: SessionFilters) { project(id: "mine") { sessions(filters: $f) { id } } }',
+    ]) {
+      expect(await error(query, { f: filters })).toEqual(resolved(message));
+    }
+  });
+
+  test.each([
+    ['sessions(limit: 0)', '{ sessions(limit: 0) { id } }', 'Invalid value for limit of sessions: must be between 1 and 200'],
+    ['sessionsConnection(first: 201)', '{ sessionsConnection(first: 201) { edges { cursor } } }', 'Invalid value for first of sessionsConnection: must be between 1 and 200'],
+    ['searchSessions(limit: 201)', '{ searchSessions(query: "x", limit: 201) { total } }', 'Invalid value for limit of searchSessions: must be between 1 and 200'],
+    ['sessionFacets(limit: 0)', '{ sessionFacets(limit: 0) { tags { value } } }', 'Invalid value for limit of sessionFacets: must be between 1 and 200'],
+    ['exchanges(limit: 201)', `{ session(id: "${SID}", projectId: "mine") { exchanges(limit: 201) { total } } }`, 'Invalid value for limit of exchanges: must be between 1 and 200'],
+  ])('page sizes are bounded before execution: %s', async (_what, query, message) => {
+    expect(await error(query)).toEqual(guarded(message));
+  });
+
+  test('sessionsConnection: a cursor that is not one', async () => {
+    expect(await error('{ sessionsConnection(after: "garbage") { edges { cursor } } }')).toEqual(resolved('Invalid cursor'));
+  });
+});
