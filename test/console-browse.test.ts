@@ -258,6 +258,9 @@ test('projects: delete asks for a confirmation that names the project and its se
   expect((await gql('{ project(id: "old-stuff") { id } }')).body.errors[0].extensions.code).toBe('NOT_FOUND');
 }));
 
+/** The checkbox of one value of a list filter (a group named by the filter). */
+const choice = (filter: string, value: string) => page.getByRole('group', { name: filter, exact: true }).getByRole('checkbox', { name: value, exact: true });
+
 const sessionLinks = () => page.getByRole('table', { name: 'Sessions' }).getByRole('link').allInnerTexts();
 
 test('a project\'s sessions: filters and orders of §6, in the URL, rows named by display title', step(() => rec, async () => {
@@ -274,23 +277,41 @@ test('a project\'s sessions: filters and orders of §6, in the URL, rows named b
   await page.getByLabel('Order').selectOption({ label: 'Started, oldest first' });
   await poll(sessionLinks, ['Beta by title', 'gamma-session.md', 'alpha-session.md']);
 
-  await page.getByLabel('Model').selectOption('claude-sonnet');
+  // List filters: one checkbox per value, named by the value; a session matches any checked value.
+  await choice('Model', 'claude-sonnet').check();
   await poll(sessionLinks, ['gamma-session.md', 'alpha-session.md']);
-  await page.getByLabel('Tag').selectOption('db');
-  await poll(sessionLinks, ['gamma-session.md']);
-  expect(new URL(page.url()).searchParams.get('tag')).toBe('db');
+  await choice('Model', 'gpt-5').check();
+  await poll(sessionLinks, ['Beta by title', 'gamma-session.md', 'alpha-session.md']);
+  expect(new URL(page.url()).searchParams.getAll('model')).toEqual(['claude-sonnet', 'gpt-5']);
+  await choice('Model', 'claude-sonnet').uncheck();
+  await poll(sessionLinks, ['Beta by title']);
+  expect(new URL(page.url()).searchParams.getAll('model')).toEqual(['gpt-5']);
+  await page.getByRole('button', { name: 'Clear filters' }).click();
+  await poll(sessionLinks, ['Beta by title', 'gamma-session.md', 'alpha-session.md']);
+  // AND across filters, any-of within one: models claude-sonnet or gpt-5, tag db.
+  await choice('Model', 'claude-sonnet').check();
+  await choice('Model', 'gpt-5').check();
+  await choice('Tag', 'db').check();
+  await poll(sessionLinks, ['Beta by title', 'gamma-session.md']);
+  expect(new URL(page.url()).searchParams.getAll('tag')).toEqual(['db']);
   await page.getByRole('button', { name: 'Clear filters' }).click();
   await poll(sessionLinks, ['Beta by title', 'gamma-session.md', 'alpha-session.md']);
 
-  for (const [label, value, expected] of [
-    ['Branch', 'feat/db', ['Beta by title']],
-    ['Client', 'cursor', ['Beta by title']],
-    ['Agent', 'claude-code', ['gamma-session.md', 'alpha-session.md']],
-    ['Device', 'desktop-2', ['Beta by title']],
+  for (const [label, param, values, expected] of [
+    ['Branch', 'branch', ['feat/db'], ['Beta by title']],
+    ['Branch', 'branch', ['feat/db', 'main'], ['Beta by title', 'gamma-session.md', 'alpha-session.md']],
+    ['Client', 'client', ['cursor'], ['Beta by title']],
+    ['Client', 'client', ['cursor', 'specstory-cli'], ['Beta by title', 'gamma-session.md', 'alpha-session.md']],
+    ['Agent', 'agent', ['claude-code'], ['gamma-session.md', 'alpha-session.md']],
+    ['Agent', 'agent', ['claude-code', 'cursor-agent'], ['Beta by title', 'gamma-session.md', 'alpha-session.md']],
+    ['Device', 'device', ['desktop-2'], ['Beta by title']],
+    ['Device', 'device', ['desktop-2', 'laptop-1'], ['Beta by title', 'gamma-session.md', 'alpha-session.md']],
   ] as const) {
-    await page.getByLabel(label, { exact: true }).selectOption(value);
+    for (const v of values) await choice(label, v).check();
     await poll(sessionLinks, expected);
+    expect(new URL(page.url()).searchParams.getAll(param)).toEqual(values);
     await page.getByRole('button', { name: 'Clear filters' }).click();
+    await poll(async () => (await choice(label, values[0]).isChecked()) || new URL(page.url()).searchParams.has(param), false);
   }
   // Uploaded (createdAt) date range: all three were uploaded today; a range in the past matches none.
   await page.getByLabel('Created until').fill('2020-01-01');
@@ -300,7 +321,23 @@ test('a project\'s sessions: filters and orders of §6, in the URL, rows named b
   // The URL is the state: a shared link opens the same view.
   await page.goto('/projects/web-app?model=gpt-5&order=NAME_ASC');
   await poll(sessionLinks, ['Beta by title']);
-  expect(await page.getByLabel('Model').inputValue()).toBe('gpt-5');
+  expect(await choice('Model', 'gpt-5').isChecked()).toBe(true);
+  expect(await choice('Model', 'claude-sonnet').isChecked()).toBe(false);
+  await page.goto('/projects/web-app?branch=main&branch=feat%2Fdb&tag=cache&order=NAME_ASC');
+  await poll(sessionLinks, ['alpha-session.md', 'gamma-session.md']);
+  for (const [label, value] of [['Branch', 'main'], ['Branch', 'feat/db'], ['Tag', 'cache']] as const) expect(await choice(label, value).isChecked()).toBe(true);
+  expect(await choice('Tag', 'db').isChecked()).toBe(false);
+  // A value in the URL that no session has is still shown, checked, and can be unchecked (then,
+  // offered by no session, it is gone from the list).
+  await page.goto('/projects/web-app?tag=no-such-tag');
+  await page.getByRole('status').filter({ hasText: 'No sessions match these filters.' }).waitFor();
+  expect(await choice('Tag', 'no-such-tag').isChecked()).toBe(true);
+  await choice('Tag', 'no-such-tag').click();
+  await poll(async () => (await sessionLinks()).length, 3);
+  expect(await choice('Tag', 'no-such-tag').count()).toBe(0);
+  expect(new URL(page.url()).searchParams.has('tag')).toBe(false);
+  await page.goto('/projects/web-app?model=gpt-5&order=NAME_ASC');
+  await poll(sessionLinks, ['Beta by title']);
   await clean('sessions filtered');
   expect(await page.getByRole('link', { name: 'Beta by title' }).getAttribute('href')).toBe(`/projects/web-app/sessions/${sid(2)}`);
 
@@ -357,7 +394,16 @@ test('search as you type: marked snippets, keyboard, shareable URL, exchanges', 
   await page.goto('/search?q=quokka&model=gpt-5');
   await poll(resultLinks, ['Beta by title']);
   expect(await box.inputValue()).toBe('quokka');
-  expect(await page.getByLabel('Model').inputValue()).toBe('gpt-5');
+  expect(await choice('Model', 'gpt-5').isChecked()).toBe(true);
+  // Several values of one filter: any of them.
+  await choice('Model', 'claude-sonnet').check();
+  await poll(async () => (await resultLinks()).sort(), ['Beta by title', 'alpha-session.md']);
+  expect(new URL(page.url()).searchParams.getAll('model')).toEqual(['gpt-5', 'claude-sonnet']);
+  await choice('Tag', 'cache').check();
+  await poll(resultLinks, ['alpha-session.md']);
+  await page.goto('/search?q=quokka&client=cursor&client=specstory-cli&device=desktop-2');
+  await poll(resultLinks, ['Beta by title']);
+  expect(await choice('Client', 'specstory-cli').isChecked()).toBe(true);
 
   // Hostile snippets, names, titles and facet values: text, with only <mark> kept.
   await page.goto('/search?q=zebra');

@@ -6,7 +6,7 @@ import type { SessionFacetsQuery, SessionFilters, SessionOrder } from '../gql/gr
 /*
  * The filters of contract §6 as a form whose state lives in the URL (shareable, back/forward
  * work): `model`, `tag`, `branch`, `client`, `agent`, `device` (each repeatable: a session matches
- * when it has any of the values), `from` / `to` (YYYY-MM-DD, UTC days, on createdAt, inclusive)
+ * when it has any of the values; the form shows each as a group of checkboxes named by value), `from` / `to` (YYYY-MM-DD, UTC days, on createdAt, inclusive)
  * and, on a project's list, `order`. The values offered come from `sessionFacets`.
  */
 
@@ -111,6 +111,14 @@ export function FilterForm({
     if (value) next.set(param, value);
     onChange(next);
   };
+  /** Adds or removes one value of a list filter; the others stay (a session matches any of them). */
+  const toggle = (param: string, value: string, on: boolean) => {
+    const next = new URLSearchParams(params);
+    const kept = next.getAll(param).filter((v) => v !== '' && v !== value);
+    next.delete(param);
+    for (const v of on ? [...kept, value] : kept) next.append(param, v);
+    onChange(next);
+  };
   const clear = () => {
     const next = new URLSearchParams(params);
     for (const { param } of FACETS) next.delete(param);
@@ -123,22 +131,38 @@ export function FilterForm({
     <fieldset className="filters">
       <legend>Filters</legend>
       {FACETS.map(({ param, field, label }) => {
-        const current = params.get(param) ?? '';
+        const chosen = [...new Set(params.getAll(param).filter((v) => v !== ''))];
         const offered = facets?.[field as FacetField] ?? [];
-        // A value from the URL that the facets do not list (yet) stays selectable.
-        const values = offered.some((v) => v.value === current) || !current ? offered : [{ value: current, count: 0 }, ...offered];
+        // Values from the URL that the facets do not list (yet) stay shown, checked, first.
+        const values = [...chosen.filter((c) => !offered.some((v) => v.value === c)).map((value) => ({ value, count: 0 })), ...offered];
         return (
-          <div className="field" key={param}>
-            <label htmlFor={`${id}-${param}`}>{label}</label>
-            <select id={`${id}-${param}`} value={current} onChange={(e) => set(param, e.target.value)}>
-              <option value="">Any</option>
-              {values.map((v) => (
-                <option key={v.value} value={v.value}>
-                  {v.count ? `${v.value} (${v.count})` : v.value}
-                </option>
-              ))}
-            </select>
-          </div>
+          <fieldset className="facet" key={param}>
+            <legend>{label}</legend>
+            {values.length === 0 ? (
+              <p className="muted">{facets ? 'None yet' : 'Loading…'}</p>
+            ) : (
+              <ul className="choices">
+                {values.map((v, i) => (
+                  <li key={v.value}>
+                    <label>
+                      <input
+                        type="checkbox"
+                        checked={chosen.includes(v.value)}
+                        onChange={(e) => toggle(param, v.value, e.target.checked)}
+                        aria-describedby={v.count ? `${id}-${param}-${i}` : undefined}
+                      />
+                      {v.value}
+                    </label>
+                    {v.count > 0 && (
+                      <span id={`${id}-${param}-${i}`} className="muted count">
+                        {v.count === 1 ? '1 session' : `${v.count} sessions`}
+                      </span>
+                    )}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </fieldset>
         );
       })}
       <div className="field">
