@@ -7,7 +7,7 @@
  */
 import crypto from 'node:crypto';
 import { AppError } from '../src/errors';
-import { createOffload, inlineOffload, OFFLOAD_MIN_BYTES } from '../src/offload';
+import { createOffload, inlineOffload, OFFLOAD_MIN_BYTES, ownedBuffer } from '../src/offload';
 import { toDocuments } from '../src/search/documents';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
@@ -49,6 +49,29 @@ describe('the pool gives what the inline path gives', () => {
     expect(threaded.contentDigest).toBe(inline.contentDigest);
   });
 
+  test('bytes in pieces of their own move to the thread (not copied) and give the same result', async () => {
+    const inline = await inlineOffload.prepareUploadJson(Buffer.from(body), 'on');
+    const pieces: Buffer[] = [];
+    for (let at = 0; at < body.length; at += 300_000) {
+      const part = body.subarray(at, at + 300_000);
+      const own = ownedBuffer(part.length);
+      part.copy(own);
+      pieces.push(own);
+    }
+    const threaded = await pool.prepareUploadJson(pieces, 'on');
+    expect(threaded.upload.markdown.equals(inline.upload.markdown)).toBe(true);
+    expect(threaded.contentDigest).toBe(inline.contentDigest);
+    // Moved: the pieces' memory now belongs to the thread.
+    expect(pieces.every((p) => p.length === 0)).toBe(true);
+    // A view into memory it does not own alone is copied, never moved (it would take the rest
+    // of that memory with it).
+    const host = Buffer.alloc(body.length + 10);
+    body.copy(host, 5);
+    const view = host.subarray(5, 5 + body.length);
+    expect(await pool.parseJson([view])).toMatchObject({ name: 'big' });
+    expect(view.length).toBe(body.length);
+  });
+
   test('a client mistake crosses the thread as the same AppError', async () => {
     const bad = Buffer.concat([Buffer.from('{"name": "x", "markdown": "'), Buffer.alloc(OFFLOAD_MIN_BYTES, 'a'), Buffer.from('"')]);
     await expect(pool.prepareUploadJson(bad, 'on')).rejects.toMatchObject({ code: 'VALIDATION_ERROR', message: 'Invalid JSON in request body' });
@@ -78,7 +101,7 @@ describe('the pool gives what the inline path gives', () => {
     const built = await pool.documents({ row, markdown: Buffer.from(big), syncedAt: 7, have, force: false, batchBytes: 256 * 1024 });
     expect(built.ids).toEqual(expected.map((d) => d.id));
     expect(built.batches.length).toBeGreaterThan(1);
-    const pushed = built.batches.flatMap((b) => JSON.parse(b));
+    const pushed = built.batches.flatMap((b) => JSON.parse(Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8')));
     expect(built.count).toBe(pushed.length);
     expect(pushed).toEqual(JSON.parse(JSON.stringify(expected.slice(10))));
   });

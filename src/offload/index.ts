@@ -14,18 +14,37 @@ import type { DocumentBatches } from './tasks';
  */
 export const OFFLOAD_MIN_BYTES = 1024 * 1024;
 
+/**
+ * Bytes for a task: one buffer, or its pieces in order. Large inputs arrive in pieces made by
+ * `ownedBuffer`, which move to the thread instead of being copied or joined on the event loop
+ * (on this kind of machine, first touching fresh memory costs several ms per MiB).
+ */
+export type Bytes = Buffer | Buffer[];
+
+export const byteLength = (b: Bytes): number => (Array.isArray(b) ? b.reduce((n, p) => n + p.length, 0) : b.length);
+
+/** One buffer of the bytes (joined when in pieces: a copy). */
+export const joined = (b: Bytes): Buffer => (!Array.isArray(b) ? b : b.length === 1 ? b[0] : Buffer.concat(b));
+
+const owned = new WeakSet<ArrayBufferLike>();
+
+/** A buffer with memory of its own (never Node's shared pool), which may later move to a thread. */
+export function ownedBuffer(size: number): Buffer {
+  const b = Buffer.allocUnsafeSlow(size);
+  owned.add(b.buffer);
+  return b;
+}
+
 /** A JSON body left unparsed by src/http/body.ts: its route prepares it off the event loop. */
 export class DeferredJson {
-  constructor(readonly bytes: Buffer) {}
+  constructor(readonly bytes: Bytes) {}
 }
 
 export interface Offload {
-  /** Strict UTF-8 + JSON, with the body's sha256 when asked (Idempotency-Key). */
-  parseJson(bytes: Buffer, withDigest: boolean): Promise<{ value: unknown; digest?: string }>;
-  /** sha256 (hex) of the bytes. */
-  digest(bytes: Buffer): Promise<string>;
+  /** Strict UTF-8 + JSON. */
+  parseJson(bytes: Bytes): Promise<unknown>;
   /** An upload body validated, redacted and hashed (src/services/upload-input.ts). */
-  prepareUploadJson(bytes: Buffer, mode: RedactMode): Promise<PreparedUpload>;
+  prepareUploadJson(bytes: Bytes, mode: RedactMode): Promise<PreparedUpload>;
   /** Index documents of one session, serialised in batches (src/search/documents.ts). */
   documents(input: DocumentsInput): Promise<DocumentBatches>;
   close(): Promise<void>;
@@ -33,7 +52,7 @@ export interface Offload {
 
 export interface DocumentsInput {
   row: IndexableSession;
-  markdown: Buffer;
+  markdown: Bytes;
   syncedAt: number;
   /** Fragments the index has (id → hash); documents with the same hash are left out unless `force`. */
   have: Map<string, string>;
@@ -43,8 +62,12 @@ export interface DocumentsInput {
 
 const asBuffer = (u: Uint8Array): Buffer => (Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength));
 
-/** The whole ArrayBuffer is the bytes' own: it can move to a thread (else it is copied). */
-const ownsBuffer = (b: Uint8Array) => b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && !(b.buffer instanceof SharedArrayBuffer);
+/** The ArrayBuffer is the bytes' own: it can move to a thread (else it is copied). */
+const movable = (b: Uint8Array) =>
+  owned.has(b.buffer) || (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && !(b.buffer instanceof SharedArrayBuffer));
+
+/** What of the bytes can move to a thread. */
+const transferable = (b: Bytes): ArrayBuffer[] => [...new Set((Array.isArray(b) ? b : [b]).filter(movable).map((p) => p.buffer as ArrayBuffer))];
 
 /** Buffers come back from a thread as Uint8Arrays. */
 function revive(p: PreparedUpload): PreparedUpload {
@@ -57,19 +80,21 @@ function revive(p: PreparedUpload): PreparedUpload {
   return p;
 }
 
+/** The batches come back from a thread as Uint8Arrays over one moved buffer. */
+function revived(d: DocumentBatches): DocumentBatches {
+  return { ...d, batches: d.batches.map(asBuffer) };
+}
+
 /** Runs every task on the calling thread (tests, CLI one-offs, and small inputs). */
 export const inlineOffload: Offload = {
-  async parseJson(bytes, withDigest) {
-    return unwrap(tasks.parseJson({ bytes, withDigest }));
-  },
-  async digest(bytes) {
-    return tasks.digest({ bytes }).digest;
+  async parseJson(bytes) {
+    return unwrap(tasks.parseJson({ bytes }));
   },
   async prepareUploadJson(bytes, mode) {
     return unwrap(tasks.prepareUploadJson({ bytes, mode }));
   },
   async documents(input) {
-    return tasks.documents({ ...input, have: [...input.have] });
+    return revived(tasks.documents({ ...input, have: [...input.have] }));
   },
   async close() {},
 };
@@ -98,27 +123,22 @@ export function createOffload(opts: { threads?: number; onError?: (err: unknown)
     }
     return pool;
   };
-  const run = <T>(name: string, arg: unknown, transfer: Uint8Array[] = []) =>
-    get().run(arg, { name, transferList: transfer.filter(ownsBuffer).map((b) => b.buffer as ArrayBuffer) }) as Promise<T>;
-  const small = (b: Uint8Array) => b.byteLength < OFFLOAD_MIN_BYTES;
+  // The bytes move to the thread (the caller must not use them afterwards).
+  const run = <T>(name: string, arg: unknown, bytes: Bytes) => get().run(arg, { name, transferList: transferable(bytes) }) as Promise<T>;
+  const small = (b: Bytes) => byteLength(b) < OFFLOAD_MIN_BYTES;
 
   return {
-    async parseJson(bytes, withDigest) {
-      if (small(bytes)) return inlineOffload.parseJson(bytes, withDigest);
-      return unwrap(await run<tasks.TaskResult<{ value: unknown; digest?: string }>>('parseJson', { bytes, withDigest }, [bytes]));
-    },
-    async digest(bytes) {
-      if (small(bytes)) return inlineOffload.digest(bytes);
-      // The bytes are copied, not moved: the caller still needs them.
-      return (await run<{ digest: string }>('digest', { bytes })).digest;
+    async parseJson(bytes) {
+      if (small(bytes)) return inlineOffload.parseJson(bytes);
+      return unwrap(await run<tasks.TaskResult<unknown>>('parseJson', { bytes }, bytes));
     },
     async prepareUploadJson(bytes, mode) {
       if (small(bytes)) return inlineOffload.prepareUploadJson(bytes, mode);
-      return revive(unwrap(await run<tasks.TaskResult<PreparedUpload>>('prepareUploadJson', { bytes, mode }, [bytes])));
+      return revive(unwrap(await run<tasks.TaskResult<PreparedUpload>>('prepareUploadJson', { bytes, mode }, bytes)));
     },
     async documents(input) {
       if (small(input.markdown)) return inlineOffload.documents(input);
-      return run('documents', { ...input, have: [...input.have] }, [input.markdown]);
+      return revived(await run<DocumentBatches>('documents', { ...input, have: [...input.have] }, input.markdown));
     },
     async close() {
       const p = pool;

@@ -3,7 +3,6 @@
  * them by name; the inline runner calls them directly. No I/O here, and nothing that opens a
  * handle on import (a thread must be able to load this file alone).
  */
-import crypto from 'node:crypto';
 import { isMainThread } from 'node:worker_threads';
 import Piscina from 'piscina';
 import { AppError, invalid, MESSAGES, type ErrorCode } from '../errors';
@@ -29,21 +28,18 @@ function capture<T>(f: () => T): TaskResult<T> {
   }
 }
 
-const sha256 = (b: Uint8Array) => crypto.createHash('sha256').update(b).digest('hex');
+/** Bytes given whole or in pieces (src/offload/index.ts `Bytes`), joined here on the thread. */
+type Pieces = Uint8Array | Uint8Array[];
+const whole = (b: Pieces): Uint8Array => (!Array.isArray(b) ? b : b.length === 1 ? b[0] : Buffer.concat(b));
 
-export function parseJson({ bytes, withDigest }: { bytes: Uint8Array; withDigest: boolean }): TaskResult<{ value: unknown; digest?: string }> {
-  const digest = withDigest ? sha256(bytes) : undefined;
+export function parseJson({ bytes }: { bytes: Pieces }): TaskResult<unknown> {
   return capture(() => {
     try {
-      return { value: JSON.parse(utf8.decode(bytes)), digest };
+      return JSON.parse(utf8.decode(whole(bytes)));
     } catch {
       throw invalid(MESSAGES.invalidJson);
     }
   });
-}
-
-export function digest({ bytes }: { bytes: Uint8Array }): { digest: string } {
-  return { digest: sha256(bytes) };
 }
 
 /** Moves the given buffers back to the calling thread with the value instead of copying them. */
@@ -60,8 +56,8 @@ function moving<T>(value: T, buffers: Array<Uint8Array | undefined>): T {
   } as never) as T;
 }
 
-export function prepareUploadJson({ bytes, mode }: { bytes: Uint8Array; mode: RedactMode }): TaskResult<PreparedUpload> {
-  const r = capture(() => prepare(bytes, mode));
+export function prepareUploadJson({ bytes, mode }: { bytes: Pieces; mode: RedactMode }): TaskResult<PreparedUpload> {
+  const r = capture(() => prepare(whole(bytes), mode));
   if (!('value' in r)) return r;
   const u = r.value.upload;
   return moving(r, [u.markdown, u.rawData, u.sessionData]);
@@ -70,15 +66,15 @@ export function prepareUploadJson({ bytes, mode }: { bytes: Uint8Array; mode: Re
 export interface DocumentBatches {
   /** Every document id of the session (what is not among them is tombstoned). */
   ids: string[];
-  /** The documents to push, as JSON arrays of at most about `batchBytes` each. */
-  batches: string[];
+  /** The documents to push, as JSON arrays (UTF-8) of at most about `batchBytes` each. */
+  batches: Uint8Array[];
   /** How many documents the batches hold. */
   count: number;
 }
 
 export function documents(input: {
   row: IndexableSession;
-  markdown: Uint8Array;
+  markdown: Pieces;
   syncedAt: number;
   have: Array<[string, string]>;
   force: boolean;
@@ -86,7 +82,8 @@ export function documents(input: {
 }): DocumentBatches {
   const row = { ...input.row, createdAt: new Date(input.row.createdAt) };
   const have = new Map(input.have);
-  const docs = toDocuments(row, Buffer.from(input.markdown.buffer, input.markdown.byteOffset, input.markdown.byteLength).toString('utf8'), input.syncedAt);
+  const md = whole(input.markdown);
+  const docs = toDocuments(row, Buffer.from(md.buffer, md.byteOffset, md.byteLength).toString('utf8'), input.syncedAt);
   const batches: string[] = [];
   let batch: string[] = [];
   let bytes = 0;
@@ -103,5 +100,13 @@ export function documents(input: {
     }
   }
   if (batch.length) batches.push(`[${batch.join(',')}]`);
-  return { ids: docs.map((d) => d.id), batches, count };
+  // Bytes in one buffer that moves back whole: strings would be copied on the event loop.
+  const all = Buffer.allocUnsafeSlow(batches.reduce((n, b) => n + Buffer.byteLength(b), 0));
+  let at = 0;
+  const views = batches.map((b) => {
+    const n = all.write(b, at);
+    at += n;
+    return all.subarray(at - n, at);
+  });
+  return moving({ ids: docs.map((d) => d.id), batches: views, count }, [all]);
 }

@@ -24,7 +24,7 @@
 import type { Pool, PoolConnection } from 'mariadb';
 import type { Index } from 'meilisearch';
 import type { Logger } from '../logger';
-import { inlineOffload, OFFLOAD_MIN_BYTES, type Offload } from '../offload';
+import { byteLength, inlineOffload, joined, OFFLOAD_MIN_BYTES, ownedBuffer, type Bytes, type Offload } from '../offload';
 import { allAnswer, probeAll, type MeiliConnection } from './connection';
 import { sessionKeyOf, TOMBSTONE, tombstoneOf, toDocuments, WHOLE_MAX, type IndexableSession, type SessionDocument } from './documents';
 import { ownedProjectFilter, ownedSessionsFilter } from './filter';
@@ -511,15 +511,13 @@ export class OutboxWorker {
           const have = indexed[to].get(key) ?? new Map<string, string>();
           const markdown = content.get(key) ?? Buffer.alloc(0);
           let ids: Set<string>;
-          if (markdown.length >= OFFLOAD_MIN_BYTES) {
+          if (Array.isArray(markdown)) {
             // A large session: its documents are built and serialised on a worker thread (contract
-            // §16), then pushed batch by batch behind what is already queued.
+            // §16), then pushed batch by batch (1 MiB each, as bytes) behind what is already queued.
             await flush();
-            // Batches of 1 MiB: each is turned into bytes for the engine on the event loop.
             const built = await this.offload.documents({ row, markdown, syncedAt, have, force: Boolean(force), batchBytes: 1024 * 1024 });
-            const index = to === 'main' ? main : recent;
-            const uids = to === 'main' ? tasks : recentTasks;
-            for (const batch of built.batches) uids.push((await index.addDocumentsFromString(batch, 'application/json')).taskUid);
+            const [conn, uid, uids] = to === 'main' ? [this.conn, this.indexUid, tasks] : [this.recentConn, this.recentUid, recentTasks];
+            for (const batch of built.batches) uids.push(await conn.addDocumentsJson(uid, batch));
             ids = new Set(built.ids);
           } else {
             const docs = toDocuments(row, markdown.toString('utf8'), syncedAt);
@@ -602,7 +600,12 @@ export class OutboxWorker {
     }
   }
 
-  private async readMarkdown(c: PoolConnection | Pool, rows: Array<{ projectId: string; id: string }>): Promise<Map<string, Buffer>> {
+  /**
+   * The markdown of these sessions, read in one statement (one version each). A large session's
+   * chunks are copied, one per turn of the event loop, into buffers that can move to a worker
+   * thread; joining them (tens of MB of fresh memory) is left to that thread.
+   */
+  private async readMarkdown(c: PoolConnection | Pool, rows: Array<{ projectId: string; id: string }>): Promise<Map<string, Bytes>> {
     const parts: Array<{ projectId: string; sessionId: string; data: unknown }> = await c.query(
       `SELECT projectId, sessionId, data FROM session_chunks
         WHERE part = 'markdown' AND (${rows.map(() => '(projectId = ? AND sessionId = ?)').join(' OR ')})
@@ -616,8 +619,24 @@ export class OutboxWorker {
       list.push(toBuffer(p.data));
       buffers.set(key, list);
     }
-    return new Map([...buffers].map(([k, bufs]) => [k, bufs.length === 1 ? bufs[0] : Buffer.concat(bufs)]));
+    const out = new Map<string, Bytes>();
+    for (const [key, bufs] of buffers) {
+      if (byteLength(bufs) < OFFLOAD_MIN_BYTES) {
+        out.set(key, joined(bufs));
+        continue;
+      }
+      const pieces: Buffer[] = [];
+      for (const b of bufs) {
+        const own = ownedBuffer(b.length);
+        b.copy(own);
+        pieces.push(own);
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      out.set(key, pieces);
+    }
+    return out;
   }
+
 
   /**
    * Rebuilds the index from the database: every session is queued for a fresh push (through the
