@@ -92,7 +92,7 @@ async function main() {
   // Compaction only when the freshness section asks for it, to time it.
   const search = createSearch({
     config,
-    pool: handles.pool,
+    db: handles,
     logger,
     worker: { batchSize: 500, pollMs: 100, compactEveryMs: Number.MAX_SAFE_INTEGER, recentMax: Number.MAX_SAFE_INTEGER },
   });

@@ -14,7 +14,7 @@ export function createDeps(config: Config, logger: Logger): AppDeps {
     config.offloadThreads === 0
       ? inlineOffload
       : createOffload({ threads: config.offloadThreads, onError: (err) => logger.error({ err, msg: 'offload thread failed' }) });
-  const search = createSearch({ config, pool: db.pool, prisma: db.prisma, logger, offload });
+  const search = createSearch({ config, db, logger, offload });
   return {
     config,
     db,

@@ -74,27 +74,6 @@ export const projectNotFound = (projectId: string) =>
 export const sessionNotFound = (sessionId: string, projectId?: string) =>
   new AppError('NOT_FOUND', MESSAGES.sessionNotFound, projectId ? { sessionId, projectId } : { sessionId });
 
-/** Errors from the database driver that mean "the database is not reachable right now". */
-export function isDatabaseUnavailable(err: unknown): boolean {
-  const seen = new Set<unknown>();
-  let e: any = err;
-  while (e && typeof e === 'object' && !seen.has(e)) {
-    seen.add(e);
-    const code = String(e.code ?? e.errno ?? '');
-    const msg = String(e.message ?? '');
-    // SQLSTATE class 08: connection exception (e.g. the server went away during connection setup).
-    if (typeof e.sqlState === 'string' && e.sqlState.startsWith('08')) return true;
-    if (
-      /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|EPIPE|ER_GET_CONNECTION_TIMEOUT|ER_CONNECTION_TIMEOUT|ER_SOCKET_UNEXPECTED_CLOSE|ER_CONNECTION_ALREADY_CLOSED|ER_POOL_ALREADY_CLOSED|P1001|P1002|P1017|P2024)$/.test(code) ||
-      /pool timeout|retrieve connection from pool|connection refused|connect ECONNREFUSED|socket has unexpectedly been closed|Connection closed|DatabaseNotReachable|Can't reach database/i.test(msg)
-    ) {
-      return true;
-    }
-    e = e.cause ?? e.originalError;
-  }
-  return false;
-}
-
 /** GraphQL `extensions.code` for each domain error (contract §6): body-level problems are validation errors. */
 export const GRAPHQL_CODE: Record<ErrorCode, string> = {
   UNAUTHENTICATED: 'UNAUTHENTICATED',

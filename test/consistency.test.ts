@@ -1,5 +1,5 @@
 import http from 'node:http';
-import * as contentStore from '../src/services/content-store';
+import * as contentStore from '../src/data/content';
 import { startTestApp, type TestApp, type TestResponse, type TestUser } from './support/app';
 
 /**

@@ -4,7 +4,7 @@
  */
 import crypto from 'node:crypto';
 import { MeiliConnection } from '../src/search/connection';
-import { retryDeadRows } from '../src/search/outbox';
+import { retryDeadRows } from '../src/data/outbox';
 import { OutboxWorker } from '../src/search/worker';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
 
@@ -87,7 +87,7 @@ test('a row that fails 10 times moves to search_outbox_dead; retried from there 
 
   // Repaired, then retried from the dead-letter table: applied.
   await h.handles.pool.query('UPDATE sessions SET createdAt = NOW(3) WHERE id = ?', [poison]);
-  expect(await retryDeadRows(h.handles.pool)).toBe(1);
+  expect(await retryDeadRows(h.handles)).toBe(1);
   expect(await h.search.deadLetters()).toBe(0);
   await drain();
   expect(await h.search.backlog()).toBe(0);

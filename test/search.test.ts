@@ -7,7 +7,8 @@ import { AppError } from '../src/errors';
 import { sessionDigestOf } from '../src/search/documents';
 import { createNodeHttpClient } from '../src/search/http-client';
 import { recentUidOf, settingsDiff } from '../src/search/index-settings';
-import { enqueueIndexWork } from '../src/search/outbox';
+import { enqueueIndexWork } from '../src/data/outbox';
+import { inTransaction } from '../src/data/transaction';
 import { searchSessions } from '../src/search/search-service';
 import type { Ctx } from '../src/services/context';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
@@ -307,8 +308,8 @@ describe('filters', () => {
     });
     // C was created 40 days ago.
     await h.handles.prisma.$executeRawUnsafe('UPDATE sessions SET createdAt = ? WHERE projectId = ? AND id = ?', new Date(Date.now() - 40 * DAY), 'pf1', f.c);
-    await enqueueIndexWork(h.handles.prisma, 'upsert', alice.user.id, 'pf1', f.c);
-    h.search.notify();
+    // Committed index work wakes the worker (no notify by hand).
+    await inTransaction(h.handles, (tx) => enqueueIndexWork(tx, 'upsert', alice.user.id, 'pf1', f.c));
     await h.settle();
   });
 

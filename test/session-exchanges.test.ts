@@ -1,5 +1,5 @@
 import { EXCHANGE_MAX_BYTES, ExchangeScanner, exchangeIndexOf, PAGE_CONTENT_BYTES, type ExchangeIndex } from '../src/services/exchanges';
-import type { RawQueryable } from '../src/services/content-store';
+import type { Sql } from '../src/data/sql';
 import type { Ctx } from '../src/services/context';
 import { createLoaders, SCAN_BUDGET_BYTES } from '../src/graphql/loaders';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
@@ -73,17 +73,17 @@ describe('how a transcript is split into exchanges', () => {
 
 describe('the per-version index cache', () => {
   /** A snapshot holding `md` as one chunk; `fail` makes its reads throw (a released snapshot). */
-  const fakeDb = (md: string, fail = false): RawQueryable =>
+  const fakeDb = (md: string, fail = false): Sql =>
     ({
-      async $queryRawUnsafe(_q: string, ...v: unknown[]) {
+      async query(_q: string, ...v: unknown[]) {
         await new Promise((r) => setTimeout(r, 5));
         if (fail) throw new Error('snapshot already released');
         return v[3] === 0 ? [{ data: Buffer.from(md) }] : [];
       },
-      async $executeRawUnsafe() {
+      async execute() {
         return 0;
       },
-    }) as RawQueryable;
+    }) as Sql;
   const row = { projectId: 'cache-p', id: 'cache-s', contentDigest: 'd1' };
 
   test('readers of one version share a build; a build that fails for its reader is redone for the others', async () => {

@@ -8,7 +8,7 @@ import { checkPassword } from '../auth/passwords';
 import { AppError } from '../errors';
 import { rescanFromCli } from './redact';
 import { reindexFromCli } from './reindex';
-import { retryDeadRows } from '../search/outbox';
+import { retryDeadRows } from '../data/outbox';
 
 /**
  * Admin CLI (contract §1). Errors: one line on stderr and a non-zero exit.
@@ -156,7 +156,7 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
         if (positional.length > 1 || (positional[0] !== undefined && !/^\d+$/.test(positional[0]))) {
           throw new UsageError('usage: search outbox-retry [ID]');
         }
-        const n = await retryDeadRows(db.pool, positional[0] === undefined ? undefined : Number(positional[0]));
+        const n = await retryDeadRows(db, positional[0] === undefined ? undefined : Number(positional[0]));
         out(`requeued ${n} search outbox row${n === 1 ? '' : 's'}`);
         return;
       }

@@ -28,7 +28,7 @@ export async function rescanFromCli(config: Config, db: DbHandles, dryRun: boole
   if (dryRun || result.changed === 0) return;
 
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
-  const search = createSearch({ config: { ...config, workersEnabled: true }, pool: db.pool, prisma: db.prisma, logger });
+  const search = createSearch({ config: { ...config, workersEnabled: true }, db, logger });
   await search.start();
   try {
     search.notify();

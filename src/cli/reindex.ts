@@ -7,7 +7,7 @@ import { createSearch } from '../search';
 export async function reindexFromCli(config: Config, db: DbHandles, out: (line: string) => void): Promise<void> {
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   // The CLI applies the rebuild itself; a running service's worker may share the work.
-  const search = createSearch({ config: { ...config, workersEnabled: true }, pool: db.pool, prisma: db.prisma, logger });
+  const search = createSearch({ config: { ...config, workersEnabled: true }, db, logger });
   await search.start();
   try {
     let last = -1;

@@ -1,6 +1,8 @@
 import * as mariadb from 'mariadb';
 import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import { PrismaClient } from '../generated/prisma/client';
+import { createSignals, type DataSignals } from '../data/signal';
+import { snapshotOn, sqlOn, type Snapshot, type Sql } from '../data/sql';
 
 // DATETIME columns hold UTC wall-clock values. Prisma reads and writes them as UTC, but the
 // mariadb driver converts with the process's local zone whatever its `timezone` option says, so
@@ -10,38 +12,31 @@ process.env.TZ = 'UTC';
 
 export type { Prisma } from '../generated/prisma/client';
 
-/** Raw statements with Prisma's method names, so services can take either. */
-export interface RawQueryable {
-  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;
-  $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
-}
-
 export interface DbHandles {
   prisma: PrismaClient;
   /**
-   * Hot read paths (lists, single-session reads, content) go straight to the driver pool: the
-   * same SQL through Prisma's raw-query path cost about half the throughput in bench/run.ts.
+   * Statements on the read pool (src/data/sql.ts): hot read paths (lists, single-session reads,
+   * content) go straight to the driver: the same SQL through Prisma's raw-query path cost about
+   * half the throughput in bench/run.ts.
    */
-  reader: RawQueryable;
-  /** The driver pool under Prisma, shared: writes, the search worker and health checks use it. */
+  reads: Sql;
+  /** Statements on the write pool, outside a transaction. */
+  writes: Sql;
+  /** The driver pool under Prisma, shared: writes, transactions, the search worker and health checks use it. */
   pool: mariadb.Pool;
   /**
-   * Connections of their own for reads (contract §12: uploads can never starve reads). `reader`
+   * Connections of their own for reads (contract §12: uploads can never starve reads). `reads`
    * and snapshots use it.
    */
   readPool: mariadb.Pool;
-  /** Runs `fn` on one consistent snapshot (one committed version of everything it reads). */
-  withSnapshot<T>(fn: (reader: RawQueryable) => Promise<T>): Promise<T>;
   /**
    * A snapshot taken on first use and held until `release()`: for a response that reads in
    * several steps (a GraphQL query, a streamed download).
    */
-  lazySnapshot(): LazySnapshot;
+  lazySnapshot(): Snapshot;
+  /** What committed writes announce (index work written → the search worker wakes). */
+  signals: DataSignals;
   close(): Promise<void>;
-}
-
-export interface LazySnapshot extends RawQueryable {
-  release(): Promise<void>;
 }
 
 export function connectionOptions(databaseUrl: string, withDatabase = true): mariadb.PoolConfig {
@@ -88,82 +83,18 @@ export function createDb(databaseUrl: string): DbHandles {
     const c = conn as { on?: (event: string, fn: (err: unknown) => void) => void };
     c.on?.('error', () => undefined);
   });
-  const reader = queryable(readPool);
   return {
     prisma,
-    reader,
+    reads: sqlOn(readPool),
+    writes: sqlOn(pool),
     pool,
     readPool,
-    async withSnapshot(fn) {
-      const snap = lazySnapshotOn(readPool);
-      try {
-        return await fn(snap);
-      } finally {
-        await snap.release();
-      }
-    },
-    lazySnapshot: () => lazySnapshotOn(readPool),
+    lazySnapshot: () => snapshotOn(readPool),
+    signals: createSignals(),
     async close() {
       await prisma.$disconnect().catch(() => undefined);
       await pool.end().catch(() => undefined);
       await readPool.end().catch(() => undefined);
-    },
-  };
-}
-
-export function queryable(q: { query: mariadb.Pool['query'] }): RawQueryable {
-  return {
-    $queryRawUnsafe: (query, ...values) => q.query({ sql: query }, values) as Promise<any>,
-    $executeRawUnsafe: async (query, ...values) => Number((await q.query({ sql: query }, values)).affectedRows ?? 0),
-  };
-}
-
-/**
- * InnoDB's consistent snapshot: every statement on the connection sees the database as of the
- * START TRANSACTION, whatever commits meanwhile (a writer replacing the session row and its
- * chunks commits both at once, so a snapshot holds the old version or the new one, never a mix).
- */
-function lazySnapshotOn(readPool: mariadb.Pool): LazySnapshot {
-  let conn: Promise<mariadb.PoolConnection> | null = null;
-  let released = false;
-  const open = (): Promise<mariadb.PoolConnection> =>
-    (conn ??= (async () => {
-      const c = await readPool.getConnection();
-      try {
-        await c.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
-        await c.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
-      } catch (err) {
-        await c.destroy();
-        throw err;
-      }
-      if (released) {
-        await c.query('ROLLBACK').catch(() => undefined);
-        c.release();
-        throw new Error('snapshot already released');
-      }
-      return c;
-    })());
-  return {
-    async $queryRawUnsafe(query, ...values) {
-      const c = await open();
-      return (await c.query({ sql: query }, values)) as any;
-    },
-    async $executeRawUnsafe(query, ...values) {
-      const c = await open();
-      return Number((await c.query({ sql: query }, values)).affectedRows ?? 0);
-    },
-    async release() {
-      if (released) return;
-      released = true;
-      if (!conn) return;
-      const c = await conn.catch(() => null);
-      if (!c) return;
-      try {
-        await c.query('ROLLBACK');
-        await c.release();
-      } catch {
-        await Promise.resolve(c.destroy()).catch(() => undefined);
-      }
     },
   };
 }

@@ -1,5 +1,5 @@
-import type { LazySnapshot } from '../db/client';
-import { withReader, type Ctx } from '../services/context';
+import type { Snapshot, Sql } from '../data/sql';
+import { withReads, type Ctx } from '../services/context';
 import { createLoaders, type Loaders } from './loaders';
 
 /** Per-request GraphQL context: the service context plus this request's batching loaders. */
@@ -17,13 +17,13 @@ export interface GraphqlContext {
  * `markdownContent` — comes from one committed version.
  */
 export function createGraphqlContext(ctx: Ctx): GraphqlContext {
-  const plain = ctx.deps.db.reader;
-  let snapshot: LazySnapshot | null = null;
-  const reader = {
-    $queryRawUnsafe: (q: string, ...v: unknown[]) => (snapshot ?? plain).$queryRawUnsafe(q, ...v),
-    $executeRawUnsafe: (q: string, ...v: unknown[]) => (snapshot ?? plain).$executeRawUnsafe(q, ...v),
-  } as LazySnapshot;
-  const readCtx = withReader(ctx, reader);
+  const plain = ctx.deps.db.reads;
+  let snapshot: Snapshot | null = null;
+  const reads: Sql = {
+    query: (q, ...v) => (snapshot ?? plain).query(q, ...v),
+    execute: (q, ...v) => (snapshot ?? plain).execute(q, ...v),
+  };
+  const readCtx = withReads(ctx, reads);
   return {
     ctx: readCtx,
     loaders: createLoaders(readCtx),

@@ -1,6 +1,7 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { AppError, GRAPHQL_CODE, isDatabaseUnavailable, MESSAGES } from '../errors';
+import { isDatabaseUnavailable } from '../data/errors';
+import { AppError, GRAPHQL_CODE, MESSAGES } from '../errors';
 import type { Logger } from '../logger';
 
 /** Apollo's own codes for problems found before execution: all are VALIDATION_ERROR here. */

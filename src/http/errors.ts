@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, GRAPHQL_CODE, HTTP_STATUS, isDatabaseUnavailable, MESSAGES, type ErrorCode } from '../errors';
+import { isDatabaseUnavailable } from '../data/errors';
+import { AppError, GRAPHQL_CODE, HTTP_STATUS, MESSAGES, type ErrorCode } from '../errors';
 import type { Logger } from '../logger';
 
 export const isGraphqlPath = (req: Request) => req.originalUrl.split('?')[0].startsWith('/api/v1/graphql');

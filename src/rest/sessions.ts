@@ -2,10 +2,10 @@ import { Router, type Request, type Response } from 'express';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { StringDecoder } from 'node:string_decoder';
-import type { LazySnapshot } from '../db/client';
+import type { Snapshot } from '../data/sql';
 import { AppError, MESSAGES } from '../errors';
-import { contentChunks, type ContentPart } from '../services/content-store';
-import { withReader, type Ctx, type Deps } from '../services/context';
+import { contentChunks, type ContentPart } from '../data/content';
+import { withReads, type Ctx, type Deps } from '../services/context';
 import { resumableParam, resumableSessionsOfProject } from '../services/resume';
 import * as access from '../services/access';
 import * as exchanges from '../services/exchanges';
@@ -48,7 +48,7 @@ function notModified(req: Request, res: Response, row: SessionRow): boolean {
  */
 async function streamContent(
   res: Response,
-  snap: LazySnapshot,
+  snap: Snapshot,
   row: sessions.SessionRow,
   part: ContentPart,
   asJsonString?: { head: string; tail: string },
@@ -73,10 +73,10 @@ async function streamContent(
 }
 
 /** A read of one session on one snapshot, released whatever happens (contract §12). */
-async function onSnapshot(req: Request, deps: Deps, fn: (ctx: Ctx, snap: LazySnapshot) => Promise<void>): Promise<void> {
+async function onSnapshot(req: Request, deps: Deps, fn: (ctx: Ctx, snap: Snapshot) => Promise<void>): Promise<void> {
   const snap = deps.db.lazySnapshot();
   try {
-    await fn(withReader(ctxOf(req, deps), snap), snap);
+    await fn(withReads(ctxOf(req, deps), snap), snap);
   } finally {
     await snap.release();
   }

@@ -2,8 +2,10 @@
  * Search: the Meilisearch adapter behind the SearchPort, the outbox worker that keeps the index in
  * line with the database, and (MEILI_URL unset) the embedded engine it supervises.
  */
-import type { Pool } from 'mariadb';
 import type { Config } from '../config';
+import { makeAllDue } from '../data/outbox';
+import { sqlOn } from '../data/sql';
+import type { DbHandles } from '../db/client';
 import type { Offload } from '../offload';
 import type { Logger } from '../logger';
 import type { SessionFilters } from '../services/filters';
@@ -22,7 +24,7 @@ export interface ReindexProgress {
 }
 
 export interface Search extends SearchPort {
-  /** Wake the outbox worker: a write just recorded index work. */
+  /** Wake the outbox worker for work written outside the data layer's transactions (those wake it on commit). */
   notify(): void;
   /** Outbox rows not yet applied (for metrics). */
   backlog(): Promise<number>;
@@ -45,9 +47,8 @@ export interface Search extends SearchPort {
 
 export interface SearchFactoryDeps {
   config: Config;
-  pool: Pool;
-  /** Accepted for symmetry with other services; search talks to the pool directly. */
-  prisma?: unknown;
+  /** The write pool (the worker claims and applies outbox work on it), and the data layer's signals: index work committed wakes the worker. */
+  db: Pick<DbHandles, 'pool' | 'signals'>;
   logger: Logger;
   /** Builds documents of large sessions off the event loop (src/offload); default inline. */
   offload?: Offload;
@@ -55,7 +56,8 @@ export interface SearchFactoryDeps {
   worker?: { pollMs?: number; batchSize?: number; compactEveryMs?: number; recentMax?: number };
 }
 
-export function createSearch({ config, pool, logger, offload, worker: workerOpts }: SearchFactoryDeps): Search {
+export function createSearch({ config, db, logger, offload, worker: workerOpts }: SearchFactoryDeps): Search {
+  const pool = db.pool;
   const log = logger.child({ component: 'search' });
   const indexUid = indexUidOf(config.namespace);
   const recentUid = recentUidOf(indexUid);
@@ -82,6 +84,7 @@ export function createSearch({ config, pool, logger, offload, worker: workerOpts
   let indexReady = false;
   let preparing: Promise<void> | null = null;
   const worker = new OutboxWorker({ pool, conn, recentConn, indexUid, logger: log, ready: () => indexReady, offload, ...workerOpts });
+  db.signals.outboxWritten.on(() => worker.notify());
   let started = false;
   let retryTimer: NodeJS.Timeout | null = null;
 
@@ -130,7 +133,7 @@ export function createSearch({ config, pool, logger, offload, worker: workerOpts
       void (async () => {
         await prepareIndex();
         // Work that failed while the engine was away need not wait out its back-off.
-        await pool.query('UPDATE search_outbox SET availableAt = NOW(3) WHERE availableAt > NOW(3)').catch(() => undefined);
+        await makeAllDue(sqlOn(pool)).catch(() => undefined);
         worker.notify();
       })();
     });

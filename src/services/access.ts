@@ -27,7 +27,7 @@ function checkReadIds(projectId: string, sessionId?: string): void {
 /** The caller's project, or 404 / 403. */
 export async function requireOwnedProject(ctx: Ctx, projectId: string): Promise<ProjectRow> {
   checkReadIds(projectId);
-  const rows = await ctx.deps.db.reader.$queryRawUnsafe<ProjectRow[]>(
+  const rows = await ctx.deps.db.reads.query<ProjectRow>(
     'SELECT id, ownerId, name, icon, color, createdAt, updatedAt FROM projects WHERE id = ?',
     projectId,
   );
@@ -43,9 +43,7 @@ export async function requireOwnedProject(ctx: Ctx, projectId: string): Promise<
 export async function requireOwnedSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<OwnedSession> {
   checkReadIds(projectId, rawSessionId);
   const sessionId = rawSessionId.toLowerCase();
-  const rows = await ctx.deps.db.reader.$queryRawUnsafe<
-    Array<SessionRow & { ownerId: string; projectName: string; projectIcon: string; projectColor: string }>
-  >(
+  const rows = await ctx.deps.db.reads.query<SessionRow & { ownerId: string; projectName: string; projectIcon: string; projectColor: string }>(
     `SELECT p.ownerId, p.name AS projectName, p.icon AS projectIcon, p.color AS projectColor, ${SESSION_COLUMNS}
        FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ?
       WHERE p.id = ?`,

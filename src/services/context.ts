@@ -1,21 +1,17 @@
 import type { Offload } from '../offload';
 import type { Config } from '../config';
-import type { DbHandles, RawQueryable } from '../db/client';
+import type { DbHandles } from '../db/client';
+import type { Sql } from '../data/sql';
 import type { Logger } from '../logger';
 import type { WorkGuard } from './guard';
 import type { SearchPort } from '../search/port';
-
-/** Search as services use it: the port plus a nudge to the outbox worker after a write. */
-export interface SearchDeps extends SearchPort {
-  notify(): void;
-}
 
 /** Process-wide dependencies, built once in main.ts (or by a test). */
 export interface Deps {
   config: Config;
   db: DbHandles;
   logger: Logger;
-  search: SearchDeps;
+  search: SearchPort;
   /** CPU work on large inputs off the event loop; absent → inline (src/offload). */
   offload?: Offload;
 }
@@ -40,10 +36,10 @@ export interface Ctx {
 }
 
 /**
- * The same context reading through `reader` (a snapshot): every service read made with it sees
+ * The same context reading through `reads` (a snapshot): every service read made with it sees
  * one committed version of the database (contract §12).
  */
-export function withReader(ctx: Ctx, reader: RawQueryable): Ctx {
-  const deps: Deps = { ...ctx.deps, db: { ...ctx.deps.db, reader } };
+export function withReads(ctx: Ctx, reads: Sql): Ctx {
+  const deps: Deps = { ...ctx.deps, db: { ...ctx.deps.db, reads } };
   return Object.create(ctx, { deps: { value: deps, enumerable: true } }) as Ctx;
 }

@@ -1,5 +1,6 @@
 import { invalid } from '../errors';
-import { CHUNK_BYTES, contentChunks, type RawQueryable } from './content-store';
+import { contentChunks, readMarkdownRange } from '../data/content';
+import type { Sql } from '../data/sql';
 import type { Ctx } from './context';
 import type { SessionRow } from './sessions';
 
@@ -195,7 +196,7 @@ export class ExchangeScanner {
 }
 
 /** The index of one version of a session's markdown, read through `db` (a snapshot). */
-async function buildIndex(db: RawQueryable, projectId: string, sessionId: string): Promise<ExchangeIndex> {
+async function buildIndex(db: Sql, projectId: string, sessionId: string): Promise<ExchangeIndex> {
   const scanner = new ExchangeScanner();
   for await (const chunk of contentChunks(db, projectId, sessionId, 'markdown')) {
     // A quarter of a chunk at a time, yielding in between: the event loop stays free (§16).
@@ -233,7 +234,7 @@ function evict(): void {
  * of a version share one build; if that build fails for its own reader (its client went away and
  * its snapshot was released), the others build it again on their own snapshot.
  */
-export async function exchangeIndexOf(db: RawQueryable, row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest'>): Promise<ExchangeIndex> {
+export async function exchangeIndexOf(db: Sql, row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest'>): Promise<ExchangeIndex> {
   const key = `${row.projectId}\0${row.id}\0${row.contentDigest}`;
   const shared = cache.get(key);
   if (shared) {
@@ -267,30 +268,6 @@ export async function exchangeIndexOf(db: RawQueryable, row: Pick<SessionRow, 'p
 /** True when the index of `row`'s version is cached (a page costs only its own bytes). */
 export function isIndexCached(row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest'>): boolean {
   return cache.has(`${row.projectId}\0${row.id}\0${row.contentDigest}`);
-}
-
-/** Bytes [start, end) of the markdown: only the chunk rows that hold them, only those bytes. */
-export async function readMarkdownRange(db: RawQueryable, projectId: string, sessionId: string, start: number, end: number): Promise<Buffer> {
-  if (end <= start) return Buffer.alloc(0);
-  const first = Math.floor(start / CHUNK_BYTES);
-  const last = Math.floor((end - 1) / CHUNK_BYTES);
-  const parts: Buffer[] = [];
-  for (let seq = first; seq <= last; seq++) {
-    const from = seq === first ? start - seq * CHUNK_BYTES : 0;
-    const to = seq === last ? end - seq * CHUNK_BYTES : CHUNK_BYTES;
-    const rows = await db.$queryRawUnsafe<Array<{ data: unknown }>>(
-      `SELECT SUBSTRING(data, ?, ?) AS data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = 'markdown' AND seq = ?`,
-      from + 1,
-      to - from,
-      projectId,
-      sessionId,
-      seq,
-    );
-    const d = rows[0]?.data;
-    if (d === undefined) break;
-    parts.push(Buffer.isBuffer(d) ? d : d instanceof Uint8Array ? Buffer.from(d.buffer, d.byteOffset, d.byteLength) : Buffer.from(String(d ?? ''), 'utf8'));
-  }
-  return parts.length === 1 ? parts[0] : Buffer.concat(parts);
 }
 
 export interface ExchangeItem {
@@ -327,7 +304,7 @@ export function checkPageArgs(offset: number, limit: number, maxLimit = MAX_EXCH
  * exchange). `db` must be the snapshot `row` was read on.
  */
 export async function exchangePage(
-  db: RawQueryable,
+  db: Sql,
   row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest'>,
   args: { offset: number; limit: number; content: boolean },
 ): Promise<ExchangePage> {

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import { AppError, invalid } from '../errors';
-import { enqueueIndexWork } from '../search/outbox';
+import { enqueueIndexWork } from '../data/outbox';
+import { inTransaction } from '../data/transaction';
 import { checkProjectOwner, requireOwnedProject } from './access';
 import type { Ctx } from './context';
-import { inTransaction } from './tx';
 import { checkString, isPlainObject, oneOf, PROJECT_ID_RE } from './validation';
 
 export const PROJECT_ICONS = [
@@ -72,7 +72,7 @@ type JoinedRow = ProjectRow & ProjectStatsRow;
 /** Projects with their aggregates, computed by the database in one statement. */
 export async function projectsWithStats(ctx: Ctx, ids?: string[]): Promise<ProjectDto[]> {
   if (ids && ids.length === 0) return [];
-  const rows = await ctx.deps.db.reader.$queryRawUnsafe<JoinedRow[]>(
+  const rows = await ctx.deps.db.reads.query<JoinedRow>(
     `SELECT ${PROJECT_COLUMNS}, ${STATS_COLUMNS}
        FROM projects p LEFT JOIN sessions s ON s.projectId = p.id
       WHERE p.ownerId = ?${ids ? ` AND p.id IN (${ids.map(() => '?').join(', ')})` : ''}
@@ -113,7 +113,7 @@ export async function createProject(ctx: Ctx, input: unknown): Promise<ProjectDt
   if (input.name === undefined || input.name === null) throw invalid('Missing required field: name');
   const v = validateAppearance(input);
   const now = new Date();
-  const inserted = await ctx.deps.db.prisma.$executeRawUnsafe(
+  const inserted = await ctx.deps.db.writes.execute(
     'INSERT IGNORE INTO projects (id, ownerId, name, icon, color, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?)',
     id,
     ctx.user.id,
@@ -148,20 +148,19 @@ export async function updateProject(ctx: Ctx, projectId: string, input: unknown)
 export async function deleteProject(ctx: Ctx, projectId: string): Promise<{ deletedProject: ProjectDto; deletedAt: string }> {
   await requireOwnedProject(ctx, projectId);
   const result = await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
-    const locked = await tx.$queryRawUnsafe<Array<{ ownerId: string }>>(
+    const locked = await tx.query<{ ownerId: string }>(
       'SELECT ownerId FROM projects WHERE id = ? FOR UPDATE',
       projectId,
     );
     checkProjectOwner(ctx, projectId, locked[0]?.ownerId);
-    const [before] = await tx.$queryRawUnsafe<JoinedRow[]>(
+    const [before] = await tx.query<JoinedRow>(
       `SELECT ${PROJECT_COLUMNS}, ${STATS_COLUMNS} FROM projects p LEFT JOIN sessions s ON s.projectId = p.id
         WHERE p.id = ? GROUP BY p.id`,
       projectId,
     );
     await enqueueIndexWork(tx, 'delete_project', ctx.user.id, projectId, null);
-    await tx.$executeRawUnsafe('DELETE FROM projects WHERE id = ?', projectId);
+    await tx.execute('DELETE FROM projects WHERE id = ?', projectId);
     return toProject(before, before);
   });
-  ctx.deps.search.notify();
   return { deletedProject: result, deletedAt: new Date().toISOString() };
 }

@@ -1,7 +1,9 @@
 import type { DbHandles } from '../db/client';
 import { addFindings, type Findings, type RedactMode } from '../redact';
-import { enqueueIndexWork, upsertOp } from '../search/outbox';
-import { readContent, writeContent } from './content-store';
+import { readContent, writeContent } from '../data/content';
+import { enqueueIndexWork } from '../data/outbox';
+import { inTransaction } from '../data/transaction';
+import { upsertOp } from '../domain/index-work';
 import { maskedFindingsOf, redactionsToJson, redactUpload } from './redaction';
 import {
   contentDigestOf,
@@ -15,7 +17,6 @@ import {
   writeLabels,
   type SessionRow,
 } from './sessions';
-import { inTransaction } from './tx';
 
 export interface RescanProgress {
   done: number;
@@ -40,11 +41,11 @@ export async function rescanSessions(
   opts: { dryRun: boolean; onProgress?: (p: RescanProgress) => void },
 ): Promise<RescanProgress> {
   if (mode === 'off') throw new Error('REDACT_SECRETS=off: there are no rules to apply');
-  const [{ n }] = await db.prisma.$queryRawUnsafe<Array<{ n: unknown }>>('SELECT COUNT(*) AS n FROM sessions');
+  const [{ n }] = await db.writes.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM sessions');
   const progress: RescanProgress = { done: 0, total: Number(n), changed: 0, found: {} };
   let after: [string, string] | null = null;
   for (;;) {
-    const keys: Array<{ projectId: string; id: string }> = await db.prisma.$queryRawUnsafe(
+    const keys: Array<{ projectId: string; id: string }> = await db.writes.query(
       after
         ? 'SELECT projectId, id FROM sessions WHERE (projectId, id) > (?, ?) ORDER BY projectId, id LIMIT ?'
         : 'SELECT projectId, id FROM sessions ORDER BY projectId, id LIMIT ?',
@@ -70,7 +71,7 @@ export async function rescanSessions(
 async function rescanOne(db: DbHandles, projectId: string, sessionId: string, mode: RedactMode, dryRun: boolean): Promise<Findings | null> {
   return inTransaction(db, async (tx) => {
     const old = dryRun
-      ? (await tx.$queryRawUnsafe<SessionRow[]>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.projectId = ? AND s.id = ?`, projectId, sessionId))[0]
+      ? (await tx.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.projectId = ? AND s.id = ?`, projectId, sessionId))[0]
       : await lockSession(tx, projectId, sessionId);
     if (!old) return null; // deleted meanwhile
     const hasSessionData = Number(old.sessionDataSize ?? 0) > 0;
@@ -108,7 +109,7 @@ async function rescanOne(db: DbHandles, projectId: string, sessionId: string, mo
     };
     next.contentDigest = contentDigestOf(upload.markdown, upload.rawData, next.sessionDataDigest);
     next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
-    await tx.$executeRawUnsafe(
+    await tx.execute(
       `UPDATE sessions SET name = ?, clientName = ?, clientVersion = ?, agentName = ?, deviceId = ?, metadataJson = ?,
               contentDigest = ?, sessionDataDigest = ?, etag = ?, redactionsJson = ?, updatedAt = ? WHERE projectId = ? AND id = ?`,
       next.name, next.clientName, next.clientVersion, next.agentName, next.deviceId, next.metadataJson,

@@ -30,7 +30,7 @@ const NEWEST_FIRST = 'ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC';
 /** GET /projects/{id}/sessions?resumable=true: all of the project's resumable sessions, newest first. */
 export async function resumableSessionsOfProject(ctx: Ctx, projectId: string) {
   await requireOwnedProject(ctx, projectId);
-  const rows = await ctx.deps.db.reader.$queryRawUnsafe<SessionRow[]>(
+  const rows = await ctx.deps.db.reads.query<SessionRow>(
     `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.projectId = ? AND s.sessionDataSize > 0 ${NEWEST_FIRST}`,
     ctx.user.id,
     projectId,
@@ -41,7 +41,7 @@ export async function resumableSessionsOfProject(ctx: Ctx, projectId: string) {
 
 /** GET /projects?resumable=true: projects with a resumable session, each with their summaries. */
 export async function resumableProjects(ctx: Ctx): Promise<{ projects: Array<ProjectDto & { sessions: SessionDto[] }>; total: number }> {
-  const rows = await ctx.deps.db.reader.$queryRawUnsafe<SessionRow[]>(
+  const rows = await ctx.deps.db.reads.query<SessionRow>(
     `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.sessionDataSize > 0 ${NEWEST_FIRST}`,
     ctx.user.id,
   );
@@ -101,7 +101,7 @@ export async function searchResumable(ctx: Ctx, body: unknown): Promise<{ result
   }
   if (hits.size === 0) return { results: [] };
   const keys = [...hits.values()];
-  const rows = await ctx.deps.db.reader.$queryRawUnsafe<Array<SessionRow & { projectName: string }>>(
+  const rows = await ctx.deps.db.reads.query<SessionRow & { projectName: string }>(
     `SELECT ${SESSION_COLUMNS}, p.name AS projectName FROM sessions s JOIN projects p ON p.id = s.projectId
       WHERE s.userId = ? AND s.sessionDataSize > 0 AND (s.projectId, s.id) IN (${keys.map(() => '(?, ?)').join(', ')})
       ${NEWEST_FIRST} LIMIT ?`,

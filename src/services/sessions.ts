@@ -1,14 +1,16 @@
 import crypto from 'node:crypto';
 import { AppError, invalid, MESSAGES, projectNotFound, sessionNotFound } from '../errors';
-import { enqueueIndexWork, upsertOp } from '../search/outbox';
-import { readContent, writeContent, type ContentPart } from './content-store';
+import { readContent, writeContent, markdownOfSessions as markdownOf, type ContentPart } from '../data/content';
+import { isDuplicateKey, RetryTransaction } from '../data/errors';
+import { enqueueIndexWork } from '../data/outbox';
+import { inTransaction, type Tx } from '../data/transaction';
+import { upsertOp } from '../domain/index-work';
 import { checkProjectOwner, requireOwnedProject, requireOwnedSession } from './access';
 import type { Ctx } from './context';
 import { filtersToSql, LABEL_KINDS, normalizeFilters, type SessionFilters, type SessionFiltersInput } from './filters';
 import { DEFAULT_COLOR, DEFAULT_ICON } from './projects';
 import { DeferredJson, inlineOffload } from '../offload';
 import { redactionsOf, redactionsToJson, sessionDataFindingsOf } from './redaction';
-import { inTransaction, type Tx } from './tx';
 import { contentDigestOf, DOC_ARRAY_FIELDS, prepareUpload, validateStringArray, type PreparedUpload, type StoredMetaJson } from './upload-input';
 import {
   checkString,
@@ -192,20 +194,16 @@ export interface UploadResult {
   session: SessionRow;
 }
 
-class ProjectVanished extends Error {
-  code = 'P2034';
-}
-
 export async function writeLabels(tx: Tx, row: Pick<SessionRow, 'projectId' | 'id' | 'userId'>, meta: StoredMetaJson, replace: boolean) {
   if (replace) {
-    await tx.$executeRawUnsafe('DELETE FROM session_labels WHERE projectId = ? AND sessionId = ?', row.projectId, row.id);
+    await tx.execute('DELETE FROM session_labels WHERE projectId = ? AND sessionId = ?', row.projectId, row.id);
   }
   const values: unknown[] = [];
   for (const key of DOC_ARRAY_FIELDS) {
     for (const v of new Set(meta[key])) values.push(row.projectId, row.id, LABEL_KINDS[key], v, row.userId);
   }
   if (values.length) {
-    await tx.$executeRawUnsafe(
+    await tx.execute(
       `INSERT IGNORE INTO session_labels (projectId, sessionId, kind, value, userId) VALUES ${Array(values.length / 5)
         .fill('(?, ?, ?, ?, ?)')
         .join(', ')}`,
@@ -215,7 +213,7 @@ export async function writeLabels(tx: Tx, row: Pick<SessionRow, 'projectId' | 'i
 }
 
 export async function lockSession(tx: Tx, projectId: string, sessionId: string): Promise<SessionRow | undefined> {
-  const rows = await tx.$queryRawUnsafe<SessionRow[]>(
+  const rows = await tx.query<SessionRow>(
     `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.projectId = ? AND s.id = ? FOR UPDATE`,
     projectId,
     sessionId,
@@ -238,9 +236,7 @@ export async function upsertSession(
   const mode = ctx.deps.config.redactSecrets;
   const prepared =
     body instanceof DeferredJson ? await (ctx.deps.offload ?? inlineOffload).prepareUploadJson(body.bytes, mode) : prepareUpload(body, mode);
-  const result = await writeUpload(ctx, projectId, sessionId, prepared, cond);
-  if (result.changed) ctx.deps.search.notify();
-  return result;
+  return writeUpload(ctx, projectId, sessionId, prepared, cond);
 }
 
 async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepared: PreparedUpload, cond: UploadConditions): Promise<UploadResult> {
@@ -248,7 +244,7 @@ async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepa
   const userId = ctx.user.id;
   return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const now = new Date();
-    await tx.$executeRawUnsafe(
+    await tx.execute(
       'INSERT IGNORE INTO projects (id, ownerId, name, icon, color, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?)',
       projectId,
       userId,
@@ -258,11 +254,11 @@ async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepa
       now,
       now,
     );
-    const owner = await tx.$queryRawUnsafe<Array<{ ownerId: string }>>(
+    const owner = await tx.query<{ ownerId: string }>(
       'SELECT ownerId FROM projects WHERE id = ? LOCK IN SHARE MODE',
       projectId,
     );
-    if (!owner[0]) throw new ProjectVanished('project deleted during upload; retrying');
+    if (!owner[0]) throw new RetryTransaction('project deleted during upload; retrying');
     checkProjectOwner(ctx, projectId, owner[0].ownerId);
 
     const old = await lockSession(tx, projectId, sessionId);
@@ -312,7 +308,7 @@ async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepa
 
     const hasGitBranches = up.meta.gitBranches.length > 0;
     if (old) {
-      await tx.$executeRawUnsafe(
+      await tx.execute(
         `UPDATE sessions SET name = ?, markdownSize = ?, rawDataSize = ?, etag = ?, contentDigest = ?, updatedAt = ?,
                 startedAt = ?, endedAt = ?, clientName = ?, clientVersion = ?, agentName = ?, deviceId = ?,
                 metadataJson = ?, hasGitBranches = ?, sessionDataSize = ?, sessionDataDigest = ?, redactionsJson = ?
@@ -322,7 +318,7 @@ async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepa
         next.metadataJson, hasGitBranches, sessionDataSize, sessionDataDigest, redactionsJson, projectId, sessionId,
       );
     } else {
-      await tx.$executeRawUnsafe(
+      await tx.execute(
         `INSERT INTO sessions (projectId, id, userId, name, userTitle, markdownSize, rawDataSize, etag, contentDigest,
                 createdAt, updatedAt, startedAt, endedAt, clientName, clientVersion, agentName, deviceId, metadataJson, hasGitBranches,
                 sessionDataSize, sessionDataDigest, redactionsJson)
@@ -340,7 +336,7 @@ async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepa
     return { created: !old, changed: true, session: next };
   }).catch((err) => {
     // Two first uploads of one session raced: the loser's INSERT hit the winner's row.
-    if (/Duplicate entry|1062|P2002/.test(String(err?.message ?? '') + String(err?.code ?? ''))) {
+    if (isDuplicateKey(err)) {
       return writeUpload(ctx, projectId, sessionId, prepared, cond);
     }
     throw err;
@@ -361,7 +357,7 @@ export interface ProjectRef {
 export type OwnedSession = SessionRow & { project: ProjectRef };
 
 export async function getSessionContent(ctx: Ctx, row: SessionRow, part: ContentPart): Promise<Buffer> {
-  return readContent(ctx.deps.db.reader, row.projectId, row.id, part);
+  return readContent(ctx.deps.db.reads, row.projectId, row.id, part);
 }
 
 export type SessionOrder =
@@ -433,7 +429,7 @@ export async function querySessions(
     clauses.push(`(s.${col} ${cmp} ? OR (s.${col} = ? AND (s.projectId ${cmp} ? OR (s.projectId = ? AND s.id ${cmp} ?))))`);
     params.push(v, v, p, p, s);
   }
-  const rows = await ctx.deps.db.reader.$queryRawUnsafe<SessionRow[]>(
+  const rows = await ctx.deps.db.reads.query<SessionRow>(
     `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE ${clauses.join(' AND ')}
       ORDER BY s.${col} ${dir}, s.projectId ${dir}, s.id ${dir} LIMIT ?`,
     ...params,
@@ -446,7 +442,7 @@ export async function querySessions(
 
 export async function countSessions(ctx: Ctx, filters: SessionFilters): Promise<number> {
   const { where, params } = filtersToSql(ctx.user.id, filters);
-  const [r] = await ctx.deps.db.reader.$queryRawUnsafe<Array<{ n: number }>>(
+  const [r] = await ctx.deps.db.reads.query<{ n: number }>(
     `SELECT COUNT(*) AS n FROM sessions s WHERE ${where}`,
     ...params,
   );
@@ -483,7 +479,7 @@ export async function projectSessionSizes(ctx: Ctx, projectId: string): Promise<
     if (err instanceof AppError && err.code === 'NOT_FOUND') return {};
     throw err;
   }
-  const rows = await ctx.deps.db.reader.$queryRawUnsafe<Array<{ id: string; markdownSize: number; sessionDataSize: number }>>(
+  const rows = await ctx.deps.db.reads.query<{ id: string; markdownSize: number; sessionDataSize: number }>(
     'SELECT id, markdownSize, sessionDataSize FROM sessions WHERE projectId = ? ORDER BY id',
     projectId,
   );
@@ -540,7 +536,7 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
     next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
     // A patch always counts as a change (contract §9): it moves updatedAt.
     next.updatedAt = new Date(Math.max(Date.now(), old.updatedAt.getTime() + 1));
-    await tx.$executeRawUnsafe(
+    await tx.execute(
       'UPDATE sessions SET name = ?, userTitle = ?, metadataJson = ?, etag = ?, updatedAt = ? WHERE projectId = ? AND id = ?',
       next.name, next.userTitle, next.metadataJson, next.etag, next.updatedAt, old.projectId, old.id,
     );
@@ -548,18 +544,16 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
     await enqueueIndexWork(tx, upsertOp(Number(old.markdownSize)), ctx.user.id, old.projectId, old.id);
     return next;
   });
-  ctx.deps.search.notify();
   return updated;
 }
 
 export async function deleteSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<void> {
   const row = await requireOwnedSession(ctx, projectId, rawSessionId);
   await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
-    const n = await tx.$executeRawUnsafe('DELETE FROM sessions WHERE projectId = ? AND id = ? AND userId = ?', row.projectId, row.id, ctx.user.id);
+    const n = await tx.execute('DELETE FROM sessions WHERE projectId = ? AND id = ? AND userId = ?', row.projectId, row.id, ctx.user.id);
     if (n === 0) throw sessionNotFound(row.id, projectId);
     await enqueueIndexWork(tx, 'delete', ctx.user.id, row.projectId, row.id);
   });
-  ctx.deps.search.notify();
 }
 
 
@@ -583,7 +577,7 @@ export async function sessionsForProjects(
   const wanted = filters.projectIds ? projectIds.filter((id) => filters.projectIds!.includes(id)) : [...projectIds];
   if (wanted.length === 0) return out;
   const { where, params } = filtersToSql(ctx.user.id, { ...filters, projectIds: wanted });
-  const rows = await ctx.deps.db.reader.$queryRawUnsafe<Array<SessionRow & { rn: unknown }>>(
+  const rows = await ctx.deps.db.reads.query<SessionRow & { rn: unknown }>(
     `SELECT t.* FROM (
         SELECT ${SESSION_COLUMNS},
                ROW_NUMBER() OVER (PARTITION BY s.projectId ORDER BY s.${col} ${dir}, s.id ${dir}) AS rn
@@ -605,7 +599,7 @@ export async function sessionsForProjects(
 export async function findLatestSessionById(ctx: Ctx, rawSessionId: string): Promise<SessionRow> {
   if (!UUID_RE.test(rawSessionId)) throw sessionNotFound(rawSessionId);
   const sessionId = rawSessionId.toLowerCase();
-  const rows = await ctx.deps.db.reader.$queryRawUnsafe<SessionRow[]>(
+  const rows = await ctx.deps.db.reads.query<SessionRow>(
     `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.id = ? ORDER BY s.updatedAt DESC, s.projectId ASC LIMIT 1`,
     ctx.user.id,
     sessionId,
@@ -622,7 +616,7 @@ export interface SessionKey {
 /** The caller's sessions among `keys` (others' and missing ones are simply absent). */
 export async function sessionsByKeys(ctx: Ctx, keys: readonly SessionKey[]): Promise<SessionRow[]> {
   if (keys.length === 0) return [];
-  return ctx.deps.db.reader.$queryRawUnsafe<SessionRow[]>(
+  return ctx.deps.db.reads.query<SessionRow>(
     `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND (s.projectId, s.id) IN (${keys.map(() => '(?, ?)').join(', ')})`,
     ctx.user.id,
     ...keys.flatMap((k) => [k.projectId, k.sessionId.toLowerCase()]),
@@ -630,28 +624,6 @@ export async function sessionsByKeys(ctx: Ctx, keys: readonly SessionKey[]): Pro
 }
 
 /** Markdown of several of the caller's sessions in one statement, keyed `${projectId}/${sessionId}`. */
-export async function markdownOfSessions(ctx: Ctx, keys: readonly SessionKey[]): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  if (keys.length === 0) return out;
-  const rows = await ctx.deps.db.reader.$queryRawUnsafe<Array<{ projectId: string; sessionId: string; data: unknown }>>(
-    `SELECT c.projectId, c.sessionId, c.data FROM session_chunks c JOIN sessions s ON s.projectId = c.projectId AND s.id = c.sessionId
-      WHERE s.userId = ? AND c.part = 'markdown' AND (c.projectId, c.sessionId) IN (${keys.map(() => '(?, ?)').join(', ')})
-      ORDER BY c.projectId, c.sessionId, c.seq`,
-    ctx.user.id,
-    ...keys.flatMap((k) => [k.projectId, k.sessionId]),
-  );
-  const parts = new Map<string, Buffer[]>();
-  for (const r of rows) {
-    const k = `${r.projectId}/${r.sessionId}`;
-    const buf = Buffer.isBuffer(r.data)
-      ? r.data
-      : r.data instanceof Uint8Array
-        ? Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength)
-        : Buffer.from(String(r.data ?? ''), 'utf8');
-    const list = parts.get(k) ?? [];
-    list.push(buf);
-    parts.set(k, list);
-  }
-  for (const [k, bufs] of parts) out.set(k, Buffer.concat(bufs).toString('utf8'));
-  return out;
+export function markdownOfSessions(ctx: Ctx, keys: readonly SessionKey[]): Promise<Map<string, string>> {
+  return markdownOf(ctx.deps.db.reads, ctx.user.id, keys);
 }

@@ -12,7 +12,7 @@ const DAY_MS = 86_400_000;
 const n = (v: unknown): number => (v == null ? 0 : Number(v));
 
 async function q<T>(ctx: Ctx, sql: string, ...params: unknown[]): Promise<T[]> {
-  return ctx.deps.db.reader.$queryRawUnsafe<T[]>(sql, ...params);
+  return ctx.deps.db.reads.query<T>(sql, ...params);
 }
 
 const marks = (xs: unknown[]) => xs.map(() => '?').join(', ');

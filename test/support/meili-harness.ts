@@ -92,7 +92,7 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
   const config = searchTestConfig(db, opts.env);
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const handles = createDb(config.databaseUrl);
-  const search = createSearch({ config, pool: handles.pool, prisma: handles.prisma, logger, offload: opts.offload, worker: { pollMs: 50 } });
+  const search = createSearch({ config, db: handles, logger, offload: opts.offload, worker: { pollMs: 50 } });
   await search.start();
   const deps: Deps = { config, db: handles, logger, search, offload: opts.offload };
   let users = 0;
