@@ -9,7 +9,8 @@ import crypto from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import * as mariadb from 'mariadb';
 import { connectionOptions } from '../src/db/client';
-import { SESSION_COLUMNS, toSession, type SessionRow } from '../src/services/sessions';
+import { SESSION_COLUMNS, type SessionRow } from '../src/data/sessions';
+import { toSession } from '../src/services/sessions';
 
 const pool = mariadb.createPool({ ...connectionOptions(process.env.DATABASE_URL!), connectionLimit: 10 });
 // A KeyObject built once, as the service does (src/auth/tokens.ts): handing jsonwebtoken the string

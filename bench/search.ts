@@ -31,7 +31,7 @@ import { searchFilter } from '../src/search/filter';
 import { createNodeHttpClient } from '../src/search/http-client';
 import { searchSessions } from '../src/search/search-service';
 import type { Ctx, Deps } from '../src/services/context';
-import { upsertSession } from '../src/services/sessions';
+import { upsertSession } from '../src/services/session-upload';
 import { createTestDatabase, ROOT_URL, type TestDatabase } from '../test/support/db';
 import { generateSession, rng, vocabulary } from './corpus';
 

@@ -2,14 +2,8 @@ import DataLoader from 'dataloader';
 import type { Ctx } from '../services/context';
 import type { SessionFilters } from '../services/filters';
 import { projectsWithStats, type ProjectDto } from '../services/projects';
-import {
-  markdownOfSessions,
-  sessionsByKeys,
-  sessionsForProjects,
-  type SessionKey,
-  type SessionOrder,
-  type SessionRow,
-} from '../services/sessions';
+import { markdownOfSessions, sessionsByKeys, sessionsForProjects } from '../services/session-lists';
+import type { SessionKey, SessionOrder, SessionRow } from '../services/sessions';
 import * as stats from '../services/stats';
 import { invalid } from '../errors';
 

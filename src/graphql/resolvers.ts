@@ -7,6 +7,8 @@ import * as keys from '../services/keys';
 import * as projects from '../services/projects';
 import { redactionsOf } from '../services/redaction';
 import * as sessions from '../services/sessions';
+import * as sessionLists from '../services/session-lists';
+import * as sessionChanges from '../services/session-changes';
 import type { SessionRow } from '../services/sessions';
 import * as stats from '../services/stats';
 import type { GraphqlContext } from './context';
@@ -23,7 +25,7 @@ function once<T>(f: () => Promise<T>): () => Promise<T> {
 function connection(rows: SessionRow[], order: SessionOrder, first: number, after: string | null | undefined): SessionConnectionModel {
   const more = rows.length > first;
   const page = more ? rows.slice(0, first) : rows;
-  const edges = page.map((node) => ({ cursor: sessions.encodeCursor(order, node), node }));
+  const edges = page.map((node) => ({ cursor: sessionLists.encodeCursor(order, node), node }));
   return {
     edges,
     pageInfo: {
@@ -60,18 +62,18 @@ export const resolvers: Resolvers = {
       return p;
     },
     async session(_p, { id, projectId }, gql) {
-      const row = projectId != null ? await access.requireOwnedSession(gql.ctx, projectId, id) : await sessions.findLatestSessionById(gql.ctx, id);
+      const row = projectId != null ? await access.requireOwnedSession(gql.ctx, projectId, id) : await sessionLists.findLatestSessionById(gql.ctx, id);
       primeSessions(gql, [row]);
       return row;
     },
     async sessions(_p, { filters, orderBy, limit }, gql) {
-      const page = await sessions.findSessions(gql.ctx, filters, orderBy ?? 'CREATED_AT_DESC', limit ?? 20);
+      const page = await sessionLists.findSessions(gql.ctx, filters, orderBy ?? 'CREATED_AT_DESC', limit ?? 20);
       return primeSessions(gql, page.rows);
     },
     async sessionsConnection(_p, { filters, orderBy, first, after }, gql) {
       const order = orderBy ?? 'CREATED_AT_DESC';
       const n = first ?? 20;
-      const page = await sessions.findSessions(gql.ctx, filters, order, n + 1, after);
+      const page = await sessionLists.findSessions(gql.ctx, filters, order, n + 1, after);
       return connection(primeSessions(gql, page.rows), order, n, after);
     },
     async searchSessions(_p, { query, filters, limit, offset }, gql, info) {
@@ -115,10 +117,10 @@ export const resolvers: Resolvers = {
       return { project: r.deletedProject, deletedAt: r.deletedAt };
     },
     async updateSession(_p, { projectId, id, input }, { ctx }) {
-      return sessions.patchSession(ctx, projectId, id, { ...input });
+      return sessionChanges.patchSession(ctx, projectId, id, { ...input });
     },
     async deleteSession(_p, { projectId, id }, { ctx }) {
-      await sessions.deleteSession(ctx, projectId, id);
+      await sessionChanges.deleteSession(ctx, projectId, id);
       return true;
     },
     createApiKey(_p, { name, expiresInDays }, { ctx }) {
@@ -141,7 +143,7 @@ export const resolvers: Resolvers = {
       const rows = after
         ? f.projectIds && !f.projectIds.includes(p.id)
           ? []
-          : (await sessions.querySessions(gql.ctx, { ...f, projectIds: [p.id] }, order, n + 1, after)).rows
+          : (await sessionLists.querySessions(gql.ctx, { ...f, projectIds: [p.id] }, order, n + 1, after)).rows
         : await gql.loaders.projectSessions(f, order, n + 1).load(p.id);
       return connection(rows, order, n, after);
     },

@@ -10,6 +10,9 @@ import { resumableParam, resumableSessionsOfProject } from '../services/resume';
 import * as access from '../services/access';
 import * as exchanges from '../services/exchanges';
 import * as sessions from '../services/sessions';
+import * as sessionLists from '../services/session-lists';
+import * as sessionChanges from '../services/session-changes';
+import { upsertSession } from '../services/session-upload';
 import type { SessionRow } from '../services/sessions';
 import { intParam } from '../services/validation';
 import { ctxOf, ok } from './context';
@@ -87,7 +90,7 @@ export function sessionsRouter(deps: Deps): Router {
   const base = '/projects/:projectId/sessions';
 
   r.get('/sessions/recent', async (req, res) => {
-    res.json(ok(await sessions.listRecentSessions(ctxOf(req, deps), req.query)));
+    res.json(ok(await sessionLists.listRecentSessions(ctxOf(req, deps), req.query)));
   });
 
   r.get(base, async (req, res) => {
@@ -96,11 +99,11 @@ export function sessionsRouter(deps: Deps): Router {
       res.json(ok(await resumableSessionsOfProject(ctxOf(req, deps), req.params.projectId)));
       return;
     }
-    res.json(ok(await sessions.listProjectSessions(ctxOf(req, deps), req.params.projectId, req.query)));
+    res.json(ok(await sessionLists.listProjectSessions(ctxOf(req, deps), req.params.projectId, req.query)));
   });
 
   r.get(`${base}/sizes`, async (req, res) => {
-    res.json(ok({ sessions: await sessions.projectSessionSizes(ctxOf(req, deps), req.params.projectId) }));
+    res.json(ok({ sessions: await sessionLists.projectSessionSizes(ctxOf(req, deps), req.params.projectId) }));
   });
 
   r.head(`${base}/:sessionId`, async (req, res) => {
@@ -166,7 +169,7 @@ export function sessionsRouter(deps: Deps): Router {
   });
 
   r.put(`${base}/:sessionId`, async (req, res) => {
-    const result = await sessions.upsertSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId, req.body, {
+    const result = await upsertSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId, req.body, {
       ifMatch: req.get('if-match'),
       ifNoneMatch: req.get('if-none-match'),
     });
@@ -178,13 +181,13 @@ export function sessionsRouter(deps: Deps): Router {
   });
 
   r.patch(`${base}/:sessionId`, async (req, res) => {
-    const row = await sessions.patchSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId, req.body);
+    const row = await sessionChanges.patchSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId, req.body);
     res.setHeader('ETag', row.etag);
     res.json(ok({ session: sessions.toSession(row) }));
   });
 
   r.delete(`${base}/:sessionId`, async (req, res) => {
-    await sessions.deleteSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId);
+    await sessionChanges.deleteSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId);
     res.json(ok({ success: true }));
   });
 

@@ -5,8 +5,9 @@
  */
 import { projectForbidden, projectNotFound, sessionNotFound } from '../errors';
 import type { Ctx } from './context';
-import type { ProjectRow } from './projects';
-import { SESSION_COLUMNS, type OwnedSession, type SessionRow } from './sessions';
+import { projectById, type ProjectRow } from '../data/projects';
+import { sessionWithProject, type SessionRow } from '../data/sessions';
+import type { OwnedSession } from './sessions';
 import { PROJECT_ID_RE, UUID_RE } from './validation';
 
 /**
@@ -27,12 +28,9 @@ function checkReadIds(projectId: string, sessionId?: string): void {
 /** The caller's project, or 404 / 403. */
 export async function requireOwnedProject(ctx: Ctx, projectId: string): Promise<ProjectRow> {
   checkReadIds(projectId);
-  const rows = await ctx.deps.db.reads.query<ProjectRow>(
-    'SELECT id, ownerId, name, icon, color, createdAt, updatedAt FROM projects WHERE id = ?',
-    projectId,
-  );
-  checkProjectOwner(ctx, projectId, rows[0]?.ownerId);
-  return rows[0];
+  const project = await projectById(ctx.deps.db.reads, projectId);
+  checkProjectOwner(ctx, projectId, project?.ownerId);
+  return project!;
 }
 
 /**
@@ -43,16 +41,9 @@ export async function requireOwnedProject(ctx: Ctx, projectId: string): Promise<
 export async function requireOwnedSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<OwnedSession> {
   checkReadIds(projectId, rawSessionId);
   const sessionId = rawSessionId.toLowerCase();
-  const rows = await ctx.deps.db.reads.query<SessionRow & { ownerId: string; projectName: string; projectIcon: string; projectColor: string }>(
-    `SELECT p.ownerId, p.name AS projectName, p.icon AS projectIcon, p.color AS projectColor, ${SESSION_COLUMNS}
-       FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ?
-      WHERE p.id = ?`,
-    sessionId,
-    projectId,
-  );
-  const r = rows[0];
+  const r = await sessionWithProject(ctx.deps.db.reads, projectId, sessionId);
   checkProjectOwner(ctx, projectId, r?.ownerId);
-  if (!r.id) throw sessionNotFound(sessionId, projectId);
-  const { ownerId: _owner, projectName, projectIcon, projectColor, ...row } = r;
-  return { ...row, project: { id: projectId, name: projectName, icon: projectIcon, color: projectColor } };
+  if (!r!.id) throw sessionNotFound(sessionId, projectId);
+  const { ownerId: _owner, projectName, projectIcon, projectColor, ...row } = r!;
+  return { ...(row as SessionRow), project: { id: projectId, name: projectName, icon: projectIcon, color: projectColor } };
 }

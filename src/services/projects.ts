@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
 import { AppError, invalid } from '../errors';
 import { enqueueIndexWork } from '../data/outbox';
+import * as store from '../data/projects';
+import type { ProjectRow, ProjectStatsRow } from '../data/projects';
 import { inTransaction } from '../data/transaction';
 import { checkProjectOwner, requireOwnedProject } from './access';
 import type { Ctx } from './context';
@@ -15,15 +17,7 @@ export const PROJECT_COLORS = ['rose', 'pink', 'orange', 'amber', 'emerald', 'cy
 export const DEFAULT_ICON = 'Code2';
 export const DEFAULT_COLOR = 'blue';
 
-export interface ProjectRow {
-  id: string;
-  ownerId: string;
-  name: string;
-  icon: string;
-  color: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type { ProjectRow, ProjectStatsRow } from '../data/projects';
 
 export interface ProjectDto {
   id: string;
@@ -38,12 +32,6 @@ export interface ProjectDto {
   lastActivity: string;
   /** = lastActivity (client-compatible: the upload CLI reads this name; contract §15). */
   lastUpdated: string;
-}
-
-export interface ProjectStatsRow {
-  sessionCount: number;
-  totalMarkdownSize: number;
-  lastSessionUpdate: Date | null;
 }
 
 export const toProject = (p: ProjectRow, s: ProjectStatsRow): ProjectDto => {
@@ -63,24 +51,10 @@ export const toProject = (p: ProjectRow, s: ProjectStatsRow): ProjectDto => {
   };
 };
 
-const PROJECT_COLUMNS = 'p.id, p.ownerId, p.name, p.icon, p.color, p.createdAt, p.updatedAt';
-const STATS_COLUMNS =
-  'COUNT(s.id) AS sessionCount, COALESCE(SUM(s.markdownSize), 0) AS totalMarkdownSize, MAX(s.updatedAt) AS lastSessionUpdate';
-
-type JoinedRow = ProjectRow & ProjectStatsRow;
-
 /** Projects with their aggregates, computed by the database in one statement. */
 export async function projectsWithStats(ctx: Ctx, ids?: string[]): Promise<ProjectDto[]> {
   if (ids && ids.length === 0) return [];
-  const rows = await ctx.deps.db.reads.query<JoinedRow>(
-    `SELECT ${PROJECT_COLUMNS}, ${STATS_COLUMNS}
-       FROM projects p LEFT JOIN sessions s ON s.projectId = p.id
-      WHERE p.ownerId = ?${ids ? ` AND p.id IN (${ids.map(() => '?').join(', ')})` : ''}
-      GROUP BY p.id
-      ORDER BY COALESCE(MAX(s.updatedAt), p.updatedAt) DESC, p.id ASC`,
-    ctx.user.id,
-    ...(ids ?? []),
-  );
+  const rows = await store.projectsWithStats(ctx.deps.db.reads, ctx.user.id, ids);
   return rows.map((r) => toProject(r, r));
 }
 
@@ -113,18 +87,9 @@ export async function createProject(ctx: Ctx, input: unknown): Promise<ProjectDt
   if (input.name === undefined || input.name === null) throw invalid('Missing required field: name');
   const v = validateAppearance(input);
   const now = new Date();
-  const inserted = await ctx.deps.db.writes.execute(
-    'INSERT IGNORE INTO projects (id, ownerId, name, icon, color, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    id,
-    ctx.user.id,
-    v.name!,
-    v.icon ?? DEFAULT_ICON,
-    v.color ?? DEFAULT_COLOR,
-    now,
-    now,
-  );
-  if (inserted === 0) {
-    const owner = await ctx.deps.db.prisma.project.findUnique({ where: { id }, select: { ownerId: true } });
+  const row: ProjectRow = { id, ownerId: ctx.user.id, name: v.name!, icon: v.icon ?? DEFAULT_ICON, color: v.color ?? DEFAULT_COLOR, createdAt: now, updatedAt: now };
+  if (!(await store.insertProjectIfAbsent(ctx.deps.db.writes, row))) {
+    const owner = await store.projectById(ctx.deps.db.writes, id);
     if (owner) checkProjectOwner(ctx, id, owner.ownerId);
     throw new AppError('CONFLICT', 'Project already exists', { projectId: id });
   }
@@ -137,7 +102,7 @@ export async function updateProject(ctx: Ctx, projectId: string, input: unknown)
   if (input.name === null) throw invalid('Invalid value for name: must not be null');
   if (Object.keys(v).length === 0) throw invalid('Nothing to update: send name, icon or color');
   await requireOwnedProject(ctx, projectId);
-  await ctx.deps.db.prisma.project.update({ where: { id: projectId }, data: { ...v, updatedAt: new Date() } });
+  await store.updateProjectAppearance(ctx.deps.db.writes, projectId, v, new Date());
   return getProject(ctx, projectId);
 }
 
@@ -148,18 +113,10 @@ export async function updateProject(ctx: Ctx, projectId: string, input: unknown)
 export async function deleteProject(ctx: Ctx, projectId: string): Promise<{ deletedProject: ProjectDto; deletedAt: string }> {
   await requireOwnedProject(ctx, projectId);
   const result = await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
-    const locked = await tx.query<{ ownerId: string }>(
-      'SELECT ownerId FROM projects WHERE id = ? FOR UPDATE',
-      projectId,
-    );
-    checkProjectOwner(ctx, projectId, locked[0]?.ownerId);
-    const [before] = await tx.query<JoinedRow>(
-      `SELECT ${PROJECT_COLUMNS}, ${STATS_COLUMNS} FROM projects p LEFT JOIN sessions s ON s.projectId = p.id
-        WHERE p.id = ? GROUP BY p.id`,
-      projectId,
-    );
+    checkProjectOwner(ctx, projectId, await store.lockProjectOwner(tx, projectId, 'update'));
+    const before = (await store.projectWithStats(tx, projectId))!;
     await enqueueIndexWork(tx, 'delete_project', ctx.user.id, projectId, null);
-    await tx.execute('DELETE FROM projects WHERE id = ?', projectId);
+    await store.deleteProjectRow(tx, projectId);
     return toProject(before, before);
   });
   return { deletedProject: result, deletedAt: new Date().toISOString() };

@@ -8,15 +8,14 @@ import { maskedFindingsOf, redactionsToJson, redactUpload } from './redaction';
 import {
   contentDigestOf,
   DOC_STRING_FIELDS,
-  lockSession,
   metadataOf,
   parseStoredMeta,
-  SESSION_COLUMNS,
   sessionDataDigestOf,
   sessionEtag,
-  writeLabels,
-  type SessionRow,
+  labelsOf,
 } from './sessions';
+import * as store from '../data/sessions';
+import type { SessionRow } from '../data/sessions';
 
 export interface RescanProgress {
   done: number;
@@ -41,16 +40,10 @@ export async function rescanSessions(
   opts: { dryRun: boolean; onProgress?: (p: RescanProgress) => void },
 ): Promise<RescanProgress> {
   if (mode === 'off') throw new Error('REDACT_SECRETS=off: there are no rules to apply');
-  const [{ n }] = await db.writes.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM sessions');
-  const progress: RescanProgress = { done: 0, total: Number(n), changed: 0, found: {} };
+  const progress: RescanProgress = { done: 0, total: await store.sessionCount(db.writes), changed: 0, found: {} };
   let after: [string, string] | null = null;
   for (;;) {
-    const keys: Array<{ projectId: string; id: string }> = await db.writes.query(
-      after
-        ? 'SELECT projectId, id FROM sessions WHERE (projectId, id) > (?, ?) ORDER BY projectId, id LIMIT ?'
-        : 'SELECT projectId, id FROM sessions ORDER BY projectId, id LIMIT ?',
-      ...(after ? [...after, BATCH] : [BATCH]),
-    );
+    const keys = await store.sessionKeysAfter(db.writes, after, BATCH);
     if (keys.length === 0) break;
     for (const k of keys) {
       const found = await rescanOne(db, k.projectId, k.id, mode, opts.dryRun);
@@ -71,8 +64,8 @@ export async function rescanSessions(
 async function rescanOne(db: DbHandles, projectId: string, sessionId: string, mode: RedactMode, dryRun: boolean): Promise<Findings | null> {
   return inTransaction(db, async (tx) => {
     const old = dryRun
-      ? (await tx.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.projectId = ? AND s.id = ?`, projectId, sessionId))[0]
-      : await lockSession(tx, projectId, sessionId);
+      ? await store.sessionByKey(tx, projectId, sessionId)
+      : await store.lockSession(tx, projectId, sessionId);
     if (!old) return null; // deleted meanwhile
     const hasSessionData = Number(old.sessionDataSize ?? 0) > 0;
     const [markdown, rawData, sessionData] = await Promise.all([
@@ -109,16 +102,11 @@ async function rescanOne(db: DbHandles, projectId: string, sessionId: string, mo
     };
     next.contentDigest = contentDigestOf(upload.markdown, upload.rawData, next.sessionDataDigest);
     next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
-    await tx.execute(
-      `UPDATE sessions SET name = ?, clientName = ?, clientVersion = ?, agentName = ?, deviceId = ?, metadataJson = ?,
-              contentDigest = ?, sessionDataDigest = ?, etag = ?, redactionsJson = ?, updatedAt = ? WHERE projectId = ? AND id = ?`,
-      next.name, next.clientName, next.clientVersion, next.agentName, next.deviceId, next.metadataJson,
-      next.contentDigest, next.sessionDataDigest, next.etag, next.redactionsJson, next.updatedAt, projectId, sessionId,
-    );
+    await store.updateRedactedSession(tx, next);
     if (next.contentDigest !== old.contentDigest) {
       await writeContent(tx, projectId, sessionId, { markdown: upload.markdown, raw: upload.rawData, session: upload.sessionData });
     }
-    await writeLabels(tx, next, upload.meta, true);
+    await store.writeLabels(tx, next, labelsOf(upload.meta), true);
     await enqueueIndexWork(tx, upsertOp(Number(old.markdownSize)), old.userId, projectId, sessionId);
     return fresh;
   });

@@ -10,7 +10,8 @@ import { searchSessions, MAX_SEARCH_LIMIT, type SearchResultItem } from '../sear
 import type { Ctx } from './context';
 import { projectsWithStats, type ProjectDto } from './projects';
 import { requireOwnedProject } from './access';
-import { SESSION_COLUMNS, toSession, type SessionDto, type SessionRow } from './sessions';
+import { resumableSessions, resumableSessionsByKeys, type SessionRow } from '../data/sessions';
+import { toSession, type SessionDto } from './sessions';
 import { isPlainObject } from './validation';
 
 /** At most this many results from POST /search/resume. */
@@ -25,26 +26,17 @@ export function resumableParam(raw: unknown): boolean {
   throw invalid('Invalid value for resumable: must be true or false');
 }
 
-const NEWEST_FIRST = 'ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC';
-
 /** GET /projects/{id}/sessions?resumable=true: all of the project's resumable sessions, newest first. */
 export async function resumableSessionsOfProject(ctx: Ctx, projectId: string) {
   await requireOwnedProject(ctx, projectId);
-  const rows = await ctx.deps.db.reads.query<SessionRow>(
-    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.projectId = ? AND s.sessionDataSize > 0 ${NEWEST_FIRST}`,
-    ctx.user.id,
-    projectId,
-  );
+  const rows = await resumableSessions(ctx.deps.db.reads, ctx.user.id, projectId);
   const sessions = rows.map((r) => toSession(r));
   return { sessions, total: sessions.length, projectId, nextCursor: null };
 }
 
 /** GET /projects?resumable=true: projects with a resumable session, each with their summaries. */
 export async function resumableProjects(ctx: Ctx): Promise<{ projects: Array<ProjectDto & { sessions: SessionDto[] }>; total: number }> {
-  const rows = await ctx.deps.db.reads.query<SessionRow>(
-    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.sessionDataSize > 0 ${NEWEST_FIRST}`,
-    ctx.user.id,
-  );
+  const rows = await resumableSessions(ctx.deps.db.reads, ctx.user.id);
   const byProject = new Map<string, SessionDto[]>();
   for (const r of rows) {
     const list = byProject.get(r.projectId) ?? [];
@@ -101,14 +93,7 @@ export async function searchResumable(ctx: Ctx, body: unknown): Promise<{ result
   }
   if (hits.size === 0) return { results: [] };
   const keys = [...hits.values()];
-  const rows = await ctx.deps.db.reads.query<SessionRow & { projectName: string }>(
-    `SELECT ${SESSION_COLUMNS}, p.name AS projectName FROM sessions s JOIN projects p ON p.id = s.projectId
-      WHERE s.userId = ? AND s.sessionDataSize > 0 AND (s.projectId, s.id) IN (${keys.map(() => '(?, ?)').join(', ')})
-      ${NEWEST_FIRST} LIMIT ?`,
-    ctx.user.id,
-    ...keys.flatMap((k) => [k.projectId, k.sessionId]),
-    RESUME_SEARCH_MAX,
-  );
+  const rows = await resumableSessionsByKeys(ctx.deps.db.reads, ctx.user.id, keys, RESUME_SEARCH_MAX);
   const results = rows.map(({ projectName, ...row }) => ({
     ...toSession(row as SessionRow),
     projectName,

@@ -21,7 +21,8 @@ import { searchSessions, type SearchResults } from '../../src/search/search-serv
 import type { Ctx, Deps } from '../../src/services/context';
 import type { SessionFiltersInput } from '../../src/services/filters';
 import { deleteProject } from '../../src/services/projects';
-import { deleteSession, upsertSession } from '../../src/services/sessions';
+import { deleteSession } from '../../src/services/session-changes';
+import { upsertSession } from '../../src/services/session-upload';
 import { createUser } from '../../src/services/users';
 import { createTestDatabase, type TestDatabase } from './db';
 

@@ -1,0 +1,51 @@
+/** Changes to a session: a patch (name, title, tags) and a delete (contract §9). */
+import { enqueueIndexWork } from '../data/outbox';
+import { deleteSessionRow, lockSession, updateSessionNaming, writeLabels, type SessionRow } from '../data/sessions';
+import { inTransaction } from '../data/transaction';
+import { upsertOp } from '../domain/index-work';
+import { invalid, sessionNotFound } from '../errors';
+import { requireOwnedSession } from './access';
+import type { Ctx } from './context';
+import { labelsOf, metadataOf, parseStoredMeta, sessionEtag } from './sessions';
+import { validateStringArray } from './upload-input';
+import { checkString, isPlainObject } from './validation';
+
+export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: string, body: unknown): Promise<SessionRow> {
+  if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
+  const patch: { name?: string; tags?: string[]; userTitle?: string | null } = {};
+  if (body.name !== undefined) patch.name = checkString(body.name, 'name', 1, 255);
+  if (body.tags !== undefined) patch.tags = validateStringArray(body.tags, 'tags');
+  if (body.userTitle !== undefined) {
+    patch.userTitle = body.userTitle === null ? null : checkString(body.userTitle, 'userTitle', 0, 1000);
+  }
+  if (Object.keys(patch).length === 0) throw invalid('Nothing to update: send name, tags or userTitle');
+  const current = await requireOwnedSession(ctx, projectId, rawSessionId);
+  return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
+    const old = await lockSession(tx, current.projectId, current.id);
+    if (!old) throw sessionNotFound(current.id, projectId);
+    const meta = parseStoredMeta(old.metadataJson);
+    if (patch.tags) meta.tags = patch.tags;
+    const next: SessionRow = {
+      ...old,
+      name: patch.name ?? old.name,
+      userTitle: patch.userTitle !== undefined ? patch.userTitle : old.userTitle,
+      metadataJson: JSON.stringify(meta),
+    };
+    next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
+    // A patch always counts as a change (contract §9): it moves updatedAt.
+    next.updatedAt = new Date(Math.max(Date.now(), old.updatedAt.getTime() + 1));
+    await updateSessionNaming(tx, next);
+    if (patch.tags) await writeLabels(tx, next, labelsOf(meta), true);
+    await enqueueIndexWork(tx, upsertOp(Number(old.markdownSize)), ctx.user.id, old.projectId, old.id);
+    return next;
+  });
+}
+
+export async function deleteSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<void> {
+  const row = await requireOwnedSession(ctx, projectId, rawSessionId);
+  await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
+    const n = await deleteSessionRow(tx, ctx.user.id, row.projectId, row.id);
+    if (n === 0) throw sessionNotFound(row.id, projectId);
+    await enqueueIndexWork(tx, 'delete', ctx.user.id, row.projectId, row.id);
+  });
+}

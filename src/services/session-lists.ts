@@ -1,0 +1,160 @@
+/** Reads of sessions: keyset pages in every order, counts, sizes, the batched reads of GraphQL's loaders. */
+import { markdownOfSessions as markdownOf, readContent, type ContentPart } from '../data/content';
+import * as store from '../data/sessions';
+import { ORDER_SQL, type SessionKey, type SessionKeyset, type SessionOrder, type SessionRow } from '../data/sessions';
+import { AppError, invalid, projectNotFound, sessionNotFound } from '../errors';
+import { requireOwnedProject } from './access';
+import type { Ctx } from './context';
+import { normalizeFilters, type SessionFilters, type SessionFiltersInput } from './filters';
+import { toSession } from './sessions';
+import { intParam, PROJECT_ID_RE, UUID_RE } from './validation';
+
+export async function getSessionContent(ctx: Ctx, row: SessionRow, part: ContentPart): Promise<Buffer> {
+  return readContent(ctx.deps.db.reads, row.projectId, row.id, part);
+}
+
+/** Opaque keyset cursor: the order, the last row's sort value and key. Stable under inserts. */
+export function encodeCursor(order: SessionOrder, row: SessionRow): string {
+  const { col } = ORDER_SQL[order];
+  const v = row[col];
+  return Buffer.from(JSON.stringify([order, v instanceof Date ? v.getTime() : v, row.projectId, row.id])).toString('base64url');
+}
+
+function decodeCursor(order: SessionOrder, cursor: string): SessionKeyset {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (!Array.isArray(parsed) || parsed.length !== 4 || parsed[0] !== order) throw new Error('mismatch');
+    const [, v, p, s] = parsed;
+    if (typeof p !== 'string' || typeof s !== 'string') throw new Error('bad key');
+    const { col } = ORDER_SQL[order];
+    if (col === 'name') {
+      if (typeof v !== 'string') throw new Error('bad value');
+      return [v, p, s];
+    }
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error('bad value');
+    return [new Date(v), p, s];
+  } catch {
+    throw invalid('Invalid cursor');
+  }
+}
+
+export interface SessionPage {
+  rows: SessionRow[];
+  nextCursor: string | null;
+}
+
+/**
+ * Sessions of the caller matching the filters, in the given order, one keyset page at a time.
+ * Everything is decided in SQL; rows carry no content.
+ */
+export async function querySessions(
+  ctx: Ctx,
+  filters: SessionFilters,
+  order: SessionOrder,
+  limit: number,
+  after?: string | null,
+): Promise<SessionPage> {
+  const rows = await store.sessionsInOrder(ctx.deps.db.reads, ctx.user.id, filters, order, limit + 1, after ? decodeCursor(order, after) : undefined);
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  return { rows: page, nextCursor: more ? encodeCursor(order, page[page.length - 1]) : null };
+}
+
+export function countSessions(ctx: Ctx, filters: SessionFilters): Promise<number> {
+  return store.countSessions(ctx.deps.db.reads, ctx.user.id, filters);
+}
+
+/** GET /projects/{id}/sessions: most recently updated first, keyset paging. */
+export async function listProjectSessions(ctx: Ctx, projectId: string, query: { limit?: unknown; cursor?: unknown }) {
+  const limit = intParam(query.limit, 'limit', 200, 1, 1000);
+  if (query.cursor !== undefined && (typeof query.cursor !== 'string' || query.cursor === '')) throw invalid('Invalid cursor');
+  const cursor = query.cursor as string | undefined;
+  if (cursor) decodeCursor('UPDATED_AT_DESC', cursor);
+  await requireOwnedProject(ctx, projectId);
+  const filters = { projectIds: [projectId] };
+  const [page, total] = await Promise.all([
+    querySessions(ctx, filters, 'UPDATED_AT_DESC', limit, cursor),
+    countSessions(ctx, filters),
+  ]);
+  return { sessions: page.rows.map((r) => toSession(r)), total, projectId, nextCursor: page.nextCursor };
+}
+
+/**
+ * GET /projects/{id}/sessions/sizes: markdown size per session, plus `"<id>:sessionData"` for each
+ * session that has session data (contract §15). A project the caller does not have yet is empty
+ * (the upload CLI asks before its first sync and retries a 404); another user's stays 403, and an
+ * id that can never be a project stays 404 (§9).
+ */
+export async function projectSessionSizes(ctx: Ctx, projectId: string): Promise<Record<string, number>> {
+  // An id that can never be a project stays a 404 (contract §9).
+  if (!PROJECT_ID_RE.test(projectId)) throw projectNotFound(projectId);
+  try {
+    await requireOwnedProject(ctx, projectId);
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'NOT_FOUND') return {};
+    throw err;
+  }
+  const out: Record<string, number> = {};
+  for (const r of await store.sessionSizes(ctx.deps.db.reads, projectId)) {
+    out[r.id] = Number(r.markdownSize);
+    if (Number(r.sessionDataSize) > 0) out[`${r.id}:sessionData`] = Number(r.sessionDataSize);
+  }
+  return out;
+}
+
+export async function listRecentSessions(ctx: Ctx, query: { limit?: unknown }) {
+  const limit = intParam(query.limit, 'limit', 5, 1, 100);
+  const page = await querySessions(ctx, {}, 'UPDATED_AT_DESC', limit);
+  const sessions = page.rows.map((r) => toSession(r, false));
+  return { sessions, total: sessions.length };
+}
+
+/** GraphQL-style listing: filters as sent by clients. */
+export async function findSessions(
+  ctx: Ctx,
+  filtersInput: SessionFiltersInput | null | undefined,
+  order: SessionOrder,
+  limit: number,
+  after?: string | null,
+): Promise<SessionPage> {
+  return querySessions(ctx, normalizeFilters(filtersInput), order, limit, after);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batched reads (GraphQL loaders: one statement for many projects or sessions)
+
+/**
+ * The first `limit` sessions of each of several projects (filters and order as querySessions),
+ * in one statement.
+ */
+export async function sessionsForProjects(
+  ctx: Ctx,
+  projectIds: readonly string[],
+  filters: SessionFilters,
+  order: SessionOrder,
+  limit: number,
+): Promise<Map<string, SessionRow[]>> {
+  if (projectIds.length === 0) return new Map();
+  const wanted = filters.projectIds ? projectIds.filter((id) => filters.projectIds!.includes(id)) : [...projectIds];
+  if (wanted.length === 0) return new Map();
+  return store.firstSessionsOfProjects(ctx.deps.db.reads, ctx.user.id, { ...filters, projectIds: wanted }, order, limit);
+}
+
+/** The caller's most recently updated session with this id, in any project; none → NOT_FOUND. */
+export async function findLatestSessionById(ctx: Ctx, rawSessionId: string): Promise<SessionRow> {
+  if (!UUID_RE.test(rawSessionId)) throw sessionNotFound(rawSessionId);
+  const sessionId = rawSessionId.toLowerCase();
+  const row = await store.latestSessionById(ctx.deps.db.reads, ctx.user.id, sessionId);
+  if (!row) throw sessionNotFound(sessionId);
+  return row;
+}
+
+/** The caller's sessions among `keys` (others' and missing ones are simply absent). */
+export function sessionsByKeys(ctx: Ctx, keys: readonly SessionKey[]): Promise<SessionRow[]> {
+  return store.sessionsByKeys(ctx.deps.db.reads, ctx.user.id, keys);
+}
+
+/** Markdown of several of the caller's sessions in one statement, keyed `${projectId}/${sessionId}`. */
+export function markdownOfSessions(ctx: Ctx, keys: readonly SessionKey[]): Promise<Map<string, string>> {
+  return markdownOf(ctx.deps.db.reads, ctx.user.id, keys);
+}

@@ -1,0 +1,128 @@
+/** PUT of a session (contract §9): creates or replaces it, and its project when new, atomically. */
+import { writeContent } from '../data/content';
+import { isDuplicateKey, RetryTransaction } from '../data/errors';
+import { enqueueIndexWork } from '../data/outbox';
+import { insertProjectIfAbsent, lockProjectOwner } from '../data/projects';
+import { insertSession, lockSession, updateUploadedSession, writeLabels, type SessionRow } from '../data/sessions';
+import { inTransaction } from '../data/transaction';
+import { upsertOp } from '../domain/index-work';
+import { AppError, invalid, MESSAGES } from '../errors';
+import { DeferredJson, inlineOffload } from '../offload';
+import { checkProjectOwner } from './access';
+import type { Ctx } from './context';
+import { DEFAULT_COLOR, DEFAULT_ICON } from './projects';
+import { redactionsToJson, sessionDataFindingsOf } from './redaction';
+import { etagMatches, labelsOf, metadataOf, sessionEtag } from './sessions';
+import { contentDigestOf, prepareUpload, type PreparedUpload } from './upload-input';
+import { PROJECT_ID_RE, UUID_RE } from './validation';
+
+export interface UploadConditions {
+  ifMatch?: string;
+  ifNoneMatch?: string;
+}
+
+export interface UploadResult {
+  created: boolean;
+  /** False for an identical re-upload, which changes nothing. */
+  changed: boolean;
+  session: SessionRow;
+}
+
+/** An upload's path ids: on a write an id that can never be valid is a 400 (reads: src/services/access.ts). */
+function checkUploadPath(projectId: string, sessionId: string): string {
+  if (!PROJECT_ID_RE.test(projectId)) throw invalid('Invalid project id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
+  if (!UUID_RE.test(sessionId)) throw invalid('Invalid session id: must be a UUID');
+  return sessionId.toLowerCase();
+}
+
+/** PUT: creates or replaces a session (and its project when new), atomically. */
+export async function upsertSession(
+  ctx: Ctx,
+  projectId: string,
+  rawSessionId: string,
+  body: unknown,
+  cond: UploadConditions = {},
+): Promise<UploadResult> {
+  const sessionId = checkUploadPath(projectId, rawSessionId);
+  // Secrets go before anything is stored, logged or indexed (contract §14). The tag is taken over
+  // what is stored, so re-sending the same original body is still a no-op. A large body is
+  // prepared on a worker thread (src/offload), a small one here.
+  const mode = ctx.deps.config.redactSecrets;
+  const prepared =
+    body instanceof DeferredJson ? await (ctx.deps.offload ?? inlineOffload).prepareUploadJson(body.bytes, mode) : prepareUpload(body, mode);
+  return writeUpload(ctx, projectId, sessionId, prepared, cond);
+}
+
+async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepared: PreparedUpload, cond: UploadConditions): Promise<UploadResult> {
+  const { upload: up, findings, sessionDataFindings, sentDataDigest } = prepared;
+  const userId = ctx.user.id;
+  return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
+    const now = new Date();
+    const project = { id: projectId, ownerId: userId, name: up.projectName ?? projectId, icon: DEFAULT_ICON, color: DEFAULT_COLOR };
+    await insertProjectIfAbsent(tx, { ...project, createdAt: now, updatedAt: now });
+    const ownerId = await lockProjectOwner(tx, projectId, 'share');
+    if (!ownerId) throw new RetryTransaction('project deleted during upload; retrying');
+    checkProjectOwner(ctx, projectId, ownerId);
+
+    const old = await lockSession(tx, projectId, sessionId);
+    if (cond.ifNoneMatch && old && etagMatches(cond.ifNoneMatch, old.etag)) {
+      throw new AppError('PRECONDITION_FAILED', MESSAGES.preconditionFailed);
+    }
+    if (cond.ifMatch && (!old || !etagMatches(cond.ifMatch, old.etag))) {
+      throw new AppError('PRECONDITION_FAILED', MESSAGES.preconditionFailed);
+    }
+
+    // An upload without session data keeps the stored one (its digest stays part of the etag).
+    const sessionDataDigest = sentDataDigest ?? old?.sessionDataDigest ?? null;
+    const sessionDataSize = up.sessionData ? up.sessionData.length : Number(old?.sessionDataSize ?? 0);
+    // Kept session data is part of the digest: only then is it taken again (here, at its cost).
+    const contentDigest = sessionDataDigest === sentDataDigest ? prepared.contentDigest : contentDigestOf(up.markdown, up.rawData, sessionDataDigest);
+    // Findings of kept session data stay with it.
+    const redactionsJson = redactionsToJson(
+      findings,
+      sessionDataFindings ?? sessionDataFindingsOf(old?.redactionsJson),
+      ctx.deps.config.redactSecrets,
+    );
+    const startedAt = up.startedAt ?? old?.startedAt ?? now;
+    const endedAt = up.endedAt ?? old?.endedAt ?? now;
+    const userTitle = old?.userTitle ?? null;
+    const next: SessionRow = {
+      projectId,
+      id: sessionId,
+      userId,
+      name: up.name,
+      userTitle,
+      markdownSize: up.markdown.length,
+      rawDataSize: up.rawData.length,
+      etag: '',
+      contentDigest,
+      createdAt: old?.createdAt ?? now,
+      updatedAt: now,
+      startedAt,
+      endedAt,
+      ...up.metaColumns,
+      metadataJson: JSON.stringify(up.meta),
+      sessionDataSize,
+      sessionDataDigest,
+      redactionsJson,
+    };
+    next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
+    if (old && old.etag === next.etag) return { created: false, changed: false, session: old };
+
+    const hasGitBranches = up.meta.gitBranches.length > 0;
+    if (old) await updateUploadedSession(tx, next, hasGitBranches);
+    else await insertSession(tx, next, hasGitBranches);
+    if (!old || old.contentDigest !== contentDigest) {
+      await writeContent(tx, projectId, sessionId, { markdown: up.markdown, raw: up.rawData, session: up.sessionData });
+    }
+    await writeLabels(tx, next, labelsOf(up.meta), Boolean(old));
+    await enqueueIndexWork(tx, upsertOp(next.markdownSize), userId, projectId, sessionId);
+    return { created: !old, changed: true, session: next };
+  }).catch((err) => {
+    // Two first uploads of one session raced: the loser's insert hit the winner's row.
+    if (isDuplicateKey(err)) {
+      return writeUpload(ctx, projectId, sessionId, prepared, cond);
+    }
+    throw err;
+  });
+}
