@@ -1,0 +1,76 @@
+/**
+ * Upgrading an index whose large sessions were indexed before fragments carried the reader's
+ * exchange number (they showed "Part n" instead of a link to the exchange): the migration
+ * 20261123700000_fragments_exchange_numbers queues those sessions once, and the worker gives
+ * their fragments the numbers without a rebuild of the whole index.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Meilisearch } from 'meilisearch';
+import { MIGRATIONS_DIR, splitStatements } from '../src/db/migrate';
+import { sessionDigestOf, type SessionDocument } from '../src/search/documents';
+import { createNodeHttpClient } from '../src/search/http-client';
+import type { Ctx } from '../src/services/context';
+import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
+
+const MIGRATION = '20261123700000_fragments_exchange_numbers';
+
+let h: SearchHarness;
+let alice: Ctx;
+const httpClient = createNodeHttpClient();
+
+beforeAll(async () => {
+  h = await startSearchHarness();
+  alice = await h.user();
+}, 60_000);
+
+afterAll(async () => {
+  httpClient.destroy();
+  await h?.close();
+});
+
+test('fragments indexed without exchange numbers get them back from the migration, only large sessions queued', async () => {
+  const big = newSessionId();
+  const small = newSessionId();
+  const filler = 'The build passed and the cache was warm; nothing else changed in this step. '.repeat(16);
+  const turns = Array.from({ length: 60 }, (_, i) => {
+    const rare = i + 1 === 42 ? ' the narwhal appears here.' : '';
+    return `_**User**_\n\nQuestion ${i + 1}: ${filler}${rare}\n\n---\n\n_**Agent (claude)**_\n\nAnswer ${i + 1}. ${filler}\n\n---\n\n`;
+  });
+  await h.put(alice, 'upgrade', big, { markdown: `# Large\n\n${turns.join('')}` });
+  await h.put(alice, 'upgrade', small, { markdown: '# Small\n\nthe narwhal, briefly\n' });
+  await h.settle();
+  // Both in the main index, as an archive indexed long ago would be.
+  await h.search.compact();
+  await h.settle();
+
+  const numbers = async () => {
+    const r = await h.find(alice, 'narwhal');
+    return r.results.find((x) => x.sessionId === big)?.matchingExchanges.map((m) => m.exchange ?? null);
+  };
+  // "# Large" is exchange 1, so the 42nd user turn is exchange 43.
+  expect(await numbers()).toEqual([43]);
+
+  // The index as an earlier version built it: the large session's fragments without numbers.
+  const client = new Meilisearch({ host: h.config.meiliUrl!, apiKey: h.config.meiliMasterKey ?? undefined, httpClient });
+  const index = client.index<SessionDocument>(h.search.indexUid);
+  const { results } = await index.getDocuments({ filter: `sessionDigest = "${sessionDigestOf('upgrade', big)}"`, limit: 1000 });
+  const fragments = results.filter((d) => d.chunk > 0);
+  expect(fragments.length).toBeGreaterThan(10);
+  const old = fragments.map(({ exchange: _e, exchangeBreaks: _b, ...rest }) => ({ ...rest, hash: `${rest.hash}-before-exchanges` }));
+  const task = await index.addDocuments(old).waitTask();
+  expect(task.status).toBe('succeeded');
+  expect(await numbers()).toEqual([null]);
+
+  // The migration as the service applies it at start (src/db/migrate.ts), then the worker.
+  let queued = 0;
+  for (const sql of splitStatements(fs.readFileSync(path.join(MIGRATIONS_DIR, MIGRATION, 'migration.sql'), 'utf8'))) {
+    queued += Number((await h.handles.pool.query(sql)).affectedRows ?? 0);
+  }
+  expect(queued).toBe(1);
+  h.search.notify();
+  await h.settle();
+  expect(await numbers()).toEqual([43]);
+  const now = await index.getDocuments({ filter: `sessionDigest = "${sessionDigestOf('upgrade', big)}"`, fields: ['chunk', 'exchange'], limit: 1000 });
+  expect(now.results.filter((d) => d.chunk > 0).every((d) => typeof d.exchange === 'number')).toBe(true);
+}, 120_000);
