@@ -1,0 +1,125 @@
+/**
+ * The content store. Session content (markdown, raw data, and the upload CLI's session data) lives
+ * in session_chunks, in pieces of at most CHUNK_BYTES, apart from the session row. Reads
+ * concatenate the pieces in order; writes replace them whole inside the caller's transaction, so a
+ * reader sees the old content or the new, never a mix.
+ */
+import { marks, toBuffer, type Sql } from './sql';
+
+export const CHUNK_BYTES = 1024 * 1024;
+
+/** 'session': the upload CLI's session data (contract §15), a third part treated like raw data. */
+export type ContentPart = 'markdown' | 'raw' | 'session';
+
+export async function readContent(db: Sql, projectId: string, sessionId: string, part: ContentPart): Promise<Buffer> {
+  const rows = await db.query<{ data: unknown }>(
+    'SELECT data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = ? ORDER BY seq',
+    projectId,
+    sessionId,
+    part,
+  );
+  return rows.length === 1 ? toBuffer(rows[0].data) : Buffer.concat(rows.map((r) => toBuffer(r.data)));
+}
+
+/**
+ * The content one chunk at a time, for streaming: at most CHUNK_BYTES in memory per reader.
+ * Call on a snapshot (DbHandles.lazySnapshot) so that all chunks are of one version.
+ */
+export async function* contentChunks(db: Sql, projectId: string, sessionId: string, part: ContentPart): AsyncGenerator<Buffer> {
+  for (let seq = 0; ; seq++) {
+    const rows = await db.query<{ data: unknown }>(
+      'SELECT data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = ? AND seq = ?',
+      projectId,
+      sessionId,
+      part,
+      seq,
+    );
+    if (!rows[0]) return;
+    const buf = toBuffer(rows[0].data);
+    if (buf.length) yield buf;
+  }
+}
+
+/** Bytes [start, end) of the markdown: only the chunk rows that hold them, only those bytes. */
+export async function readMarkdownRange(db: Sql, projectId: string, sessionId: string, start: number, end: number): Promise<Buffer> {
+  if (end <= start) return Buffer.alloc(0);
+  const first = Math.floor(start / CHUNK_BYTES);
+  const last = Math.floor((end - 1) / CHUNK_BYTES);
+  const parts: Buffer[] = [];
+  for (let seq = first; seq <= last; seq++) {
+    const from = seq === first ? start - seq * CHUNK_BYTES : 0;
+    const to = seq === last ? end - seq * CHUNK_BYTES : CHUNK_BYTES;
+    const rows = await db.query<{ data: unknown }>(
+      `SELECT SUBSTRING(data, ?, ?) AS data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = 'markdown' AND seq = ?`,
+      from + 1,
+      to - from,
+      projectId,
+      sessionId,
+      seq,
+    );
+    const d = rows[0]?.data;
+    if (d === undefined) break;
+    parts.push(toBuffer(d));
+  }
+  return parts.length === 1 ? parts[0] : Buffer.concat(parts);
+}
+
+export interface ContentKey {
+  projectId: string;
+  sessionId: string;
+}
+
+/** Markdown of several of a user's sessions in one statement, keyed `${projectId}/${sessionId}`. */
+export async function markdownOfSessions(db: Sql, userId: string, keys: readonly ContentKey[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (keys.length === 0) return out;
+  const rows = await db.query<{ projectId: string; sessionId: string; data: unknown }>(
+    `SELECT c.projectId, c.sessionId, c.data FROM session_chunks c JOIN sessions s ON s.projectId = c.projectId AND s.id = c.sessionId
+      WHERE s.userId = ? AND c.part = 'markdown' AND (c.projectId, c.sessionId) IN (${keys.map(() => '(?, ?)').join(', ')})
+      ORDER BY c.projectId, c.sessionId, c.seq`,
+    userId,
+    ...keys.flatMap((k) => [k.projectId, k.sessionId]),
+  );
+  const parts = new Map<string, Buffer[]>();
+  for (const r of rows) {
+    const k = `${r.projectId}/${r.sessionId}`;
+    const list = parts.get(k) ?? [];
+    list.push(toBuffer(r.data));
+    parts.set(k, list);
+  }
+  for (const [k, bufs] of parts) out.set(k, Buffer.concat(bufs).toString('utf8'));
+  return out;
+}
+
+/**
+ * Replaces markdown and raw data of a session, and its session data when `parts.session` is given
+ * (an upload without session data keeps the stored one); call inside the write transaction.
+ */
+export async function writeContent(
+  tx: Sql,
+  projectId: string,
+  sessionId: string,
+  parts: { markdown: Buffer; raw: Buffer; session?: Buffer },
+): Promise<void> {
+  const replaced: ContentPart[] = parts.session ? ['markdown', 'raw', 'session'] : ['markdown', 'raw'];
+  await tx.execute(
+    `DELETE FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part IN (${marks(replaced)})`,
+    projectId,
+    sessionId,
+    ...replaced,
+  );
+  for (const part of replaced) {
+    const buf = parts[part]!;
+    // One row even for empty content, so that "no rows" can only mean "no session".
+    for (let seq = 0, off = 0; seq === 0 || off < buf.length; seq++, off += CHUNK_BYTES) {
+      await tx.execute(
+        'INSERT INTO session_chunks (projectId, sessionId, part, seq, data) VALUES (?, ?, ?, ?, ?)',
+        projectId,
+        sessionId,
+        part,
+        seq,
+        buf.subarray(off, off + CHUNK_BYTES),
+      );
+    }
+  }
+}

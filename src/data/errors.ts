@@ -1,0 +1,50 @@
+/**
+ * The one mapping of database errors (the mariadb driver's, and Prisma's wrapping of them) to what
+ * the rest of the service does about them:
+ * - `duplicate`: a unique key refused the row (ER_DUP_ENTRY 1062, Prisma P2002);
+ * - `retry`: deadlock or lock-wait timeout (1213, 1205, Prisma P2034): run the transaction again;
+ * - `unavailable`: the database cannot be reached right now (connection refused, lost, pool
+ *   timeout, SQLSTATE class 08): answer 503.
+ * Each kind is looked for along the error's `cause` chain (Prisma and the driver wrap errors).
+ */
+export type DbErrorKind = 'duplicate' | 'retry' | 'unavailable';
+
+/** Thrown inside a transaction to have it run again (as after a deadlock), e.g. when a row it relied on vanished. */
+export class RetryTransaction extends Error {}
+
+const text = (e: any) => `${e.code ?? ''} ${e.errno ?? ''} ${e.message ?? ''}`;
+
+const IS: Record<DbErrorKind, (e: any) => boolean> = {
+  duplicate: (e) => /Duplicate entry|1062|P2002|ER_DUP_ENTRY/.test(text(e)),
+  retry: (e) =>
+    e instanceof RetryTransaction ||
+    /P2034|1213|1205|\bdeadlock|lock wait timeout|write conflict/i.test(text(e)) ||
+    (e.meta !== undefined && /1213|1205|deadlock/i.test(JSON.stringify(e.meta))),
+  unavailable: (e) => {
+    const code = String(e.code ?? e.errno ?? '');
+    const msg = String(e.message ?? '');
+    // SQLSTATE class 08: connection exception (e.g. the server went away during connection setup).
+    if (typeof e.sqlState === 'string' && e.sqlState.startsWith('08')) return true;
+    return (
+      /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|EPIPE|ER_GET_CONNECTION_TIMEOUT|ER_CONNECTION_TIMEOUT|ER_SOCKET_UNEXPECTED_CLOSE|ER_CONNECTION_ALREADY_CLOSED|ER_POOL_ALREADY_CLOSED|P1001|P1002|P1017|P2024)$/.test(code) ||
+      /pool timeout|retrieve connection from pool|connection refused|connect ECONNREFUSED|socket has unexpectedly been closed|Connection closed|DatabaseNotReachable|Can't reach database/i.test(msg)
+    );
+  },
+};
+
+/** True when `err`, or an error it wraps, is of this kind. */
+export function isDbError(err: unknown, kind: DbErrorKind): boolean {
+  const seen = new Set<unknown>();
+  for (let e: any = err, depth = 0; e && typeof e === 'object' && !seen.has(e) && depth < 10; depth++) {
+    seen.add(e);
+    if (IS[kind](e)) return true;
+    e = e.cause ?? e.originalError;
+  }
+  return false;
+}
+
+export const isDuplicateKey = (err: unknown) => isDbError(err, 'duplicate');
+/** Deadlocks and lock-wait timeouts are the database's way of saying "try again". */
+export const isRetryable = (err: unknown) => isDbError(err, 'retry');
+/** Errors from the database driver that mean "the database is not reachable right now". */
+export const isDatabaseUnavailable = (err: unknown) => isDbError(err, 'unavailable');

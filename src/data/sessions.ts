@@ -1,0 +1,302 @@
+/**
+ * The sessions store: every statement on `sessions` and `session_labels` (content is the content
+ * store's, src/data/content.ts). Rows come back as SessionRow; services shape them.
+ */
+import type { SessionFilters } from '../services/filters';
+import { filtersToSql, type LabelKind } from './session-filters';
+import type { Sql } from './sql';
+
+export interface SessionRow {
+  projectId: string;
+  id: string;
+  userId: string;
+  name: string;
+  userTitle: string | null;
+  markdownSize: number;
+  rawDataSize: number;
+  etag: string;
+  contentDigest: string;
+  createdAt: Date;
+  updatedAt: Date;
+  startedAt: Date;
+  endedAt: Date;
+  clientName: string | null;
+  clientVersion: string | null;
+  agentName: string | null;
+  deviceId: string | null;
+  metadataJson: string;
+  /** Bytes of the session data (contract §15); 0 when none. */
+  sessionDataSize: number;
+  sessionDataDigest: string | null;
+  /** Findings of secret redaction: JSON [{rule, count}] (contract §14). */
+  redactionsJson: string;
+}
+
+export const SESSION_COLUMNS =
+  's.projectId, s.id, s.userId, s.name, s.userTitle, s.markdownSize, s.rawDataSize, s.etag, s.contentDigest, ' +
+  's.createdAt, s.updatedAt, s.startedAt, s.endedAt, s.clientName, s.clientVersion, s.agentName, s.deviceId, s.metadataJson, ' +
+  's.sessionDataSize, s.sessionDataDigest, s.redactionsJson';
+
+export interface SessionKey {
+  projectId: string;
+  sessionId: string;
+}
+
+const keyMarks = (keys: readonly unknown[]) => keys.map(() => '(?, ?)').join(', ');
+
+// ---------------------------------------------------------------------------------------------
+// Orders (keyset paging)
+
+export type SessionOrder =
+  | 'CREATED_AT_DESC'
+  | 'CREATED_AT_ASC'
+  | 'UPDATED_AT_DESC'
+  | 'UPDATED_AT_ASC'
+  | 'STARTED_AT_DESC'
+  | 'STARTED_AT_ASC'
+  | 'NAME_ASC';
+
+export const ORDER_SQL: Record<SessionOrder, { col: 'createdAt' | 'updatedAt' | 'startedAt' | 'name'; dir: 'ASC' | 'DESC' }> = {
+  CREATED_AT_DESC: { col: 'createdAt', dir: 'DESC' },
+  CREATED_AT_ASC: { col: 'createdAt', dir: 'ASC' },
+  UPDATED_AT_DESC: { col: 'updatedAt', dir: 'DESC' },
+  UPDATED_AT_ASC: { col: 'updatedAt', dir: 'ASC' },
+  STARTED_AT_DESC: { col: 'startedAt', dir: 'DESC' },
+  STARTED_AT_ASC: { col: 'startedAt', dir: 'ASC' },
+  NAME_ASC: { col: 'name', dir: 'ASC' },
+};
+
+/** Where a keyset page starts: after this row's sort value and key. */
+export type SessionKeyset = [value: string | Date, projectId: string, sessionId: string];
+
+/** Up to `count` of the user's sessions matching the filters, in `order`, after `after`. No content. */
+export async function sessionsInOrder(
+  db: Sql,
+  userId: string,
+  filters: SessionFilters,
+  order: SessionOrder,
+  count: number,
+  after?: SessionKeyset,
+): Promise<SessionRow[]> {
+  const { col, dir } = ORDER_SQL[order];
+  const { where, params } = filtersToSql(userId, filters);
+  const clauses = [where];
+  if (after) {
+    const [v, p, s] = after;
+    const cmp = dir === 'DESC' ? '<' : '>';
+    clauses.push(`(s.${col} ${cmp} ? OR (s.${col} = ? AND (s.projectId ${cmp} ? OR (s.projectId = ? AND s.id ${cmp} ?))))`);
+    params.push(v, v, p, p, s);
+  }
+  return db.query<SessionRow>(
+    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE ${clauses.join(' AND ')}
+      ORDER BY s.${col} ${dir}, s.projectId ${dir}, s.id ${dir} LIMIT ?`,
+    ...params,
+    count,
+  );
+}
+
+export async function countSessions(db: Sql, userId: string, filters: SessionFilters): Promise<number> {
+  const { where, params } = filtersToSql(userId, filters);
+  const [r] = await db.query<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions s WHERE ${where}`, ...params);
+  return Number(r.n);
+}
+
+/**
+ * The first `limit` sessions of each of several projects (filters and order as sessionsInOrder),
+ * in one statement: ROW_NUMBER() per project, cut in SQL.
+ */
+export async function firstSessionsOfProjects(
+  db: Sql,
+  userId: string,
+  filters: SessionFilters & { projectIds: string[] },
+  order: SessionOrder,
+  limit: number,
+): Promise<Map<string, SessionRow[]>> {
+  const out = new Map<string, SessionRow[]>();
+  const { col, dir } = ORDER_SQL[order];
+  const { where, params } = filtersToSql(userId, filters);
+  const rows = await db.query<SessionRow & { rn: unknown }>(
+    `SELECT t.* FROM (
+        SELECT ${SESSION_COLUMNS},
+               ROW_NUMBER() OVER (PARTITION BY s.projectId ORDER BY s.${col} ${dir}, s.id ${dir}) AS rn
+          FROM sessions s WHERE ${where}) t
+      WHERE t.rn <= ? ORDER BY t.projectId, t.rn`,
+    ...params,
+    limit,
+  );
+  for (const r of rows) {
+    const { rn: _rn, ...row } = r;
+    const list = out.get(row.projectId) ?? [];
+    list.push(row as SessionRow);
+    out.set(row.projectId, list);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Single rows and sets of rows
+
+/** The session with the owner and appearance of its project: the project row even when the session is missing. */
+export async function sessionWithProject(
+  db: Sql,
+  projectId: string,
+  sessionId: string,
+): Promise<(Partial<SessionRow> & { ownerId: string; projectName: string; projectIcon: string; projectColor: string }) | undefined> {
+  const rows = await db.query<SessionRow & { ownerId: string; projectName: string; projectIcon: string; projectColor: string }>(
+    `SELECT p.ownerId, p.name AS projectName, p.icon AS projectIcon, p.color AS projectColor, ${SESSION_COLUMNS}
+       FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ?
+      WHERE p.id = ?`,
+    sessionId,
+    projectId,
+  );
+  return rows[0];
+}
+
+export async function sessionByKey(db: Sql, projectId: string, sessionId: string): Promise<SessionRow | undefined> {
+  const rows = await db.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.projectId = ? AND s.id = ?`, projectId, sessionId);
+  return rows[0];
+}
+
+/** The session, locked for the rest of the transaction. */
+export async function lockSession(tx: Sql, projectId: string, sessionId: string): Promise<SessionRow | undefined> {
+  const rows = await tx.query<SessionRow>(
+    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.projectId = ? AND s.id = ? FOR UPDATE`,
+    projectId,
+    sessionId,
+  );
+  return rows[0];
+}
+
+/** The user's most recently updated session with this id, in any project. */
+export async function latestSessionById(db: Sql, userId: string, sessionId: string): Promise<SessionRow | undefined> {
+  const rows = await db.query<SessionRow>(
+    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.id = ? ORDER BY s.updatedAt DESC, s.projectId ASC LIMIT 1`,
+    userId,
+    sessionId,
+  );
+  return rows[0];
+}
+
+/** The user's sessions among `keys` (others' and missing ones are simply absent). */
+export async function sessionsByKeys(db: Sql, userId: string, keys: readonly SessionKey[]): Promise<SessionRow[]> {
+  if (keys.length === 0) return [];
+  return db.query<SessionRow>(
+    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND (s.projectId, s.id) IN (${keyMarks(keys)})`,
+    userId,
+    ...keys.flatMap((k) => [k.projectId, k.sessionId.toLowerCase()]),
+  );
+}
+
+/** Markdown size and session-data size of every session of a project, by id. */
+export function sessionSizes(db: Sql, projectId: string): Promise<Array<{ id: string; markdownSize: number; sessionDataSize: number }>> {
+  return db.query('SELECT id, markdownSize, sessionDataSize FROM sessions WHERE projectId = ? ORDER BY id', projectId);
+}
+
+const NEWEST_FIRST = 'ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC';
+
+/** The user's sessions that carry session data (resumable; contract §15), newest first; one project's when given. */
+export function resumableSessions(db: Sql, userId: string, projectId?: string): Promise<SessionRow[]> {
+  return projectId === undefined
+    ? db.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.sessionDataSize > 0 ${NEWEST_FIRST}`, userId)
+    : db.query<SessionRow>(
+        `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.projectId = ? AND s.sessionDataSize > 0 ${NEWEST_FIRST}`,
+        userId,
+        projectId,
+      );
+}
+
+/** The resumable sessions among `keys`, with their project's name, newest first, at most `limit`. */
+export function resumableSessionsByKeys(
+  db: Sql,
+  userId: string,
+  keys: readonly SessionKey[],
+  limit: number,
+): Promise<Array<SessionRow & { projectName: string }>> {
+  return db.query<SessionRow & { projectName: string }>(
+    `SELECT ${SESSION_COLUMNS}, p.name AS projectName FROM sessions s JOIN projects p ON p.id = s.projectId
+      WHERE s.userId = ? AND s.sessionDataSize > 0 AND (s.projectId, s.id) IN (${keyMarks(keys)})
+      ${NEWEST_FIRST} LIMIT ?`,
+    userId,
+    ...keys.flatMap((k) => [k.projectId, k.sessionId]),
+    limit,
+  );
+}
+
+/** How many sessions there are (all users). */
+export async function sessionCount(db: Sql): Promise<number> {
+  const [{ n }] = await db.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM sessions');
+  return Number(n);
+}
+
+/** Keys of all sessions in key order, `limit` at a time after `after` (a walk over everything). */
+export function sessionKeysAfter(db: Sql, after: [string, string] | null, limit: number): Promise<Array<{ projectId: string; id: string }>> {
+  return after
+    ? db.query('SELECT projectId, id FROM sessions WHERE (projectId, id) > (?, ?) ORDER BY projectId, id LIMIT ?', ...after, limit)
+    : db.query('SELECT projectId, id FROM sessions ORDER BY projectId, id LIMIT ?', limit);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writes (inside the caller's transaction)
+
+export async function insertSession(tx: Sql, row: SessionRow, hasGitBranches: boolean): Promise<void> {
+  await tx.execute(
+    `INSERT INTO sessions (projectId, id, userId, name, userTitle, markdownSize, rawDataSize, etag, contentDigest,
+            createdAt, updatedAt, startedAt, endedAt, clientName, clientVersion, agentName, deviceId, metadataJson, hasGitBranches,
+            sessionDataSize, sessionDataDigest, redactionsJson)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    row.projectId, row.id, row.userId, row.name, row.userTitle, row.markdownSize, row.rawDataSize, row.etag, row.contentDigest,
+    row.createdAt, row.updatedAt, row.startedAt, row.endedAt, row.clientName, row.clientVersion,
+    row.agentName, row.deviceId, row.metadataJson, hasGitBranches, row.sessionDataSize, row.sessionDataDigest, row.redactionsJson,
+  );
+}
+
+/** An upload's replacement of everything but the key, the owner, the creation time and the user's title. */
+export async function updateUploadedSession(tx: Sql, row: SessionRow, hasGitBranches: boolean): Promise<void> {
+  await tx.execute(
+    `UPDATE sessions SET name = ?, markdownSize = ?, rawDataSize = ?, etag = ?, contentDigest = ?, updatedAt = ?,
+            startedAt = ?, endedAt = ?, clientName = ?, clientVersion = ?, agentName = ?, deviceId = ?,
+            metadataJson = ?, hasGitBranches = ?, sessionDataSize = ?, sessionDataDigest = ?, redactionsJson = ?
+      WHERE projectId = ? AND id = ?`,
+    row.name, row.markdownSize, row.rawDataSize, row.etag, row.contentDigest, row.updatedAt,
+    row.startedAt, row.endedAt, row.clientName, row.clientVersion, row.agentName, row.deviceId,
+    row.metadataJson, hasGitBranches, row.sessionDataSize, row.sessionDataDigest, row.redactionsJson, row.projectId, row.id,
+  );
+}
+
+/** A patch: name, title and metadata (tags), with the new tag and time. */
+export async function updateSessionNaming(tx: Sql, row: SessionRow): Promise<void> {
+  await tx.execute(
+    'UPDATE sessions SET name = ?, userTitle = ?, metadataJson = ?, etag = ?, updatedAt = ? WHERE projectId = ? AND id = ?',
+    row.name, row.userTitle, row.metadataJson, row.etag, row.updatedAt, row.projectId, row.id,
+  );
+}
+
+/** A rescan's redaction: name, metadata columns, digests, tag, findings and time. */
+export async function updateRedactedSession(tx: Sql, row: SessionRow): Promise<void> {
+  await tx.execute(
+    `UPDATE sessions SET name = ?, clientName = ?, clientVersion = ?, agentName = ?, deviceId = ?, metadataJson = ?,
+            contentDigest = ?, sessionDataDigest = ?, etag = ?, redactionsJson = ?, updatedAt = ? WHERE projectId = ? AND id = ?`,
+    row.name, row.clientName, row.clientVersion, row.agentName, row.deviceId, row.metadataJson,
+    row.contentDigest, row.sessionDataDigest, row.etag, row.redactionsJson, row.updatedAt, row.projectId, row.id,
+  );
+}
+
+/** Deletes the user's session (content and labels cascade); returns how many rows went (0 or 1). */
+export function deleteSessionRow(tx: Sql, userId: string, projectId: string, sessionId: string): Promise<number> {
+  return tx.execute('DELETE FROM sessions WHERE projectId = ? AND id = ? AND userId = ?', projectId, sessionId, userId);
+}
+
+/** Writes the session's labels (kind, value); `replace` drops the old ones first. */
+export async function writeLabels(
+  tx: Sql,
+  row: Pick<SessionRow, 'projectId' | 'id' | 'userId'>,
+  labels: ReadonlyArray<readonly [LabelKind, string]>,
+  replace: boolean,
+): Promise<void> {
+  if (replace) await tx.execute('DELETE FROM session_labels WHERE projectId = ? AND sessionId = ?', row.projectId, row.id);
+  if (labels.length === 0) return;
+  await tx.execute(
+    `INSERT IGNORE INTO session_labels (projectId, sessionId, kind, value, userId) VALUES ${labels.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
+    ...labels.flatMap(([kind, value]) => [row.projectId, row.id, kind, value, row.userId]),
+  );
+}
