@@ -113,8 +113,8 @@ const ANCHOR_WORDS = BY_PAIR.flatMap((list) => (list ?? []).map((e) => e.anchor)
 /** Word boundary first: the alternation is tried at word starts only. */
 const ANCHOR_SOURCE = trieSource(ANCHOR_WORDS);
 const ANCHOR_RE = new RegExp(`\\b${ANCHOR_SOURCE}`, 'g');
-/** A token right after a JSON escape (`\nghp_…`), which `\b` does not see as a word start. */
-const ESCAPED_START_RE = /\\[nrtbf](?=[A-Za-z0-9]{2})/g;
+/** An anchor right after a JSON escape (`\nghp_…`), which `\b` does not see as a word start. */
+const ESCAPED_START_RE = new RegExp(`\\\\[nrtbf](?=${ANCHOR_SOURCE})`, 'g');
 
 /** Collects every secret span in `text` (unsorted, possibly overlapping). */
 export function findSpans(text: string): Span[] {

@@ -28,11 +28,29 @@ export interface RedactResult<T> {
   count: number;
 }
 
+export interface RedactOptions {
+  /** Bytes only: mask in the given buffer (its owner no longer needs the original) instead of a copy. */
+  inPlace?: boolean;
+}
+
 export function redact(input: string): RedactResult<string>;
-export function redact(input: Buffer): RedactResult<Buffer>;
-export function redact(input: string | Buffer): RedactResult<string | Buffer> {
-  if (typeof input !== 'string') return redactBytes(input);
+export function redact(input: Buffer, opts?: RedactOptions): RedactResult<Buffer>;
+export function redact(input: string | Buffer, opts: RedactOptions = {}): RedactResult<string | Buffer> {
+  if (typeof input !== 'string') return redactBytes(input, opts.inPlace === true);
   return redactText(input);
+}
+
+/** The text of buffers made by `bytesOf` from ASCII text, which is then scanned as it is. */
+const asciiText = new WeakMap<Buffer, string>();
+
+/**
+ * The UTF-8 bytes of `text`. When the text is ASCII (its bytes are its characters), a later
+ * `redact` of the bytes scans the text itself instead of making a Latin-1 copy of them.
+ */
+export function bytesOf(text: string): Buffer {
+  const b = Buffer.from(text, 'utf8');
+  if (b.length === text.length && b.length > 0) asciiText.set(b, text);
+  return b;
 }
 
 /**
@@ -40,13 +58,17 @@ export function redact(input: string | Buffer): RedactResult<string | Buffer> {
  * half the scan) and a one-byte string that the engine's expressions run through faster. Every
  * rule matches ASCII, and a UTF-8 sequence's bytes are all ≥ 0x80, never ASCII: what is found is
  * what the UTF-8 text holds, at byte offsets. A span is widened to whole UTF-8 characters (a
- * value cut at its length limit could end inside one), then masked in a copy of the bytes.
+ * value cut at its length limit could end inside one), then masked in a copy of the bytes (or in
+ * the bytes themselves, `inPlace`). Bytes made by `bytesOf` from ASCII text skip the Latin-1 copy:
+ * that text is the same characters.
  */
-function redactBytes(input: Buffer): RedactResult<Buffer> {
+function redactBytes(input: Buffer, inPlace: boolean): RedactResult<Buffer> {
   if (input.length === 0) return { output: input, findings: {}, count: 0 };
-  const spans = merge(findSpans(input.toString('latin1')));
+  const spans = merge(findSpans(asciiText.get(input) ?? input.toString('latin1')));
   if (spans.length === 0) return { output: input, findings: {}, count: 0 };
-  const output = Buffer.from(input);
+  let output = input;
+  if (inPlace) asciiText.delete(input);
+  else output = Buffer.from(input);
   const findings: Findings = {};
   let done = 0;
   for (const s of spans) {

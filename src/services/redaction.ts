@@ -23,9 +23,12 @@ export function redactUpload<T extends RedactableUpload>(
   const sessionDataFindings: Findings | null = up.sessionData === undefined ? null : {};
   if (mode === 'off') return { upload: up, findings: {}, sessionDataFindings };
   const findings: Findings = {};
+  // With `on` the upload's own buffers are masked where they are (no copies of the content);
+  // `report` keeps them as sent.
+  const inPlace = mode === 'on';
   let sessionData = up.sessionData;
   if (sessionData !== undefined) {
-    const r = redact(sessionData);
+    const r = redact(sessionData, { inPlace });
     if (r.count) addFindings(sessionDataFindings!, r.findings);
     sessionData = r.output;
   }
@@ -35,7 +38,7 @@ export function redactUpload<T extends RedactableUpload>(
     return r.output;
   };
   const bytes = (b: Buffer): Buffer => {
-    const r = redact(b);
+    const r = redact(b, { inPlace });
     if (r.count) addFindings(findings, r.findings);
     return r.output;
   };

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { invalid, MESSAGES } from '../errors';
-import type { Findings, RedactMode } from '../redact';
+import { bytesOf, type Findings, type RedactMode } from '../redact';
 import { redactUpload } from './redaction';
 import { checkString, hasLoneSurrogate, isPlainObject, parseIsoDate } from './validation';
 
@@ -57,7 +57,7 @@ function textBuffer(v: unknown, field: string, required: boolean): Buffer {
   if (typeof v !== 'string') throw invalid(`Invalid type for ${field}: expected a string`);
   if (required && v.length === 0) throw invalid(`Invalid value for ${field}: must not be empty`);
   if (hasLoneSurrogate(v)) throw invalid(`Invalid value for ${field}: not valid Unicode text`);
-  return Buffer.from(v, 'utf8');
+  return bytesOf(v);
 }
 
 export function validateStringArray(v: unknown, field: string): string[] {
