@@ -15,6 +15,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { GRAPHQL_PAGE } from '../domain/pages';
 
 /**
  * Guards run after validation and before execution (contract §6, §9 "GraphQL errors").
@@ -26,7 +27,7 @@ import {
 export const MAX_DEPTH = 12;
 export const MAX_COST = 50_000;
 export const MAX_ALIASES = 100;
-export const MAX_PAGE = 200;
+export const MAX_PAGE = GRAPHQL_PAGE.max;
 export const MAX_QUERY_BYTES = 100 * 1024;
 /** `markdown`: SessionExchange.markdown (a page of a session's markdown). */
 const FIELD_COST: Record<string, number> = { markdownContent: 100, markdown: 100 };
@@ -69,8 +70,8 @@ function sizeArgument(w: Walk, field: GraphQLField<unknown, unknown>, node: impo
     }
     // A value of the wrong type fails variable coercion later (also a 400).
     if (typeof value !== 'number' || !Number.isInteger(value)) continue;
-    if (value < 1 || value > MAX_PAGE) {
-      throw rejection(`Invalid value for ${argDef.name} of ${field.name}: must be between 1 and ${MAX_PAGE}`);
+    if (value < GRAPHQL_PAGE.min || value > GRAPHQL_PAGE.max) {
+      throw rejection(`Invalid value for ${argDef.name} of ${field.name}: must be between ${GRAPHQL_PAGE.min} and ${GRAPHQL_PAGE.max}`);
     }
     return value;
   }

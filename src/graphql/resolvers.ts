@@ -3,6 +3,7 @@ import type { Resolvers, SessionOrder } from '../generated/graphql';
 import { normalizeFilters, type SessionFilters, type SessionFiltersInput } from '../services/filters';
 import * as access from '../services/access';
 import * as exchanges from '../services/exchanges';
+import { ExchangeArgs, parseInput } from '../services/inputs';
 import * as keys from '../services/keys';
 import * as projects from '../services/projects';
 import { redactionsOf } from '../services/redaction';
@@ -195,8 +196,7 @@ export const resolvers: Resolvers = {
       return loaders.markdown({ projectId: r.projectId, sessionId: r.id }, Number(r.markdownSize));
     },
     async exchanges(r, { offset, limit }, gql, info) {
-      const args = { offset: offset ?? 0, limit: limit ?? 20, content: selects(info, ['exchanges', 'markdown']) };
-      exchanges.checkPageArgs(args.offset, args.limit);
+      const args = { ...parseInput(ExchangeArgs, { offset: offset ?? 0, limit: limit ?? 20 }), content: selects(info, ['exchanges', 'markdown']) };
       // A page of markdown is bounded before anything is read (contract §16 content budget).
       if (args.content) gql.loaders.chargeContent(Math.min(Number(r.markdownSize), exchanges.PAGE_CONTENT_BYTES));
       // And a version not split into exchanges yet costs a scan of its markdown, bounded per operation.

@@ -14,7 +14,7 @@ import * as sessionLists from '../services/session-lists';
 import * as sessionChanges from '../services/session-changes';
 import { upsertSession } from '../services/session-upload';
 import type { SessionRow } from '../services/sessions';
-import { intParam } from '../services/validation';
+import { ExchangesQuery, parseInput } from '../services/inputs';
 import { ctxOf, ok } from './context';
 
 /** The upload CLI's session data variant of GET session (contract §15). */
@@ -156,9 +156,7 @@ export function sessionsRouter(deps: Deps): Router {
 
   // The paged read by exchange (contract §10 "Large sessions"): one snapshot, like every read.
   r.get(`${base}/:sessionId/exchanges`, async (req, res) => {
-    const offset = intParam(req.query.offset, 'offset', 0, 0, 10_000_000);
-    const limit = intParam(req.query.limit, 'limit', exchanges.DEFAULT_EXCHANGE_LIMIT, 1, exchanges.MAX_EXCHANGE_LIMIT);
-    const content = exchanges.contentParam(req.query.content);
+    const { offset, limit, content } = parseInput(ExchangesQuery, req.query);
     await onSnapshot(req, deps, async (ctx, snap) => {
       const row = await access.requireOwnedSession(ctx, req.params.projectId, req.params.sessionId);
       setValidators(res, row);

@@ -3,9 +3,9 @@
  * database, so that a deleted session (or one of a deleted project), or anything not the caller's,
  * never leaves the service, even while the index is catching up.
  */
-import { invalid } from '../errors';
+import { PAGES } from '../domain/pages';
 import { filtersToSql, normalizeFilters, type SessionFilters, type SessionFiltersInput } from '../services/filters';
-import { WORD_RE } from './documents';
+import { parseInput, SearchArgs } from '../services/inputs';
 import { matchesNothing } from './filter';
 import type { SearchHit, SearchOptions, SearchPort } from './port';
 import { recordSearch } from './timing';
@@ -28,19 +28,7 @@ export interface SearchResults {
   results: SearchResultItem[];
 }
 
-export const MAX_SEARCH_LIMIT = 200;
-/** Contract §16: a query's work (engine, highlighter) is bounded by these. */
-export const MAX_QUERY_CHARS = 512;
-export const MAX_QUERY_WORDS = 32;
-
-/** Too long, or too many distinct words (repeated words count once) → VALIDATION_ERROR. */
-function checkQuerySize(query: string): void {
-  if (query.length > MAX_QUERY_CHARS) throw invalid(`Invalid value for query: at most ${MAX_QUERY_CHARS} characters`);
-  const words = new Set<string>();
-  WORD_RE.lastIndex = 0;
-  for (let m = WORD_RE.exec(query); m; m = WORD_RE.exec(query)) words.add(m[0].toLowerCase());
-  if (words.size > MAX_QUERY_WORDS) throw invalid(`Invalid value for query: at most ${MAX_QUERY_WORDS} different words`);
-}
+export const MAX_SEARCH_LIMIT = PAGES.search.max;
 
 export async function searchSessions(
   deps: SearchServiceDeps,
@@ -51,17 +39,12 @@ export async function searchSessions(
   offset: unknown = 0,
   options?: SearchOptions,
 ): Promise<SearchResults> {
-  if (typeof query !== 'string' || query.trim() === '') throw invalid('Invalid value for query: must not be empty');
-  checkQuerySize(query.trim());
-  if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_SEARCH_LIMIT) {
-    throw invalid(`Invalid value for limit: must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
-  }
-  if (!Number.isInteger(offset) || (offset as number) < 0) throw invalid('Invalid value for offset: must be an integer of at least 0');
+  const args = parseInput(SearchArgs, { query, limit, offset });
   const filters = normalizeFilters(filtersInput);
   if (matchesNothing(filters)) return { total: 0, results: [] };
   const started = performance.now();
   try {
-    return await searchChecked(deps, userId, query.trim(), filters, limit as number, offset as number, options);
+    return await searchChecked(deps, userId, args.query, filters, args.limit, args.offset, options);
   } finally {
     // search_duration_seconds: every search that ran, found something or not, failed or not.
     recordSearch((performance.now() - started) / 1000);

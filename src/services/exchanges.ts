@@ -289,15 +289,6 @@ export interface ExchangePage {
   nextOffset: number | null;
 }
 
-/** REST: `limit` 1–1000 (default 20); GraphQL keeps its own 1–200 for every limit. */
-export const MAX_EXCHANGE_LIMIT = 1000;
-export const DEFAULT_EXCHANGE_LIMIT = 20;
-
-export function checkPageArgs(offset: number, limit: number, maxLimit = MAX_EXCHANGE_LIMIT): void {
-  if (!Number.isInteger(offset) || offset < 0 || offset > 10_000_000) throw invalid('Invalid value for offset: must be an integer between 0 and 10000000');
-  if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit) throw invalid(`Invalid value for limit: must be an integer between 1 and ${maxLimit}`);
-}
-
 /**
  * One page of `row`'s exchanges, from `offset` (0-based: exchange number offset + 1), at most
  * `limit` of them; with content, also at most PAGE_CONTENT_BYTES of markdown (always at least one
@@ -326,13 +317,6 @@ export async function exchangePage(
   }
   const after = args.offset + picked.length;
   return { total: all.length, offset: args.offset, exchanges, nextOffset: after < all.length ? after : null };
-}
-
-/** `?content=` of the REST read: true (default) or false. */
-export function contentParam(raw: unknown): boolean {
-  if (raw === undefined || raw === 'true') return true;
-  if (raw === 'false') return false;
-  throw invalid('Invalid value for content: must be true or false');
 }
 
 export type { Ctx };

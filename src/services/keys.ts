@@ -3,8 +3,7 @@ import type { PrismaClient } from '../generated/prisma/client';
 import { AppError } from '../errors';
 import { signKeyToken } from '../auth/tokens';
 import type { Ctx } from './context';
-import { CreateKeyBody } from '../rest/schemas/resources';
-import { parseInput } from '../rest/schemas/input';
+import { CreateKeyInput, parseInput } from './inputs';
 
 export interface ApiKeyDto {
   id: string;
@@ -45,7 +44,7 @@ export interface KeyInput {
 
 /** The body of `POST /keys` (and GraphQL `createApiKey`'s arguments), parsed by its REST schema. */
 export function validateKeyInput(input: unknown): { name: string; expiresInDays: number | undefined } {
-  const { name, expiresInDays } = parseInput(CreateKeyBody, input);
+  const { name, expiresInDays } = parseInput(CreateKeyInput, input);
   return { name, expiresInDays: expiresInDays ?? undefined };
 }
 

@@ -1,21 +1,15 @@
 import crypto from 'node:crypto';
-import { AppError, invalid } from '../errors';
+import { AppError } from '../errors';
+import { DEFAULT_COLOR, DEFAULT_ICON } from '../domain/project';
 import { enqueueIndexWork } from '../data/outbox';
 import * as store from '../data/projects';
 import type { ProjectRow, ProjectStatsRow } from '../data/projects';
 import { inTransaction } from '../data/transaction';
 import { checkProjectOwner, requireOwnedProject } from './access';
 import type { Ctx } from './context';
-import { checkString, isPlainObject, oneOf, PROJECT_ID_RE } from './validation';
+import { CreateProjectInput, parseInput, UpdateProjectInput } from './inputs';
 
-export const PROJECT_ICONS = [
-  'Code2', 'Terminal', 'Bot', 'Brain', 'Sparkles', 'Database', 'GitBranch', 'Bug', 'FolderKanban', 'Folder',
-  'Files', 'Library', 'BookOpen', 'Briefcase', 'Package', 'Layers', 'AppWindow', 'Rocket', 'Palette',
-  'Paintbrush', 'PenTool', 'Lightbulb', 'BarChart3', 'Settings', 'Globe',
-] as const;
-export const PROJECT_COLORS = ['rose', 'pink', 'orange', 'amber', 'emerald', 'cyan', 'blue', 'purple', 'slate', 'gray'] as const;
-export const DEFAULT_ICON = 'Code2';
-export const DEFAULT_COLOR = 'blue';
+export { DEFAULT_COLOR, DEFAULT_ICON, PROJECT_COLORS, PROJECT_ICONS } from '../domain/project';
 
 export type { ProjectRow, ProjectStatsRow } from '../data/projects';
 
@@ -66,28 +60,11 @@ export async function getProject(ctx: Ctx, projectId: string): Promise<ProjectDt
   return p;
 }
 
-function validateAppearance(input: Record<string, unknown>) {
-  const out: { name?: string; icon?: string; color?: string } = {};
-  if (input.name !== undefined) out.name = checkString(input.name, 'name', 1, 255);
-  if (input.icon !== undefined && input.icon !== null) out.icon = oneOf(input.icon, 'icon', PROJECT_ICONS);
-  if (input.color !== undefined && input.color !== null) out.color = oneOf(input.color, 'color', PROJECT_COLORS);
-  return out;
-}
-
 export async function createProject(ctx: Ctx, input: unknown): Promise<ProjectDto> {
-  if (!isPlainObject(input)) throw invalid('Request body must be a JSON object');
-  let id: string;
-  if (input.id === undefined || input.id === null) {
-    id = crypto.randomUUID();
-  } else if (typeof input.id !== 'string' || !PROJECT_ID_RE.test(input.id)) {
-    throw invalid('Invalid value for id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
-  } else {
-    id = input.id;
-  }
-  if (input.name === undefined || input.name === null) throw invalid('Missing required field: name');
-  const v = validateAppearance(input);
+  const v = parseInput(CreateProjectInput, input);
+  const id = v.id ?? crypto.randomUUID();
   const now = new Date();
-  const row: ProjectRow = { id, ownerId: ctx.user.id, name: v.name!, icon: v.icon ?? DEFAULT_ICON, color: v.color ?? DEFAULT_COLOR, createdAt: now, updatedAt: now };
+  const row: ProjectRow = { id, ownerId: ctx.user.id, name: v.name, icon: v.icon ?? DEFAULT_ICON, color: v.color ?? DEFAULT_COLOR, createdAt: now, updatedAt: now };
   if (!(await store.insertProjectIfAbsent(ctx.deps.db.writes, row))) {
     const owner = await store.projectById(ctx.deps.db.writes, id);
     if (owner) checkProjectOwner(ctx, id, owner.ownerId);
@@ -97,12 +74,9 @@ export async function createProject(ctx: Ctx, input: unknown): Promise<ProjectDt
 }
 
 export async function updateProject(ctx: Ctx, projectId: string, input: unknown): Promise<ProjectDto> {
-  if (!isPlainObject(input)) throw invalid('Request body must be a JSON object');
-  const v = validateAppearance(input);
-  if (input.name === null) throw invalid('Invalid value for name: must not be null');
-  if (Object.keys(v).length === 0) throw invalid('Nothing to update: send name, icon or color');
+  const { name, icon, color } = parseInput(UpdateProjectInput, input);
   await requireOwnedProject(ctx, projectId);
-  await store.updateProjectAppearance(ctx.deps.db.writes, projectId, v, new Date());
+  await store.updateProjectAppearance(ctx.deps.db.writes, projectId, { name, icon: icon ?? undefined, color: color ?? undefined }, new Date());
   return getProject(ctx, projectId);
 }
 

@@ -3,22 +3,14 @@ import { enqueueIndexWork } from '../data/outbox';
 import { deleteSessionRow, lockSession, updateSessionNaming, writeLabels, type SessionRow } from '../data/sessions';
 import { inTransaction } from '../data/transaction';
 import { upsertOp } from '../domain/index-work';
-import { invalid, sessionNotFound } from '../errors';
+import { sessionNotFound } from '../errors';
 import { requireOwnedSession } from './access';
 import type { Ctx } from './context';
 import { labelsOf, metadataOf, parseStoredMeta, sessionEtag } from './sessions';
-import { validateStringArray } from './upload-input';
-import { checkString, isPlainObject } from './validation';
+import { parseInput, PatchSessionInput } from './inputs';
 
 export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: string, body: unknown): Promise<SessionRow> {
-  if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
-  const patch: { name?: string; tags?: string[]; userTitle?: string | null } = {};
-  if (body.name !== undefined) patch.name = checkString(body.name, 'name', 1, 255);
-  if (body.tags !== undefined) patch.tags = validateStringArray(body.tags, 'tags');
-  if (body.userTitle !== undefined) {
-    patch.userTitle = body.userTitle === null ? null : checkString(body.userTitle, 'userTitle', 0, 1000);
-  }
-  if (Object.keys(patch).length === 0) throw invalid('Nothing to update: send name, tags or userTitle');
+  const patch = parseInput(PatchSessionInput, body);
   const current = await requireOwnedSession(ctx, projectId, rawSessionId);
   return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const old = await lockSession(tx, current.projectId, current.id);

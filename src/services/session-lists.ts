@@ -7,7 +7,8 @@ import { requireOwnedProject } from './access';
 import type { Ctx } from './context';
 import { normalizeFilters, type SessionFilters, type SessionFiltersInput } from './filters';
 import { toSession } from './sessions';
-import { intParam, PROJECT_ID_RE, UUID_RE } from './validation';
+import { parseInput, ProjectSessionsQuery, RecentSessionsQuery } from './inputs';
+import { PROJECT_ID_RE, UUID_RE } from './validation';
 
 export async function getSessionContent(ctx: Ctx, row: SessionRow, part: ContentPart): Promise<Buffer> {
   return readContent(ctx.deps.db.reads, row.projectId, row.id, part);
@@ -65,10 +66,8 @@ export function countSessions(ctx: Ctx, filters: SessionFilters): Promise<number
 }
 
 /** GET /projects/{id}/sessions: most recently updated first, keyset paging. */
-export async function listProjectSessions(ctx: Ctx, projectId: string, query: { limit?: unknown; cursor?: unknown }) {
-  const limit = intParam(query.limit, 'limit', 200, 1, 1000);
-  if (query.cursor !== undefined && (typeof query.cursor !== 'string' || query.cursor === '')) throw invalid('Invalid cursor');
-  const cursor = query.cursor as string | undefined;
+export async function listProjectSessions(ctx: Ctx, projectId: string, query: unknown) {
+  const { limit, cursor } = parseInput(ProjectSessionsQuery, query);
   if (cursor) decodeCursor('UPDATED_AT_DESC', cursor);
   await requireOwnedProject(ctx, projectId);
   const filters = { projectIds: [projectId] };
@@ -102,8 +101,8 @@ export async function projectSessionSizes(ctx: Ctx, projectId: string): Promise<
   return out;
 }
 
-export async function listRecentSessions(ctx: Ctx, query: { limit?: unknown }) {
-  const limit = intParam(query.limit, 'limit', 5, 1, 100);
+export async function listRecentSessions(ctx: Ctx, query: unknown) {
+  const { limit } = parseInput(RecentSessionsQuery, query);
   const page = await querySessions(ctx, {}, 'UPDATED_AT_DESC', limit);
   const sessions = page.rows.map((r) => toSession(r, false));
   return { sessions, total: sessions.length };

@@ -1,6 +1,5 @@
-import { invalid } from '../errors';
 import type { Ctx } from './context';
-import { parseIsoDate } from './validation';
+import { DaysArg, FacetLimitArg, parseInput, TimeRangeInput } from './inputs';
 
 /**
  * Aggregates for GraphQL's stats, Project.stats and analytics. Every figure is computed by the
@@ -73,8 +72,7 @@ export async function projectLabelValues(ctx: Ctx, projectIds: readonly string[]
 }
 
 export function checkDays(days: number): number {
-  if (!Number.isInteger(days) || days < 1 || days > 366) throw invalid('Invalid value for days: must be an integer between 1 and 366');
-  return days;
+  return parseInput(DaysArg, days);
 }
 
 /** Sessions created per UTC day over the last `days` days (today included), oldest first, zeros included. */
@@ -183,10 +181,7 @@ export interface AnalyticsRange {
 }
 
 export function analyticsRange(input: { start: unknown; end: unknown }): AnalyticsRange {
-  const start = parseIsoDate(input.start, 'timeRange.start');
-  const end = parseIsoDate(input.end, 'timeRange.end');
-  if (start.getTime() > end.getTime()) throw invalid('Invalid timeRange: start must not be after end');
-  return { start, end };
+  return parseInput(TimeRangeInput, input);
 }
 
 export async function analyticsTotals(ctx: Ctx, r: AnalyticsRange): Promise<{ totalSessions: number; totalProjects: number }> {
@@ -267,8 +262,7 @@ export interface SessionFacets {
 }
 
 export function checkFacetLimit(limit: number): number {
-  if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw invalid('Invalid value for limit: must be an integer between 1 and 200');
-  return limit;
+  return parseInput(FacetLimitArg, limit);
 }
 
 /**

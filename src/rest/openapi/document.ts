@@ -9,6 +9,7 @@ import { accountOperations } from './accounts';
 import { describe } from './operation';
 import { envelope, HEADERS, PROJECT_ID_PATTERN, z } from '../schemas/common';
 import * as R from '../schemas/resources';
+import * as inputs from '../../services/inputs';
 
 const projectParam = z.object({ projectId: z.string().openapi({ description: `Matches \`${PROJECT_ID_PATTERN}\`; any other id is a 404 on reads and a 400 on creates.` }) });
 const sessionParams = projectParam.extend({ sessionId: z.string().openapi({ description: 'A UUID (any case). Not a UUID: 404 on reads and deletes, 400 on PUT.' }) });
@@ -53,11 +54,8 @@ function sessionOperations(registry: OpenAPIRegistry): void {
     method: 'get', path: '/projects/{projectId}/sessions', tag, auth: 'key', summary: "List a project's sessions",
     description: 'Most recently updated first, without content; keyset paging with `cursor`. With `resumable=true`: every session with `sessionData`, unpaged.',
     params: projectParam,
-    query: z.object({
-      limit: z.string().optional().openapi({ description: '1–1000, default 200.', example: '200' }),
-      cursor: z.string().optional().openapi({ description: '`nextCursor` of the previous page.' }),
-      resumable,
-    }),
+    // The schema the service parses the query with (src/services/inputs.ts), plus `resumable`.
+    query: inputs.ProjectSessionsQuery.extend({ resumable }),
     responses: { 200: { description: 'One page.', schema: envelope(R.SessionPage) } },
     errors: [400, 403, 404],
   });
@@ -70,7 +68,7 @@ function sessionOperations(registry: OpenAPIRegistry): void {
   });
   describe(registry, {
     method: 'get', path: '/sessions/recent', tag, auth: 'key', summary: 'Your most recently updated sessions',
-    query: z.object({ limit: z.string().optional().openapi({ description: '1–100, default 5; anything else (empty included) → 400.' }) }),
+    query: inputs.RecentSessionsQuery,
     responses: { 200: { description: 'Newest first, without `etag`.', schema: envelope(R.RecentSessions) } },
     errors: [400],
   });
@@ -118,11 +116,7 @@ function sessionOperations(registry: OpenAPIRegistry): void {
       'The paged read the web console\'s reader uses: the first exchange of a 50 MB session without downloading all of it. An exchange is a user turn (`_**User**_` outside code fences) with the agent turns that follow it; what precedes the first user turn is exchange 1; an exchange over 256 KiB comes in pieces (`continuation`). With content, a page stops before 1 MiB of markdown (it always holds at least one exchange), so it may hold fewer than `limit`: continue from `nextOffset`. Every page comes from one version of the session (`etag`).',
     params: sessionParams,
     headers: ifNoneMatch,
-    query: z.object({
-      offset: z.string().optional().openapi({ description: 'Exchanges to skip: 0 (default) starts at exchange 1. Past the end → an empty page.', example: '0' }),
-      limit: z.string().optional().openapi({ description: '1–1000, default 20.', example: '20' }),
-      content: z.enum(['true', 'false']).optional().openapi({ description: '`false`: titles, offsets and sizes only (a table of contents); default `true`.' }),
-    }),
+    query: inputs.ExchangesQuery,
     responses: {
       200: { description: 'One page of exchanges.', schema: envelope(R.SessionExchangePage), headers: [...SESSION_HEADERS], requiredHeaders: ['ETag', 'Last-Modified', 'X-Markdown-Size'] },
       304: notModified,

@@ -4,11 +4,10 @@
  * refers to. Every schema of src/rest/schemas/ is plain zod: it validates input where a router
  * uses it and it is what GET /api/v1/openapi.json is generated from.
  */
-import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
-import { z } from 'zod';
+import { z } from '../../services/inputs';
+import { PROJECT_ID_PATTERN } from '../../domain/project';
 
-extendZodWithOpenApi(z);
-export { z };
+export { z, PROJECT_ID_PATTERN };
 
 /** ISO 8601 UTC with milliseconds, e.g. `2024-01-15T10:30:00.000Z`. */
 export const Timestamp = z.iso.datetime().openapi({ example: '2024-01-15T10:30:00.000Z' });
@@ -23,7 +22,6 @@ export const ErrorEnvelope = z
   })
   .openapi('Error', { description: 'Every error of the REST API (contract §4). The message never carries a stack, SQL or a token.' });
 
-export const PROJECT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$';
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
 /** Response headers, as components (referenced by name from every response that sends them). */

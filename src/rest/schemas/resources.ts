@@ -3,15 +3,13 @@
  * are strict (an undocumented field in a response fails the test suite's validation hook);
  * input bodies accept unknown fields, which the API ignores (clients send e.g. `projectId`).
  */
-import { PROJECT_COLORS, PROJECT_ICONS } from '../../services/projects';
 import { PROJECT_ID_PATTERN, Timestamp, UUID_PATTERN, z } from './common';
-import { body, optionalInteger, text } from './input';
+import * as inputs from '../../services/inputs';
 
 // ------------------------------------------------------------------------------------------
 // Projects (§2)
 
-export const ProjectIcon = z.enum(PROJECT_ICONS).openapi('ProjectIcon', { description: 'Case-sensitive; default `Code2`.' });
-export const ProjectColor = z.enum(PROJECT_COLORS).openapi('ProjectColor', { description: 'Case-sensitive; default `blue`.' });
+export const { ProjectIcon, ProjectColor } = inputs;
 export const ProjectId = z.string().regex(new RegExp(PROJECT_ID_PATTERN)).openapi({ example: '833c-d926-f753-7b4a' });
 export const SessionId = z.string().regex(new RegExp(UUID_PATTERN)).openapi({ description: 'A UUID; any case in paths, lower-case in responses.', example: '3f2b8a4e-1c1d-4f5e-9a7b-2d6c8e9f0a1b' });
 
@@ -87,14 +85,9 @@ export const Project = z
   })
   .openapi('Project');
 
-export const CreateProjectBody = z
-  .object({ id: ProjectId.optional(), name: z.string().min(1).max(255), icon: ProjectIcon.optional(), color: ProjectColor.optional() })
-  .openapi('CreateProject', { description: 'Without `id` the server generates one.' });
-
-export const UpdateProjectBody = z
-  .object({ name: z.string().min(1).max(255), icon: ProjectIcon, color: ProjectColor })
-  .partial()
-  .openapi('UpdateProject', { description: 'Any of `name`, `icon`, `color`.' });
+/** Request bodies are the services' input schemas (src/services/inputs.ts): what validates is what is described. */
+export const CreateProjectBody = inputs.CreateProjectInput;
+export const UpdateProjectBody = inputs.UpdateProjectInput;
 
 export const DeletedProject = z.strictObject({ deletedProject: Project, deletedAt: Timestamp }).openapi('DeletedProject');
 
@@ -132,14 +125,7 @@ export const UploadResult = z
   .strictObject({ sessionId: z.string(), projectId: z.string(), createdAt: Timestamp, updatedAt: Timestamp, etag: z.string() })
   .openapi('UploadResult');
 
-export const PatchSessionBody = z
-  .object({
-    name: z.string().min(1).max(255),
-    tags: z.array(z.string().min(1).max(255)),
-    userTitle: z.string().max(1000).nullable(),
-  })
-  .partial()
-  .openapi('PatchSession', { description: 'At least one of `name`, `tags`, `userTitle`; an empty patch is a 400.' });
+export const PatchSessionBody = inputs.PatchSessionInput;
 
 export const SessionPage = z
   .strictObject({
@@ -197,11 +183,7 @@ export const ApiKey = z
   })
   .openapi('ApiKey', { description: 'Never the token.' });
 
-/** Validates `POST /keys` and GraphQL `createApiKey` (services/keys.ts) with the contract's messages. */
-export const CreateKeyBody = body({
-  name: text('name', 1, 100),
-  expiresInDays: optionalInteger('expiresInDays', 1, 3650).openapi({ description: 'Without it the key never expires.' }),
-}).openapi('CreateKey');
+export const CreateKeyBody = inputs.CreateKeyInput;
 
 export const CreatedKey = z
   .strictObject({ key: ApiKey, token: z.string().openapi({ description: 'The JWT, shown this once.' }) })

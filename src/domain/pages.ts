@@ -1,0 +1,29 @@
+/**
+ * Every page-size bound of both front doors, in one place (contract §6, §9, §16). `def` is the
+ * size when the client sends none.
+ */
+export interface Bound {
+  min: number;
+  max: number;
+  def: number;
+}
+
+/** Every `limit` / `first` argument of GraphQL (checked before execution, src/graphql/guards.ts). */
+export const GRAPHQL_PAGE = { min: 1, max: 200 } as const;
+
+export const PAGES = {
+  /** REST GET /projects/{id}/sessions. */
+  projectSessions: { min: 1, max: 1000, def: 200 },
+  /** REST GET /sessions/recent. */
+  recentSessions: { min: 1, max: 100, def: 5 },
+  /** The paged read by exchange; GraphQL's `Session.exchanges` is also held to GRAPHQL_PAGE. */
+  exchanges: { min: 1, max: 1000, def: 20 },
+  /** Exchanges skipped before a page. */
+  exchangeOffset: { min: 0, max: 10_000_000, def: 0 },
+  /** searchSessions results (and the upload CLI's resume search, a page at a time). */
+  search: { min: 1, max: 200, def: 10 },
+  /** Values per facet of sessionFacets. */
+  facets: { min: 1, max: 200, def: 50 },
+  /** ProjectStats.sessionsByDay. */
+  days: { min: 1, max: 366, def: 30 },
+} as const satisfies Record<string, Bound>;

@@ -1,0 +1,288 @@
+/**
+ * The inputs of both front doors as zod schemas, with one translation to the contract's exact
+ * 400 messages (§4, §9): every building block below states its messages, and `parseInput` turns
+ * the first problem (fields are checked in the order the schema lists them) into the
+ * VALIDATION_ERROR. The same schemas describe the REST API: src/rest/schemas/ and
+ * src/rest/openapi/ build GET /api/v1/openapi.json from them. Lengths count Unicode code points
+ * (as JSON Schema's minLength/maxLength do), not UTF-16 units.
+ */
+import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { invalid } from '../errors';
+import { PAGES, type Bound } from '../domain/pages';
+import { PROJECT_COLORS, PROJECT_ICONS, PROJECT_ID_PATTERN, PROJECT_ID_RE } from '../domain/project';
+import { WORD_RE } from '../search/documents';
+import { codePoints, hasLoneSurrogate } from '../domain/text';
+
+extendZodWithOpenApi(z);
+export { z };
+
+// ------------------------------------------------------------------------------------------
+// The one translation
+
+/** Parses `input` with `schema`; the first problem becomes the 400. */
+export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
+  const r = schema.safeParse(input);
+  if (r.success) return r.data;
+  throw invalid(r.error.issues[0]?.message ?? 'Invalid request');
+}
+
+// ------------------------------------------------------------------------------------------
+// Building blocks
+
+/** What is wrong with a string of `min`–`max` code points, if anything. */
+export function textProblem(v: string, field: string, min: number, max: number): string | undefined {
+  if (hasLoneSurrogate(v)) return `Invalid value for ${field}: not valid Unicode text`;
+  const n = codePoints(v);
+  if (n >= min && n <= max) return undefined;
+  if (min === max) return `Invalid value for ${field}: must be ${min} characters`;
+  if (n < min && min === 1) return `Invalid value for ${field}: must not be empty`;
+  return `Invalid value for ${field}: must be ${min}-${max} characters`;
+}
+
+/**
+ * A string of `min`–`max` code points. `null: 'missing'` (a required field): null reads as
+ * missing; `null: 'type'` (an optional field that cannot be cleared): null is the wrong type.
+ */
+export function text(field: string, min: number, max: number, opts: { null: 'missing' | 'type' } = { null: 'missing' }) {
+  return z
+    .string({
+      error: (iss) =>
+        iss.input === undefined || (iss.input === null && opts.null === 'missing')
+          ? `Missing required field: ${field}`
+          : `Invalid type for ${field}: expected a string`,
+    })
+    .check((ctx) => {
+      const problem = textProblem(ctx.value, field, min, max);
+      if (problem) ctx.issues.push({ code: 'custom', input: ctx.value, message: problem });
+    })
+    .openapi({ minLength: min, maxLength: max });
+}
+
+/** An optional integer in [min, max]; null is the same as absent. */
+export function optionalInteger(field: string, min: number, max: number) {
+  const typeMessage = `Invalid type for ${field}: expected an integer`;
+  return z
+    .number({ error: typeMessage })
+    .check((ctx) => {
+      if (!Number.isInteger(ctx.value)) ctx.issues.push({ code: 'custom', input: ctx.value, message: typeMessage });
+      else if (ctx.value < min || ctx.value > max) ctx.issues.push({ code: 'custom', input: ctx.value, message: `Invalid value for ${field}: must be between ${min} and ${max}` });
+    })
+    .nullish()
+    .openapi({ type: ['integer', 'null'], minimum: min, maximum: max });
+}
+
+const choiceMessage = (field: string, allowed: readonly string[]) => `Invalid value for ${field}. Must be one of: ${allowed.join(', ')}`;
+
+/** One of `allowed` (case-sensitive). */
+export function choice<const T extends readonly [string, ...string[]]>(field: string, allowed: T) {
+  return z.enum(allowed, { error: choiceMessage(field, allowed) });
+}
+
+/** `choice` that may also be null or absent (both mean "not sent"); described as `anyOf: [choice, null]`. */
+export function optionalChoice<T extends z.ZodEnum>(field: string, schema: T) {
+  return z.union([schema, z.null()], { error: choiceMessage(field, schema.options as string[]) }).optional();
+}
+
+/**
+ * A list of at most `maxItems` strings of `min`–`max` code points each; absent or null → [].
+ * `label` names the field in messages (an item is `label[i]`).
+ */
+export function textList(label: string, maxItems: number, min: number, max: number) {
+  return z
+    .array(z.unknown(), { error: `Invalid type for ${label}: expected an array of strings` })
+    .check((ctx) => {
+      if (ctx.value.length > maxItems) {
+        ctx.issues.push({ code: 'custom', input: ctx.value, message: `Invalid value for ${label}: at most ${maxItems} items` });
+        return;
+      }
+      for (let i = 0; i < ctx.value.length; i++) {
+        const v = ctx.value[i];
+        const problem = typeof v === 'string' ? textProblem(v, `${label}[${i}]`, min, max) : `Invalid type for ${label}[${i}]: expected a string`;
+        if (problem) {
+          ctx.issues.push({ code: 'custom', input: ctx.value, message: problem });
+          return;
+        }
+      }
+    })
+    .transform((v) => v as string[])
+    .nullish()
+    .transform((v) => v ?? [])
+    .openapi({ type: ['array', 'null'], items: { type: 'string', minLength: min, maxLength: max }, maxItems });
+}
+
+/** A JSON object body: anything else is `Request body must be a JSON object`. Unknown fields are ignored. */
+export const body = <S extends z.core.$ZodLooseShape>(shape: S) => z.object(shape, { error: 'Request body must be a JSON object' });
+
+/**
+ * An integer query parameter within `bound` (absent → its default). Anything else, a repeated
+ * parameter included, is `Invalid value for <field>: must be an integer between <min> and <max>`.
+ */
+export function queryInteger(field: string, bound: Bound) {
+  const message = `Invalid value for ${field}: must be an integer between ${bound.min} and ${bound.max}`;
+  return z
+    .string({ error: message })
+    .check((ctx) => {
+      const ok = /^\d+$/.test(ctx.value) && Number(ctx.value) >= bound.min && Number(ctx.value) <= bound.max;
+      if (!ok) ctx.issues.push({ code: 'custom', input: ctx.value, message });
+    })
+    .optional()
+    .transform((v) => (v === undefined ? bound.def : Number(v)))
+    .openapi({ type: 'integer', minimum: bound.min, maximum: bound.max, default: bound.def });
+}
+
+/** `true` / `false` as a query parameter (absent → `def`). */
+export function queryBoolean(field: string, def: boolean) {
+  return z
+    .enum(['true', 'false'], { error: `Invalid value for ${field}: must be true or false` })
+    .optional()
+    .transform((v) => (v === undefined ? def : v === 'true'))
+    .openapi({ type: 'string', enum: ['true', 'false'], default: String(def) });
+}
+
+/** An integer argument within [min, max] (GraphQL has typed it already; this is the range). */
+export function intRange(field: string, min: number, max: number, message = `Invalid value for ${field}: must be an integer between ${min} and ${max}`) {
+  return z.number().check((ctx) => {
+    if (!Number.isInteger(ctx.value) || ctx.value < min || ctx.value > max) ctx.issues.push({ code: 'custom', input: ctx.value, message });
+  });
+}
+
+/** An ISO 8601 timestamp (`YYYY-MM-DDT…`) that names a real instant, as a Date. */
+export function timestamp(field: string) {
+  const message = `Invalid value for ${field}: expected an ISO 8601 timestamp`;
+  return z
+    .string({ error: message })
+    .check((ctx) => {
+      if (!/^\d{4}-\d{2}-\d{2}T/.test(ctx.value) || Number.isNaN(new Date(ctx.value).getTime())) ctx.issues.push({ code: 'custom', input: ctx.value, message });
+    })
+    .transform((v) => new Date(v));
+}
+
+// ------------------------------------------------------------------------------------------
+// Projects (§2)
+
+export const ProjectIcon = choice('icon', PROJECT_ICONS).openapi('ProjectIcon', { description: 'Case-sensitive; default `Code2`.' });
+export const ProjectColor = choice('color', PROJECT_COLORS).openapi('ProjectColor', { description: 'Case-sensitive; default `blue`.' });
+
+export const CreateProjectInput = body({
+  id: z
+    .string({ error: `Invalid value for id: must match ${PROJECT_ID_PATTERN}` })
+    .regex(PROJECT_ID_RE, { error: `Invalid value for id: must match ${PROJECT_ID_PATTERN}` })
+    .nullish()
+    .openapi({ example: '833c-d926-f753-7b4a', description: 'Absent or null: the server generates one.' }),
+  name: text('name', 1, 255),
+  icon: optionalChoice('icon', ProjectIcon),
+  color: optionalChoice('color', ProjectColor),
+}).openapi('CreateProject', { description: 'Without `id` the server generates one; a null `icon` or `color` is the default.' });
+
+export const UpdateProjectInput = body({
+  name: text('name', 1, 255, { null: 'type' }).optional(),
+  icon: optionalChoice('icon', ProjectIcon),
+  color: optionalChoice('color', ProjectColor),
+})
+  .check((ctx) => {
+    const v = ctx.value;
+    if (v.name === undefined && v.icon == null && v.color == null) {
+      ctx.issues.push({ code: 'custom', input: v, message: 'Nothing to update: send name, icon or color' });
+    }
+  })
+  .openapi('UpdateProject', { description: 'Any of `name`, `icon`, `color` (null `icon` or `color`: unchanged); nothing to change is a 400.' });
+
+// ------------------------------------------------------------------------------------------
+// Sessions (§3)
+
+/** At most this many items in each list of a session's metadata (tags, models, branches). */
+export const MAX_LIST_ITEMS = 200;
+
+export const PatchSessionInput = body({
+  name: text('name', 1, 255, { null: 'type' }).optional(),
+  tags: textList('metadata.tags', MAX_LIST_ITEMS, 1, 255).optional().openapi({ description: 'Replaces the tags; null or [] clears them.' }),
+  userTitle: text('userTitle', 0, 1000, { null: 'type' }).nullable().optional().openapi({ description: 'null clears it.' }),
+})
+  .check((ctx) => {
+    const v = ctx.value;
+    if (v.name === undefined && v.tags === undefined && v.userTitle === undefined) {
+      ctx.issues.push({ code: 'custom', input: v, message: 'Nothing to update: send name, tags or userTitle' });
+    }
+  })
+  .openapi('PatchSession', { description: 'At least one of `name`, `tags`, `userTitle`; an empty patch is a 400.' });
+
+/** GET /projects/{id}/sessions: `limit` and the keyset `cursor`. */
+export const ProjectSessionsQuery = z.object({
+  limit: queryInteger('limit', PAGES.projectSessions).openapi({ description: 'Sessions per page.' }),
+  cursor: z
+    .string({ error: 'Invalid cursor' })
+    .min(1, { error: 'Invalid cursor' })
+    .optional()
+    .openapi({ description: '`nextCursor` of the previous page.' }),
+});
+
+/** GET /sessions/recent. */
+export const RecentSessionsQuery = z.object({
+  limit: queryInteger('limit', PAGES.recentSessions).openapi({ description: 'How many; anything else (empty included) → 400.' }),
+});
+
+/** GET …/sessions/{id}/exchanges: the paged read by exchange. */
+export const ExchangesQuery = z.object({
+  offset: queryInteger('offset', PAGES.exchangeOffset).openapi({ description: 'Exchanges to skip: 0 starts at exchange 1. Past the end → an empty page.' }),
+  limit: queryInteger('limit', PAGES.exchanges).openapi({ description: 'Exchanges per page (a page with content may hold fewer: see above).' }),
+  content: queryBoolean('content', true).openapi({ description: '`false`: titles, offsets and sizes only (a table of contents).' }),
+});
+
+/** GraphQL `Session.exchanges(offset, limit)`: the same bounds as REST (GraphQL's own 1–200 on `limit` comes first). */
+export const ExchangeArgs = z.object({
+  offset: intRange('offset', PAGES.exchangeOffset.min, PAGES.exchangeOffset.max),
+  limit: intRange('limit', PAGES.exchanges.min, PAGES.exchanges.max),
+});
+
+// ------------------------------------------------------------------------------------------
+// Search (§7, §16)
+
+/** Contract §16: a query's work (engine, highlighter) is bounded by these. */
+export const MAX_QUERY_CHARS = 512;
+export const MAX_QUERY_WORDS = 32;
+
+/** searchSessions(query, limit, offset): the query trimmed; too long, or too many distinct words (repeats count once) → 400. */
+export const SearchArgs = z.object({
+  query: z
+    .string({ error: 'Invalid value for query: must not be empty' })
+    .transform((q) => q.trim())
+    .check((ctx) => {
+      const problem = (message: string): void => void ctx.issues.push({ code: 'custom', input: ctx.value, message });
+      const q = ctx.value;
+      if (q === '') return problem('Invalid value for query: must not be empty');
+      if (q.length > MAX_QUERY_CHARS) return problem(`Invalid value for query: at most ${MAX_QUERY_CHARS} characters`);
+      const words = new Set<string>();
+      WORD_RE.lastIndex = 0;
+      for (let m = WORD_RE.exec(q); m; m = WORD_RE.exec(q)) words.add(m[0].toLowerCase());
+      if (words.size > MAX_QUERY_WORDS) problem(`Invalid value for query: at most ${MAX_QUERY_WORDS} different words`);
+    }),
+  limit: intRange('limit', PAGES.search.min, PAGES.search.max, `Invalid value for limit: must be an integer from ${PAGES.search.min} to ${PAGES.search.max}`),
+  offset: intRange('offset', 0, Number.MAX_SAFE_INTEGER, 'Invalid value for offset: must be an integer of at least 0'),
+});
+
+// ------------------------------------------------------------------------------------------
+// Stats (§6)
+
+/** GraphQL `analytics(timeRange)`: a closed range of `createdAt`. */
+export const TimeRangeInput = z
+  .object({ start: timestamp('timeRange.start'), end: timestamp('timeRange.end') })
+  .check((ctx) => {
+    if (ctx.value.start.getTime() > ctx.value.end.getTime()) {
+      ctx.issues.push({ code: 'custom', input: ctx.value, message: 'Invalid timeRange: start must not be after end' });
+    }
+  });
+
+/** ProjectStats.sessionsByDay(days). */
+export const DaysArg = intRange('days', PAGES.days.min, PAGES.days.max);
+/** sessionFacets(limit): values per facet. */
+export const FacetLimitArg = intRange('limit', PAGES.facets.min, PAGES.facets.max);
+
+// ------------------------------------------------------------------------------------------
+// API keys (§1, §9)
+
+/** `POST /keys` and GraphQL `createApiKey`. */
+export const CreateKeyInput = body({
+  name: text('name', 1, 100),
+  expiresInDays: optionalInteger('expiresInDays', 1, 3650).openapi({ description: 'Without it the key never expires.' }),
+}).openapi('CreateKey');
