@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from '../src/search/highlight';
 import { CHUNK_MAX, chunkMarkdown, documentIdOf, fitsWhole, termsOf, toDocuments, WHOLE_MAX } from '../src/search/documents';
-import { installBinary } from '../src/search/embedded';
+import { installBinary } from '../src/search/engine-host';
 import { keyOf } from '../src/search/documents';
 import { meiliString, ownedProjectFilter, ownedSessionsFilter, searchFilter } from '../src/search/filter';
 import { INDEX_SETTINGS, settingsDiff } from '../src/search/index-settings';
