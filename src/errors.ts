@@ -91,3 +91,22 @@ export const GRAPHQL_CODE: Record<ErrorCode, string> = {
   REQUEST_TIMEOUT: 'VALIDATION_ERROR',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 };
+
+export type GraphqlCode = (typeof GRAPHQL_CODE)[ErrorCode];
+
+/** Where in the operation an error arose (graphql-js fills these while resolving). */
+export interface GraphqlErrorPlace {
+  locations?: ReadonlyArray<{ line: number; column: number }>;
+  path?: ReadonlyArray<string | number>;
+}
+
+/**
+ * One entry of GraphQL's `errors` (contract §6), the one place its shape is written: the message,
+ * where it arose (when it arose while resolving), and `extensions` with the code and the ids the
+ * error names (`projectId`, `sessionId`, …). Used for errors raised before Apollo (401, 429, body
+ * problems: src/http/errors.ts), by the guards and for everything Apollo formats
+ * (src/graphql/errors.ts).
+ */
+export function graphqlError(code: GraphqlCode, message: string, details: Record<string, unknown> = {}, place: GraphqlErrorPlace = {}) {
+  return { message, locations: place.locations, path: place.path, extensions: { ...details, code } };
+}

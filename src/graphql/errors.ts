@@ -1,7 +1,7 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { isDatabaseUnavailable } from '../data/errors';
-import { AppError, GRAPHQL_CODE, MESSAGES } from '../errors';
+import { AppError, GRAPHQL_CODE, graphqlError, MESSAGES, type GraphqlCode } from '../errors';
 import type { Logger } from '../logger';
 
 /** Apollo's own codes for problems found before execution: all are VALIDATION_ERROR here. */
@@ -16,7 +16,7 @@ const APOLLO_VALIDATION_CODES = new Set([
 ]);
 
 /** Codes this module itself puts on errors (guards). */
-const OWN_CODES = new Set(Object.values(GRAPHQL_CODE));
+const OWN_CODES = new Set<string>(Object.values(GRAPHQL_CODE));
 
 /**
  * The one place GraphQL errors get their public shape: domain errors keep their message and
@@ -26,31 +26,32 @@ const OWN_CODES = new Set(Object.values(GRAPHQL_CODE));
 export function formatErrorWith(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = unwrapResolverError(error);
-    const base = { message: formatted.message, locations: formatted.locations, path: formatted.path };
+    const place = { locations: formatted.locations, path: formatted.path };
+    const entry = (code: GraphqlCode, message = formatted.message, details?: Record<string, unknown>) => graphqlError(code, message, details, place);
     if (original instanceof AppError) {
       if (original.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: { message: original.message } }, 'graphql resolver failed');
       const message = original.code === 'INTERNAL_SERVER_ERROR' ? MESSAGES.internal : original.message;
-      return { ...base, message, extensions: { ...original.details, code: GRAPHQL_CODE[original.code] } };
+      return entry(GRAPHQL_CODE[original.code], message, original.details);
     }
     const code = formatted.extensions?.code;
     if (typeof code === 'string' && APOLLO_VALIDATION_CODES.has(code)) {
-      return { ...base, extensions: { code: 'VALIDATION_ERROR' } };
+      return entry('VALIDATION_ERROR');
     }
     if (!(original instanceof GraphQLError) || original.originalError) {
       // Not a GraphQL-level error: a thrown exception from a resolver or the database.
       if (isDatabaseUnavailable(original)) {
         logger.error({ err: errInfo(original) }, 'graphql: database unavailable');
-        return { ...base, message: MESSAGES.unavailable, extensions: { code: 'SERVICE_UNAVAILABLE' } };
+        return entry('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
       }
       logger.error({ err: errInfo(original) }, 'graphql resolver failed');
-      return { ...base, message: MESSAGES.internal, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+      return entry('INTERNAL_SERVER_ERROR', MESSAGES.internal);
     }
     if (typeof code === 'string' && OWN_CODES.has(code) && code !== 'INTERNAL_SERVER_ERROR') {
-      return { ...base, extensions: { code } };
+      return entry(code as GraphqlCode);
     }
     // GraphQLErrors from execution itself (e.g. a non-null field that resolved to null).
     logger.error({ err: errInfo(original) }, 'graphql error');
-    return { ...base, message: MESSAGES.internal, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+    return entry('INTERNAL_SERVER_ERROR', MESSAGES.internal);
   };
 }
 

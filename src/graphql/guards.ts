@@ -35,9 +35,8 @@ const SIZE_ARGS = ['limit', 'first'];
 
 /** A pre-execution rejection: VALIDATION_ERROR with HTTP 400. */
 export function rejection(message: string): GraphQLError {
-  return new GraphQLError(message, {
-    extensions: { code: 'VALIDATION_ERROR', http: { status: 400, headers: new HeaderMap() } },
-  });
+  // Its public shape is written by formatErrorWith (src/graphql/errors.ts) through graphqlError.
+  return new GraphQLError(message, { extensions: { code: 'VALIDATION_ERROR', http: { status: 400, headers: new HeaderMap() } } });
 }
 
 interface Walk {

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { isDatabaseUnavailable } from '../data/errors';
-import { AppError, GRAPHQL_CODE, HTTP_STATUS, MESSAGES, type ErrorCode } from '../errors';
+import { AppError, GRAPHQL_CODE, graphqlError, HTTP_STATUS, MESSAGES } from '../errors';
 import type { Logger } from '../logger';
 
 export const isGraphqlPath = (req: Request) => req.originalUrl.split('?')[0].startsWith('/api/v1/graphql');
@@ -38,13 +38,11 @@ export function sendError(req: Request, res: Response, err: AppError): void {
   if (req.method === 'HEAD') {
     res.status(status).end();
   } else if (isGraphqlPath(req)) {
-    res.status(status).json({ errors: [{ message: err.message, extensions: { code: graphqlCode(err.code) } }] });
+    res.status(status).json({ errors: [graphqlError(GRAPHQL_CODE[err.code], err.message)] });
   } else {
     res.status(status).json({ success: false, error: err.message });
   }
 }
-
-export const graphqlCode = (code: ErrorCode): string => GRAPHQL_CODE[code];
 
 /** The last middleware: the documented envelope, never a stack or SQL. */
 export function errorHandler(logger: Logger) {
