@@ -9,7 +9,7 @@ import { keyOf } from '../src/search/documents';
 import { meiliString, ownedProjectFilter, ownedSessionsFilter, searchFilter } from '../src/search/filter';
 import { INDEX_SETTINGS, settingsDiff } from '../src/search/index-settings';
 import { buildSnippet, escapeHtml, MARKERS } from '../src/search/snippet';
-import { deferredRows } from '../src/search/worker';
+import { deferredRows } from '../src/search/claims';
 import { mergeByScore } from '../src/search/adapter';
 
 describe('chunkMarkdown', () => {

@@ -1,0 +1,79 @@
+/**
+ * Compaction (README "Search"): the sessions of the small recent index move into the main one in
+ * bulk ('compact' outbox rows, claimed up to COMPACT_BATCH at once), which also retires their
+ * recent copies; due every few minutes, or early when the recent index grows large.
+ */
+import type { Pool } from 'mariadb';
+import type { Logger } from '../logger';
+import type { MeiliConnection } from './connection';
+import { sessionKeyOf, type SessionDocument } from './documents';
+import { chunked } from './index-writer';
+
+/** Documents (a large session has one per ~1.5 KB fragment) that start a compaction early. */
+export const RECENT_MAX = 5000;
+/** A session written this recently stays in the recent index at a compaction (a live session
+ * would be moved again at once, and written back whole). */
+const SETTLED_MS = 60_000;
+
+export interface CompactionOptions {
+  pool: Pool;
+  recentConn: MeiliConnection;
+  recentUid: string;
+  log: Logger;
+  /** Wakes the worker (compaction rows were queued). */
+  notify: () => void;
+  /** Compact at least this often… */
+  everyMs: number;
+  /** …or as soon as the recent index holds this many documents. */
+  recentMax: number;
+}
+
+export class Compaction {
+  private lastCompaction = Date.now();
+
+  constructor(private readonly o: CompactionOptions) {}
+
+  /**
+   * Queues the sessions of the recent index for the main one ('compact' rows: applied in order
+   * with any other work on the same session, in batches of up to COMPACT_BATCH), all of them or
+   * only those not written for `settledMs` (a live session would be moved again at once). Returns
+   * how many.
+   */
+  async queueCompaction(settledMs = 0): Promise<number> {
+    const recent = this.o.recentConn.admin().index<SessionDocument>(this.o.recentUid);
+    // One row per session (a large one has fragment documents too).
+    const bySession = new Map<string, Pick<SessionDocument, 'userId' | 'projectId' | 'sessionId'>>();
+    const [{ now }] = await this.o.pool.query('SELECT NOW(3) AS now');
+    const filter = settledMs > 0 ? `syncedAt < ${now.getTime() - settledMs}` : undefined;
+    for (let offset = 0; ; offset += 10_000) {
+      const page = await recent.getDocuments({ fields: ['userId', 'projectId', 'sessionId'], filter, limit: 10_000, offset });
+      for (const d of page.results) bySession.set(sessionKeyOf(d.projectId, d.sessionId), d);
+      if (page.results.length < 10_000) break;
+    }
+    const refs = [...bySession.values()];
+    this.lastCompaction = Date.now();
+    for (const group of chunked(refs, 500)) {
+      await this.o.pool.query(
+        `INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ${group.map(() => "('compact', ?, ?, ?)").join(', ')}`,
+        group.flatMap((r) => [r.userId, r.projectId, r.sessionId]),
+      );
+    }
+    if (refs.length) this.o.notify();
+    return refs.length;
+  }
+
+  /** Compacts when the recent index is due: big enough, or not compacted for compactEveryMs. */
+  async compactIfDue(): Promise<void> {
+    const pending = await this.o.pool.query("SELECT 1 FROM search_outbox WHERE op = 'compact' LIMIT 1");
+    if (pending.length > 0) return;
+    const { numberOfDocuments } = await this.o.recentConn.admin().index(this.o.recentUid).getStats();
+    if (numberOfDocuments === 0) {
+      this.lastCompaction = Date.now();
+      return;
+    }
+    if (numberOfDocuments >= this.o.recentMax || Date.now() - this.lastCompaction >= this.o.everyMs) {
+      const n = await this.queueCompaction(SETTLED_MS);
+      this.o.log.info({ msg: 'search: moving the recent index into the main one', sessions: n });
+    }
+  }
+}
