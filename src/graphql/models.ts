@@ -31,10 +31,10 @@ export interface AnalyticsModel {
   totals(): Promise<{ totalSessions: number; totalProjects: number }>;
 }
 
-export interface SearchResultModel {
+/** A search result: the session's row (its fields resolve as Session's do) with the hit beside it. */
+export type SearchResultModel = SessionRow & {
   hit: Pick<SearchHit, 'projectId' | 'sessionId' | 'rank' | 'snippet' | 'matchingExchanges'>;
-  row: SessionRow;
-}
+};
 
 export interface SearchSessionsModel {
   total: number;

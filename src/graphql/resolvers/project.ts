@@ -1,0 +1,26 @@
+/** Project: its sessions (the first page of many projects in one statement, through the loaders) and its stats. */
+import { normalizeFilters } from '../../services/filters';
+import * as sessionLists from '../../services/session-lists';
+import type { ResolversOf } from './complete';
+import { connection } from './shared';
+
+export const Project: ResolversOf<'Project'> = {
+  sessions(p, { limit, orderBy, filters }, { loaders }) {
+    return loaders.projectSessions(normalizeFilters(filters), orderBy ?? 'CREATED_AT_DESC', limit ?? 20).load(p.id);
+  },
+  async sessionsConnection(p, { first, after, orderBy, filters }, gql) {
+    const order = orderBy ?? 'CREATED_AT_DESC';
+    const n = first ?? 20;
+    const f = normalizeFilters(filters);
+    // The first page of many projects batches; later pages are one project's keyset query.
+    const rows = after
+      ? f.projectIds && !f.projectIds.includes(p.id)
+        ? []
+        : (await sessionLists.querySessions(gql.ctx, { ...f, projectIds: [p.id] }, order, n + 1, after)).rows
+      : await gql.loaders.projectSessions(f, order, n + 1).load(p.id);
+    return connection(rows, order, n, after);
+  },
+  stats(p) {
+    return { projectId: p.id };
+  },
+};

@@ -1,0 +1,18 @@
+/** SearchResult: the session's fields as Session maps them (session-fields.ts), and the hit's. */
+import { sessionNotFound } from '../../errors';
+import type { ResolversOf } from './complete';
+import { sessionFields } from './session-fields';
+
+export const SearchResult: ResolversOf<'SearchResult'> = {
+  ...sessionFields,
+  sessionId: (r) => r.id,
+  clientId: (r) => r.id,
+  rank: (r) => r.hit.rank,
+  snippet: (r) => r.hit.snippet,
+  matchingExchanges: (r) => r.hit.matchingExchanges.map((m) => ({ ...m, start: m.start ?? null, exchange: m.exchange ?? null })),
+  async session(r, _a, { loaders }) {
+    const row = await loaders.session.load({ projectId: r.projectId, sessionId: r.id });
+    if (!row) throw sessionNotFound(r.id, r.projectId);
+    return row;
+  },
+};
