@@ -1,4 +1,4 @@
-import type { SessionFilters } from '../services/filters';
+import type { SessionFilters } from '../domain/filters';
 import { marks } from './sql';
 
 /** Label kinds stored in session_labels for the array-valued metadata. */

@@ -2,7 +2,7 @@
  * The sessions store: every statement on `sessions` and `session_labels` (content is the content
  * store's, src/data/content.ts). Rows come back as SessionRow; services shape them.
  */
-import type { SessionFilters } from '../services/filters';
+import type { SessionFilters } from '../domain/filters';
 import { filtersToSql, type LabelKind } from './session-filters';
 import type { Sql } from './sql';
 

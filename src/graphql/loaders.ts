@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { Ctx } from '../services/context';
-import type { SessionFilters } from '../services/filters';
+import type { SessionFilters } from '../domain/filters';
 import { projectsWithStats, type ProjectDto } from '../services/projects';
 import { markdownOfSessions, sessionsByKeys, sessionsForProjects } from '../services/session-lists';
 import type { SessionKey, SessionOrder, SessionRow } from '../services/sessions';

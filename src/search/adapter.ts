@@ -1,6 +1,6 @@
 import type { SearchParams, SearchResponse } from 'meilisearch';
 import { AppError, MESSAGES } from '../errors';
-import type { SessionFilters } from '../services/filters';
+import type { SessionFilters } from '../domain/filters';
 import { probeAll, type MeiliConnection } from './connection';
 import { documentIdOf, exchangeNumberAt, exchangeStartsOf, sessionDigestOf, sessionKeyOf, type SessionDocument } from './documents';
 import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from './highlight';

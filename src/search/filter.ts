@@ -1,4 +1,4 @@
-import type { SessionFilters } from '../services/filters';
+import type { SessionFilters } from '../domain/filters';
 import { keyOf, sessionDigestOf } from './documents';
 
 /**

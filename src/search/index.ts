@@ -8,7 +8,7 @@ import { sqlOn } from '../data/sql';
 import type { DbHandles } from '../db/client';
 import type { Offload } from '../offload';
 import type { Logger } from '../logger';
-import type { SessionFilters } from '../services/filters';
+import type { SessionFilters } from '../domain/filters';
 import { searchIndex } from './adapter';
 import { allAnswer, MeiliConnection, probeAll } from './connection';
 import { EmbeddedMeili } from './embedded';

@@ -4,7 +4,8 @@
  * never leaves the service, even while the index is catching up.
  */
 import { PAGES } from '../domain/pages';
-import { filtersToSql, normalizeFilters, type SessionFilters, type SessionFiltersInput } from '../services/filters';
+import { filtersToSql } from '../data/session-filters';
+import { normalizeFilters, type SessionFilters, type SessionFiltersInput } from '../domain/filters';
 import { parseInput, SearchArgs } from '../services/inputs';
 import { matchesNothing } from './filter';
 import type { SearchHit, SearchOptions, SearchPort } from './port';

@@ -5,7 +5,7 @@ import { ORDER_SQL, type SessionKey, type SessionKeyset, type SessionOrder, type
 import { AppError, invalid, projectNotFound, sessionNotFound } from '../errors';
 import { requireOwnedProject } from './access';
 import type { Ctx } from './context';
-import { normalizeFilters, type SessionFilters, type SessionFiltersInput } from './filters';
+import { normalizeFilters, type SessionFilters, type SessionFiltersInput } from '../domain/filters';
 import { toSession } from './sessions';
 import { parseInput, ProjectSessionsQuery, RecentSessionsQuery } from './inputs';
 import { PROJECT_ID_RE, UUID_RE } from './validation';

@@ -3,7 +3,6 @@
  * tag. Uploads are in session-upload.ts, reads and lists in session-lists.ts, patches and deletes
  * in session-changes.ts; the statements in src/data/sessions.ts.
  */
-import crypto from 'node:crypto';
 import { LABEL_KINDS, type LabelKind } from '../data/session-filters';
 import type { SessionRow } from '../data/sessions';
 import { redactionsOf } from './redaction';
@@ -86,45 +85,7 @@ export function toSession(row: SessionRow, withEtag = true): SessionDto {
   return dto;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Entity tags
-
-/** A weak tag over everything a client can read of the session. */
-export function sessionEtag(fields: {
-  name: string;
-  userTitle: string | null;
-  startedAt: Date;
-  endedAt: Date;
-  metadata: SessionMetadata;
-  contentDigest: string;
-  /** Part of the tag only when something was found, so tags of clean sessions stay as they were. */
-  redactionsJson?: string;
-}): string {
-  const meta = Object.fromEntries(Object.entries(fields.metadata).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  const h = crypto
-    .createHash('sha256')
-    .update(
-      JSON.stringify([
-        fields.name,
-        fields.userTitle,
-        fields.startedAt.toISOString(),
-        fields.endedAt.toISOString(),
-        meta,
-        fields.contentDigest,
-        ...(fields.redactionsJson && fields.redactionsJson !== '[]' ? [fields.redactionsJson] : []),
-      ]),
-    )
-    .digest('hex');
-  return `W/"${h.slice(0, 40)}"`;
-}
-
-/** Weak comparison against an If-None-Match / If-Match list (`*` matches anything). */
-export function etagMatches(header: string | undefined, etag: string | null): boolean {
-  if (!header || !etag) return false;
-  const opaque = (t: string) => t.trim().replace(/^W\//, '');
-  const mine = opaque(etag);
-  return header.split(',').some((t) => t.trim() === '*' || opaque(t) === mine);
-}
+export { etagMatches, sessionEtag } from '../domain/etag';
 
 /** The labels (session_labels rows) of a session's list metadata: models, tags, branches, each value once. */
 export function labelsOf(meta: StoredMetaJson): Array<readonly [LabelKind, string]> {

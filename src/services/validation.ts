@@ -14,7 +14,7 @@ export function checkString(v: unknown, field: string, min: number, max: number)
   return v as string;
 }
 
-export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export { SESSION_ID_RE as UUID_RE } from '../domain/session';
 export { PROJECT_ID_RE } from '../domain/project';
 
 export function parseIsoDate(v: unknown, field: string): Date {

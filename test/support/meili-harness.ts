@@ -19,7 +19,7 @@ import { createNodeHttpClient } from '../../src/search/http-client';
 import { recentUidOf } from '../../src/search/index-settings';
 import { searchSessions, type SearchResults } from '../../src/search/search-service';
 import type { Ctx, Deps } from '../../src/services/context';
-import type { SessionFiltersInput } from '../../src/services/filters';
+import type { SessionFiltersInput } from '../../src/domain/filters';
 import { deleteProject } from '../../src/services/projects';
 import { deleteSession } from '../../src/services/session-changes';
 import { upsertSession } from '../../src/services/session-upload';

@@ -1,5 +1,5 @@
 /** Project: its sessions (the first page of many projects in one statement, through the loaders) and its stats. */
-import { normalizeFilters } from '../../services/filters';
+import { normalizeFilters } from '../../domain/filters';
 import * as sessionLists from '../../services/session-lists';
 import type { ResolversOf } from './complete';
 import { connection } from './shared';

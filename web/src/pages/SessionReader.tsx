@@ -5,6 +5,7 @@ import { getCsrfToken } from '../api/http';
 import { graphql } from '../gql';
 import type { SessionReaderQuery, SessionExchangesPageQuery, SessionTocQuery } from '../gql/graphql';
 import { renderMarkdown } from '../markdown';
+import { displayTitle } from '../../../src/domain/session';
 import { ConfirmDialog, Field, FormError, when } from './ui';
 import '../reader.css';
 
@@ -125,8 +126,6 @@ const FIRST_PAGE = 3;
 /** Exchanges kept in the page at once; beyond, the farthest ones are dropped again. */
 const WINDOW = 60;
 
-export const displayTitle = (s: { userTitle?: string | null; metadata: { title?: string | null }; name: string }): string =>
-  s.userTitle || s.metadata.title || s.name;
 
 const bytes = (n: number) => (n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1048576).toFixed(1)} MiB`);
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));

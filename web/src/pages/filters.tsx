@@ -200,9 +200,8 @@ export function FilterForm({
 export const size = (bytes: number) =>
   bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1048576).toFixed(1)} MiB`;
 
-/** The display title of contract §10: userTitle, else metadata.title, else name. */
-export const displayTitle = (s: { userTitle?: string | null; name: string; metadata: { title?: string | null } }): string =>
-  s.userTitle || s.metadata.title || s.name;
+/** The display title of contract §10 (userTitle, else metadata.title, else name): one rule with the service's. */
+export { displayTitle } from '../../../src/domain/session';
 
 /** The reader's address for a session (and an exchange, 1-based). */
 export const readerHref = (projectId: string, sessionId: string, exchange?: number) =>

@@ -1,3 +1,7 @@
+/**
+ * Session filters (contract §6): what clients send, and the one canonical form that the SQL of
+ * src/data/session-filters.ts and the search engine (src/search/filter.ts) both apply. Pure.
+ */
 import { invalid } from '../errors';
 
 /** SessionFilters as clients send them (GraphQL input; REST may grow the same). */
@@ -111,4 +115,3 @@ export function normalizeFilters(input: SessionFiltersInput | null | undefined, 
 }
 
 // The SQL of these filters is the data layer's (src/data/session-filters.ts).
-export { filtersToSql, LABEL_KINDS } from '../data/session-filters';
