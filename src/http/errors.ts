@@ -5,29 +5,8 @@ import type { Logger } from '../logger';
 
 export const isGraphqlPath = (req: Request) => req.originalUrl.split('?')[0].startsWith('/api/v1/graphql');
 
-/** Maps body-parser's errors (which carry `type` and `status`) to domain errors. */
-function fromBodyParser(err: any): AppError | null {
-  switch (err?.type) {
-    case 'entity.too.large':
-      return new AppError('PAYLOAD_TOO_LARGE', MESSAGES.tooLarge);
-    case 'encoding.unsupported':
-      return new AppError('UNSUPPORTED_MEDIA_TYPE', MESSAGES.unsupportedEncoding);
-    case 'request.aborted':
-    case 'request.size.invalid':
-    case 'entity.verify.failed':
-    case 'entity.parse.failed':
-    case 'charset.unsupported':
-      return new AppError('VALIDATION_ERROR', MESSAGES.invalidJson);
-  }
-  // zlib: a body that claims gzip but is not.
-  if (typeof err?.code === 'string' && /^Z_/.test(err.code)) return new AppError('VALIDATION_ERROR', MESSAGES.invalidJson);
-  return null;
-}
-
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  const bp = fromBodyParser(err);
-  if (bp) return bp;
   if (isDatabaseUnavailable(err)) return new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
   return new AppError('INTERNAL_SERVER_ERROR', MESSAGES.internal);
 }
