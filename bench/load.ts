@@ -74,8 +74,8 @@ async function main() {
   const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}`;
   await migrate(dbUrl);
   const db = createDb(dbUrl);
-  const user = await createUser(db.prisma, 'bench-load@example.test', 'bench');
-  const { token } = await createKeyForUser(db.prisma, JWT_SECRET, user.id, 'bench');
+  const user = await createUser(db, 'bench-load@example.test', 'bench');
+  const { token } = await createKeyForUser(db, JWT_SECRET, user.id, 'bench');
   await db.close();
 
   const port = await freePort();

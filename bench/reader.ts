@@ -93,8 +93,8 @@ async function main() {
   const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}`;
   await migrate(dbUrl);
   const db = createDb(dbUrl);
-  const user = await createUser(db.prisma, EMAIL, 'bench', { password: PASSWORD, role: 'member' });
-  const { token } = await createKeyForUser(db.prisma, JWT_SECRET, user.id, 'bench');
+  const user = await createUser(db, EMAIL, 'bench', { password: PASSWORD, role: 'member' });
+  const { token } = await createKeyForUser(db, JWT_SECRET, user.id, 'bench');
   await db.close();
 
   const port = await freePort();

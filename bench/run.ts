@@ -156,8 +156,8 @@ async function main() {
     children.push(service);
     await waitFor(`${base}/readyz`);
 
-    const user = await createUser(handles.prisma, `bench-${dbName}@example.test`, 'bench');
-    const { token } = await createKeyForUser(handles.prisma, SECRET, user.id, 'bench');
+    const user = await createUser(handles, `bench-${dbName}@example.test`, 'bench');
+    const { token } = await createKeyForUser(handles, SECRET, user.id, 'bench');
     const put = (projectId: string, id: string, md: string, extra: Record<string, unknown> = {}) =>
       request(base, 'PUT', `/api/v1/projects/${projectId}/sessions/${id}`, token, Buffer.from(JSON.stringify({ name: `session ${id.slice(0, 8)}`, markdown: md, metadata: { clientName: 'bench', llmModels: ['claude-sonnet-4'], tags: ['bench'] }, ...extra })));
 

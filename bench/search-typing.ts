@@ -93,10 +93,10 @@ async function main() {
   const search = app.deps.search as unknown as Search;
   try {
     // The first user can sign in to the console (--browser); the others only have keys.
-    const first = await createUser(app.deps.db.prisma, 'typing0@example.test', 'Typist', { password: PASSWORD, role: 'member' });
+    const first = await createUser(app.deps.db, 'typing0@example.test', 'Typist', { password: PASSWORD, role: 'member' });
     const users = [{ id: first.id, email: first.email }, ...Array.from({ length: USERS - 1 }, (_, i) => ({ id: crypto.randomUUID(), email: `typing${i + 1}@example.test` }))];
     await pool.query(`INSERT INTO users (id, email) VALUES ${users.slice(1).map(() => '(?, ?)').join(', ')}`, users.slice(1).flatMap((u) => [u.id, u.email]));
-    const tokens = await Promise.all(users.map(async (u) => (await createKeyForUser(app.deps.db.prisma, app.deps.config.jwtSecret, u.id, 'bench')).token));
+    const tokens = await Promise.all(users.map(async (u) => (await createKeyForUser(app.deps.db, app.deps.config.jwtSecret, u.id, 'bench')).token));
     const projects = users.flatMap((u) => Array.from({ length: PROJECTS_PER_USER }, (_, j) => ({ id: `p-${u.id.slice(0, 8)}-${j}`, ownerId: u.id })));
     await pool.query(
       `INSERT INTO projects (id, ownerId, name, icon, color) VALUES ${projects.map(() => "(?, ?, ?, 'Code2', 'blue')").join(', ')}`,

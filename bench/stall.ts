@@ -108,8 +108,8 @@ async function run(threads: string | undefined, body: Buffer): Promise<Run> {
   const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}`;
   await migrate(dbUrl);
   const db = createDb(dbUrl);
-  const user = await createUser(db.prisma, 'bench-stall@example.test', 'bench');
-  const { token } = await createKeyForUser(db.prisma, JWT_SECRET, user.id, 'bench');
+  const user = await createUser(db, 'bench-stall@example.test', 'bench');
+  const { token } = await createKeyForUser(db, JWT_SECRET, user.id, 'bench');
   await db.close();
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-stall-'));

@@ -1,7 +1,8 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { AppError, MESSAGES } from './errors';
 import { createGraphqlRouter } from './graphql';
-import { requireAuth, type AuthFailureHook } from './http/auth';
+import { requireAuth } from './http/auth';
+import type { RateLimitHooks } from './http/rate-limit';
 import { consoleRouter } from './http/console';
 import { dbWatchdog } from './http/db-watchdog';
 import { admission, closeUnreadBodies } from './http/admission';
@@ -24,17 +25,7 @@ import { usersRouter } from './rest/users';
 import type { Deps } from './services/context';
 
 /** Rate limiting plugs in here (per user, after authentication; contract §5). */
-export interface RateLimitHooks {
-  rest?: (req: Request, res: Response, next: NextFunction) => void;
-  graphql?: (req: Request, res: Response, next: NextFunction) => void;
-  onAuthFailure?: AuthFailureHook;
-  /** Runs before the token is checked (an address over the auth-failure limit → 429). */
-  beforeAuth?: AuthFailureHook;
-  /** Before a sign-in is tried: an account over its failed sign-in limit → 429 (contract §10). */
-  beforeSignIn?: (req: Request, email: string) => Promise<void>;
-  /** A failed sign-in, counted against the account. */
-  onSignInFailure?: (req: Request, email: string) => Promise<void>;
-}
+export type { RateLimitHooks } from './http/rate-limit';
 
 export interface BuiltApp {
   app: Express;

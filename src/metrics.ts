@@ -3,6 +3,7 @@ import { Router, type Request, type Response } from 'express';
 import { unauthenticated } from './errors';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { routeOf } from './http/request-context';
+import { backlogCount, deadCount } from './data/outbox';
 import { onSearch } from './search/timing';
 import type { Deps } from './services/context';
 
@@ -67,11 +68,11 @@ export function createMetrics(deps: Deps): AppMetrics {
     registers: [registry],
     async collect() {
       try {
-        const rows = await Promise.race([
-          deps.db.pool.query('SELECT COUNT(*) AS n FROM search_outbox_dead') as Promise<Array<{ n: number | bigint }>>,
+        const n = await Promise.race([
+          deadCount(deps.db.writes),
           new Promise<never>((_, reject) => setTimeout(() => reject(new Error('dead-letter count timed out')), 1000).unref()),
         ]);
-        this.set(Number(rows[0]?.n ?? 0));
+        this.set(n);
       } catch {
         this.set(-1);
       }
@@ -84,11 +85,11 @@ export function createMetrics(deps: Deps): AppMetrics {
     async collect() {
       try {
         // Bounded: a scrape must not hang on a frozen database.
-        const rows = await Promise.race([
-          deps.db.pool.query('SELECT COUNT(*) AS n FROM search_outbox') as Promise<Array<{ n: number | bigint }>>,
+        const n = await Promise.race([
+          backlogCount(deps.db.writes),
           new Promise<never>((_, reject) => setTimeout(() => reject(new Error('outbox count timed out')), 1000).unref()),
         ]);
-        this.set(Number(rows[0]?.n ?? 0));
+        this.set(n);
       } catch {
         this.set(-1);
       }

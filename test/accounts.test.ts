@@ -1,4 +1,4 @@
-import { sha256 } from '../src/auth/browser-sessions';
+import { sha256 } from '../src/domain/tokens';
 import { createUser } from '../src/services/users';
 import { startTestApp, type TestApp } from './support/app';
 import { browser, sessionCookieOf } from './support/cookie-client';
@@ -16,7 +16,7 @@ afterAll(() => app?.close());
 /** A user with a password (and, through the harness, nothing else). */
 async function member(prefix = 'm', role: 'admin' | 'member' = 'member') {
   const e = email(prefix);
-  const u = await createUser(app.deps.db.prisma, e, prefix, { password: PASSWORD, role });
+  const u = await createUser(app.deps.db, e, prefix, { password: PASSWORD, role });
   return { ...u, email: e };
 }
 
@@ -108,7 +108,7 @@ describe('sign-in, session, sign-out', () => {
       Object.keys(unknown.headers).filter((h) => !['date', 'x-request-id', 'etag'].includes(h)).sort(),
     );
     // A user without a password (made by the old CLI) cannot sign in either, with the same answer.
-    const nopw = await createUser(app.deps.db.prisma, email('nopw'));
+    const nopw = await createUser(app.deps.db, email('nopw'));
     const r = await app.request('POST', '/api/v1/auth/sign-in', { body: { email: nopw.email, password: 'whatever it is' } });
     expect(r.body).toEqual({ success: false, error: 'Invalid email or password' });
   });

@@ -27,7 +27,7 @@ afterAll(async () => {
 
 test('sessions of a project: titles, Resumable, secrets redacted, hostile names as text, Show more', async () => {
   const email = `reader-${process.pid}-${Date.now()}@example.test`;
-  const user = await createUser(app.deps.db.prisma, email, 'Reader', { password: PASSWORD, role: 'member' });
+  const user = await createUser(app.deps.db, email, 'Reader', { password: PASSWORD, role: 'member' });
   const { token } = await app.newKey(user);
   const put = async (id: string, body: Record<string, unknown>) => {
     const r = await app.request('PUT', `/api/v1/projects/web-app/sessions/${id}`, { token, body });

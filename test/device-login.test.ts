@@ -16,7 +16,7 @@ afterAll(() => app?.close());
 
 async function signedIn(): Promise<{ b: Browser; id: string; email: string }> {
   const email = `dev-${process.pid}-${++seq}@example.test`;
-  const u = await createUser(app.deps.db.prisma, email, 'Dev', { password: PASSWORD });
+  const u = await createUser(app.deps.db, email, 'Dev', { password: PASSWORD });
   const b = browser(app);
   expect((await b.signIn(email, PASSWORD)).status).toBe(200);
   return { b, id: u.id, email };

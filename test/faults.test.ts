@@ -198,8 +198,8 @@ class ServerProcess {
 async function userWithToken(databaseUrl: string): Promise<{ userId: string; token: string }> {
   const db = createDb(databaseUrl);
   try {
-    const user = await createUser(db.prisma, `faults-${crypto.randomBytes(4).toString('hex')}@example.test`, 'faults');
-    const { token } = await createKeyForUser(db.prisma, JWT_SECRET, user.id, 'faults');
+    const user = await createUser(db, `faults-${crypto.randomBytes(4).toString('hex')}@example.test`, 'faults');
+    const { token } = await createKeyForUser(db, JWT_SECRET, user.id, 'faults');
     return { userId: user.id, token };
   } finally {
     await db.close();

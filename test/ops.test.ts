@@ -63,9 +63,9 @@ describe('request ids and the access log', () => {
     server = http.createServer(built.app);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const user = await createUser(deps.db.prisma, `ops-${Date.now()}@example.test`, 'ops');
+    const user = await createUser(deps.db, `ops-${Date.now()}@example.test`, 'ops');
     userId = user.id;
-    ({ token } = await createKeyForUser(deps.db.prisma, config.jwtSecret, user.id, 'ops'));
+    ({ token } = await createKeyForUser(deps.db, config.jwtSecret, user.id, 'ops'));
     stop = async () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));

@@ -75,6 +75,7 @@ describe('the per-version index cache', () => {
   /** A snapshot holding `md` as one chunk; `fail` makes its reads throw (a released snapshot). */
   const fakeDb = (md: string, fail = false): Sql =>
     ({
+      isSql: true,
       async query(_q: string, ...v: unknown[]) {
         await new Promise((r) => setTimeout(r, 5));
         if (fail) throw new Error('snapshot already released');

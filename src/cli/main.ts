@@ -4,7 +4,7 @@ import { migrate } from '../db/migrate';
 import { createKeyForUser, listKeysOfUser, revokeKeyById, validateKeyInput } from '../services/keys';
 import { createUser, findUserByEmail } from '../services/users';
 import { createResetLink } from '../services/accounts';
-import { checkPassword } from '../auth/passwords';
+import { checkPassword } from '../domain/passwords';
 import { AppError } from '../errors';
 import { rescanFromCli } from './redact';
 import { reindexFromCli } from './reindex';
@@ -92,9 +92,8 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
   await migrate(config.databaseUrl);
   const db = createDb(config.databaseUrl);
   try {
-    const prisma = db.prisma;
     const userByEmail = async (email: string) => {
-      const u = await findUserByEmail(prisma, email);
+      const u = await findUserByEmail(db, email);
       if (!u) throw new UsageError(`no user with email ${email}`);
       return u;
     };
@@ -109,14 +108,14 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
             throw new UsageError(e instanceof AppError ? e.message : 'could not read the password from standard input');
           }
         }
-        const u = await createUser(prisma, email, flags.name, { password, role: flags.admin ? 'admin' : 'member' });
+        const u = await createUser(db, email, flags.name, { password, role: flags.admin ? 'admin' : 'member' });
         out(`created ${u.role === 'admin' ? 'admin' : 'user'} ${u.id} ${u.email}`);
         return;
       }
       case 'users reset-password': {
         const u = await userByEmail(need(flags, 'email'));
         const base = config.publicUrl ?? `http://${/^(0\.0\.0\.0|::)$/.test(config.host) ? 'localhost' : config.host}:${config.port}`;
-        const { link, expiresAt } = await createResetLink(prisma, u.id, base);
+        const { link, expiresAt } = await createResetLink(db, u.id, base);
         out(`reset link for ${u.email}, valid until ${expiresAt} (one use):`);
         out(link);
         return;
@@ -130,14 +129,14 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
         }
         // Same rules as POST /keys (name 1–100 characters).
         const { name } = validateKeyInput({ name: flags.name ?? 'cli', expiresInDays: days });
-        const { key, token } = await createKeyForUser(prisma, config.jwtSecret, u.id, name, days);
+        const { key, token } = await createKeyForUser(db, config.jwtSecret, u.id, name, days);
         out(`created key ${key.id} for ${u.email}${key.expiresAt ? ` (expires ${key.expiresAt})` : ''}`);
         out(token);
         return;
       }
       case 'keys list': {
         const u = await userByEmail(need(flags, 'email'));
-        for (const k of await listKeysOfUser(prisma, u.id)) {
+        for (const k of await listKeysOfUser(db, u.id)) {
           const state = k.revokedAt ? `revoked ${k.revokedAt}` : k.expiresAt && Date.parse(k.expiresAt) <= Date.now() ? `expired ${k.expiresAt}` : 'active';
           out(`${k.id}\t${k.name}\t${state}\tcreated ${k.createdAt}\tlast used ${k.lastUsedAt ?? 'never'}`);
         }
@@ -145,7 +144,7 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
       }
       case 'keys revoke': {
         if (positional.length !== 1) throw new UsageError('usage: keys revoke KEY_ID');
-        const k = await revokeKeyById(prisma, positional[0]).catch((e) => {
+        const k = await revokeKeyById(db, positional[0]).catch((e) => {
           throw e instanceof AppError && e.code === 'NOT_FOUND' ? new UsageError(`no key with id ${positional[0]}`) : e;
         });
         out(`revoked key ${k.id} at ${k.revokedAt}`);

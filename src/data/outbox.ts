@@ -33,7 +33,7 @@ export async function buryDeadRows(c: Sql, ids: number[]): Promise<number> {
 /** Rows in the dead-letter table. */
 export async function deadCount(c: Sql): Promise<number> {
   const [row] = await c.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM search_outbox_dead');
-  return Number(row.n);
+  return Number(row?.n ?? 0);
 }
 
 /** Rows waiting in the outbox. */

@@ -7,6 +7,8 @@ import type * as mariadb from 'mariadb';
  * bench/run.ts; content travels in 1 MiB parameters Prisma would serialise on the event loop).
  */
 export interface Sql {
+  /** Marks a value built here (sqlOn, snapshotOn, a transaction): a bare driver pool has `query` and `execute` of other shapes. */
+  readonly isSql: true;
   /** The rows a statement returns. */
   query<T = Record<string, unknown>>(sql: string, ...values: unknown[]): Promise<T[]>;
   /** How many rows a statement changed. */
@@ -21,6 +23,7 @@ export interface Snapshot extends Sql {
 /** `Sql` over a driver pool or connection. */
 export function sqlOn(q: { query: mariadb.Pool['query'] }): Sql {
   return {
+    isSql: true,
     query: (sql, ...values) => q.query({ sql }, values) as Promise<any>,
     execute: async (sql, ...values) => Number((await q.query({ sql }, values)).affectedRows ?? 0),
   };
@@ -65,6 +68,7 @@ export function snapshotOn(readPool: mariadb.Pool): Snapshot {
       return c;
     })());
   return {
+    isSql: true,
     async query(sql, ...values) {
       const c = await open();
       return (await c.query({ sql }, values)) as any;

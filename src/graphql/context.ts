@@ -20,6 +20,7 @@ export function createGraphqlContext(ctx: Ctx): GraphqlContext {
   const plain = ctx.deps.db.reads;
   let snapshot: Snapshot | null = null;
   const reads: Sql = {
+    isSql: true,
     query: (q, ...v) => (snapshot ?? plain).query(q, ...v),
     execute: (q, ...v) => (snapshot ?? plain).execute(q, ...v),
   };

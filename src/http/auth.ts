@@ -78,7 +78,7 @@ export function requireAuth(deps: Deps, onFailure?: AuthFailureHook, beforeAuth?
       const header = req.get('authorization');
       const cookieToken = header === undefined ? sessionCookie(req) : null;
       if (cookieToken) {
-        const session = await resolveBrowserSession(deps.db.readPool, cookieToken);
+        const session = await resolveBrowserSession(deps.db.reads, cookieToken);
         if (session) {
           checkCsrf(req, deps.config, session);
           if (session.touched) setSessionCookie(req, res, deps.config, cookieToken);
@@ -88,7 +88,7 @@ export function requireAuth(deps: Deps, onFailure?: AuthFailureHook, beforeAuth?
         // A dead session: the browser may forget its cookie.
         clearSessionCookie(req, res, deps.config);
       } else {
-        const user = await authenticate(deps.db.readPool, deps.config.jwtSecret, header);
+        const user = await authenticate(deps.db.reads, deps.config.jwtSecret, header);
         if (user) {
           req.user = user;
           return next();

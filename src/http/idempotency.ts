@@ -9,6 +9,8 @@
  */
 import crypto from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
+import { isDuplicateKey } from '../data/errors';
+import * as store from '../data/idempotency';
 import { AppError, invalid, MESSAGES } from '../errors';
 import type { Deps } from '../services/context';
 import './types';
@@ -23,15 +25,6 @@ const KEY_RE = /^[\x21-\x7e]{1,255}$/;
 /** Routes whose responses carry credentials: never stored, so the header is not honoured there. */
 const EXCLUDED = /^\/(keys|auth)(\/|$)|^\/device-/;
 
-interface Claim {
-  fingerprint: string;
-  status: number | null;
-  responseJson: string | null;
-  etag: string | null;
-  createdAt: Date;
-}
-
-const isDuplicate = (err: unknown) => /Duplicate entry|1062|P2002/.test(String((err as any)?.message ?? '') + String((err as any)?.code ?? ''));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Fingerprint of the request: method, path and query, and the (decompressed) body bytes. */
@@ -44,52 +37,36 @@ function fingerprintOf(req: Request): string {
 }
 
 export function idempotency(deps: Deps) {
-  const db = () => deps.db.prisma;
+  const db = deps.db.writes;
   let lastCleanup = 0;
 
   const cleanup = () => {
     if (Date.now() - lastCleanup < CLEANUP_EVERY_MS) return;
     lastCleanup = Date.now();
-    db()
-      .$executeRawUnsafe('DELETE FROM idempotency_keys WHERE createdAt < ? LIMIT 10000', new Date(Date.now() - IDEMPOTENCY_TTL_MS))
+    store
+      .deleteClaimsBefore(db, new Date(Date.now() - IDEMPOTENCY_TTL_MS))
       .catch((err) => deps.logger.warn({ msg: 'idempotency cleanup failed', err: String(err?.message ?? err) }));
   };
 
-  const read = async (userId: string, key: string): Promise<Claim | undefined> => {
-    const rows = await db().$queryRawUnsafe<Claim[]>(
-      'SELECT fingerprint, status, responseJson, etag, createdAt FROM idempotency_keys WHERE userId = ? AND idemKey = ?',
-      userId,
-      key,
-    );
-    return rows[0];
-  };
-
-  const release = (userId: string, key: string, createdAt: Date) =>
-    db().$executeRawUnsafe('DELETE FROM idempotency_keys WHERE userId = ? AND idemKey = ? AND createdAt = ? AND status IS NULL', userId, key, createdAt);
+  const release = (userId: string, key: string, createdAt: Date) => store.releaseClaim(db, userId, key, createdAt);
 
   /** Our claim on the key, or the existing one (after waiting for its response when pending). */
-  async function claim(userId: string, key: string, fingerprint: string): Promise<{ mine: true; createdAt: Date } | { mine: false; claim: Claim }> {
+  async function claim(userId: string, key: string, fingerprint: string): Promise<{ mine: true; createdAt: Date } | { mine: false; claim: store.IdempotencyClaim }> {
     const waitUntil = Date.now() + WAIT_MS;
     let delay = 10;
     for (;;) {
       const createdAt = new Date();
       try {
-        await db().$executeRawUnsafe(
-          'INSERT INTO idempotency_keys (userId, idemKey, fingerprint, createdAt) VALUES (?, ?, ?, ?)',
-          userId,
-          key,
-          fingerprint,
-          createdAt,
-        );
+        await store.insertClaim(db, userId, key, fingerprint, createdAt);
         return { mine: true, createdAt };
       } catch (err) {
-        if (!isDuplicate(err)) throw err;
+        if (!isDuplicateKey(err)) throw err;
       }
-      const existing = await read(userId, key);
+      const existing = await store.claimOf(db, userId, key);
       if (!existing) continue; // released or expired between our two statements
       const age = Date.now() - existing.createdAt.getTime();
       if (age > IDEMPOTENCY_TTL_MS || (existing.status === null && age > STALE_PENDING_MS)) {
-        await db().$executeRawUnsafe('DELETE FROM idempotency_keys WHERE userId = ? AND idemKey = ? AND createdAt = ?', userId, key, existing.createdAt);
+        await store.deleteClaim(db, userId, key, existing.createdAt);
         continue;
       }
       if (existing.fingerprint !== fingerprint) throw new AppError('UNPROCESSABLE', MESSAGES.idempotencyMismatch);
@@ -128,20 +105,15 @@ export function idempotency(deps: Deps) {
       if (settled) return origJson(body);
       settled = true;
       const status = res.statusCode;
-      const store =
+      const kept =
         status >= 500
           ? release(userId, key, createdAt)
-          : db().$executeRawUnsafe(
-              'UPDATE idempotency_keys SET status = ?, responseJson = ?, etag = ?, completedAt = ? WHERE userId = ? AND idemKey = ? AND createdAt = ?',
+          : store.completeClaim(db, userId, key, createdAt, {
               status,
-              JSON.stringify(body),
-              (res.getHeader('ETag') as string | undefined) ?? null,
-              new Date(),
-              userId,
-              key,
-              createdAt,
-            );
-      store
+              json: JSON.stringify(body),
+              etag: (res.getHeader('ETag') as string | undefined) ?? null,
+            });
+      kept
         .catch((err) => {
           deps.logger.warn({ reqId: req.id, msg: 'idempotency: response not kept', err: String(err?.message ?? err) });
           return release(userId, key, createdAt).catch(() => undefined);

@@ -2,7 +2,7 @@ import net from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
 import Redis from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { RateLimitHooks } from '../app';
+import type { AuthFailureHook } from './auth';
 import type { Config } from '../config';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
@@ -11,6 +11,19 @@ const HOUR = 60 * 60;
 const AUTH_FAILURE_WINDOW = 15 * 60;
 /** Failed sign-ins per account per 15 minutes (contract §10). */
 export const ACCOUNT_FAILURE_LIMIT = 10;
+
+/** What buildApp (src/app.ts) takes to limit rates; every hook is optional. */
+export interface RateLimitHooks {
+  rest?: (req: Request, res: Response, next: NextFunction) => void;
+  graphql?: (req: Request, res: Response, next: NextFunction) => void;
+  onAuthFailure?: AuthFailureHook;
+  /** Runs before the token is checked (an address over the auth-failure limit → 429). */
+  beforeAuth?: AuthFailureHook;
+  /** Before a sign-in is tried: an account over its failed sign-in limit → 429 (contract §10). */
+  beforeSignIn?: (req: Request, email: string) => Promise<void>;
+  /** A failed sign-in, counted against the account. */
+  onSignInFailure?: (req: Request, email: string) => Promise<void>;
+}
 
 export interface RateLimitHandles extends RateLimitHooks {
   onAuthFailure: NonNullable<RateLimitHooks['onAuthFailure']>;

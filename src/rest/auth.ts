@@ -1,5 +1,5 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import type { RateLimitHooks } from '../app';
+import type { RateLimitHooks } from '../http/rate-limit';
 import { endBrowserSession, endSessionsOfUser, resolveBrowserSession, startBrowserSession } from '../auth/browser-sessions';
 import { AppError, unauthenticated } from '../errors';
 import { checkCsrf, clearSessionCookie, invalidCsrf, ownOrigin, sessionCookie, setSessionCookie } from '../http/auth';
@@ -18,7 +18,7 @@ const wrap = (h: Handler) => (req: Request, res: Response, next: NextFunction) =
  */
 export function publicAuthRouter(deps: Deps, hooks: RateLimitHooks, body: RequestHandler): Router {
   const r = Router();
-  const { pool, prisma } = deps.db;
+  const { db } = deps;
   const config = deps.config;
 
   const sameOrigin = (req: Request) => {
@@ -26,14 +26,14 @@ export function publicAuthRouter(deps: Deps, hooks: RateLimitHooks, body: Reques
     if (origin !== undefined && origin !== ownOrigin(req, config)) throw invalidCsrf();
   };
   const signInBrowser = async (req: Request, res: Response, user: AccountDto) => {
-    const { token } = await startBrowserSession(pool, user.id);
+    const { token } = await startBrowserSession(db.writes, user.id);
     setSessionCookie(req, res, config, token);
   };
 
   r.get('/auth/session', wrap(async (req, res) => {
     const token = sessionCookie(req);
-    const session = token ? await resolveBrowserSession(pool, token) : null;
-    const user = session && (await getAccount(prisma, session.userId));
+    const session = token ? await resolveBrowserSession(db.writes, token) : null;
+    const user = session && (await getAccount(db, session.userId));
     if (!session || !user) {
       if (token) clearSessionCookie(req, res, config);
       throw unauthenticated();
@@ -48,7 +48,7 @@ export function publicAuthRouter(deps: Deps, hooks: RateLimitHooks, body: Reques
     await new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
     const credentials = accounts.credentialsOf(req.body);
     await hooks.beforeSignIn?.(req, credentials.email);
-    const user = await accounts.signIn(prisma, credentials);
+    const user = await accounts.signIn(db, credentials);
     if (!user) {
       await hooks.onAuthFailure?.(req);
       await hooks.onSignInFailure?.(req, credentials.email);
@@ -60,10 +60,10 @@ export function publicAuthRouter(deps: Deps, hooks: RateLimitHooks, body: Reques
 
   r.post('/auth/sign-out', wrap(async (req, res) => {
     const token = sessionCookie(req);
-    const session = token ? await resolveBrowserSession(pool, token) : null;
+    const session = token ? await resolveBrowserSession(db.writes, token) : null;
     if (session) {
       checkCsrf(req, config, session);
-      await endBrowserSession(pool, session.tokenHash);
+      await endBrowserSession(db.writes, session.tokenHash);
     }
     clearSessionCookie(req, res, config);
     res.json(ok({}));
@@ -71,12 +71,12 @@ export function publicAuthRouter(deps: Deps, hooks: RateLimitHooks, body: Reques
 
   r.get('/auth/setup', wrap(async (_req, res) => {
     res.setHeader('Cache-Control', 'no-store');
-    res.json(ok({ needsSetup: (await countUsers(prisma)) === 0, signupEnabled: config.signupEnabled }));
+    res.json(ok({ needsSetup: (await countUsers(db)) === 0, signupEnabled: config.signupEnabled }));
   }));
 
   r.post('/auth/setup', body, wrap(async (req, res) => {
     sameOrigin(req);
-    const user = await accounts.setupFirstAccount(pool, prisma, `${config.namespace}:setup`, req.body);
+    const user = await accounts.setupFirstAccount(db, `${config.namespace}:setup`, req.body);
     await signInBrowser(req, res, user);
     res.status(201).json(ok({ user }));
   }));
@@ -85,7 +85,7 @@ export function publicAuthRouter(deps: Deps, hooks: RateLimitHooks, body: Reques
     sameOrigin(req);
     if (!config.signupEnabled) throw new AppError('FORBIDDEN', 'Sign-up is disabled');
     const { email, name, password } = accounts.newAccountOf(req.body);
-    const created = await createUser(prisma, email, name, { password, role: 'member' });
+    const created = await createUser(db, email, name, { password, role: 'member' });
     const user: AccountDto = { id: created.id, email: created.email, name: created.name, role: created.role };
     await signInBrowser(req, res, user);
     res.status(201).json(ok({ user }));
@@ -96,7 +96,7 @@ export function publicAuthRouter(deps: Deps, hooks: RateLimitHooks, body: Reques
     await hooks.beforeAuth?.(req);
     await new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
     try {
-      await accounts.resetPassword(pool, prisma, req.body);
+      await accounts.resetPassword(db, req.body);
     } catch (err) {
       if (err instanceof AppError && err.message === accounts.INVALID_RESET) await hooks.onAuthFailure?.(req);
       throw err;
@@ -111,17 +111,17 @@ export function publicAuthRouter(deps: Deps, hooks: RateLimitHooks, body: Reques
 /** Account routes behind authentication (cookie or key): change password, sign out everywhere. */
 export function accountRouter(deps: Deps): Router {
   const r = Router();
-  const { pool, prisma } = deps.db;
+  const { db } = deps;
 
   r.post('/auth/password', async (req, res) => {
     const ctx = ctxOf(req, deps);
-    await accounts.changePassword(pool, prisma, ctx.user.id, req.body, ctx.user.sessionTokenHash);
+    await accounts.changePassword(db, ctx.user.id, req.body, ctx.user.sessionTokenHash);
     res.json(ok({}));
   });
 
   r.post('/auth/sign-out-everywhere', async (req, res) => {
     const ctx = ctxOf(req, deps);
-    await endSessionsOfUser(pool, ctx.user.id);
+    await endSessionsOfUser(db.writes, ctx.user.id);
     clearSessionCookie(req, res, deps.config);
     res.json(ok({}));
   });

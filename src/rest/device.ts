@@ -1,5 +1,5 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import type { RateLimitHooks } from '../app';
+import type { RateLimitHooks } from '../http/rate-limit';
 import { unauthenticated } from '../errors';
 import * as device from '../services/device';
 import type { Deps } from '../services/context';
@@ -17,7 +17,7 @@ const parse = (body: RequestHandler, req: Request, res: Response) =>
  */
 export function deviceLoginRouter(deps: Deps, hooks: RateLimitHooks, body: RequestHandler): Router {
   const r = Router();
-  const { pool, prisma } = deps.db;
+  const { db } = deps;
   const secret = deps.config.jwtSecret;
 
   const counted = async <T>(req: Request, work: () => Promise<T>): Promise<T> => {
@@ -32,17 +32,17 @@ export function deviceLoginRouter(deps: Deps, hooks: RateLimitHooks, body: Reque
   r.post('/device-login', wrap(async (req, res) => {
     await hooks.beforeAuth?.(req);
     await parse(body, req, res);
-    res.json(await counted(req, () => device.deviceLogin(prisma, secret, req.body)));
+    res.json(await counted(req, () => device.deviceLogin(db, secret, req.body)));
   }));
 
   r.post('/device-refresh', wrap(async (req, res) => {
     await hooks.beforeAuth?.(req);
-    const result = await counted(req, async () => (await device.deviceRefresh(pool, secret, req.get('authorization'))) ?? Promise.reject(unauthenticated()));
+    const result = await counted(req, async () => (await device.deviceRefresh(db.writes, secret, req.get('authorization'))) ?? Promise.reject(unauthenticated()));
     res.json(result);
   }));
 
   r.post('/device-logout', wrap(async (req, res) => {
-    await device.deviceLogout(pool, secret, req.get('authorization'));
+    await device.deviceLogout(db.writes, secret, req.get('authorization'));
     res.json({ success: true });
   }));
 
@@ -54,7 +54,7 @@ export function deviceCodesRouter(deps: Deps): Router {
   const r = Router();
   r.post('/device-codes', async (req, res) => {
     const ctx = ctxOf(req, deps);
-    res.status(201).json(ok(await device.issueDeviceCode(deps.db.prisma, ctx.user.id)));
+    res.status(201).json(ok(await device.issueDeviceCode(deps.db, ctx.user.id)));
   });
   return r;
 }

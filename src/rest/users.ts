@@ -4,13 +4,13 @@ import type { Deps } from '../services/context';
 import { AppError, forbidden, invalid } from '../errors';
 import { ownOrigin } from '../http/auth';
 import { isPlainObject } from '../services/validation';
-import { createUser, listUsers, setUserDisabled, toAdminUser, type Role } from '../services/users';
+import { createUser, getAdminUser, listUsers, setUserDisabled, type Role } from '../services/users';
 import { ctxOf, ok } from './context';
 
 /** The admins' Users page (contract §10): list, create, reset link, disable / enable. */
 export function usersRouter(deps: Deps): Router {
   const r = Router();
-  const { pool, prisma } = deps.db;
+  const { db } = deps;
   const admin = (req: Request) => {
     const ctx = ctxOf(req, deps);
     if (ctx.user.role !== 'admin') throw forbidden();
@@ -20,7 +20,7 @@ export function usersRouter(deps: Deps): Router {
 
   r.get('/users', async (req, res) => {
     admin(req);
-    const users = await listUsers(prisma);
+    const users = await listUsers(db);
     res.json(ok({ users, total: users.length }));
   });
 
@@ -32,25 +32,25 @@ export function usersRouter(deps: Deps): Router {
       throw invalid('Invalid value for role. Must be one of: admin, member');
     }
     const role: Role = roleIn === 'admin' ? 'admin' : 'member';
-    const user = await createUser(prisma, email, name, { password, role });
-    const row = await prisma.user.findUniqueOrThrow({ where: { id: user.id } });
+    const user = await createUser(db, email, name, { password, role });
+    const row = (await getAdminUser(db, user.id))!;
     // Without a password, the new user sets one through a reset link (valid one hour).
-    const reset = password ? {} : await createResetLink(prisma, user.id, base(req));
-    res.status(201).json(ok({ user: toAdminUser(row), ...reset }));
+    const reset = password ? {} : await createResetLink(db, user.id, base(req));
+    res.status(201).json(ok({ user: row, ...reset }));
   });
 
   r.post('/users/:userId/reset-password', async (req, res) => {
     admin(req);
-    const row = await prisma.user.findUnique({ where: { id: req.params.userId } });
+    const row = await getAdminUser(db, req.params.userId);
     if (!row) throw new AppError('NOT_FOUND', 'User not found');
-    res.json(ok(await createResetLink(prisma, row.id, base(req))));
+    res.json(ok(await createResetLink(db, row.id, base(req))));
   });
 
   for (const [action, disabled] of [['disable', true], ['enable', false]] as const) {
     r.post(`/users/:userId/${action}`, async (req, res) => {
       const ctx = admin(req);
       if (disabled && req.params.userId === ctx.user.id) throw invalid('You cannot disable your own account');
-      res.json(ok({ user: await setUserDisabled(pool, prisma, req.params.userId, disabled) }));
+      res.json(ok({ user: await setUserDisabled(db, req.params.userId, disabled) }));
     });
   }
 

@@ -1,8 +1,10 @@
-import type * as mariadb from 'mariadb';
-import type { PrismaClient } from '../generated/prisma/client';
+import { deleteSessionsOfUser } from '../data/browser-sessions';
+import { withNamedLock } from '../data/locks';
+import * as store from '../data/users';
+import type { DbHandles } from '../db/client';
+import { checkPassword, hashPassword, verifyPassword } from '../domain/passwords';
+import { randomToken, sha256 } from '../domain/tokens';
 import { AppError, invalid } from '../errors';
-import { checkPassword, hashPassword, verifyPassword } from '../auth/passwords';
-import { endSessionsOfUser, randomToken, sha256 } from '../auth/browser-sessions';
 import { checkEmail, countUsers, createUser, toAccount, type AccountDto } from './users';
 import { isPlainObject } from './validation';
 
@@ -30,8 +32,8 @@ export function credentialsOf(body: unknown): Credentials {
  * disabled user and a wrong password all cost one argon2 verification and all give null, so the
  * answer and its time say nothing about which it was.
  */
-export async function signIn(prisma: PrismaClient, { email, password }: Credentials): Promise<AccountDto | null> {
-  const user = email.length <= 320 && password.length <= 1024 ? await prisma.user.findUnique({ where: { email } }) : null;
+export async function signIn(db: DbHandles, { email, password }: Credentials): Promise<AccountDto | null> {
+  const user = email.length <= 320 && password.length <= 1024 ? await store.userByEmail(db.writes, email) : null;
   const ok = await verifyPassword(user?.passwordHash, password.slice(0, 1024));
   if (!user || !ok || user.disabledAt) return null;
   return toAccount(user);
@@ -51,28 +53,20 @@ export function newAccountOf(body: unknown, passwordRequired = true): { email: s
  * "Create the first account" (contract §10): only while no user exists, and that account is an
  * admin. A named database lock makes two concurrent attempts create one account, not two.
  */
-export async function setupFirstAccount(pool: mariadb.Pool, prisma: PrismaClient, lockName: string, body: unknown): Promise<AccountDto> {
+export async function setupFirstAccount(db: DbHandles, lockName: string, body: unknown): Promise<AccountDto> {
   const { email, name, password } = newAccountOf(body);
-  const conn = await pool.getConnection();
-  try {
-    const [got] = await conn.query('SELECT GET_LOCK(?, 10) AS got', [lockName]);
-    if (Number(got?.got) !== 1) throw new AppError('SERVICE_UNAVAILABLE', 'Service temporarily unavailable');
-    try {
-      if ((await countUsers(prisma)) > 0) throw new AppError('CONFLICT', 'An account already exists; sign in instead');
-      const u = await createUser(prisma, email, name, { password, role: 'admin' });
-      return { id: u.id, email: u.email, name: u.name, role: u.role };
-    } finally {
-      await conn.query('SELECT RELEASE_LOCK(?)', [lockName]).catch(() => undefined);
-    }
-  } finally {
-    conn.release();
-  }
+  const locked = await withNamedLock(db.pool, lockName, 10, async () => {
+    if ((await countUsers(db)) > 0) throw new AppError('CONFLICT', 'An account already exists; sign in instead');
+    const u = await createUser(db, email, name, { password, role: 'admin' });
+    return { id: u.id, email: u.email, name: u.name, role: u.role };
+  });
+  if (!locked.got) throw new AppError('SERVICE_UNAVAILABLE', 'Service temporarily unavailable');
+  return locked.value;
 }
 
 /** Changes a password after checking the current one; every other browser session of the user ends. */
 export async function changePassword(
-  pool: mariadb.Pool,
-  prisma: PrismaClient,
+  db: DbHandles,
   userId: string,
   body: unknown,
   keepSessionHash?: string,
@@ -80,19 +74,19 @@ export async function changePassword(
   if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
   if (typeof body.currentPassword !== 'string' || body.currentPassword === '') throw invalid('Missing required field: currentPassword');
   const newPassword = checkPassword(body.newPassword, 'newPassword');
-  const user = await prisma.user.findUnique({ where: { id: userId } });
+  const user = await store.userById(db.writes, userId);
   if (!user || !(await verifyPassword(user.passwordHash, body.currentPassword.slice(0, 1024)))) {
     throw new AppError('FORBIDDEN', 'Current password is incorrect');
   }
-  await prisma.user.update({ where: { id: userId }, data: { passwordHash: await hashPassword(newPassword) } });
-  await endSessionsOfUser(pool, userId, keepSessionHash);
+  await store.setPasswordHash(db.writes, userId, await hashPassword(newPassword));
+  await deleteSessionsOfUser(db.writes, userId, keepSessionHash);
 }
 
 /** A one-time password reset link `<base>/reset-password?token=…`, valid one hour. */
-export async function createResetLink(prisma: PrismaClient, userId: string, base: string): Promise<{ link: string; expiresAt: string }> {
+export async function createResetLink(db: DbHandles, userId: string, base: string): Promise<{ link: string; expiresAt: string }> {
   const token = randomToken();
   const expiresAt = new Date(Date.now() + RESET_VALID_MS);
-  await prisma.passwordReset.create({ data: { tokenHash: sha256(token), userId, expiresAt } });
+  await store.insertPasswordReset(db.writes, sha256(token), userId, expiresAt);
   return { link: `${base.replace(/\/+$/, '')}/reset-password?token=${token}`, expiresAt: expiresAt.toISOString() };
 }
 
@@ -101,20 +95,16 @@ export async function createResetLink(prisma: PrismaClient, userId: string, base
  * not disabled; it is spent atomically (one of two concurrent uses wins). All of the user's
  * browser sessions end.
  */
-export async function resetPassword(pool: mariadb.Pool, prisma: PrismaClient, body: unknown): Promise<AccountDto> {
+export async function resetPassword(db: DbHandles, body: unknown): Promise<AccountDto> {
   if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
   if (typeof body.token !== 'string' || body.token === '') throw invalid('Missing required field: token');
   const password = checkPassword(body.password);
   const tokenHash = sha256(body.token);
   const now = new Date();
-  const spent = await prisma.passwordReset.updateMany({
-    where: { tokenHash, usedAt: null, expiresAt: { gt: now } },
-    data: { usedAt: now },
-  });
-  if (spent.count !== 1) throw invalid(INVALID_RESET);
-  const reset = await prisma.passwordReset.findUnique({ where: { tokenHash }, include: { user: true } });
-  if (!reset || reset.user.disabledAt) throw invalid(INVALID_RESET);
-  await prisma.user.update({ where: { id: reset.userId }, data: { passwordHash: await hashPassword(password) } });
-  await endSessionsOfUser(pool, reset.userId);
-  return toAccount(reset.user);
+  if (!(await store.spendPasswordReset(db.writes, tokenHash, now))) throw invalid(INVALID_RESET);
+  const user = await store.userOfPasswordReset(db.writes, tokenHash);
+  if (!user || user.disabledAt) throw invalid(INVALID_RESET);
+  await store.setPasswordHash(db.writes, user.id, await hashPassword(password));
+  await deleteSessionsOfUser(db.writes, user.id);
+  return toAccount(user);
 }

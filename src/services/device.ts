@@ -1,10 +1,12 @@
 import crypto from 'node:crypto';
-import type { PrismaClient } from '../generated/prisma/client';
+import { insertKey, revokeKeys } from '../data/api-keys';
+import * as store from '../data/device-codes';
+import { isDuplicateKey } from '../data/errors';
+import type { Sql } from '../data/sql';
+import type { DbHandles } from '../db/client';
+import { bearerToken, sha256, signDeviceToken, verifyKeyToken } from '../domain/tokens';
 import { AppError, invalid } from '../errors';
-import { sha256 } from '../auth/browser-sessions';
-import { liveKeyRow, touchKey } from '../auth/authenticate';
-import { bearerToken, signDeviceToken, verifyKeyToken } from '../auth/tokens';
-import type * as mariadb from 'mariadb';
+import { liveKeyRow, touchKey } from './keys';
 import { isPlainObject } from './validation';
 
 /** Device login (contract §11). */
@@ -30,18 +32,18 @@ function newCode(): string {
 }
 
 /** A code for /cli-login: single use, valid 10 minutes. Expired codes are cleared on the way. */
-export async function issueDeviceCode(prisma: PrismaClient, userId: string): Promise<{ code: string; expiresAt: string }> {
+export async function issueDeviceCode(db: DbHandles, userId: string): Promise<{ code: string; expiresAt: string }> {
   const now = new Date();
-  await prisma.deviceCode.deleteMany({ where: { expiresAt: { lt: now } } });
+  await store.deleteExpiredDeviceCodes(db.writes, now);
   for (let attempt = 0; ; attempt++) {
     const code = newCode();
     const expiresAt = new Date(now.getTime() + CODE_VALID_MS);
     try {
-      await prisma.deviceCode.create({ data: { codeHash: sha256(code), userId, createdAt: now, expiresAt } });
+      await store.insertDeviceCode(db.writes, sha256(code), userId, now, expiresAt);
       return { code, expiresAt: expiresAt.toISOString() };
     } catch (err) {
       // A live code with the same letters (one in a billion per live code): draw again.
-      if ((err as { code?: string }).code !== 'P2002' || attempt >= 5) throw err;
+      if (!isDuplicateKey(err) || attempt >= 5) throw err;
     }
   }
 }
@@ -74,48 +76,48 @@ export function deviceLoginInput(body: unknown): { code: string; meta: Partial<R
  * 10 years). The code is spent atomically: of two concurrent exchanges one wins. Throws 401s with
  * the exact messages the upload CLI shows.
  */
-export async function deviceLogin(prisma: PrismaClient, secret: string, body: unknown): Promise<DeviceLoginResult> {
+export async function deviceLogin(db: DbHandles, secret: string, body: unknown): Promise<DeviceLoginResult> {
   const { code, meta } = deviceLoginInput(body);
   const normalized = normalizeCode(code);
   if (!normalized) throw new AppError('UNAUTHENTICATED', INVALID_CODE);
   const codeHash = sha256(normalized);
   const now = new Date();
-  const spent = await prisma.deviceCode.updateMany({ where: { codeHash, usedAt: null, expiresAt: { gt: now } }, data: { usedAt: now } });
-  const row = await prisma.deviceCode.findUnique({ where: { codeHash }, include: { user: true } });
-  if (spent.count !== 1) {
+  const spent = await store.spendDeviceCode(db.writes, codeHash, now);
+  const row = await store.deviceCodeWithUser(db.writes, codeHash);
+  if (!spent) {
     throw new AppError('UNAUTHENTICATED', row && row.usedAt && row.expiresAt > now ? USED_CODE : INVALID_CODE);
   }
   if (!row || row.user.disabledAt) throw new AppError('UNAUTHENTICATED', INVALID_CODE);
   const name = `${meta.client || 'client'} on ${meta.hostname || 'unknown host'}`.slice(0, 100);
   const id = crypto.randomUUID();
   const expiresAt = new Date(now.getTime() + REFRESH_VALID_MS);
-  const key = await prisma.apiKey.create({ data: { id, userId: row.userId, name, createdAt: now, expiresAt, kind: 'device' } });
+  await insertKey(db.writes, { id, userId: row.userId, name, createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null, parentKeyId: null, kind: 'device' });
   return {
     refreshToken: signDeviceToken(secret, row.userId, id, 'refresh', expiresAt),
-    createdAt: key.createdAt.toISOString(),
+    createdAt: now.toISOString(),
     expiresAt: expiresAt.toISOString(),
     user: { email: row.user.email },
   };
 }
 
 /** The live device row a refresh token names (kind 'device', not revoked, user enabled), or null. */
-async function refreshRow(pool: mariadb.Pool, secret: string, header: string | undefined) {
+async function refreshRow(db: Sql, secret: string, header: string | undefined) {
   const token = bearerToken(header);
   const claims = token ? verifyKeyToken(secret, token) : null;
   if (!claims || claims.use !== 'refresh') return null;
-  const row = await liveKeyRow(pool, claims);
+  const row = await liveKeyRow(db, claims);
   return row && row.kind === 'device' ? { claims, row } : null;
 }
 
 /** A 1-hour access token for a live refresh token, or null (→ 401). */
 export async function deviceRefresh(
-  pool: mariadb.Pool,
+  db: Sql,
   secret: string,
   header: string | undefined,
 ): Promise<{ accessToken: string; createdAt: string; expiresAt: string } | null> {
-  const found = await refreshRow(pool, secret, header);
+  const found = await refreshRow(db, secret, header);
   if (!found) return null;
-  touchKey(pool, found.claims.jti, found.row.lastUsedAt);
+  touchKey(db, found.claims.jti, found.row.lastUsedAt);
   const now = new Date();
   // Never past the refresh token's own expiry.
   const limit = found.row.expiresAt?.getTime() ?? Infinity;
@@ -128,7 +130,7 @@ export async function deviceRefresh(
 }
 
 /** Revokes the refresh token the header carries, if it is one; always succeeds. */
-export async function deviceLogout(pool: mariadb.Pool, secret: string, header: string | undefined): Promise<void> {
-  const found = await refreshRow(pool, secret, header);
-  if (found) await pool.query('UPDATE api_keys SET revokedAt = ? WHERE id = ? AND revokedAt IS NULL', [new Date(), found.claims.jti]);
+export async function deviceLogout(db: Sql, secret: string, header: string | undefined): Promise<void> {
+  const found = await refreshRow(db, secret, header);
+  if (found) await revokeKeys(db, [found.claims.jti], new Date());
 }

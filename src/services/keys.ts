@@ -1,7 +1,10 @@
 import crypto from 'node:crypto';
-import type { PrismaClient } from '../generated/prisma/client';
+import * as store from '../data/api-keys';
+import type { KeyRow, KeyRowState } from '../data/api-keys';
+import type { Sql } from '../data/sql';
+import type { DbHandles } from '../db/client';
+import { signKeyToken, type TokenClaims } from '../domain/tokens';
 import { AppError } from '../errors';
-import { signKeyToken } from '../auth/tokens';
 import type { Ctx } from './context';
 import { CreateKeyInput, parseInput } from './inputs';
 
@@ -13,16 +16,6 @@ export interface ApiKeyDto {
   lastUsedAt: string | null;
   expiresAt: string | null;
   revokedAt: string | null;
-}
-
-interface KeyRow {
-  id: string;
-  userId: string;
-  name: string;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-  expiresAt: Date | null;
-  revokedAt: Date | null;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -50,7 +43,7 @@ export function validateKeyInput(input: unknown): { name: string; expiresInDays:
 
 /** Creates a key row and returns its token; the token is never stored. */
 export async function createKeyForUser(
-  prisma: PrismaClient,
+  db: DbHandles,
   secret: string,
   userId: string,
   name: string,
@@ -61,22 +54,20 @@ export async function createKeyForUser(
   const id = crypto.randomUUID();
   const now = new Date();
   let expiresAt = expiresInDays ? new Date(now.getTime() + expiresInDays * 86_400_000) : null;
-  const parent = parentKeyId ? await prisma.apiKey.findUnique({ where: { id: parentKeyId } }) : null;
+  const parent = parentKeyId ? await store.keyById(db.writes, parentKeyId) : undefined;
   if (parent?.expiresAt && (!expiresAt || expiresAt > parent.expiresAt)) expiresAt = parent.expiresAt;
-  const row = await prisma.apiKey.create({
-    data: { id, userId, name, createdAt: now, expiresAt, parentKeyId: parent ? parent.id : null },
-  });
+  const row: KeyRow = { id, userId, name, createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null, parentKeyId: parent ? parent.id : null, kind: 'key' };
+  await store.insertKey(db.writes, row);
   return { key: toApiKey(row), token: signKeyToken(secret, userId, id, expiresAt) };
 }
 
-export async function listKeysOfUser(prisma: PrismaClient, userId: string): Promise<ApiKeyDto[]> {
-  const rows = await prisma.apiKey.findMany({ where: { userId }, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] });
-  return rows.map(toApiKey);
+export async function listKeysOfUser(db: DbHandles, userId: string): Promise<ApiKeyDto[]> {
+  return (await store.keysOfUser(db.writes, userId)).map(toApiKey);
 }
 
 /** Revokes a key; already revoked keys keep their first revocation time. */
-export async function revokeKeyById(prisma: PrismaClient, keyId: string, userId?: string): Promise<ApiKeyDto> {
-  const row = await prisma.apiKey.findUnique({ where: { id: keyId } });
+export async function revokeKeyById(db: DbHandles, keyId: string, userId?: string): Promise<ApiKeyDto> {
+  const row = await store.keyById(db.writes, keyId);
   if (!row || (userId !== undefined && row.userId !== userId)) {
     throw new AppError('NOT_FOUND', 'API key not found', { keyId });
   }
@@ -85,19 +76,38 @@ export async function revokeKeyById(prisma: PrismaClient, keyId: string, userId?
   // The key and every key created with it, at any depth (contract §16).
   const ids: string[] = [keyId];
   for (let level = [keyId]; level.length > 0; ) {
-    const children = await prisma.apiKey.findMany({ where: { parentKeyId: { in: level } }, select: { id: true } });
-    level = children.map((c) => c.id).filter((c) => !ids.includes(c));
+    level = (await store.childKeyIds(db.writes, level)).filter((c) => !ids.includes(c));
     ids.push(...level);
   }
-  await prisma.apiKey.updateMany({ where: { id: { in: ids }, revokedAt: null }, data: { revokedAt: now } });
-  const updated = await prisma.apiKey.findUniqueOrThrow({ where: { id: keyId } });
-  return toApiKey(updated);
+  await store.revokeKeys(db.writes, ids, now);
+  return toApiKey((await store.keyById(db.writes, keyId))!);
+}
+
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/**
+ * The key row a verified token names, if it is live: it exists, belongs to the token's subject,
+ * is neither revoked nor expired, and its user is not disabled. One primary-key lookup per
+ * request, so a revocation or a disabled user holds on the very next request on every instance.
+ */
+export async function liveKeyRow(db: Sql, claims: TokenClaims): Promise<KeyRowState | null> {
+  const key = await store.keyWithUser(db, claims.jti);
+  if (!key || key.userId !== claims.sub || key.revokedAt || key.disabledAt) return null;
+  if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) return null;
+  return key;
+}
+
+/** Records use of a key row at one-minute resolution. Bookkeeping only: never delays or fails the request. */
+export function touchKey(db: Sql, keyId: string, lastUsedAt: Date | null): void {
+  if (!lastUsedAt || Date.now() - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    store.touchKey(db, keyId).catch(() => undefined);
+  }
 }
 
 // The front doors' view: always the caller's own keys.
 export const createApiKey = (ctx: Ctx, input: unknown) => {
   const { name, expiresInDays } = validateKeyInput(input);
-  return createKeyForUser(ctx.deps.db.prisma, ctx.deps.config.jwtSecret, ctx.user.id, name, expiresInDays, ctx.user.keyId ?? undefined);
+  return createKeyForUser(ctx.deps.db, ctx.deps.config.jwtSecret, ctx.user.id, name, expiresInDays, ctx.user.keyId ?? undefined);
 };
-export const listApiKeys = (ctx: Ctx) => listKeysOfUser(ctx.deps.db.prisma, ctx.user.id);
-export const revokeApiKey = (ctx: Ctx, keyId: string) => revokeKeyById(ctx.deps.db.prisma, keyId, ctx.user.id);
+export const listApiKeys = (ctx: Ctx) => listKeysOfUser(ctx.deps.db, ctx.user.id);
+export const revokeApiKey = (ctx: Ctx, keyId: string) => revokeKeyById(ctx.deps.db, keyId, ctx.user.id);

@@ -1,9 +1,11 @@
 import crypto from 'node:crypto';
-import type * as mariadb from 'mariadb';
-import type { PrismaClient } from '../generated/prisma/client';
+import { deleteSessionsOfUser } from '../data/browser-sessions';
+import { isDuplicateKey } from '../data/errors';
+import * as store from '../data/users';
+import type { UserRow } from '../data/users';
+import type { DbHandles } from '../db/client';
+import { hashPassword } from '../domain/passwords';
 import { AppError, invalid } from '../errors';
-import { hashPassword } from '../auth/passwords';
-import { endSessionsOfUser } from '../auth/browser-sessions';
 
 export type Role = 'admin' | 'member';
 
@@ -28,15 +30,6 @@ export interface AdminUserDto extends AccountDto {
   disabledAt: string | null;
 }
 
-interface UserRow {
-  id: string;
-  email: string;
-  name: string | null;
-  createdAt: Date;
-  role: string;
-  disabledAt: Date | null;
-}
-
 const EMAIL_RE = /^[^\s@]+@[^\s@]+$/;
 
 export const roleOf = (role: string): Role => (role === 'admin' ? 'admin' : 'member');
@@ -59,51 +52,56 @@ export interface NewUser {
 }
 
 /** Creates a user (the password, when given, already checked for length by the caller). */
-export async function createUser(prisma: PrismaClient, email: string, name?: string | null, opts: NewUser = {}): Promise<UserDto & AccountDto> {
+export async function createUser(db: DbHandles, email: string, name?: string | null, opts: NewUser = {}): Promise<UserDto & AccountDto> {
   checkEmail(email);
   if (name !== undefined && name !== null && (typeof name !== 'string' || name.length > 255)) throw invalid('Invalid value for name. Must be at most 255 characters');
-  const existing = await prisma.user.findUnique({ where: { email } });
+  const existing = await store.userByEmail(db.writes, email);
   if (existing) throw new AppError('CONFLICT', `A user with email ${email} already exists`);
   const passwordHash = opts.password ? await hashPassword(opts.password) : null;
+  const row: UserRow = { id: crypto.randomUUID(), email, name: name || null, createdAt: new Date(), passwordHash, role: opts.role ?? 'member', disabledAt: null };
   try {
-    const row = await prisma.user.create({
-      data: { id: crypto.randomUUID(), email, name: name || null, passwordHash, role: opts.role ?? 'member' },
-    });
-    return { ...toAccount(row), createdAt: row.createdAt.toISOString() };
+    await store.insertUser(db.writes, row);
   } catch (err) {
-    if ((err as { code?: string }).code === 'P2002') throw new AppError('CONFLICT', `A user with email ${email} already exists`);
+    if (isDuplicateKey(err)) throw new AppError('CONFLICT', `A user with email ${email} already exists`);
     throw err;
   }
+  return { ...toAccount(row), createdAt: row.createdAt.toISOString() };
 }
 
-export async function findUserByEmail(prisma: PrismaClient, email: string): Promise<(UserDto & AccountDto) | null> {
-  const row = await prisma.user.findUnique({ where: { email } });
-  return row && { ...toAccount(row), createdAt: row.createdAt.toISOString() };
+export async function findUserByEmail(db: DbHandles, email: string): Promise<(UserDto & AccountDto) | null> {
+  const row = await store.userByEmail(db.writes, email);
+  return row ? { ...toAccount(row), createdAt: row.createdAt.toISOString() } : null;
 }
 
-export async function getAccount(prisma: PrismaClient, userId: string): Promise<AccountDto | null> {
-  const row = await prisma.user.findUnique({ where: { id: userId } });
+/** The user as an admin sees it (the Users page), or null. */
+export async function getAdminUser(db: DbHandles, userId: string): Promise<AdminUserDto | null> {
+  const row = await store.userById(db.writes, userId);
+  return row ? toAdminUser(row) : null;
+}
+
+export async function getAccount(db: DbHandles, userId: string): Promise<AccountDto | null> {
+  const row = await store.userById(db.writes, userId);
   return row && !row.disabledAt ? toAccount(row) : null;
 }
 
-export async function listUsers(prisma: PrismaClient): Promise<AdminUserDto[]> {
-  const rows = await prisma.user.findMany({ orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
-  return rows.map(toAdminUser);
+export async function listUsers(db: DbHandles): Promise<AdminUserDto[]> {
+  return (await store.allUsers(db.writes)).map(toAdminUser);
 }
 
 /**
  * Disables (or enables) a user. Disabling ends their browser sessions here; their keys and device
  * tokens are refused from the next request on, because every authentication reads the user row.
  */
-export async function setUserDisabled(pool: mariadb.Pool, prisma: PrismaClient, userId: string, disabled: boolean): Promise<AdminUserDto> {
-  const row = await prisma.user.findUnique({ where: { id: userId } });
+export async function setUserDisabled(db: DbHandles, userId: string, disabled: boolean): Promise<AdminUserDto> {
+  const row = await store.userById(db.writes, userId);
   if (!row) throw new AppError('NOT_FOUND', 'User not found', { userId });
   if (disabled === Boolean(row.disabledAt)) return toAdminUser(row);
-  const updated = await prisma.user.update({ where: { id: userId }, data: { disabledAt: disabled ? new Date() : null } });
-  if (disabled) await endSessionsOfUser(pool, userId);
-  return toAdminUser(updated);
+  const disabledAt = disabled ? new Date() : null;
+  await store.setUserDisabledAt(db.writes, userId, disabledAt);
+  if (disabled) await deleteSessionsOfUser(db.writes, userId);
+  return toAdminUser({ ...row, disabledAt });
 }
 
-export async function countUsers(prisma: PrismaClient): Promise<number> {
-  return prisma.user.count();
+export function countUsers(db: DbHandles): Promise<number> {
+  return store.countUsers(db.writes);
 }

@@ -130,7 +130,7 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const newKey = async (user: { id: string }, name = 'test', expiresInDays?: number) => {
-    const { key, token } = await createKeyForUser(deps.db.prisma, config.jwtSecret, user.id, name, expiresInDays);
+    const { key, token } = await createKeyForUser(deps.db, config.jwtSecret, user.id, name, expiresInDays);
     return { token, keyId: key.id };
   };
   return {
@@ -140,7 +140,7 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
     request: (method, urlPath, opts) => rawRequest(url, method, urlPath, opts),
     async createUser(name?: string) {
       const email = `${name ?? 'user'}-${process.pid}-${++userSeq}-${Date.now()}@example.test`;
-      const u = await createUser(deps.db.prisma, email, name);
+      const u = await createUser(deps.db, email, name);
       const k = await newKey(u);
       return { id: u.id, email, ...k };
     },

@@ -106,7 +106,7 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
     deps,
     logger,
     async user() {
-      const u = await createUser(handles.prisma, `search-${process.pid}-${++users}-${Date.now()}@example.test`);
+      const u = await createUser(handles, `search-${process.pid}-${++users}-${Date.now()}@example.test`);
       return { deps, user: { id: u.id, keyId: 'test' }, log: logger };
     },
     async put(ctx, projectId, sessionId, input) {

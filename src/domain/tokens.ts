@@ -1,4 +1,4 @@
-import { createPublicKey, createSecretKey, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 
 export interface TokenClaims {
@@ -72,3 +72,9 @@ export function bearerToken(header: string | undefined): string | null {
   const m = /^Bearer\s+([A-Za-z0-9_\-.=+/]+)\s*$/i.exec(header);
   return m ? m[1] : null;
 }
+
+/** Hex sha256 of a token: what the database keeps of browser sessions, reset links and device codes. */
+export const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+
+/** A random token of `bytes` bytes, base64url. */
+export const randomToken = (bytes = 32) => randomBytes(bytes).toString('base64url');

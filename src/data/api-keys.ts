@@ -1,0 +1,84 @@
+/**
+ * The API keys store (table `api_keys`): keys and device logins' refresh tokens (kind 'device').
+ * Every read of a key goes through here, on the driver.
+ */
+import { marks, type Sql } from './sql';
+
+export interface KeyRow {
+  id: string;
+  userId: string;
+  name: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  parentKeyId: string | null;
+  /** "key" (an API key) or "device" (a device login's refresh token). */
+  kind: string;
+}
+
+/** A key row with what authentication needs of its user. */
+export interface KeyRowState {
+  userId: string;
+  kind: string;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+  role: string;
+  disabledAt: Date | null;
+}
+
+const KEY_COLUMNS = 'id, userId, name, createdAt, lastUsedAt, expiresAt, revokedAt, parentKeyId, kind';
+
+export async function keyById(db: Sql, id: string): Promise<KeyRow | undefined> {
+  return (await db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`, id))[0];
+}
+
+/** The key with its user's role and state: one primary-key lookup (every authenticated request). */
+export async function keyWithUser(db: Sql, id: string): Promise<KeyRowState | undefined> {
+  const rows = await db.query<KeyRowState>(
+    `SELECT k.userId, k.kind, k.expiresAt, k.revokedAt, k.lastUsedAt, u.role, u.disabledAt
+       FROM api_keys k JOIN users u ON u.id = k.userId
+      WHERE k.id = ?`,
+    id,
+  );
+  return rows[0];
+}
+
+/** A user's keys and device tokens, newest first. */
+export function keysOfUser(db: Sql, userId: string): Promise<KeyRow[]> {
+  return db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE userId = ? ORDER BY createdAt DESC, id ASC`, userId);
+}
+
+/** Ids of the keys created with any of `parentIds`. */
+export async function childKeyIds(db: Sql, parentIds: readonly string[]): Promise<string[]> {
+  if (parentIds.length === 0) return [];
+  const rows = await db.query<{ id: string }>(`SELECT id FROM api_keys WHERE parentKeyId IN (${marks(parentIds)})`, ...parentIds);
+  return rows.map((r) => r.id);
+}
+
+export async function insertKey(db: Sql, k: KeyRow): Promise<void> {
+  await db.execute(
+    `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${marks(9)})`,
+    k.id,
+    k.userId,
+    k.name,
+    k.createdAt,
+    k.lastUsedAt,
+    k.expiresAt,
+    k.revokedAt,
+    k.parentKeyId,
+    k.kind,
+  );
+}
+
+/** Revokes those of `ids` not revoked yet (a revoked key keeps its first revocation time). */
+export async function revokeKeys(db: Sql, ids: readonly string[], at: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await db.execute(`UPDATE api_keys SET revokedAt = ? WHERE id IN (${marks(ids)}) AND revokedAt IS NULL`, at, ...ids);
+}
+
+/** Records use of a key now. */
+export async function touchKey(db: Sql, id: string): Promise<void> {
+  await db.execute('UPDATE api_keys SET lastUsedAt = NOW(3) WHERE id = ?', id);
+}

@@ -1,0 +1,39 @@
+/** The browser sessions store (table `user_sessions`): kept by sha256 of the cookie's token. */
+import type { Sql } from './sql';
+
+export interface BrowserSessionState {
+  userId: string;
+  csrfToken: string;
+  lastUsedAt: Date;
+  role: string;
+  disabledAt: Date | null;
+}
+
+export async function insertBrowserSession(db: Sql, tokenHash: string, userId: string, csrfToken: string): Promise<void> {
+  await db.execute('INSERT INTO user_sessions (tokenHash, userId, csrfToken, createdAt, lastUsedAt) VALUES (?, ?, ?, NOW(3), NOW(3))', tokenHash, userId, csrfToken);
+}
+
+/** The session with its user's role and state. */
+export async function browserSessionWithUser(db: Sql, tokenHash: string): Promise<BrowserSessionState | undefined> {
+  const rows = await db.query<BrowserSessionState>(
+    `SELECT s.userId, s.csrfToken, s.lastUsedAt, u.role, u.disabledAt
+       FROM user_sessions s JOIN users u ON u.id = s.userId
+      WHERE s.tokenHash = ?`,
+    tokenHash,
+  );
+  return rows[0];
+}
+
+export async function touchBrowserSession(db: Sql, tokenHash: string): Promise<void> {
+  await db.execute('UPDATE user_sessions SET lastUsedAt = NOW(3) WHERE tokenHash = ?', tokenHash);
+}
+
+export async function deleteBrowserSession(db: Sql, tokenHash: string): Promise<void> {
+  await db.execute('DELETE FROM user_sessions WHERE tokenHash = ?', tokenHash);
+}
+
+/** Ends every session of a user, except `keepTokenHash` when given. */
+export async function deleteSessionsOfUser(db: Sql, userId: string, keepTokenHash?: string): Promise<void> {
+  if (keepTokenHash) await db.execute('DELETE FROM user_sessions WHERE userId = ? AND tokenHash <> ?', userId, keepTokenHash);
+  else await db.execute('DELETE FROM user_sessions WHERE userId = ?', userId);
+}

@@ -1,0 +1,31 @@
+/** The device codes store (table `device_codes`): one-time codes of the device login, kept as sha256. */
+import type { UserRow } from './users';
+import type { Sql } from './sql';
+
+export async function deleteExpiredDeviceCodes(db: Sql, now: Date): Promise<void> {
+  await db.execute('DELETE FROM device_codes WHERE expiresAt < ?', now);
+}
+
+/** Inserts a code; a live code with the same hash is a duplicate key (src/data/errors.ts). */
+export async function insertDeviceCode(db: Sql, codeHash: string, userId: string, createdAt: Date, expiresAt: Date): Promise<void> {
+  await db.execute('INSERT INTO device_codes (codeHash, userId, createdAt, expiresAt) VALUES (?, ?, ?, ?)', codeHash, userId, createdAt, expiresAt);
+}
+
+/** Marks an unused, unexpired code used (atomically: of two concurrent exchanges one wins); true when this call did. */
+export async function spendDeviceCode(db: Sql, codeHash: string, now: Date): Promise<boolean> {
+  const n = await db.execute('UPDATE device_codes SET usedAt = ? WHERE codeHash = ? AND usedAt IS NULL AND expiresAt > ?', now, codeHash, now);
+  return n === 1;
+}
+
+/** The code with its user. */
+export async function deviceCodeWithUser(
+  db: Sql,
+  codeHash: string,
+): Promise<{ userId: string; usedAt: Date | null; expiresAt: Date; user: Pick<UserRow, 'email' | 'disabledAt'> } | undefined> {
+  const rows = await db.query<{ userId: string; usedAt: Date | null; expiresAt: Date; email: string; disabledAt: Date | null }>(
+    `SELECT c.userId, c.usedAt, c.expiresAt, u.email, u.disabledAt FROM device_codes c JOIN users u ON u.id = c.userId WHERE c.codeHash = ?`,
+    codeHash,
+  );
+  const r = rows[0];
+  return r && { userId: r.userId, usedAt: r.usedAt, expiresAt: r.expiresAt, user: { email: r.email, disabledAt: r.disabledAt } };
+}

@@ -1,0 +1,79 @@
+/** The users store (table `users`) and the password resets that belong to a user. */
+import { marks, type Sql } from './sql';
+
+export interface UserRow {
+  id: string;
+  email: string;
+  name: string | null;
+  createdAt: Date;
+  /** argon2id PHC string; null until a password is set. */
+  passwordHash: string | null;
+  /** "admin" or "member". */
+  role: string;
+  disabledAt: Date | null;
+}
+
+const USER_COLUMNS = 'id, email, name, createdAt, passwordHash, role, disabledAt';
+
+export async function userById(db: Sql, id: string): Promise<UserRow | undefined> {
+  return (await db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?`, id))[0];
+}
+
+export async function userByEmail(db: Sql, email: string): Promise<UserRow | undefined> {
+  return (await db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE email = ?`, email))[0];
+}
+
+/** Every user, oldest first. */
+export function allUsers(db: Sql): Promise<UserRow[]> {
+  return db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users ORDER BY createdAt ASC, id ASC`);
+}
+
+export async function countUsers(db: Sql): Promise<number> {
+  const [{ n }] = await db.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM users');
+  return Number(n);
+}
+
+/** Inserts a user; a taken email is a duplicate key (src/data/errors.ts). */
+export async function insertUser(db: Sql, u: UserRow): Promise<void> {
+  await db.execute(
+    `INSERT INTO users (${USER_COLUMNS}) VALUES (${marks(7)})`,
+    u.id,
+    u.email,
+    u.name,
+    u.createdAt,
+    u.passwordHash,
+    u.role,
+    u.disabledAt,
+  );
+}
+
+export async function setUserDisabledAt(db: Sql, id: string, disabledAt: Date | null): Promise<void> {
+  await db.execute('UPDATE users SET disabledAt = ? WHERE id = ?', disabledAt, id);
+}
+
+export async function setPasswordHash(db: Sql, id: string, passwordHash: string): Promise<void> {
+  await db.execute('UPDATE users SET passwordHash = ? WHERE id = ?', passwordHash, id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Password resets (table `password_resets`): one-time links, kept as sha256 of their token
+
+export async function insertPasswordReset(db: Sql, tokenHash: string, userId: string, expiresAt: Date): Promise<void> {
+  await db.execute('INSERT INTO password_resets (tokenHash, userId, createdAt, expiresAt) VALUES (?, ?, ?, ?)', tokenHash, userId, new Date(), expiresAt);
+}
+
+/** Marks an unused, unexpired reset used (atomically: of two concurrent uses one wins); true when this call did. */
+export async function spendPasswordReset(db: Sql, tokenHash: string, now: Date): Promise<boolean> {
+  const n = await db.execute('UPDATE password_resets SET usedAt = ? WHERE tokenHash = ? AND usedAt IS NULL AND expiresAt > ?', now, tokenHash, now);
+  return n === 1;
+}
+
+/** The user a reset link belongs to. */
+export async function userOfPasswordReset(db: Sql, tokenHash: string): Promise<UserRow | undefined> {
+  const rows = await db.query<UserRow>(
+    `SELECT u.id, u.email, u.name, u.createdAt, u.passwordHash, u.role, u.disabledAt
+       FROM password_resets r JOIN users u ON u.id = r.userId WHERE r.tokenHash = ?`,
+    tokenHash,
+  );
+  return rows[0];
+}
