@@ -4,11 +4,19 @@
  *   npx tsx bench/search-typing.ts                    # 10k sessions
  *   npx tsx bench/search-typing.ts --sizes=10000,100000 --queries=100
  *   npx tsx bench/search-typing.ts --browser=40     # also 40 searches typed in Chromium, timed to the rendered list
+ *   npx tsx bench/search-typing.ts --sizes=10000,100000 --load-memory=2GiB   # load 100k faster
+ *   npx tsx bench/search-typing.ts --load=worker    # index through the service's own worker (slow)
  *
  * The real service (express + Apollo + MariaDB + both Meilisearch engines, search worker on) on a
  * fresh database, listening on a loopback port. The corpus of bench/search.ts (bench/corpus.ts:
- * realistic transcripts, median ~3 KB, 10 users × 10 projects) is written in bulk and indexed by
- * the service's own worker. Then, per query (two words taken from the corpus), every prefix a user
+ * realistic transcripts, median ~3 KB, 10 users × 10 projects) is written in bulk. It is then
+ * indexed (--load=direct, the default) by building each session's documents with the worker's own
+ * builder (src/search/documents.ts toDocuments, from the row as the worker reads it, synced at
+ * database time) and pushing them to the main index in large batches, as a rebuild or compaction
+ * would put them there, only without the outbox round trips (the worker indexes 17–35 sessions/s
+ * on a shared machine); or (--load=worker) through the outbox and the service's worker.
+ * --load-memory=SIZE runs the engines with that indexing memory instead of the service's 64 MiB
+ * (loading is much faster; searching does not use it). Then, per query (two words taken from the corpus), every prefix a user
  * types from 2 characters on is sent as the console sends it: the page's own `SearchSessions`
  * document (web/src/gql, snippets, matching exchanges with their exchange numbers, project names),
  * POST /api/v1/graphql over a keep-alive node:http connection, as that user. The time is request
@@ -27,7 +35,11 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { Meilisearch } from 'meilisearch';
 import type { Search } from '../src/search';
+import { toDocuments, type IndexableSession, type SessionDocument } from '../src/search/documents';
+import { EmbeddedMeili } from '../src/search/embedded';
+import { createNodeHttpClient } from '../src/search/http-client';
 import { createKeyForUser } from '../src/services/keys';
 import { createUser } from '../src/services/users';
 import { launchBrowser, newRecordedPage } from '../test/support/chromium';
@@ -39,6 +51,11 @@ const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`
 const sizes = (arg('sizes') ?? '10000').split(',').map(Number);
 const QUERIES = Number(arg('queries') ?? 100);
 const BROWSER_QUERIES = Number(arg('browser') ?? 0);
+const LOAD = arg('load') ?? 'direct';
+if (LOAD !== 'direct' && LOAD !== 'worker') throw new Error('--load=direct|worker');
+const LOAD_MEMORY = arg('load-memory');
+/** Direct load: documents pushed to the engine per request (bytes of content, roughly). */
+const PUSH_BYTES = 48 * 1024 * 1024;
 const PASSWORD = 'bench password, long enough';
 const USERS = 10;
 const PROJECTS_PER_USER = 10;
@@ -79,9 +96,23 @@ function post(app: TestApp, token: string, body: string): Promise<{ status: numb
 async function main() {
   // Engines and their data in a directory of this run, removed at the end (also on Ctrl-C).
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-typing-'));
-  const app = await startTestApp({ env: { DATA_DIR: dataDir, RATE_LIMIT_GRAPHQL_PER_HOUR: '100000000', RATE_LIMIT_REST_PER_HOUR: '100000000' }, rateLimit: false });
+  // --load-memory: engines of our own, as the service would run them, with a bigger indexing memory.
+  const engines = LOAD_MEMORY
+    ? [new EmbeddedMeili({ dataDir, maxIndexingMemory: LOAD_MEMORY }), new EmbeddedMeili({ dataDir, name: 'meilisearch-recent', maxIndexingMemory: LOAD_MEMORY })]
+    : [];
+  await Promise.all(engines.map((e) => e.start()));
+  const engineEnv: Record<string, string> = engines.length
+    ? { MEILI_URL: engines[0].url!, MEILI_MASTER_KEY: engines[0].masterKey, MEILI_RECENT_URL: engines[1].url!, MEILI_RECENT_MASTER_KEY: engines[1].masterKey }
+    : {};
+  const app = await startTestApp({ env: { DATA_DIR: dataDir, RATE_LIMIT_GRAPHQL_PER_HOUR: '100000000', RATE_LIMIT_REST_PER_HOUR: '100000000', ...engineEnv }, rateLimit: false });
   let closing: Promise<void> | null = null;
-  const close = () => (closing ??= app.close().finally(() => fs.rmSync(dataDir, { recursive: true, force: true })));
+  const close = () =>
+    (closing ??= app
+      .close()
+      .then(async () => {
+        for (const e of engines) await e.stop();
+      })
+      .finally(() => fs.rmSync(dataDir, { recursive: true, force: true })));
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.once(sig, () => {
       log(`\n${sig}: dropping the database and the engines' data…`);
@@ -91,6 +122,29 @@ async function main() {
   const pool = app.deps.db.pool;
   // createDeps builds the full search (worker included); TestApp types it as the services see it.
   const search = app.deps.search as unknown as Search;
+  const engine = engines[0] ?? search.embedded;
+  if (LOAD === 'direct' && !engine) throw new Error('--load=direct needs the embedded engine (MEILI_URL unset)');
+  const admin = engine ? new Meilisearch({ host: engine.url!, apiKey: engine.masterKey, httpClient: createNodeHttpClient({ timeoutMs: 600_000 }) }) : null;
+  const mainIndex = admin?.index<SessionDocument>(search.indexUid) ?? null;
+  /** Direct load: documents waiting to be pushed, and the engine tasks not yet known to have succeeded. */
+  let pending: SessionDocument[] = [];
+  let pendingBytes = 0;
+  const tasks: number[] = [];
+  const waitTasks = async (keep: number) => {
+    while (tasks.length > keep) {
+      const task = await admin!.tasks.waitForTask(tasks.shift()!, { timeout: 3_600_000, interval: 500 });
+      if (task.status !== 'succeeded') throw new Error(`indexing task ${task.uid} ${task.status}: ${task.error?.message}`);
+    }
+  };
+  const push = async () => {
+    if (!pending.length) return;
+    tasks.push((await mainIndex!.addDocuments(pending)).taskUid);
+    pending = [];
+    pendingBytes = 0;
+    // The engine keeps queued payloads on disk and merges consecutive additions into one batch
+    // (fewer, larger batches index faster); at most 16 are left queued.
+    await waitTasks(16);
+  };
   try {
     // The first user can sign in to the console (--browser); the others only have keys.
     const first = await createUser(app.deps.db, 'typing0@example.test', 'Typist', { password: PASSWORD, role: 'member' });
@@ -136,11 +190,36 @@ async function main() {
           `INSERT INTO session_chunks (projectId, sessionId, part, seq, data) VALUES ${batch.map(() => "(?, ?, 'markdown', 0, ?), (?, ?, 'raw', 0, '')").join(', ')}`,
           batch.flatMap((s) => [s.projectId, s.id, s.md, s.projectId, s.id]),
         );
-        await pool.query(
-          `INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ${batch.map(() => "('compact', ?, ?, ?)").join(', ')}`,
-          batch.flatMap((s) => [s.userId, s.projectId, s.id]),
+        if (LOAD === 'worker') {
+          await pool.query(
+            `INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ${batch.map(() => "('compact', ?, ?, ?)").join(', ')}`,
+            batch.flatMap((s) => [s.userId, s.projectId, s.id]),
+          );
+          search.notify();
+          continue;
+        }
+        // The rows as the worker reads them (worker.ts), their documents as it builds them.
+        const rows: IndexableSession[] = await pool.query(
+          `SELECT projectId, id, userId, name, createdAt, clientName, agentName, deviceId, metadataJson, hasGitBranches, contentDigest
+             FROM sessions WHERE ${batch.map(() => '(projectId = ? AND id = ?)').join(' OR ')}`,
+          batch.flatMap((s) => [s.projectId, s.id]),
         );
-        search.notify();
+        const markdownOf = new Map(batch.map((s) => [`${s.projectId}/${s.id}`, s.markdown]));
+        const [{ now: dbNow }] = await pool.query('SELECT NOW(3) AS now');
+        for (const row of rows) {
+          for (const doc of toDocuments(row, markdownOf.get(`${row.projectId}/${row.id}`)!, (dbNow as Date).getTime())) {
+            pending.push(doc);
+            pendingBytes += doc.content.length + 512;
+          }
+        }
+        if (pendingBytes >= PUSH_BYTES) {
+          await push();
+          log(`  ${start + batch.length} sessions written, ${tasks.length} engine batches queued (${((now() - t0) / 1000).toFixed(0)} s)`);
+        }
+      }
+      if (LOAD === 'direct') {
+        await push();
+        await waitTasks(0);
       }
       const tInserted = now();
       let last = now();
@@ -154,7 +233,11 @@ async function main() {
         await new Promise((res) => setTimeout(res, 250));
       }
       const tIndexed = now();
-      log(`\n== ${size} sessions: written in ${((tInserted - t0) / 1000).toFixed(1)} s, indexed in ${((tIndexed - tInserted) / 1000).toFixed(1)} s`);
+      log(
+        LOAD === 'direct'
+          ? `\n== ${size} sessions: written and indexed directly in ${((tIndexed - t0) / 1000).toFixed(1)} s (${Math.round((size - loaded) / ((tIndexed - t0) / 1000))} sessions/s), load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`
+          : `\n== ${size} sessions: written in ${((tInserted - t0) / 1000).toFixed(1)} s, indexed in ${((tIndexed - tInserted) / 1000).toFixed(1)} s`,
+      );
       loaded = size;
 
       const query = SearchSessionsDocument.toString();
@@ -163,6 +246,7 @@ async function main() {
         post(app, tokens[user], JSON.stringify({ query, variables: { query: q, filters: {}, limit: 20, offset: 0 } }));
       // Warm-up: each full query once.
       for (const t of typed) await send(t.user, t.q);
+      const loadBefore = os.loadavg()[0];
       const all: number[] = [];
       const finals: number[] = [];
       let requests = 0;
@@ -194,6 +278,7 @@ async function main() {
       }
       log(`  every keystroke (${requests} requests)          p50 ${fmt(percentile(all, 50)).padStart(6)} ms   p95 ${fmt(percentile(all, 95)).padStart(6)} ms   max ${fmt(Math.max(...all))} ms`);
       log(`  the whole query (${finals.length} requests)            p50 ${fmt(percentile(finals, 50)).padStart(6)} ms   p95 ${fmt(percentile(finals, 95)).padStart(6)} ms`);
+      log(`  load average (1 min) ${loadBefore.toFixed(1)} before, ${os.loadavg()[0].toFixed(1)} after the timed keystrokes (2 cores)`);
       log(`  ${withResults}/${finals.length} whole queries had results; ${exchangesLinked}/${exchangesTotal} matching exchanges carry an exchange number`);
       if (BROWSER_QUERIES > 0) await inBrowser(app, queryPool.filter((x) => x.user === 0).map((x) => x.q).slice(0, BROWSER_QUERIES));
     }
