@@ -6,7 +6,9 @@
  *     same documents as web/src/pages/SessionReader.tsx, first page of 3): time to the first exchange and bytes
  *     transferred, cold (first read of this version: the exchange index is built) and warm;
  *   - opening at `#exchange-5000`, and the next page when scrolling;
- *   - the slowest /healthz answer during a cold open (event-loop stall bound);
+ *   - the slowest /healthz answer during a cold open (event-loop stall bound), and the CPU time the
+ *     server's main thread (the event loop) and the whole process spent on it (/proc, Linux): the
+ *     first does not depend on how busy the machine is;
  *   - for comparison, downloading the whole markdown;
  *   - in Debian's Chromium (when present): from navigation to the first exchange on screen, and the
  *     bytes the page received.
@@ -31,6 +33,18 @@ const JWT_SECRET = 'bench-reader-secret-long-enough';
 const PASSWORD = 'bench reader passphrase';
 const EMAIL = 'bench-reader@example.test';
 const TARGET_BYTES = 50_000_000;
+
+/** CPU milliseconds (user + system) of a process, or of its main thread (/proc; Linux only). */
+function cpuMs(pid: number, mainThread: boolean): number | null {
+  try {
+    const stat = fs.readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of the file, in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -113,7 +127,7 @@ async function main() {
       if (i > 600) throw new Error('server did not start');
       await new Promise((r) => setTimeout(r, 100));
     }
-    const ids = [crypto.randomUUID(), crypto.randomUUID()];
+    const ids = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
     for (const [i, id] of ids.entries()) {
       const md = transcript(`copy ${i + 1}`);
       const body = Buffer.from(JSON.stringify({ name: `big-${i + 1}`, markdown: md, rawData: '{}' }));
@@ -155,6 +169,12 @@ async function main() {
     const cold = await open(ids[0], 0);
     busy = false;
     await pinger;
+    // CPU of a cold open alone (another copy, nothing else asked meanwhile: the pings above cost
+    // the event loop in proportion to how long the open takes).
+    await new Promise((r) => setTimeout(r, 1000));
+    const cpu0 = { main: cpuMs(server.pid!, true), all: cpuMs(server.pid!, false) };
+    await open(ids[2], 0);
+    const cpu1 = { main: cpuMs(server.pid!, true), all: cpuMs(server.pid!, false) };
     const warm: Array<Awaited<ReturnType<typeof open>>> = [];
     for (let i = 0; i < 5; i++) warm.push(await open(ids[0], 0));
     const deep: Array<Awaited<ReturnType<typeof open>>> = [];
@@ -166,6 +186,9 @@ async function main() {
 
     console.log(`exchanges: ${cold.total}`);
     console.log(`open, cold (index built): first exchange ${cold.firstExchangeMs.toFixed(0)} ms, ${kib(cold.bytes)} transferred (first page ${kib(cold.pageBytes)}); slowest /healthz meanwhile ${slowest.toFixed(0)} ms`);
+    if (cpu0.main !== null && cpu1.main !== null && cpu0.all !== null && cpu1.all !== null) {
+      console.log(`CPU of a cold open alone (third copy): main thread (event loop) ${cpu1.main - cpu0.main} ms, whole process ${cpu1.all - cpu0.all} ms (10 ms ticks)`);
+    }
     console.log(`open, warm: first exchange median ${median(warm.map((w) => w.firstExchangeMs)).toFixed(0)} ms (min ${Math.min(...warm.map((w) => w.firstExchangeMs)).toFixed(0)}, max ${Math.max(...warm.map((w) => w.firstExchangeMs)).toFixed(0)}), ${kib(warm[0].bytes)} transferred`);
     console.log(`open at #exchange-5000, warm: median ${median(deep.map((w) => w.firstExchangeMs)).toFixed(0)} ms, ${kib(deep[0].bytes)} transferred`);
     console.log(`next page while scrolling: median ${median(nextPage.map((r) => r.ms)).toFixed(0)} ms, ${kib(nextPage[0].bytes)}`);

@@ -1,5 +1,7 @@
-import { EXCHANGE_MAX_BYTES, ExchangeScanner, exchangeIndexOf, PAGE_CONTENT_BYTES, type ExchangeIndex } from '../src/services/exchanges';
+import { EXCHANGE_MAX_BYTES, ExchangeScanner, exchangeIndexOf, PAGE_CONTENT_BYTES, SCAN_SEGMENT, type ExchangeIndex } from '../src/services/exchanges';
+import { CHUNK_BYTES } from '../src/data/content';
 import type { Sql } from '../src/data/sql';
+import { createOffload, type Offload } from '../src/offload';
 import type { Ctx } from '../src/services/context';
 import { createLoaders, SCAN_BUDGET_BYTES } from '../src/graphql/loaders';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
@@ -96,6 +98,51 @@ describe('the per-version index cache', () => {
     expect((await exchangeIndexOf(fakeDb('', true), row)).entries.length).toBe(4);
     // Another version is another entry.
     expect((await exchangeIndexOf(fakeDb('_**User**_\n\nx\n'), { ...row, contentDigest: 'd2' })).entries.length).toBe(1);
+  });
+
+  test('a large version is scanned on the worker pool, segment by segment, into the same index as on the event loop', async () => {
+    // ~10 MiB: fences, turns, a 2 MiB exchange, a 600 KB line and multi-byte characters, cut into
+    // 1 MiB chunks as stored (lines, characters and fences cross chunk and segment boundaries).
+    const turn = (i: number) =>
+      `_**User (2025-01-02 10:${String(i % 60).padStart(2, '0')}Z)**_\n\nQuestion ${i}: naïve café ☕ ${'why '.repeat(i % 40)}\n\n` +
+      `_**Agent (claude)**_\n\n\`\`\`ts\n_**User**_ inside a fence ${i}\n${'const x = 1;\n'.repeat(200 + (i % 300))}\`\`\`\n\n---\n\n`;
+    const md = [
+      '# Big one\n\n',
+      ...Array.from({ length: 1200 }, (_, i) => turn(i)),
+      `_**User**_\n\nlong one\n\n${'lorem ipsum dolor sit amet '.repeat(80_000)}\n`,
+      ...Array.from({ length: 400 }, (_, i) => turn(2000 + i)),
+      `_**User**_\n\n${'é'.repeat(300_000)}\n`,
+      ...Array.from({ length: 100 }, (_, i) => turn(3000 + i)),
+    ].join('');
+    const bytes = Buffer.from(md, 'utf8');
+    expect(bytes.length).toBeGreaterThan(2.5 * SCAN_SEGMENT);
+    const chunks = Array.from({ length: Math.ceil(bytes.length / CHUNK_BYTES) }, (_, i) => Buffer.from(bytes.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES)));
+    const db = {
+      async query(_q: string, ...v: unknown[]) {
+        const c = chunks[v[3] as number];
+        // A fresh copy per read: the pool may take the buffer over (transfer).
+        return c ? [{ data: Buffer.from(c) }] : [];
+      },
+      async execute() {
+        return 0;
+      },
+    } as unknown as Sql;
+    const pool = createOffload({ threads: 1 });
+    const sent: number[] = [];
+    const counting: Offload = { ...pool, exchangeScan: (state, cs) => (sent.push(cs.reduce((n, c) => n + c.length, 0)), pool.exchangeScan(state, cs)) };
+    try {
+      const viaPool = await exchangeIndexOf(db, { projectId: 'pool-p', id: 'pool-s', contentDigest: 'big' }, counting);
+      const here = scan(bytes, 1);
+      expect(viaPool).toEqual(here);
+      expect(here.entries.length).toBeGreaterThan(1700);
+      expect(here.entries.some((e) => e.continuation)).toBe(true);
+      // Segments of SCAN_SEGMENT bytes (the last one shorter), every byte once.
+      expect(sent.reduce((a, b) => a + b, 0)).toBe(bytes.length);
+      expect(sent.slice(0, -1).every((n) => n === SCAN_SEGMENT)).toBe(true);
+      expect(sent.length).toBe(Math.ceil(bytes.length / SCAN_SEGMENT));
+    } finally {
+      await pool.close();
+    }
   });
 });
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import Piscina from 'piscina';
 import type { RedactMode } from '../redact';
 import type { IndexableSession, SessionDocument } from '../search/documents';
+import type { ScanState } from '../services/exchanges';
 import type { PreparedUpload } from '../services/upload-input';
 import * as tasks from './tasks';
 import type { DocumentBatches } from './tasks';
@@ -47,6 +48,8 @@ export interface Offload {
   prepareUploadJson(bytes: Bytes, mode: RedactMode): Promise<PreparedUpload>;
   /** Index documents of one session, serialised in batches (src/search/documents.ts). */
   documents(input: DocumentsInput): Promise<DocumentBatches>;
+  /** A session's exchange scan continued over the next chunks (src/services/exchanges.ts). */
+  exchangeScan(state: ScanState | null, chunks: Buffer[]): Promise<ScanState>;
   close(): Promise<void>;
 }
 
@@ -96,6 +99,9 @@ export const inlineOffload: Offload = {
   async documents(input) {
     return revived(tasks.documents({ ...input, have: [...input.have] }));
   },
+  async exchangeScan(state, chunks) {
+    return tasks.exchangeScan({ state, chunks });
+  },
   async close() {},
 };
 
@@ -139,6 +145,18 @@ export function createOffload(opts: { threads?: number; onError?: (err: unknown)
     async documents(input) {
       if (small(input.markdown)) return inlineOffload.documents(input);
       return revived(await run<DocumentBatches>('documents', { ...input, have: [...input.have] }, input.markdown));
+    },
+    async exchangeScan(state, chunks) {
+      if (small(chunks)) return inlineOffload.exchangeScan(state, chunks);
+      // Bytes that cannot move (a view into a driver's larger buffer would be cloned with all of
+      // that buffer) are copied into buffers of their own first, which then move.
+      const own = chunks.map((c) => {
+        if (movable(c)) return c;
+        const b = ownedBuffer(c.length);
+        c.copy(b);
+        return b;
+      });
+      return run<ScanState>('exchangeScan', { state, chunks: own }, own);
     },
     async close() {
       const p = pool;

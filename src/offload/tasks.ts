@@ -8,6 +8,7 @@ import Piscina from 'piscina';
 import { AppError, invalid, MESSAGES, type ErrorCode } from '../errors';
 import type { RedactMode } from '../redact';
 import { toDocuments, type IndexableSession } from '../search/documents';
+import { ExchangeScanner, type ScanState } from '../services/exchanges';
 import { prepareUploadJson as prepare, type PreparedUpload } from '../services/upload-input';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
@@ -109,4 +110,11 @@ export function documents(input: {
     return all.subarray(at - n, at);
   });
   return moving({ ids: docs.map((d) => d.id), batches: views, count }, [all]);
+}
+
+/** Goes on with a session's exchange scan (src/services/exchanges.ts) over the next chunks. */
+export function exchangeScan(input: { state: ScanState | null; chunks: Uint8Array[] }): ScanState {
+  const scanner = input.state ? ExchangeScanner.resume(input.state) : new ExchangeScanner();
+  for (const c of input.chunks) scanner.feed(Buffer.from(c.buffer, c.byteOffset, c.byteLength));
+  return scanner.state();
 }

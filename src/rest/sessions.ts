@@ -161,7 +161,7 @@ export function sessionsRouter(deps: Deps): Router {
       const row = await access.requireOwnedSession(ctx, req.params.projectId, req.params.sessionId);
       setValidators(res, row);
       if (notModified(req, res, row)) return;
-      const page = await exchanges.exchangePage(snap, row, { offset, limit, content });
+      const page = await exchanges.exchangePage(snap, row, { offset, limit, content, offload: deps.offload });
       res.json(ok({ projectId: row.projectId, sessionId: row.id, etag: row.etag, markdownSize: Number(row.markdownSize), ...page }));
     });
   });

@@ -1,6 +1,7 @@
 import { invalid } from '../errors';
 import { contentChunks, readMarkdownRange } from '../data/content';
 import type { Sql } from '../data/sql';
+import type { Offload } from '../offload';
 import type { Ctx } from './context';
 import type { SessionRow } from './sessions';
 
@@ -20,9 +21,11 @@ import type { SessionRow } from './sessions';
  * number and `continuation: true`, so that one page is bounded and the browser renders a bounded
  * amount at a time.
  *
- * The index of a version (offsets, sizes, titles) is computed once from the stored chunks, one
- * 1 MiB chunk at a time (awaiting the database between chunks, so the event loop stays free), and
- * kept in a small in-process cache keyed by the session's content digest; a page then reads only
+ * The index of a version (offsets, sizes, titles) is computed once from the stored chunks, read
+ * one 1 MiB chunk at a time, and kept in a small in-process cache keyed by the session's content
+ * digest. With the service's worker pool (src/offload) the chunks are scanned there, SCAN_SEGMENT
+ * bytes per task, the scanner's state going along (contract §16: the first open of a 50 MB session
+ * must not hold the event loop); without it, here, yielding to the event loop every SCAN_SLICE; a page then reads only
  * the byte range of its exchanges (`SUBSTRING` of the chunk rows that hold it).
  */
 
@@ -32,8 +35,10 @@ export const EXCHANGE_MAX_BYTES = 256 * 1024;
 export const PAGE_CONTENT_BYTES = 1024 * 1024;
 /** Titles are cut to this many characters. */
 export const TITLE_MAX = 120;
-/** Bytes scanned between two turns of the event loop. */
+/** Bytes scanned between two turns of the event loop (scanning on the event loop). */
 const SCAN_SLICE = 256 * 1024;
+/** Bytes scanned per worker-pool task (the memory a build holds at once, besides its index). */
+export const SCAN_SEGMENT = 4 * 1024 * 1024;
 /** Indexes kept per process: at most this many versions… */
 const CACHE_ENTRIES = 64;
 /** …holding at most this many exchanges in all (~200 bytes each: ~40 MB). */
@@ -74,9 +79,27 @@ function titleText(line: string): string {
   return chars.length > TITLE_MAX ? `${chars.slice(0, TITLE_MAX - 1).join('')}…` : t;
 }
 
+interface RawEntry {
+  start: number;
+  title: string;
+  continuation: boolean;
+  titled: boolean;
+  blank: boolean;
+}
+
+/** A scanner's whole state as plain data: a scan can go on in another thread (structured clone). */
+export interface ScanState {
+  entries: RawEntry[];
+  carry: Uint8Array;
+  carryStart: number;
+  fence: string | null;
+  total: number;
+  sawUser: boolean;
+}
+
 /** Builds the index from the markdown's bytes, fed in order (any chunking). */
 export class ExchangeScanner {
-  private readonly entries: Array<{ start: number; title: string; continuation: boolean; titled: boolean; blank: boolean }> = [];
+  private entries: RawEntry[] = [];
   private carry: Buffer = Buffer.alloc(0);
   private carryStart = 0;
   private fence: string | null = null;
@@ -85,6 +108,24 @@ export class ExchangeScanner {
 
   constructor() {
     this.entries.push({ start: 0, title: '', continuation: false, titled: false, blank: true });
+  }
+
+  /** A scanner that goes on where `state()` of another one left off. */
+  static resume(state: ScanState): ExchangeScanner {
+    const s = new ExchangeScanner();
+    s.entries = state.entries;
+    const c = state.carry;
+    s.carry = Buffer.isBuffer(c) ? c : Buffer.from(c.buffer, c.byteOffset, c.byteLength);
+    s.carryStart = state.carryStart;
+    s.fence = state.fence;
+    s.total = state.total;
+    s.sawUser = state.sawUser;
+    return s;
+  }
+
+  /** What resume() needs (before finish()). */
+  state(): ScanState {
+    return { entries: this.entries, carry: this.carry, carryStart: this.carryStart, fence: this.fence, total: this.total, sawUser: this.sawUser };
   }
 
   feed(chunk: Buffer): void {
@@ -195,8 +236,34 @@ export class ExchangeScanner {
   }
 }
 
-/** The index of one version of a session's markdown, read through `db` (a snapshot). */
-async function buildIndex(db: Sql, projectId: string, sessionId: string): Promise<ExchangeIndex> {
+/**
+ * The index of one version of a session's markdown, read through `db` (a snapshot); scanned on
+ * `offload`'s threads when given (it scans small inputs inline).
+ */
+async function buildIndex(db: Sql, projectId: string, sessionId: string, offload?: Offload): Promise<ExchangeIndex> {
+  if (offload) {
+    // Entries the scan is done with stay here; only the last one (it may still change) goes along.
+    const done: ScanState['entries'] = [];
+    let state: ScanState | null = null;
+    const scan = async (segment: Buffer[]) => {
+      if (state) done.push(...state.entries.splice(0, state.entries.length - 1));
+      state = await offload.exchangeScan(state, segment);
+    };
+    let segment: Buffer[] = [];
+    let bytes = 0;
+    for await (const chunk of contentChunks(db, projectId, sessionId, 'markdown')) {
+      segment.push(chunk);
+      bytes += chunk.length;
+      if (bytes >= SCAN_SEGMENT) {
+        await scan(segment);
+        segment = [];
+        bytes = 0;
+      }
+    }
+    if (segment.length || !state) await scan(segment);
+    const last: ScanState = state!;
+    return ExchangeScanner.resume({ ...last, entries: done.concat(last.entries) }).finish();
+  }
   const scanner = new ExchangeScanner();
   for await (const chunk of contentChunks(db, projectId, sessionId, 'markdown')) {
     // A quarter of a chunk at a time, yielding in between: the event loop stays free (§16).
@@ -234,7 +301,7 @@ function evict(): void {
  * of a version share one build; if that build fails for its own reader (its client went away and
  * its snapshot was released), the others build it again on their own snapshot.
  */
-export async function exchangeIndexOf(db: Sql, row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest'>): Promise<ExchangeIndex> {
+export async function exchangeIndexOf(db: Sql, row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest'>, offload?: Offload): Promise<ExchangeIndex> {
   const key = `${row.projectId}\0${row.id}\0${row.contentDigest}`;
   const shared = cache.get(key);
   if (shared) {
@@ -247,7 +314,7 @@ export async function exchangeIndexOf(db: Sql, row: Pick<SessionRow, 'projectId'
       /* built on another request's snapshot, which failed: build on ours below */
     }
   }
-  const p = buildIndex(db, row.projectId, row.id);
+  const p = buildIndex(db, row.projectId, row.id, offload);
   forget(key);
   cache.set(key, p);
   p.then(
@@ -292,14 +359,15 @@ export interface ExchangePage {
 /**
  * One page of `row`'s exchanges, from `offset` (0-based: exchange number offset + 1), at most
  * `limit` of them; with content, also at most PAGE_CONTENT_BYTES of markdown (always at least one
- * exchange). `db` must be the snapshot `row` was read on.
+ * exchange). `db` must be the snapshot `row` was read on; `offload` (the service's worker pool)
+ * scans a version not indexed yet off the event loop.
  */
 export async function exchangePage(
   db: Sql,
   row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest'>,
-  args: { offset: number; limit: number; content: boolean },
+  args: { offset: number; limit: number; content: boolean; offload?: Offload },
 ): Promise<ExchangePage> {
-  const index = await exchangeIndexOf(db, row);
+  const index = await exchangeIndexOf(db, row, args.offload);
   const all = index.entries;
   const picked: ExchangeEntry[] = [];
   let bytes = 0;
