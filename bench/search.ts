@@ -29,7 +29,7 @@ import { createSearch } from '../src/search';
 import { EmbeddedMeili } from '../src/search/embedded';
 import { searchFilter } from '../src/search/filter';
 import { createNodeHttpClient } from '../src/search/http-client';
-import { searchSessions } from '../src/search/search-service';
+import { searchSessions } from '../src/services/search';
 import type { Ctx, Deps } from '../src/services/context';
 import { upsertSession } from '../src/services/session-upload';
 import { createTestDatabase, ROOT_URL, type TestDatabase } from '../test/support/db';
@@ -141,6 +141,8 @@ async function main() {
 
   const benchQueries = () => Array.from({ length: QUERIES }, (_, i) => queryPool[i % queryPool.length]);
   const userOf = (i: number) => users[i % users.length].id;
+  /** The i-th query's caller, as a service context. */
+  const callerOf = (i: number): Ctx => ({ deps, user: { id: userOf(i), keyId: 'bench' }, log: logger });
   const timeIt = async (count: number, fn: (i: number) => Promise<unknown>) => {
     const xs: number[] = [];
     for (let i = 0; i < count; i++) {
@@ -217,13 +219,13 @@ async function main() {
     // Latency of the whole service path: validation, engine (page + matching fragments), re-check.
     const queries = benchQueries();
     // Warm-up: every query once (an engine just restarted on a kept corpus reads its pages from disk).
-    for (let i = 0; i < queries.length; i++) await searchSessions(deps, userOf(i), queries[i], undefined, 10, 0);
+    for (let i = 0; i < queries.length; i++) await searchSessions(callerOf(i), queries[i], undefined, 10, 0);
     let hitCount = 0;
     const full = await timeIt(queries.length, async (i) => {
-      const res = await searchSessions(deps, userOf(i), queries[i], undefined, 10, 0);
+      const res = await searchSessions(callerOf(i), queries[i], undefined, 10, 0);
       if (res.results.length) hitCount++;
     });
-    const lean = await timeIt(queries.length, (i) => searchSessions(deps, userOf(i), queries[i], undefined, 10, 0, { matchingExchanges: false }));
+    const lean = await timeIt(queries.length, (i) => searchSessions(callerOf(i), queries[i], undefined, 10, 0, { matchingExchanges: false }));
     // The engine alone, same request, node:http keep-alive vs the global fetch the client uses by default.
     const params = (i: number) => ({
       filter: searchFilter(userOf(i), {}),
@@ -259,7 +261,7 @@ async function main() {
   const untilFound = async (sessionId: string, w: string) => {
     const t = now();
     for (;;) {
-      const res = await searchSessions(deps, users[0].id, w, undefined, 10, 0, { matchingExchanges: false });
+      const res = await searchSessions(ctx, w, undefined, 10, 0, { matchingExchanges: false });
       if (res.results.some((x) => x.sessionId === sessionId)) return now() - t;
       if (now() - t > 60_000) throw new Error('freshness: not found after 60 s');
       await new Promise((res2) => setTimeout(res2, POLL_MS));
@@ -302,7 +304,7 @@ async function main() {
     await drained();
     // Search by users who have sessions in the recent index: the main index is then asked after it.
     const queries = benchQueries();
-    const withRecent = await timeIt(queries.length, (i) => searchSessions(deps, userOf(i), queries[i], undefined, 10, 0));
+    const withRecent = await timeIt(queries.length, (i) => searchSessions(callerOf(i), queries[i], undefined, 10, 0));
     freshLines.push(row(`searchSessions, ~${Math.round(rewritten.length / users.length)} recent sessions per user`, withRecent));
     const t0 = now();
     const moved = await search.compact();

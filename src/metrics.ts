@@ -129,7 +129,7 @@ export function createMetrics(deps: Deps): AppMetrics {
       registry.clear();
     },
   };
-  // Every search the process runs (src/search/search-service.ts records them).
+  // Every search the process runs (src/services/search.ts records them).
   const stopListening = onSearch((seconds) => metrics.observeSearch(seconds));
   return metrics;
 }

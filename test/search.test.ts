@@ -9,7 +9,7 @@ import { createNodeHttpClient } from '../src/search/http-client';
 import { recentUidOf, settingsDiff } from '../src/search/index-settings';
 import { enqueueIndexWork } from '../src/data/outbox';
 import { inTransaction } from '../src/data/transaction';
-import { searchSessions } from '../src/search/search-service';
+import { searchSessions } from '../src/services/search';
 import type { Ctx } from '../src/services/context';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
 
@@ -193,7 +193,7 @@ describe('every query word anywhere in the session', () => {
   });
 
   test('without matching exchanges, a large session still gets its snippet from a fragment', async () => {
-    const r = await searchSessions(h.deps, alice.user.id, 'firstspreadword secondspreadword', { projectIds: ['spread'] }, 10, 0, {
+    const r = await searchSessions(alice, 'firstspreadword secondspreadword', { projectIds: ['spread'] }, 10, 0, {
       matchingExchanges: false,
     });
     const hit = r.results.find((x) => x.sessionId === large)!;
@@ -486,7 +486,7 @@ describe('the recent index and the main one', () => {
     await h.put(carol, 'tiers', older[0], { name: 'Old 0 again', markdown: '# Old 0, rewritten\n\ntierword only now\n' });
     await h.settle();
 
-    const all = await searchSessions(h.deps, carol.user.id, 'tierword', undefined, 50, 0);
+    const all = await searchSessions(carol, 'tierword', undefined, 50, 0);
     expect(all.total).toBe(9);
     expect(new Set(ids(all))).toEqual(new Set([...older, ...newer]));
     const ranks = all.results.map((r) => r.rank);
@@ -498,7 +498,7 @@ describe('the recent index and the main one', () => {
     for (const size of [2, 3, 4]) {
       const paged: string[] = [];
       for (let offset = 0; offset < 9; offset += size) {
-        const page = await searchSessions(h.deps, carol.user.id, 'tierword', undefined, size, offset);
+        const page = await searchSessions(carol, 'tierword', undefined, size, offset);
         expect(page.total).toBe(9);
         paged.push(...ids(page));
       }

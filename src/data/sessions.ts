@@ -187,6 +187,16 @@ export async function sessionsByKeys(db: Sql, userId: string, keys: readonly Ses
   );
 }
 
+/**
+ * The user's sessions with one of these ids that pass the filters (search's re-check of its hits:
+ * one statement returns the rows the results are made of).
+ */
+export function sessionsMatchingAmong(db: Sql, userId: string, filters: SessionFilters, ids: readonly string[]): Promise<SessionRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  const { where, params } = filtersToSql(userId, filters, 's');
+  return db.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE ${where} AND s.id IN (${ids.map(() => '?').join(', ')})`, ...params, ...ids);
+}
+
 /** Markdown size and session-data size of every session of a project, by id. */
 export function sessionSizes(db: Sql, projectId: string): Promise<Array<{ id: string; markdownSize: number; sessionDataSize: number }>> {
   return db.query('SELECT id, markdownSize, sessionDataSize FROM sessions WHERE projectId = ? ORDER BY id', projectId);

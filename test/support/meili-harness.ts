@@ -17,7 +17,7 @@ import { meiliString } from '../../src/search/filter';
 import { sessionDigestOf } from '../../src/search/documents';
 import { createNodeHttpClient } from '../../src/search/http-client';
 import { recentUidOf } from '../../src/search/index-settings';
-import { searchSessions, type SearchResults } from '../../src/search/search-service';
+import { searchSessions, type SearchResults } from '../../src/services/search';
 import type { Ctx, Deps } from '../../src/services/context';
 import type { SessionFiltersInput } from '../../src/domain/filters';
 import { deleteProject } from '../../src/services/projects';
@@ -116,7 +116,7 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
     async removeProject(ctx, projectId) {
       await deleteProject(ctx, projectId);
     },
-    find: (ctx, query, filters, limit = 10, offset = 0) => searchSessions(deps, ctx.user.id, query, filters, limit, offset),
+    find: (ctx, query, filters, limit = 10, offset = 0) => searchSessions({ deps, user: ctx.user, log: ctx.log }, query, filters, limit, offset),
     async settle(timeoutMs = 30_000) {
       await eventually('the search outbox to be applied', async () => (await search.backlog()) === 0, timeoutMs);
     },

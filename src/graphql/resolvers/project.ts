@@ -12,13 +12,15 @@ export const Project: ResolversOf<'Project'> = {
     const order = orderBy ?? 'CREATED_AT_DESC';
     const n = first ?? 20;
     const f = normalizeFilters(filters);
-    // The first page of many projects batches; later pages are one project's keyset query.
-    const rows = after
-      ? f.projectIds && !f.projectIds.includes(p.id)
-        ? []
-        : (await sessionLists.querySessions(gql.ctx, { ...f, projectIds: [p.id] }, order, n + 1, after)).rows
-      : await gql.loaders.projectSessions(f, order, n + 1).load(p.id);
-    return connection(rows, order, n, after);
+    // Later pages are one project's keyset page (the service reads n + 1 rows and says whether there is more).
+    if (after) {
+      if (f.projectIds && !f.projectIds.includes(p.id)) return connection([], false, order, after);
+      const page = await sessionLists.querySessions(gql.ctx, { ...f, projectIds: [p.id] }, order, n, after);
+      return connection(page.rows, page.nextCursor !== null, order, after);
+    }
+    // The first page of many projects batches: n + 1 rows of each project in one statement.
+    const rows = await gql.loaders.projectSessions(f, order, n + 1).load(p.id);
+    return connection(rows.slice(0, n), rows.length > n, order, after);
   },
   stats(p) {
     return { projectId: p.id };

@@ -1,7 +1,7 @@
 /** Query: map the arguments, call one service function, prime the loaders with what it read. */
-import { searchSessions } from '../../search/search-service';
 import * as access from '../../services/access';
 import * as keys from '../../services/keys';
+import { searchSessions } from '../../services/search';
 import * as projects from '../../services/projects';
 import * as sessionLists from '../../services/session-lists';
 import * as stats from '../../services/stats';
@@ -33,20 +33,18 @@ export const Query: ResolversOf<'Query'> = {
   async sessionsConnection(_p, { filters, orderBy, first, after }, gql) {
     const order = orderBy ?? 'CREATED_AT_DESC';
     const n = first ?? 20;
-    const page = await sessionLists.findSessions(gql.ctx, filters, order, n + 1, after);
-    return connection(primeSessions(gql, page.rows), order, n, after);
+    // One keyset page: the service reads n + 1 rows and says whether there is more.
+    const page = await sessionLists.findSessions(gql.ctx, filters, order, n, after);
+    primeSessions(gql, page.rows);
+    return connection(page.rows, page.nextCursor !== null, order, after);
   },
   async searchSessions(_p, { query, filters, limit, offset }, gql, info) {
     // Matching fragments cost the engine one more query: only when the client asks for them.
     const matchingExchanges = selects(info, ['results', 'matchingExchanges']);
-    const found = await searchSessions(gql.ctx.deps, gql.ctx.user.id, query, filters, limit ?? 10, offset ?? 0, { matchingExchanges });
-    const rows = await gql.loaders.session.loadMany(found.results.map((h) => ({ projectId: h.projectId, sessionId: h.sessionId })));
-    const results: SearchResultModel[] = [];
-    for (let i = 0; i < found.results.length; i++) {
-      const row = rows[i];
-      if (row instanceof Error) throw row;
-      if (row) results.push({ ...row, hit: found.results[i] });
-    }
+    const found = await searchSessions(gql.ctx, query, filters, limit ?? 10, offset ?? 0, { matchingExchanges });
+    // The re-check read the rows: they answer the results' fields and later `session` lookups.
+    const results: SearchResultModel[] = found.results.map(({ session, ...hit }) => ({ ...session, hit }));
+    primeSessions(gql, found.results.map((r) => r.session));
     return { total: found.total, results };
   },
   stats(_p, _a, { ctx }) {

@@ -11,11 +11,9 @@ export function once<T>(f: () => Promise<T>): () => Promise<T> {
   return () => (p ??= f());
 }
 
-/** A Relay page from `first + 1` rows (the extra row only says that there is a next page). */
-export function connection(rows: SessionRow[], order: SessionOrder, first: number, after: string | null | undefined): SessionConnectionModel {
-  const more = rows.length > first;
-  const page = more ? rows.slice(0, first) : rows;
-  const edges = page.map((node) => ({ cursor: encodeCursor(order, node), node }));
+/** A Relay page of rows (`more`: the service read one row past the page, and found it). */
+export function connection(rows: SessionRow[], more: boolean, order: SessionOrder, after: string | null | undefined): SessionConnectionModel {
+  const edges = rows.map((node) => ({ cursor: encodeCursor(order, node), node }));
   return {
     edges,
     pageInfo: {

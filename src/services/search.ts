@@ -1,20 +1,18 @@
 /**
- * searchSessions: validation, filters, the engine, then a re-check of every hit against the
- * database, so that a deleted session (or one of a deleted project), or anything not the caller's,
- * never leaves the service, even while the index is catching up.
+ * searchSessions, a service like the others (it takes the caller's context): validation, filters,
+ * the engine (the search port), then a re-check of every hit against the database in one
+ * statement that also returns the rows the results are made of, so that a deleted session (or one
+ * of a deleted project), or anything not the caller's, never leaves the service, even while the
+ * index is catching up.
  */
 import { PAGES } from '../domain/pages';
-import { filtersToSql } from '../data/session-filters';
+import { sessionsMatchingAmong, type SessionRow } from '../data/sessions';
 import { normalizeFilters, type SessionFilters, type SessionFiltersInput } from '../domain/filters';
-import { parseInput, SearchArgs } from '../services/inputs';
-import { matchesNothing } from './filter';
-import type { SearchHit, SearchOptions, SearchPort } from './port';
-import { recordSearch } from './timing';
-
-export interface SearchServiceDeps {
-  search: Pick<SearchPort, 'search'>;
-  db: { pool: { query(sql: string, values?: unknown[]): Promise<any> } };
-}
+import { matchesNothing } from '../search/filter';
+import type { SearchHit, SearchOptions } from '../search/port';
+import { recordSearch } from '../search/timing';
+import type { Ctx } from './context';
+import { parseInput, SearchArgs } from './inputs';
 
 export interface SearchResultItem {
   projectId: string;
@@ -22,6 +20,8 @@ export interface SearchResultItem {
   rank: number;
   snippet: string;
   matchingExchanges: SearchHit['matchingExchanges'];
+  /** The session's row as the re-check read it: what the results are made of (no second read). */
+  session: SessionRow;
 }
 
 export interface SearchResults {
@@ -32,8 +32,7 @@ export interface SearchResults {
 export const MAX_SEARCH_LIMIT = PAGES.search.max;
 
 export async function searchSessions(
-  deps: SearchServiceDeps,
-  userId: string,
+  ctx: Ctx,
   query: unknown,
   filtersInput: SessionFiltersInput | null | undefined,
   limit: unknown = 10,
@@ -45,7 +44,7 @@ export async function searchSessions(
   if (matchesNothing(filters)) return { total: 0, results: [] };
   const started = performance.now();
   try {
-    return await searchChecked(deps, userId, args.query, filters, args.limit, args.offset, options);
+    return await searchChecked(ctx, args.query, filters, args.limit, args.offset, options);
   } finally {
     // search_duration_seconds: every search that ran, found something or not, failed or not.
     recordSearch((performance.now() - started) / 1000);
@@ -53,31 +52,26 @@ export async function searchSessions(
 }
 
 async function searchChecked(
-  deps: SearchServiceDeps,
-  userId: string,
+  ctx: Ctx,
   query: string,
   filters: SessionFilters,
   limit: number,
   offset: number,
   options?: SearchOptions,
 ): Promise<SearchResults> {
-  const page = await deps.search.search(userId, query, filters, limit, offset, options);
+  const page = await ctx.deps.search.search(ctx.user.id, query, filters, limit, offset, options);
   if (page.hits.length === 0) return { total: page.total, results: [] };
 
   // One statement: the hits that still exist, are the caller's and pass the filters exactly as
   // lists apply them (the engine compares strings case-insensitively; SQL is the reference).
-  const { where, params } = filtersToSql(userId, filters, 's');
   const ids = [...new Set(page.hits.map((h) => h.sessionId))];
-  const rows: Array<{ projectId: string; id: string; contentDigest: string }> = await deps.db.pool.query(
-    `SELECT s.projectId, s.id, s.contentDigest FROM sessions s WHERE ${where} AND s.id IN (${ids.map(() => '?').join(', ')})`,
-    [...params, ...ids],
-  );
-  const live = new Map(rows.map((r) => [`${r.projectId}/${r.id}`, r.contentDigest]));
+  const rows = await sessionsMatchingAmong(ctx.deps.db.reads, ctx.user.id, filters, ids);
+  const live = new Map(rows.map((r) => [`${r.projectId}/${r.id}`, r]));
   // Contract §16: a hit indexed from an older version of the session (its text was replaced and
   // the index has not caught up) is dropped, so a snippet never shows replaced text.
   const current = (h: SearchHit) => {
-    const digest = live.get(`${h.projectId}/${h.sessionId}`);
-    return digest !== undefined && (h.contentDigest === undefined || h.contentDigest === digest);
+    const row = live.get(`${h.projectId}/${h.sessionId}`);
+    return row !== undefined && (h.contentDigest === undefined || h.contentDigest === row.contentDigest);
   };
   const results = page.hits
     .filter(current)
@@ -88,6 +82,7 @@ async function searchChecked(
       rank: h.rank,
       snippet: h.snippet,
       matchingExchanges: h.matchingExchanges,
+      session: live.get(`${h.projectId}/${h.sessionId}`)!,
     }));
   return { total: page.total, results };
 }
