@@ -123,3 +123,14 @@ export async function writeContent(
     }
   }
 }
+
+/** The markdown chunks of these sessions (any owner), in one statement: one version each, in order. */
+export async function markdownChunksOf(db: Sql, keys: readonly ContentKey[]): Promise<Array<{ projectId: string; sessionId: string; data: Buffer }>> {
+  const rows = await db.query<{ projectId: string; sessionId: string; data: unknown }>(
+    `SELECT projectId, sessionId, data FROM session_chunks
+      WHERE part = 'markdown' AND (${keys.map(() => '(projectId = ? AND sessionId = ?)').join(' OR ')})
+      ORDER BY projectId, sessionId, seq`,
+    ...keys.flatMap((k) => [k.projectId, k.sessionId]),
+  );
+  return rows.map((r) => ({ projectId: r.projectId, sessionId: r.sessionId, data: toBuffer(r.data) }));
+}

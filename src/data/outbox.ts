@@ -3,8 +3,9 @@
  * (transactional outbox), its dead letters, and the counts /metrics reports. Writing work wakes
  * the search worker once the transaction commits (Tx.afterCommit → signals.outboxWritten).
  */
-import { MAX_ATTEMPTS, type OutboxOp } from '../domain/index-work';
-import { marks, type Sql } from './sql';
+import type * as mariadb from 'mariadb';
+import { MAX_ATTEMPTS, WHOLE_MAX, type OutboxOp } from '../domain/index-work';
+import { marks, sqlOn, type Sql } from './sql';
 import { inTransaction, type Tx, type TxHandles } from './transaction';
 
 export async function enqueueIndexWork(tx: Tx, op: OutboxOp, userId: string, projectId: string, sessionId: string | null): Promise<void> {
@@ -64,4 +65,141 @@ export function retryDeadRows(db: TxHandles, id?: number): Promise<number> {
     if (n > 0) tx.afterCommit(tx.signals.outboxWritten.emit);
     return n;
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The worker's side: claims, outcomes, queues (src/search/claims.ts, rebuild.ts, compaction.ts)
+
+/** A row of index work as the worker claims it. */
+export interface OutboxRow {
+  id: number;
+  op: OutboxOp;
+  userId: string;
+  projectId: string;
+  sessionId: string | null;
+  attempts: number;
+}
+
+/** Which rows a worker loop takes: 'fresh' the 'upsert' rows (for the recent index), 'main' every other op, 'all' both. */
+export type OutboxLane = 'fresh' | 'main' | 'all';
+
+const ofLane = (lane: OutboxLane) => (lane === 'fresh' ? " AND op = 'upsert'" : lane === 'main' ? " AND op <> 'upsert'" : '');
+
+/** Back-off after a failure: 200 ms doubling per attempt, capped at 30 s. */
+const BACKOFF_SQL = 'DATE_ADD(NOW(3), INTERVAL LEAST(30000, 200 * POW(2, LEAST(attempts, 20))) * 1000 MICROSECOND)';
+
+/** The op of some due row of the lane, if any: idle polling costs one indexed read (index on availableAt). */
+export async function dueOp(db: Sql, lane: OutboxLane): Promise<OutboxOp | undefined> {
+  const rows = await db.query<{ id: number; op: OutboxOp }>(`SELECT id, op FROM search_outbox WHERE availableAt <= NOW(3)${ofLane(lane)} LIMIT 1`);
+  return rows[0]?.op;
+}
+
+/**
+ * Runs `fn` in the worker's claim transaction on one connection: READ COMMITTED (no gap locks
+ * while writers keep inserting; every statement sees the latest commits), committed when `fn`
+ * returns, rolled back when it throws. Never retried: `fn` talks to the engine.
+ */
+export async function inClaimTransaction<T>(pool: Pick<mariadb.Pool, 'getConnection'>, fn: (tx: Sql) => Promise<T>): Promise<T> {
+  const c = await pool.getConnection();
+  try {
+    await c.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+    await c.beginTransaction();
+    try {
+      const result = await fn(sqlOn(c));
+      await c.commit();
+      return result;
+    } catch (err) {
+      await c.rollback().catch(() => undefined);
+      throw err;
+    }
+  } finally {
+    await c.release();
+  }
+}
+
+/**
+ * Claims up to `limit` due rows of the lane, in id order, skipping rows other workers hold, with
+ * the database's time of the claim. Walks the primary key: the availableAt index would make the
+ * engine read (and lock) every due row before sorting, instead of stopping at the limit.
+ */
+export function claimDue(tx: Sql, lane: OutboxLane, limit: number): Promise<Array<OutboxRow & { now: Date }>> {
+  return tx.query<OutboxRow & { now: Date }>(
+    `SELECT id, op, userId, projectId, sessionId, attempts, NOW(3) AS now FROM search_outbox FORCE INDEX (PRIMARY)
+      WHERE availableAt <= NOW(3)${ofLane(lane)} ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
+    limit,
+  );
+}
+
+/** Rows of these projects older than `beforeId` (held by other workers, or waiting for a retry). */
+export function earlierWork(
+  tx: Sql,
+  beforeId: number,
+  projectIds: readonly string[],
+): Promise<Array<Pick<OutboxRow, 'id' | 'op' | 'projectId' | 'sessionId'> & { waiting: number }>> {
+  return tx.query(
+    `SELECT id, op, projectId, sessionId, availableAt > NOW(3) AS waiting FROM search_outbox WHERE id < ? AND projectId IN (${marks(projectIds)})`,
+    beforeId,
+    ...projectIds,
+  );
+}
+
+/** Applied: the rows go. */
+export async function deleteWork(tx: Sql, ids: readonly number[]): Promise<void> {
+  if (ids.length) await tx.execute(`DELETE FROM search_outbox WHERE id IN (${marks(ids)})`, ...ids);
+}
+
+/** Failed: one attempt more, the error kept, due again after the back-off. */
+export async function retryLater(tx: Sql, ids: readonly number[], error: string): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.execute(
+    `UPDATE search_outbox SET attempts = attempts + 1, lastError = ?, availableAt = ${BACKOFF_SQL}
+      WHERE id IN (${marks(ids)})`,
+    error.slice(0, 2000),
+    ...ids,
+  );
+}
+
+/** Queues every session with `op` ('reindex': a rebuild; 'compact': filling an empty main index); returns how many. */
+export function queueAllSessions(db: Sql, op: 'reindex' | 'compact'): Promise<number> {
+  return db.execute(
+    op === 'reindex'
+      ? "INSERT INTO search_outbox (op, userId, projectId, sessionId) SELECT 'reindex', userId, projectId, id FROM sessions"
+      : "INSERT INTO search_outbox (op, userId, projectId, sessionId) SELECT 'compact', userId, projectId, id FROM sessions",
+  );
+}
+
+/** Queues the sessions written in the last day with the op their upload gave them (upsertOp, in SQL); returns how many. */
+export function queueRecentlyWritten(db: Sql): Promise<number> {
+  return db.execute(
+    `INSERT INTO search_outbox (op, userId, projectId, sessionId)
+     SELECT IF(markdownSize > ?, 'upsert_large', 'upsert'), userId, projectId, id FROM sessions
+      WHERE updatedAt >= NOW(3) - INTERVAL 1 DAY`,
+    WHOLE_MAX,
+  );
+}
+
+/** Queues these sessions for the main index ('compact' rows). */
+export async function queueCompaction(db: Sql, refs: ReadonlyArray<{ userId: string; projectId: string; sessionId: string }>): Promise<void> {
+  if (refs.length === 0) return;
+  await db.execute(
+    `INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ${refs.map(() => "('compact', ?, ?, ?)").join(', ')}`,
+    ...refs.flatMap((r) => [r.userId, r.projectId, r.sessionId]),
+  );
+}
+
+/** True when some compaction work is queued. */
+export async function compactionQueued(db: Sql): Promise<boolean> {
+  return (await db.query("SELECT 1 FROM search_outbox WHERE op = 'compact' LIMIT 1")).length > 0;
+}
+
+/** The highest id in the outbox (null when empty). */
+export async function lastWorkId(db: Sql): Promise<number | null> {
+  const [{ maxId }] = await db.query<{ maxId: number | null }>('SELECT MAX(id) AS maxId FROM search_outbox');
+  return maxId ?? null;
+}
+
+/** Rows with an id up to `maxId`. */
+export async function workUpTo(db: Sql, maxId: number): Promise<number> {
+  const [{ n }] = await db.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM search_outbox WHERE id <= ?', maxId);
+  return Number(n);
 }

@@ -310,3 +310,28 @@ export async function writeLabels(
     ...labels.flatMap(([kind, value]) => [row.projectId, row.id, kind, value, row.userId]),
   );
 }
+
+/** What the search worker indexes of a session (src/search/documents.ts, IndexableSession), with its markdown size. */
+export interface IndexableSessionRow {
+  projectId: string;
+  id: string;
+  userId: string;
+  name: string;
+  createdAt: Date;
+  clientName: string | null;
+  agentName: string | null;
+  deviceId: string | null;
+  metadataJson: string;
+  hasGitBranches: boolean | number;
+  contentDigest: string;
+  markdownSize: number;
+}
+
+/** The indexable part of those of these sessions that exist (any owner), in one statement. */
+export function indexableSessions(db: Sql, keys: readonly SessionKey[]): Promise<IndexableSessionRow[]> {
+  return db.query<IndexableSessionRow>(
+    `SELECT projectId, id, userId, name, createdAt, clientName, agentName, deviceId, metadataJson, hasGitBranches, contentDigest, markdownSize
+       FROM sessions WHERE ${keys.map(() => '(projectId = ? AND id = ?)').join(' OR ')}`,
+    ...keys.flatMap((k) => [k.projectId, k.sessionId]),
+  );
+}

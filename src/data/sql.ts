@@ -92,3 +92,9 @@ export function snapshotOn(readPool: mariadb.Pool): Snapshot {
     },
   };
 }
+
+/** The database's clock (NOW(3)): times compared with rows' NOW(3) values come from it. */
+export async function databaseNow(db: Sql): Promise<Date> {
+  const [{ now }] = await db.query<{ now: Date }>('SELECT NOW(3) AS now');
+  return now;
+}

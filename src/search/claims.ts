@@ -5,18 +5,12 @@
  * deleted, rows failed rescheduled with back-off and, after too many attempts, moved to the
  * dead-letter table.
  */
-import type { Pool, PoolConnection } from 'mariadb';
+import type { Pool } from 'mariadb';
+import { buryDeadRows, claimDue, deleteWork, dueOp, earlierWork, inClaimTransaction, retryLater, type OutboxRow } from '../data/outbox';
+import type { Sql } from '../data/sql';
 import type { Logger } from '../logger';
-import { buryDeadRows, type OutboxOp } from './outbox';
 
-export interface OutboxRow {
-  id: number;
-  op: OutboxOp;
-  userId: string;
-  projectId: string;
-  sessionId: string | null;
-  attempts: number;
-}
+export type { OutboxRow } from '../data/outbox';
 
 export interface RunResult {
   claimed: number;
@@ -34,9 +28,6 @@ export type Lane = 'fresh' | 'main';
  * grows with the index, once for all of them.
  */
 export const COMPACT_BATCH = 1000;
-/** Back-off after a failure: 200 ms doubling per attempt, capped at 30 s. */
-const BACKOFF_SQL = 'DATE_ADD(NOW(3), INTERVAL LEAST(30000, 200 * POW(2, LEAST(attempts, 20))) * 1000 MICROSECOND)';
-const placeholders = (n: number) => Array(n).fill('?').join(', ');
 
 /** Rows of `rows` that must wait because an older, unclaimed row touches the same session/project. */
 export function deferredRows(
@@ -75,73 +66,41 @@ export interface ApplyOutcome {
  */
 export async function claimAndApply(
   pool: Pool,
+  db: Sql,
   limit: number,
   lane: Lane | 'all',
   log: Logger,
-  applyRows: (c: PoolConnection, rows: OutboxRow[], syncedAt: number) => Promise<ApplyOutcome>,
+  applyRows: (tx: Sql, rows: OutboxRow[], syncedAt: number) => Promise<ApplyOutcome>,
 ): Promise<RunResult> {
   const result: RunResult = { claimed: 0, applied: 0, failed: 0, deferred: 0 };
-  const ofLane = lane === 'fresh' ? " AND op = 'upsert'" : lane === 'main' ? " AND op <> 'upsert'" : '';
-  // Cheap look first (index on availableAt): idle polling costs one indexed read.
-  const probe = await pool.query(`SELECT id, op FROM search_outbox WHERE availableAt <= NOW(3)${ofLane} LIMIT 1`);
-  if (probe.length === 0) return result;
-  if (probe[0].op === 'compact') limit = Math.max(limit, COMPACT_BATCH);
+  // Cheap look first: idle polling costs one indexed read.
+  const due = await dueOp(db, lane);
+  if (due === undefined) return result;
+  if (due === 'compact') limit = Math.max(limit, COMPACT_BATCH);
 
-  const c = await pool.getConnection();
-  try {
-    // READ COMMITTED: no gap locks (writers keep inserting), every statement sees the latest commits.
-    await c.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
-    await c.beginTransaction();
-    try {
-      // Walk the primary key in order: the availableAt index would make the engine read (and
-      // lock) every due row before sorting, instead of stopping at the limit.
-      const rows: Array<OutboxRow & { now: Date }> = await c.query(
-        `SELECT id, op, userId, projectId, sessionId, attempts, NOW(3) AS now FROM search_outbox FORCE INDEX (PRIMARY)
-          WHERE availableAt <= NOW(3)${ofLane} ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
-        [limit],
-      );
-      result.claimed = rows.length;
-      if (rows.length === 0) {
-        await c.commit();
-        return result;
+  return inClaimTransaction(pool, async (tx) => {
+    const rows = await claimDue(tx, lane, limit);
+    result.claimed = rows.length;
+    if (rows.length === 0) return result;
+    const maxId = Math.max(...rows.map((r) => r.id));
+    const older = await earlierWork(tx, maxId, [...new Set(rows.map((r) => r.projectId))]);
+    const deferred = deferredRows(rows, older);
+    result.deferred = deferred.size;
+    const runnable = rows.filter((r) => !deferred.has(r.id));
+    if (runnable.length > 0) {
+      const syncedAt = rows[0].now.getTime();
+      const outcome = await applyRows(tx, runnable, syncedAt);
+      result.applied = outcome.done.length;
+      result.failed = outcome.failed.length;
+      await deleteWork(tx, outcome.done);
+      if (outcome.failed.length) {
+        await retryLater(tx, outcome.failed, outcome.error);
+        // A unit that keeps failing is set aside rather than retried forever (not while the
+        // engine is away: that is no fault of the work).
+        const dead = outcome.away ? 0 : await buryDeadRows(tx, outcome.failed);
+        if (dead > 0) log.error({ msg: 'search outbox work failed too often; moved to search_outbox_dead', rows: dead, err: outcome.error.slice(0, 500) });
       }
-      const maxId = Math.max(...rows.map((r) => r.id));
-      const older = await c.query(
-        `SELECT id, op, projectId, sessionId, availableAt > NOW(3) AS waiting FROM search_outbox WHERE id < ? AND projectId IN (${placeholders(
-          new Set(rows.map((r) => r.projectId)).size,
-        )})`,
-        [maxId, ...new Set(rows.map((r) => r.projectId))],
-      );
-      const deferred = deferredRows(rows, older);
-      result.deferred = deferred.size;
-      const runnable = rows.filter((r) => !deferred.has(r.id));
-      if (runnable.length > 0) {
-        const syncedAt = rows[0].now.getTime();
-        const outcome = await applyRows(c, runnable, syncedAt);
-        result.applied = outcome.done.length;
-        result.failed = outcome.failed.length;
-        if (outcome.done.length) {
-          await c.query(`DELETE FROM search_outbox WHERE id IN (${placeholders(outcome.done.length)})`, outcome.done);
-        }
-        if (outcome.failed.length) {
-          await c.query(
-            `UPDATE search_outbox SET attempts = attempts + 1, lastError = ?, availableAt = ${BACKOFF_SQL}
-              WHERE id IN (${placeholders(outcome.failed.length)})`,
-            [outcome.error.slice(0, 2000), ...outcome.failed],
-          );
-          // A unit that keeps failing is set aside rather than retried forever (not while the
-          // engine is away: that is no fault of the work).
-          const dead = outcome.away ? 0 : await buryDeadRows(c, outcome.failed);
-          if (dead > 0) log.error({ msg: 'search outbox work failed too often; moved to search_outbox_dead', rows: dead, err: outcome.error.slice(0, 500) });
-        }
-      }
-      await c.commit();
-      return result;
-    } catch (err) {
-      await c.rollback().catch(() => undefined);
-      throw err;
     }
-  } finally {
-    await c.release();
-  }
+    return result;
+  });
 }

@@ -3,7 +3,8 @@
  * bulk ('compact' outbox rows, claimed up to COMPACT_BATCH at once), which also retires their
  * recent copies; due every few minutes, or early when the recent index grows large.
  */
-import type { Pool } from 'mariadb';
+import { compactionQueued, queueCompaction } from '../data/outbox';
+import { databaseNow, type Sql } from '../data/sql';
 import type { Logger } from '../logger';
 import type { MeiliConnection } from './connection';
 import { sessionKeyOf, type SessionDocument } from './documents';
@@ -16,7 +17,8 @@ export const RECENT_MAX = 5000;
 const SETTLED_MS = 60_000;
 
 export interface CompactionOptions {
-  pool: Pool;
+  /** Statements on the write pool (src/data). */
+  db: Sql;
   recentConn: MeiliConnection;
   recentUid: string;
   log: Logger;
@@ -43,7 +45,7 @@ export class Compaction {
     const recent = this.o.recentConn.admin().index<SessionDocument>(this.o.recentUid);
     // One row per session (a large one has fragment documents too).
     const bySession = new Map<string, Pick<SessionDocument, 'userId' | 'projectId' | 'sessionId'>>();
-    const [{ now }] = await this.o.pool.query('SELECT NOW(3) AS now');
+    const now = await databaseNow(this.o.db);
     const filter = settledMs > 0 ? `syncedAt < ${now.getTime() - settledMs}` : undefined;
     for (let offset = 0; ; offset += 10_000) {
       const page = await recent.getDocuments({ fields: ['userId', 'projectId', 'sessionId'], filter, limit: 10_000, offset });
@@ -53,10 +55,7 @@ export class Compaction {
     const refs = [...bySession.values()];
     this.lastCompaction = Date.now();
     for (const group of chunked(refs, 500)) {
-      await this.o.pool.query(
-        `INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ${group.map(() => "('compact', ?, ?, ?)").join(', ')}`,
-        group.flatMap((r) => [r.userId, r.projectId, r.sessionId]),
-      );
+      await queueCompaction(this.o.db, group);
     }
     if (refs.length) this.o.notify();
     return refs.length;
@@ -64,8 +63,7 @@ export class Compaction {
 
   /** Compacts when the recent index is due: big enough, or not compacted for compactEveryMs. */
   async compactIfDue(): Promise<void> {
-    const pending = await this.o.pool.query("SELECT 1 FROM search_outbox WHERE op = 'compact' LIMIT 1");
-    if (pending.length > 0) return;
+    if (await compactionQueued(this.o.db)) return;
     const { numberOfDocuments } = await this.o.recentConn.admin().index(this.o.recentUid).getStats();
     if (numberOfDocuments === 0) {
       this.lastCompaction = Date.now();

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { WHOLE_MAX } from '../domain/index-work';
 import { ExchangeScanner } from '../services/exchanges';
 
 /**
@@ -23,8 +24,8 @@ import { ExchangeScanner } from '../services/exchanges';
 export const CHUNK_TARGET = 1500;
 /** No chunk is longer than this. */
 export const CHUNK_MAX = 2000;
-/** Sessions up to this many UTF-16 units are indexed whole, as one document. */
-export const WHOLE_MAX = 64 * 1024;
+/** Sessions up to this many UTF-16 units are indexed whole, as one document (one constant with the outbox's upsert op). */
+export { WHOLE_MAX } from '../domain/index-work';
 /** Estimated engine positions a whole document may use (the engine stops at 65,535). */
 export const POSITION_BUDGET = 60_000;
 /** Attributes holding a large session's distinct words, and how many words each takes. */

@@ -5,9 +5,10 @@
  * sessions' documents are built on a worker thread (src/offload). The writer waits until the
  * engines applied the work, so that a claim is only released once its work is in the index.
  */
-import type { Pool, PoolConnection } from 'mariadb';
 import type { Index } from 'meilisearch';
-import { toBuffer } from '../data/sql';
+import { markdownChunksOf } from '../data/content';
+import { indexableSessions } from '../data/sessions';
+import type { Sql } from '../data/sql';
 import type { Logger } from '../logger';
 import { byteLength, joined, OFFLOAD_MIN_BYTES, ownedBuffer, type Bytes, type Offload } from '../offload';
 import type { ApplyOutcome, OutboxRow } from './claims';
@@ -105,7 +106,7 @@ export class IndexWriter {
    * Applies the rows (all at once; after a failure that is not the engine being away, one unit at a
    * time so that one bad session does not hold back the others). Returns row ids done and failed.
    */
-  async applyRows(c: PoolConnection, rows: OutboxRow[], syncedAt: number): Promise<ApplyOutcome> {
+  async applyRows(db: Sql, rows: OutboxRow[], syncedAt: number): Promise<ApplyOutcome> {
     const units = new Map<string, { ids: number[]; project?: ProjectRef; session?: SessionRef }>();
     for (const r of rows) {
       const key = r.op === 'delete_project' || !r.sessionId ? `p:${r.projectId}` : `s:${refKey({ projectId: r.projectId, sessionId: r.sessionId })}`;
@@ -126,7 +127,7 @@ export class IndexWriter {
     const all = [...units.values()];
     const apply = (us: typeof all) =>
       this.apply(
-        c,
+        db,
         us.flatMap((u) => (u.project ? [u.project] : [])),
         us.flatMap((u) => (u.session ? [u.session] : [])),
         syncedAt,
@@ -174,7 +175,7 @@ export class IndexWriter {
    * way only documents that changed are sent, and fragments a session no longer has are emptied
    * after the new ones are added (never a moment without the session).
    */
-  async apply(c: PoolConnection | Pool, deletedProjects: ProjectRef[], sessions: SessionRef[], syncedAt: number): Promise<void> {
+  async apply(db: Sql, deletedProjects: ProjectRef[], sessions: SessionRef[], syncedAt: number): Promise<void> {
     const main = this.conn.admin().index<SessionDocument>(this.indexUid);
     const recent = this.recentConn.admin().index<SessionDocument>(this.recentUid);
     // Task ids are per engine.
@@ -188,11 +189,7 @@ export class IndexWriter {
     }
     for (const group of chunked(sessions, SESSIONS_PER_QUERY)) {
       const byKey = new Map(group.map((s) => [refKey(s), s]));
-      const rows: Array<IndexableSession & { markdownSize: number }> = await c.query(
-        `SELECT projectId, id, userId, name, createdAt, clientName, agentName, deviceId, metadataJson, hasGitBranches, contentDigest, markdownSize
-           FROM sessions WHERE ${group.map(() => '(projectId = ? AND id = ?)').join(' OR ')}`,
-        group.flatMap((s) => [s.projectId, s.sessionId]),
-      );
+      const rows: Array<IndexableSession & { markdownSize: number }> = await indexableSessions(db, group);
       const present = new Set(rows.map((r) => sessionKeyOf(r.projectId, r.id)));
       const gone = group.filter((s) => !present.has(refKey(s)));
       if (gone.length) {
@@ -213,7 +210,7 @@ export class IndexWriter {
       };
       // Read content in slices of bounded size (a session may be tens of MB).
       for (const slice of slicesBySize(rows, BYTES_PER_PUSH)) {
-        const content = await this.readMarkdown(c, slice);
+        const content = await this.readMarkdown(db, slice);
         const target = (key: string) => (byKey.get(key)?.main ? 'main' : 'recent');
         const refs = slice.map((row) => ({ userId: row.userId, projectId: row.projectId, sessionId: row.id }));
         const keys = refs.map(refKey);
@@ -323,18 +320,13 @@ export class IndexWriter {
    * chunks are copied, one per turn of the event loop, into buffers that can move to a worker
    * thread; joining them (tens of MB of fresh memory) is left to that thread.
    */
-  private async readMarkdown(c: PoolConnection | Pool, rows: Array<{ projectId: string; id: string }>): Promise<Map<string, Bytes>> {
-    const parts: Array<{ projectId: string; sessionId: string; data: unknown }> = await c.query(
-      `SELECT projectId, sessionId, data FROM session_chunks
-        WHERE part = 'markdown' AND (${rows.map(() => '(projectId = ? AND sessionId = ?)').join(' OR ')})
-        ORDER BY projectId, sessionId, seq`,
-      rows.flatMap((r) => [r.projectId, r.id]),
-    );
+  private async readMarkdown(db: Sql, rows: Array<{ projectId: string; id: string }>): Promise<Map<string, Bytes>> {
+    const parts = await markdownChunksOf(db, rows.map((r) => ({ projectId: r.projectId, sessionId: r.id })));
     const buffers = new Map<string, Buffer[]>();
     for (const p of parts) {
       const key = sessionKeyOf(p.projectId, p.sessionId);
       const list = buffers.get(key) ?? [];
-      list.push(toBuffer(p.data));
+      list.push(p.data);
       buffers.set(key, list);
     }
     const out = new Map<string, Bytes>();

@@ -2,14 +2,15 @@
  * Rebuilding and refilling the indexes from the database, always through the outbox so that the
  * ordering rules of src/search/worker.ts hold against live writes.
  */
-import type { Pool } from 'mariadb';
+import { lastWorkId, queueAllSessions, queueRecentlyWritten, workUpTo } from '../data/outbox';
+import { databaseNow, type Sql } from '../data/sql';
 import type { RunResult } from './claims';
 import { allAnswer, type MeiliConnection } from './connection';
-import { WHOLE_MAX } from './documents';
 import type { IndexWriter } from './index-writer';
 
 export interface RebuildDeps {
-  pool: Pool;
+  /** Statements on the write pool (src/data). */
+  db: Sql;
   conn: MeiliConnection;
   recentConn: MeiliConnection;
   conns: MeiliConnection[];
@@ -28,13 +29,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * what the rebuild did not refresh (documents of sessions that no longer exist) is removed.
  */
 export async function reindexAll(o: RebuildDeps, onProgress?: (p: { done: number; total: number }) => void): Promise<{ sessions: number }> {
-  const [{ now: t0 }] = await o.pool.query('SELECT NOW(3) AS now');
-  const inserted = await o.pool.query(
-    "INSERT INTO search_outbox (op, userId, projectId, sessionId) SELECT 'reindex', userId, projectId, id FROM sessions",
-  );
-  const [{ maxId }] = await o.pool.query('SELECT MAX(id) AS maxId FROM search_outbox');
-  const remaining = async () =>
-    Number((await o.pool.query('SELECT COUNT(*) AS n FROM search_outbox WHERE id <= ?', [maxId ?? 0]))[0].n);
+  const t0 = await databaseNow(o.db);
+  const inserted = await queueAllSessions(o.db, 'reindex');
+  const maxId = await lastWorkId(o.db);
+  const remaining = () => workUpTo(o.db, maxId ?? 0);
   const total = await remaining();
   onProgress?.({ done: 0, total });
   let downSince: number | null = null;
@@ -54,16 +52,14 @@ export async function reindexAll(o: RebuildDeps, onProgress?: (p: { done: number
   const stale = { filter: `syncedAt < ${t0.getTime()}` };
   await o.writer.waitTasks(o.conn, [(await o.conn.admin().index(o.indexUid).deleteDocuments(stale)).taskUid], 10 * 60_000);
   await o.writer.waitTasks(o.recentConn, [(await o.recentConn.admin().index(o.recentUid).deleteDocuments(stale)).taskUid], 10 * 60_000);
-  return { sessions: Number(inserted.affectedRows ?? 0) };
+  return { sessions: inserted };
 }
 
 /** Queues every session for the main index without waiting (a main index found empty at start). */
-export async function queueAll(o: Pick<RebuildDeps, 'pool' | 'notify'>): Promise<number> {
-  const res = await o.pool.query(
-    "INSERT INTO search_outbox (op, userId, projectId, sessionId) SELECT 'compact', userId, projectId, id FROM sessions",
-  );
+export async function queueAll(o: Pick<RebuildDeps, 'db' | 'notify'>): Promise<number> {
+  const n = await queueAllSessions(o.db, 'compact');
   o.notify();
-  return Number(res.affectedRows ?? 0);
+  return n;
 }
 
 /**
@@ -71,14 +67,8 @@ export async function queueAll(o: Pick<RebuildDeps, 'pool' | 'notify'>): Promise
  * while the main one was not: after an upgrade, or if it was deleted). Its sessions are at most a
  * few compaction periods old; a day covers an engine that was away for long.
  */
-export async function queueRecent(o: Pick<RebuildDeps, 'pool' | 'notify'>): Promise<number> {
-  // The op as upsertOp chooses it, in SQL.
-  const res = await o.pool.query(
-    `INSERT INTO search_outbox (op, userId, projectId, sessionId)
-     SELECT IF(markdownSize > ?, 'upsert_large', 'upsert'), userId, projectId, id FROM sessions
-      WHERE updatedAt >= NOW(3) - INTERVAL 1 DAY`,
-    [WHOLE_MAX],
-  );
+export async function queueRecent(o: Pick<RebuildDeps, 'db' | 'notify'>): Promise<number> {
+  const n = await queueRecentlyWritten(o.db);
   o.notify();
-  return Number(res.affectedRows ?? 0);
+  return n;
 }

@@ -24,7 +24,9 @@
  * This file runs the loops; the jobs live beside it: claims.ts (claiming and releasing rows),
  * index-writer.ts (pushing sessions and removals to the engines), compaction.ts, rebuild.ts.
  */
-import type { Pool, PoolConnection } from 'mariadb';
+import type { Pool } from 'mariadb';
+import { backlogCount, deadCount } from '../data/outbox';
+import { sqlOn, type Sql } from '../data/sql';
 import type { Logger } from '../logger';
 import { inlineOffload, type Offload } from '../offload';
 import { claimAndApply, type Lane, type RunResult } from './claims';
@@ -32,7 +34,6 @@ import { Compaction, RECENT_MAX } from './compaction';
 import type { MeiliConnection } from './connection';
 import { recentUidOf } from './index-settings';
 import { IndexWriter, type ProjectRef, type SessionRef } from './index-writer';
-import { deadCount } from './outbox';
 import { queueAll, queueRecent, reindexAll } from './rebuild';
 
 export { deferredRows, type RunResult } from './claims';
@@ -98,6 +99,8 @@ class Waker {
 
 export class OutboxWorker {
   private readonly pool: Pool;
+  /** Statements on the write pool outside the claim transaction (src/data). */
+  private readonly db: Sql;
   private readonly conn: MeiliConnection;
   private readonly recentConn: MeiliConnection;
   private readonly indexUid: string;
@@ -116,6 +119,7 @@ export class OutboxWorker {
 
   constructor(opts: WorkerOptions) {
     this.pool = opts.pool;
+    this.db = sqlOn(opts.pool);
     this.conn = opts.conn;
     this.recentConn = opts.recentConn ?? opts.conn;
     this.indexUid = opts.indexUid;
@@ -127,7 +131,7 @@ export class OutboxWorker {
     const engines = { conn: this.conn, recentConn: this.recentConn, indexUid: this.indexUid, recentUid: this.recentUid };
     this.writer = new IndexWriter({ ...engines, log: this.log, offload: opts.offload ?? inlineOffload });
     this.compaction = new Compaction({
-      pool: this.pool,
+      db: this.db,
       recentConn: this.recentConn,
       recentUid: this.recentUid,
       log: this.log,
@@ -166,13 +170,12 @@ export class OutboxWorker {
 
   /** Rows set aside after failing too often (search_outbox_dead). */
   deadLetters(): Promise<number> {
-    return deadCount(this.pool);
+    return deadCount(this.db);
   }
 
   /** Rows waiting to be applied (including ones waiting for a retry). */
-  async backlog(): Promise<number> {
-    const [row] = await this.pool.query('SELECT COUNT(*) AS n FROM search_outbox');
-    return Number(row.n);
+  backlog(): Promise<number> {
+    return backlogCount(this.db);
   }
 
   private async run(lane: Lane): Promise<void> {
@@ -217,12 +220,12 @@ export class OutboxWorker {
    * and tests.
    */
   runOnce(limit = this.batchSize, lane: Lane | 'all' = 'all'): Promise<RunResult> {
-    return claimAndApply(this.pool, limit, lane, this.log, (c, rows, syncedAt) => this.writer.applyRows(c, rows, syncedAt));
+    return claimAndApply(this.pool, this.db, limit, lane, this.log, (tx, rows, syncedAt) => this.writer.applyRows(tx, rows, syncedAt));
   }
 
   /** Brings the indexes in line with the database for these projects and sessions (IndexWriter.apply). */
-  apply(c: PoolConnection | Pool, deletedProjects: ProjectRef[], sessions: SessionRef[], syncedAt: number): Promise<void> {
-    return this.writer.apply(c, deletedProjects, sessions, syncedAt);
+  apply(db: Sql, deletedProjects: ProjectRef[], sessions: SessionRef[], syncedAt: number): Promise<void> {
+    return this.writer.apply(db, deletedProjects, sessions, syncedAt);
   }
 
   /** Waits for the engine to finish these tasks (in order) and fails if one of them failed. */
@@ -232,18 +235,18 @@ export class OutboxWorker {
 
   /** Rebuilds the index from the database (rebuild.ts). */
   reindexAll(onProgress?: (p: { done: number; total: number }) => void): Promise<{ sessions: number }> {
-    const deps = { pool: this.pool, conn: this.conn, recentConn: this.recentConn, conns: this.conns, indexUid: this.indexUid, recentUid: this.recentUid };
+    const deps = { db: this.db, conn: this.conn, recentConn: this.recentConn, conns: this.conns, indexUid: this.indexUid, recentUid: this.recentUid };
     return reindexAll({ ...deps, writer: this.writer, runOnce: (limit) => this.runOnce(limit), notify: () => this.notify() }, onProgress);
   }
 
   /** Queues every session for the main index without waiting (a main index found empty at start). */
   queueAll(): Promise<number> {
-    return queueAll({ pool: this.pool, notify: () => this.notify() });
+    return queueAll({ db: this.db, notify: () => this.notify() });
   }
 
   /** Queues the sessions written lately for the recent index (a recent index found empty at start). */
   queueRecent(): Promise<number> {
-    return queueRecent({ pool: this.pool, notify: () => this.notify() });
+    return queueRecent({ db: this.db, notify: () => this.notify() });
   }
 
   /** Queues the sessions of the recent index for the main one (compaction.ts); returns how many. */
