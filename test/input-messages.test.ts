@@ -173,6 +173,7 @@ describe('GraphQL arguments and inputs', () => {
     ['a dateRange that ends before it starts', { dateRange: { start: '2024-02-01T00:00:00Z', end: '2024-01-01T00:00:00Z' } }, 'Invalid dateRange: start must not be after end'],
     ['createdAfter 0', { createdAfter: 0 }, 'Invalid value for createdAfter: must be an integer of at least 1 (days)'],
     ['an unknown timeFilter', { timeFilter: 'yesterday' }, 'Invalid value for timeFilter. Must be one of: last24hours, last7days, last30days, last90days'],
+    ['a timeFilter naming an inherited property', { timeFilter: 'toString' }, 'Invalid value for timeFilter. Must be one of: last24hours, last7days, last30days, last90days'],
   ])('filters with %s, on sessions, the connection and search alike', async (_what, filters, message) => {
     for (const query of [
       'query($f: SessionFilters) { sessions(filters: $f) { id } }',

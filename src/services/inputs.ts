@@ -9,6 +9,7 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { invalid } from '../errors';
+import { MAX_FILTER_VALUES, normalizeFilters, TIME_FILTERS, type SessionFilters, type SessionFiltersInput } from '../domain/filters';
 import { PAGES, type Bound } from '../domain/pages';
 import { PROJECT_COLORS, PROJECT_ICONS, PROJECT_ID_PATTERN, PROJECT_ID_RE } from '../domain/project';
 import { WORD_RE } from '../search/documents';
@@ -234,6 +235,65 @@ export const ExchangeArgs = z.object({
   offset: intRange('offset', PAGES.exchangeOffset.min, PAGES.exchangeOffset.max),
   limit: intRange('limit', PAGES.exchanges.min, PAGES.exchanges.max),
 });
+
+// ------------------------------------------------------------------------------------------
+// Session filters (§6, §16)
+
+const filterList = (field: string) =>
+  z.array(z.string()).max(MAX_FILTER_VALUES, { error: `Invalid value for ${field}: at most ${MAX_FILTER_VALUES} values` }).nullish();
+
+/** A date filter: anything `Date` can read (GraphQL's `String`), else 400. */
+function filterDate(field: string) {
+  const message = `Invalid value for ${field}: expected an ISO 8601 timestamp`;
+  return z
+    .union([z.string(), z.date()], { error: message })
+    .transform((v) => (v instanceof Date ? v : new Date(v)))
+    .check((ctx) => {
+      if (Number.isNaN(ctx.value.getTime())) ctx.issues.push({ code: 'custom', input: ctx.value, message });
+    })
+    .nullish();
+}
+
+const TIME_FILTER_NAMES = Object.keys(TIME_FILTERS);
+
+/**
+ * `SessionFilters` (GraphQL) with the bounds and messages of §16, checked in this order; the
+ * canonical form is then src/domain/filters.ts's (`filtersOf` does both).
+ */
+export const SessionFiltersArg = z
+  .object({
+    projectId: z.string().nullish(),
+    projectIds: filterList('projectIds'),
+    llmModels: filterList('llmModels'),
+    tags: filterList('tags'),
+    gitBranches: filterList('gitBranches'),
+    deviceIds: filterList('deviceIds'),
+    clientNames: filterList('clientNames'),
+    agentNames: filterList('agentNames'),
+    clientName: z.string().nullish(),
+    agentName: z.string().nullish(),
+    dateRange: z
+      .object({ start: filterDate('dateRange.start'), end: filterDate('dateRange.end') })
+      .check((ctx) => {
+        const { start, end } = ctx.value;
+        if (start && end && start.getTime() > end.getTime()) ctx.issues.push({ code: 'custom', input: ctx.value, message: 'Invalid dateRange: start must not be after end' });
+      })
+      .nullish(),
+    createdAfter: intRange('createdAfter', 1, Number.MAX_SAFE_INTEGER, 'Invalid value for createdAfter: must be an integer of at least 1 (days)').nullish(),
+    hasGitBranches: z.boolean().nullish(),
+    timeFilter: z
+      .string()
+      .check((ctx) => {
+        if (!Object.hasOwn(TIME_FILTERS, ctx.value)) ctx.issues.push({ code: 'custom', input: ctx.value, message: `Invalid value for timeFilter. Must be one of: ${TIME_FILTER_NAMES.join(', ')}` });
+      })
+      .nullish(),
+  })
+  .nullish();
+
+/** Filters as clients send them → checked (400 with the contract's message) → canonical. */
+export function filtersOf(input: SessionFiltersInput | null | undefined, now = new Date()): SessionFilters {
+  return normalizeFilters(parseInput(SessionFiltersArg, input), now);
+}
 
 // ------------------------------------------------------------------------------------------
 // Search (§7, §16)

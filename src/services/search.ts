@@ -7,12 +7,12 @@
  */
 import { PAGES } from '../domain/pages';
 import { sessionsMatchingAmong, type SessionRow } from '../data/sessions';
-import { normalizeFilters, type SessionFilters, type SessionFiltersInput } from '../domain/filters';
+import type { SessionFilters, SessionFiltersInput } from '../domain/filters';
 import { matchesNothing } from '../search/filter';
 import type { SearchHit, SearchOptions } from '../search/port';
 import { recordSearch } from '../search/timing';
 import type { Ctx } from './context';
-import { parseInput, SearchArgs } from './inputs';
+import { filtersOf, parseInput, SearchArgs } from './inputs';
 
 export interface SearchResultItem {
   projectId: string;
@@ -40,7 +40,7 @@ export async function searchSessions(
   options?: SearchOptions,
 ): Promise<SearchResults> {
   const args = parseInput(SearchArgs, { query, limit, offset });
-  const filters = normalizeFilters(filtersInput);
+  const filters = filtersOf(filtersInput);
   if (matchesNothing(filters)) return { total: 0, results: [] };
   const started = performance.now();
   try {

@@ -5,9 +5,9 @@ import { ORDER_SQL, type SessionKey, type SessionKeyset, type SessionOrder, type
 import { AppError, invalid, projectNotFound, sessionNotFound } from '../errors';
 import { requireOwnedProject } from './access';
 import type { Ctx } from './context';
-import { normalizeFilters, type SessionFilters, type SessionFiltersInput } from '../domain/filters';
+import type { SessionFilters, SessionFiltersInput } from '../domain/filters';
 import { toSession } from './sessions';
-import { parseInput, ProjectSessionsQuery, RecentSessionsQuery } from './inputs';
+import { filtersOf, parseInput, ProjectSessionsQuery, RecentSessionsQuery } from './inputs';
 import { PROJECT_ID_RE, UUID_RE } from './validation';
 
 export async function getSessionContent(ctx: Ctx, row: SessionRow, part: ContentPart): Promise<Buffer> {
@@ -116,7 +116,7 @@ export async function findSessions(
   limit: number,
   after?: string | null,
 ): Promise<SessionPage> {
-  return querySessions(ctx, normalizeFilters(filtersInput), order, limit, after);
+  return querySessions(ctx, filtersOf(filtersInput), order, limit, after);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,17 +1,17 @@
 /** Project: its sessions (the first page of many projects in one statement, through the loaders) and its stats. */
-import { normalizeFilters } from '../../domain/filters';
+import { filtersOf } from '../../services/inputs';
 import * as sessionLists from '../../services/session-lists';
 import type { ResolversOf } from './complete';
 import { connection } from './shared';
 
 export const Project: ResolversOf<'Project'> = {
   sessions(p, { limit, orderBy, filters }, { loaders }) {
-    return loaders.projectSessions(normalizeFilters(filters), orderBy ?? 'CREATED_AT_DESC', limit ?? 20).load(p.id);
+    return loaders.projectSessions(filtersOf(filters), orderBy ?? 'CREATED_AT_DESC', limit ?? 20).load(p.id);
   },
   async sessionsConnection(p, { first, after, orderBy, filters }, gql) {
     const order = orderBy ?? 'CREATED_AT_DESC';
     const n = first ?? 20;
-    const f = normalizeFilters(filters);
+    const f = filtersOf(filters);
     // Later pages are one project's keyset page (the service reads n + 1 rows and says whether there is more).
     if (after) {
       if (f.projectIds && !f.projectIds.includes(p.id)) return connection([], false, order, after);
