@@ -3,7 +3,7 @@ import path from 'node:path';
 import Piscina from 'piscina';
 import type { RedactMode } from '../redact';
 import type { IndexableSession, SessionDocument } from '../search/documents';
-import type { ScanState } from '../services/exchanges';
+import type { ScanState } from '../domain/exchanges';
 import type { PreparedUpload } from '../services/upload-input';
 import * as tasks from './tasks';
 import type { DocumentBatches } from './tasks';

@@ -8,7 +8,7 @@ import Piscina from 'piscina';
 import { AppError, invalid, MESSAGES, type ErrorCode } from '../errors';
 import type { RedactMode } from '../redact';
 import { toDocuments, type IndexableSession } from '../search/documents';
-import { ExchangeScanner, type ScanState } from '../services/exchanges';
+import { ExchangeScanner, type ScanState } from '../domain/exchanges';
 import { prepareUploadJson as prepare, type PreparedUpload } from '../services/upload-input';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });

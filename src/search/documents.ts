@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { WHOLE_MAX } from '../domain/index-work';
-import { ExchangeScanner } from '../services/exchanges';
+import { ExchangeScanner } from '../domain/exchanges';
 
 /**
  * From a session row and its markdown to search documents.
