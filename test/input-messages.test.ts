@@ -88,6 +88,23 @@ describe('REST bodies', () => {
     await expect400(await rest('PATCH', `/projects/nobody-has-this/sessions/${SID}`, body), message);
   });
 
+  test.each([
+    ['an array', [], 'Request body must be a JSON object'],
+    ['no query', {}, 'Missing required field: query'],
+    ['a null query', { query: null }, 'Missing required field: query'],
+    ['a numeric query', { query: 5 }, 'Invalid type for query: expected a string'],
+    ['a numeric projectId', { query: 'x', projectId: 5 }, 'Invalid type for projectId: expected a string'],
+    ['a blank query', { query: '   ' }, 'Invalid value for query: must not be empty'],
+    ['a query of 513 characters', { query: 'a'.repeat(513) }, 'Invalid value for query: at most 512 characters'],
+  ])('POST /search/resume with %s', async (_what, body, message) => {
+    await expect400(await rest('POST', '/search/resume', body), message);
+  });
+
+  test('POST /search/resume: a null projectId searches every project; unknown fields are ignored', async () => {
+    const r = await rest('POST', '/search/resume', { query: 'nothingmatchesthis', projectId: null, other: 1 });
+    expect({ status: r.status, body: r.body }).toEqual({ status: 200, body: { success: true, data: { results: [] } } });
+  });
+
   test('PATCH a session: an empty and a null userTitle are accepted', async () => {
     expect((await rest('PATCH', `/projects/mine/sessions/${SID}`, { userTitle: '' })).status).toBe(200);
     const r = await rest('PATCH', `/projects/mine/sessions/${SID}`, { userTitle: null, tags: [] });
