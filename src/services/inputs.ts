@@ -321,6 +321,20 @@ export const SearchArgs = z.object({
   offset: intRange('offset', 0, Number.MAX_SAFE_INTEGER, 'Invalid value for offset: must be an integer of at least 0'),
 });
 
+/**
+ * POST /search/resume (§15): the upload CLI's resume search. The query's own bounds are
+ * SearchArgs' (checked by the search itself); a null `projectId` searches every project.
+ */
+/** `?resumable=` (§15): absent or `false` → every session, `true` → resumable ones only. */
+export const ResumableParam = queryBoolean('resumable', false).openapi({ description: '`true`: only what can be resumed (sessions with `sessionData`, §15).' });
+
+export const ResumeSearchInput = body({
+  query: z
+    .string({ error: (iss) => (iss.input == null ? 'Missing required field: query' : 'Invalid type for query: expected a string') })
+    .openapi({ minLength: 1, maxLength: MAX_QUERY_CHARS }),
+  projectId: z.string({ error: 'Invalid type for projectId: expected a string' }).nullish().openapi({ description: 'Only this project; absent or null: every project.' }),
+}).openapi('ResumeSearch', { description: 'Words the session must contain (1–512 characters, at most 32 different words).' });
+
 // ------------------------------------------------------------------------------------------
 // Stats (§6)
 

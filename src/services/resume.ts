@@ -3,7 +3,6 @@
  * ("resumable"), listed per project and across projects, and found by the search of §7 with
  * terminal-friendly snippets.
  */
-import { invalid } from '../errors';
 import { buildSnippet } from '../search/snippet';
 import { matchRanges, snippetSource } from '../search/highlight';
 import { searchSessions, MAX_SEARCH_LIMIT, type SearchResultItem } from './search';
@@ -12,7 +11,7 @@ import { projectsWithStats, type ProjectDto } from './projects';
 import { requireOwnedProject } from './access';
 import { resumableSessions, resumableSessionsByKeys, type SessionRow } from '../data/sessions';
 import { toSession, type SessionDto } from './sessions';
-import { isPlainObject } from './validation';
+import { parseInput, ResumableParam, ResumeSearchInput } from './inputs';
 
 /** At most this many results from POST /search/resume. */
 export const RESUME_SEARCH_MAX = 500;
@@ -21,9 +20,7 @@ export const RESUME_SEARCH_SCAN = 2000;
 
 /** `?resumable=` : absent or "false" → every session, "true" → resumable ones only. */
 export function resumableParam(raw: unknown): boolean {
-  if (raw === undefined || raw === 'false') return false;
-  if (raw === 'true') return true;
-  throw invalid('Invalid value for resumable: must be true or false');
+  return parseInput(ResumableParam, raw);
 }
 
 /** GET /projects/{id}/sessions?resumable=true: all of the project's resumable sessions, newest first. */
@@ -76,13 +73,7 @@ export type ResumeSearchResult = SessionDto & { projectName: string; snippet: st
 
 /** POST /search/resume {query, projectId?}: resumable sessions matching every word, newest first. */
 export async function searchResumable(ctx: Ctx, body: unknown): Promise<{ results: ResumeSearchResult[] }> {
-  if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
-  const { query, projectId } = body;
-  if (query === undefined || query === null) throw invalid('Missing required field: query');
-  if (typeof query !== 'string') throw invalid('Invalid type for query: expected a string');
-  if (projectId !== undefined && projectId !== null && typeof projectId !== 'string') {
-    throw invalid('Invalid type for projectId: expected a string');
-  }
+  const { query, projectId } = parseInput(ResumeSearchInput, body);
   // Owner-scoped like every search; a project that is not the caller's simply matches nothing.
   const filters = projectId ? { projectIds: [projectId] } : undefined;
   const hits = new Map<string, SearchResultItem>();

@@ -14,7 +14,7 @@ import * as inputs from '../../services/inputs';
 const projectParam = z.object({ projectId: z.string().openapi({ description: `Matches \`${PROJECT_ID_PATTERN}\`; any other id is a 404 on reads and a 400 on creates.` }) });
 const sessionParams = projectParam.extend({ sessionId: z.string().openapi({ description: 'A UUID (any case). Not a UUID: 404 on reads and deletes, 400 on PUT.' }) });
 const ifNoneMatch = z.object({ 'If-None-Match': z.string().optional().openapi({ description: 'Weak comparison; a list or `*`. A match → 304.' }) });
-const resumable = z.enum(['true', 'false']).optional().openapi({ description: '`true`: only what can be resumed (sessions with `sessionData`, §15).' });
+const resumable = inputs.ResumableParam;
 const SESSION_HEADERS = ['ETag', 'Last-Modified', 'X-Markdown-Size', 'X-Raw-Data-Size', 'X-Session-Data-Size'] as const;
 const notModified = { description: 'Not modified: `ETag`, no body.', requiredHeaders: ['ETag' as const] };
 

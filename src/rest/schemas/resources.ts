@@ -148,9 +148,7 @@ export const SessionSizes = z
   })
   .openapi('SessionSizes');
 
-export const ResumeSearchBody = z
-  .object({ query: z.string().min(1), projectId: z.string().optional() })
-  .openapi('ResumeSearch');
+export const ResumeSearchBody = inputs.ResumeSearchInput;
 
 export const ResumeResult = z
   .strictObject({
