@@ -20,12 +20,15 @@ export interface Snapshot extends Sql {
   release(): Promise<void>;
 }
 
+/** No values → none passed: the driver then leaves a `?` in the text alone (a migration file's comment, say). */
+const valuesOf = (values: unknown[]) => (values.length ? values : undefined);
+
 /** `Sql` over a driver pool or connection. */
 export function sqlOn(q: { query: mariadb.Pool['query'] }): Sql {
   return {
     isSql: true,
-    query: (sql, ...values) => q.query({ sql }, values) as Promise<any>,
-    execute: async (sql, ...values) => Number((await q.query({ sql }, values)).affectedRows ?? 0),
+    query: (sql, ...values) => q.query({ sql }, valuesOf(values)) as Promise<any>,
+    execute: async (sql, ...values) => Number((await q.query({ sql }, valuesOf(values))).affectedRows ?? 0),
   };
 }
 
@@ -71,11 +74,11 @@ export function snapshotOn(readPool: mariadb.Pool): Snapshot {
     isSql: true,
     async query(sql, ...values) {
       const c = await open();
-      return (await c.query({ sql }, values)) as any;
+      return (await c.query({ sql }, valuesOf(values))) as any;
     },
     async execute(sql, ...values) {
       const c = await open();
-      return Number((await c.query({ sql }, values)).affectedRows ?? 0);
+      return Number((await c.query({ sql }, valuesOf(values))).affectedRows ?? 0);
     },
     async release() {
       if (released) return;

@@ -1,6 +1,7 @@
 import * as mariadb from 'mariadb';
 import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import { PrismaClient } from '../generated/prisma/client';
+import { createDatabaseIfMissing } from '../data/migrations';
 import { createSignals, type DataSignals } from '../data/signal';
 import { snapshotOn, sqlOn, type Snapshot, type Sql } from '../data/sql';
 
@@ -106,9 +107,7 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   if (!name) throw new Error('DATABASE_URL names no database');
   const conn = await mariadb.createConnection({ ...opts, connectTimeout: 5000 });
   try {
-    await conn.query(
-      `CREATE DATABASE IF NOT EXISTS \`${name.replace(/`/g, '``')}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`,
-    );
+    await createDatabaseIfMissing(sqlOn(conn), name);
   } finally {
     await conn.end();
   }

@@ -2,6 +2,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as mariadb from 'mariadb';
+import * as records from '../data/migrations';
+import { sqlOn, type Sql } from '../data/sql';
 import { connectionOptions, ensureDatabase } from './client';
 
 /**
@@ -13,17 +15,6 @@ export const MIGRATIONS_DIR = path.resolve(__dirname, '..', '..', 'prisma', 'mig
 // When compiled to dist/src/db, the migrations folder is three levels up instead.
 const migrationsDir = () =>
   fs.existsSync(MIGRATIONS_DIR) ? MIGRATIONS_DIR : path.resolve(__dirname, '..', '..', '..', 'prisma', 'migrations');
-
-const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS _prisma_migrations (
-    id                      VARCHAR(36) PRIMARY KEY NOT NULL,
-    checksum                VARCHAR(64) NOT NULL,
-    finished_at             DATETIME(3),
-    migration_name          VARCHAR(255) NOT NULL,
-    logs                    TEXT,
-    rolled_back_at          DATETIME(3),
-    started_at              DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
-    applied_steps_count     INTEGER UNSIGNED NOT NULL DEFAULT 0
-) DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`;
 
 export interface Migration {
   name: string;
@@ -62,14 +53,13 @@ export interface MigrateResult {
 export async function migrate(databaseUrl: string, log: (msg: string) => void = () => {}): Promise<MigrateResult> {
   await ensureDatabase(databaseUrl);
   const conn = await mariadb.createConnection({ ...connectionOptions(databaseUrl), connectTimeout: 5000 });
+  const db = sqlOn(conn);
   const result: MigrateResult = { applied: [], alreadyApplied: [] };
   try {
     // One migrator at a time per database, across processes.
-    const [{ got }] = await conn.query("SELECT GET_LOCK(CONCAT(DATABASE(), '.migrate'), 60) AS got");
-    if (Number(got) !== 1) throw new Error('could not take the migration lock');
-    await conn.query(CREATE_TABLE);
-    const rows: Array<{ migration_name: string; checksum: string; finished_at: Date | null; rolled_back_at: Date | null }> =
-      await conn.query('SELECT migration_name, checksum, finished_at, rolled_back_at FROM _prisma_migrations');
+    if (!(await records.takeMigrationLock(db))) throw new Error('could not take the migration lock');
+    await records.createMigrationsTable(db);
+    const rows = await records.migrationRecords(db);
     for (const m of listMigrations()) {
       const done = rows.find((r) => r.migration_name === m.name && r.finished_at && !r.rolled_back_at);
       if (done) {
@@ -80,21 +70,19 @@ export async function migrate(databaseUrl: string, log: (msg: string) => void = 
       const failed = rows.find((r) => r.migration_name === m.name && !r.finished_at && !r.rolled_back_at);
       if (failed) throw new Error(`migration ${m.name} failed earlier; resolve it before migrating again`);
       const id = crypto.randomUUID();
-      await conn.query(
-        'INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, applied_steps_count) VALUES (?, ?, ?, NOW(3), 0)',
-        [id, m.checksum, m.name],
-      );
+      await records.recordMigrationStarted(db, id, m.name, m.checksum);
       try {
-        for (const stmt of splitStatements(m.sql)) await conn.query(stmt);
+        // The statements of the migration file, as written there.
+        for (const stmt of splitStatements(m.sql)) await db.execute(stmt);
       } catch (err) {
-        await conn.query('UPDATE _prisma_migrations SET logs = ? WHERE id = ?', [String((err as Error).message), id]);
+        await records.recordMigrationFailed(db, id, String((err as Error).message));
         throw new Error(`migration ${m.name} failed: ${(err as Error).message}`);
       }
-      await conn.query('UPDATE _prisma_migrations SET finished_at = NOW(3), applied_steps_count = 1 WHERE id = ?', [id]);
+      await records.recordMigrationFinished(db, id);
       log(`applied migration ${m.name}`);
       result.applied.push(m.name);
     }
-    await conn.query("SELECT RELEASE_LOCK(CONCAT(DATABASE(), '.migrate'))");
+    await records.releaseMigrationLock(db);
   } finally {
     await conn.end();
   }
@@ -102,11 +90,8 @@ export async function migrate(databaseUrl: string, log: (msg: string) => void = 
 }
 
 /** True when every migration on disk is recorded as applied. */
-export async function pendingMigrations(pool: mariadb.Pool): Promise<string[]> {
-  const rows: Array<{ migration_name: string }> = await pool.query(
-    'SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
-  );
-  const done = new Set(rows.map((r) => r.migration_name));
+export async function pendingMigrations(db: Sql): Promise<string[]> {
+  const done = await records.appliedMigrationNames(db);
   return listMigrations()
     .map((m) => m.name)
     .filter((n) => !done.has(n));

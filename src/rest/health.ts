@@ -10,7 +10,7 @@ export function healthRouter(deps: Deps): Router {
   });
   r.get('/readyz', async (_req, res) => {
     try {
-      const pending = await pendingMigrations(deps.db.pool);
+      const pending = await pendingMigrations(deps.db.writes);
       if (pending.length) {
         res.status(503).json({ status: 'not ready', reason: 'migrations pending' });
         return;
