@@ -5,7 +5,8 @@ import { startTestApp, type TestApp, type TestUser } from './support/app';
  * The contract's exact 400 messages (§4, §9) for every input of both front doors, pinned before
  * the hand-written validators were replaced by zod schemas (src/services/inputs.ts), so that the
  * move changes no message and no order of checks (validation before existence and ownership).
- * POST /keys and createApiKey are pinned in rest-input-schemas.test.ts.
+ * POST /keys and createApiKey are pinned in rest-input-schemas.test.ts. The upload body (PUT) is
+ * pinned here too; it is still validated by hand in src/services/upload-input.ts (worker threads).
  */
 
 let app: TestApp;
@@ -110,6 +111,45 @@ describe('REST bodies', () => {
     const r = await rest('PATCH', `/projects/mine/sessions/${SID}`, { userTitle: null, tags: [] });
     expect(r.status).toBe(200);
     expect(r.body.data.session).toMatchObject({ userTitle: null, metadata: { tags: [] } });
+  });
+});
+
+describe('PUT a session (the upload body)', () => {
+  const ok = { name: 'n', markdown: 'm' };
+  const extras = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, 'v']));
+  test.each([
+    ['an array', [], 'Request body must be a JSON object'],
+    ['no name', {}, 'Missing required field: name'],
+    ['a null name', { name: null, markdown: 'm' }, 'Missing required field: name'],
+    ['a numeric name', { name: 5, markdown: 'm' }, 'Invalid type for name: expected a string'],
+    ['an empty name', { name: '', markdown: 'm' }, 'Invalid value for name: must not be empty'],
+    ['a name of 256', { name: 'x'.repeat(256), markdown: 'm' }, 'Invalid value for name: must be 1-255 characters'],
+    ['no markdown', { name: 'n' }, 'Missing required field: markdown'],
+    ['a numeric markdown', { name: 'n', markdown: 5 }, 'Invalid type for markdown: expected a string'],
+    ['an empty markdown', { name: 'n', markdown: '' }, 'Invalid value for markdown: must not be empty'],
+    ['a lone surrogate in markdown', { name: 'n', markdown: 'a\udc00' }, 'Invalid value for markdown: not valid Unicode text'],
+    ['a numeric rawData', { ...ok, rawData: 5 }, 'Invalid type for rawData: expected a string'],
+    ['a numeric sessionData', { ...ok, sessionData: 5 }, 'Invalid type for sessionData: expected a string'],
+    ['an empty projectName', { ...ok, projectName: '' }, 'Invalid value for projectName: must not be empty'],
+    ['a bad startedAt', { ...ok, startedAt: 'yesterday' }, 'Invalid value for startedAt: expected an ISO 8601 timestamp'],
+    ['a numeric endedAt', { ...ok, endedAt: 5 }, 'Invalid value for endedAt: expected an ISO 8601 timestamp'],
+    ['metadata as a string', { ...ok, metadata: 'x' }, 'Invalid type for metadata: expected an object'],
+    ['metadata as an array', { ...ok, metadata: [] }, 'Invalid type for metadata: expected an object'],
+    ['a numeric clientName', { ...ok, metadata: { clientName: 5 } }, 'Invalid type for metadata.clientName: expected a string'],
+    ['a clientName of 256', { ...ok, metadata: { clientName: 'x'.repeat(256) } }, 'Invalid value for metadata.clientName: must be 0-255 characters'],
+    ['tags as a string', { ...ok, metadata: { tags: 'x' } }, 'Invalid type for metadata.tags: expected an array of strings'],
+    ['201 models', { ...ok, metadata: { llmModels: Array.from({ length: 201 }, (_, i) => `m${i}`) } }, 'Invalid value for metadata.llmModels: at most 200 items'],
+    ['an empty branch', { ...ok, metadata: { gitBranches: ['main', ''] } }, 'Invalid value for metadata.gitBranches[1]: must not be empty'],
+    ['33 extra keys', { ...ok, metadata: extras(33) }, 'Invalid metadata: at most 32 extra keys'],
+    ['a numeric extra value', { ...ok, metadata: { title: 5 } }, 'Invalid type for metadata.title: extra metadata values must be strings'],
+    ['an extra value over 1 KiB', { ...ok, metadata: { title: 'x'.repeat(1025) } }, 'Invalid value for metadata.title: extra metadata keys and values are limited to 1 KiB'],
+  ])('%s', async (_what, body, message) => {
+    await expect400(await rest('PUT', `/projects/mine/sessions/${SID}`, body), message);
+  });
+
+  test('path ids are checked first: a bad project or session id is a 400 on PUT', async () => {
+    await expect400(await rest('PUT', `/projects/-bad/sessions/${SID}`, {}), 'Invalid project id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
+    await expect400(await rest('PUT', '/projects/mine/sessions/not-a-uuid', {}), 'Invalid session id: must be a UUID');
   });
 });
 
