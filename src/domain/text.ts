@@ -9,3 +9,13 @@ export const codePoints = (s: string): number => {
 export function hasLoneSurrogate(s: string): boolean {
   return /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
 }
+
+/** What is wrong with a string of `min`–`max` code points, if anything. */
+export function textProblem(v: string, field: string, min: number, max: number): string | undefined {
+  if (hasLoneSurrogate(v)) return `Invalid value for ${field}: not valid Unicode text`;
+  const n = codePoints(v);
+  if (n >= min && n <= max) return undefined;
+  if (min === max) return `Invalid value for ${field}: must be ${min} characters`;
+  if (n < min && min === 1) return `Invalid value for ${field}: must not be empty`;
+  return `Invalid value for ${field}: must be ${min}-${max} characters`;
+}

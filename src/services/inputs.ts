@@ -13,7 +13,7 @@ import { MAX_FILTER_VALUES, normalizeFilters, TIME_FILTERS, type SessionFilters,
 import { PAGES, type Bound } from '../domain/pages';
 import { PROJECT_COLORS, PROJECT_ICONS, PROJECT_ID_PATTERN, PROJECT_ID_RE } from '../domain/project';
 import { WORD_RE } from '../search/documents';
-import { codePoints, hasLoneSurrogate } from '../domain/text';
+import { textProblem } from '../domain/text';
 
 extendZodWithOpenApi(z);
 export { z };
@@ -30,16 +30,6 @@ export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.ou
 
 // ------------------------------------------------------------------------------------------
 // Building blocks
-
-/** What is wrong with a string of `min`–`max` code points, if anything. */
-export function textProblem(v: string, field: string, min: number, max: number): string | undefined {
-  if (hasLoneSurrogate(v)) return `Invalid value for ${field}: not valid Unicode text`;
-  const n = codePoints(v);
-  if (n >= min && n <= max) return undefined;
-  if (min === max) return `Invalid value for ${field}: must be ${min} characters`;
-  if (n < min && min === 1) return `Invalid value for ${field}: must not be empty`;
-  return `Invalid value for ${field}: must be ${min}-${max} characters`;
-}
 
 /**
  * A string of `min`–`max` code points. `null: 'missing'` (a required field): null reads as

@@ -1,5 +1,5 @@
 import { invalid } from '../errors';
-import { textProblem } from './inputs';
+import { textProblem } from '../domain/text';
 
 export { codePoints, hasLoneSurrogate } from '../domain/text';
 
