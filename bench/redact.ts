@@ -62,7 +62,7 @@ function throughputSection() {
   const md = markdownOfSize(2.5 * MB);
   const raw = rawJsonl(2.5 * MB);
   const body = JSON.stringify({ name: 'x', markdown: md, rawData: raw });
-  // As an upload makes them (src/services/upload-input.ts): ASCII text is then scanned as it is.
+  // As an upload makes them (src/domain/upload.ts): ASCII text is then scanned as it is.
   const mdBuf = bytesOf(md);
   const rawBuf = bytesOf(raw);
   const runs = { parse: [] as number[], md: [] as number[], raw: [] as number[] };

@@ -11,7 +11,7 @@
  * fresh database, listening on a loopback port. The corpus of bench/search.ts (bench/corpus.ts:
  * realistic transcripts, median ~3 KB, 10 users × 10 projects) is written in bulk. It is then
  * indexed (--load=direct, the default) by building each session's documents with the worker's own
- * builder (src/search/documents.ts toDocuments, from the row as the worker reads it, synced at
+ * builder (src/domain/search-documents.ts toDocuments, from the row as the worker reads it, synced at
  * database time) and pushing them to the main index in large batches, as a rebuild or compaction
  * would put them there, only without the outbox round trips (the worker indexes 17–35 sessions/s
  * on a shared machine); or (--load=worker) through the outbox and the service's worker.
@@ -37,7 +37,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Meilisearch } from 'meilisearch';
 import type { Search } from '../src/search';
-import { toDocuments, type IndexableSession, type SessionDocument } from '../src/search/documents';
+import { toDocuments, type IndexableSession, type SessionDocument } from '../src/domain/search-documents';
 import { EmbeddedMeili } from '../src/search/embedded';
 import { createNodeHttpClient } from '../src/search/http-client';
 import { createKeyForUser } from '../src/services/keys';

@@ -6,7 +6,7 @@ import { startTestApp, type TestApp, type TestUser } from './support/app';
  * the hand-written validators were replaced by zod schemas (src/services/inputs.ts), so that the
  * move changes no message and no order of checks (validation before existence and ownership).
  * POST /keys and createApiKey are pinned in rest-input-schemas.test.ts. The upload body (PUT) is
- * pinned here too; it is still validated by hand in src/services/upload-input.ts (worker threads).
+ * pinned here too; it is still validated by hand in src/domain/upload.ts (worker threads).
  */
 
 let app: TestApp;

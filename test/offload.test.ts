@@ -8,7 +8,7 @@
 import crypto from 'node:crypto';
 import { AppError } from '../src/errors';
 import { createOffload, inlineOffload, OFFLOAD_MIN_BYTES, ownedBuffer } from '../src/offload';
-import { toDocuments } from '../src/search/documents';
+import { toDocuments } from '../src/domain/search-documents';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
 

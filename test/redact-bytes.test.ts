@@ -4,7 +4,7 @@
  * character (the output stays valid UTF-8 of the same byte length).
  */
 import { bytesOf, redact } from '../src/redact';
-import { prepareUpload } from '../src/services/upload-input';
+import { prepareUpload } from '../src/domain/upload';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 const GH = 'ghp_' + 'R8xk2LmQ9pT4vW7nY3bZ6cF1hJ5sD0gA2eK8';

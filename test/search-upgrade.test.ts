@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Meilisearch } from 'meilisearch';
 import { MIGRATIONS_DIR, splitStatements } from '../src/db/migrate';
-import { sessionDigestOf, type SessionDocument } from '../src/search/documents';
+import { sessionDigestOf, type SessionDocument } from '../src/domain/search-documents';
 import { createNodeHttpClient } from '../src/search/http-client';
 import type { Ctx } from '../src/services/context';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';

@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import { Meilisearch } from 'meilisearch';
 import { MeiliConnection } from '../src/search/connection';
-import { documentIdOf, keyOf, sessionDigestOf } from '../src/search/documents';
+import { documentIdOf, keyOf, sessionDigestOf } from '../src/domain/search-documents';
 import { OutboxWorker } from '../src/search/worker';
 import { createNodeHttpClient } from '../src/search/http-client';
 import { recentUidOf } from '../src/search/index-settings';

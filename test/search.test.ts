@@ -4,7 +4,7 @@
  */
 import { Meilisearch } from 'meilisearch';
 import { AppError } from '../src/errors';
-import { sessionDigestOf } from '../src/search/documents';
+import { sessionDigestOf } from '../src/domain/search-documents';
 import { createNodeHttpClient } from '../src/search/http-client';
 import { recentUidOf, settingsDiff } from '../src/search/index-settings';
 import { enqueueIndexWork } from '../src/data/outbox';

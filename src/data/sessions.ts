@@ -311,7 +311,7 @@ export async function writeLabels(
   );
 }
 
-/** What the search worker indexes of a session (src/search/documents.ts, IndexableSession), with its markdown size. */
+/** What the search worker indexes of a session (src/domain/search-documents.ts, IndexableSession), with its markdown size. */
 export interface IndexableSessionRow {
   projectId: string;
   id: string;

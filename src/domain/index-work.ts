@@ -8,7 +8,7 @@
  */
 export type OutboxOp = 'upsert' | 'upsert_large' | 'delete' | 'delete_project' | 'reindex' | 'compact';
 
-/** Markdown of at most this many characters is indexed as one document (src/search/documents.ts). */
+/** Markdown of at most this many characters is indexed as one document (src/domain/search-documents.ts). */
 export const WHOLE_MAX = 64 * 1024;
 
 /** The op of a session upsert, by the size of its markdown. */

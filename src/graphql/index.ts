@@ -8,7 +8,7 @@ import { Router, type NextFunction, type Request, type RequestHandler, type Resp
 import { invalid, unauthenticated } from '../errors';
 import '../http/types';
 import type { Deps } from '../services/context';
-import { isPlainObject } from '../services/validation';
+import { isPlainObject } from '../domain/validation';
 import { createGraphqlContext, type GraphqlContext } from './context';
 import { formatErrorWith } from './errors';
 import { checkOperation, MAX_QUERY_BYTES } from './guards';

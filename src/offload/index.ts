@@ -2,9 +2,9 @@ import os from 'node:os';
 import path from 'node:path';
 import Piscina from 'piscina';
 import type { RedactMode } from '../redact';
-import type { IndexableSession, SessionDocument } from '../search/documents';
+import type { IndexableSession, SessionDocument } from '../domain/search-documents';
 import type { ScanState } from '../domain/exchanges';
-import type { PreparedUpload } from '../services/upload-input';
+import type { PreparedUpload } from '../domain/upload';
 import * as tasks from './tasks';
 import type { DocumentBatches } from './tasks';
 
@@ -44,9 +44,9 @@ export class DeferredJson {
 export interface Offload {
   /** Strict UTF-8 + JSON. */
   parseJson(bytes: Bytes): Promise<unknown>;
-  /** An upload body validated, redacted and hashed (src/services/upload-input.ts). */
+  /** An upload body validated, redacted and hashed (src/domain/upload.ts). */
   prepareUploadJson(bytes: Bytes, mode: RedactMode): Promise<PreparedUpload>;
-  /** Index documents of one session, serialised in batches (src/search/documents.ts). */
+  /** Index documents of one session, serialised in batches (src/domain/search-documents.ts). */
   documents(input: DocumentsInput): Promise<DocumentBatches>;
   /** A session's exchange scan continued over the next chunks (src/services/exchanges.ts). */
   exchangeScan(state: ScanState | null, chunks: Buffer[]): Promise<ScanState>;

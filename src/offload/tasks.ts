@@ -7,9 +7,9 @@ import { isMainThread } from 'node:worker_threads';
 import Piscina from 'piscina';
 import { AppError, invalid, MESSAGES, type ErrorCode } from '../errors';
 import type { RedactMode } from '../redact';
-import { toDocuments, type IndexableSession } from '../search/documents';
+import { toDocuments, type IndexableSession } from '../domain/search-documents';
 import { ExchangeScanner, type ScanState } from '../domain/exchanges';
-import { prepareUploadJson as prepare, type PreparedUpload } from '../services/upload-input';
+import { prepareUploadJson as prepare, type PreparedUpload } from '../domain/upload';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 

@@ -3,7 +3,7 @@ import { createResetLink, newAccountOf } from '../services/accounts';
 import type { Deps } from '../services/context';
 import { AppError, forbidden, invalid } from '../errors';
 import { ownOrigin } from '../http/auth';
-import { isPlainObject } from '../services/validation';
+import { isPlainObject } from '../domain/validation';
 import { createUser, getAdminUser, listUsers, setUserDisabled, type Role } from '../services/users';
 import { ctxOf, ok } from './context';
 

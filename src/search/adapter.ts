@@ -2,7 +2,7 @@ import type { SearchParams, SearchResponse } from 'meilisearch';
 import { AppError, MESSAGES } from '../errors';
 import type { SessionFilters } from '../domain/filters';
 import { probeAll, type MeiliConnection } from './connection';
-import { documentIdOf, exchangeNumberAt, exchangeStartsOf, sessionDigestOf, sessionKeyOf, type SessionDocument } from './documents';
+import { documentIdOf, exchangeNumberAt, exchangeStartsOf, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../domain/search-documents';
 import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, searchFilter } from './filter';
 import { isEngineUnreachable } from './http-client';

@@ -7,7 +7,7 @@ import { compactionQueued, queueCompaction } from '../data/outbox';
 import { databaseNow, type Sql } from '../data/sql';
 import type { Logger } from '../logger';
 import type { MeiliConnection } from './connection';
-import { sessionKeyOf, type SessionDocument } from './documents';
+import { sessionKeyOf, type SessionDocument } from '../domain/search-documents';
 import { chunked } from './index-writer';
 
 /** Documents (a large session has one per ~1.5 KB fragment) that start a compaction early. */

@@ -13,7 +13,7 @@ import type { Logger } from '../logger';
 import { byteLength, joined, OFFLOAD_MIN_BYTES, ownedBuffer, type Bytes, type Offload } from '../offload';
 import type { ApplyOutcome, OutboxRow } from './claims';
 import { probeAll, type MeiliConnection } from './connection';
-import { sessionKeyOf, TOMBSTONE, tombstoneOf, toDocuments, type IndexableSession, type SessionDocument } from './documents';
+import { sessionKeyOf, TOMBSTONE, tombstoneOf, toDocuments, type IndexableSession, type SessionDocument } from '../domain/search-documents';
 import { ownedProjectFilter, ownedSessionsFilter } from './filter';
 import { isEngineUnreachable } from './http-client';
 

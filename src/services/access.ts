@@ -8,7 +8,7 @@ import type { Ctx } from './context';
 import { projectById, type ProjectRow } from '../data/projects';
 import { sessionWithProject, type SessionRow } from '../data/sessions';
 import type { OwnedSession } from './sessions';
-import { PROJECT_ID_RE, UUID_RE } from './validation';
+import { PROJECT_ID_RE, UUID_RE } from '../domain/validation';
 
 /**
  * The rule itself, for a project's owner as read (`undefined`: no such project). Writes that

@@ -6,7 +6,7 @@ import { checkPassword, hashPassword, verifyPassword } from '../domain/passwords
 import { randomToken, sha256 } from '../domain/tokens';
 import { AppError, invalid } from '../errors';
 import { checkEmail, countUsers, createUser, toAccount, type AccountDto } from './users';
-import { isPlainObject } from './validation';
+import { isPlainObject } from '../domain/validation';
 
 export const INVALID_CREDENTIALS = 'Invalid email or password';
 export const INVALID_RESET = 'Invalid or expired reset link';

@@ -7,7 +7,7 @@ import type { DbHandles } from '../db/client';
 import { bearerToken, sha256, signDeviceToken, verifyKeyToken } from '../domain/tokens';
 import { AppError, invalid } from '../errors';
 import { liveKeyRow, touchKey } from './keys';
-import { isPlainObject } from './validation';
+import { isPlainObject } from '../domain/validation';
 
 /** Device login (contract §11). */
 export const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'; // no 0/O, 1/I: read aloud and typed by people

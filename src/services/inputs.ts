@@ -12,7 +12,7 @@ import { invalid } from '../errors';
 import { MAX_FILTER_VALUES, normalizeFilters, TIME_FILTERS, type SessionFilters, type SessionFiltersInput } from '../domain/filters';
 import { PAGES, type Bound } from '../domain/pages';
 import { PROJECT_COLORS, PROJECT_ICONS, PROJECT_ID_PATTERN, PROJECT_ID_RE } from '../domain/project';
-import { WORD_RE } from '../search/documents';
+import { WORD_RE } from '../domain/search-documents';
 import { textProblem } from '../domain/text';
 
 extendZodWithOpenApi(z);

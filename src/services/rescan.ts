@@ -4,7 +4,7 @@ import { readContent, writeContent } from '../data/content';
 import { enqueueIndexWork } from '../data/outbox';
 import { inTransaction } from '../data/transaction';
 import { upsertOp } from '../domain/index-work';
-import { maskedFindingsOf, redactionsToJson, redactUpload } from './redaction';
+import { maskedFindingsOf, redactionsToJson, redactUpload } from '../domain/redaction';
 import {
   contentDigestOf,
   DOC_STRING_FIELDS,

@@ -8,7 +8,7 @@ import type { Ctx } from './context';
 import type { SessionFilters, SessionFiltersInput } from '../domain/filters';
 import { toSession } from './sessions';
 import { filtersOf, parseInput, ProjectSessionsQuery, RecentSessionsQuery } from './inputs';
-import { PROJECT_ID_RE, UUID_RE } from './validation';
+import { PROJECT_ID_RE, UUID_RE } from '../domain/validation';
 
 export async function getSessionContent(ctx: Ctx, row: SessionRow, part: ContentPart): Promise<Buffer> {
   return readContent(ctx.deps.db.reads, row.projectId, row.id, part);

@@ -11,10 +11,10 @@ import { DeferredJson, inlineOffload } from '../offload';
 import { checkProjectOwner } from './access';
 import type { Ctx } from './context';
 import { DEFAULT_COLOR, DEFAULT_ICON } from './projects';
-import { redactionsToJson, sessionDataFindingsOf } from './redaction';
+import { redactionsToJson, sessionDataFindingsOf } from '../domain/redaction';
 import { etagMatches, labelsOf, metadataOf, sessionEtag } from './sessions';
-import { contentDigestOf, prepareUpload, type PreparedUpload } from './upload-input';
-import { PROJECT_ID_RE, UUID_RE } from './validation';
+import { contentDigestOf, prepareUpload, type PreparedUpload } from '../domain/upload';
+import { PROJECT_ID_RE, UUID_RE } from '../domain/validation';
 
 export interface UploadConditions {
   ifMatch?: string;

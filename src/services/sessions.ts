@@ -5,11 +5,11 @@
  */
 import { LABEL_KINDS, type LabelKind } from '../data/session-filters';
 import type { SessionRow } from '../data/sessions';
-import { redactionsOf } from './redaction';
-import { DOC_ARRAY_FIELDS, type StoredMetaJson } from './upload-input';
+import { redactionsOf } from '../domain/redaction';
+import { DOC_ARRAY_FIELDS, type StoredMetaJson } from '../domain/upload';
 
 export type { SessionKey, SessionOrder, SessionRow } from '../data/sessions';
-export { contentDigestOf, DOC_STRING_FIELDS, sessionDataDigestOf, type StoredMetaJson } from './upload-input';
+export { contentDigestOf, DOC_STRING_FIELDS, sessionDataDigestOf, type StoredMetaJson } from '../domain/upload';
 
 // ---------------------------------------------------------------------------------------------
 // Shapes

@@ -14,7 +14,7 @@ import type { Offload } from '../../src/offload';
 import { Meilisearch } from 'meilisearch';
 import { createSearch, type Search } from '../../src/search';
 import { meiliString } from '../../src/search/filter';
-import { sessionDigestOf } from '../../src/search/documents';
+import { sessionDigestOf } from '../../src/domain/search-documents';
 import { createNodeHttpClient } from '../../src/search/http-client';
 import { recentUidOf } from '../../src/search/index-settings';
 import { searchSessions, type SearchResults } from '../../src/services/search';

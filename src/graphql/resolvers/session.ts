@@ -1,7 +1,7 @@
 /** Session: the shared row mapping (session-fields.ts), plus sizes, findings and the paged read by exchange. */
 import * as exchanges from '../../services/exchanges';
 import { ExchangeArgs, parseInput } from '../../services/inputs';
-import { redactionsOf } from '../../services/redaction';
+import { redactionsOf } from '../../domain/redaction';
 import { selects } from '../selection';
 import type { ResolversOf } from './complete';
 import { sessionFields } from './session-fields';

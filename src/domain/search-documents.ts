@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
-import { WHOLE_MAX } from '../domain/index-work';
-import { ExchangeScanner } from '../domain/exchanges';
+import { WHOLE_MAX } from './index-work';
+import { ExchangeScanner } from './exchanges';
 
 /**
  * From a session row and its markdown to search documents.
@@ -25,7 +25,7 @@ export const CHUNK_TARGET = 1500;
 /** No chunk is longer than this. */
 export const CHUNK_MAX = 2000;
 /** Sessions up to this many UTF-16 units are indexed whole, as one document (one constant with the outbox's upsert op). */
-export { WHOLE_MAX } from '../domain/index-work';
+export { WHOLE_MAX } from './index-work';
 /** Estimated engine positions a whole document may use (the engine stops at 65,535). */
 export const POSITION_BUDGET = 60_000;
 /** Attributes holding a large session's distinct words, and how many words each takes. */

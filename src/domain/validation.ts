@@ -1,7 +1,7 @@
 import { invalid } from '../errors';
-import { textProblem } from '../domain/text';
+import { textProblem } from './text';
 
-export { codePoints, hasLoneSurrogate } from '../domain/text';
+export { codePoints, hasLoneSurrogate } from './text';
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -14,8 +14,8 @@ export function checkString(v: unknown, field: string, min: number, max: number)
   return v as string;
 }
 
-export { SESSION_ID_RE as UUID_RE } from '../domain/session';
-export { PROJECT_ID_RE } from '../domain/project';
+export { SESSION_ID_RE as UUID_RE } from './session';
+export { PROJECT_ID_RE } from './project';
 
 export function parseIsoDate(v: unknown, field: string): Date {
   if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(v)) {

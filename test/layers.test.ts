@@ -1,0 +1,65 @@
+/**
+ * Imports run down the layers (README "Layout", ../shared/guides/architecture.md): the doors and
+ * the composition root on top, then middleware, services, the search side and the worker-thread
+ * pool, the data layer, and pure rules at the bottom. A module may import its own folder and any
+ * folder below it, never one above it (that is how cycles such as services ↔ search start).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** Higher imports lower. Top-level files count as folders of their own name. */
+const RANK: Record<string, number> = {
+  main: 10,
+  app: 9,
+  deps: 9,
+  cli: 9,
+  rest: 8,
+  graphql: 8,
+  metrics: 8,
+  http: 7,
+  auth: 6,
+  services: 5,
+  search: 4,
+  offload: 3,
+  db: 2.5,
+  data: 2,
+  config: 1.5,
+  domain: 1,
+  redact: 0.5,
+  logger: 0.5,
+  'secret-file': 0.5,
+  errors: 0,
+  generated: 0,
+};
+
+const SRC = path.resolve(__dirname, '../src');
+
+function sources(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'generated' ? [] : sources(p);
+    return /\.tsx?$/.test(e.name) ? [p] : [];
+  });
+}
+
+const unitOf = (file: string) => path.relative(SRC, file).split(path.sep)[0].replace(/\.tsx?$/, '');
+
+test('every folder of src/ has a layer', () => {
+  const units = new Set(sources(SRC).map(unitOf));
+  expect([...units].filter((u) => !(u in RANK))).toEqual([]);
+});
+
+test('no import runs upward', () => {
+  const upward: string[] = [];
+  for (const file of sources(SRC)) {
+    const from = unitOf(file);
+    const text = fs.readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/(?:from|import|require\()\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      const target = path.resolve(path.dirname(file), m[1]);
+      if (!target.startsWith(SRC + path.sep)) continue;
+      const to = unitOf(target);
+      if (to !== from && RANK[to] >= RANK[from]) upward.push(`${path.relative(SRC, file)} → ${m[1]}`);
+    }
+  }
+  expect(upward).toEqual([]);
+});
