@@ -3,6 +3,7 @@
  * store's, src/data/content.ts). Rows come back as SessionRow; services shape them.
  */
 import type { SessionFilters } from '../domain/filters';
+import type { IndexableSession } from '../domain/search-documents';
 import { filtersToSql, type LabelKind } from './session-filters';
 import type { Sql } from './sql';
 
@@ -311,19 +312,8 @@ export async function writeLabels(
   );
 }
 
-/** What the search worker indexes of a session (src/domain/search-documents.ts, IndexableSession), with its markdown size. */
-export interface IndexableSessionRow {
-  projectId: string;
-  id: string;
-  userId: string;
-  name: string;
-  createdAt: Date;
-  clientName: string | null;
-  agentName: string | null;
-  deviceId: string | null;
-  metadataJson: string;
-  hasGitBranches: boolean | number;
-  contentDigest: string;
+/** What the search worker indexes of a session (src/domain/search-documents.ts), with its markdown size. */
+export interface IndexableSessionRow extends IndexableSession {
   markdownSize: number;
 }
 

@@ -3,6 +3,7 @@ import { Link } from 'react-router';
 import { gql } from '../api/graphql';
 import { graphql } from '../gql';
 import type { ProjectsQuery } from '../gql/graphql';
+import { PROJECT_COLORS, PROJECT_ICONS } from '../../../src/domain/project';
 import { size } from './filters';
 import { ConfirmDialog, FormError, when } from './ui';
 
@@ -11,14 +12,6 @@ import { ConfirmDialog, FormError, when } from './ui';
  * icon, colour, session count and last activity; edit name / icon / colour; delete after a
  * confirmation that names what is lost. Project names are uploaded text: shown as text only.
  */
-
-/** Contract §2: the icons and colours a project may have. */
-export const PROJECT_ICONS = [
-  'Code2', 'Terminal', 'Bot', 'Brain', 'Sparkles', 'Database', 'GitBranch', 'Bug', 'FolderKanban', 'Folder',
-  'Files', 'Library', 'BookOpen', 'Briefcase', 'Package', 'Layers', 'AppWindow', 'Rocket', 'Palette',
-  'Paintbrush', 'PenTool', 'Lightbulb', 'BarChart3', 'Settings', 'Globe',
-] as const;
-export const PROJECT_COLORS = ['rose', 'pink', 'orange', 'amber', 'emerald', 'cyan', 'blue', 'purple', 'slate', 'gray'] as const;
 
 /** A glyph per icon name (text, no icon font or image: nothing to load, nothing to inject). */
 const GLYPHS: Record<string, string> = {
