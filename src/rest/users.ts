@@ -1,10 +1,9 @@
 import { Router, type Request } from 'express';
-import { createResetLink, newAccountOf } from '../services/accounts';
+import { createResetLink, userByAdminOf } from '../services/accounts';
 import type { Deps } from '../services/context';
 import { AppError, forbidden, invalid } from '../errors';
 import { ownOrigin } from '../http/auth';
-import { isPlainObject } from '../domain/validation';
-import { createUser, getAdminUser, listUsers, setUserDisabled, type Role } from '../services/users';
+import { createUser, getAdminUser, listUsers, setUserDisabled } from '../services/users';
 import { ctxOf, ok } from './context';
 
 /** The admins' Users page (contract §10): list, create, reset link, disable / enable. */
@@ -26,12 +25,7 @@ export function usersRouter(deps: Deps): Router {
 
   r.post('/users', async (req, res) => {
     admin(req);
-    const { email, name, password } = newAccountOf(req.body, false);
-    const roleIn = isPlainObject(req.body) ? req.body.role : undefined;
-    if (roleIn !== undefined && roleIn !== null && roleIn !== 'admin' && roleIn !== 'member') {
-      throw invalid('Invalid value for role. Must be one of: admin, member');
-    }
-    const role: Role = roleIn === 'admin' ? 'admin' : 'member';
+    const { email, name, password, role } = userByAdminOf(req.body);
     const user = await createUser(db, email, name, { password, role });
     const row = (await getAdminUser(db, user.id))!;
     // Without a password, the new user sets one through a reset link (valid one hour).

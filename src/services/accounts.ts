@@ -49,6 +49,16 @@ export function newAccountOf(body: unknown, passwordRequired = true): { email: s
   return { email, name, password };
 }
 
+/** A user an admin adds: a new account (password optional) and its role (default member). */
+export function userByAdminOf(body: unknown): { email: string; name: string | null; password: string | undefined; role: 'admin' | 'member' } {
+  const account = newAccountOf(body, false);
+  const role = isPlainObject(body) ? body.role : undefined;
+  if (role !== undefined && role !== null && role !== 'admin' && role !== 'member') {
+    throw invalid('Invalid value for role. Must be one of: admin, member');
+  }
+  return { ...account, role: role === 'admin' ? 'admin' : 'member' };
+}
+
 /**
  * "Create the first account" (contract §10): only while no user exists, and that account is an
  * admin. A named database lock makes two concurrent attempts create one account, not two.
@@ -64,6 +74,20 @@ export async function setupFirstAccount(db: DbHandles, lockName: string, body: u
   return locked.value;
 }
 
+/** `{currentPassword, newPassword}` of a password change. */
+export function passwordChangeOf(body: unknown): { currentPassword: string; newPassword: string } {
+  if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
+  if (typeof body.currentPassword !== 'string' || body.currentPassword === '') throw invalid('Missing required field: currentPassword');
+  return { currentPassword: body.currentPassword, newPassword: checkPassword(body.newPassword, 'newPassword') };
+}
+
+/** `{token, password}` of a password reset. */
+export function passwordResetOf(body: unknown): { token: string; password: string } {
+  if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
+  if (typeof body.token !== 'string' || body.token === '') throw invalid('Missing required field: token');
+  return { token: body.token, password: checkPassword(body.password) };
+}
+
 /** Changes a password after checking the current one; every other browser session of the user ends. */
 export async function changePassword(
   db: DbHandles,
@@ -71,11 +95,9 @@ export async function changePassword(
   body: unknown,
   keepSessionHash?: string,
 ): Promise<void> {
-  if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
-  if (typeof body.currentPassword !== 'string' || body.currentPassword === '') throw invalid('Missing required field: currentPassword');
-  const newPassword = checkPassword(body.newPassword, 'newPassword');
+  const { currentPassword, newPassword } = passwordChangeOf(body);
   const user = await store.userById(db.writes, userId);
-  if (!user || !(await verifyPassword(user.passwordHash, body.currentPassword.slice(0, 1024)))) {
+  if (!user || !(await verifyPassword(user.passwordHash, currentPassword.slice(0, 1024)))) {
     throw new AppError('FORBIDDEN', 'Current password is incorrect');
   }
   await store.setPasswordHash(db.writes, userId, await hashPassword(newPassword));
@@ -96,10 +118,8 @@ export async function createResetLink(db: DbHandles, userId: string, base: strin
  * browser sessions end.
  */
 export async function resetPassword(db: DbHandles, body: unknown): Promise<AccountDto> {
-  if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
-  if (typeof body.token !== 'string' || body.token === '') throw invalid('Missing required field: token');
-  const password = checkPassword(body.password);
-  const tokenHash = sha256(body.token);
+  const { token, password } = passwordResetOf(body);
+  const tokenHash = sha256(token);
   const now = new Date();
   if (!(await store.spendPasswordReset(db.writes, tokenHash, now))) throw invalid(INVALID_RESET);
   const user = await store.userOfPasswordReset(db.writes, tokenHash);
