@@ -2,11 +2,12 @@ import { deleteSessionsOfUser } from '../data/browser-sessions';
 import { withNamedLock } from '../data/locks';
 import * as store from '../data/users';
 import type { DbHandles } from '../db/client';
-import { checkPassword, hashPassword, verifyPassword } from '../domain/passwords';
+import { hashPassword, verifyPassword } from '../domain/passwords';
 import { randomToken, sha256 } from '../domain/tokens';
 import { AppError, invalid } from '../errors';
-import { checkEmail, countUsers, createUser, toAccount, type AccountDto } from './users';
-import { isPlainObject } from '../domain/validation';
+import { countUsers, createUser, toAccount, type AccountDto } from './users';
+import { AccountByAdminInput, NewAccountInput, PasswordChangeInput, PasswordResetInput, SignInInput, UserByAdminInput } from './account-inputs';
+import { parseInput } from './inputs';
 
 export const INVALID_CREDENTIALS = 'Invalid email or password';
 export const INVALID_RESET = 'Invalid or expired reset link';
@@ -19,12 +20,7 @@ export interface Credentials {
 
 /** `{email, password}` as sign-in takes it: both present and strings, else 400. */
 export function credentialsOf(body: unknown): Credentials {
-  if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
-  for (const f of ['email', 'password'] as const) {
-    if (body[f] === undefined || body[f] === null || body[f] === '') throw invalid(`Missing required field: ${f}`);
-    if (typeof body[f] !== 'string') throw invalid(`Invalid value for ${f}. Must be a string`);
-  }
-  return { email: body.email as string, password: body.password as string };
+  return parseInput(SignInInput, body);
 }
 
 /**
@@ -41,22 +37,12 @@ export async function signIn(db: DbHandles, { email, password }: Credentials): P
 
 /** `{email, name, password}` of a new account (setup, sign-up, the admins' Users page). */
 export function newAccountOf(body: unknown, passwordRequired = true): { email: string; name: string | null; password: string | undefined } {
-  if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
-  const email = checkEmail(body.email);
-  const name = body.name === undefined || body.name === null || body.name === '' ? null : body.name;
-  if (name !== null && (typeof name !== 'string' || [...name].length > 255)) throw invalid('Invalid value for name. Must be a string of at most 255 characters');
-  const password = passwordRequired || (body.password !== undefined && body.password !== null) ? checkPassword(body.password) : undefined;
-  return { email, name, password };
+  return passwordRequired ? parseInput(NewAccountInput, body) : parseInput(AccountByAdminInput, body);
 }
 
 /** A user an admin adds: a new account (password optional) and its role (default member). */
 export function userByAdminOf(body: unknown): { email: string; name: string | null; password: string | undefined; role: 'admin' | 'member' } {
-  const account = newAccountOf(body, false);
-  const role = isPlainObject(body) ? body.role : undefined;
-  if (role !== undefined && role !== null && role !== 'admin' && role !== 'member') {
-    throw invalid('Invalid value for role. Must be one of: admin, member');
-  }
-  return { ...account, role: role === 'admin' ? 'admin' : 'member' };
+  return parseInput(UserByAdminInput, body);
 }
 
 /**
@@ -76,16 +62,12 @@ export async function setupFirstAccount(db: DbHandles, lockName: string, body: u
 
 /** `{currentPassword, newPassword}` of a password change. */
 export function passwordChangeOf(body: unknown): { currentPassword: string; newPassword: string } {
-  if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
-  if (typeof body.currentPassword !== 'string' || body.currentPassword === '') throw invalid('Missing required field: currentPassword');
-  return { currentPassword: body.currentPassword, newPassword: checkPassword(body.newPassword, 'newPassword') };
+  return parseInput(PasswordChangeInput, body);
 }
 
 /** `{token, password}` of a password reset. */
 export function passwordResetOf(body: unknown): { token: string; password: string } {
-  if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
-  if (typeof body.token !== 'string' || body.token === '') throw invalid('Missing required field: token');
-  return { token: body.token, password: checkPassword(body.password) };
+  return parseInput(PasswordResetInput, body);
 }
 
 /** Changes a password after checking the current one; every other browser session of the user ends. */

@@ -5,9 +5,10 @@ import { isDuplicateKey } from '../data/errors';
 import type { Sql } from '../data/sql';
 import type { DbHandles } from '../db/client';
 import { bearerToken, sha256, signDeviceToken, verifyKeyToken } from '../domain/tokens';
-import { AppError, invalid } from '../errors';
+import { AppError } from '../errors';
 import { liveKeyRow, touchKey } from './keys';
-import { isPlainObject } from '../domain/validation';
+import { DeviceLoginInput, type DeviceMetadata } from './account-inputs';
+import { parseInput } from './inputs';
 
 /** Device login (contract §11). */
 export const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'; // no 0/O, 1/I: read aloud and typed by people
@@ -17,7 +18,6 @@ export const ACCESS_VALID_MS = 60 * 60_000;
 export const INVALID_CODE = 'Invalid or expired device code';
 export const USED_CODE = 'Device code has already been used';
 
-const METADATA = ['hostname', 'os', 'os_version', 'os_display_name', 'architecture', 'username', 'client', 'client_version'] as const;
 
 /** `abc-123`, `ABC123` → `ABC123`; anything else → null (never matches a stored code). */
 export function normalizeCode(code: string): string | null {
@@ -56,19 +56,8 @@ export interface DeviceLoginResult {
 }
 
 /** Validates the device-login body: `device_code` required, the metadata optional strings. */
-export function deviceLoginInput(body: unknown): { code: string; meta: Partial<Record<(typeof METADATA)[number], string>> } {
-  if (!isPlainObject(body)) throw invalid('Missing required field: device_code');
-  const code = body.device_code;
-  if (code === undefined || code === null || code === '') throw invalid('Missing required field: device_code');
-  if (typeof code !== 'string') throw invalid('Invalid value for device_code. Must be a string');
-  const meta: Partial<Record<(typeof METADATA)[number], string>> = {};
-  for (const f of METADATA) {
-    const v = body[f];
-    if (v === undefined || v === null) continue;
-    if (typeof v !== 'string' || v.length > 255) throw invalid(`Invalid value for ${f}. Must be a string of at most 255 characters`);
-    meta[f] = v;
-  }
-  return { code, meta };
+export function deviceLoginInput(body: unknown): { code: string; meta: DeviceMetadata } {
+  return parseInput(DeviceLoginInput, body);
 }
 
 /**

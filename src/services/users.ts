@@ -30,7 +30,7 @@ export interface AdminUserDto extends AccountDto {
   disabledAt: string | null;
 }
 
-const EMAIL_RE = /^[^\s@]+@[^\s@]+$/;
+export const EMAIL_RE = /^[^\s@]+@[^\s@]+$/;
 
 export const roleOf = (role: string): Role => (role === 'admin' ? 'admin' : 'member');
 export const toAccount = (u: UserRow): AccountDto => ({ id: u.id, email: u.email, name: u.name, role: roleOf(u.role) });
