@@ -12,14 +12,12 @@ export type DbErrorKind = 'duplicate' | 'retry' | 'unavailable';
 /** Thrown inside a transaction to have it run again (as after a deadlock), e.g. when a row it relied on vanished. */
 export class RetryTransaction extends Error {}
 
-const text = (e: any) => `${e.code ?? ''} ${e.errno ?? ''} ${e.message ?? ''}`;
+/** The driver's numeric code (`errno`), or Prisma's string code (`P2002`) / the driver's name (`ER_DUP_ENTRY`). */
+const codeIs = (e: any, errnos: number[], codes: string[]) => errnos.includes(Number(e.errno)) || codes.includes(String(e.code ?? ''));
 
 const IS: Record<DbErrorKind, (e: any) => boolean> = {
-  duplicate: (e) => /Duplicate entry|1062|P2002|ER_DUP_ENTRY/.test(text(e)),
-  retry: (e) =>
-    e instanceof RetryTransaction ||
-    /P2034|1213|1205|\bdeadlock|lock wait timeout|write conflict/i.test(text(e)) ||
-    (e.meta !== undefined && /1213|1205|deadlock/i.test(JSON.stringify(e.meta))),
+  duplicate: (e) => codeIs(e, [1062], ['ER_DUP_ENTRY', 'P2002']),
+  retry: (e) => e instanceof RetryTransaction || codeIs(e, [1213, 1205], ['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT', 'P2034']),
   unavailable: (e) => {
     const code = String(e.code ?? e.errno ?? '');
     const msg = String(e.message ?? '');
