@@ -150,6 +150,8 @@ test(
     ]);
     const transcript = page.getByRole('region', { name: 'Transcript' });
     await transcript.getByRole('heading', { level: 2, name: '2. Why does login fail with a 401?' }).waitFor();
+    // Exchanges render as they come near the viewport: scroll to the third, as a reader would.
+    await transcript.locator('#exchange-3').scrollIntoViewIfNeeded();
     await transcript.getByText('Done: the client refreshes one minute early.').waitFor();
     const docs = transcript.getByRole('link', { name: 'the docs' });
     expect(await docs.getAttribute('href')).toBe('https://example.com/docs');
@@ -216,6 +218,9 @@ test(
     const page = await signIn(sessionUrl(S.hostile));
     await page.getByRole('heading', { level: 1, name: HOSTILE }).waitFor();
     const transcript = page.getByRole('region', { name: 'Transcript' });
+    // An exchange is rendered once it comes near the viewport: go to the second, as a reader would
+    // (whether it starts near enough depends on when the layout settles).
+    await transcript.locator('#exchange-2').scrollIntoViewIfNeeded();
     await transcript.getByText('inside details').waitFor();
     // Raw HTML is shown as text; markdown links to anything but http(s)/mailto are not links.
     await transcript.getByText(`<script>window.__pwned = 'script'</script>`).waitFor();

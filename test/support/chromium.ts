@@ -77,6 +77,9 @@ export function step(rec: () => Recorded, fn: () => Promise<void>): () => Promis
       const text = await r.page.locator('body').innerText({ timeout: 2000 }).catch(() => '(unreadable)');
       if (err instanceof Error) {
         err.message += `\n--- page ${r.page.url()}:\n${text.slice(0, 2000)}\n--- last requests:\n${r.requests.slice(-10).join('\n')}\n--- errors:\n${r.errors.join('\n')}`;
+        // Jest prints the stack, which holds the message as it was when the error was made.
+        const frames = (err.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l));
+        err.stack = [`${err.name}: ${err.message}`, ...frames].join('\n');
       }
       throw err;
     }

@@ -82,8 +82,8 @@ type Facets = SessionFacetsQuery['sessionFacets'];
  * as text only.
  */
 export function FilterForm({
-  params,
-  onChange,
+  params: url,
+  onChange: change,
   projectId,
   withOrder,
 }: {
@@ -94,6 +94,19 @@ export function FilterForm({
 }) {
   const [facets, setFacets] = useState<Facets | null>(null);
   const id = useId();
+  // What the form shows: the URL's parameters, and at once what was just chosen. The router
+  // applies a URL change in a transition, later; a control bound to the URL alone would spring
+  // back until then (under load, visibly).
+  const [params, setParams] = useState(url);
+  const [seen, setSeen] = useState(url);
+  if (url !== seen) {
+    setSeen(url);
+    setParams(url);
+  }
+  const onChange = (next: URLSearchParams) => {
+    setParams(next);
+    change(next);
+  };
   useEffect(() => {
     let live = true;
     gql(SessionFacetsDocument, { projectId: projectId ?? null }).then(
