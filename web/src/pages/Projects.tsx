@@ -5,7 +5,7 @@ import { graphql } from '../gql';
 import type { ProjectsQuery } from '../gql/graphql';
 import { PROJECT_COLORS, PROJECT_ICONS } from '../../../src/domain/project';
 import { size } from './filters';
-import { ConfirmDialog, FormError, when } from './ui';
+import { ConfirmDialog, errorText, FormError, when } from './ui';
 
 /*
  * The home page (contract §10): the caller's projects, most recent activity first, each with its
@@ -66,7 +66,6 @@ const DeleteProjectDocument = graphql(`
 
 type Project = ProjectsQuery['projects'][number];
 
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 const sessions = (n: number) => (n === 1 ? '1 session' : `${n} sessions`);
 
 export function ProjectsPage() {

@@ -65,3 +65,6 @@ export function ConfirmDialog({
 export function when(iso: string | null | undefined): string {
   return iso ? new Date(iso).toLocaleString() : '—';
 }
+
+/** What a failed request or action says to the person (the service's own message). */
+export const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
