@@ -6,7 +6,8 @@ import { startTestApp, type TestApp, type TestUser } from './support/app';
  * the hand-written validators were replaced by zod schemas (src/services/inputs.ts), so that the
  * move changes no message and no order of checks (validation before existence and ownership).
  * POST /keys and createApiKey are pinned in rest-input-schemas.test.ts. The upload body (PUT) is
- * pinned here too; it is still validated by hand in src/domain/upload.ts (worker threads).
+ * pinned here too (pinned while it was still validated by hand; now src/domain/upload.ts's
+ * UploadInput, plain zod so that it runs on the upload worker threads).
  */
 
 let app: TestApp;
@@ -143,8 +144,36 @@ describe('PUT a session (the upload body)', () => {
     ['33 extra keys', { ...ok, metadata: extras(33) }, 'Invalid metadata: at most 32 extra keys'],
     ['a numeric extra value', { ...ok, metadata: { title: 5 } }, 'Invalid type for metadata.title: extra metadata values must be strings'],
     ['an extra value over 1 KiB', { ...ok, metadata: { title: 'x'.repeat(1025) } }, 'Invalid value for metadata.title: extra metadata keys and values are limited to 1 KiB'],
+    ['an extra value of 1 KiB in 342 three-byte characters', { ...ok, metadata: { title: '€'.repeat(342) } }, 'Invalid value for metadata.title: extra metadata keys and values are limited to 1 KiB'],
+    ['an extra key over 1 KiB', { ...ok, metadata: { ['k'.repeat(1025)]: 'v' } }, `Invalid value for metadata.${'k'.repeat(1025)}: extra metadata keys and values are limited to 1 KiB`],
+    ['a lone surrogate in an extra value', { ...ok, metadata: { title: 'a\ud800' } }, 'Invalid value for metadata.title: not valid Unicode text'],
+    ['a lone surrogate in rawData', { ...ok, rawData: '\udc00' }, 'Invalid value for rawData: not valid Unicode text'],
+    ['a lone surrogate in sessionData', { ...ok, sessionData: 'x\ud800' }, 'Invalid value for sessionData: not valid Unicode text'],
+    ['a null markdown', { name: 'n', markdown: null }, 'Missing required field: markdown'],
+    ['a numeric projectName', { ...ok, projectName: 5 }, 'Invalid type for projectName: expected a string'],
+    ['a startedAt that is no date', { ...ok, startedAt: '2024-13-45T00:00:00Z' }, 'Invalid value for startedAt: expected an ISO 8601 timestamp'],
+    ['an empty tag', { ...ok, metadata: { tags: [''] } }, 'Invalid value for metadata.tags[0]: must not be empty'],
+    ['a numeric model', { ...ok, metadata: { llmModels: ['a', 2] } }, 'Invalid type for metadata.llmModels[1]: expected a string'],
+    // Order: the name before the content, the content before the metadata; documented fields before extra keys; the count of extra keys before their values.
+    ['the name checked first', { name: '', markdown: 5, metadata: 'x' }, 'Invalid value for name: must not be empty'],
+    ['the markdown before rawData', { name: 'n', markdown: '', rawData: 5 }, 'Invalid value for markdown: must not be empty'],
+    ['endedAt before metadata', { ...ok, endedAt: 'x', metadata: 5 }, 'Invalid value for endedAt: expected an ISO 8601 timestamp'],
+    ['a documented field before the extra keys', { ...ok, metadata: { ...extras(33), tags: 'x' } }, 'Invalid type for metadata.tags: expected an array of strings'],
+    ['the count of extra keys before their values', { ...ok, metadata: { ...extras(32), z: 5 } }, 'Invalid metadata: at most 32 extra keys'],
+    ['extra values in key order', { ...ok, metadata: { a: 5, b: 'x'.repeat(1025) } }, 'Invalid type for metadata.a: extra metadata values must be strings'],
   ])('%s', async (_what, body, message) => {
     await expect400(await rest('PUT', `/projects/mine/sessions/${SID}`, body), message);
+  });
+
+  test('accepted: null and empty optional fields, 32 extra keys, null extra values (dropped), a __proto__ key, a value of exactly 1 KiB', async () => {
+    const sid = '6a6a6a6a-1111-4222-8333-444455556667';
+    const metadata = JSON.parse(JSON.stringify({ ...extras(30), clientName: null, tags: null, skipped: null, title: '€'.repeat(341) + 'x' }).replace('"k0"', '"__proto__"'));
+    const r = await rest('PUT', `/projects/mine/sessions/${sid}`, { ...ok, rawData: null, sessionData: '', projectName: null, startedAt: null, endedAt: null, metadata });
+    expect(r.status).toBe(201);
+    const g = await rest('GET', `/projects/mine/sessions/${sid}`);
+    expect(g.body.data.session.metadata).toMatchObject({ clientName: null, tags: [], title: '€'.repeat(341) + 'x', k1: 'v' });
+    expect(Object.prototype.hasOwnProperty.call(g.body.data.session.metadata, '__proto__')).toBe(true);
+    expect(Object.prototype.hasOwnProperty.call(g.body.data.session.metadata, 'skipped')).toBe(false);
   });
 
   test('path ids are checked first: a bad project or session id is a 400 on PUT', async () => {

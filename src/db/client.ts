@@ -14,7 +14,11 @@ process.env.TZ = 'UTC';
 export type { Prisma } from '../generated/prisma/client';
 
 export interface DbHandles {
-  prisma: PrismaClient;
+  /**
+   * Prisma's client over the same pool, made on first use. The service's statements all live in
+   * src/data on the driver pool (measured faster); tests and one-off scripts use this.
+   */
+  readonly prisma: PrismaClient;
   /**
    * Statements on the read pool (src/data/sql.ts): hot read paths (lists, single-session reads,
    * content) go straight to the driver: the same SQL through Prisma's raw-query path cost about
@@ -74,8 +78,7 @@ export function createDb(databaseUrl: string): DbHandles {
     const c = conn as { on?: (event: string, fn: (err: unknown) => void) => void };
     c.on?.('error', () => undefined);
   });
-  const adapter = new PrismaMariaDb(pool, { database: connectionOptions(databaseUrl).database });
-  const prisma = new PrismaClient({ adapter });
+  let prisma: PrismaClient | null = null;
   const base = connectionOptions(databaseUrl);
   // Grown on demand: most processes (CLI, tests) read little. (minimumIdle 0 makes the driver's
   // pool hand out nothing at all, mariadb 3.4.5.)
@@ -85,7 +88,9 @@ export function createDb(databaseUrl: string): DbHandles {
     c.on?.('error', () => undefined);
   });
   return {
-    prisma,
+    get prisma() {
+      return (prisma ??= new PrismaClient({ adapter: new PrismaMariaDb(pool, { database: base.database }) }));
+    },
     reads: sqlOn(readPool),
     writes: sqlOn(pool),
     pool,
@@ -93,7 +98,7 @@ export function createDb(databaseUrl: string): DbHandles {
     lazySnapshot: () => snapshotOn(readPool),
     signals: createSignals(),
     async close() {
-      await prisma.$disconnect().catch(() => undefined);
+      await prisma?.$disconnect().catch(() => undefined);
       await pool.end().catch(() => undefined);
       await readPool.end().catch(() => undefined);
     },

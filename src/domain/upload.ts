@@ -1,8 +1,11 @@
 import crypto from 'node:crypto';
+import { z } from 'zod';
 import { invalid, MESSAGES } from '../errors';
 import { bytesOf, type Findings, type RedactMode } from '../redact';
 import { redactUpload } from './redaction';
-import { checkString, hasLoneSurrogate, isPlainObject, parseIsoDate } from './validation';
+import { body, content, parseInput, text, textList, timestamp } from './inputs';
+import { hasLoneSurrogate } from './text';
+import { isPlainObject } from './validation';
 
 /**
  * An upload's body turned into what is stored (contract §2, §14, §15): validated, secrets
@@ -49,62 +52,85 @@ export interface ValidUpload {
   meta: StoredMetaJson;
 }
 
-function textBuffer(v: unknown, field: string, required: boolean): Buffer {
-  if (v === undefined || v === null) {
-    if (required) throw invalid(`Missing required field: ${field}`);
-    return Buffer.alloc(0);
-  }
-  if (typeof v !== 'string') throw invalid(`Invalid type for ${field}: expected a string`);
-  if (required && v.length === 0) throw invalid(`Invalid value for ${field}: must not be empty`);
-  if (hasLoneSurrogate(v)) throw invalid(`Invalid value for ${field}: not valid Unicode text`);
-  return bytesOf(v);
-}
+/** `metadata`'s documented fields (contract §2): in this order, before any extra key. */
+const KnownMetadata = z.object(
+  {
+    ...(Object.fromEntries(DOC_STRING_FIELDS.map((f) => [f, text(`metadata.${f}`, 0, 255).nullish()])) as Record<(typeof DOC_STRING_FIELDS)[number], z.ZodOptional<z.ZodNullable<ReturnType<typeof text>>>>),
+    ...(Object.fromEntries(DOC_ARRAY_FIELDS.map((f) => [f, textList(`metadata.${f}`, MAX_ARRAY_ITEMS, 1, 255)])) as Record<(typeof DOC_ARRAY_FIELDS)[number], ReturnType<typeof textList>>),
+  },
+  { error: 'Invalid type for metadata: expected an object' },
+).meta({ additionalProperties: { type: ['string', 'null'], maxLength: MAX_EXTRA_BYTES } });
 
-export function validateStringArray(v: unknown, field: string): string[] {
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) throw invalid(`Invalid type for metadata.${field}: expected an array of strings`);
-  if (v.length > MAX_ARRAY_ITEMS) throw invalid(`Invalid value for metadata.${field}: at most ${MAX_ARRAY_ITEMS} items`);
-  return v.map((x, i) => checkString(x, `metadata.${field}[${i}]`, 1, 255));
-}
+const isDocField = (k: string) => (DOC_STRING_FIELDS as readonly string[]).includes(k) || (DOC_ARRAY_FIELDS as readonly string[]).includes(k);
 
-function validateMetadata(v: unknown): Pick<ValidUpload, 'metaColumns' | 'meta'> {
-  const metaColumns = { clientName: null, clientVersion: null, agentName: null, deviceId: null } as ValidUpload['metaColumns'];
-  const meta: StoredMetaJson = { llmModels: [], tags: [], gitBranches: [], extra: {} };
-  if (v === undefined || v === null) return { metaColumns, meta };
-  if (!isPlainObject(v)) throw invalid('Invalid type for metadata: expected an object');
-  for (const f of DOC_STRING_FIELDS) {
-    if (v[f] !== undefined && v[f] !== null) metaColumns[f] = checkString(v[f], `metadata.${f}`, 0, 255);
-  }
-  for (const f of DOC_ARRAY_FIELDS) meta[f] = validateStringArray(v[f], f);
-  const extraKeys = Object.keys(v).filter((k) => !(DOC_STRING_FIELDS as readonly string[]).includes(k) && !(DOC_ARRAY_FIELDS as readonly string[]).includes(k));
-  if (extraKeys.length > MAX_EXTRA_KEYS) throw invalid(`Invalid metadata: at most ${MAX_EXTRA_KEYS} extra keys`);
-  for (const k of extraKeys) {
-    const val = v[k];
-    if (val === null || val === undefined) continue;
-    if (typeof val !== 'string') throw invalid(`Invalid type for metadata.${k}: extra metadata values must be strings`);
-    if (hasLoneSurrogate(val)) throw invalid(`Invalid value for metadata.${k}: not valid Unicode text`);
-    if (Buffer.byteLength(val, 'utf8') > MAX_EXTRA_BYTES || Buffer.byteLength(k, 'utf8') > MAX_EXTRA_BYTES) {
-      throw invalid(`Invalid value for metadata.${k}: extra metadata keys and values are limited to 1 KiB`);
+/**
+ * `metadata`'s other keys: at most 32, string values (null: dropped) of at most 1 KiB, keys too.
+ * Read from the input itself, as data properties, so that a key like `__proto__` is kept (zod's
+ * object output, like plain assignment, would drop it).
+ */
+const ExtraMetadata = z
+  .custom<Record<string, unknown>>((v) => isPlainObject(v), { error: 'Invalid type for metadata: expected an object' })
+  .check((ctx) => {
+    const keys = Object.keys(ctx.value).filter((k) => !isDocField(k));
+    const fail = (message: string): void => void ctx.issues.push({ code: 'custom', input: ctx.value, message });
+    if (keys.length > MAX_EXTRA_KEYS) return fail(`Invalid metadata: at most ${MAX_EXTRA_KEYS} extra keys`);
+    for (const k of keys) {
+      const val = ctx.value[k];
+      if (val === null || val === undefined) continue;
+      if (typeof val !== 'string') return fail(`Invalid type for metadata.${k}: extra metadata values must be strings`);
+      if (hasLoneSurrogate(val)) return fail(`Invalid value for metadata.${k}: not valid Unicode text`);
+      if (Buffer.byteLength(val, 'utf8') > MAX_EXTRA_BYTES || Buffer.byteLength(k, 'utf8') > MAX_EXTRA_BYTES) {
+        return fail(`Invalid value for metadata.${k}: extra metadata keys and values are limited to ${MAX_EXTRA_BYTES / 1024} KiB`);
+      }
     }
-    // A data property even for keys like `__proto__` (plain assignment would drop them).
-    Object.defineProperty(meta.extra, k, { value: val, enumerable: true, writable: true, configurable: true });
-  }
-  return { metaColumns, meta };
-}
+  })
+  .transform((v) => {
+    const extra: Record<string, string> = {};
+    for (const k of Object.keys(v)) {
+      if (isDocField(k) || typeof v[k] !== 'string') continue;
+      Object.defineProperty(extra, k, { value: v[k], enumerable: true, writable: true, configurable: true });
+    }
+    return { extra };
+  })
+  .meta({ type: 'object', maxProperties: MAX_EXTRA_KEYS + DOC_STRING_FIELDS.length + DOC_ARRAY_FIELDS.length });
 
-export function validateUpload(body: unknown): ValidUpload {
-  if (!isPlainObject(body)) throw invalid('Request body must be a JSON object');
-  if (body.name === undefined || body.name === null) throw invalid('Missing required field: name');
-  const name = checkString(body.name, 'name', 1, 255);
-  const markdown = textBuffer(body.markdown, 'markdown', true);
-  const rawData = textBuffer(body.rawData, 'rawData', false);
+const Metadata = z
+  .intersection(KnownMetadata, ExtraMetadata)
+  .nullish()
+  .transform((v): Pick<ValidUpload, 'metaColumns' | 'meta'> => ({
+    metaColumns: { clientName: v?.clientName ?? null, clientVersion: v?.clientVersion ?? null, agentName: v?.agentName ?? null, deviceId: v?.deviceId ?? null },
+    meta: { llmModels: v?.llmModels ?? [], tags: v?.tags ?? [], gitBranches: v?.gitBranches ?? [], extra: v?.extra ?? {} },
+  }))
+  .meta({ description: `Up to ${MAX_EXTRA_KEYS} extra string keys of at most 1 KiB each are kept.` });
+
+const DATE_TIME = { format: 'date-time', example: '2024-01-15T10:30:00.000Z' };
+
+/**
+ * The upload body (contract §2, §15), as sent by the upload CLI, the SDKs and the console. Unknown
+ * top-level fields (clients send `projectId`) are ignored; the path wins.
+ */
+export const UploadInput = body({
+  name: text('name', 1, 255),
+  markdown: content('markdown', true).meta({ minLength: 1 }).transform(bytesOf),
+  rawData: content('rawData', false)
+    .nullish()
+    .transform((v) => (v ? bytesOf(v) : Buffer.alloc(0)))
+    .meta({ description: 'Kept byte-exact.' }),
   // The upload CLI omits an empty sessionData (Go's omitempty): null and "" also keep the stored one.
-  const sessionData = body.sessionData == null || body.sessionData === '' ? undefined : textBuffer(body.sessionData, 'sessionData', false);
-  const projectName = body.projectName == null ? undefined : checkString(body.projectName, 'projectName', 1, 255);
-  const startedAt = body.startedAt == null ? undefined : parseIsoDate(body.startedAt, 'startedAt');
-  const endedAt = body.endedAt == null ? undefined : parseIsoDate(body.endedAt, 'endedAt');
-  return { name, markdown, rawData, sessionData, projectName, startedAt, endedAt, ...validateMetadata(body.metadata) };
-}
+  sessionData: content('sessionData', false)
+    .nullish()
+    .transform((v) => (v ? bytesOf(v) : undefined))
+    .meta({ description: 'The upload CLI’s resume blob, kept byte-exact; absent, null or "" keeps the stored one (§15).' }),
+  projectName: text('projectName', 1, 255)
+    .nullish()
+    .transform((v) => v ?? undefined)
+    .meta({ description: 'Name of the project when this upload creates it.' }),
+  startedAt: timestamp('startedAt').meta(DATE_TIME).nullish().transform((v) => v ?? undefined),
+  endedAt: timestamp('endedAt').meta(DATE_TIME).nullish().transform((v) => v ?? undefined),
+  metadata: Metadata,
+}).transform(({ metadata, ...rest }): ValidUpload => ({ ...rest, ...metadata }));
+
+export const validateUpload = (input: unknown): ValidUpload => parseInput(UploadInput, input);
 
 export interface PreparedUpload {
   /** Validated and (REDACT_SECRETS=on) redacted. */

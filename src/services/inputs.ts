@@ -1,54 +1,25 @@
 /**
  * The inputs of both front doors as zod schemas, with one translation to the contract's exact
- * 400 messages (§4, §9): every building block below states its messages, and `parseInput` turns
- * the first problem (fields are checked in the order the schema lists them) into the
- * VALIDATION_ERROR. The same schemas describe the REST API: src/rest/schemas/ and
+ * 400 messages (§4, §9): every building block (below, and the shared ones in src/domain/inputs.ts)
+ * states its messages, and `parseInput` turns the first problem (fields are checked in the order
+ * the schema lists them) into the VALIDATION_ERROR. The same schemas describe the REST API: src/rest/schemas/ and
  * src/rest/openapi/ build GET /api/v1/openapi.json from them. Lengths count Unicode code points
  * (as JSON Schema's minLength/maxLength do), not UTF-16 units.
  */
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { invalid } from '../errors';
+import { body, parseInput, text, textList, timestamp } from '../domain/inputs';
 import { MAX_FILTER_VALUES, normalizeFilters, TIME_FILTERS, type SessionFilters, type SessionFiltersInput } from '../domain/filters';
 import { PAGES, type Bound } from '../domain/pages';
 import { PROJECT_COLORS, PROJECT_ICONS, PROJECT_ID_PATTERN, PROJECT_ID_RE } from '../domain/project';
 import { WORD_RE } from '../domain/search-documents';
-import { textProblem } from '../domain/text';
 
 extendZodWithOpenApi(z);
 export { z };
+export { body, parseInput, text, textList, timestamp };
 
 // ------------------------------------------------------------------------------------------
-// The one translation
-
-/** Parses `input` with `schema`; the first problem becomes the 400. */
-export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
-  const r = schema.safeParse(input);
-  if (r.success) return r.data;
-  throw invalid(r.error.issues[0]?.message ?? 'Invalid request');
-}
-
-// ------------------------------------------------------------------------------------------
-// Building blocks
-
-/**
- * A string of `min`–`max` code points. `null: 'missing'` (a required field): null reads as
- * missing; `null: 'type'` (an optional field that cannot be cleared): null is the wrong type.
- */
-export function text(field: string, min: number, max: number, opts: { null: 'missing' | 'type' } = { null: 'missing' }) {
-  return z
-    .string({
-      error: (iss) =>
-        iss.input === undefined || (iss.input === null && opts.null === 'missing')
-          ? `Missing required field: ${field}`
-          : `Invalid type for ${field}: expected a string`,
-    })
-    .check((ctx) => {
-      const problem = textProblem(ctx.value, field, min, max);
-      if (problem) ctx.issues.push({ code: 'custom', input: ctx.value, message: problem });
-    })
-    .openapi({ minLength: min, maxLength: max });
-}
+// Building blocks (the ones the upload body also uses are src/domain/inputs.ts)
 
 /** An optional integer in [min, max]; null is the same as absent. */
 export function optionalInteger(field: string, min: number, max: number) {
@@ -74,36 +45,6 @@ export function choice<const T extends readonly [string, ...string[]]>(field: st
 export function optionalChoice<T extends z.ZodEnum>(field: string, schema: T) {
   return z.union([schema, z.null()], { error: choiceMessage(field, schema.options as string[]) }).optional();
 }
-
-/**
- * A list of at most `maxItems` strings of `min`–`max` code points each; absent or null → [].
- * `label` names the field in messages (an item is `label[i]`).
- */
-export function textList(label: string, maxItems: number, min: number, max: number) {
-  return z
-    .array(z.unknown(), { error: `Invalid type for ${label}: expected an array of strings` })
-    .check((ctx) => {
-      if (ctx.value.length > maxItems) {
-        ctx.issues.push({ code: 'custom', input: ctx.value, message: `Invalid value for ${label}: at most ${maxItems} items` });
-        return;
-      }
-      for (let i = 0; i < ctx.value.length; i++) {
-        const v = ctx.value[i];
-        const problem = typeof v === 'string' ? textProblem(v, `${label}[${i}]`, min, max) : `Invalid type for ${label}[${i}]: expected a string`;
-        if (problem) {
-          ctx.issues.push({ code: 'custom', input: ctx.value, message: problem });
-          return;
-        }
-      }
-    })
-    .transform((v) => v as string[])
-    .nullish()
-    .transform((v) => v ?? [])
-    .openapi({ type: ['array', 'null'], items: { type: 'string', minLength: min, maxLength: max }, maxItems });
-}
-
-/** A JSON object body: anything else is `Request body must be a JSON object`. Unknown fields are ignored. */
-export const body = <S extends z.core.$ZodLooseShape>(shape: S) => z.object(shape, { error: 'Request body must be a JSON object' });
 
 /**
  * An integer query parameter within `bound` (absent → its default). Anything else, a repeated
@@ -136,17 +77,6 @@ export function intRange(field: string, min: number, max: number, message = `Inv
   return z.number().check((ctx) => {
     if (!Number.isInteger(ctx.value) || ctx.value < min || ctx.value > max) ctx.issues.push({ code: 'custom', input: ctx.value, message });
   });
-}
-
-/** An ISO 8601 timestamp (`YYYY-MM-DDT…`) that names a real instant, as a Date. */
-export function timestamp(field: string) {
-  const message = `Invalid value for ${field}: expected an ISO 8601 timestamp`;
-  return z
-    .string({ error: message })
-    .check((ctx) => {
-      if (!/^\d{4}-\d{2}-\d{2}T/.test(ctx.value) || Number.isNaN(new Date(ctx.value).getTime())) ctx.issues.push({ code: 'custom', input: ctx.value, message });
-    })
-    .transform((v) => new Date(v));
 }
 
 // ------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
  */
 import { PROJECT_ID_PATTERN, Timestamp, UUID_PATTERN, z } from './common';
 import * as inputs from '../../services/inputs';
+import { UploadInput } from '../../domain/upload';
 
 // ------------------------------------------------------------------------------------------
 // Projects (§2)
@@ -94,32 +95,11 @@ export const DeletedProject = z.strictObject({ deletedProject: Project, deletedA
 // ------------------------------------------------------------------------------------------
 // Sessions (§3, §15)
 
-export const UploadSessionBody = z
-  .object({
-    name: z.string().min(1).max(255),
-    markdown: z.string().min(1),
-    rawData: z.string().nullable().optional().openapi({ description: 'Kept byte-exact.' }),
-    sessionData: z.string().nullable().optional().openapi({ description: 'The upload CLI’s resume blob, kept byte-exact; absent, null or "" keeps the stored one (§15).' }),
-    projectName: z.string().min(1).max(255).nullable().optional().openapi({ description: 'Name of the project when this upload creates it.' }),
-    startedAt: Timestamp.nullable().optional(),
-    endedAt: Timestamp.nullable().optional(),
-    metadata: z
-      .object({
-        clientName: z.string().max(255).nullable(),
-        clientVersion: z.string().max(255).nullable(),
-        agentName: z.string().max(255).nullable(),
-        deviceId: z.string().max(255).nullable(),
-        gitBranches: z.array(z.string().min(1).max(255)).nullable(),
-        llmModels: z.array(z.string().min(1).max(255)).nullable(),
-        tags: z.array(z.string().min(1).max(255)).nullable(),
-      })
-      .partial()
-      .catchall(z.string().nullable())
-      .nullable()
-      .optional()
-      .openapi({ description: 'Up to 32 extra string keys of at most 1 KiB each are kept.' }),
-  })
-  .openapi('UploadSession', { description: 'Unknown top-level fields (clients send `projectId`) are ignored; the path wins.' });
+/**
+ * What validates the upload is what is described: the domain's schema. It runs on worker threads,
+ * so it is plain zod (maybe built before the OpenAPI extension is loaded): named by zod's `.meta`.
+ */
+export const UploadSessionBody = UploadInput.meta({ id: 'UploadSession', description: 'Unknown top-level fields (clients send `projectId`) are ignored; the path wins.' });
 
 export const UploadResult = z
   .strictObject({ sessionId: z.string(), projectId: z.string(), createdAt: Timestamp, updatedAt: Timestamp, etag: z.string() })
