@@ -43,6 +43,8 @@ export class DbMonitor {
   private pending: { id: number; waited: number } | null = null;
   private lastTick = Date.now();
   private seq = 0;
+  /** Bumped whenever the connection is dropped: a connect that ends after that is stale. */
+  private epoch = 0;
   private timer: NodeJS.Timeout | null = null;
   private lastActive = Date.now();
   private readonly watched = new Set<{ req: Request; res: Response; guard: WorkGuard }>();
@@ -50,6 +52,8 @@ export class DbMonitor {
   constructor(
     private readonly options: mariadb.ConnectionConfig,
     private readonly logger: Logger,
+    /** How a connection is made (a test watches the driver's connections through it). */
+    private readonly createConnection: (options: mariadb.ConnectionConfig) => Promise<mariadb.Connection> = mariadb.createConnection,
   ) {}
 
   get reachable(): boolean {
@@ -129,13 +133,17 @@ export class DbMonitor {
   }
 
   private async connect(): Promise<void> {
-    const conn = await mariadb.createConnection(this.options);
+    const epoch = this.epoch;
+    const conn = await this.createConnection(this.options);
     conn.on('error', () => undefined);
-    if (this.conn) conn.destroy();
+    // Stopped (or given up on) while connecting: nobody would ever close this connection, and it
+    // would keep the process alive.
+    if (this.conn || epoch !== this.epoch) conn.destroy();
     else this.conn = conn;
   }
 
   private dropConnection(): void {
+    this.epoch++;
     const c = this.conn;
     this.conn = null;
     this.pending = null;
