@@ -64,6 +64,9 @@ describe('engine outage', () => {
     const failed = h.find(alice, 'steadyword');
     await expect(failed).rejects.toBeInstanceOf(AppError);
     await expect(failed).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'Service temporarily unavailable' });
+    // The failed search (or the worker's failed writes) set off a probe of both engines; the
+    // verdict is the probe's, so it comes a moment later.
+    await eventually('the engine to be reported down', async () => !h.search.isHealthy());
     expect(h.search.isHealthy()).toBe(false);
     expect(await h.search.backlog()).toBeGreaterThanOrEqual(3);
 
