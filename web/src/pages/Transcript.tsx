@@ -14,6 +14,16 @@ import { errorText } from './ui';
  * opens it at exchange n.
  */
 
+/** What the table of contents and the transcript both show of an exchange. */
+graphql(`
+  fragment ExchangeHead on SessionExchange {
+    number
+    title
+    size
+    continuation
+  }
+`);
+
 const TocDocument = graphql(`
   query SessionToc($projectId: ID!, $id: ID!, $offset: Int!) {
     session(id: $id, projectId: $projectId) {
@@ -22,10 +32,7 @@ const TocDocument = graphql(`
         total
         nextOffset
         exchanges {
-          number
-          title
-          size
-          continuation
+          ...ExchangeHead
         }
       }
     }
@@ -40,10 +47,7 @@ const PageDocument = graphql(`
         total
         nextOffset
         exchanges {
-          number
-          title
-          size
-          continuation
+          ...ExchangeHead
           markdown
         }
       }
