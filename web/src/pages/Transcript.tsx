@@ -151,13 +151,25 @@ export function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownS
     [vars.projectId, vars.id, seeVersion],
   );
 
+  /** One load of exchanges at a time: shown as loading, a failure shown as the error. */
+  const runLoad = useCallback(async (load: () => Promise<void>) => {
+    busy.current = true;
+    setLoading(true);
+    try {
+      await load();
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      busy.current = false;
+      setLoading(false);
+    }
+  }, []);
+
   /** Starts the window at exchange `n` (1-based); `focus`: scroll to it and focus its heading. */
   const openAt = useCallback(
-    async (n: number, focus: boolean) => {
-      busy.current = true;
-      setLoading(true);
+    (n: number, focus: boolean) => {
       setError(null);
-      try {
+      return runLoad(async () => {
         const p = await fetchPage(n - 1, FIRST_PAGE);
         if (p.exchanges.length === 0 && n > 1) {
           // Past the end (an old link): show the last exchange instead.
@@ -173,14 +185,9 @@ export function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownS
           setNext(p.nextOffset ?? null);
           if (focus) scrollTo.current = n;
         }
-      } catch (err) {
-        setError(errorText(err));
-      } finally {
-        busy.current = false;
-        setLoading(false);
-      }
+      });
     },
-    [fetchPage],
+    [fetchPage, runLoad],
   );
 
   // Open at the exchange the address names; later hash changes jump (within the window: scroll).
@@ -211,28 +218,19 @@ export function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownS
 
   const loadMore = useCallback(async () => {
     if (busy.current || next === null) return;
-    busy.current = true;
-    setLoading(true);
-    try {
+    await runLoad(async () => {
       const p = await fetchPage(next, PAGE);
       const all = [...itemsRef.current, ...p.exchanges];
       const drop = Math.max(0, all.length - WINDOW);
       setItems(all.slice(drop));
       setStart(startRef.current + drop);
       setNext(p.nextOffset ?? null);
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      busy.current = false;
-      setLoading(false);
-    }
-  }, [fetchPage, next]);
+    });
+  }, [fetchPage, next, runLoad]);
 
   const loadEarlier = useCallback(async () => {
     if (busy.current || start === 0) return;
-    busy.current = true;
-    setLoading(true);
-    try {
+    await runLoad(async () => {
       const from = Math.max(0, start - PAGE);
       const p = await fetchPage(from, start - from);
       // A page may stop early (1 MiB): keep only what joins the window without a gap.
@@ -250,13 +248,8 @@ export function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownS
         setItems(all.slice(0, WINDOW));
         setStart(from);
       }
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      busy.current = false;
-      setLoading(false);
-    }
-  }, [fetchPage, start]);
+    });
+  }, [fetchPage, start, runLoad]);
 
   const sentinel = useNearViewport<HTMLDivElement>(() => void loadMore(), '1200px', next !== null && items.length > 0);
 
