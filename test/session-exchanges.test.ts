@@ -87,7 +87,7 @@ describe('the per-version index cache', () => {
         return 0;
       },
     }) as Sql;
-  const row = { projectId: 'cache-p', id: 'cache-s', contentDigest: 'd1' };
+  const row = { projectId: 'cache-p', id: 'cache-s', contentDigest: 'd1', markdownSize: 0 };
 
   test('readers of one version share a build; a build that fails for its reader is redone for the others', async () => {
     const first = exchangeIndexOf(fakeDb(TRANSCRIPT, true), row);
@@ -131,7 +131,7 @@ describe('the per-version index cache', () => {
     const sent: number[] = [];
     const counting: Offload = { ...pool, exchangeScan: (state, cs) => (sent.push(cs.reduce((n, c) => n + c.length, 0)), pool.exchangeScan(state, cs)) };
     try {
-      const viaPool = await exchangeIndexOf(db, { projectId: 'pool-p', id: 'pool-s', contentDigest: 'big' }, counting);
+      const viaPool = await exchangeIndexOf(db, { projectId: 'pool-p', id: 'pool-s', contentDigest: 'big', markdownSize: bytes.length }, counting);
       const here = scan(bytes, 1);
       expect(viaPool).toEqual(here);
       expect(here.entries.length).toBeGreaterThan(1700);

@@ -92,24 +92,46 @@ export async function markdownOfSessions(db: Sql, userId: string, keys: readonly
 }
 
 /**
+ * The part holding the markdown's stored exchange index (src/domain/exchanges.ts), written and
+ * removed with the markdown, so that it is always of the markdown beside it.
+ */
+const EXCHANGES_PART = 'exchidx';
+
+/** The stored exchange index of a session's markdown, or null when none was stored. */
+export async function readStoredExchangeIndex(db: Sql, projectId: string, sessionId: string): Promise<Buffer | null> {
+  const rows = await db.query<{ data: unknown }>(
+    'SELECT data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = ? ORDER BY seq',
+    projectId,
+    sessionId,
+    EXCHANGES_PART,
+  );
+  if (rows.length === 0) return null;
+  const bufs = rows.map((r) => toBuffer(r.data));
+  return bufs.length === 1 ? bufs[0] : Buffer.concat(bufs);
+}
+
+/**
  * Replaces markdown and raw data of a session, and its session data when `parts.session` is given
- * (an upload without session data keeps the stored one); call inside the write transaction.
+ * (an upload without session data keeps the stored one), and the markdown's exchange index (kept
+ * only when `parts.exchanges` is given); call inside the write transaction.
  */
 export async function writeContent(
   tx: Sql,
   projectId: string,
   sessionId: string,
-  parts: { markdown: Buffer; raw: Buffer; session?: Buffer },
+  parts: { markdown: Buffer; raw: Buffer; session?: Buffer; exchanges?: Buffer | null },
 ): Promise<void> {
-  const replaced: ContentPart[] = parts.session ? ['markdown', 'raw', 'session'] : ['markdown', 'raw'];
+  const content: ContentPart[] = parts.session ? ['markdown', 'raw', 'session'] : ['markdown', 'raw'];
+  const replaced: string[] = [...content, EXCHANGES_PART];
   await tx.execute(
     `DELETE FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part IN (${marks(replaced)})`,
     projectId,
     sessionId,
     ...replaced,
   );
-  for (const part of replaced) {
-    const buf = parts[part]!;
+  const written: Array<[string, Buffer]> = content.map((part) => [part, parts[part]!]);
+  if (parts.exchanges) written.push([EXCHANGES_PART, parts.exchanges]);
+  for (const [part, buf] of written) {
     // One row even for empty content, so that "no rows" can only mean "no session".
     for (let seq = 0, off = 0; seq === 0 || off < buf.length; seq++, off += CHUNK_BYTES) {
       await tx.execute(

@@ -210,3 +210,49 @@ export class ExchangeScanner {
     return piece;
   }
 }
+
+/**
+ * Markdown of at least this many bytes has its exchange index stored with it at upload (computed
+ * where the upload is prepared, a worker thread for a large one), so that no open of it reads or
+ * scans the whole markdown. A smaller one is scanned when first opened (about a millisecond).
+ */
+export const STORED_INDEX_FROM = 1024 * 1024;
+
+/** Format of a stored index: `{v: 1, size, e: [[start, size, title, continuation 0|1], …]}`, numbered from 1 in order. */
+interface StoredIndex {
+  v: 1;
+  size: number;
+  e: Array<[number, number, string, 0 | 1]>;
+}
+
+/** The index of `markdown` in its stored form, or null when the markdown is too small to store one. */
+export function storedIndexOf(markdown: Buffer): Buffer | null {
+  if (markdown.length < STORED_INDEX_FROM) return null;
+  const scanner = new ExchangeScanner();
+  scanner.feed(markdown);
+  const index = scanner.finish();
+  const stored: StoredIndex = { v: 1, size: index.markdownSize, e: index.entries.map((x) => [x.start, x.size, x.title, x.continuation ? 1 : 0]) };
+  return Buffer.from(JSON.stringify(stored), 'utf8');
+}
+
+/**
+ * A stored index read back; null when it is not one of `markdownSize` bytes of markdown, or not
+ * contiguous (then the caller scans the markdown instead).
+ */
+export function decodeStoredIndex(bytes: Buffer, markdownSize: number): ExchangeIndex | null {
+  let stored: StoredIndex;
+  try {
+    stored = JSON.parse(bytes.toString('utf8')) as StoredIndex;
+  } catch {
+    return null;
+  }
+  if (stored?.v !== 1 || stored.size !== markdownSize || !Array.isArray(stored.e)) return null;
+  let at = 0;
+  const entries: ExchangeEntry[] = [];
+  for (const [start, size, title, continuation] of stored.e) {
+    if (start !== at || !(size >= 0) || typeof title !== 'string') return null;
+    entries.push({ number: entries.length + 1, start, size, title, continuation: continuation === 1 });
+    at = start + size;
+  }
+  return at === markdownSize ? { entries, markdownSize } : null;
+}

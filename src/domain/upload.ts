@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { z } from 'zod';
 import { invalid, MESSAGES } from '../errors';
 import { bytesOf, type Findings, type RedactMode } from '../redact';
+import { storedIndexOf } from './exchanges';
 import { redactUpload } from './redaction';
 import { body, content, parseInput, text, textList, timestamp } from './inputs';
 import { hasLoneSurrogate } from './text';
@@ -145,13 +146,23 @@ export interface PreparedUpload {
    * upload keeps stored session data (then the stored data's digest is part of it).
    */
   contentDigest: string;
+  /** The markdown's exchange index to store with it (large markdown only, else null): ./exchanges.ts. */
+  exchangeIndex: Buffer | null;
 }
 
 export function prepareUpload(body: unknown, mode: RedactMode): PreparedUpload {
   // Secrets go before anything is stored, logged or indexed (contract §14).
   const { upload, findings, sessionDataFindings } = redactUpload(validateUpload(body), mode);
   const sentDataDigest = upload.sessionData ? sessionDataDigestOf(upload.sessionData) : null;
-  return { upload, findings, sessionDataFindings, sentDataDigest, contentDigest: contentDigestOf(upload.markdown, upload.rawData, sentDataDigest) };
+  return {
+    upload,
+    findings,
+    sessionDataFindings,
+    sentDataDigest,
+    contentDigest: contentDigestOf(upload.markdown, upload.rawData, sentDataDigest),
+    // Of the markdown as stored (redacted: titles never show a secret; masks keep every offset).
+    exchangeIndex: storedIndexOf(upload.markdown),
+  };
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });

@@ -78,6 +78,7 @@ function revive(p: PreparedUpload): PreparedUpload {
   u.markdown = asBuffer(u.markdown);
   u.rawData = asBuffer(u.rawData);
   if (u.sessionData) u.sessionData = asBuffer(u.sessionData);
+  if (p.exchangeIndex) p.exchangeIndex = asBuffer(p.exchangeIndex);
   if (u.startedAt && !(u.startedAt instanceof Date)) u.startedAt = new Date(u.startedAt);
   if (u.endedAt && !(u.endedAt instanceof Date)) u.endedAt = new Date(u.endedAt);
   return p;

@@ -61,7 +61,7 @@ export function prepareUploadJson({ bytes, mode }: { bytes: Pieces; mode: Redact
   const r = capture(() => prepare(whole(bytes), mode));
   if (!('value' in r)) return r;
   const u = r.value.upload;
-  return moving(r, [u.markdown, u.rawData, u.sessionData]);
+  return moving(r, [u.markdown, u.rawData, u.sessionData, r.value.exchangeIndex ?? undefined]);
 }
 
 export interface DocumentBatches {

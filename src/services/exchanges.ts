@@ -1,10 +1,10 @@
 import { invalid } from '../errors';
-import { contentChunks, readMarkdownRange } from '../data/content';
+import { contentChunks, readMarkdownRange, readStoredExchangeIndex } from '../data/content';
 import type { Sql } from '../data/sql';
 import type { Offload } from '../offload';
 import type { Ctx } from './context';
 import type { SessionRow } from './sessions';
-import { ExchangeScanner, type ExchangeEntry, type ExchangeIndex, type ScanState } from '../domain/exchanges';
+import { decodeStoredIndex, ExchangeScanner, type ExchangeEntry, type ExchangeIndex, type ScanState } from '../domain/exchanges';
 
 export { EXCHANGE_MAX_BYTES, ExchangeScanner, TITLE_MAX, type ExchangeEntry, type ExchangeIndex, type ScanState } from '../domain/exchanges';
 
@@ -48,7 +48,11 @@ const CACHE_EXCHANGES = 200_000;
  * The index of one version of a session's markdown, read through `db` (a snapshot); scanned on
  * `offload`'s threads when given (it scans small inputs inline).
  */
-async function buildIndex(db: Sql, projectId: string, sessionId: string, offload?: Offload): Promise<ExchangeIndex> {
+async function buildIndex(db: Sql, projectId: string, sessionId: string, markdownSize: number, offload?: Offload): Promise<ExchangeIndex> {
+  // Stored at upload for large markdown (and written with it, so of this version).
+  const stored = await readStoredExchangeIndex(db, projectId, sessionId);
+  const decoded = stored && decodeStoredIndex(stored, markdownSize);
+  if (decoded) return decoded;
   if (offload) {
     // Entries the scan is done with stay here; only the last one (it may still change) goes along.
     const done: ScanState['entries'] = [];
@@ -109,7 +113,7 @@ function evict(): void {
  * of a version share one build; if that build fails for its own reader (its client went away and
  * its snapshot was released), the others build it again on their own snapshot.
  */
-export async function exchangeIndexOf(db: Sql, row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest'>, offload?: Offload): Promise<ExchangeIndex> {
+export async function exchangeIndexOf(db: Sql, row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest' | 'markdownSize'>, offload?: Offload): Promise<ExchangeIndex> {
   const key = `${row.projectId}\0${row.id}\0${row.contentDigest}`;
   const shared = cache.get(key);
   if (shared) {
@@ -122,7 +126,7 @@ export async function exchangeIndexOf(db: Sql, row: Pick<SessionRow, 'projectId'
       /* built on another request's snapshot, which failed: build on ours below */
     }
   }
-  const p = buildIndex(db, row.projectId, row.id, offload);
+  const p = buildIndex(db, row.projectId, row.id, Number(row.markdownSize), offload);
   forget(key);
   cache.set(key, p);
   p.then(
@@ -172,7 +176,7 @@ export interface ExchangePage {
  */
 export async function exchangePage(
   db: Sql,
-  row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest'>,
+  row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest' | 'markdownSize'>,
   args: { offset: number; limit: number; content: boolean; offload?: Offload },
 ): Promise<ExchangePage> {
   const index = await exchangeIndexOf(db, row, args.offload);

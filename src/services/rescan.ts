@@ -4,6 +4,7 @@ import { readContent, writeContent } from '../data/content';
 import { enqueueIndexWork } from '../data/outbox';
 import { inTransaction } from '../data/transaction';
 import { upsertOp } from '../domain/index-work';
+import { storedIndexOf } from '../domain/exchanges';
 import { maskedFindingsOf, redactionsToJson, redactUpload } from '../domain/redaction';
 import {
   contentDigestOf,
@@ -104,7 +105,7 @@ async function rescanOne(db: DbHandles, projectId: string, sessionId: string, mo
     next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
     await store.updateRedactedSession(tx, next);
     if (next.contentDigest !== old.contentDigest) {
-      await writeContent(tx, projectId, sessionId, { markdown: upload.markdown, raw: upload.rawData, session: upload.sessionData });
+      await writeContent(tx, projectId, sessionId, { markdown: upload.markdown, raw: upload.rawData, session: upload.sessionData, exchanges: storedIndexOf(upload.markdown) });
     }
     await store.writeLabels(tx, next, labelsOf(upload.meta), true);
     await enqueueIndexWork(tx, upsertOp(Number(old.markdownSize)), old.userId, projectId, sessionId);

@@ -113,7 +113,7 @@ async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepa
     if (old) await updateUploadedSession(tx, next, hasGitBranches);
     else await insertSession(tx, next, hasGitBranches);
     if (!old || old.contentDigest !== contentDigest) {
-      await writeContent(tx, projectId, sessionId, { markdown: up.markdown, raw: up.rawData, session: up.sessionData });
+      await writeContent(tx, projectId, sessionId, { markdown: up.markdown, raw: up.rawData, session: up.sessionData, exchanges: prepared.exchangeIndex });
     }
     await writeLabels(tx, next, labelsOf(up.meta), Boolean(old));
     await enqueueIndexWork(tx, upsertOp(next.markdownSize), userId, projectId, sessionId);
