@@ -68,6 +68,17 @@ test('the paged read serves the stored index (it is not scanned again)', async (
   expect(r.body.data.total).toBe(json.e.length);
 });
 
+test('markdown of many one-line turns stores none (its index would outweigh an eighth of it): it is scanned at open', async () => {
+  const md = `${'_**User**_\n\nx\n\n'.repeat(90_000)}`;
+  expect(Buffer.byteLength(md)).toBeGreaterThan(STORED_INDEX_FROM);
+  expect((await put(8, md)).status).toBe(201);
+  expect(await stored(8)).toBeNull();
+  const r = await page(8, '?offset=89998&content=false');
+  expect(r.status).toBe(200);
+  expect(r.body.data).toMatchObject({ total: 90_000, nextOffset: null });
+  expect(r.body.data.exchanges.map((e: { title: string }) => e.title)).toEqual(['x', 'x']);
+});
+
 test('a stored index that does not fit the markdown is ignored: the markdown is scanned', async () => {
   const md = largeMarkdown();
   expect((await put(3, md)).status).toBe(201);

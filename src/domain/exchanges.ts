@@ -225,14 +225,22 @@ interface StoredIndex {
   e: Array<[number, number, string, 0 | 1]>;
 }
 
-/** The index of `markdown` in its stored form, or null when the markdown is too small to store one. */
+/**
+ * A stored index is at most this large, and at most an eighth of its markdown: it is read and
+ * parsed on the event loop at open (a real transcript's is ~1.5% of it; markdown of millions of
+ * one-line turns would make one larger than itself, and is scanned on the worker pool instead).
+ */
+export const STORED_INDEX_MAX = 4 * 1024 * 1024;
+
+/** The index of `markdown` in its stored form, or null when there is none to store (see above). */
 export function storedIndexOf(markdown: Buffer): Buffer | null {
   if (markdown.length < STORED_INDEX_FROM) return null;
   const scanner = new ExchangeScanner();
   scanner.feed(markdown);
   const index = scanner.finish();
   const stored: StoredIndex = { v: 1, size: index.markdownSize, e: index.entries.map((x) => [x.start, x.size, x.title, x.continuation ? 1 : 0]) };
-  return Buffer.from(JSON.stringify(stored), 'utf8');
+  const bytes = Buffer.from(JSON.stringify(stored), 'utf8');
+  return bytes.length <= Math.min(STORED_INDEX_MAX, markdown.length / 8) ? bytes : null;
 }
 
 /**
