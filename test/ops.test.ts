@@ -3,8 +3,7 @@
  * line, /metrics in Prometheus text (and off when METRICS_ENABLED=false), readiness.
  */
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
+import { testDataDir } from './support/meili-engine';
 import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from '../src/app';
@@ -45,7 +44,7 @@ describe('request ids and the access log', () => {
     db = await createTestDatabase();
     const config = loadConfig({
       DATABASE_URL: db.url,
-      DATA_DIR: path.join(os.tmpdir(), 'session-archive-test'),
+      DATA_DIR: testDataDir(),
       JWT_SECRET: 'test-secret-that-is-long-enough',
       NAMESPACE: db.name,
       LOG_LEVEL: 'info',

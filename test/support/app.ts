@@ -1,6 +1,5 @@
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
+import { testDataDir } from './meili-engine';
 import type { AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
 import { buildApp, type RateLimitHooks } from '../../src/app';
@@ -115,7 +114,7 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
   const db = options.db ?? (await createTestDatabase());
   const config = loadConfig({
     DATABASE_URL: db.url,
-    DATA_DIR: path.join(os.tmpdir(), 'session-archive-test'),
+    DATA_DIR: testDataDir(),
     JWT_SECRET: 'test-secret-that-is-long-enough',
     LOG_LEVEL: 'silent',
     NAMESPACE: db.name,

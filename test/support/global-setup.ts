@@ -1,14 +1,16 @@
 /**
  * Runs once before all test files: checks the database answers and starts one embedded
- * Meilisearch for the whole run (DATA_DIR under the OS temp dir, shared with test apps that use
- * that DATA_DIR). Its address and key reach the test workers through the environment.
+ * Meilisearch for the whole run (in this run's DATA_DIR under the OS temp dir, shared with the
+ * test apps, which use that DATA_DIR). Its address and key reach the test workers through the environment.
  */
 import * as mariadb from 'mariadb';
-import { startTestMeili } from './meili-engine';
+import { startTestMeili, testDataDir } from './meili-engine';
 
 export default async function globalSetup(): Promise<void> {
   // Names this run's directory of child processes to sweep at the end (support/processes.ts).
   process.env.SA_TEST_RUN_ID = String(process.pid);
+  // This run's DATA_DIR (the workers inherit its name; global teardown removes it).
+  testDataDir();
   const conn = await mariadb.createConnection({ host: '127.0.0.1', port: 3306, user: 'root', connectTimeout: 5000 });
   await conn.end();
   await startTestMeili();

@@ -5,8 +5,7 @@
  * the ones the service writes.
  */
 import crypto from 'node:crypto';
-import os from 'node:os';
-import path from 'node:path';
+import { testDataDir } from './meili-engine';
 import { loadConfig, type Config } from '../../src/config';
 import { createDb, type DbHandles } from '../../src/db/client';
 import { createLogger, type Logger } from '../../src/logger';
@@ -78,7 +77,7 @@ export async function eventually(what: string, check: () => Promise<boolean>, ti
 export function searchTestConfig(db: TestDatabase, env: Record<string, string> = {}): Config {
   return loadConfig({
     DATABASE_URL: db.url,
-    DATA_DIR: path.join(os.tmpdir(), 'session-archive-test'),
+    DATA_DIR: testDataDir(),
     JWT_SECRET: 'test-secret-that-is-long-enough',
     LOG_LEVEL: 'silent',
     NAMESPACE: db.name,
