@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { z } from 'zod';
-import { invalid, MESSAGES } from '../errors';
 import { bytesOf, type Findings, type RedactMode } from '../redact';
 import { storedIndexOf } from './exchanges';
+import { parseJsonBytes } from './json';
 import { redactUpload } from './redaction';
 import { body, content, parseInput, text, textList, timestamp } from './inputs';
 import { hasLoneSurrogate } from './text';
@@ -165,15 +165,7 @@ export function prepareUpload(body: unknown, mode: RedactMode): PreparedUpload {
   };
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
-
 /** prepareUpload of a JSON body given as bytes (strict UTF-8 and JSON, as src/http/body.ts). */
 export function prepareUploadJson(bytes: Uint8Array, mode: RedactMode): PreparedUpload {
-  let body: unknown;
-  try {
-    body = JSON.parse(utf8.decode(bytes));
-  } catch {
-    throw invalid(MESSAGES.invalidJson);
-  }
-  return prepareUpload(body, mode);
+  return prepareUpload(parseJsonBytes(bytes), mode);
 }

@@ -3,12 +3,12 @@ import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import type { NextFunction, Request, Response } from 'express';
 import { AppError, invalid, MESSAGES } from '../errors';
+import { parseJsonBytes } from '../domain/json';
 import { DeferredJson, inlineOffload, joined, OFFLOAD_MIN_BYTES, ownedBuffer, type Offload } from '../offload';
 import { sendError } from './errors';
 
 const MiB = 1024 * 1024;
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 function hasBody(req: Request): boolean {
   const len = req.headers['content-length'];
@@ -160,9 +160,9 @@ export function jsonBody(limit: number, offload: Offload = inlineOffload, defer:
         }
         if (length < OFFLOAD_MIN_BYTES) {
           try {
-            req.body = JSON.parse(utf8.decode(joined(pieces)));
-          } catch {
-            return next(invalid(MESSAGES.invalidJson));
+            req.body = parseJsonBytes(joined(pieces));
+          } catch (err) {
+            return next(err);
           }
           return next();
         }

@@ -5,13 +5,13 @@
  */
 import { isMainThread } from 'node:worker_threads';
 import Piscina from 'piscina';
-import { AppError, invalid, MESSAGES, type ErrorCode } from '../errors';
+import { AppError, type ErrorCode } from '../errors';
 import type { RedactMode } from '../redact';
 import { toDocuments, type IndexableSession } from '../domain/search-documents';
 import { ExchangeScanner, type ScanState } from '../domain/exchanges';
+import { parseJsonBytes } from '../domain/json';
 import { prepareUploadJson as prepare, type PreparedUpload } from '../domain/upload';
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 export type TaskResult<T> = { value: T } | { error: { code?: ErrorCode; message: string; details?: Record<string, unknown> } };
 
@@ -35,11 +35,7 @@ const whole = (b: Pieces): Uint8Array => (!Array.isArray(b) ? b : b.length === 1
 
 export function parseJson({ bytes }: { bytes: Pieces }): TaskResult<unknown> {
   return capture(() => {
-    try {
-      return JSON.parse(utf8.decode(whole(bytes)));
-    } catch {
-      throw invalid(MESSAGES.invalidJson);
-    }
+    return parseJsonBytes(whole(bytes));
   });
 }
 
