@@ -8,7 +8,7 @@ import type { Request, Response } from 'express';
 import * as mariadb from 'mariadb';
 import { loadConfig } from '../src/config';
 import { connectionOptions } from '../src/db/client';
-import { DbMonitor, dbWatchdog } from '../src/http/db-watchdog';
+import { DbMonitor } from '../src/http/db-watchdog';
 import { createLogger } from '../src/logger';
 
 const config = loadConfig({ DATABASE_URL: 'mysql://root@127.0.0.1:3306/mysql', JWT_SECRET: 'test-secret-that-is-long-enough', LOG_LEVEL: 'silent' });
@@ -28,16 +28,22 @@ async function until(cond: () => boolean, limitMs = 15_000): Promise<boolean> {
   return cond();
 }
 
-test('stopped while connecting: the connection it was making is closed once made', async () => {
-  // The real driver, watched: which connections the monitor makes.
+/** A monitor on the real driver whose connections the test can see (`made`). */
+function watchedMonitor() {
   const made: Array<Promise<mariadb.Connection>> = [];
   const watched = (opts: mariadb.ConnectionConfig) => {
     const p = mariadb.createConnection(opts);
     made.push(p);
     return p;
   };
+  const monitor = new DbMonitor({ ...connectionOptions(config.databaseUrl), connectTimeout: 10_000 }, createLogger('silent'), watched);
+  const cleanUp = () => made.forEach((p) => void p.then((c) => c.destroy(), () => undefined));
+  return { monitor, made, cleanUp };
+}
+
+test('stopped while connecting: the connection it was making is closed once made', async () => {
+  const { monitor, made, cleanUp } = watchedMonitor();
   try {
-    const monitor = new DbMonitor({ ...connectionOptions(config.databaseUrl), connectTimeout: 10_000 }, createLogger('silent'), watched);
     let passed = false;
     monitor.middleware()({ path: '/api/v1/projects' } as Request, response(), () => (passed = true));
     expect(passed).toBe(true);
@@ -46,16 +52,23 @@ test('stopped while connecting: the connection it was making is closed once made
     const conn = await made[0];
     expect(await until(() => !conn.isValid())).toBe(true);
   } finally {
-    for (const p of made) void p.then((c) => c.destroy(), () => undefined);
+    cleanUp();
   }
 });
 
 test('stopped after connecting: its connection is closed', async () => {
   const before = mariadbSockets();
-  const monitor = dbWatchdog(config, createLogger('silent'));
-  monitor.middleware()({ path: '/api/v1/projects' } as Request, response(), () => undefined);
-  expect(await until(() => monitor.reachable && [...mariadbSockets()].some((p) => !before.has(p)))).toBe(true);
-  await new Promise((r) => setTimeout(r, 600)); // a few ticks: connected and pinged
-  monitor.stop();
-  expect(await until(() => [...mariadbSockets()].every((p) => before.has(p)))).toBe(true);
+  const { monitor, made, cleanUp } = watchedMonitor();
+  try {
+    monitor.middleware()({ path: '/api/v1/projects' } as Request, response(), () => undefined);
+    const conn = await made[0];
+    await new Promise((r) => setImmediate(r)); // the monitor has taken the connection
+    expect(conn.isValid()).toBe(true);
+    expect(monitor.reachable && [...mariadbSockets()].some((p) => !before.has(p))).toBe(true);
+    monitor.stop();
+    expect(await until(() => !conn.isValid())).toBe(true);
+    expect(await until(() => [...mariadbSockets()].every((p) => before.has(p)))).toBe(true);
+  } finally {
+    cleanUp();
+  }
 });

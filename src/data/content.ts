@@ -11,7 +11,18 @@ export const CHUNK_BYTES = 1024 * 1024;
 /** 'session': the upload CLI's session data (contract §15), a third part treated like raw data. */
 export type ContentPart = 'markdown' | 'raw' | 'session';
 
-export async function readContent(db: Sql, projectId: string, sessionId: string, part: ContentPart): Promise<Buffer> {
+/**
+ * The part holding the markdown's stored exchange index (src/domain/exchanges.ts), written and
+ * removed with the markdown, so that it is always of the markdown beside it.
+ */
+const EXCHANGES_PART = 'exchidx';
+
+export function readContent(db: Sql, projectId: string, sessionId: string, part: ContentPart): Promise<Buffer> {
+  return readPart(db, projectId, sessionId, part);
+}
+
+/** A stored part's pieces joined in order (empty when it has none). */
+async function readPart(db: Sql, projectId: string, sessionId: string, part: ContentPart | typeof EXCHANGES_PART): Promise<Buffer> {
   const rows = await db.query<{ data: unknown }>(
     'SELECT data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = ? ORDER BY seq',
     projectId,
@@ -91,23 +102,10 @@ export async function markdownOfSessions(db: Sql, userId: string, keys: readonly
   return out;
 }
 
-/**
- * The part holding the markdown's stored exchange index (src/domain/exchanges.ts), written and
- * removed with the markdown, so that it is always of the markdown beside it.
- */
-const EXCHANGES_PART = 'exchidx';
-
 /** The stored exchange index of a session's markdown, or null when none was stored. */
 export async function readStoredExchangeIndex(db: Sql, projectId: string, sessionId: string): Promise<Buffer | null> {
-  const rows = await db.query<{ data: unknown }>(
-    'SELECT data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = ? ORDER BY seq',
-    projectId,
-    sessionId,
-    EXCHANGES_PART,
-  );
-  if (rows.length === 0) return null;
-  const bufs = rows.map((r) => toBuffer(r.data));
-  return bufs.length === 1 ? bufs[0] : Buffer.concat(bufs);
+  const stored = await readPart(db, projectId, sessionId, EXCHANGES_PART);
+  return stored.length > 0 ? stored : null;
 }
 
 /**

@@ -9,7 +9,6 @@ import { sendError } from './errors';
 
 const MiB = 1024 * 1024;
 
-
 function hasBody(req: Request): boolean {
   const len = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (len !== undefined && len !== '0');

@@ -12,7 +12,6 @@ import { ExchangeScanner, type ScanState } from '../domain/exchanges';
 import { parseJsonBytes } from '../domain/json';
 import { prepareUploadJson as prepare, type PreparedUpload } from '../domain/upload';
 
-
 export type TaskResult<T> = { value: T } | { error: { code?: ErrorCode; message: string; details?: Record<string, unknown> } };
 
 /** A client's mistake (AppError) keeps its code and message; anything else becomes a plain Error. */
@@ -34,9 +33,7 @@ type Pieces = Uint8Array | Uint8Array[];
 const whole = (b: Pieces): Uint8Array => (!Array.isArray(b) ? b : b.length === 1 ? b[0] : Buffer.concat(b));
 
 export function parseJson({ bytes }: { bytes: Pieces }): TaskResult<unknown> {
-  return capture(() => {
-    return parseJsonBytes(whole(bytes));
-  });
+  return capture(() => parseJsonBytes(whole(bytes)));
 }
 
 /** Moves the given buffers back to the calling thread with the value instead of copying them. */

@@ -4,7 +4,7 @@ import type { Sql } from '../data/sql';
 import type { Offload } from '../offload';
 import type { Ctx } from './context';
 import type { SessionRow } from './sessions';
-import { decodeStoredIndex, ExchangeScanner, type ExchangeEntry, type ExchangeIndex, type ScanState } from '../domain/exchanges';
+import { decodeStoredIndex, ExchangeScanner, STORED_INDEX_FROM, type ExchangeEntry, type ExchangeIndex, type ScanState } from '../domain/exchanges';
 
 export { EXCHANGE_MAX_BYTES, ExchangeScanner, TITLE_MAX, type ExchangeEntry, type ExchangeIndex, type ScanState } from '../domain/exchanges';
 
@@ -49,10 +49,13 @@ const CACHE_EXCHANGES = 200_000;
  * `offload`'s threads when given (it scans small inputs inline).
  */
 async function buildIndex(db: Sql, projectId: string, sessionId: string, markdownSize: number, offload?: Offload): Promise<ExchangeIndex> {
-  // Stored at upload for large markdown (and written with it, so of this version).
-  const stored = await readStoredExchangeIndex(db, projectId, sessionId);
-  const decoded = stored && decodeStoredIndex(stored, markdownSize);
-  if (decoded) return decoded;
+  // Stored at upload for large markdown (and written with it, so of this version); smaller
+  // markdown never has one, so it is not asked for.
+  if (markdownSize >= STORED_INDEX_FROM) {
+    const stored = await readStoredExchangeIndex(db, projectId, sessionId);
+    const decoded = stored && decodeStoredIndex(stored, markdownSize);
+    if (decoded) return decoded;
+  }
   if (offload) {
     // Entries the scan is done with stay here; only the last one (it may still change) goes along.
     const done: ScanState['entries'] = [];

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { gql } from '../api/graphql';
 import { graphql } from '../gql';
 import type { ApiKeysQuery } from '../gql/graphql';
-import { ConfirmDialog, Field, FormError, when } from './ui';
+import { ConfirmDialog, errorText, Field, FormError, when } from './ui';
 
 const ApiKeysDocument = graphql(`
   query ApiKeys {
@@ -52,7 +52,7 @@ export function ApiKeysPage() {
     try {
       setKeys((await gql(ApiKeysDocument)).apiKeys);
     } catch (err) {
-      setError(err instanceof Error ? err.message : String(err));
+      setError(errorText(err));
     }
   }, []);
   useEffect(() => {
@@ -65,7 +65,7 @@ export function ApiKeysPage() {
       await gql(RevokeApiKeyDocument, { id: key.id });
       await load();
     } catch (err) {
-      setError(err instanceof Error ? err.message : String(err));
+      setError(errorText(err));
     }
   };
 
@@ -153,7 +153,7 @@ function CreateKeyForm({ onCreated, onCancel }: { onCreated: (name: string, toke
       const r = await gql(CreateApiKeyDocument, { name, expiresInDays: days === '' ? null : Number(days) });
       onCreated(r.createApiKey.key.name, r.createApiKey.token);
     } catch (err) {
-      setError(err instanceof Error ? err.message : String(err));
+      setError(errorText(err));
     } finally {
       setBusy(false);
     }

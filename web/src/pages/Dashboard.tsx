@@ -4,6 +4,7 @@ import { gql } from '../api/graphql';
 import { graphql } from '../gql';
 import type { DashboardQuery } from '../gql/graphql';
 import { size } from './filters';
+import { errorText } from './ui';
 
 /*
  * The dashboard (contract §10): `stats` and `analytics` as charts. Chart.js draws on a canvas (no
@@ -189,7 +190,7 @@ export function DashboardPage() {
     const end = new Date();
     const start = new Date(Date.UTC(end.getUTCFullYear(), end.getUTCMonth(), end.getUTCDate() - (DAYS - 1)));
     gql(DashboardDocument, { range: { start: start.toISOString(), end: end.toISOString() } }).then(setData, (err: unknown) =>
-      setError(err instanceof Error ? err.message : String(err)),
+      setError(errorText(err)),
     );
   }, []);
 

@@ -4,7 +4,7 @@ import { gql } from '../api/graphql';
 import { graphql } from '../gql';
 import type { ProjectSessionsQuery } from '../gql/graphql';
 import { displayTitle, filtersFromParams, FilterForm, hasFilters, orderFromParams, readerHref, size } from './filters';
-import { when } from './ui';
+import { errorText, when } from './ui';
 
 export { displayTitle } from './filters';
 
@@ -74,7 +74,7 @@ export function ProjectPage() {
           setRows((old) => (after && old ? [...old, ...page] : page));
           setNext(r.sessionsConnection.pageInfo.hasNextPage ? (r.sessionsConnection.pageInfo.endCursor ?? null) : null);
         },
-        (err: unknown) => live() && setError(err instanceof Error ? err.message : String(err)),
+        (err: unknown) => live() && setError(errorText(err)),
       ),
     [projectId, filters, orderBy],
   );

@@ -4,7 +4,7 @@ import { gqlAbortable } from '../api/graphql';
 import { graphql } from '../gql';
 import type { SearchSessionsQuery } from '../gql/graphql';
 import { displayTitle, filtersFromParams, FilterForm, readerHref, size } from './filters';
-import { when } from './ui';
+import { errorText, when } from './ui';
 
 /*
  * Search as you type (contract §10): the query and the filters live in the URL (`/search?q=…`
@@ -163,7 +163,7 @@ export function SearchPage() {
       },
       (err: unknown) => {
         if (mine !== seq.current || ctl.signal.aborted) return;
-        setError(err instanceof Error ? err.message : String(err));
+        setError(errorText(err));
         setBusy(false);
       },
     );
