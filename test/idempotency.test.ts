@@ -74,17 +74,36 @@ describe('a repeat returns the first response without acting again', () => {
 });
 
 describe('the same key with another request → 422', () => {
-  test('another body, another path', async () => {
+  test('another body on the same method and path; another query string', async () => {
     const k = key();
     const sid = crypto.randomUUID();
     expect((await tsSdk(app, a.token, 'PUT', `/api/v1/projects/idem-x/sessions/${sid}`, { name: 'n', markdown: 'one' }, k)).status).toBe(201);
     const other = await tsSdk(app, a.token, 'PUT', `/api/v1/projects/idem-x/sessions/${sid}`, { name: 'n', markdown: 'two' }, k);
     expect(other).toMatchObject({ status: 422, body: { success: false, error: 'Idempotency key reused with a different request' } });
-    const elsewhere = await tsSdk(app, a.token, 'PUT', `/api/v1/projects/idem-x/sessions/${crypto.randomUUID()}`, { name: 'n', markdown: 'one' }, k);
-    expect(elsewhere.status).toBe(422);
+    const query = await tsSdk(app, a.token, 'PUT', `/api/v1/projects/idem-x/sessions/${sid}?x=1`, { name: 'n', markdown: 'one' }, k);
+    expect(query.status).toBe(422);
     // Nothing was written by the refused requests.
     const md = await app.request('GET', `/api/v1/projects/idem-x/sessions/${sid}`, { token: a.token, headers: { Accept: 'text/markdown' } });
     expect(md.text).toBe('one');
+  });
+
+  test('the same key on another path or method is another key: it acts', async () => {
+    const k = key();
+    const s1 = crypto.randomUUID();
+    const s2 = crypto.randomUUID();
+    expect((await tsSdk(app, a.token, 'PUT', `/api/v1/projects/idem-y/sessions/${s1}`, { name: 'n', markdown: 'one' }, k)).status).toBe(201);
+    const elsewhere = await tsSdk(app, a.token, 'PUT', `/api/v1/projects/idem-y/sessions/${s2}`, { name: 'n', markdown: 'two' }, k);
+    expect(elsewhere.status).toBe(201);
+    expect(elsewhere.headers['idempotent-replayed']).toBeUndefined();
+    expect(elsewhere.body.data.sessionId).toBe(s2);
+    const post = await tsSdk(app, a.token, 'POST', '/api/v1/projects', { id: 'idem-y2', name: 'y' }, k);
+    expect(post.status).toBe(201);
+    // Each path still replays its own first answer.
+    const again = await tsSdk(app, a.token, 'PUT', `/api/v1/projects/idem-y/sessions/${s1}`, { name: 'n', markdown: 'one' }, k);
+    expect(again).toMatchObject({ status: 201, headers: { 'idempotent-replayed': 'true' } });
+    expect(again.body.data.sessionId).toBe(s1);
+    const md = await app.request('GET', `/api/v1/projects/idem-y/sessions/${s2}`, { token: a.token, headers: { Accept: 'text/markdown' } });
+    expect(md.text).toBe('two');
   });
 
   test('keys are per user: the same key for another user acts for them', async () => {

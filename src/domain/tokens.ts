@@ -1,5 +1,6 @@
 import { createHash, createPublicKey, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
+import { noteSecretIssued } from './issued-secrets';
 
 export interface TokenClaims {
   sub: string;
@@ -12,12 +13,14 @@ export type DeviceTokenUse = 'refresh' | 'access';
 
 /** A device login token: like a key token (jti = the device's key row), plus its `use`. */
 export function signDeviceToken(secret: string, userId: string, keyId: string, use: DeviceTokenUse, expiresAt: Date): string {
+  noteSecretIssued();
   const payload = { sub: userId, jti: keyId, use, exp: Math.floor(expiresAt.getTime() / 1000) };
   return jwt.sign(payload, secret, { algorithm: 'HS256' });
 }
 
 /** Signs an API key token: HS256, sub = user id, jti = key id, optional exp. */
 export function signKeyToken(secret: string, userId: string, keyId: string, expiresAt: Date | null): string {
+  noteSecretIssued();
   const payload: Record<string, unknown> = { sub: userId, jti: keyId };
   if (expiresAt) payload.exp = Math.floor(expiresAt.getTime() / 1000);
   return jwt.sign(payload, secret, { algorithm: 'HS256', noTimestamp: false });
@@ -76,5 +79,8 @@ export function bearerToken(header: string | undefined): string | null {
 /** Hex sha256 of a token: what the database keeps of browser sessions, reset links and device codes. */
 export const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
-/** A random token of `bytes` bytes, base64url. */
-export const randomToken = (bytes = 32) => randomBytes(bytes).toString('base64url');
+/** A random token of `bytes` bytes, base64url: a secret (see issued-secrets.ts). */
+export function randomToken(bytes = 32): string {
+  noteSecretIssued();
+  return randomBytes(bytes).toString('base64url');
+}

@@ -1,31 +1,54 @@
 /**
  * Idempotency-Key on PUT and POST (contract §15; both SDKs send it on writes when asked): the
- * first response to a key is kept for 24 hours per user (table idempotency_keys) and a repeat of
- * the same request gets it back without acting again; the same key with another request → 422.
+ * first response to a key is kept for 24 hours per user, method and path (table idempotency_keys)
+ * and a repeat of the same request gets it back without acting again; the same key, method and
+ * path with another request → 422. The same key on another method or path is another key: both
+ * SDKs' examples send one constant key for every new session.
  *
  * The first request claims the key by inserting a pending row (the primary key decides between
  * concurrent ones); the others wait for its response and replay it, so ten parallel requests with
  * one key make one write. Responses that say nothing was done (5xx) release the key instead.
+ *
+ * Never stored (the claim is released, so a repeat acts again):
+ * - a response of a request that minted a secret — an API key or device token, a device code, a
+ *   reset, invitation or share link, a browser session: everything minted through src/domain/tokens.ts
+ *   (and device codes) marks the request (src/domain/issued-secrets.ts), whatever its route or the
+ *   case of its path, so a new route that hands out a fresh secret needs nothing more;
+ * - a response whose handler set `res.locals.noIdempotencyStore = true` (for a secret or a
+ *   one-time value minted some other way);
+ * - a response over 1 MiB (MAX_STORED_BYTES).
  */
 import crypto from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { isDuplicateKey } from '../data/errors';
 import * as store from '../data/idempotency';
+import { trackIssuedSecrets, type IssuedSecrets } from '../domain/issued-secrets';
 import { AppError, invalid, MESSAGES } from '../errors';
 import type { Deps } from '../services/context';
 import './types';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** The largest response (bytes of its JSON) that is kept for replay. */
+export const MAX_STORED_BYTES = 1024 * 1024;
 /** A pending claim older than this belongs to a request that never finished (process died). */
 const STALE_PENDING_MS = 10 * 60 * 1000;
 /** How long a repeat waits for the first request's response before giving up with a 409. */
 const WAIT_MS = 5 * 60 * 1000;
 const CLEANUP_EVERY_MS = 10 * 60 * 1000;
 const KEY_RE = /^[\x21-\x7e]{1,255}$/;
-/** Routes whose responses carry credentials: never stored, so the header is not honoured there. */
-const EXCLUDED = /^\/(keys|auth)(\/|$)|^\/device-/;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The path of the request as sent (no query string). */
+const pathOf = (req: Request) => {
+  const q = req.originalUrl.indexOf('?');
+  return q < 0 ? req.originalUrl : req.originalUrl.slice(0, q);
+};
+
+/** The scope of a key: method and path (sha256 hex, the table's fixed-width column). */
+function scopeOf(req: Request): string {
+  return crypto.createHash('sha256').update(`${req.method} ${pathOf(req)}`).digest('hex');
+}
 
 /** Fingerprint of the request: method, path and query, and the (decompressed) body bytes. */
 function fingerprintOf(req: Request): string {
@@ -34,6 +57,14 @@ function fingerprintOf(req: Request): string {
     .update(`${req.method}\n${req.originalUrl}\n`)
     .update(req.bodyDigest ?? '')
     .digest('hex');
+}
+
+/** Why a response is not kept for replay, or null when it is kept. */
+function notKeptBecause(res: Response, secrets: IssuedSecrets, json: string): string | null {
+  if (secrets.issued) return 'it carries a freshly issued secret';
+  if (res.locals.noIdempotencyStore === true) return 'its handler asked not to keep it';
+  if (Buffer.byteLength(json, 'utf8') > MAX_STORED_BYTES) return 'it is over 1 MiB';
+  return null;
 }
 
 export function idempotency(deps: Deps) {
@@ -48,25 +79,25 @@ export function idempotency(deps: Deps) {
       .catch((err) => deps.logger.warn({ msg: 'idempotency cleanup failed', err: String(err?.message ?? err) }));
   };
 
-  const release = (userId: string, key: string, createdAt: Date) => store.releaseClaim(db, userId, key, createdAt);
+  const release = (id: store.ClaimId, createdAt: Date) => store.releaseClaim(db, id, createdAt);
 
   /** Our claim on the key, or the existing one (after waiting for its response when pending). */
-  async function claim(userId: string, key: string, fingerprint: string): Promise<{ mine: true; createdAt: Date } | { mine: false; claim: store.IdempotencyClaim }> {
+  async function claim(id: store.ClaimId, fingerprint: string): Promise<{ mine: true; createdAt: Date } | { mine: false; claim: store.IdempotencyClaim }> {
     const waitUntil = Date.now() + WAIT_MS;
     let delay = 10;
     for (;;) {
       const createdAt = new Date();
       try {
-        await store.insertClaim(db, userId, key, fingerprint, createdAt);
+        await store.insertClaim(db, id, fingerprint, createdAt);
         return { mine: true, createdAt };
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
       }
-      const existing = await store.claimOf(db, userId, key);
+      const existing = await store.claimOf(db, id);
       if (!existing) continue; // released or expired between our two statements
       const age = Date.now() - existing.createdAt.getTime();
       if (age > IDEMPOTENCY_TTL_MS || (existing.status === null && age > STALE_PENDING_MS)) {
-        await store.deleteClaim(db, userId, key, existing.createdAt);
+        await store.deleteClaim(db, id, existing.createdAt);
         continue;
       }
       if (existing.fingerprint !== fingerprint) throw new AppError('UNPROCESSABLE', MESSAGES.idempotencyMismatch);
@@ -80,13 +111,13 @@ export function idempotency(deps: Deps) {
   return async (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'PUT' && req.method !== 'POST') return next();
     const key = req.get('idempotency-key');
-    if (key === undefined || !req.user || EXCLUDED.test(req.path)) return next();
+    if (key === undefined || !req.user) return next();
     if (!KEY_RE.test(key)) return next(invalid('Invalid Idempotency-Key: 1 to 255 visible ASCII characters'));
-    const userId = req.user.id;
+    const id: store.ClaimId = { userId: req.user.id, scope: scopeOf(req), key };
     cleanup();
     let got: Awaited<ReturnType<typeof claim>>;
     try {
-      got = await claim(userId, key, fingerprintOf(req));
+      got = await claim(id, fingerprintOf(req));
     } catch (err) {
       return next(err);
     }
@@ -99,35 +130,38 @@ export function idempotency(deps: Deps) {
     }
 
     const { createdAt } = got;
+    const secrets: IssuedSecrets = { issued: false };
     let settled = false;
     const origJson = res.json.bind(res);
+    const send = (json: string | undefined, body: unknown) => {
+      if (json === undefined) return origJson(body);
+      if (!res.get('Content-Type')) res.type('application/json');
+      return res.send(json);
+    };
     res.json = ((body: unknown) => {
       if (settled) return origJson(body);
       settled = true;
       const status = res.statusCode;
-      const kept =
-        status >= 500
-          ? release(userId, key, createdAt)
-          : store.completeClaim(db, userId, key, createdAt, {
-              status,
-              json: JSON.stringify(body),
-              etag: (res.getHeader('ETag') as string | undefined) ?? null,
-            });
+      const json: string | undefined = JSON.stringify(body);
+      const skip = status >= 500 ? 'a 5xx frees the key' : notKeptBecause(res, secrets, json ?? '');
+      const kept = skip
+        ? release(id, createdAt)
+        : store.completeClaim(db, id, createdAt, { status, json: json ?? '', etag: (res.getHeader('ETag') as string | undefined) ?? null });
       kept
         .catch((err) => {
           deps.logger.warn({ reqId: req.id, msg: 'idempotency: response not kept', err: String(err?.message ?? err) });
-          return release(userId, key, createdAt).catch(() => undefined);
+          return release(id, createdAt).catch(() => undefined);
         })
-        .finally(() => origJson(body));
+        .finally(() => send(json, body));
       return res;
     }) as Response['json'];
     // Answered some other way, or the client went away first: the key is free again.
     res.on('close', () => {
       if (!settled) {
         settled = true;
-        release(userId, key, createdAt).catch(() => undefined);
+        release(id, createdAt).catch(() => undefined);
       }
     });
-    next();
+    trackIssuedSecrets(secrets, () => next());
   };
 }

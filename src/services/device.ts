@@ -4,6 +4,7 @@ import * as store from '../data/device-codes';
 import { isDuplicateKey } from '../data/errors';
 import type { Sql } from '../data/sql';
 import type { DbHandles } from '../db/client';
+import { noteSecretIssued } from '../domain/issued-secrets';
 import { bearerToken, sha256, signDeviceToken, verifyKeyToken } from '../domain/tokens';
 import { AppError } from '../errors';
 import { liveKeyRow, touchKey } from './keys';
@@ -26,6 +27,7 @@ export function normalizeCode(code: string): string | null {
 }
 
 function newCode(): string {
+  noteSecretIssued();
   let s = '';
   for (let i = 0; i < 6; i++) s += CODE_ALPHABET[crypto.randomInt(CODE_ALPHABET.length)];
   return s;

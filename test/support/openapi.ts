@@ -37,7 +37,8 @@ ajv.addSchema({ ...doc, $id: 'openapi.json' });
 
 /** Paths without parameters first, so `/sessions/sizes` wins over `/sessions/{sessionId}`. */
 const templates = Object.keys(doc.paths)
-  .map((t) => ({ template: t, params: (t.match(/\{/g) ?? []).length, re: new RegExp(`^/api/v1${t.replace(/\{[^}]+\}/g, '[^/]+')}/?$`) }))
+  .map((t) => ({ template: t, params: (t.match(/\{/g) ?? []).length, re: new RegExp(`^/api/v1${t.replace(/\{[^}]+\}/g, '[^/]+')}/?$`, 'i') }))
+  // Case-insensitive like the router (Express matches paths without case).
   .sort((a, b) => a.params - b.params);
 
 const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
