@@ -1,7 +1,7 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { AppError, MESSAGES } from './errors';
 import { createGraphqlRouter } from './graphql';
-import { requireAuth } from './http/auth';
+import { refuseWritesOfReadOnlyKeys, requireAuth } from './http/auth';
 import type { RateLimitHooks } from './http/rate-limit';
 import { consoleRouter } from './http/console';
 import { dbWatchdog } from './http/db-watchdog';
@@ -78,7 +78,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   app.use('/api/v1', publicAuthRouter(deps, hooks, publicBody), deviceLoginRouter(deps, hooks, publicBody));
 
   const api = express.Router();
-  api.use(auth, hooks.rest ?? pass, body, idempotency(deps));
+  api.use(auth, hooks.rest ?? pass, refuseWritesOfReadOnlyKeys, body, idempotency(deps));
   api.use(accountRouter(deps));
   api.use(usersRouter(deps));
   api.use(deviceCodesRouter(deps));

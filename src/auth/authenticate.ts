@@ -3,6 +3,7 @@ import { bearerToken, verifyKeyToken } from '../domain/tokens';
 import type { AuthUser } from '../services/context';
 import { liveKeyRow, touchKey } from '../services/keys';
 import { roleOf } from '../services/users';
+import { parseScopes } from '../domain/scopes';
 
 /**
  * Resolves an Authorization header to a user. Accepted: an API key token (kind 'key', no `use`)
@@ -20,5 +21,6 @@ export async function authenticate(db: Sql, secret: string, header: string | und
   const accepted = key.kind === 'device' ? claims.use === 'access' : key.kind === 'key' && claims.use === undefined;
   if (!accepted) return null;
   touchKey(db, claims.jti, key.lastUsedAt);
-  return { id: claims.sub, keyId: claims.jti, role: roleOf(key.role) };
+  const readOnly = !parseScopes(key.scopes).includes('write');
+  return { id: claims.sub, keyId: claims.jti, role: roleOf(key.role), ...(readOnly ? { readOnly } : {}) };
 }

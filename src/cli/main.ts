@@ -14,7 +14,7 @@ import { retryDeadRows } from '../data/outbox';
  * Admin CLI (contract §1). Errors: one line on stderr and a non-zero exit.
  *   users create --email E [--name N] [--admin] [--password-stdin]
  *   users reset-password --email E                             (prints a one-time link, valid 1 hour)
- *   keys create --email E [--name N] [--expires-in-days D]   (token alone on the last line)
+ *   keys create --email E [--name N] [--expires-in-days D] [--read-only | --scopes read|read,write]   (token alone on the last line)
  *   keys list --email E                                        (one key per line, id first)
  *   keys revoke KEY_ID
  *   search reindex
@@ -23,10 +23,10 @@ import { retryDeadRows } from '../data/outbox';
 class UsageError extends Error {}
 
 const USAGE =
-  'usage: cli users create --email E [--name N] [--admin] [--password-stdin] | users reset-password --email E | keys create --email E [--name N] [--expires-in-days D] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID] | redact rescan [--dry-run]';
+  'usage: cli users create --email E [--name N] [--admin] [--password-stdin] | users reset-password --email E | keys create --email E [--name N] [--expires-in-days D] [--read-only | --scopes read|read,write] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID] | redact rescan [--dry-run]';
 
 /** Options that take no value. */
-const SWITCHES = new Set(['admin', 'password-stdin']);
+const SWITCHES = new Set(['admin', 'password-stdin', 'read-only']);
 
 function parseArgs(argv: string[], allowed: string[]): { flags: Record<string, string>; positional: string[] } {
   const flags: Record<string, string> = {};
@@ -77,7 +77,7 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
   const spec: Record<string, string[]> = {
     'users create': ['email', 'name', 'admin', 'password-stdin'],
     'users reset-password': ['email'],
-    'keys create': ['email', 'name', 'expires-in-days'],
+    'keys create': ['email', 'name', 'expires-in-days', 'read-only', 'scopes'],
     'keys list': ['email'],
     'keys revoke': [],
     'search reindex': [],
@@ -127,10 +127,17 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
           days = Number(flags['expires-in-days']);
           if (!Number.isInteger(days) || days < 1 || days > 3650) throw new UsageError('--expires-in-days must be an integer from 1 to 3650');
         }
+        let scopeList: string[] | undefined;
+        if (flags.scopes !== undefined) {
+          if (flags['read-only']) throw new UsageError('give --read-only or --scopes, not both');
+          scopeList = flags.scopes.split(',').map((s) => s.trim());
+          if (!['read', 'read,write', 'write,read'].includes(scopeList.join(','))) throw new UsageError('--scopes must be read or read,write');
+        } else if (flags['read-only']) scopeList = ['read'];
         // Same rules as POST /keys (name 1–100 characters).
-        const { name } = validateKeyInput({ name: flags.name ?? 'cli', expiresInDays: days });
-        const { key, token } = await createKeyForUser(db, config.jwtSecret, u.id, name, days);
-        out(`created key ${key.id} for ${u.email}${key.expiresAt ? ` (expires ${key.expiresAt})` : ''}`);
+        const { name, scopes } = validateKeyInput({ name: flags.name ?? 'cli', expiresInDays: days, scopes: scopeList });
+        const { key, token } = await createKeyForUser(db, config.jwtSecret, u.id, name, days, undefined, scopes);
+        const readOnly = key.scopes.includes('write') ? '' : ' (read-only)';
+        out(`created key ${key.id} for ${u.email}${readOnly}${key.expiresAt ? ` (expires ${key.expiresAt})` : ''}`);
         out(token);
         return;
       }
@@ -138,7 +145,7 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
         const u = await userByEmail(need(flags, 'email'));
         for (const k of await listKeysOfUser(db, u.id)) {
           const state = k.revokedAt ? `revoked ${k.revokedAt}` : k.expiresAt && Date.parse(k.expiresAt) <= Date.now() ? `expired ${k.expiresAt}` : 'active';
-          out(`${k.id}\t${k.name}\t${state}\tcreated ${k.createdAt}\tlast used ${k.lastUsedAt ?? 'never'}`);
+          out(`${k.id}\t${k.name}\t${state}\tcreated ${k.createdAt}\tlast used ${k.lastUsedAt ?? 'never'}\tscopes ${k.scopes.join(',')}`);
         }
         return;
       }

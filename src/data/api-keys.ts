@@ -15,6 +15,8 @@ export interface KeyRow {
   parentKeyId: string | null;
   /** "key" (an API key) or "device" (a device login's refresh token). */
   kind: string;
+  /** "read" (read-only) or "read,write". */
+  scopes: string;
 }
 
 /** A key row with what authentication needs of its user. */
@@ -26,9 +28,10 @@ export interface KeyRowState {
   lastUsedAt: Date | null;
   role: string;
   disabledAt: Date | null;
+  scopes: string;
 }
 
-const KEY_COLUMNS = 'id, userId, name, createdAt, lastUsedAt, expiresAt, revokedAt, parentKeyId, kind';
+const KEY_COLUMNS = 'id, userId, name, createdAt, lastUsedAt, expiresAt, revokedAt, parentKeyId, kind, scopes';
 
 export async function keyById(db: Sql, id: string): Promise<KeyRow | undefined> {
   return (await db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`, id))[0];
@@ -37,7 +40,7 @@ export async function keyById(db: Sql, id: string): Promise<KeyRow | undefined> 
 /** The key with its user's role and state: one primary-key lookup (every authenticated request). */
 export async function keyWithUser(db: Sql, id: string): Promise<KeyRowState | undefined> {
   const rows = await db.query<KeyRowState>(
-    `SELECT k.userId, k.kind, k.expiresAt, k.revokedAt, k.lastUsedAt, u.role, u.disabledAt
+    `SELECT k.userId, k.kind, k.expiresAt, k.revokedAt, k.lastUsedAt, k.scopes, u.role, u.disabledAt
        FROM api_keys k JOIN users u ON u.id = k.userId
       WHERE k.id = ?`,
     id,
@@ -59,7 +62,7 @@ export async function childKeyIds(db: Sql, parentIds: readonly string[]): Promis
 
 export async function insertKey(db: Sql, k: KeyRow): Promise<void> {
   await db.execute(
-    `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${marks(9)})`,
+    `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${marks(10)})`,
     k.id,
     k.userId,
     k.name,
@@ -69,6 +72,7 @@ export async function insertKey(db: Sql, k: KeyRow): Promise<void> {
     k.revokedAt,
     k.parentKeyId,
     k.kind,
+    k.scopes,
   );
 }
 

@@ -16,6 +16,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { GRAPHQL_PAGE } from '../domain/pages';
+import { READ_ONLY_MESSAGE } from '../domain/scopes';
 
 /**
  * Guards run after validation and before execution (contract §6, §9 "GraphQL errors").
@@ -37,6 +38,11 @@ const SIZE_ARGS = ['limit', 'first'];
 export function rejection(message: string): GraphQLError {
   // Its public shape is written by formatErrorWith (src/graphql/errors.ts) through graphqlError.
   return new GraphQLError(message, { extensions: { code: 'VALIDATION_ERROR', http: { status: 400, headers: new HeaderMap() } } });
+}
+
+/** A mutation sent with a read-only key: FORBIDDEN with HTTP 403. */
+export function readOnlyRejection(): GraphQLError {
+  return new GraphQLError(READ_ONLY_MESSAGE, { extensions: { code: 'FORBIDDEN', http: { status: 403, headers: new HeaderMap() } } });
 }
 
 interface Walk {

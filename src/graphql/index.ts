@@ -11,7 +11,7 @@ import type { Deps } from '../services/context';
 import { isPlainObject } from '../domain/validation';
 import { createGraphqlContext, type GraphqlContext } from './context';
 import { formatErrorWith } from './errors';
-import { checkOperation, MAX_QUERY_BYTES } from './guards';
+import { checkOperation, MAX_QUERY_BYTES, readOnlyRejection } from './guards';
 import { playgroundRouter } from './playground';
 import { resolvers } from './resolvers';
 
@@ -38,6 +38,8 @@ const guardPlugin: ApolloServerPlugin<GraphqlContext> = {
     return {
       async didResolveOperation(rc) {
         if (rc.operation) checkOperation(rc.schema, rc.document, rc.operation, rc.request.variables);
+        // A read-only key (scopes ["read"]) may query but never mutate: 403, nothing executed.
+        if (rc.operation?.operation === 'mutation' && rc.contextValue.ctx.user.readOnly) throw readOnlyRejection();
         if (rc.operation?.operation === 'query') rc.contextValue.readFromSnapshot();
       },
       async willSendResponse(rc) {

@@ -7,6 +7,7 @@ import type { Config } from '../config';
 import { AppError, unauthenticated } from '../errors';
 import type { Deps } from '../services/context';
 import { roleOf } from '../services/users';
+import { READ_ONLY_MESSAGE } from '../domain/scopes';
 import './types';
 
 /** Hook run when authentication fails (the brute-force guard of contract §5 plugs in here). */
@@ -100,4 +101,18 @@ export function requireAuth(deps: Deps, onFailure?: AuthFailureHook, beforeAuth?
       next(err);
     }
   };
+}
+
+/** POST requests that only read (the upload CLI's resume search): open to read-only keys. */
+const READS_BY_POST = new Set(['/search/resume']);
+
+/**
+ * A read-only key (scopes ["read"]) may read but never write: any other method than GET/HEAD on
+ * the REST API → 403 `This key is read-only`, before the body is read (contract order: after
+ * authentication and the rate limit).
+ */
+export function refuseWritesOfReadOnlyKeys(req: Request, _res: Response, next: NextFunction): void {
+  if (!req.user?.readOnly || req.method === 'GET' || req.method === 'HEAD') return next();
+  if (req.method === 'POST' && READS_BY_POST.has(req.path.replace(/\/+$/, ''))) return next();
+  next(new AppError('FORBIDDEN', READ_ONLY_MESSAGE));
 }

@@ -22,6 +22,8 @@ export interface AuthUser {
   keyId: string | null;
   /** Absent in contexts built outside a request (CLI, benches): never admin. */
   role?: 'admin' | 'member';
+  /** True for a read-only key (scopes ["read"]): every write is refused (403 `This key is read-only`). */
+  readOnly?: boolean;
   /** The browser session (sha256 of its cookie token) that authenticated the request, if any. */
   sessionTokenHash?: string;
 }

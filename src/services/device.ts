@@ -82,7 +82,7 @@ export async function deviceLogin(db: DbHandles, secret: string, body: unknown):
   const name = `${meta.client || 'client'} on ${meta.hostname || 'unknown host'}`.slice(0, 100);
   const id = crypto.randomUUID();
   const expiresAt = new Date(now.getTime() + REFRESH_VALID_MS);
-  await insertKey(db.writes, { id, userId: row.userId, name, createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null, parentKeyId: null, kind: 'device' });
+  await insertKey(db.writes, { id, userId: row.userId, name, createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null, parentKeyId: null, kind: 'device', scopes: 'read,write' });
   return {
     refreshToken: signDeviceToken(secret, row.userId, id, 'refresh', expiresAt),
     createdAt: now.toISOString(),

@@ -13,6 +13,7 @@ import { MAX_FILTER_VALUES, normalizeFilters, TIME_FILTERS, type SessionFilters,
 import { PAGES, type Bound } from '../domain/pages';
 import { PROJECT_COLORS, PROJECT_ICONS, PROJECT_ID_PATTERN, PROJECT_ID_RE } from '../domain/project';
 import { WORD_RE } from '../domain/search-documents';
+import { KEY_SCOPES, type KeyScope } from '../domain/scopes';
 
 extendZodWithOpenApi(z);
 export { z };
@@ -276,7 +277,25 @@ export const FacetLimitArg = intRange('limit', PAGES.facets.min, PAGES.facets.ma
 // API keys (§1, §9)
 
 /** `POST /keys` and GraphQL `createApiKey`. */
+const scopesMessage = 'Invalid value for scopes. Must be ["read"] or ["read", "write"]';
+/** `["read"]` or `["read", "write"]` (in any order); absent or null → both. */
+export const KeyScopesInput = z
+  .array(z.enum(KEY_SCOPES, { error: scopesMessage }), { error: scopesMessage })
+  .check((ctx) => {
+    if (!ctx.value.includes('read') || ctx.value.length === 0 || new Set(ctx.value).size !== ctx.value.length) {
+      ctx.issues.push({ code: 'custom', input: ctx.value, message: scopesMessage });
+    }
+  })
+  .nullish()
+  .transform((v): KeyScope[] => (v ? (v.includes('write') ? ['read', 'write'] : ['read']) : ['read', 'write']))
+  .openapi({
+    type: ['array', 'null'],
+    items: { type: 'string', enum: [...KEY_SCOPES] },
+    description: '`["read"]` makes a read-only key (every write → 403 `This key is read-only`), the kind to give coding agents; default `["read", "write"]`.',
+  });
+
 export const CreateKeyInput = body({
   name: text('name', 1, 100),
   expiresInDays: optionalInteger('expiresInDays', 1, 3650).openapi({ description: 'Without it the key never expires.' }),
+  scopes: KeyScopesInput,
 }).openapi('CreateKey');

@@ -5,6 +5,7 @@ import type { Sql } from '../data/sql';
 import type { DbHandles } from '../db/client';
 import { signKeyToken, type TokenClaims } from '../domain/tokens';
 import { AppError } from '../errors';
+import { FULL_SCOPES, parseScopes, storeScopes, type KeyScope } from '../domain/scopes';
 import type { Ctx } from './context';
 import { CreateKeyInput, parseInput } from './inputs';
 
@@ -16,6 +17,7 @@ export interface ApiKeyDto {
   lastUsedAt: string | null;
   expiresAt: string | null;
   revokedAt: string | null;
+  scopes: KeyScope[];
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -28,6 +30,7 @@ export const toApiKey = (k: KeyRow): ApiKeyDto => ({
   lastUsedAt: iso(k.lastUsedAt),
   expiresAt: iso(k.expiresAt),
   revokedAt: iso(k.revokedAt),
+  scopes: parseScopes(k.scopes),
 });
 
 export interface KeyInput {
@@ -36,9 +39,9 @@ export interface KeyInput {
 }
 
 /** The body of `POST /keys` (and GraphQL `createApiKey`'s arguments), parsed by its REST schema. */
-export function validateKeyInput(input: unknown): { name: string; expiresInDays: number | undefined } {
-  const { name, expiresInDays } = parseInput(CreateKeyInput, input);
-  return { name, expiresInDays: expiresInDays ?? undefined };
+export function validateKeyInput(input: unknown): { name: string; expiresInDays: number | undefined; scopes: KeyScope[] } {
+  const { name, expiresInDays, scopes } = parseInput(CreateKeyInput, input);
+  return { name, expiresInDays: expiresInDays ?? undefined, scopes };
 }
 
 /** Creates a key row and returns its token; the token is never stored. */
@@ -50,13 +53,14 @@ export async function createKeyForUser(
   expiresInDays?: number,
   /** The key the request was made with: the new key expires no later than it and is revoked with it. */
   parentKeyId?: string,
+  scopes: readonly KeyScope[] = FULL_SCOPES,
 ): Promise<{ key: ApiKeyDto; token: string }> {
   const id = crypto.randomUUID();
   const now = new Date();
   let expiresAt = expiresInDays ? new Date(now.getTime() + expiresInDays * 86_400_000) : null;
   const parent = parentKeyId ? await store.keyById(db.writes, parentKeyId) : undefined;
   if (parent?.expiresAt && (!expiresAt || expiresAt > parent.expiresAt)) expiresAt = parent.expiresAt;
-  const row: KeyRow = { id, userId, name, createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null, parentKeyId: parent ? parent.id : null, kind: 'key' };
+  const row: KeyRow = { id, userId, name, createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null, parentKeyId: parent ? parent.id : null, kind: 'key', scopes: storeScopes(scopes) };
   await store.insertKey(db.writes, row);
   return { key: toApiKey(row), token: signKeyToken(secret, userId, id, expiresAt) };
 }
@@ -106,8 +110,8 @@ export function touchKey(db: Sql, keyId: string, lastUsedAt: Date | null): void 
 
 // The front doors' view: always the caller's own keys.
 export const createApiKey = (ctx: Ctx, input: unknown) => {
-  const { name, expiresInDays } = validateKeyInput(input);
-  return createKeyForUser(ctx.deps.db, ctx.deps.config.jwtSecret, ctx.user.id, name, expiresInDays, ctx.user.keyId ?? undefined);
+  const { name, expiresInDays, scopes } = validateKeyInput(input);
+  return createKeyForUser(ctx.deps.db, ctx.deps.config.jwtSecret, ctx.user.id, name, expiresInDays, ctx.user.keyId ?? undefined, scopes);
 };
 export const listApiKeys = (ctx: Ctx) => listKeysOfUser(ctx.deps.db, ctx.user.id);
 export const revokeApiKey = (ctx: Ctx, keyId: string) => revokeKeyById(ctx.deps.db, keyId, ctx.user.id);

@@ -22,8 +22,8 @@ export const Mutation: ResolversOf<'Mutation'> = {
     await sessionChanges.deleteSession(ctx, projectId, id);
     return true;
   },
-  createApiKey(_p, { name, expiresInDays }, { ctx }) {
-    return keys.createApiKey(ctx, { name, expiresInDays });
+  createApiKey(_p, { name, expiresInDays, scopes }, { ctx }) {
+    return keys.createApiKey(ctx, { name, expiresInDays, scopes });
   },
   revokeApiKey(_p, { id }, { ctx }) {
     return keys.revokeApiKey(ctx, id);

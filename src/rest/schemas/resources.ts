@@ -158,6 +158,7 @@ export const ApiKey = z
     lastUsedAt: Timestamp.nullable(),
     expiresAt: Timestamp.nullable(),
     revokedAt: Timestamp.nullable(),
+    scopes: z.array(z.enum(['read', 'write'])).openapi({ description: '`["read"]`: a read-only key (every write → 403); `["read", "write"]`: full access.' }),
   })
   .openapi('ApiKey', { description: 'Never the token.' });
 

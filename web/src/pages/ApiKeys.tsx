@@ -13,13 +13,14 @@ const ApiKeysDocument = graphql(`
       lastUsedAt
       expiresAt
       revokedAt
+      scopes
     }
   }
 `);
 
 const CreateApiKeyDocument = graphql(`
-  mutation CreateApiKey($name: String!, $expiresInDays: Int) {
-    createApiKey(name: $name, expiresInDays: $expiresInDays) {
+  mutation CreateApiKey($name: String!, $expiresInDays: Int, $scopes: [String!]) {
+    createApiKey(name: $name, expiresInDays: $expiresInDays, scopes: $scopes) {
       key {
         id
         name
@@ -74,7 +75,8 @@ export function ApiKeysPage() {
       <h1>API keys</h1>
       <p>
         A key authenticates the upload CLI, the SDKs and your scripts (<code>Authorization: Bearer …</code>). Clients logged in
-        through <a href="/cli-login">Log in a client</a> appear here too.
+        through <a href="/cli-login">Log in a client</a> appear here too. Give coding agents (the archive&apos;s MCP endpoint,{' '}
+        <code>/mcp</code>) a read-only key: it can search and read, never change or delete.
       </p>
       <FormError error={error} />
       {created && <NewKey name={created.name} token={created.token} onDone={() => setCreated(null)} />}
@@ -106,6 +108,7 @@ export function ApiKeysPage() {
               <th scope="col">Last used</th>
               <th scope="col">Expires</th>
               <th scope="col">Revoked</th>
+              <th scope="col">Access</th>
               <th scope="col">
                 <span className="visually-hidden">Actions</span>
               </th>
@@ -119,6 +122,7 @@ export function ApiKeysPage() {
                 <td>{k.lastUsedAt ? when(k.lastUsedAt) : 'Never'}</td>
                 <td>{k.expiresAt ? when(k.expiresAt) : 'Never'}</td>
                 <td>{k.revokedAt ? when(k.revokedAt) : '—'}</td>
+                <td>{k.scopes.includes('write') ? 'Read and write' : 'Read-only'}</td>
                 <td>
                   {!k.revokedAt && (
                     <button type="button" className="danger" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>
@@ -148,9 +152,10 @@ function CreateKeyForm({ onCreated, onCancel }: { onCreated: (name: string, toke
     const form = new FormData(e.currentTarget);
     const name = String(form.get('name') ?? '').trim();
     const days = String(form.get('expiresInDays') ?? '').trim();
+    const scopes = form.get('readOnly') ? ['read'] : ['read', 'write'];
     setBusy(true);
     try {
-      const r = await gql(CreateApiKeyDocument, { name, expiresInDays: days === '' ? null : Number(days) });
+      const r = await gql(CreateApiKeyDocument, { name, expiresInDays: days === '' ? null : Number(days), scopes });
       onCreated(r.createApiKey.key.name, r.createApiKey.token);
     } catch (err) {
       setError(errorText(err));
@@ -162,6 +167,13 @@ function CreateKeyForm({ onCreated, onCancel }: { onCreated: (name: string, toke
     <form onSubmit={submit} className="card" aria-label="New key">
       <Field label="Key name" name="name" required maxLength={100} autoFocus />
       <Field label="Expires in days" name="expiresInDays" type="number" min={1} max={3650} hint="Optional; without it the key never expires." />
+      <div className="field checkbox">
+        <input id="new-key-read-only" type="checkbox" name="readOnly" aria-describedby="new-key-read-only-hint" />
+        <label htmlFor="new-key-read-only">Read-only (for agents)</label>
+        <p id="new-key-read-only-hint" className="hint">
+          Searches and reads only; every change made with it is refused.
+        </p>
+      </div>
       <FormError error={error} />
       <div className="actions">
         <button type="submit" disabled={busy}>
