@@ -53,7 +53,7 @@ export function keysOfUser(db: Sql, userId: string): Promise<KeyRow[]> {
   return db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE userId = ? ORDER BY createdAt DESC, id ASC`, userId);
 }
 
-/** Ids of the keys created with any of `parentIds`. */
+/** Ids of the keys and device tokens created with any of `parentIds` (revoked or not). */
 export async function childKeyIds(db: Sql, parentIds: readonly string[]): Promise<string[]> {
   if (parentIds.length === 0) return [];
   const rows = await db.query<{ id: string }>(`SELECT id FROM api_keys WHERE parentKeyId IN (${marks(parentIds)})`, ...parentIds);
@@ -80,6 +80,11 @@ export async function insertKey(db: Sql, k: KeyRow): Promise<void> {
 export async function revokeKeys(db: Sql, ids: readonly string[], at: Date): Promise<void> {
   if (ids.length === 0) return;
   await db.execute(`UPDATE api_keys SET revokedAt = ? WHERE id IN (${marks(ids)}) AND revokedAt IS NULL`, at, ...ids);
+}
+
+/** Revokes every key and device token of a user not revoked yet (a password change or reset). */
+export async function revokeKeysOfUser(db: Sql, userId: string, at: Date): Promise<number> {
+  return db.execute('UPDATE api_keys SET revokedAt = ? WHERE userId = ? AND revokedAt IS NULL', at, userId);
 }
 
 /** Records use of a key now. */

@@ -6,9 +6,26 @@ export async function deleteExpiredDeviceCodes(db: Sql, now: Date): Promise<void
   await db.execute('DELETE FROM device_codes WHERE expiresAt < ?', now);
 }
 
-/** Inserts a code; a live code with the same hash is a duplicate key (src/data/errors.ts). */
-export async function insertDeviceCode(db: Sql, codeHash: string, userId: string, createdAt: Date, expiresAt: Date): Promise<void> {
-  await db.execute('INSERT INTO device_codes (codeHash, userId, createdAt, expiresAt) VALUES (?, ?, ?, ?)', codeHash, userId, createdAt, expiresAt);
+/**
+ * Inserts a code; a live code with the same hash is a duplicate key (src/data/errors.ts).
+ * `parentKeyId`: the key or device token that asked for it (null: a browser session).
+ */
+export async function insertDeviceCode(
+  db: Sql,
+  codeHash: string,
+  userId: string,
+  createdAt: Date,
+  expiresAt: Date,
+  parentKeyId: string | null,
+): Promise<void> {
+  await db.execute(
+    'INSERT INTO device_codes (codeHash, userId, createdAt, expiresAt, parentKeyId) VALUES (?, ?, ?, ?, ?)',
+    codeHash,
+    userId,
+    createdAt,
+    expiresAt,
+    parentKeyId,
+  );
 }
 
 /** Marks an unused, unexpired code used (atomically: of two concurrent exchanges one wins); true when this call did. */
@@ -17,15 +34,21 @@ export async function spendDeviceCode(db: Sql, codeHash: string, now: Date): Pro
   return n === 1;
 }
 
+export interface DeviceCodeRow {
+  userId: string;
+  usedAt: Date | null;
+  expiresAt: Date;
+  /** The key or device token that asked for the code; null for a browser session. */
+  parentKeyId: string | null;
+  user: Pick<UserRow, 'email' | 'disabledAt'>;
+}
+
 /** The code with its user. */
-export async function deviceCodeWithUser(
-  db: Sql,
-  codeHash: string,
-): Promise<{ userId: string; usedAt: Date | null; expiresAt: Date; user: Pick<UserRow, 'email' | 'disabledAt'> } | undefined> {
-  const rows = await db.query<{ userId: string; usedAt: Date | null; expiresAt: Date; email: string; disabledAt: Date | null }>(
-    `SELECT c.userId, c.usedAt, c.expiresAt, u.email, u.disabledAt FROM device_codes c JOIN users u ON u.id = c.userId WHERE c.codeHash = ?`,
+export async function deviceCodeWithUser(db: Sql, codeHash: string): Promise<DeviceCodeRow | undefined> {
+  const rows = await db.query<{ userId: string; usedAt: Date | null; expiresAt: Date; parentKeyId: string | null; email: string; disabledAt: Date | null }>(
+    `SELECT c.userId, c.usedAt, c.expiresAt, c.parentKeyId, u.email, u.disabledAt FROM device_codes c JOIN users u ON u.id = c.userId WHERE c.codeHash = ?`,
     codeHash,
   );
   const r = rows[0];
-  return r && { userId: r.userId, usedAt: r.usedAt, expiresAt: r.expiresAt, user: { email: r.email, disabledAt: r.disabledAt } };
+  return r && { userId: r.userId, usedAt: r.usedAt, expiresAt: r.expiresAt, parentKeyId: r.parentKeyId, user: { email: r.email, disabledAt: r.disabledAt } };
 }

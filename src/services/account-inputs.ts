@@ -74,9 +74,18 @@ export const UserByAdminInput = AccountByAdminInput.extend({
     .transform((v) => v ?? 'member'),
 });
 
-export const PasswordChangeInput = body({ currentPassword: secretText('currentPassword'), newPassword: newPassword('newPassword') });
+/**
+ * `revokeCredentials` of a password change or reset: also revoke the user's API keys and device
+ * tokens (the default; absent and null mean true), or keep them (`false`).
+ */
+const revokeCredentials = z
+  .boolean({ error: 'Invalid value for revokeCredentials. Must be a boolean' })
+  .nullish()
+  .transform((v) => v ?? true);
 
-export const PasswordResetInput = body({ token: secretText('token'), password: newPassword() });
+export const PasswordChangeInput = body({ currentPassword: secretText('currentPassword'), newPassword: newPassword('newPassword'), revokeCredentials });
+
+export const PasswordResetInput = body({ token: secretText('token'), password: newPassword(), revokeCredentials });
 
 export const DEVICE_METADATA = ['hostname', 'os', 'os_version', 'os_display_name', 'architecture', 'username', 'client', 'client_version'] as const;
 export type DeviceMetadata = Partial<Record<(typeof DEVICE_METADATA)[number], string>>;

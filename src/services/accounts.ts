@@ -1,3 +1,4 @@
+import { revokeKeysOfUser } from '../data/api-keys';
 import { deleteSessionsOfUser } from '../data/browser-sessions';
 import { withNamedLock } from '../data/locks';
 import * as store from '../data/users';
@@ -60,30 +61,43 @@ export async function setupFirstAccount(db: DbHandles, lockName: string, body: u
   return locked.value;
 }
 
-/** `{currentPassword, newPassword}` of a password change. */
-export function passwordChangeOf(body: unknown): { currentPassword: string; newPassword: string } {
+/** `{currentPassword, newPassword, revokeCredentials}` of a password change (`revokeCredentials` defaults to true). */
+export function passwordChangeOf(body: unknown): { currentPassword: string; newPassword: string; revokeCredentials: boolean } {
   return parseInput(PasswordChangeInput, body);
 }
 
-/** `{token, password}` of a password reset. */
-export function passwordResetOf(body: unknown): { token: string; password: string } {
+/** `{token, password, revokeCredentials}` of a password reset (`revokeCredentials` defaults to true). */
+export function passwordResetOf(body: unknown): { token: string; password: string; revokeCredentials: boolean } {
   return parseInput(PasswordResetInput, body);
 }
 
-/** Changes a password after checking the current one; every other browser session of the user ends. */
+/**
+ * What a new password ends besides browser sessions: unless the person chose to keep them, every
+ * API key and device token of the user (a password that leaked may have been used to make them).
+ * Keys and device tokens created with those are the user's too, so they go in the same statement.
+ */
+async function afterNewPassword(db: DbHandles, userId: string, revokeCredentials: boolean, keepSessionHash?: string): Promise<void> {
+  await deleteSessionsOfUser(db.writes, userId, keepSessionHash);
+  if (revokeCredentials) await revokeKeysOfUser(db.writes, userId, new Date());
+}
+
+/**
+ * Changes a password after checking the current one; every other browser session of the user
+ * ends, and (unless `revokeCredentials: false`) every API key and device token.
+ */
 export async function changePassword(
   db: DbHandles,
   userId: string,
   body: unknown,
   keepSessionHash?: string,
 ): Promise<void> {
-  const { currentPassword, newPassword } = passwordChangeOf(body);
+  const { currentPassword, newPassword, revokeCredentials } = passwordChangeOf(body);
   const user = await store.userById(db.writes, userId);
   if (!user || !(await verifyPassword(user.passwordHash, currentPassword.slice(0, 1024)))) {
     throw new AppError('FORBIDDEN', 'Current password is incorrect');
   }
   await store.setPasswordHash(db.writes, userId, await hashPassword(newPassword));
-  await deleteSessionsOfUser(db.writes, userId, keepSessionHash);
+  await afterNewPassword(db, userId, revokeCredentials, keepSessionHash);
 }
 
 /** A one-time password reset link `<base>/reset-password?token=…`, valid one hour. */
@@ -97,16 +111,16 @@ export async function createResetLink(db: DbHandles, userId: string, base: strin
 /**
  * Sets a password through a reset link: the link must be unused, under an hour old, and its user
  * not disabled; it is spent atomically (one of two concurrent uses wins). All of the user's
- * browser sessions end.
+ * browser sessions end, and (unless `revokeCredentials: false`) every API key and device token.
  */
 export async function resetPassword(db: DbHandles, body: unknown): Promise<AccountDto> {
-  const { token, password } = passwordResetOf(body);
+  const { token, password, revokeCredentials } = passwordResetOf(body);
   const tokenHash = sha256(token);
   const now = new Date();
   if (!(await store.spendPasswordReset(db.writes, tokenHash, now))) throw invalid(INVALID_RESET);
   const user = await store.userOfPasswordReset(db.writes, tokenHash);
   if (!user || user.disabledAt) throw invalid(INVALID_RESET);
   await store.setPasswordHash(db.writes, user.id, await hashPassword(password));
-  await deleteSessionsOfUser(db.writes, user.id);
+  await afterNewPassword(db, user.id, revokeCredentials);
   return toAccount(user);
 }

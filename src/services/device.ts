@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import { insertKey, revokeKeys } from '../data/api-keys';
 import * as store from '../data/device-codes';
 import { isDuplicateKey } from '../data/errors';
 import type { Sql } from '../data/sql';
@@ -7,7 +6,7 @@ import type { DbHandles } from '../db/client';
 import { noteSecretIssued } from '../domain/issued-secrets';
 import { bearerToken, sha256, signDeviceToken, verifyKeyToken } from '../domain/tokens';
 import { AppError } from '../errors';
-import { liveKeyRow, touchKey } from './keys';
+import { insertDerivedKey, liveKeyRow, revokeLineage, touchKey } from './keys';
 import { DeviceLoginInput, type DeviceMetadata } from './account-inputs';
 import { parseInput } from './inputs';
 
@@ -33,15 +32,19 @@ function newCode(): string {
   return s;
 }
 
-/** A code for /cli-login: single use, valid 10 minutes. Expired codes are cleared on the way. */
-export async function issueDeviceCode(db: DbHandles, userId: string): Promise<{ code: string; expiresAt: string }> {
+/**
+ * A code for /cli-login: single use, valid 10 minutes. Expired codes are cleared on the way.
+ * `sourceKeyId`: the key or device token the code is asked for with (null: a browser session); the
+ * device token the code is exchanged for derives from it (expires no later, revoked with it).
+ */
+export async function issueDeviceCode(db: DbHandles, userId: string, sourceKeyId: string | null = null): Promise<{ code: string; expiresAt: string }> {
   const now = new Date();
   await store.deleteExpiredDeviceCodes(db.writes, now);
   for (let attempt = 0; ; attempt++) {
     const code = newCode();
     const expiresAt = new Date(now.getTime() + CODE_VALID_MS);
     try {
-      await store.insertDeviceCode(db.writes, sha256(code), userId, now, expiresAt);
+      await store.insertDeviceCode(db.writes, sha256(code), userId, now, expiresAt, sourceKeyId);
       return { code, expiresAt: expiresAt.toISOString() };
     } catch (err) {
       // A live code with the same letters (one in a billion per live code): draw again.
@@ -64,8 +67,10 @@ export function deviceLoginInput(body: unknown): { code: string; meta: DeviceMet
 
 /**
  * Exchanges a code for a refresh token (a key row of kind 'device', named `<client> on <hostname>`,
- * 10 years). The code is spent atomically: of two concurrent exchanges one wins. Throws 401s with
- * the exact messages the upload CLI shows.
+ * 10 years). The code is spent atomically: of two concurrent exchanges one wins. A code asked for
+ * with a key or a device access token gives a token derived from that key or device session: it
+ * expires no later and is revoked with it; when that source is gone the code is invalid. Throws
+ * 401s with the exact messages the upload CLI shows.
  */
 export async function deviceLogin(db: DbHandles, secret: string, body: unknown): Promise<DeviceLoginResult> {
   const { code, meta } = deviceLoginInput(body);
@@ -80,11 +85,16 @@ export async function deviceLogin(db: DbHandles, secret: string, body: unknown):
   }
   if (!row || row.user.disabledAt) throw new AppError('UNAUTHENTICATED', INVALID_CODE);
   const name = `${meta.client || 'client'} on ${meta.hostname || 'unknown host'}`.slice(0, 100);
-  const id = crypto.randomUUID();
-  const expiresAt = new Date(now.getTime() + REFRESH_VALID_MS);
-  await insertKey(db.writes, { id, userId: row.userId, name, createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null, parentKeyId: null, kind: 'device', scopes: 'read,write' });
+  const wanted = new Date(now.getTime() + REFRESH_VALID_MS);
+  const key = await insertDerivedKey(
+    db.writes,
+    { id: crypto.randomUUID(), userId: row.userId, name, createdAt: now, lastUsedAt: null, expiresAt: wanted, revokedAt: null, parentKeyId: null, kind: 'device', scopes: 'read,write' },
+    row.parentKeyId,
+  );
+  if (!key) throw new AppError('UNAUTHENTICATED', INVALID_CODE);
+  const expiresAt = key.expiresAt ?? wanted;
   return {
-    refreshToken: signDeviceToken(secret, row.userId, id, 'refresh', expiresAt),
+    refreshToken: signDeviceToken(secret, row.userId, key.id, 'refresh', expiresAt),
     createdAt: now.toISOString(),
     expiresAt: expiresAt.toISOString(),
     user: { email: row.user.email },
@@ -120,8 +130,12 @@ export async function deviceRefresh(
   };
 }
 
-/** Revokes the refresh token the header carries, if it is one; always succeeds. */
+/**
+ * Revokes the refresh token the header carries, if it is one, with everything created with its
+ * device session (keys minted with its access tokens, device tokens through codes they asked for);
+ * always succeeds.
+ */
 export async function deviceLogout(db: Sql, secret: string, header: string | undefined): Promise<void> {
   const found = await refreshRow(db, secret, header);
-  if (found) await revokeKeys(db, [found.claims.jti], new Date());
+  if (found) await revokeLineage(db, [found.claims.jti], new Date());
 }

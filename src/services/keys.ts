@@ -4,7 +4,7 @@ import type { KeyRow, KeyRowState } from '../data/api-keys';
 import type { Sql } from '../data/sql';
 import type { DbHandles } from '../db/client';
 import { signKeyToken, type TokenClaims } from '../domain/tokens';
-import { AppError } from '../errors';
+import { AppError, unauthenticated } from '../errors';
 import { FULL_SCOPES, parseScopes, storeScopes, type KeyScope } from '../domain/scopes';
 import type { Ctx } from './context';
 import { CreateKeyInput, parseInput } from './inputs';
@@ -51,39 +51,90 @@ export async function createKeyForUser(
   userId: string,
   name: string,
   expiresInDays?: number,
-  /** The key the request was made with: the new key expires no later than it and is revoked with it. */
+  /**
+   * The key or device token the request was made with: the new key expires no later than it and
+   * is revoked with it. When it is no longer live (revoked meanwhile) nothing is created: 401.
+   */
   parentKeyId?: string,
   scopes: readonly KeyScope[] = FULL_SCOPES,
 ): Promise<{ key: ApiKeyDto; token: string }> {
-  const id = crypto.randomUUID();
   const now = new Date();
-  let expiresAt = expiresInDays ? new Date(now.getTime() + expiresInDays * 86_400_000) : null;
-  const parent = parentKeyId ? await store.keyById(db.writes, parentKeyId) : undefined;
-  if (parent?.expiresAt && (!expiresAt || expiresAt > parent.expiresAt)) expiresAt = parent.expiresAt;
-  const row: KeyRow = { id, userId, name, createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null, parentKeyId: parent ? parent.id : null, kind: 'key', scopes: storeScopes(scopes) };
-  await store.insertKey(db.writes, row);
-  return { key: toApiKey(row), token: signKeyToken(secret, userId, id, expiresAt) };
+  const expiresAt = expiresInDays ? new Date(now.getTime() + expiresInDays * 86_400_000) : null;
+  const row = await insertDerivedKey(
+    db.writes,
+    { id: crypto.randomUUID(), userId, name, createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null, parentKeyId: null, kind: 'key', scopes: storeScopes(scopes) },
+    parentKeyId ?? null,
+  );
+  if (!row) throw unauthenticated();
+  return { key: toApiKey(row), token: signKeyToken(secret, userId, row.id, row.expiresAt) };
+}
+
+/** The key or device token `id` if it can still be the source of another: the user's own, not revoked, not expired. */
+async function liveSource(db: Sql, id: string, userId: string): Promise<KeyRow | null> {
+  const row = await store.keyById(db, id);
+  if (!row || row.userId !== userId || row.revokedAt) return null;
+  if (row.expiresAt && row.expiresAt.getTime() <= Date.now()) return null;
+  return row;
+}
+
+/**
+ * Inserts a key or device token created with another credential (`sourceId`; null: with a browser
+ * session or the admin CLI, a root). It expires no later than its source, has no scope its source
+ * lacks, and records it (`parentKeyId`), so that revoking the source revokes it (`revokeLineage`).
+ * Null, with nothing left behind, when the source is no longer live.
+ *
+ * Lineage is enforced when credentials are created and revoked, never when they are used:
+ * authentication stays one primary-key lookup per request. The race between creating a child and
+ * revoking its source is closed by order: a revocation marks a level before it looks for that
+ * level's children, and a child is inserted before its source is looked at again. Whichever
+ * comes second sees the other.
+ */
+export async function insertDerivedKey(db: Sql, row: KeyRow, sourceId: string | null): Promise<KeyRow | null> {
+  if (!sourceId) {
+    await store.insertKey(db, row);
+    return row;
+  }
+  const source = await liveSource(db, sourceId, row.userId);
+  if (!source) return null;
+  const expiresAt = source.expiresAt && (!row.expiresAt || row.expiresAt > source.expiresAt) ? source.expiresAt : row.expiresAt;
+  // Nor can it do more than its source: a read-only source gives read-only children.
+  const scopes = parseScopes(source.scopes).includes('write') ? row.scopes : storeScopes(['read']);
+  const child: KeyRow = { ...row, expiresAt, scopes, parentKeyId: source.id };
+  await store.insertKey(db, child);
+  if (!(await liveSource(db, source.id, row.userId))) {
+    await store.revokeKeys(db, [child.id], new Date());
+    return null;
+  }
+  return child;
+}
+
+/**
+ * Revokes `ids` and every key and device token created with them, at any depth, level by level:
+ * a level is marked revoked before its children are looked up (see `insertDerivedKey`). Already
+ * revoked rows keep their first revocation time; their children are still walked (rows from
+ * before device logouts cascaded may have live children).
+ */
+export async function revokeLineage(db: Sql, ids: readonly string[], at: Date): Promise<void> {
+  const seen = new Set(ids);
+  for (let level = [...seen]; level.length > 0; ) {
+    await store.revokeKeys(db, level, at);
+    level = (await store.childKeyIds(db, level)).filter((c) => !seen.has(c));
+    for (const c of level) seen.add(c);
+  }
 }
 
 export async function listKeysOfUser(db: DbHandles, userId: string): Promise<ApiKeyDto[]> {
   return (await store.keysOfUser(db.writes, userId)).map(toApiKey);
 }
 
-/** Revokes a key; already revoked keys keep their first revocation time. */
+/** Revokes a key (or device token) and what was created with it; already revoked keys keep their first revocation time. */
 export async function revokeKeyById(db: DbHandles, keyId: string, userId?: string): Promise<ApiKeyDto> {
   const row = await store.keyById(db.writes, keyId);
   if (!row || (userId !== undefined && row.userId !== userId)) {
     throw new AppError('NOT_FOUND', 'API key not found', { keyId });
   }
-  if (row.revokedAt) return toApiKey(row);
-  const now = new Date();
-  // The key and every key created with it, at any depth (contract §16).
-  const ids: string[] = [keyId];
-  for (let level = [keyId]; level.length > 0; ) {
-    level = (await store.childKeyIds(db.writes, level)).filter((c) => !ids.includes(c));
-    ids.push(...level);
-  }
-  await store.revokeKeys(db.writes, ids, now);
+  // The key and every credential created with it, at any depth.
+  await revokeLineage(db.writes, [keyId], new Date());
   return toApiKey((await store.keyById(db.writes, keyId))!);
 }
 

@@ -43,14 +43,14 @@ export function accountOperations(registry: OpenAPIRegistry): void {
   });
   describe(registry, {
     method: 'post', path: '/auth/reset-password', tag, auth: 'none', summary: 'Set a password through a one-time reset link',
-    description: '400 `Invalid or expired reset link` for a used, expired or unknown token (counted against the failed-authentication limit). Every browser session of the user ends.',
+    description: '400 `Invalid or expired reset link` for a used, expired or unknown token (counted against the failed-authentication limit). Every browser session of the user ends, and, unless `revokeCredentials` is false, every API key and device token.',
     body: A.ResetPasswordBody,
     responses: { 200: { description: 'Password set.', schema: envelope(A.Empty), headers: ['Set-Cookie'] } },
     errors: [403, 429],
   });
   describe(registry, {
     method: 'post', path: '/auth/password', tag, auth: 'key', summary: 'Change your password',
-    description: '403 `Current password is incorrect`. Every other browser session of the user ends; the one making the change stays.',
+    description: '403 `Current password is incorrect`. Every other browser session of the user ends; the one making the change stays. Unless `revokeCredentials` is false, every API key and device token of the user is revoked too (the key making the request included).',
     body: A.ChangePasswordBody,
     responses: { 200: { description: 'Changed.', schema: envelope(A.Empty) } },
     errors: [403],
@@ -98,7 +98,7 @@ export function accountOperations(registry: OpenAPIRegistry): void {
   tag = 'Device login';
   describe(registry, {
     method: 'post', path: '/device-codes', tag, auth: 'key', summary: 'A code for /cli-login',
-    description: 'Single use, valid 10 minutes, compared case-insensitively; the dash of `ABC-123` is cosmetic.',
+    description: 'Single use, valid 10 minutes, compared case-insensitively; the dash of `ABC-123` is cosmetic. Asked for with an API key or a device access token, the code gives a device token that expires no later than that key (or device session) and is revoked with it.',
     responses: { 201: { description: 'The code.', schema: envelope(A.DeviceCodeResult) } },
     errors: [403],
   });
@@ -116,7 +116,7 @@ export function accountOperations(registry: OpenAPIRegistry): void {
   });
   describe(registry, {
     method: 'post', path: '/device-logout', tag, auth: 'none', summary: 'Revoke a refresh token',
-    description: '`Authorization: Bearer <refreshToken>`. Always 200.',
+    description: '`Authorization: Bearer <refreshToken>`. Always 200. Also revokes what was created with the device session: keys minted with its access tokens and device tokens through codes they asked for, at any depth.',
     headers: z.object({ Authorization: z.string().optional() }),
     responses: { 200: { description: 'Revoked (or nothing to revoke).', schema: A.DeviceLogout } },
   });

@@ -168,11 +168,11 @@ function keyOperations(registry: OpenAPIRegistry): void {
   });
   describe(registry, {
     method: 'post', path: '/keys', tag, auth: 'key', summary: 'Create an API key', body: R.CreateKeyBody,
-    description: '`Idempotency-Key` is not honoured here: a replay would need the token, which is never stored.',
+    description: 'Made with an expiring key or a device access token, the new key expires no later than that key (or device session) and is revoked with it. `Idempotency-Key` is not honoured here: a replay would need the token, which is never stored.',
     responses: { 201: { description: 'The key and its token (shown once).', schema: envelope(R.CreatedKey) } },
   });
   describe(registry, {
-    method: 'delete', path: '/keys/{keyId}', tag, auth: 'key', summary: 'Revoke an API key', description: 'Takes effect on the very next request. A key may revoke itself; another user’s key → 404.',
+    method: 'delete', path: '/keys/{keyId}', tag, auth: 'key', summary: 'Revoke an API key', description: 'Takes effect on the very next request. Keys and device tokens created with this key (directly or through a /cli-login code it asked for) are revoked with it, at any depth. A key may revoke itself; another user’s key → 404.',
     params: z.object({ keyId: z.string() }),
     responses: { 200: { description: 'The key, `revokedAt` set.', schema: envelope(z.strictObject({ key: R.ApiKey })) } },
     errors: [404],

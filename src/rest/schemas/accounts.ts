@@ -57,10 +57,17 @@ export const SetupState = z
 
 export const NewAccountBody = z.object({ email: z.string(), name: z.string().nullable().optional(), password: Password }).openapi('NewAccount');
 
-export const ChangePasswordBody = z.object({ currentPassword: z.string().min(1), newPassword: Password }).openapi('ChangePassword');
+const RevokeCredentials = z.boolean().nullable().optional().openapi({
+  description: 'Also revoke every API key and device token of the user (and what was created with them). Absent or null: true; false keeps them.',
+  default: true,
+});
+
+export const ChangePasswordBody = z
+  .object({ currentPassword: z.string().min(1), newPassword: Password, revokeCredentials: RevokeCredentials })
+  .openapi('ChangePassword');
 
 export const ResetPasswordBody = z
-  .object({ token: z.string().min(1).openapi({ description: 'The `token` of the reset link.' }), password: Password })
+  .object({ token: z.string().min(1).openapi({ description: 'The `token` of the reset link.' }), password: Password, revokeCredentials: RevokeCredentials })
   .openapi('ResetPassword');
 
 export const AdminUser = z
