@@ -42,7 +42,14 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   app.set('trust proxy', deps.config.trustProxy);
   app.set('query parser', 'simple');
 
-  const metrics = deps.config.metricsEnabled ? createMetrics(deps) : null;
+  // Admission control for request bodies (http/admission.ts); its figures go to /metrics.
+  const admit = admission({
+    bytesInFlight: deps.config.uploadBytesInFlight,
+    perUser: deps.config.uploadsPerUser,
+    maxBodyBytes: deps.config.maxBodyBytes,
+    queueWaitMs: deps.config.uploadQueueWaitMs,
+  });
+  const metrics = deps.config.metricsEnabled ? createMetrics(deps, admit.stats) : null;
   app.use(requestContext(deps.logger, metrics?.onRequestFinished));
   app.use(securityHeaders(deps.config));
   app.use(closeUnreadBodies);
@@ -52,19 +59,17 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   if (metrics) app.use(metrics.router);
 
   const auth = requireAuth(deps, hooks.onAuthFailure, hooks.beforeAuth);
-  const admit = admission({
-    bytesInFlight: deps.config.uploadBytesInFlight,
-    perUser: deps.config.uploadsPerUser,
-    maxBodyBytes: deps.config.maxBodyBytes,
-  });
+  // Slow bodies are cut off (http/body.ts), whatever the route.
+  const slow = { minBytesPerSecond: deps.config.bodyMinBytesPerSecond, graceMs: deps.config.bodyMinRateGraceS * 1000 };
   // A session upload's body is parsed, validated, redacted and hashed in one trip to a worker
   // thread when large (src/offload); every other body is parsed before its route.
   const isSessionUpload = (req: Request) => req.method === 'PUT' && /^\/projects\/[^/]+\/sessions\/[^/]+\/?$/.test(req.path);
-  const parse = jsonBody(deps.config.maxBodyBytes, deps.offload, isSessionUpload);
-  // Admission control runs after authentication (per user) and before a byte of the body is read.
+  const parse = jsonBody({ limit: deps.config.maxBodyBytes, slow, offload: deps.offload, defer: isSessionUpload });
+  // Admission control runs after authentication (per user; an unauthenticated request never holds
+  // upload capacity) and before a byte of the body is read.
   const body = (req: Request, res: Response, next: NextFunction) => admit(req, res, () => parse(req, res, next));
   // GraphQL bodies have a limit of their own (contract §16: 1 MiB), not the upload limit.
-  const graphqlBody = jsonBody(deps.config.maxGraphqlBodyBytes);
+  const graphqlBody = jsonBody({ limit: deps.config.maxGraphqlBodyBytes, slow });
   const graphql = await createGraphqlRouter(deps, { auth, rateLimit: hooks.graphql ?? pass, body: graphqlBody });
 
   // GraphQL: the playground (GET text/html) and its assets need no token; operations do.
@@ -74,7 +79,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
 
   // Sign-in, first run, reset links and device login work without a session or key (contract §10, §11);
   // their bodies are small.
-  const publicBody = jsonBody(64 * 1024);
+  const publicBody = jsonBody({ limit: 64 * 1024, slow });
   app.use('/api/v1', publicAuthRouter(deps, hooks, publicBody), deviceLoginRouter(deps, hooks, publicBody));
 
   const api = express.Router();

@@ -35,10 +35,16 @@ export interface Config {
   workersEnabled: boolean;
   /** Express's `trust proxy`: which peers' X-Forwarded-For gives the client address. */
   trustProxy: boolean | number | string;
-  /** Admission control (contract §12): declared body bytes of uploads in flight, all users. */
+  /** Admission control: the shared upload capacity, body bytes received and held, all users (one user: at most half). */
   uploadBytesInFlight: number;
-  /** Admission control: concurrent uploads per user. */
+  /** Admission control: requests with a body one user may have admitted at once (more wait in the queue). */
   uploadsPerUser: number;
+  /** Admission control: how long a request over capacity waits for room before 503 busy. */
+  uploadQueueWaitMs: number;
+  /** Slow bodies: the minimum average rate (bytes/s on the wire) once the grace period has passed. */
+  bodyMinBytesPerSecond: number;
+  /** Slow bodies: how long a body may arrive at any rate before the minimum average applies. */
+  bodyMinRateGraceS: number;
   /** Worker threads for large uploads and index documents (src/offload); 0 = on the event loop; unset = cores − 1, 1 to 4. */
   offloadThreads?: number;
   /** SIGTERM: how long in-flight requests may still run (contract §16). */
@@ -99,8 +105,17 @@ const schema = z.object({
   MAX_BODY_BYTES: positiveInt('MAX_BODY_BYTES').default(50 * 1024 * 1024),
   MAX_GRAPHQL_BODY_BYTES: positiveInt('MAX_GRAPHQL_BODY_BYTES').default(1024 * 1024),
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
-  UPLOAD_BYTES_IN_FLIGHT: positiveInt('UPLOAD_BYTES_IN_FLIGHT').default(192 * 1024 * 1024),
+  // Default: 192 MiB, or 4 × MAX_BODY_BYTES when that is more (see loadConfig).
+  UPLOAD_BYTES_IN_FLIGHT: positiveInt('UPLOAD_BYTES_IN_FLIGHT').optional(),
   UPLOADS_PER_USER: positiveInt('UPLOADS_PER_USER').default(24),
+  UPLOAD_QUEUE_WAIT_MS: z
+    .string()
+    .regex(/^\d{1,6}$/, 'UPLOAD_QUEUE_WAIT_MS must be an integer from 0 to 600000')
+    .transform(Number)
+    .refine((n) => n <= 600_000, 'UPLOAD_QUEUE_WAIT_MS must be an integer from 0 to 600000')
+    .default(5000),
+  BODY_MIN_BYTES_PER_S: positiveInt('BODY_MIN_BYTES_PER_S').default(64 * 1024),
+  BODY_MIN_RATE_GRACE_S: positiveInt('BODY_MIN_RATE_GRACE_S').default(10),
   OFFLOAD_THREADS: z
     .string()
     .regex(/^\d{1,2}$/, 'OFFLOAD_THREADS must be an integer from 0 to 64')
@@ -194,8 +209,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if ((given.NODE_ENV ?? 'development') === 'production' && !given.JWT_SECRET) {
     problems.push('JWT_SECRET is required when NODE_ENV=production');
   }
-  if (parsed.success && parsed.data.UPLOAD_BYTES_IN_FLIGHT < parsed.data.MAX_BODY_BYTES) {
-    problems.push('UPLOAD_BYTES_IN_FLIGHT must be at least MAX_BODY_BYTES (else the largest upload could never be admitted)');
+  // One user holds at most half the capacity, and one upload may be MAX_BODY_BYTES.
+  if (parsed.success && parsed.data.UPLOAD_BYTES_IN_FLIGHT !== undefined && parsed.data.UPLOAD_BYTES_IN_FLIGHT < 2 * parsed.data.MAX_BODY_BYTES) {
+    problems.push('UPLOAD_BYTES_IN_FLIGHT must be at least twice MAX_BODY_BYTES (one user may hold at most half of it, and one upload may be MAX_BODY_BYTES)');
   }
   if (!parsed.success || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
@@ -227,8 +243,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: e.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
     workersEnabled: e.WORKERS_ENABLED === 'true',
     trustProxy: trustProxyOf(e.TRUST_PROXY),
-    uploadBytesInFlight: e.UPLOAD_BYTES_IN_FLIGHT,
+    uploadBytesInFlight: e.UPLOAD_BYTES_IN_FLIGHT ?? Math.max(192 * 1024 * 1024, 4 * e.MAX_BODY_BYTES),
     uploadsPerUser: e.UPLOADS_PER_USER,
+    uploadQueueWaitMs: e.UPLOAD_QUEUE_WAIT_MS,
+    bodyMinBytesPerSecond: e.BODY_MIN_BYTES_PER_S,
+    bodyMinRateGraceS: e.BODY_MIN_RATE_GRACE_S,
     offloadThreads: e.OFFLOAD_THREADS,
     shutdownGraceS: e.SHUTDOWN_GRACE_S,
     redactSecrets: e.REDACT_SECRETS,

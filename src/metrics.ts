@@ -3,6 +3,7 @@ import { Router, type Request, type Response } from 'express';
 import { unauthenticated } from './errors';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { routeOf } from './http/request-context';
+import type { AdmissionStats } from './http/admission';
 import { backlogCount, deadCount } from './data/outbox';
 import { onSearch } from './search/timing';
 import type { Deps } from './services/context';
@@ -33,9 +34,10 @@ const rateLimitKind = (req: Request): string => {
   return path.startsWith('/api/v1/graphql') ? 'graphql' : 'rest';
 };
 
-export function createMetrics(deps: Deps): AppMetrics {
+export function createMetrics(deps: Deps, admission?: () => AdmissionStats): AppMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  if (admission) admissionMetrics(registry, admission);
 
   const requests = new Counter({
     name: 'http_requests_total',
@@ -132,4 +134,30 @@ export function createMetrics(deps: Deps): AppMetrics {
   // Every search the process runs (src/services/search.ts records them).
   const stopListening = onSearch((seconds) => metrics.observeSearch(seconds));
   return metrics;
+}
+
+/** Admission control's state (http/admission.ts), read at each scrape. */
+function admissionMetrics(registry: Registry, stats: () => AdmissionStats): void {
+  const gauge = (name: string, help: string, read: (s: AdmissionStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read(stats()));
+      },
+    });
+  gauge('upload_bytes_held', 'Request body bytes received and held by admitted requests, all users', (s) => s.bytesHeld);
+  gauge('uploads_admitted', 'Requests with a body admitted and not yet answered', (s) => s.admitted);
+  gauge('uploads_queued', 'Requests with a body waiting for room (refused busy if none frees up in time)', (s) => s.queued);
+  gauge('uploads_paused', 'Admitted requests whose reading is held back for lack of room', (s) => s.paused);
+  new Counter({
+    name: 'uploads_refused_busy_total',
+    help: "Requests answered 503 'Server busy, retry later' after waiting in the queue",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(stats().refusedBusy);
+    },
+  });
 }

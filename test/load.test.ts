@@ -3,8 +3,9 @@ import http from 'node:http';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 
 /**
- * Contract §12 load shedding (admission control before a body is read) and §16 slow clients:
- * a refused request writes nothing and does not keep its connection.
+ * Load shedding (admission control before a body is read) and slow clients: a request over
+ * capacity waits in the queue (1 s here) and is then refused as busy; a refused request writes
+ * nothing and does not keep its connection. (Fairness between users: admission-fairness.test.ts.)
  */
 let app: TestApp;
 let a: TestUser;
@@ -13,7 +14,15 @@ let b: TestUser;
 beforeAll(async () => {
   app = await startTestApp({
     rateLimit: false,
-    env: { WORKERS_ENABLED: 'false', UPLOADS_PER_USER: '1', MAX_BODY_BYTES: '1048576', UPLOAD_BYTES_IN_FLIGHT: '1048576' },
+    env: {
+      WORKERS_ENABLED: 'false',
+      UPLOADS_PER_USER: '1',
+      MAX_BODY_BYTES: String(256 * 1024),
+      UPLOAD_BYTES_IN_FLIGHT: String(1024 * 1024),
+      UPLOAD_QUEUE_WAIT_MS: '1000',
+      // The held uploads below pause mid-body on purpose: not cut off as trickles during the test.
+      BODY_MIN_RATE_GRACE_S: '300',
+    },
   });
   a = await app.createUser('load-a');
   b = await app.createUser('load-b');
@@ -33,8 +42,13 @@ interface Held {
 
 /** A PUT whose body is sent in two parts: the second only on finish(). */
 function heldUpload(token: string, sessionId: string, body: object, declaredExtra = 0): Held {
+  return heldUploadTo(app, token, sessionId, body, undefined, declaredExtra);
+}
+
+/** The same to any app; the second part is the last `tail` bytes (default: half the body). */
+function heldUploadTo(to: TestApp, token: string, sessionId: string, body: object, tail?: number, declaredExtra = 0): Held {
   const payload = Buffer.from(JSON.stringify(body));
-  const req = http.request(new URL(`/api/v1/projects/held/sessions/${sessionId}`, app.url), {
+  const req = http.request(new URL(`/api/v1/projects/held/sessions/${sessionId}`, to.url), {
     method: 'PUT',
     agent: false,
     headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': String(payload.length + declaredExtra) },
@@ -49,7 +63,7 @@ function heldUpload(token: string, sessionId: string, body: object, declaredExtr
     });
   });
   const closed = new Promise<void>((resolve) => req.on('socket', (s) => s.once('close', () => resolve())));
-  const half = Math.floor(payload.length / 2);
+  const half = tail === undefined ? Math.floor(payload.length / 2) : payload.length - tail;
   const started = new Promise<void>((resolve) => req.write(payload.subarray(0, half), () => resolve()));
   return { started, response, closed, finish: () => req.end(payload.subarray(half)) };
 }
@@ -88,23 +102,37 @@ test('over the per-user upload cap: 503 busy with Retry-After, nothing written; 
   expect((await app.request('HEAD', `/api/v1/projects/held/sessions/${first}`, { token: a.token })).status).toBe(200);
 }, 120_000);
 
-test('over the bytes-in-flight budget: 503 busy for anyone, nothing written', async () => {
-  const held = heldUpload(a.token, crypto.randomUUID(), { name: 'big', markdown: 'y'.repeat(700_000) });
-  await held.started;
-  const big = { name: 'b-big', markdown: 'z'.repeat(400_000) };
-  let id = '';
-  await until(async () => {
-    id = crypto.randomUUID();
-    const r = await app.request('PUT', `/api/v1/projects/held-b/sessions/${id}`, { token: b.token, body: big });
-    // 201 only while the held upload has not been admitted yet.
-    if (r.status !== 503) expect(r.status).toBe(201);
-    else expect(r.body).toEqual(BUSY);
-    return r.status === 503;
-  }, 'the busy refusal');
-  expect((await app.request('HEAD', `/api/v1/projects/held-b/sessions/${id}`, { token: b.token })).status).toBe(404);
-  held.finish();
-  expect((await held.response).status).toBe(201);
-}, 120_000);
+describe('over the bytes a user may hold (a capacity of 1 MiB, so half is 512 KiB)', () => {
+  let small: TestApp;
+  let c: TestUser;
+  let d: TestUser;
+  beforeAll(async () => {
+    small = await startTestApp({
+      rateLimit: false,
+      env: { WORKERS_ENABLED: 'false', MAX_BODY_BYTES: String(256 * 1024), UPLOAD_BYTES_IN_FLIGHT: String(1024 * 1024), UPLOAD_QUEUE_WAIT_MS: '1000', BODY_MIN_RATE_GRACE_S: '300' },
+    });
+    c = await small.createUser('load-c');
+    d = await small.createUser('load-d');
+  }, 120_000);
+  afterAll(() => small?.close());
+
+  test("the user's next upload waits, then 503 busy, nothing written; another user's upload lands", async () => {
+    const metric = async (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec((await small.request('GET', '/metrics')).text)?.[1]);
+    // Three 180 KB bodies, all sent but for their last byte: more than c's half of the capacity.
+    const held = [0, 1, 2].map((i) => heldUploadTo(small, c.token, crypto.randomUUID(), { name: `big-${i}`, markdown: 'y'.repeat(180_000) }, 1));
+    await until(async () => (await metric('uploads_paused')) >= 1, "c's uploads held back");
+    const id = crypto.randomUUID();
+    const r = await small.request('PUT', `/api/v1/projects/held/sessions/${id}`, { token: c.token, body: { name: 'more', markdown: 'z'.repeat(100_000) } });
+    expect(r.status).toBe(503);
+    expect(r.body).toEqual(BUSY);
+    expect(r.headers['retry-after']).toMatch(/^\d+$/);
+    expect((await small.request('HEAD', `/api/v1/projects/held/sessions/${id}`, { token: c.token })).status).toBe(404);
+    const other = await small.request('PUT', `/api/v1/projects/held-d/sessions/${crypto.randomUUID()}`, { token: d.token, body: { name: 'd', markdown: 'd'.repeat(100_000) } });
+    expect(other.status).toBe(201);
+    held.forEach((h) => h.finish());
+    expect((await Promise.all(held.map((h) => h.response))).map((x) => x.status)).toEqual([201, 201, 201]);
+  }, 120_000);
+});
 
 test('a request refused before its body is read does not keep the socket while the body trickles', async () => {
   // Declares far more than it sends: without the close, the socket would stay open as long as the client likes.

@@ -2,53 +2,255 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppError, MESSAGES } from '../errors';
 import { sendError } from './errors';
 
-const MiB = 1024 * 1024;
-/** A body of unknown length (chunked) reserves this much of the budget. */
-const UNKNOWN_LENGTH_RESERVE = 8 * MiB;
-/** A gzip body may inflate: it reserves this multiple of its length (at most the body limit). */
-const GZIP_RESERVE_FACTOR = 4;
-
 export interface AdmissionLimits {
+  /** The shared upload capacity: body bytes held by admitted requests, all users together. */
   bytesInFlight: number;
+  /** Requests with a body one user may have admitted at once (more wait in the queue). */
   perUser: number;
+  /** The largest body (after inflating): what one request may still come to hold. */
   maxBodyBytes: number;
+  /** How long a request over capacity waits for room before it is refused as busy. */
+  queueWaitMs: number;
 }
 
 /**
- * Admission control for request bodies, before a byte of them is read (contract §12): a budget of
- * body bytes in flight across all users and a cap on concurrent uploads per user. Over either →
- * 503 `Server busy, retry later` with Retry-After; nothing is read, nothing written, and the
- * connection is closed (closeUnreadBodies). The reservation ends when the response does.
+ * What the body reader (http/body.ts) asks of admission for each chunk it keeps: count these
+ * bytes, and may I go on reading? When not, the reader stops reading (TCP pushes back on the
+ * client) until `onResume`'s callback runs.
+ */
+export interface BodyGate {
+  take(bytes: number): boolean;
+  onResume(resume: () => void): void;
+  /** How long the server has held this body's reading back (not the client's slowness). */
+  pausedMs(): number;
+}
+
+export interface AdmissionStats {
+  /** Body bytes held by admitted requests (counted as received, inflated). */
+  bytesHeld: number;
+  admitted: number;
+  queued: number;
+  /** Admitted requests whose reading is held back for lack of room. */
+  paused: number;
+  refusedBusy: number;
+}
+
+interface UserState {
+  held: number;
+  admitted: number;
+  queued: number;
+  /** The one request of this user allowed past the user's soft limit (see below). */
+  exempt: Ticket | null;
+}
+
+interface Ticket extends BodyGate {
+  seq: number;
+  user: UserState;
+  held: number;
+  pausedSince: number | null;
+  pausedTotal: number;
+  resume: (() => void) | null;
+}
+
+interface Waiter {
+  key: string;
+  user: UserState;
+  admit(): void;
+  refuse(): void;
+}
+
+/**
+ * Admission control for request bodies (after authentication, so the user is known). Capacity is
+ * counted in bytes actually received and kept (inflated), not in the length a client declares:
+ * a body that trickles holds almost nothing, and http/body.ts cuts it off below a minimum rate.
+ *
+ * - A request is admitted when its user has fewer than `perUser` admitted and there is room (below);
+ *   else it waits in a FIFO queue up to `queueWaitMs`, then gets 503 `Server busy, retry later`
+ *   with Retry-After (nothing read, nothing written; closeUnreadBodies closes the connection).
+ * - While reading, every chunk is counted. One user never holds more than half the capacity, and
+ *   all users together never more than the capacity, to within one network read per request:
+ *   each user's requests share `half − maxBody` (the soft limit), and one request of that user,
+ *   the exempt one, may read past it up to its whole body (≤ maxBody). Likewise all requests share
+ *   `capacity − maxBody`, and one exempt request (always a user-exempt one) may read past it. A
+ *   request over a limit pauses; the exempt slots guarantee that some request can always finish,
+ *   so paused requests never deadlock. Room freed (a response ends) wakes paused requests oldest
+ *   first, then the queue.
+ * - A request's bytes are held until its response ends (the body is kept until it is stored).
  */
 export function admission(limits: AdmissionLimits) {
-  let inFlight = 0;
-  const perUser = new Map<string, number>();
+  const userSoft = Math.floor(limits.bytesInFlight / 2) - limits.maxBodyBytes;
+  const globalSoft = limits.bytesInFlight - limits.maxBodyBytes;
+  const users = new Map<string, UserState>();
+  const paused = new Set<Ticket>();
+  const queue: Waiter[] = [];
+  let held = 0;
+  let globalExempt: Ticket | null = null;
+  let seq = 0;
+  let refusedBusy = 0;
+
+  const userNonExempt = (u: UserState) => u.held - (u.exempt?.held ?? 0);
+  const globalNonExempt = () => held - (globalExempt?.held ?? 0);
+
+  /** May `t` read more? Takes a free exempt slot when that is what it needs. */
+  function mayRead(t: Ticket): boolean {
+    const u = t.user;
+    if (t !== u.exempt && userNonExempt(u) >= userSoft) {
+      if (u.exempt) return false;
+      u.exempt = t;
+      soon();
+    }
+    if (t !== globalExempt && globalNonExempt() >= globalSoft) {
+      if (globalExempt || t !== u.exempt) return false;
+      globalExempt = t;
+      soon();
+    }
+    return true;
+  }
+
+  /**
+   * Room for one more request of this user to start reading. A new request never starts as the
+   * global exempt, so a full pool refuses it (it waits in the queue); a user whose soft share is
+   * full but whose exempt slot is free may start one (it takes the slot).
+   */
+  function hasRoom(u: UserState): boolean {
+    return u.admitted < limits.perUser && (userNonExempt(u) < userSoft || u.exempt === null) && globalNonExempt() < globalSoft;
+  }
+
+  // A request moved into an exempt slot no longer counts toward the shared soft limits: that may
+  // make room for others, looked at once the current chunk has been handled.
+  let pumpSoon = false;
+  function soon(): void {
+    if (pumpSoon) return;
+    pumpSoon = true;
+    setImmediate(() => {
+      pumpSoon = false;
+      pump();
+    });
+  }
+
+  /** Room was freed: paused readers first (oldest first), then the queue in order. */
+  function pump(): void {
+    for (const t of [...paused].sort((x, y) => x.seq - y.seq)) {
+      if (!paused.has(t) || !mayRead(t)) continue;
+      paused.delete(t);
+      t.pausedTotal += Date.now() - (t.pausedSince ?? Date.now());
+      t.pausedSince = null;
+      const resume = t.resume;
+      t.resume = null;
+      resume?.();
+    }
+    for (const w of [...queue]) {
+      if (hasRoom(w.user)) {
+        queue.splice(queue.indexOf(w), 1);
+        w.user.queued--;
+        w.admit();
+      }
+    }
+  }
+
+  function userOf(key: string): UserState {
+    let u = users.get(key);
+    if (!u) users.set(key, (u = { held: 0, admitted: 0, queued: 0, exempt: null }));
+    return u;
+  }
+
+  function forget(key: string, u: UserState): void {
+    if (u.admitted === 0 && u.queued === 0 && users.get(key) === u) users.delete(key);
+  }
+
+  function admit(req: Request, res: Response, key: string, u: UserState, next: NextFunction): void {
+    u.admitted++;
+    let released = false;
+    const t: Ticket = {
+      seq: seq++,
+      user: u,
+      held: 0,
+      pausedSince: null,
+      pausedTotal: 0,
+      resume: null,
+      take(bytes) {
+        if (released) return true;
+        t.held += bytes;
+        u.held += bytes;
+        held += bytes;
+        if (mayRead(t)) return true;
+        paused.add(t);
+        t.pausedSince = Date.now();
+        return false;
+      },
+      onResume(resume) {
+        if (paused.has(t)) t.resume = resume;
+        else resume();
+      },
+      pausedMs: () => t.pausedTotal + (t.pausedSince === null ? 0 : Date.now() - t.pausedSince),
+    };
+    res.once('close', () => {
+      released = true;
+      held -= t.held;
+      u.held -= t.held;
+      u.admitted--;
+      paused.delete(t);
+      t.resume = null;
+      if (u.exempt === t) u.exempt = null;
+      if (globalExempt === t) globalExempt = null;
+      forget(key, u);
+      pump();
+    });
+    req.bodyGate = t;
+    next();
+  }
+
   const mw = (req: Request, res: Response, next: NextFunction) => {
     const length = req.headers['content-length'];
     const chunked = req.headers['transfer-encoding'] !== undefined;
     if (!chunked && (length === undefined || length === '0')) return next();
-    const declared = chunked ? UNKNOWN_LENGTH_RESERVE : Number(length) || 0;
-    const gzip = /gzip/i.test(String(req.headers['content-encoding'] ?? ''));
-    const bytes = Math.min(limits.maxBodyBytes, gzip ? declared * GZIP_RESERVE_FACTOR : declared);
-    // The per-user cap counts uploads (PUT); every body counts against the byte budget.
-    const user = req.method === 'PUT' ? (req.user?.id ?? '') : null;
-    const mine = user === null ? 0 : (perUser.get(user) ?? 0);
-    // One body is always admitted when nothing else is in flight, whatever its size.
-    if ((inFlight > 0 && inFlight + bytes > limits.bytesInFlight) || mine >= limits.perUser) {
-      return sendError(req, res, new AppError('SERVICE_UNAVAILABLE', MESSAGES.busy));
-    }
-    inFlight += bytes;
-    if (user !== null) perUser.set(user, mine + 1);
+    // Authentication ran first: an unauthenticated request never gets here.
+    const key = req.user?.id ?? '';
+    const u = userOf(key);
+    // Behind an earlier request of the same user that waits: first come, first served.
+    if (u.queued === 0 && hasRoom(u)) return admit(req, res, key, u, next);
+    let done = false;
+    const w: Waiter = {
+      key,
+      user: u,
+      admit: () => {
+        done = true;
+        clearTimeout(timer);
+        admit(req, res, key, u, next);
+      },
+      refuse: () => {
+        done = true;
+        refusedBusy++;
+        sendError(req, res, new AppError('SERVICE_UNAVAILABLE', MESSAGES.busy));
+      },
+    };
+    const leave = () => {
+      const i = queue.indexOf(w);
+      if (i < 0) return false;
+      queue.splice(i, 1);
+      u.queued--;
+      forget(key, u);
+      return true;
+    };
+    const timer = setTimeout(() => {
+      if (leave()) w.refuse();
+    }, limits.queueWaitMs);
+    timer.unref();
+    // A client that goes away while waiting leaves the queue.
     res.once('close', () => {
-      inFlight -= bytes;
-      if (user === null) return;
-      const n = (perUser.get(user) ?? 1) - 1;
-      if (n > 0) perUser.set(user, n);
-      else perUser.delete(user);
+      if (!done) clearTimeout(timer), leave();
     });
-    next();
+    u.queued++;
+    queue.push(w);
   };
-  return Object.assign(mw, { inFlight: () => inFlight });
+  const stats = (): AdmissionStats => ({
+    bytesHeld: held,
+    admitted: [...users.values()].reduce((n, u) => n + u.admitted, 0),
+    queued: queue.length,
+    paused: paused.size,
+    refusedBusy,
+  });
+  return Object.assign(mw, { stats });
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { AuthUser } from '../services/context';
 import type { WorkGuard } from '../services/guard';
+import type { BodyGate } from './admission';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -13,6 +14,8 @@ declare global {
       bodyDigest?: string;
       /** Set by the database watchdog for every request it watches. */
       guard?: WorkGuard;
+      /** Set by admission control for a request whose body it admitted: counts the bytes as they arrive. */
+      bodyGate?: BodyGate;
     }
   }
 }
