@@ -277,8 +277,8 @@ export async function updateUploadedSession(tx: Sql, row: SessionRow, hasGitBran
 /** A patch: name, title and metadata (tags), with the new tag and time. */
 export async function updateSessionNaming(tx: Sql, row: SessionRow): Promise<void> {
   await tx.execute(
-    'UPDATE sessions SET name = ?, userTitle = ?, metadataJson = ?, etag = ?, updatedAt = ? WHERE projectId = ? AND id = ?',
-    row.name, row.userTitle, row.metadataJson, row.etag, row.updatedAt, row.projectId, row.id,
+    'UPDATE sessions SET name = ?, userTitle = ?, metadataJson = ?, etag = ?, redactionsJson = ?, updatedAt = ? WHERE projectId = ? AND id = ?',
+    row.name, row.userTitle, row.metadataJson, row.etag, row.redactionsJson, row.updatedAt, row.projectId, row.id,
   );
 }
 

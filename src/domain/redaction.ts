@@ -117,3 +117,27 @@ export const wasReported = (json: string | null | undefined): boolean => storedO
 export function redactionsOf(json: string | null | undefined): Redaction[] {
   return toRedactions(sum(json, () => true));
 }
+
+/**
+ * One text field written outside an upload (a PATCH, a GraphQL mutation: project and session
+ * names, `userTitle`, tags, key names), treated like an upload's fields: with `on` every secret is
+ * masked (same byte length), with `report` the text is kept; either way what was found is added
+ * to `findings` when given.
+ */
+export function redactField(text: string, mode: RedactMode, findings?: Findings): string {
+  if (mode === 'off') return text;
+  const r = redact(text);
+  if (r.count && findings) addFindings(findings, r.findings);
+  return mode === 'on' ? r.output : text;
+}
+
+/** The stored findings with `findings` of the session's own fields added (REDACT_SECRETS `mode`). */
+export function addRedactionsJson(json: string | null | undefined, findings: Findings, mode: RedactMode): string {
+  const stored = storedOf(json);
+  for (const r of toRedactions(findings)) {
+    const same = stored.find((s) => s.rule === r.rule && s.part === undefined && !s.reported === (mode !== 'report'));
+    if (same) same.count += r.count;
+    else stored.push({ ...r, ...(mode === 'report' ? { reported: true as const } : {}) });
+  }
+  return JSON.stringify(stored);
+}

@@ -4,6 +4,7 @@ import type { KeyRow, KeyRowState } from '../data/api-keys';
 import type { Sql } from '../data/sql';
 import type { DbHandles } from '../db/client';
 import { signKeyToken, type TokenClaims } from '../domain/tokens';
+import { redactField } from '../domain/redaction';
 import { AppError, unauthenticated } from '../errors';
 import { FULL_SCOPES, parseScopes, storeScopes, type KeyScope } from '../domain/scopes';
 import type { Ctx } from './context';
@@ -162,7 +163,7 @@ export function touchKey(db: Sql, keyId: string, lastUsedAt: Date | null): void 
 // The front doors' view: always the caller's own keys.
 export const createApiKey = (ctx: Ctx, input: unknown) => {
   const { name, expiresInDays, scopes } = validateKeyInput(input);
-  return createKeyForUser(ctx.deps.db, ctx.deps.config.jwtSecret, ctx.user.id, name, expiresInDays, ctx.user.keyId ?? undefined, scopes);
+  return createKeyForUser(ctx.deps.db, ctx.deps.config.jwtSecret, ctx.user.id, redactField(name, ctx.deps.config.redactSecrets), expiresInDays, ctx.user.keyId ?? undefined, scopes);
 };
 export const listApiKeys = (ctx: Ctx) => listKeysOfUser(ctx.deps.db, ctx.user.id);
 export const revokeApiKey = (ctx: Ctx, keyId: string) => revokeKeyById(ctx.deps.db, keyId, ctx.user.id);

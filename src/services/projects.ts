@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { AppError } from '../errors';
 import { DEFAULT_COLOR, DEFAULT_ICON } from '../domain/project';
+import { redactField } from '../domain/redaction';
 import { enqueueIndexWork } from '../data/outbox';
 import * as store from '../data/projects';
 import type { ProjectRow, ProjectStatsRow } from '../data/projects';
@@ -62,6 +63,7 @@ export async function getProject(ctx: Ctx, projectId: string): Promise<ProjectDt
 
 export async function createProject(ctx: Ctx, input: unknown): Promise<ProjectDto> {
   const v = parseInput(CreateProjectInput, input);
+  v.name = redactField(v.name, ctx.deps.config.redactSecrets);
   const id = v.id ?? crypto.randomUUID();
   const now = new Date();
   const row: ProjectRow = { id, ownerId: ctx.user.id, name: v.name, icon: v.icon ?? DEFAULT_ICON, color: v.color ?? DEFAULT_COLOR, createdAt: now, updatedAt: now };
@@ -76,7 +78,8 @@ export async function createProject(ctx: Ctx, input: unknown): Promise<ProjectDt
 export async function updateProject(ctx: Ctx, projectId: string, input: unknown): Promise<ProjectDto> {
   const { name, icon, color } = parseInput(UpdateProjectInput, input);
   await requireOwnedProject(ctx, projectId);
-  await store.updateProjectAppearance(ctx.deps.db.writes, projectId, { name, icon: icon ?? undefined, color: color ?? undefined }, new Date());
+  const redacted = name == null ? name : redactField(name, ctx.deps.config.redactSecrets);
+  await store.updateProjectAppearance(ctx.deps.db.writes, projectId, { name: redacted, icon: icon ?? undefined, color: color ?? undefined }, new Date());
   return getProject(ctx, projectId);
 }
 

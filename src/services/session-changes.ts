@@ -3,14 +3,34 @@ import { enqueueIndexWork } from '../data/outbox';
 import { deleteSessionRow, lockSession, updateSessionNaming, writeLabels, type SessionRow } from '../data/sessions';
 import { inTransaction } from '../data/transaction';
 import { upsertOp } from '../domain/index-work';
+import { addRedactionsJson, redactField } from '../domain/redaction';
+import type { Findings, RedactMode } from '../redact';
 import { sessionNotFound } from '../errors';
 import { requireOwnedSession } from './access';
 import type { Ctx } from './context';
 import { labelsOf, metadataOf, parseStoredMeta, sessionEtag } from './sessions';
 import { parseInput, PatchSessionInput } from './inputs';
 
+type Patch = ReturnType<typeof parseInput<typeof PatchSessionInput>>;
+
+/**
+ * The patch's texts redacted like an upload's fields (REDACT_SECRETS), before anything is stored
+ * or indexed; tags that a mask made equal are kept once. Findings are added to the session's.
+ */
+function redactPatch(patch: Patch, mode: RedactMode): Patch & { findings: Findings } {
+  const findings: Findings = {};
+  const text = (s: string) => redactField(s, mode, findings);
+  return {
+    ...patch,
+    name: patch.name === undefined ? undefined : text(patch.name),
+    userTitle: patch.userTitle == null ? patch.userTitle : text(patch.userTitle),
+    tags: patch.tags ? [...new Set(patch.tags.map(text))] : patch.tags,
+    findings,
+  };
+}
+
 export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: string, body: unknown): Promise<SessionRow> {
-  const patch = parseInput(PatchSessionInput, body);
+  const patch = redactPatch(parseInput(PatchSessionInput, body), ctx.deps.config.redactSecrets);
   const current = await requireOwnedSession(ctx, projectId, rawSessionId);
   return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const old = await lockSession(tx, current.projectId, current.id);
@@ -22,6 +42,7 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
       name: patch.name ?? old.name,
       userTitle: patch.userTitle !== undefined ? patch.userTitle : old.userTitle,
       metadataJson: JSON.stringify(meta),
+      redactionsJson: Object.keys(patch.findings).length ? addRedactionsJson(old.redactionsJson, patch.findings, ctx.deps.config.redactSecrets) : old.redactionsJson,
     };
     next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
     // A patch always counts as a change (contract §9): it moves updatedAt.
