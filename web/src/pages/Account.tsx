@@ -3,7 +3,7 @@ import { useNavigate } from 'react-router';
 import { ENDPOINTS } from '../api/endpoints';
 import { api } from '../api/http';
 import { useSession } from '../session';
-import { ConfirmDialog, Field, FormError } from './ui';
+import { ConfirmDialog, Field, FormError, RevokeCredentialsField } from './ui';
 
 /** `/settings/account` (§10): change password, sign out everywhere. */
 export function AccountPage() {
@@ -23,10 +23,15 @@ export function AccountPage() {
       setError('The new passwords do not match.');
       return;
     }
-    const r = await api('POST', ENDPOINTS.password, { currentPassword: form.get('currentPassword'), newPassword: form.get('newPassword') });
+    const revokeCredentials = form.get('revokeCredentials') === 'on';
+    const r = await api('POST', ENDPOINTS.password, { currentPassword: form.get('currentPassword'), newPassword: form.get('newPassword'), revokeCredentials });
     if (r.ok) {
       formEl.reset();
-      setDone('Password changed. Your other sessions were signed out.');
+      setDone(
+        revokeCredentials
+          ? 'Password changed. Your other sessions were signed out and your API keys and logged-in clients revoked.'
+          : 'Password changed. Your other sessions were signed out; your API keys and logged-in clients keep working.',
+      );
     } else setError(r.error ?? 'The password could not be changed');
   };
 
@@ -55,6 +60,7 @@ export function AccountPage() {
           <Field label="Current password" name="currentPassword" type="password" autoComplete="current-password" required />
           <Field label="New password" name="newPassword" type="password" autoComplete="new-password" minLength={10} maxLength={256} required hint="10 to 256 characters." />
           <Field label="Confirm new password" name="confirmPassword" type="password" autoComplete="new-password" required />
+          <RevokeCredentialsField />
           <FormError error={error} />
           <p role="status">{done}</p>
           <button type="submit">Change password</button>

@@ -2,7 +2,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { ENDPOINTS } from '../api/endpoints';
 import { api } from '../api/http';
-import { Field, FormError } from './ui';
+import { Field, FormError, RevokeCredentialsField } from './ui';
 
 /** `/reset-password?token=…`: the one-time link printed by `users reset-password` (valid 1 hour). */
 export function ResetPasswordPage() {
@@ -16,7 +16,8 @@ export function ResetPasswordPage() {
   const submit = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
-    const r = await api('POST', ENDPOINTS.resetPassword, { token, password: form.get('password') });
+    const revokeCredentials = form.get('revokeCredentials') === 'on';
+    const r = await api('POST', ENDPOINTS.resetPassword, { token, password: form.get('password'), revokeCredentials });
     if (r.ok) setDone(true);
     else setError(r.error ?? 'The password could not be set');
   };
@@ -34,6 +35,7 @@ export function ResetPasswordPage() {
       ) : (
         <form onSubmit={submit}>
           <Field label="New password" name="password" type="password" autoComplete="new-password" minLength={10} maxLength={256} required hint="10 to 256 characters." />
+          <RevokeCredentialsField />
           <FormError error={error} />
           <button type="submit">Set password</button>
         </form>

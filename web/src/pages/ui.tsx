@@ -16,6 +16,37 @@ export function Field({ label, hint, ...input }: { label: string; hint?: string 
   );
 }
 
+/** A labelled checkbox (the label is its accessible name), with an optional hint. */
+export function CheckboxField({ label, hint, ...input }: { label: string; hint?: string } & Omit<InputHTMLAttributes<HTMLInputElement>, 'type'>) {
+  const id = useId();
+  return (
+    <div className="field checkbox">
+      <input id={id} type="checkbox" aria-describedby={hint ? `${id}-hint` : undefined} {...input} />
+      <label htmlFor={id}>{label}</label>
+      {hint && (
+        <small id={`${id}-hint`} className="hint">
+          {hint}
+        </small>
+      )}
+    </div>
+  );
+}
+
+/**
+ * The choice a new password offers (change and reset): also revoke the account's API keys and
+ * logged-in clients. Checked by default: a password that leaked may have been used to make them.
+ */
+export function RevokeCredentialsField() {
+  return (
+    <CheckboxField
+      label="Also revoke API keys and logged-in clients"
+      name="revokeCredentials"
+      defaultChecked
+      hint="Every API key and every client logged in with a code (the upload CLI, the desktop app) stops working; make new ones afterwards."
+    />
+  );
+}
+
 export function FormError({ error }: { error: string | null }) {
   return error ? (
     <p role="alert" className="error">
