@@ -65,6 +65,14 @@ test.each([
   expect(messageOf(() => userByAdminOf(body))).toBe(message);
 });
 
+test('revokeCredentials: absent and null mean true; false is kept', () => {
+  expect(passwordChangeOf({ currentPassword: 'old', newPassword: GOOD }).revokeCredentials).toBe(true);
+  expect(passwordChangeOf({ currentPassword: 'old', newPassword: GOOD, revokeCredentials: null }).revokeCredentials).toBe(true);
+  expect(passwordChangeOf({ currentPassword: 'old', newPassword: GOOD, revokeCredentials: false }).revokeCredentials).toBe(false);
+  expect(passwordResetOf({ token: 't', password: GOOD }).revokeCredentials).toBe(true);
+  expect(passwordResetOf({ token: 't', password: GOOD, revokeCredentials: false }).revokeCredentials).toBe(false);
+});
+
 test('a user added by an admin: member unless admin', () => {
   expect(userByAdminOf({ email: 'a@b' }).role).toBe('member');
   expect(userByAdminOf({ email: 'a@b', role: 'admin' }).role).toBe('admin');
@@ -79,6 +87,9 @@ test.each([
   [{ currentPassword: 'old', newPassword: 1 }, 'Invalid value for newPassword. Must be a string'],
   [{ currentPassword: 'old', newPassword: 'short' }, 'Invalid value for newPassword. Must be 10 to 256 characters'],
   [{ currentPassword: 'old', newPassword: GOOD }, 'accepted'],
+  [{ currentPassword: 'old', newPassword: GOOD, revokeCredentials: 'no' }, 'Invalid value for revokeCredentials. Must be a boolean'],
+  [{ currentPassword: 'old', newPassword: GOOD, revokeCredentials: 0 }, 'Invalid value for revokeCredentials. Must be a boolean'],
+  [{ currentPassword: 'old', newPassword: GOOD, revokeCredentials: null }, 'accepted'],
 ])('password change %j → %s', (body, message) => {
   expect(messageOf(() => passwordChangeOf(body))).toBe(message);
 });
@@ -90,6 +101,8 @@ test.each([
   [{ token: 't' }, 'Missing required field: password'],
   [{ token: 't', password: 'short' }, 'Invalid value for password. Must be 10 to 256 characters'],
   [{ token: 't', password: GOOD }, 'accepted'],
+  [{ token: 't', password: GOOD, revokeCredentials: 'true' }, 'Invalid value for revokeCredentials. Must be a boolean'],
+  [{ token: 't', password: GOOD, revokeCredentials: false }, 'accepted'],
 ])('password reset %j → %s', (body, message) => {
   expect(messageOf(() => passwordResetOf(body))).toBe(message);
 });
