@@ -21,6 +21,22 @@ export interface Config {
   rateLimitRestPerHour: number;
   rateLimitGraphqlPerHour: number;
   authFailureLimit: number;
+  /**
+   * Requests per client address per minute to the doors that work without a session or key
+   * (first-run setup, sign-in, sign-up, reset links, device login), counted before any lock or
+   * database work (contract §16).
+   */
+  anonymousRequestsPerMinute: number;
+  /** Successful sign-ins per account per 15 minutes (contract §16). */
+  signInsPerAccount: number;
+  /** Successful sign-ins per client address per 15 minutes. */
+  signInsPerAddress: number;
+  /** Sign-ups per client address per hour (when sign-up is enabled). */
+  signUpsPerHour: number;
+  /** Browser sessions a user holds at most; a new one beyond it ends the oldest. */
+  browserSessionsPerUser: number;
+  /** Failed device logins per 10 minutes, the whole service together; beyond it every address gets 429. */
+  deviceLoginFailureBudget: number;
   maxBodyBytes: number;
   /** GraphQL request bodies (contract §16), independent of the upload limit. */
   maxGraphqlBodyBytes: number;
@@ -102,6 +118,12 @@ const schema = z.object({
   RATE_LIMIT_REST_PER_HOUR: positiveInt('RATE_LIMIT_REST_PER_HOUR').default(1000),
   RATE_LIMIT_GRAPHQL_PER_HOUR: positiveInt('RATE_LIMIT_GRAPHQL_PER_HOUR').default(500),
   AUTH_FAILURE_LIMIT: positiveInt('AUTH_FAILURE_LIMIT').default(300),
+  ANONYMOUS_REQUESTS_PER_MINUTE: positiveInt('ANONYMOUS_REQUESTS_PER_MINUTE').default(60),
+  SIGN_INS_PER_ACCOUNT: positiveInt('SIGN_INS_PER_ACCOUNT').default(30),
+  SIGN_INS_PER_ADDRESS: positiveInt('SIGN_INS_PER_ADDRESS').default(30),
+  SIGN_UPS_PER_HOUR: positiveInt('SIGN_UPS_PER_HOUR').default(10),
+  BROWSER_SESSIONS_PER_USER: positiveInt('BROWSER_SESSIONS_PER_USER').default(100),
+  DEVICE_LOGIN_FAILURE_BUDGET: positiveInt('DEVICE_LOGIN_FAILURE_BUDGET').default(100),
   MAX_BODY_BYTES: positiveInt('MAX_BODY_BYTES').default(50 * 1024 * 1024),
   MAX_GRAPHQL_BODY_BYTES: positiveInt('MAX_GRAPHQL_BODY_BYTES').default(1024 * 1024),
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
@@ -233,6 +255,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitRestPerHour: e.RATE_LIMIT_REST_PER_HOUR,
     rateLimitGraphqlPerHour: e.RATE_LIMIT_GRAPHQL_PER_HOUR,
     authFailureLimit: e.AUTH_FAILURE_LIMIT,
+    anonymousRequestsPerMinute: e.ANONYMOUS_REQUESTS_PER_MINUTE,
+    signInsPerAccount: e.SIGN_INS_PER_ACCOUNT,
+    signInsPerAddress: e.SIGN_INS_PER_ADDRESS,
+    signUpsPerHour: e.SIGN_UPS_PER_HOUR,
+    browserSessionsPerUser: e.BROWSER_SESSIONS_PER_USER,
+    deviceLoginFailureBudget: e.DEVICE_LOGIN_FAILURE_BUDGET,
     maxBodyBytes: e.MAX_BODY_BYTES,
     maxGraphqlBodyBytes: e.MAX_GRAPHQL_BODY_BYTES,
     metricsToken: e.METRICS_TOKEN ?? null,

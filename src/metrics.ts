@@ -34,7 +34,13 @@ const rateLimitKind = (req: Request): string => {
   return path.startsWith('/api/v1/graphql') ? 'graphql' : 'rest';
 };
 
-export function createMetrics(deps: Deps, admission?: () => AdmissionStats): AppMetrics {
+/** The failed-authentication limit's hooks /metrics uses when METRICS_TOKEN is set. */
+export interface MetricsAuthHooks {
+  beforeAuth?: (req: Request) => Promise<void>;
+  onAuthFailure?: (req: Request) => Promise<void>;
+}
+
+export function createMetrics(deps: Deps, admission?: () => AdmissionStats, auth: MetricsAuthHooks = {}): AppMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   if (admission) admissionMetrics(registry, admission);
@@ -102,9 +108,14 @@ export function createMetrics(deps: Deps, admission?: () => AdmissionStats): App
   router.get('/metrics', async (req, res, next) => {
     try {
       const token = deps.config.metricsToken;
-      if (token && !bearerIs(req.headers.authorization, token)) {
-        res.setHeader('WWW-Authenticate', 'Bearer');
-        return next(unauthenticated());
+      if (token) {
+        // Wrong tokens count against the failed-authentication limit of the address, like keys.
+        await auth.beforeAuth?.(req);
+        if (!bearerIs(req.headers.authorization, token)) {
+          await auth.onAuthFailure?.(req);
+          res.setHeader('WWW-Authenticate', 'Bearer');
+          return next(unauthenticated());
+        }
       }
       const text = await registry.metrics();
       res.setHeader('Content-Type', registry.contentType);

@@ -18,11 +18,18 @@ export interface BrowserSession {
   touched: boolean;
 }
 
-/** Starts a session; returns the cookie's token (never stored) and the session's CSRF token. */
-export async function startBrowserSession(db: Sql, userId: string): Promise<{ token: string; csrfToken: string }> {
+/** How many browser sessions a user holds at most unless configured (BROWSER_SESSIONS_PER_USER). */
+export const SESSIONS_PER_USER = 100;
+
+/**
+ * Starts a session; returns the cookie's token (never stored) and the session's CSRF token. A
+ * user holds at most `maxSessions`: beyond it, the oldest end.
+ */
+export async function startBrowserSession(db: Sql, userId: string, maxSessions = SESSIONS_PER_USER): Promise<{ token: string; csrfToken: string }> {
   const token = randomToken();
   const csrfToken = randomToken();
   await store.insertBrowserSession(db, sha256(token), userId, csrfToken);
+  await store.trimSessionsOfUser(db, userId, maxSessions);
   return { token, csrfToken };
 }
 

@@ -13,6 +13,24 @@ export async function insertBrowserSession(db: Sql, tokenHash: string, userId: s
   await db.execute('INSERT INTO user_sessions (tokenHash, userId, csrfToken, createdAt, lastUsedAt) VALUES (?, ?, ?, NOW(3), NOW(3))', tokenHash, userId, csrfToken);
 }
 
+/**
+ * Ends a user's sessions beyond the `keep` newest (by creation; the oldest end first). The
+ * derived table is what lets MariaDB take a LIMIT inside the IN.
+ */
+export async function trimSessionsOfUser(db: Sql, userId: string, keep: number): Promise<number> {
+  return db.execute(
+    `DELETE FROM user_sessions WHERE userId = ? AND tokenHash IN (
+       SELECT tokenHash FROM (
+         SELECT tokenHash FROM user_sessions WHERE userId = ?
+          ORDER BY createdAt DESC, tokenHash DESC LIMIT 18446744073709551615 OFFSET ?
+       ) AS older
+     )`,
+    userId,
+    userId,
+    keep,
+  );
+}
+
 /** The session with its user's role and state. */
 export async function browserSessionWithUser(db: Sql, tokenHash: string): Promise<BrowserSessionState | undefined> {
   const rows = await db.query<BrowserSessionState>(

@@ -7,10 +7,22 @@ import type { Config } from '../config';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
 
+const MINUTE = 60;
 const HOUR = 60 * 60;
 const AUTH_FAILURE_WINDOW = 15 * 60;
+const SIGN_IN_WINDOW = 15 * 60;
+const DEVICE_FAILURE_WINDOW = 10 * 60;
 /** Failed sign-ins per account per 15 minutes (contract §10). */
 export const ACCOUNT_FAILURE_LIMIT = 10;
+
+/**
+ * Budgets counted per client address before a request does any lock or database work (contract
+ * §16): `anonymous` is every request to a door that works without a session or key (first-run
+ * setup, sign-in, sign-up, reset links, device login); `signUp` is each
+ * sign-up attempt. A later unauthenticated reader (share links) adds its own name here and a
+ * line in `addressBudgets` below.
+ */
+export type AddressBudget = 'anonymous' | 'signUp';
 
 /** What buildApp (src/app.ts) takes to limit rates; every hook is optional. */
 export interface RateLimitHooks {
@@ -23,12 +35,27 @@ export interface RateLimitHooks {
   beforeSignIn?: (req: Request, email: string) => Promise<void>;
   /** A failed sign-in, counted against the account. */
   onSignInFailure?: (req: Request, email: string) => Promise<void>;
+  /**
+   * A successful sign-in, counted per account and per address; over either limit → 429 (the
+   * caller then starts no browser session).
+   */
+  onSignInSuccess?: (req: Request, email: string) => Promise<void>;
+  /** Spends one unit of an address's budget (no database work); 429 when it is spent. */
+  spendAddress?: (req: Request, budget: AddressBudget) => Promise<void>;
+  /** Before a device login is tried: the service-wide budget of failed device logins spent → 429. */
+  beforeDeviceLogin?: (req: Request) => Promise<void>;
+  /** A failed device login, counted against the service-wide budget. */
+  onDeviceLoginFailure?: (req: Request) => Promise<void>;
 }
 
 export interface RateLimitHandles extends RateLimitHooks {
   onAuthFailure: NonNullable<RateLimitHooks['onAuthFailure']>;
   beforeSignIn: NonNullable<RateLimitHooks['beforeSignIn']>;
   onSignInFailure: NonNullable<RateLimitHooks['onSignInFailure']>;
+  onSignInSuccess: NonNullable<RateLimitHooks['onSignInSuccess']>;
+  spendAddress: NonNullable<RateLimitHooks['spendAddress']>;
+  beforeDeviceLogin: NonNullable<RateLimitHooks['beforeDeviceLogin']>;
+  onDeviceLoginFailure: NonNullable<RateLimitHooks['onDeviceLoginFailure']>;
   /** Runs before the token is checked: an address already over the auth-failure limit gets 429. */
   beforeAuth: (req: Request) => Promise<void>;
   /** Closes the Redis connection when this module opened it. */
@@ -84,6 +111,15 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
   const graphql = limiter('graphql', config.rateLimitGraphqlPerHour, HOUR);
   const authFailures = limiter('authfail', config.authFailureLimit, AUTH_FAILURE_WINDOW);
   const accountFailures = limiter('signinfail', ACCOUNT_FAILURE_LIMIT, AUTH_FAILURE_WINDOW);
+  const signInsPerAccount = limiter('signin-account', config.signInsPerAccount, SIGN_IN_WINDOW);
+  const signInsPerAddress = limiter('signin-address', config.signInsPerAddress, SIGN_IN_WINDOW);
+  const deviceFailures = limiter('devicefail', config.deviceLoginFailureBudget, DEVICE_FAILURE_WINDOW);
+  const addressBudgets: Record<AddressBudget, { limiter: RateLimiterAbstract; points: number }> = {
+    anonymous: { limiter: limiter('anon', config.anonymousRequestsPerMinute, MINUTE), points: config.anonymousRequestsPerMinute },
+    signUp: { limiter: limiter('signup', config.signUpsPerHour, HOUR), points: config.signUpsPerHour },
+  };
+  /** The one key of the service-wide device-login budget. */
+  const ALL = 'all';
   // Emails compare case-insensitively (the column's collation): one budget per account, however spelt.
   const accountKey = (email: string) => email.trim().toLowerCase().slice(0, 320);
 
@@ -108,6 +144,32 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
   };
 
   const address = (req: Request) => clientKeyOf(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+
+  /** Spends a point; over the limit → the 429 (with its headers); a store failure lets the request through. */
+  const spend = async (req: Request, l: RateLimiterAbstract, key: string, limit: number, what: string) => {
+    try {
+      await l.consume(key, 1);
+    } catch (err) {
+      if (err instanceof RateLimiterRes) {
+        if (req.res) setHeaders(req.res, limit, err, true);
+        throw rateLimited(err);
+      }
+      logger.warn({ reqId: req.id, msg: `${what} limiter unavailable` });
+    }
+  };
+  /** Refuses when the count is already at the limit (a read: nothing is spent). */
+  const refuseWhenSpent = async (req: Request, l: RateLimiterAbstract, key: string, limit: number) => {
+    let r: RateLimiterRes | null = null;
+    try {
+      r = await l.get(key);
+    } catch {
+      return;
+    }
+    if (r && r.consumedPoints >= limit) {
+      if (req.res) setHeaders(req.res, limit, r, true);
+      throw rateLimited(r);
+    }
+  };
 
   return {
     rest: perUser(rest, config.rateLimitRestPerHour),
@@ -136,26 +198,31 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
       }
     },
     async beforeSignIn(req, email) {
-      let r: RateLimiterRes | null = null;
-      try {
-        r = await accountFailures.get(accountKey(email));
-      } catch {
-        return;
-      }
-      if (r && r.consumedPoints >= ACCOUNT_FAILURE_LIMIT) {
-        if (req.res) setHeaders(req.res, ACCOUNT_FAILURE_LIMIT, r, true);
-        throw rateLimited(r);
-      }
+      // Failed sign-ins of the account, then its successful ones and the address's: all reads.
+      await refuseWhenSpent(req, accountFailures, accountKey(email), ACCOUNT_FAILURE_LIMIT);
+      await refuseWhenSpent(req, signInsPerAccount, accountKey(email), config.signInsPerAccount);
+      await refuseWhenSpent(req, signInsPerAddress, address(req), config.signInsPerAddress);
     },
     async onSignInFailure(req, email) {
+      await spend(req, accountFailures, accountKey(email), ACCOUNT_FAILURE_LIMIT, 'sign-in failure');
+    },
+    async onSignInSuccess(req, email) {
+      await spend(req, signInsPerAccount, accountKey(email), config.signInsPerAccount, 'sign-in');
+      await spend(req, signInsPerAddress, address(req), config.signInsPerAddress, 'sign-in');
+    },
+    async spendAddress(req, budget) {
+      const b = addressBudgets[budget];
+      await spend(req, b.limiter, address(req), b.points, budget);
+    },
+    async beforeDeviceLogin(req) {
+      await refuseWhenSpent(req, deviceFailures, ALL, config.deviceLoginFailureBudget);
+    },
+    async onDeviceLoginFailure(req) {
+      // Counted even past the budget: the window's end is what lets logins through again.
       try {
-        await accountFailures.consume(accountKey(email), 1);
+        await deviceFailures.consume(ALL, 1);
       } catch (err) {
-        if (err instanceof RateLimiterRes) {
-          if (req.res) setHeaders(req.res, ACCOUNT_FAILURE_LIMIT, err, true);
-          throw rateLimited(err);
-        }
-        logger.warn({ reqId: req.id, msg: 'sign-in failure limiter unavailable' });
+        if (!(err instanceof RateLimiterRes)) logger.warn({ reqId: req.id, msg: 'device login limiter unavailable' });
       }
     },
     async close() {

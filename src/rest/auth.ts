@@ -5,7 +5,7 @@ import { AppError, unauthenticated } from '../errors';
 import { checkCsrf, clearSessionCookie, invalidCsrf, ownOrigin, sessionCookie, setSessionCookie } from '../http/auth';
 import * as accounts from '../services/accounts';
 import type { Deps } from '../services/context';
-import { countUsers, createUser, getAccount, type AccountDto } from '../services/users';
+import { createUser, getAccount, type AccountDto } from '../services/users';
 import { ctxOf, ok } from './context';
 
 type Handler = (req: Request, res: Response) => Promise<void>;
@@ -26,9 +26,14 @@ export function publicAuthRouter(deps: Deps, hooks: RateLimitHooks, body: Reques
     if (origin !== undefined && origin !== ownOrigin(req, config)) throw invalidCsrf();
   };
   const signInBrowser = async (req: Request, res: Response, user: AccountDto) => {
-    const { token } = await startBrowserSession(db.writes, user.id);
+    const { token } = await startBrowserSession(db.writes, user.id, config.browserSessionsPerUser);
     setSessionCookie(req, res, config, token);
   };
+  // Every door here that does database work first spends from the address's budget (contract
+  // §16: before any lock or query), so a burst from one address costs the database nothing.
+  const anonymous = (req: Request) => hooks.spendAddress?.(req, 'anonymous');
+  const parseBody = (req: Request, res: Response) =>
+    new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
 
   r.get('/auth/session', wrap(async (req, res) => {
     const token = sessionCookie(req);
@@ -44,8 +49,9 @@ export function publicAuthRouter(deps: Deps, hooks: RateLimitHooks, body: Reques
 
   r.post('/auth/sign-in', wrap(async (req, res) => {
     sameOrigin(req);
+    await anonymous(req);
     await hooks.beforeAuth?.(req);
-    await new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+    await parseBody(req, res);
     const credentials = accounts.credentialsOf(req.body);
     await hooks.beforeSignIn?.(req, credentials.email);
     const user = await accounts.signIn(db, credentials);
@@ -54,6 +60,8 @@ export function publicAuthRouter(deps: Deps, hooks: RateLimitHooks, body: Reques
       await hooks.onSignInFailure?.(req, credentials.email);
       throw new AppError('UNAUTHENTICATED', accounts.INVALID_CREDENTIALS);
     }
+    // Successful sign-ins are limited too (each is a 30-day session): over → 429, no session.
+    await hooks.onSignInSuccess?.(req, credentials.email);
     await signInBrowser(req, res, user);
     res.json(ok({ user }));
   }));
@@ -71,20 +79,28 @@ export function publicAuthRouter(deps: Deps, hooks: RateLimitHooks, body: Reques
 
   r.get('/auth/setup', wrap(async (_req, res) => {
     res.setHeader('Cache-Control', 'no-store');
-    res.json(ok({ needsSetup: (await countUsers(db)) === 0, signupEnabled: config.signupEnabled }));
+    res.json(ok({ needsSetup: !(await accounts.anyUserExists(db)), signupEnabled: config.signupEnabled }));
   }));
 
-  r.post('/auth/setup', body, wrap(async (req, res) => {
+  r.post('/auth/setup', wrap(async (req, res) => {
     sameOrigin(req);
+    await anonymous(req);
+    // After the first account this is a 409 at once: no lock, no body, and (once seen) no query.
+    if (await accounts.anyUserExists(db)) throw new AppError('CONFLICT', accounts.SETUP_DONE);
+    await parseBody(req, res);
     const user = await accounts.setupFirstAccount(db, `${config.namespace}:setup`, req.body);
     await signInBrowser(req, res, user);
     res.status(201).json(ok({ user }));
   }));
 
-  r.post('/auth/sign-up', body, wrap(async (req, res) => {
+  r.post('/auth/sign-up', wrap(async (req, res) => {
     sameOrigin(req);
+    await anonymous(req);
     if (!config.signupEnabled) throw new AppError('FORBIDDEN', 'Sign-up is disabled');
+    await parseBody(req, res);
     const { email, name, password } = accounts.newAccountOf(req.body);
+    // Each well-formed attempt counts (a taken email too: that bounds probing for accounts).
+    await hooks.spendAddress?.(req, 'signUp');
     const created = await createUser(db, email, name, { password, role: 'member' });
     const user: AccountDto = { id: created.id, email: created.email, name: created.name, role: created.role };
     await signInBrowser(req, res, user);
@@ -93,8 +109,9 @@ export function publicAuthRouter(deps: Deps, hooks: RateLimitHooks, body: Reques
 
   r.post('/auth/reset-password', wrap(async (req, res) => {
     sameOrigin(req);
+    await anonymous(req);
     await hooks.beforeAuth?.(req);
-    await new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+    await parseBody(req, res);
     try {
       await accounts.resetPassword(db, req.body);
     } catch (err) {

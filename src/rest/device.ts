@@ -29,12 +29,25 @@ export function deviceLoginRouter(deps: Deps, hooks: RateLimitHooks, body: Reque
     }
   };
 
+  // Spends from the address's budget first (contract §16: before any lock or query).
   r.post('/device-login', wrap(async (req, res) => {
+    await hooks.spendAddress?.(req, 'anonymous');
     await hooks.beforeAuth?.(req);
+    // Codes are 6 characters (what the clients accept): guessing is bounded by the service-wide
+    // budget of failed device logins as well as by the address's.
+    await hooks.beforeDeviceLogin?.(req);
     await parse(body, req, res);
-    res.json(await counted(req, () => device.deviceLogin(db, secret, req.body)));
+    res.json(await counted(req, async () => {
+      try {
+        return await device.deviceLogin(db, secret, req.body);
+      } catch (err) {
+        if ((err as { code?: string }).code === 'UNAUTHENTICATED') await hooks.onDeviceLoginFailure?.(req);
+        throw err;
+      }
+    }));
   }));
 
+  // Refresh and logout read the database only for a token whose signature checks out.
   r.post('/device-refresh', wrap(async (req, res) => {
     await hooks.beforeAuth?.(req);
     const result = await counted(req, async () => (await device.deviceRefresh(db.writes, secret, req.get('authorization'))) ?? Promise.reject(unauthenticated()));

@@ -1,18 +1,33 @@
 import { revokeKeysOfUser } from '../data/api-keys';
 import { deleteSessionsOfUser } from '../data/browser-sessions';
-import { withNamedLock } from '../data/locks';
+import { tryNamedLock } from '../data/locks';
 import * as store from '../data/users';
 import type { DbHandles } from '../db/client';
 import { hashPassword, verifyPassword } from '../domain/passwords';
 import { randomToken, sha256 } from '../domain/tokens';
 import { AppError, invalid } from '../errors';
-import { countUsers, createUser, toAccount, type AccountDto } from './users';
+import { checkEmail, newUserRow, toAccount, type AccountDto } from './users';
 import { AccountByAdminInput, NewAccountInput, PasswordChangeInput, PasswordResetInput, SignInInput, UserByAdminInput } from './account-inputs';
 import { parseInput } from './inputs';
 
 export const INVALID_CREDENTIALS = 'Invalid email or password';
 export const INVALID_RESET = 'Invalid or expired reset link';
 export const RESET_VALID_MS = 60 * 60_000;
+export const SETUP_DONE = 'An account already exists; sign in instead';
+
+/** Databases known to hold a user. Users are never deleted, so once true it stays true. */
+const usersSeen = new WeakSet<DbHandles>();
+
+/**
+ * Whether any user exists: one query until the answer is yes, then none (first-run setup and its
+ * check must cost nothing once the service is set up).
+ */
+export async function anyUserExists(db: DbHandles): Promise<boolean> {
+  if (usersSeen.has(db)) return true;
+  if ((await store.countUsers(db.writes)) === 0) return false;
+  usersSeen.add(db);
+  return true;
+}
 
 export interface Credentials {
   email: string;
@@ -48,17 +63,25 @@ export function userByAdminOf(body: unknown): { email: string; name: string | nu
 
 /**
  * "Create the first account" (contract §10): only while no user exists, and that account is an
- * admin. A named database lock makes two concurrent attempts create one account, not two.
+ * admin. The caller has already seen no user (`anyUserExists`). The password is hashed before any
+ * lock; then a named database lock, taken without waiting, makes two concurrent attempts create
+ * one account: the count and the insert run on the locked connection, and an attempt that finds
+ * the lock taken is told at once that the first account is being made (409).
  */
 export async function setupFirstAccount(db: DbHandles, lockName: string, body: unknown): Promise<AccountDto> {
   const { email, name, password } = newAccountOf(body);
-  const locked = await withNamedLock(db.pool, lockName, 10, async () => {
-    if ((await countUsers(db)) > 0) throw new AppError('CONFLICT', 'An account already exists; sign in instead');
-    const u = await createUser(db, email, name, { password, role: 'admin' });
-    return { id: u.id, email: u.email, name: u.name, role: u.role };
+  checkEmail(email);
+  const row = newUserRow(email, name, await hashPassword(password!), 'admin');
+  const locked = await tryNamedLock(db.pool, lockName, async (sql) => {
+    if ((await store.countUsers(sql)) > 0) return false;
+    await store.insertUser(sql, row);
+    return true;
   });
-  if (!locked.got) throw new AppError('SERVICE_UNAVAILABLE', 'Service temporarily unavailable');
-  return locked.value;
+  // Another attempt holds the lock right now: it is making the first account.
+  if (!locked.got) throw new AppError('CONFLICT', SETUP_DONE);
+  usersSeen.add(db);
+  if (!locked.value) throw new AppError('CONFLICT', SETUP_DONE);
+  return toAccount(row);
 }
 
 /** `{currentPassword, newPassword, revokeCredentials}` of a password change (`revokeCredentials` defaults to true). */

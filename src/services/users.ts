@@ -51,6 +51,11 @@ export interface NewUser {
   role?: Role;
 }
 
+/** The row of a new user (email and name already checked). */
+export function newUserRow(email: string, name: string | null | undefined, passwordHash: string | null, role: Role = 'member'): UserRow {
+  return { id: crypto.randomUUID(), email, name: name || null, createdAt: new Date(), passwordHash, role, disabledAt: null };
+}
+
 /** Creates a user (the password, when given, already checked for length by the caller). */
 export async function createUser(db: DbHandles, email: string, name?: string | null, opts: NewUser = {}): Promise<UserDto & AccountDto> {
   checkEmail(email);
@@ -58,7 +63,7 @@ export async function createUser(db: DbHandles, email: string, name?: string | n
   const existing = await store.userByEmail(db.writes, email);
   if (existing) throw new AppError('CONFLICT', `A user with email ${email} already exists`);
   const passwordHash = opts.password ? await hashPassword(opts.password) : null;
-  const row: UserRow = { id: crypto.randomUUID(), email, name: name || null, createdAt: new Date(), passwordHash, role: opts.role ?? 'member', disabledAt: null };
+  const row = newUserRow(email, name, passwordHash, opts.role);
   try {
     await store.insertUser(db.writes, row);
   } catch (err) {

@@ -8,7 +8,7 @@ export function accountOperations(registry: OpenAPIRegistry): void {
   let tag = 'Accounts';
   describe(registry, {
     method: 'post', path: '/auth/sign-in', tag, auth: 'none', summary: 'Sign in to the console', body: A.SignInBody,
-    description: 'Unknown email and wrong password get the same 401 `Invalid email or password`. Failed sign-ins count per address and 10 per account per 15 minutes → 429.',
+    description: 'Unknown email and wrong password get the same 401 `Invalid email or password`. Failed sign-ins count per address and 10 per account per 15 minutes → 429. Successful ones are limited too (`SIGN_INS_PER_ACCOUNT` and `SIGN_INS_PER_ADDRESS`, 30 each per 15 minutes → 429), and a user holds at most `BROWSER_SESSIONS_PER_USER` (100) browser sessions: a new one ends the oldest. Every request counts against the address’s `ANONYMOUS_REQUESTS_PER_MINUTE`.',
     responses: { 200: { description: 'Signed in; the browser session is in the cookie.', schema: envelope(A.SignedIn), headers: ['Set-Cookie'] } },
     errors: [401, 403, 429],
   });
@@ -29,14 +29,14 @@ export function accountOperations(registry: OpenAPIRegistry): void {
   });
   describe(registry, {
     method: 'post', path: '/auth/setup', tag, auth: 'none', summary: 'Create the first account (an admin) and sign it in',
-    description: 'Only while no user exists; afterwards 409. A foreign `Origin` → 403.',
+    description: 'Only while no user exists; afterwards 409 at once (before the body is read). Of concurrent attempts one creates the account, the others get 409. A foreign `Origin` → 403. Every request counts against the address’s `ANONYMOUS_REQUESTS_PER_MINUTE` → 429.',
     body: A.NewAccountBody,
     responses: { 201: { description: 'Created and signed in.', schema: envelope(A.SignedIn), headers: ['Set-Cookie'] } },
-    errors: [403, 409],
+    errors: [403, 409, 429],
   });
   describe(registry, {
     method: 'post', path: '/auth/sign-up', tag, auth: 'none', summary: 'Create a member account and sign it in',
-    description: 'Only with `SIGNUP_ENABLED=true`, else 403 `Sign-up is disabled`. An email in use → 409.',
+    description: 'Only with `SIGNUP_ENABLED=true`, else 403 `Sign-up is disabled`. An email in use → 409. Each well-formed attempt counts against the address’s `SIGN_UPS_PER_HOUR` (10) → 429.',
     body: A.NewAccountBody,
     responses: { 201: { description: 'Created and signed in.', schema: envelope(A.SignedIn), headers: ['Set-Cookie'] } },
     errors: [403, 409, 429],
@@ -104,7 +104,7 @@ export function accountOperations(registry: OpenAPIRegistry): void {
   });
   describe(registry, {
     method: 'post', path: '/device-login', tag, auth: 'none', summary: 'Exchange a /cli-login code for a refresh token', body: A.DeviceLoginBody,
-    description: 'No Authorization. Codes are single use, valid 10 minutes. 401: `Invalid or expired device code` or `Device code has already been used`. Failures count against the failed-authentication limit.',
+    description: 'No Authorization. Codes are single use, valid 10 minutes. 401: `Invalid or expired device code` or `Device code has already been used`. Failures count against the failed-authentication limit of the address and against the service-wide `DEVICE_LOGIN_FAILURE_BUDGET` (100 per 10 minutes; once spent, every address gets 429 until the window ends).',
     responses: { 200: { description: 'A refresh token (no envelope).', schema: A.DeviceLoginResult } },
     errors: [401, 429],
   });
