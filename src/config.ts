@@ -24,10 +24,10 @@ export interface Config {
   /**
    * Requests per client address per minute to the doors that work without a session or key
    * (first-run setup, sign-in, sign-up, reset links, device login), counted before any lock or
-   * database work (contract §16).
+   * database work.
    */
   anonymousRequestsPerMinute: number;
-  /** Successful sign-ins per account per 15 minutes (contract §16). */
+  /** Successful sign-ins per account per 15 minutes. */
   signInsPerAccount: number;
   /** Successful sign-ins per client address per 15 minutes. */
   signInsPerAddress: number;

@@ -162,6 +162,29 @@ test('GraphQL bodies have their own limit (1 MiB); METRICS_TOKEN is optional and
   expect(problemsOf({ ...base(), METRICS_TOKEN: 'short' })).toEqual(['METRICS_TOKEN must be at least 16 characters']);
 });
 
+test('limits on unauthenticated work: defaults, values, and positive integers only', () => {
+  expect(loadConfig(base())).toMatchObject({
+    anonymousRequestsPerMinute: 60,
+    signInsPerAccount: 30,
+    signInsPerAddress: 30,
+    signUpsPerHour: 10,
+    browserSessionsPerUser: 100,
+    deviceLoginFailureBudget: 100,
+  });
+  const names = {
+    ANONYMOUS_REQUESTS_PER_MINUTE: 'anonymousRequestsPerMinute',
+    SIGN_INS_PER_ACCOUNT: 'signInsPerAccount',
+    SIGN_INS_PER_ADDRESS: 'signInsPerAddress',
+    SIGN_UPS_PER_HOUR: 'signUpsPerHour',
+    BROWSER_SESSIONS_PER_USER: 'browserSessionsPerUser',
+    DEVICE_LOGIN_FAILURE_BUDGET: 'deviceLoginFailureBudget',
+  };
+  for (const [env, key] of Object.entries(names)) {
+    expect(loadConfig({ ...base(), [env]: '7' })).toMatchObject({ [key]: 7 });
+    for (const bad of ['0', '-1', '1.5', 'many']) expect(problemsOf({ ...base(), [env]: bad })).toEqual([`${env} must be a positive integer`]);
+  }
+});
+
 test('empty variables count as unset', () => {
   expect(loadConfig({ ...base(), PORT: '', MAX_BODY_BYTES: '' })).toMatchObject({ port: 3000, maxBodyBytes: 50 * 1024 * 1024 });
 });

@@ -16,8 +16,8 @@ const DEVICE_FAILURE_WINDOW = 10 * 60;
 export const ACCOUNT_FAILURE_LIMIT = 10;
 
 /**
- * Budgets counted per client address before a request does any lock or database work (contract
- * §16): `anonymous` is every request to a door that works without a session or key (first-run
+ * Budgets counted per client address before a request does any lock or database work:
+ * `anonymous` is every request to a door that works without a session or key (first-run
  * setup, sign-in, sign-up, reset links, device login); `signUp` is each
  * sign-up attempt. A later unauthenticated reader (share links) adds its own name here and a
  * line in `addressBudgets` below.

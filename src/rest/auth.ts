@@ -29,8 +29,8 @@ export function publicAuthRouter(deps: Deps, hooks: RateLimitHooks, body: Reques
     const { token } = await startBrowserSession(db.writes, user.id, config.browserSessionsPerUser);
     setSessionCookie(req, res, config, token);
   };
-  // Every door here that does database work first spends from the address's budget (contract
-  // §16: before any lock or query), so a burst from one address costs the database nothing.
+  // Every door here that does database work first spends from the address's budget (before any
+  // lock or query), so a burst from one address costs the database nothing.
   const anonymous = (req: Request) => hooks.spendAddress?.(req, 'anonymous');
   const parseBody = (req: Request, res: Response) =>
     new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err) : resolve())));

@@ -29,7 +29,7 @@ export function deviceLoginRouter(deps: Deps, hooks: RateLimitHooks, body: Reque
     }
   };
 
-  // Spends from the address's budget first (contract §16: before any lock or query).
+  // Spends from the address's budget first (before any lock or query).
   r.post('/device-login', wrap(async (req, res) => {
     await hooks.spendAddress?.(req, 'anonymous');
     await hooks.beforeAuth?.(req);
