@@ -12,6 +12,7 @@ import { errorHandler } from './http/errors';
 import { requestContext } from './http/request-context';
 import { malformedUrl, securityHeaders } from './http/security';
 import { createMetrics } from './metrics';
+import { mcpRouter } from './mcp/router';
 import { billingRouter } from './rest/billing';
 import { healthRouter } from './rest/health';
 import { docsRouter } from './rest/docs';
@@ -73,6 +74,9 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   // GraphQL bodies have a limit of their own (contract §16: 1 MiB), not the upload limit.
   const graphqlBody = jsonBody({ limit: deps.config.maxGraphqlBodyBytes, slow });
   const graphql = await createGraphqlRouter(deps, { auth, rateLimit: hooks.graphql ?? pass, body: graphqlBody });
+
+  // The MCP endpoint for coding agents (POST /mcp) and the OAuth discovery paths they probe.
+  app.use(mcpRouter(deps, { auth, rateLimit: hooks.rest ?? pass }));
 
   // GraphQL: the playground (GET text/html) and its assets need no token; operations do.
   app.use('/api/v1/graphql', graphql.router);

@@ -15,6 +15,7 @@ const RANK: Record<string, number> = {
   cli: 9,
   rest: 8,
   graphql: 8,
+  mcp: 8,
   metrics: 8,
   http: 7,
   auth: 6,

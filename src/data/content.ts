@@ -52,7 +52,12 @@ export async function* contentChunks(db: Sql, projectId: string, sessionId: stri
 }
 
 /** Bytes [start, end) of the markdown: only the chunk rows that hold them, only those bytes. */
-export async function readMarkdownRange(db: Sql, projectId: string, sessionId: string, start: number, end: number): Promise<Buffer> {
+export function readMarkdownRange(db: Sql, projectId: string, sessionId: string, start: number, end: number): Promise<Buffer> {
+  return readContentRange(db, projectId, sessionId, 'markdown', start, end);
+}
+
+/** Bytes [start, end) of one part (fewer past its end): only the chunk rows that hold them, only those bytes. */
+export async function readContentRange(db: Sql, projectId: string, sessionId: string, part: ContentPart, start: number, end: number): Promise<Buffer> {
   if (end <= start) return Buffer.alloc(0);
   const first = Math.floor(start / CHUNK_BYTES);
   const last = Math.floor((end - 1) / CHUNK_BYTES);
@@ -61,11 +66,12 @@ export async function readMarkdownRange(db: Sql, projectId: string, sessionId: s
     const from = seq === first ? start - seq * CHUNK_BYTES : 0;
     const to = seq === last ? end - seq * CHUNK_BYTES : CHUNK_BYTES;
     const rows = await db.query<{ data: unknown }>(
-      `SELECT SUBSTRING(data, ?, ?) AS data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = 'markdown' AND seq = ?`,
+      `SELECT SUBSTRING(data, ?, ?) AS data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = ? AND seq = ?`,
       from + 1,
       to - from,
       projectId,
       sessionId,
+      part,
       seq,
     );
     const d = rows[0]?.data;

@@ -1,5 +1,5 @@
 /** Reads of sessions: keyset pages in every order, counts, sizes, the batched reads of GraphQL's loaders. */
-import { markdownOfSessions as markdownOf, readContent, type ContentPart } from '../data/content';
+import { markdownOfSessions as markdownOf, readContent, readContentRange, type ContentPart } from '../data/content';
 import * as store from '../data/sessions';
 import { ORDER_SQL, type SessionKey, type SessionKeyset, type SessionOrder, type SessionRow } from '../data/sessions';
 import { AppError, invalid, projectNotFound, sessionNotFound } from '../errors';
@@ -12,6 +12,11 @@ import { PROJECT_ID_RE, UUID_RE } from '../domain/validation';
 
 export async function getSessionContent(ctx: Ctx, row: SessionRow, part: ContentPart): Promise<Buffer> {
   return readContent(ctx.deps.db.reads, row.projectId, row.id, part);
+}
+
+/** Bytes [start, end) of one part of a session the caller has read (fewer past its end): only those bytes are read. */
+export function getSessionContentRange(ctx: Ctx, row: SessionRow, part: ContentPart, start: number, end: number): Promise<Buffer> {
+  return readContentRange(ctx.deps.db.reads, row.projectId, row.id, part, start, end);
 }
 
 /** Opaque keyset cursor: the order, the last row's sort value and key. Stable under inserts. */

@@ -1,0 +1,91 @@
+/**
+ * POST /mcp: the Model Context Protocol's Streamable HTTP transport, stateless (no protocol
+ * session: any instance answers any request; JSON responses, no event streams). In front of the
+ * SDK: a foreign Origin → 403, our authentication (an API key or a device access token; 401 with
+ * WWW-Authenticate), the per-user REST rate limit, a 1 MiB body and the request id. GET and
+ * DELETE → 405. The OAuth discovery paths clients probe answer a JSON 404: the service has no
+ * OAuth server and takes a Bearer key.
+ */
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { Config } from '../config';
+import { AppError, unauthenticated } from '../errors';
+import { jsonBody } from '../http/body';
+import '../http/types';
+import type { Logger } from '../logger';
+import type { Ctx, Deps } from '../services/context';
+import { createMcpServer } from './server';
+
+/** Body limit of /mcp (a JSON-RPC message; transcripts are never sent in). */
+export const MCP_BODY_BYTES = 1024 * 1024;
+export const WWW_AUTHENTICATE = 'Bearer realm="session-archive"';
+
+export interface McpMiddleware {
+  auth: RequestHandler;
+  rateLimit: RequestHandler;
+}
+
+/** The service's own origin: PUBLIC_URL's, else the one this request was addressed to. */
+const originOf = (req: Request, config: Config) => config.publicUrl?.replace(/\/+$/, '') ?? `${req.protocol}://${req.get('host') ?? ''}`;
+
+const jsonRpcError = (res: Response, status: number, message: string) =>
+  res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+
+function ctxOf(req: Request, deps: Deps): Ctx {
+  const user = req.user;
+  if (!user) throw unauthenticated();
+  let log: Logger | undefined;
+  return {
+    deps,
+    user,
+    guard: req.guard,
+    get log() {
+      return (log ??= deps.logger.child({ reqId: req.id }));
+    },
+  };
+}
+
+export function mcpRouter(deps: Deps, mw: McpMiddleware): Router {
+  const r = Router();
+  const body = jsonBody(MCP_BODY_BYTES);
+
+  // OAuth discovery (RFC 9728, RFC 8414, OpenID): no OAuth here, so a JSON 404, never the console's page.
+  r.use('/.well-known', (_req: Request, res: Response) => {
+    res.status(404).json({ success: false, error: 'Not found: this server has no OAuth authorization server; send an API key as a Bearer token' });
+  });
+
+  r.all('/mcp', (req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== 'POST') {
+      res.setHeader('Allow', 'POST');
+      return jsonRpcError(res, 405, 'Method not allowed: this endpoint is stateless and answers POST only');
+    }
+    // DNS rebinding and cross-site pages: a browser's request from another origin is refused.
+    const origin = req.get('origin');
+    if (origin !== undefined && origin !== originOf(req, deps.config)) return next(new AppError('FORBIDDEN', 'Forbidden origin'));
+    // Cookies never authenticate here: only an Authorization header (a page cannot set one cross-site).
+    if (req.get('authorization') === undefined) {
+      res.setHeader('WWW-Authenticate', WWW_AUTHENTICATE);
+      return next(unauthenticated());
+    }
+    mw.auth(req, res, (err?: unknown) => {
+      if (err instanceof AppError && err.code === 'UNAUTHENTICATED') res.setHeader('WWW-Authenticate', WWW_AUTHENTICATE);
+      next(err);
+    });
+  }, mw.rateLimit, body, async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      if (req.body === undefined) throw new AppError('VALIDATION_ERROR', 'Missing JSON-RPC message in request body');
+      const server = createMcpServer({ ctx: ctxOf(req, deps), origin: originOf(req, deps.config) });
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.once('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    } catch (err) {
+      next(err);
+    }
+  });
+  return r;
+}
+
