@@ -12,7 +12,7 @@ import { errorHandler } from './http/errors';
 import { requestContext } from './http/request-context';
 import { malformedUrl, securityHeaders } from './http/security';
 import { createMetrics } from './metrics';
-import { mcpRouter } from './mcp/router';
+import { MCP_BODY_BYTES, mcpRouter } from './mcp/router';
 import { billingRouter } from './rest/billing';
 import { healthRouter } from './rest/health';
 import { docsRouter } from './rest/docs';
@@ -76,7 +76,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   const graphql = await createGraphqlRouter(deps, { auth, rateLimit: hooks.graphql ?? pass, body: graphqlBody });
 
   // The MCP endpoint for coding agents (POST /mcp) and the OAuth discovery paths they probe.
-  app.use(mcpRouter(deps, { auth, rateLimit: hooks.rest ?? pass }));
+  app.use(mcpRouter(deps, { auth, rateLimit: hooks.rest ?? pass, body: jsonBody({ limit: MCP_BODY_BYTES, slow }) }));
 
   // GraphQL: the playground (GET text/html) and its assets need no token; operations do.
   app.use('/api/v1/graphql', graphql.router);

@@ -10,7 +10,6 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Config } from '../config';
 import { AppError, unauthenticated } from '../errors';
-import { jsonBody } from '../http/body';
 import '../http/types';
 import type { Logger } from '../logger';
 import type { Ctx, Deps } from '../services/context';
@@ -23,6 +22,8 @@ export const WWW_AUTHENTICATE = 'Bearer realm="session-archive"';
 export interface McpMiddleware {
   auth: RequestHandler;
   rateLimit: RequestHandler;
+  /** JSON body parsing with the MCP_BODY_BYTES cap (and the slow-body rules of every route). */
+  body: RequestHandler;
 }
 
 /** The service's own origin: PUBLIC_URL's, else the one this request was addressed to. */
@@ -47,7 +48,7 @@ function ctxOf(req: Request, deps: Deps): Ctx {
 
 export function mcpRouter(deps: Deps, mw: McpMiddleware): Router {
   const r = Router();
-  const body = jsonBody(MCP_BODY_BYTES);
+  const body = mw.body;
 
   // OAuth discovery (RFC 9728, RFC 8414, OpenID): no OAuth here, so a JSON 404, never the console's page.
   r.use('/.well-known', (_req: Request, res: Response) => {
