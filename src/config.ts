@@ -127,7 +127,7 @@ const schema = z.object({
   MAX_BODY_BYTES: positiveInt('MAX_BODY_BYTES').default(50 * 1024 * 1024),
   MAX_GRAPHQL_BODY_BYTES: positiveInt('MAX_GRAPHQL_BODY_BYTES').default(1024 * 1024),
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
-  // Default: 192 MiB, or 4 × MAX_BODY_BYTES when that is more (see loadConfig).
+  // Default: 192 MiB, or 3 × MAX_BODY_BYTES when that is more (see loadConfig).
   UPLOAD_BYTES_IN_FLIGHT: positiveInt('UPLOAD_BYTES_IN_FLIGHT').optional(),
   UPLOADS_PER_USER: positiveInt('UPLOADS_PER_USER').default(24),
   UPLOAD_QUEUE_WAIT_MS: z
@@ -231,9 +231,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if ((given.NODE_ENV ?? 'development') === 'production' && !given.JWT_SECRET) {
     problems.push('JWT_SECRET is required when NODE_ENV=production');
   }
-  // One user holds at most half the capacity, and one upload may be MAX_BODY_BYTES.
-  if (parsed.success && parsed.data.UPLOAD_BYTES_IN_FLIGHT !== undefined && parsed.data.UPLOAD_BYTES_IN_FLIGHT < 2 * parsed.data.MAX_BODY_BYTES) {
-    problems.push('UPLOAD_BYTES_IN_FLIGHT must be at least twice MAX_BODY_BYTES (one user may hold at most half of it, and one upload may be MAX_BODY_BYTES)');
+  // One user holds at most half the capacity and one upload may be MAX_BODY_BYTES: below three
+  // times that, one user's uploads could leave no room for another user's.
+  if (parsed.success && parsed.data.UPLOAD_BYTES_IN_FLIGHT !== undefined && parsed.data.UPLOAD_BYTES_IN_FLIGHT < 3 * parsed.data.MAX_BODY_BYTES) {
+    problems.push(
+      'UPLOAD_BYTES_IN_FLIGHT must be at least three times MAX_BODY_BYTES (one user holds at most half of it, and one upload may be MAX_BODY_BYTES)',
+    );
   }
   if (!parsed.success || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
@@ -271,7 +274,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: e.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
     workersEnabled: e.WORKERS_ENABLED === 'true',
     trustProxy: trustProxyOf(e.TRUST_PROXY),
-    uploadBytesInFlight: e.UPLOAD_BYTES_IN_FLIGHT ?? Math.max(192 * 1024 * 1024, 4 * e.MAX_BODY_BYTES),
+    uploadBytesInFlight: e.UPLOAD_BYTES_IN_FLIGHT ?? Math.max(192 * 1024 * 1024, 3 * e.MAX_BODY_BYTES),
     uploadsPerUser: e.UPLOADS_PER_USER,
     uploadQueueWaitMs: e.UPLOAD_QUEUE_WAIT_MS,
     bodyMinBytesPerSecond: e.BODY_MIN_BYTES_PER_S,

@@ -228,3 +228,21 @@ test('accounts: SIGNUP_ENABLED and COOKIE_SECURE default off and take only true/
     'PUBLIC_URL must be a URL (http: or https:)',
   ]);
 });
+
+test('admission and slow bodies: defaults, and a capacity of at least three bodies', () => {
+  const d = loadConfig(base());
+  expect(d).toMatchObject({ uploadBytesInFlight: 192 * 1024 * 1024, uploadsPerUser: 24, uploadQueueWaitMs: 5000, bodyMinBytesPerSecond: 64 * 1024, bodyMinRateGraceS: 10 });
+  // Unset, the capacity grows with a larger body limit.
+  expect(loadConfig({ ...base(), MAX_BODY_BYTES: String(100 * 1024 * 1024) }).uploadBytesInFlight).toBe(300 * 1024 * 1024);
+  expect(loadConfig({ ...base(), MAX_BODY_BYTES: '1000', UPLOAD_BYTES_IN_FLIGHT: '3000' }).uploadBytesInFlight).toBe(3000);
+  expect(problemsOf({ ...base(), MAX_BODY_BYTES: '1000', UPLOAD_BYTES_IN_FLIGHT: '2999' })).toEqual([expect.stringMatching(/^UPLOAD_BYTES_IN_FLIGHT must be at least three times MAX_BODY_BYTES/)]);
+  expect(loadConfig({ ...base(), UPLOAD_QUEUE_WAIT_MS: '0' }).uploadQueueWaitMs).toBe(0);
+  for (const [key, bad] of [
+    ['UPLOAD_QUEUE_WAIT_MS', '600001'],
+    ['UPLOAD_QUEUE_WAIT_MS', '-1'],
+    ['BODY_MIN_BYTES_PER_S', '0'],
+    ['BODY_MIN_RATE_GRACE_S', '1.5'],
+  ]) {
+    expect(problemsOf({ ...base(), [key]: bad })).toEqual([expect.stringContaining(key)]);
+  }
+});

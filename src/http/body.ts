@@ -119,9 +119,11 @@ function receive(req: Request, limit: number, gzip: boolean, withDigest: boolean
       for (let off = 0; off < chunk.length; ) {
         if (!piece || used === piece.length) {
           if (piece) pieces.push(piece);
-          // Exact when the length is declared; else growing with what came so far.
+          // Growing with what came so far (a client that declares 16 MiB and sends a byte gets
+          // no 1 MiB buffer), never past the declared length.
           const seen = length - chunk.length + off;
-          const size = declared !== null ? declared - seen : Math.max(16 * 1024, seen);
+          const grow = Math.max(16 * 1024, seen);
+          const size = declared !== null ? Math.min(declared - seen, grow) : grow;
           piece = ownedBuffer(Math.max(1, Math.min(PIECE_BYTES, size)));
           used = 0;
         }
