@@ -228,7 +228,7 @@ async function main() {
     const lean = await timeIt(queries.length, (i) => searchSessions(callerOf(i), queries[i], undefined, 10, 0, { matchingExchanges: false }));
     // The engine alone, same request, node:http keep-alive vs the global fetch the client uses by default.
     const params = (i: number) => ({
-      filter: searchFilter(userOf(i), {}),
+      filter: searchFilter([userOf(i)], {}),
       distinct: 'sessionDigest',
       matchingStrategy: 'all' as const,
       hitsPerPage: 10,

@@ -23,6 +23,7 @@ import { projectsRouter } from './rest/projects';
 import { resumeRouter } from './rest/resume';
 import { sessionsRouter } from './rest/sessions';
 import { usersRouter } from './rest/users';
+import { invitationLookupRouter, teamsRouter } from './rest/teams';
 import type { Deps } from './services/context';
 
 /** Rate limiting plugs in here (per user, after authentication; contract §5). */
@@ -86,7 +87,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   // Sign-in, first run, reset links and device login work without a session or key (contract §10, §11);
   // their bodies are small.
   const publicBody = jsonBody({ limit: 64 * 1024, slow });
-  app.use('/api/v1', publicAuthRouter(deps, hooks, publicBody), deviceLoginRouter(deps, hooks, publicBody));
+  app.use('/api/v1', publicAuthRouter(deps, hooks, publicBody), deviceLoginRouter(deps, hooks, publicBody), invitationLookupRouter(deps, hooks, publicBody));
 
   const api = express.Router();
   api.use(auth, hooks.rest ?? pass, refuseWritesOfReadOnlyKeys, body, idempotency(deps));
@@ -96,6 +97,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   api.use(projectsRouter(deps));
   api.use(sessionsRouter(deps));
   api.use(keysRouter(deps));
+  api.use(teamsRouter(deps));
   api.use(billingRouter());
   api.use(resumeRouter(deps));
   api.use((_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)));

@@ -69,6 +69,8 @@ export interface Config {
   redactSecrets: RedactMode;
   /** Self sign-up in the console (contract §10; default off). */
   signupEnabled: boolean;
+  /** Who may create teams: any user (`everyone`, default) or only instance admins (`admins`). */
+  teams: 'everyone' | 'admins';
   /** `Secure` on the session cookie even over plain HTTP (behind a TLS-terminating proxy). */
   cookieSecure: boolean;
   /** The service's public origin (reset links, CSRF origin check); null: taken from the request. */
@@ -169,6 +171,7 @@ const schema = z.object({
   REDACT_SECRETS: z.enum(['on', 'report', 'off'], { message: 'REDACT_SECRETS must be on, report or off' }).default('on'),
   SIGNUP_ENABLED: z.enum(['true', 'false'], { error: 'SIGNUP_ENABLED must be true or false' }).default('false'),
   COOKIE_SECURE: z.enum(['true', 'false'], { error: 'COOKIE_SECURE must be true or false' }).default('false'),
+  TEAMS: z.enum(['everyone', 'admins'], { error: 'TEAMS must be everyone or admins' }).default('everyone'),
   PUBLIC_URL: urlOf('PUBLIC_URL', ['http:', 'https:']).optional(),
 });
 
@@ -283,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceS: e.SHUTDOWN_GRACE_S,
     redactSecrets: e.REDACT_SECRETS,
     signupEnabled: e.SIGNUP_ENABLED === 'true',
+    teams: e.TEAMS,
     cookieSecure: e.COOKIE_SECURE === 'true',
     publicUrl: e.PUBLIC_URL ? new URL(e.PUBLIC_URL).origin : null,
   });

@@ -115,7 +115,7 @@ describe('root queries', () => {
   test('project(id) returns one project; REST and GraphQL agree', async () => {
     const r = await gql(a.token, '{ project(id: "beta") { id name sessionCount totalMarkdownSize lastActivity createdAt } }');
     const rest = await app.request('GET', '/api/v1/projects/beta', { token: a.token });
-    const { ownerId: _o, icon: _i, color: _c, updatedAt: _u, lastUpdated: _l, ...restProject } = rest.body.data.project;
+    const { ownerId: _o, owner: _ow, icon: _i, color: _c, updatedAt: _u, lastUpdated: _l, ...restProject } = rest.body.data.project;
     expect(r.body.data.project).toEqual(restProject);
   });
 
@@ -240,7 +240,8 @@ describe('root queries', () => {
         project: { id: 'alpha', name: 'Alpha' },
         session: { id: S1 },
       });
-      expect(calls[0].slice(0, 5)).toEqual([a.id, 'text', {}, 5, 0]);
+      // The engine is asked for the caller's scopes: their own id (and their teams', none here).
+      expect(calls[0].slice(0, 5)).toEqual([[a.id], 'text', {}, 5, 0]);
       expect(calls[0][5]).toEqual({ matchingExchanges: true });
       await gql(a.token, '{ searchSessions(query: "text") { results { id } } }');
       expect(calls[1][5]).toEqual({ matchingExchanges: false });

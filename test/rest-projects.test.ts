@@ -6,7 +6,7 @@ let b: TestUser;
 
 const SID = (n: number) => `0e6a2d7c-1111-4222-8333-${String(n).padStart(12, '0')}`;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const PROJECT_KEYS = ['color', 'createdAt', 'icon', 'id', 'lastActivity', 'lastUpdated', 'name', 'ownerId', 'sessionCount', 'totalMarkdownSize', 'updatedAt'];
+const PROJECT_KEYS = ['color', 'createdAt', 'icon', 'id', 'lastActivity', 'lastUpdated', 'name', 'owner', 'ownerId', 'sessionCount', 'totalMarkdownSize', 'updatedAt'];
 
 beforeAll(async () => {
   app = await startTestApp();

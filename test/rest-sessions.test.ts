@@ -7,7 +7,7 @@ let b: TestUser;
 const SID = (n: number) => `0e6a2d7c-1111-4222-8333-${String(n).padStart(12, '0')}`;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ETAG = /^W\/"[0-9a-f]+"$/;
-const SESSION_KEYS = ['clientId', 'createdAt', 'endedAt', 'etag', 'id', 'markdownSize', 'metadata', 'name', 'projectId', 'rawDataSize', 'redactions', 'sessionDataSize', 'startedAt', 'updatedAt', 'userTitle'];
+const SESSION_KEYS = ['clientId', 'createdAt', 'endedAt', 'etag', 'id', 'markdownSize', 'metadata', 'name', 'projectId', 'rawDataSize', 'redactions', 'sessionDataSize', 'startedAt', 'updatedAt', 'uploadedBy', 'userTitle'];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
@@ -228,7 +228,8 @@ describe('PUT upsert', () => {
   test('another user\'s project → 403, nothing written', async () => {
     await put(a, 'owned', SID(1), { name: 'mine', markdown: 'orig' });
     const r = await put(b, 'owned', SID(1), { name: 'theirs', markdown: 'evil' });
-    expect(r).toMatchObject({ status: 403, body: { success: false, error: 'Insufficient permissions' } });
+    // Teams: the 403 of an upload into another account's project says how to fix it.
+    expect(r).toMatchObject({ status: 403, body: { success: false, error: expect.stringMatching(/^Project owned belongs to another account\. /) } });
     expect((await put(b, 'owned', SID(2))).status).toBe(403);
     const s = (await get(a, 'owned', SID(1))).body.data.session;
     expect(s).toMatchObject({ name: 'mine', markdownContent: 'orig' });
@@ -256,7 +257,7 @@ describe('GET session', () => {
       markdownSize: Buffer.byteLength(md), rawDataSize: 12, etag,
       project: { id: 'rd', name: 'Read', icon: 'Brain', color: 'emerald' },
     });
-    expect(Object.keys(s.project).sort()).toEqual(['color', 'icon', 'id', 'name']);
+    expect(Object.keys(s.project).sort()).toEqual(['color', 'icon', 'id', 'name', 'owner']);
     for (const k of ['createdAt', 'updatedAt', 'startedAt', 'endedAt']) expect(s[k]).toMatch(ISO);
     expect(r.headers.etag).toBe(etag);
     expect(r.headers['last-modified']).toBe(new Date(s.updatedAt).toUTCString());

@@ -17,6 +17,8 @@ export interface KeyRow {
   kind: string;
   /** "read" (read-only) or "read,write". */
   scopes: string;
+  /** The team that owns projects created through this credential (null or absent: the user's own). */
+  teamId?: string | null;
 }
 
 /** A key row with what authentication needs of its user. */
@@ -31,7 +33,7 @@ export interface KeyRowState {
   scopes: string;
 }
 
-const KEY_COLUMNS = 'id, userId, name, createdAt, lastUsedAt, expiresAt, revokedAt, parentKeyId, kind, scopes';
+const KEY_COLUMNS = 'id, userId, name, createdAt, lastUsedAt, expiresAt, revokedAt, parentKeyId, kind, scopes, teamId';
 
 export async function keyById(db: Sql, id: string): Promise<KeyRow | undefined> {
   return (await db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`, id))[0];
@@ -62,7 +64,7 @@ export async function childKeyIds(db: Sql, parentIds: readonly string[]): Promis
 
 export async function insertKey(db: Sql, k: KeyRow): Promise<void> {
   await db.execute(
-    `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${marks(10)})`,
+    `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${marks(11)})`,
     k.id,
     k.userId,
     k.name,
@@ -73,6 +75,7 @@ export async function insertKey(db: Sql, k: KeyRow): Promise<void> {
     k.parentKeyId,
     k.kind,
     k.scopes,
+    k.teamId ?? null,
   );
 }
 

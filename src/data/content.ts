@@ -4,7 +4,7 @@
  * concatenate the pieces in order; writes replace them whole inside the caller's transaction, so a
  * reader sees the old content or the new, never a mix.
  */
-import { marks, toBuffer, type Sql } from './sql';
+import { inScopes, marks, toBuffer, type Sql } from './sql';
 
 export const CHUNK_BYTES = 1024 * 1024;
 
@@ -87,14 +87,14 @@ export interface ContentKey {
 }
 
 /** Markdown of several of a user's sessions in one statement, keyed `${projectId}/${sessionId}`. */
-export async function markdownOfSessions(db: Sql, userId: string, keys: readonly ContentKey[]): Promise<Map<string, string>> {
+export async function markdownOfSessions(db: Sql, scopes: readonly string[], keys: readonly ContentKey[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (keys.length === 0) return out;
   const rows = await db.query<{ projectId: string; sessionId: string; data: unknown }>(
     `SELECT c.projectId, c.sessionId, c.data FROM session_chunks c JOIN sessions s ON s.projectId = c.projectId AND s.id = c.sessionId
-      WHERE s.userId = ? AND c.part = 'markdown' AND (c.projectId, c.sessionId) IN (${keys.map(() => '(?, ?)').join(', ')})
+      WHERE ${inScopes('s.userId', scopes)} AND c.part = 'markdown' AND (c.projectId, c.sessionId) IN (${keys.map(() => '(?, ?)').join(', ')})
       ORDER BY c.projectId, c.sessionId, c.seq`,
-    userId,
+    ...scopes,
     ...keys.flatMap((k) => [k.projectId, k.sessionId]),
   );
   const parts = new Map<string, Buffer[]>();

@@ -17,14 +17,16 @@ export async function insertDeviceCode(
   createdAt: Date,
   expiresAt: Date,
   parentKeyId: string | null,
+  teamId: string | null = null,
 ): Promise<void> {
   await db.execute(
-    'INSERT INTO device_codes (codeHash, userId, createdAt, expiresAt, parentKeyId) VALUES (?, ?, ?, ?, ?)',
+    'INSERT INTO device_codes (codeHash, userId, createdAt, expiresAt, parentKeyId, teamId) VALUES (?, ?, ?, ?, ?, ?)',
     codeHash,
     userId,
     createdAt,
     expiresAt,
     parentKeyId,
+    teamId,
   );
 }
 
@@ -40,15 +42,17 @@ export interface DeviceCodeRow {
   expiresAt: Date;
   /** The key or device token that asked for the code; null for a browser session. */
   parentKeyId: string | null;
+  /** The team whose projects a client logged in with it creates (null: the user's own). */
+  teamId: string | null;
   user: Pick<UserRow, 'email' | 'disabledAt'>;
 }
 
 /** The code with its user. */
 export async function deviceCodeWithUser(db: Sql, codeHash: string): Promise<DeviceCodeRow | undefined> {
-  const rows = await db.query<{ userId: string; usedAt: Date | null; expiresAt: Date; parentKeyId: string | null; email: string; disabledAt: Date | null }>(
-    `SELECT c.userId, c.usedAt, c.expiresAt, c.parentKeyId, u.email, u.disabledAt FROM device_codes c JOIN users u ON u.id = c.userId WHERE c.codeHash = ?`,
+  const rows = await db.query<{ userId: string; usedAt: Date | null; expiresAt: Date; parentKeyId: string | null; teamId: string | null; email: string; disabledAt: Date | null }>(
+    `SELECT c.userId, c.usedAt, c.expiresAt, c.parentKeyId, c.teamId, u.email, u.disabledAt FROM device_codes c JOIN users u ON u.id = c.userId WHERE c.codeHash = ?`,
     codeHash,
   );
   const r = rows[0];
-  return r && { userId: r.userId, usedAt: r.usedAt, expiresAt: r.expiresAt, parentKeyId: r.parentKeyId, user: { email: r.email, disabledAt: r.disabledAt } };
+  return r && { userId: r.userId, usedAt: r.usedAt, expiresAt: r.expiresAt, parentKeyId: r.parentKeyId, teamId: r.teamId, user: { email: r.email, disabledAt: r.disabledAt } };
 }

@@ -13,6 +13,12 @@ export async function enqueueIndexWork(tx: Tx, op: OutboxOp, userId: string, pro
   tx.afterCommit(tx.signals.outboxWritten.emit);
 }
 
+/** Every session of a project pushed again, whole, under its (new) owner: a project's move. */
+export async function enqueueProjectReindex(tx: Tx, projectId: string): Promise<void> {
+  await tx.execute("INSERT INTO search_outbox (op, userId, projectId, sessionId) SELECT 'reindex', userId, projectId, id FROM sessions WHERE projectId = ?", projectId);
+  tx.afterCommit(tx.signals.outboxWritten.emit);
+}
+
 /**
  * Moves the given rows that reached MAX_ATTEMPTS to the dead-letter table (in the caller's
  * transaction); returns how many moved.

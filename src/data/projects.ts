@@ -1,9 +1,14 @@
 /** The projects store: every statement on `projects`, and the per-project aggregates of its sessions. */
-import { marks, type Sql } from './sql';
+import { inScopes, marks, type Sql } from './sql';
 
 export interface ProjectRow {
   id: string;
+  /** The owning user's or team's id. */
   ownerId: string;
+  /** 'user' or 'team'. */
+  ownerType: string;
+  /** The owner's name (a user's name, else email; a team's name), when the read selected it. */
+  ownerName?: string | null;
   name: string;
   icon: string;
   color: string;
@@ -19,19 +24,23 @@ export interface ProjectStatsRow {
 
 export type ProjectWithStatsRow = ProjectRow & ProjectStatsRow;
 
-const PROJECT_COLUMNS = 'p.id, p.ownerId, p.name, p.icon, p.color, p.createdAt, p.updatedAt';
+/** The owner's name, for a `projects p` row: a team's name, a user's name (else email). */
+export const OWNER_NAME =
+  "CASE p.ownerType WHEN 'team' THEN (SELECT t.name FROM teams t WHERE t.id = p.ownerId) " +
+  'ELSE (SELECT COALESCE(u.name, u.email) FROM users u WHERE u.id = p.ownerId) END AS ownerName';
+const PROJECT_COLUMNS = `p.id, p.ownerId, p.ownerType, p.name, p.icon, p.color, p.createdAt, p.updatedAt, ${OWNER_NAME}`;
 const STATS_COLUMNS =
   'COUNT(s.id) AS sessionCount, COALESCE(SUM(s.markdownSize), 0) AS totalMarkdownSize, MAX(s.updatedAt) AS lastSessionUpdate';
 
-/** An owner's projects (all, or those among `ids`) with their aggregates, most recently active first, in one statement. */
-export function projectsWithStats(db: Sql, ownerId: string, ids?: readonly string[]): Promise<ProjectWithStatsRow[]> {
+/** The projects of these owner scopes (all, or those among `ids`) with their aggregates, most recently active first, in one statement. */
+export function projectsWithStats(db: Sql, scopes: readonly string[], ids?: readonly string[]): Promise<ProjectWithStatsRow[]> {
   return db.query<ProjectWithStatsRow>(
     `SELECT ${PROJECT_COLUMNS}, ${STATS_COLUMNS}
        FROM projects p LEFT JOIN sessions s ON s.projectId = p.id
-      WHERE p.ownerId = ?${ids ? ` AND p.id IN (${marks(ids)})` : ''}
+      WHERE ${inScopes('p.ownerId', scopes)}${ids ? ` AND p.id IN (${marks(ids)})` : ''}
       GROUP BY p.id
       ORDER BY COALESCE(MAX(s.updatedAt), p.updatedAt) DESC, p.id ASC`,
-    ownerId,
+    ...scopes,
     ...(ids ?? []),
   );
 }
@@ -47,7 +56,7 @@ export async function projectWithStats(db: Sql, projectId: string): Promise<Proj
 }
 
 export async function projectById(db: Sql, projectId: string): Promise<ProjectRow | undefined> {
-  const rows = await db.query<ProjectRow>('SELECT id, ownerId, name, icon, color, createdAt, updatedAt FROM projects WHERE id = ?', projectId);
+  const rows = await db.query<ProjectRow>(`SELECT ${PROJECT_COLUMNS} FROM projects p WHERE p.id = ?`, projectId);
   return rows[0];
 }
 
@@ -66,9 +75,10 @@ export async function lockProjectOwner(tx: Sql, projectId: string, mode: 'share'
 /** Inserts the project unless one with its id exists; returns whether it did. */
 export async function insertProjectIfAbsent(db: Sql, p: ProjectRow): Promise<boolean> {
   const n = await db.execute(
-    'INSERT IGNORE INTO projects (id, ownerId, name, icon, color, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    'INSERT IGNORE INTO projects (id, ownerId, ownerType, name, icon, color, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     p.id,
     p.ownerId,
+    p.ownerType,
     p.name,
     p.icon,
     p.color,
@@ -92,6 +102,17 @@ export async function updateProjectAppearance(
     updatedAt,
     projectId,
   );
+}
+
+/** Gives the project to another owner (its sessions follow: moveSessionsOfProject). */
+export async function setProjectOwner(tx: Sql, projectId: string, ownerType: 'user' | 'team', ownerId: string, updatedAt: Date): Promise<void> {
+  await tx.execute('UPDATE projects SET ownerType = ?, ownerId = ?, updatedAt = ? WHERE id = ?', ownerType, ownerId, updatedAt, projectId);
+}
+
+/** How many projects the owner (a team) has. */
+export async function projectCountOf(db: Sql, ownerId: string): Promise<number> {
+  const [r] = await db.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM projects WHERE ownerId = ?', ownerId);
+  return Number(r.n);
 }
 
 /** Deletes the project; its sessions, content and labels go with it (foreign keys cascade). */

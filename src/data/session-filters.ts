@@ -1,5 +1,5 @@
 import type { SessionFilters } from '../domain/filters';
-import { marks } from './sql';
+import { inScopes, marks } from './sql';
 
 /** Label kinds stored in session_labels for the array-valued metadata. */
 export const LABEL_KINDS = { llmModels: 'llmModel', tags: 'tag', gitBranches: 'gitBranch' } as const;
@@ -8,11 +8,11 @@ export type LabelKind = (typeof LABEL_KINDS)[keyof typeof LABEL_KINDS];
 
 /**
  * SQL WHERE fragment (for table alias `s` = sessions) applying the filters; always scoped to
- * the user. Returns the fragment and its positional parameters.
+ * the owner scopes the caller reads through. Returns the fragment and its positional parameters.
  */
-export function filtersToSql(userId: string, f: SessionFilters, alias = 's'): { where: string; params: unknown[] } {
-  const parts: string[] = [`${alias}.userId = ?`];
-  const params: unknown[] = [userId];
+export function filtersToSql(scopes: readonly string[], f: SessionFilters, alias = 's'): { where: string; params: unknown[] } {
+  const parts: string[] = [inScopes(`${alias}.userId`, scopes)];
+  const params: unknown[] = [...scopes];
   const inList = (col: string, values: string[]) => {
     // An empty list here comes from intersecting filters (projectId ∩ projectIds): nothing matches.
     if (values.length === 0) {
@@ -39,6 +39,7 @@ export function filtersToSql(userId: string, f: SessionFilters, alias = 's'): { 
   if (f.clientNames) inList(`${alias}.clientName`, f.clientNames);
   if (f.agentNames) inList(`${alias}.agentName`, f.agentNames);
   if (f.deviceIds) inList(`${alias}.deviceId`, f.deviceIds);
+  if (f.uploaderIds) inList(`${alias}.uploadedBy`, f.uploaderIds);
   if (f.createdFrom) {
     parts.push(`${alias}.createdAt >= ?`);
     params.push(f.createdFrom);

@@ -5,7 +5,8 @@
 import type { SessionFilters } from '../domain/filters';
 import type { IndexableSession } from '../domain/search-documents';
 import { filtersToSql, type LabelKind } from './session-filters';
-import type { Sql } from './sql';
+import { OWNER_NAME } from './projects';
+import { inScopes, type Sql } from './sql';
 
 export interface SessionRow {
   projectId: string;
@@ -31,12 +32,20 @@ export interface SessionRow {
   sessionDataDigest: string | null;
   /** Findings of secret redaction: JSON [{rule, count}] (contract §14). */
   redactionsJson: string;
+  /** The user whose credential first created the session; null for sessions stored before teams. */
+  uploadedBy: string | null;
+  /** That user's name (else email), when the read selected it. */
+  uploaderName?: string | null;
 }
 
-export const SESSION_COLUMNS =
+/** The row's own columns (what a locking read takes: it locks nothing else). */
+const ROW_COLUMNS =
   's.projectId, s.id, s.userId, s.name, s.userTitle, s.markdownSize, s.rawDataSize, s.etag, s.contentDigest, ' +
   's.createdAt, s.updatedAt, s.startedAt, s.endedAt, s.clientName, s.clientVersion, s.agentName, s.deviceId, s.metadataJson, ' +
-  's.sessionDataSize, s.sessionDataDigest, s.redactionsJson';
+  's.sessionDataSize, s.sessionDataDigest, s.redactionsJson, s.uploadedBy';
+
+/** The row and the name of its uploader (a primary-key lookup per row). */
+export const SESSION_COLUMNS = `${ROW_COLUMNS}, (SELECT COALESCE(u.name, u.email) FROM users u WHERE u.id = s.uploadedBy) AS uploaderName`;
 
 export interface SessionKey {
   projectId: string;
@@ -70,17 +79,17 @@ export const ORDER_SQL: Record<SessionOrder, { col: 'createdAt' | 'updatedAt' | 
 /** Where a keyset page starts: after this row's sort value and key. */
 export type SessionKeyset = [value: string | Date, projectId: string, sessionId: string];
 
-/** Up to `count` of the user's sessions matching the filters, in `order`, after `after`. No content. */
+/** Up to `count` of the sessions in these owner scopes matching the filters, in `order`, after `after`. No content. */
 export async function sessionsInOrder(
   db: Sql,
-  userId: string,
+  scopes: readonly string[],
   filters: SessionFilters,
   order: SessionOrder,
   count: number,
   after?: SessionKeyset,
 ): Promise<SessionRow[]> {
   const { col, dir } = ORDER_SQL[order];
-  const { where, params } = filtersToSql(userId, filters);
+  const { where, params } = filtersToSql(scopes, filters);
   const clauses = [where];
   if (after) {
     const [v, p, s] = after;
@@ -96,8 +105,8 @@ export async function sessionsInOrder(
   );
 }
 
-export async function countSessions(db: Sql, userId: string, filters: SessionFilters): Promise<number> {
-  const { where, params } = filtersToSql(userId, filters);
+export async function countSessions(db: Sql, scopes: readonly string[], filters: SessionFilters): Promise<number> {
+  const { where, params } = filtersToSql(scopes, filters);
   const [r] = await db.query<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions s WHERE ${where}`, ...params);
   return Number(r.n);
 }
@@ -108,14 +117,14 @@ export async function countSessions(db: Sql, userId: string, filters: SessionFil
  */
 export async function firstSessionsOfProjects(
   db: Sql,
-  userId: string,
+  scopes: readonly string[],
   filters: SessionFilters & { projectIds: string[] },
   order: SessionOrder,
   limit: number,
 ): Promise<Map<string, SessionRow[]>> {
   const out = new Map<string, SessionRow[]>();
   const { col, dir } = ORDER_SQL[order];
-  const { where, params } = filtersToSql(userId, filters);
+  const { where, params } = filtersToSql(scopes, filters);
   const rows = await db.query<SessionRow & { rn: unknown }>(
     `SELECT t.* FROM (
         SELECT ${SESSION_COLUMNS},
@@ -137,14 +146,23 @@ export async function firstSessionsOfProjects(
 // ---------------------------------------------------------------------------------------------
 // Single rows and sets of rows
 
+interface ProjectOfSession {
+  ownerId: string;
+  ownerType: string;
+  ownerName: string | null;
+  projectName: string;
+  projectIcon: string;
+  projectColor: string;
+}
+
 /** The session with the owner and appearance of its project: the project row even when the session is missing. */
 export async function sessionWithProject(
   db: Sql,
   projectId: string,
   sessionId: string,
-): Promise<(Partial<SessionRow> & { ownerId: string; projectName: string; projectIcon: string; projectColor: string }) | undefined> {
-  const rows = await db.query<SessionRow & { ownerId: string; projectName: string; projectIcon: string; projectColor: string }>(
-    `SELECT p.ownerId, p.name AS projectName, p.icon AS projectIcon, p.color AS projectColor, ${SESSION_COLUMNS}
+): Promise<(Partial<SessionRow> & ProjectOfSession) | undefined> {
+  const rows = await db.query<SessionRow & ProjectOfSession>(
+    `SELECT p.ownerId, p.ownerType, ${OWNER_NAME}, p.name AS projectName, p.icon AS projectIcon, p.color AS projectColor, ${SESSION_COLUMNS}
        FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ?
       WHERE p.id = ?`,
     sessionId,
@@ -161,29 +179,29 @@ export async function sessionByKey(db: Sql, projectId: string, sessionId: string
 /** The session, locked for the rest of the transaction. */
 export async function lockSession(tx: Sql, projectId: string, sessionId: string): Promise<SessionRow | undefined> {
   const rows = await tx.query<SessionRow>(
-    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.projectId = ? AND s.id = ? FOR UPDATE`,
+    `SELECT ${ROW_COLUMNS} FROM sessions s WHERE s.projectId = ? AND s.id = ? FOR UPDATE`,
     projectId,
     sessionId,
   );
   return rows[0];
 }
 
-/** The user's most recently updated session with this id, in any project. */
-export async function latestSessionById(db: Sql, userId: string, sessionId: string): Promise<SessionRow | undefined> {
+/** The most recently updated session with this id in these owner scopes, in any project. */
+export async function latestSessionById(db: Sql, scopes: readonly string[], sessionId: string): Promise<SessionRow | undefined> {
   const rows = await db.query<SessionRow>(
-    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.id = ? ORDER BY s.updatedAt DESC, s.projectId ASC LIMIT 1`,
-    userId,
+    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE ${inScopes('s.userId', scopes)} AND s.id = ? ORDER BY s.updatedAt DESC, s.projectId ASC LIMIT 1`,
+    ...scopes,
     sessionId,
   );
   return rows[0];
 }
 
-/** The user's sessions among `keys` (others' and missing ones are simply absent). */
-export async function sessionsByKeys(db: Sql, userId: string, keys: readonly SessionKey[]): Promise<SessionRow[]> {
+/** The sessions among `keys` in these owner scopes (others' and missing ones are simply absent). */
+export async function sessionsByKeys(db: Sql, scopes: readonly string[], keys: readonly SessionKey[]): Promise<SessionRow[]> {
   if (keys.length === 0) return [];
   return db.query<SessionRow>(
-    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND (s.projectId, s.id) IN (${keyMarks(keys)})`,
-    userId,
+    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE ${inScopes('s.userId', scopes)} AND (s.projectId, s.id) IN (${keyMarks(keys)})`,
+    ...scopes,
     ...keys.flatMap((k) => [k.projectId, k.sessionId.toLowerCase()]),
   );
 }
@@ -192,9 +210,9 @@ export async function sessionsByKeys(db: Sql, userId: string, keys: readonly Ses
  * The user's sessions with one of these ids that pass the filters (search's re-check of its hits:
  * one statement returns the rows the results are made of).
  */
-export function sessionsMatchingAmong(db: Sql, userId: string, filters: SessionFilters, ids: readonly string[]): Promise<SessionRow[]> {
+export function sessionsMatchingAmong(db: Sql, scopes: readonly string[], filters: SessionFilters, ids: readonly string[]): Promise<SessionRow[]> {
   if (ids.length === 0) return Promise.resolve([]);
-  const { where, params } = filtersToSql(userId, filters, 's');
+  const { where, params } = filtersToSql(scopes, filters, 's');
   return db.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE ${where} AND s.id IN (${ids.map(() => '?').join(', ')})`, ...params, ...ids);
 }
 
@@ -206,12 +224,13 @@ export function sessionSizes(db: Sql, projectId: string): Promise<Array<{ id: st
 const NEWEST_FIRST = 'ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC';
 
 /** The user's sessions that carry session data (resumable; contract §15), newest first; one project's when given. */
-export function resumableSessions(db: Sql, userId: string, projectId?: string): Promise<SessionRow[]> {
+export function resumableSessions(db: Sql, scopes: readonly string[], projectId?: string): Promise<SessionRow[]> {
+  const where = inScopes('s.userId', scopes);
   return projectId === undefined
-    ? db.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.sessionDataSize > 0 ${NEWEST_FIRST}`, userId)
+    ? db.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE ${where} AND s.sessionDataSize > 0 ${NEWEST_FIRST}`, ...scopes)
     : db.query<SessionRow>(
-        `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.projectId = ? AND s.sessionDataSize > 0 ${NEWEST_FIRST}`,
-        userId,
+        `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE ${where} AND s.projectId = ? AND s.sessionDataSize > 0 ${NEWEST_FIRST}`,
+        ...scopes,
         projectId,
       );
 }
@@ -219,15 +238,15 @@ export function resumableSessions(db: Sql, userId: string, projectId?: string): 
 /** The resumable sessions among `keys`, with their project's name, newest first, at most `limit`. */
 export function resumableSessionsByKeys(
   db: Sql,
-  userId: string,
+  scopes: readonly string[],
   keys: readonly SessionKey[],
   limit: number,
 ): Promise<Array<SessionRow & { projectName: string }>> {
   return db.query<SessionRow & { projectName: string }>(
     `SELECT ${SESSION_COLUMNS}, p.name AS projectName FROM sessions s JOIN projects p ON p.id = s.projectId
-      WHERE s.userId = ? AND s.sessionDataSize > 0 AND (s.projectId, s.id) IN (${keyMarks(keys)})
+      WHERE ${inScopes('s.userId', scopes)} AND s.sessionDataSize > 0 AND (s.projectId, s.id) IN (${keyMarks(keys)})
       ${NEWEST_FIRST} LIMIT ?`,
-    userId,
+    ...scopes,
     ...keys.flatMap((k) => [k.projectId, k.sessionId]),
     limit,
   );
@@ -253,11 +272,12 @@ export async function insertSession(tx: Sql, row: SessionRow, hasGitBranches: bo
   await tx.execute(
     `INSERT INTO sessions (projectId, id, userId, name, userTitle, markdownSize, rawDataSize, etag, contentDigest,
             createdAt, updatedAt, startedAt, endedAt, clientName, clientVersion, agentName, deviceId, metadataJson, hasGitBranches,
-            sessionDataSize, sessionDataDigest, redactionsJson)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+            sessionDataSize, sessionDataDigest, redactionsJson, uploadedBy)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     row.projectId, row.id, row.userId, row.name, row.userTitle, row.markdownSize, row.rawDataSize, row.etag, row.contentDigest,
     row.createdAt, row.updatedAt, row.startedAt, row.endedAt, row.clientName, row.clientVersion,
     row.agentName, row.deviceId, row.metadataJson, hasGitBranches, row.sessionDataSize, row.sessionDataDigest, row.redactionsJson,
+    row.uploadedBy,
   );
 }
 
@@ -292,9 +312,21 @@ export async function updateRedactedSession(tx: Sql, row: SessionRow): Promise<v
   );
 }
 
-/** Deletes the user's session (content and labels cascade); returns how many rows went (0 or 1). */
-export function deleteSessionRow(tx: Sql, userId: string, projectId: string, sessionId: string): Promise<number> {
-  return tx.execute('DELETE FROM sessions WHERE projectId = ? AND id = ? AND userId = ?', projectId, sessionId, userId);
+/** Deletes the session held in this owner scope (content and labels cascade); returns how many rows went (0 or 1). */
+export function deleteSessionRow(tx: Sql, ownerId: string, projectId: string, sessionId: string): Promise<number> {
+  return tx.execute('DELETE FROM sessions WHERE projectId = ? AND id = ? AND userId = ?', projectId, sessionId, ownerId);
+}
+
+/** A project's move to another owner: its sessions and labels are read through the new scope from now on. */
+export async function moveSessionsOfProject(tx: Sql, projectId: string, ownerId: string): Promise<void> {
+  await tx.execute('UPDATE sessions SET userId = ? WHERE projectId = ?', ownerId, projectId);
+  await tx.execute('UPDATE session_labels SET userId = ? WHERE projectId = ?', ownerId, projectId);
+}
+
+/** Ids of a project's sessions (the index work of a move). */
+export async function sessionIdsOfProject(tx: Sql, projectId: string): Promise<string[]> {
+  const rows = await tx.query<{ id: string }>('SELECT id FROM sessions WHERE projectId = ? ORDER BY id', projectId);
+  return rows.map((r) => r.id);
 }
 
 /** Writes the session's labels (kind, value); `replace` drops the old ones first. */

@@ -38,6 +38,12 @@ export const marks = (n: number | readonly unknown[]): string =>
     .fill('?')
     .join(', ');
 
+/**
+ * `col IN (?, …)` over the owner scopes a caller reads through (the user's id and the ids of their
+ * teams: what projects.ownerId and sessions.userId hold); no scope at all matches nothing.
+ */
+export const inScopes = (col: string, scopes: readonly string[]): string => (scopes.length === 0 ? '1 = 0' : `${col} IN (${marks(scopes)})`);
+
 /** Driver values of a BLOB column as a Buffer (the driver hands Buffers; anything else is text). */
 export function toBuffer(data: unknown): Buffer {
   if (Buffer.isBuffer(data)) return data;

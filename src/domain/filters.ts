@@ -12,6 +12,10 @@ export interface SessionFiltersInput {
   clientNames?: string[] | null;
   agentNames?: string[] | null;
   deviceIds?: string[] | null;
+  /** Only the projects of these teams (of those the caller is in). */
+  teamIds?: string[] | null;
+  /** Only sessions these users uploaded. */
+  uploaderIds?: string[] | null;
   clientName?: string | null;
   agentName?: string | null;
   dateRange?: { start?: string | Date | null; end?: string | Date | null } | null;
@@ -33,6 +37,9 @@ export interface SessionFilters {
   clientNames?: string[];
   agentNames?: string[];
   deviceIds?: string[];
+  /** Owner scopes (teams) to read; applied by the caller's scopes (src/services/access.ts), not as a column filter. */
+  teamIds?: string[];
+  uploaderIds?: string[];
   createdFrom?: Date;
   createdTo?: Date;
   hasGitBranches?: boolean;
@@ -74,7 +81,7 @@ export function normalizeFilters(input: SessionFiltersInput | null | undefined, 
   if (!input) return f;
   const projectIds = intersect(input.projectId ? [input.projectId] : undefined, list(input.projectIds));
   if (projectIds) f.projectIds = projectIds;
-  for (const key of ['llmModels', 'tags', 'gitBranches', 'deviceIds'] as const) {
+  for (const key of ['llmModels', 'tags', 'gitBranches', 'deviceIds', 'teamIds', 'uploaderIds'] as const) {
     const v = list(input[key]);
     if (v) f[key] = v;
   }

@@ -4,11 +4,18 @@ import { endBrowserSession, endSessionsOfUser, resolveBrowserSession, startBrows
 import { AppError, unauthenticated } from '../errors';
 import { checkCsrf, clearSessionCookie, invalidCsrf, ownOrigin, sessionCookie, setSessionCookie } from '../http/auth';
 import * as accounts from '../services/accounts';
+import * as teams from '../services/teams';
 import type { Deps } from '../services/context';
 import { createUser, getAccount, type AccountDto } from '../services/users';
 import { ctxOf, ok } from './context';
 
 type Handler = (req: Request, res: Response) => Promise<void>;
+
+/** `invitationToken` of a sign-up body, when it carries one. */
+const invitationTokenOf = (b: unknown): string | null => {
+  const t = b && typeof b === 'object' ? (b as { invitationToken?: unknown }).invitationToken : undefined;
+  return typeof t === 'string' && t.length > 0 && t.length <= 200 ? t : null;
+};
 const wrap = (h: Handler) => (req: Request, res: Response, next: NextFunction) => h(req, res).catch(next);
 
 /**
@@ -96,13 +103,19 @@ export function publicAuthRouter(deps: Deps, hooks: RateLimitHooks, body: Reques
   r.post('/auth/sign-up', wrap(async (req, res) => {
     sameOrigin(req);
     await anonymous(req);
-    if (!config.signupEnabled) throw new AppError('FORBIDDEN', 'Sign-up is disabled');
     await parseBody(req, res);
+    // An invitation to a team lets its holder create an account even with sign-up off (for the
+    // invitation's email when it names one), and joins the team with it.
+    const invitationToken = invitationTokenOf(req.body);
+    const invitation = invitationToken ? await teams.openInvitation(db, invitationToken) : null;
+    if (!config.signupEnabled && !invitation) throw new AppError('FORBIDDEN', 'Sign-up is disabled');
     const { email, name, password } = accounts.newAccountOf(req.body);
+    if (invitation) teams.checkInvitationEmail(invitation, email);
     // Each well-formed attempt counts (a taken email too: that bounds probing for accounts).
     await hooks.spendAddress?.(req, 'signUp');
     const created = await createUser(db, email, name, { password, role: 'member' });
     const user: AccountDto = { id: created.id, email: created.email, name: created.name, role: created.role };
+    if (invitationToken) await teams.joinWithInvitation(db, invitationToken, user);
     await signInBrowser(req, res, user);
     res.status(201).json(ok({ user }));
   }));

@@ -67,7 +67,7 @@ export function deviceCodesRouter(deps: Deps): Router {
   const r = Router();
   r.post('/device-codes', async (req, res) => {
     const ctx = ctxOf(req, deps);
-    res.status(201).json(ok(await device.issueDeviceCode(deps.db, ctx.user.id, ctx.user.keyId)));
+    res.status(201).json(ok(await device.issueDeviceCodeFor(ctx, req.body)));
   });
   return r;
 }

@@ -139,7 +139,7 @@ export function sessionsRouter(deps: Deps): Router {
       res.status(200).type('application/json; charset=utf-8');
       return streamContent(res, snap, row, 'markdown', {
         head: `{"success":true,"data":{"session":${session.slice(0, -1)},"markdownContent":`,
-        tail: `,"project":${JSON.stringify(row.project)}}}}`,
+        tail: `,"project":${JSON.stringify(sessions.presentProjectRef(row.project))}}}}`,
       });
     });
   });

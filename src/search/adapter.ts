@@ -4,7 +4,7 @@ import type { SessionFilters } from '../domain/filters';
 import { probeAll, type MeiliConnection } from './connection';
 import { documentIdOf, exchangeNumberAt, exchangeStartsOf, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../domain/search-documents';
 import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from './highlight';
-import { matchesNothing, meiliString, searchFilter } from './filter';
+import { matchesNothing, meiliString, scopeFilter, searchFilter } from './filter';
 import { isEngineUnreachable } from './http-client';
 import { isIndexNotFound, MAX_TOTAL_HITS } from './index-settings';
 import type { SearchHit, SearchOptions, SearchPage } from './port';
@@ -64,7 +64,7 @@ interface RawPage {
 export async function searchIndex(
   conns: { main: MeiliConnection; recent: MeiliConnection },
   indexes: { main: string; recent: string },
-  userId: string,
+  scopes: readonly string[],
   query: string,
   filters: SessionFilters,
   limit: number,
@@ -74,7 +74,7 @@ export async function searchIndex(
   onIndexMissing?: () => void,
 ): Promise<SearchPage> {
   if (matchesNothing(filters)) return { total: 0, hits: [] };
-  const filter = searchFilter(userId, filters);
+  const filter = searchFilter(scopes, filters);
   const common: SearchParams = { filter, distinct: 'sessionDigest', matchingStrategy: 'all' };
   const pageParams: SearchParams = {
     ...common,
@@ -113,7 +113,7 @@ export async function searchIndex(
         {
           indexUid: indexes.recent,
           q: '',
-          filter: `userId = ${meiliString(userId)}`,
+          filter: scopeFilter(scopes),
           distinct: 'sessionDigest',
           attributesToRetrieve: ['sessionDigest'],
           hitsPerPage: MAX_TOTAL_HITS,

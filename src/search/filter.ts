@@ -33,18 +33,22 @@ const inList = (field: string, values: string[]) => `${field} IN [${values.map(m
 
 /** True when some list filter is empty: it can match nothing (e.g. projectId ∉ projectIds). */
 export function matchesNothing(f: SessionFilters): boolean {
-  return (['projectIds', 'llmModels', 'tags', 'gitBranches', 'clientNames', 'agentNames', 'deviceIds'] as const).some(
+  return (['projectIds', 'llmModels', 'tags', 'gitBranches', 'clientNames', 'agentNames', 'deviceIds', 'teamIds', 'uploaderIds'] as const).some(
     (k) => f[k] !== undefined && f[k]!.length === 0,
   );
 }
+
+/** The owner scopes a search reads (the user's id and their teams'); always at least one. */
+export const scopeFilter = (scopes: readonly string[]) =>
+  scopes.length === 1 ? `userId = ${meiliString(scopes[0])}` : `userId IN [${scopes.map(meiliString).join(', ')}]`;
 
 /**
  * The filter expression for a user's search: always scoped to the owner, then every
  * SessionFilters field (AND across fields; a list matches any of its values), as the SQL lists do.
  * Client and agent names are indexed lower-cased and arrive lower-cased from normalizeFilters.
  */
-export function searchFilter(userId: string, f: SessionFilters): string {
-  const parts = [`userId = ${meiliString(userId)}`];
+export function searchFilter(scopes: string | readonly string[], f: SessionFilters): string {
+  const parts = [scopeFilter(typeof scopes === 'string' ? [scopes] : scopes)];
   // Project ids are case-sensitive: compared by their exact key.
   if (f.projectIds) parts.push(`projectDigest IN [${f.projectIds.map((p) => meiliString(keyOf(p))).join(', ')}]`);
   if (f.llmModels) parts.push(inList('llmModels', f.llmModels));

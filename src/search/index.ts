@@ -182,8 +182,8 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
       for (const { engine } of engines) await engine.stop();
     },
 
-    search(userId: string, query: string, filters: SessionFilters, limit: number, offset: number, options?: SearchOptions): Promise<SearchPage> {
-      return searchIndex({ main: conn, recent: recentConn }, { main: indexUid, recent: recentUid }, userId, query, filters, limit, offset, options, recreateIndex);
+    search(scopes: readonly string[], query: string, filters: SessionFilters, limit: number, offset: number, options?: SearchOptions): Promise<SearchPage> {
+      return searchIndex({ main: conn, recent: recentConn }, { main: indexUid, recent: recentUid }, scopes, query, filters, limit, offset, options, recreateIndex);
     },
 
     isHealthy: healthy,

@@ -29,14 +29,15 @@ export interface SearchPage {
 
 /**
  * The search port: one adapter (Meilisearch). Services call it; it never sees HTTP.
- * `search` always scopes to `userId` itself; throws AppError('SERVICE_UNAVAILABLE') when the
+ * `search` always scopes to `scopes` itself; throws AppError('SERVICE_UNAVAILABLE') when the
  * engine is down.
  */
 export interface SearchPort {
   start(): Promise<void>;
   stop(): Promise<void>;
   search(
-    userId: string,
+    /** The owner scopes to search (the caller's id and their teams'), never empty. */
+    scopes: readonly string[],
     query: string,
     filters: SessionFilters,
     limit: number,

@@ -1,22 +1,157 @@
 /**
- * The ownership rule of contract §4, the one place both front doors (REST and GraphQL) get it
- * from: an unknown project or session → 404, another user's → 403. Every error names the ids it
- * is about (GraphQL puts them in `extensions`, contract §6).
+ * The access rule, the one place every door (REST, GraphQL, search, stats, and what reads through
+ * them) gets it from.
+ *
+ * A project is owned by one user or one team (projects.ownerId; sessions.userId carries the same
+ * id, the "owner scope" a session is read through). It and its sessions are readable by the owning
+ * user and by every member of the owning team; anyone else gets 403, an unknown id 404. Writes:
+ *
+ * | right                                  | owning user | team admin | team member          | viewer |
+ * |----------------------------------------|-------------|------------|----------------------|--------|
+ * | read the project and its sessions      | yes         | yes        | yes                  | yes    |
+ * | upload new sessions into it            | yes         | yes        | yes                  | no     |
+ * | change / delete a session              | yes         | yes        | the ones they uploaded | no   |
+ * | project settings, move, delete         | yes         | yes        | no                   | no     |
+ *
+ * Memberships are read from the database once per request (the first time a check needs them)
+ * and never cached across requests, so a membership change applies from the next request on every
+ * instance, search included. The API for other services:
+ *
+ * - `readableScopes(ctx)`: the owner ids whose projects the caller reads (their own id first, then
+ *   their teams'); every cross-project query filters on them (`sessions.userId IN …`).
+ * - `requireReadableProject` / `requireReadableSession`: 404 / 403, else the row.
+ * - `requireProjectAdmin`: settings, move, delete. `requireWritableSession`: patch, delete.
+ * - `checkUpload`: an upload into a project (the upload path applies it to the row it locked).
+ * - `teamRole(ctx, teamId)`: the caller's role in a team, or null.
  */
-import { projectForbidden, projectNotFound, sessionNotFound } from '../errors';
-import type { Ctx } from './context';
+import { AppError, MESSAGES, projectForbidden, projectNotFound, sessionNotFound } from '../errors';
+import type { AuthUser, Ctx } from './context';
 import { projectById, type ProjectRow } from '../data/projects';
 import { sessionWithProject, type SessionRow } from '../data/sessions';
+import { membershipsOfUser } from '../data/teams';
 import type { OwnedSession } from './sessions';
 import { PROJECT_ID_RE, UUID_RE } from '../domain/validation';
+import { TEAM_ROLES, type TeamRole } from '../domain/teams';
+
+export { TEAM_ROLES, type TeamRole } from '../domain/teams';
+
+/** The caller's standing towards a project: its owner, a role in the owning team, or nothing. */
+export type ProjectRole = 'owner' | TeamRole;
+
+export interface Membership {
+  teamId: string;
+  role: TeamRole;
+}
+
+// One read per request: keyed by the request's user object (a new one for every request).
+const perRequest = new WeakMap<AuthUser, Promise<Membership[]>>();
+
+/** The caller's team memberships, read once per request. */
+export function memberships(ctx: Ctx): Promise<Membership[]> {
+  let p = perRequest.get(ctx.user);
+  if (!p) {
+    p = membershipsOfUser(ctx.deps.db.reads, ctx.user.id).then((rows) =>
+      rows.filter((r) => (TEAM_ROLES as readonly string[]).includes(r.role)).map((r) => ({ teamId: r.teamId, role: r.role as TeamRole })),
+    );
+    perRequest.set(ctx.user, p);
+    p.catch(() => perRequest.delete(ctx.user));
+  }
+  return p;
+}
+
+/** The owner ids whose projects and sessions the caller reads: their own id, then their teams'. */
+export async function readableScopes(ctx: Ctx): Promise<string[]> {
+  return [ctx.user.id, ...(await memberships(ctx)).map((m) => m.teamId)];
+}
 
 /**
- * The rule itself, for a project's owner as read (`undefined`: no such project). Writes that
- * lock the project row in their transaction apply it to what they locked.
+ * The scopes a query reads when it names teams (`teamIds`): those of them the caller is in
+ * (a team they are not in simply matches nothing), plus their own when `personal` is asked for.
  */
-export function checkProjectOwner(ctx: Ctx, projectId: string, ownerId: string | null | undefined): void {
+export async function scopesFor(ctx: Ctx, teamIds?: readonly string[] | null): Promise<string[]> {
+  const all = await readableScopes(ctx);
+  if (!teamIds || teamIds.length === 0) return all;
+  return all.filter((s) => s !== ctx.user.id && teamIds.includes(s));
+}
+
+/** The caller's role in the team, or null when they are not a member. */
+export async function teamRole(ctx: Ctx, teamId: string): Promise<TeamRole | null> {
+  return (await memberships(ctx)).find((m) => m.teamId === teamId)?.role ?? null;
+}
+
+export const teamNotFound = (teamId: string) => new AppError('NOT_FOUND', 'Team not found', { teamId });
+
+/** The caller's role in the team; a team they are not in (or none) → 404 `Team not found`. */
+export async function requireTeamMember(ctx: Ctx, teamId: string): Promise<TeamRole> {
+  const role = await teamRole(ctx, teamId);
+  if (!role) throw teamNotFound(teamId);
+  return role;
+}
+
+/** Admin or member of the team (binding a credential, creating or moving a project into it); a viewer → 403. */
+export async function requireTeamWriter(ctx: Ctx, teamId: string): Promise<TeamRole> {
+  const role = await requireTeamMember(ctx, teamId);
+  if (role === 'viewer') throw new AppError('FORBIDDEN', MESSAGES.forbidden, { teamId });
+  return role;
+}
+
+/** An admin of the team (members, roles, invitations, the team itself); others → 403. */
+export async function requireTeamAdmin(ctx: Ctx, teamId: string): Promise<void> {
+  const role = await requireTeamMember(ctx, teamId);
+  if (role !== 'admin') throw new AppError('FORBIDDEN', MESSAGES.forbidden, { teamId });
+}
+
+/** The caller's standing towards a project owned by `ownerId`, or null (no access). */
+export async function projectRole(ctx: Ctx, ownerId: string): Promise<ProjectRole | null> {
+  if (ownerId === ctx.user.id) return 'owner';
+  return teamRole(ctx, ownerId);
+}
+
+export const canManage = (role: ProjectRole | null) => role === 'owner' || role === 'admin';
+export const canUpload = (role: ProjectRole | null) => role === 'owner' || role === 'admin' || role === 'member';
+
+/** May the caller change or delete this session (a member: only the ones they uploaded)? */
+export function canWriteSession(ctx: Ctx, role: ProjectRole | null, session: Pick<SessionRow, 'uploadedBy'>): boolean {
+  return canManage(role) || (role === 'member' && session.uploadedBy === ctx.user.id);
+}
+
+/** 404 for no project, 403 for no access; else the caller's role. */
+async function roleOrThrow(ctx: Ctx, projectId: string, ownerId: string | null | undefined): Promise<ProjectRole> {
   if (ownerId == null) throw projectNotFound(projectId);
-  if (ownerId !== ctx.user.id) throw projectForbidden(projectId);
+  const role = await projectRole(ctx, ownerId);
+  if (!role) throw projectForbidden(projectId);
+  return role;
+}
+
+/**
+ * The message of an upload into a project the caller cannot upload to, with what to do about it
+ * (the upload CLI prints it as it comes).
+ */
+export const belongsToAnotherAccount = (projectId: string) =>
+  new AppError(
+    'FORBIDDEN',
+    `Project ${projectId} belongs to another account. To sync into it, ask its owner to move it into a team you share ` +
+      '(POST /api/v1/projects/{id}/move), or log the client in for that team (choose the team under "Upload new projects to" on /cli-login).',
+    { projectId },
+  );
+
+/**
+ * The upload rule for a project's owner as read under the upload's lock: no access at all → 403
+ * `Project <id> belongs to another account` (with how to fix it); a viewer → 403.
+ */
+export async function checkUpload(ctx: Ctx, projectId: string, ownerId: string | null | undefined): Promise<ProjectRole> {
+  if (ownerId == null) throw projectNotFound(projectId);
+  const role = await projectRole(ctx, ownerId);
+  if (!role) throw belongsToAnotherAccount(projectId);
+  if (!canUpload(role)) throw projectForbidden(projectId);
+  return role;
+}
+
+/** For writes that lock the project row: the caller must own it or be an admin of its team. */
+export async function checkProjectAdmin(ctx: Ctx, projectId: string, ownerId: string | null | undefined): Promise<ProjectRole> {
+  const role = await roleOrThrow(ctx, projectId, ownerId);
+  if (!canManage(role)) throw projectForbidden(projectId);
+  return role;
 }
 
 /** Ids that can never name a project or a session are simply unknown (404), never a 400, on reads. */
@@ -25,25 +160,47 @@ function checkReadIds(projectId: string, sessionId?: string): void {
   if (sessionId !== undefined && !UUID_RE.test(sessionId)) throw sessionNotFound(sessionId, projectId);
 }
 
-/** The caller's project, or 404 / 403. */
-export async function requireOwnedProject(ctx: Ctx, projectId: string): Promise<ProjectRow> {
+/** A project the caller can read, with their role, or 404 / 403. */
+export async function requireReadableProject(ctx: Ctx, projectId: string): Promise<ProjectRow & { role: ProjectRole }> {
   checkReadIds(projectId);
   const project = await projectById(ctx.deps.db.reads, projectId);
-  checkProjectOwner(ctx, projectId, project?.ownerId);
-  return project!;
+  const role = await roleOrThrow(ctx, projectId, project?.ownerId);
+  return { ...project!, role };
+}
+
+/** A project whose settings the caller may change (owner or team admin), or 404 / 403. */
+export async function requireProjectAdmin(ctx: Ctx, projectId: string): Promise<ProjectRow & { role: ProjectRole }> {
+  const p = await requireReadableProject(ctx, projectId);
+  if (!canManage(p.role)) throw projectForbidden(projectId);
+  return p;
 }
 
 /**
- * The caller's session with the project it belongs to (one statement), or 404 / 403: another
- * user's project → 403 naming the project; the caller's project without that session → 404
- * naming both. Session ids are UUIDs in any case; the row's is lower-case.
+ * A session the caller can read, with the project it belongs to (one statement), or 404 / 403:
+ * a project the caller cannot read → 403 naming it; a readable project without that session →
+ * 404 naming both. Session ids are UUIDs in any case; the row's is lower-case.
  */
-export async function requireOwnedSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<OwnedSession> {
+export async function requireReadableSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<OwnedSession & { role: ProjectRole }> {
   checkReadIds(projectId, rawSessionId);
   const sessionId = rawSessionId.toLowerCase();
   const r = await sessionWithProject(ctx.deps.db.reads, projectId, sessionId);
-  checkProjectOwner(ctx, projectId, r?.ownerId);
+  const role = await roleOrThrow(ctx, projectId, r?.ownerId);
   if (!r!.id) throw sessionNotFound(sessionId, projectId);
-  const { ownerId: _owner, projectName, projectIcon, projectColor, ...row } = r!;
-  return { ...(row as SessionRow), project: { id: projectId, name: projectName, icon: projectIcon, color: projectColor } };
+  const { ownerId, ownerType, ownerName, projectName, projectIcon, projectColor, ...row } = r!;
+  return {
+    ...(row as SessionRow),
+    project: { id: projectId, name: projectName, icon: projectIcon, color: projectColor, ownerId, ownerType, ownerName },
+    role,
+  };
 }
+
+/** A session the caller may change or delete, or 404 / 403. */
+export async function requireWritableSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<OwnedSession & { role: ProjectRole }> {
+  const s = await requireReadableSession(ctx, projectId, rawSessionId);
+  if (!canWriteSession(ctx, s.role, s)) throw projectForbidden(projectId);
+  return s;
+}
+
+/** Earlier names of the read checks (kept for callers written before teams: they read). */
+export const requireOwnedProject = requireReadableProject;
+export const requireOwnedSession = requireReadableSession;

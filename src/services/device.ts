@@ -8,7 +8,9 @@ import { bearerToken, sha256, signDeviceToken, verifyKeyToken } from '../domain/
 import { AppError } from '../errors';
 import { insertDerivedKey, liveKeyRow, revokeLineage, touchKey } from './keys';
 import { DeviceLoginInput, type DeviceMetadata } from './account-inputs';
-import { parseInput } from './inputs';
+import { DeviceCodeInput, parseInput } from './inputs';
+import { requireTeamWriter } from './access';
+import type { Ctx } from './context';
 
 /** Device login (contract §11). */
 export const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'; // no 0/O, 1/I: read aloud and typed by people
@@ -36,21 +38,34 @@ function newCode(): string {
  * A code for /cli-login: single use, valid 10 minutes. Expired codes are cleared on the way.
  * `sourceKeyId`: the key or device token the code is asked for with (null: a browser session); the
  * device token the code is exchanged for derives from it (expires no later, revoked with it).
+ * `teamId`: the client logged in with it creates its new projects in that team (checked by the caller).
  */
-export async function issueDeviceCode(db: DbHandles, userId: string, sourceKeyId: string | null = null): Promise<{ code: string; expiresAt: string }> {
+export async function issueDeviceCode(
+  db: DbHandles,
+  userId: string,
+  sourceKeyId: string | null = null,
+  teamId: string | null = null,
+): Promise<{ code: string; expiresAt: string }> {
   const now = new Date();
   await store.deleteExpiredDeviceCodes(db.writes, now);
   for (let attempt = 0; ; attempt++) {
     const code = newCode();
     const expiresAt = new Date(now.getTime() + CODE_VALID_MS);
     try {
-      await store.insertDeviceCode(db.writes, sha256(code), userId, now, expiresAt, sourceKeyId);
+      await store.insertDeviceCode(db.writes, sha256(code), userId, now, expiresAt, sourceKeyId, teamId);
       return { code, expiresAt: expiresAt.toISOString() };
     } catch (err) {
       // A live code with the same letters (one in a billion per live code): draw again.
       if (!isDuplicateKey(err) || attempt >= 5) throw err;
     }
   }
+}
+
+/** POST /device-codes `{teamId?}` (no body: personal): the caller's code, bound to the team when one is named. */
+export async function issueDeviceCodeFor(ctx: Ctx, body: unknown): Promise<{ code: string; expiresAt: string }> {
+  const { teamId } = parseInput(DeviceCodeInput, body ?? {});
+  if (teamId != null) await requireTeamWriter(ctx, teamId);
+  return issueDeviceCode(ctx.deps.db, ctx.user.id, ctx.user.keyId, teamId ?? null);
 }
 
 export interface DeviceLoginResult {
@@ -88,7 +103,19 @@ export async function deviceLogin(db: DbHandles, secret: string, body: unknown):
   const wanted = new Date(now.getTime() + REFRESH_VALID_MS);
   const key = await insertDerivedKey(
     db.writes,
-    { id: crypto.randomUUID(), userId: row.userId, name, createdAt: now, lastUsedAt: null, expiresAt: wanted, revokedAt: null, parentKeyId: null, kind: 'device', scopes: 'read,write' },
+    {
+      id: crypto.randomUUID(),
+      userId: row.userId,
+      name,
+      createdAt: now,
+      lastUsedAt: null,
+      expiresAt: wanted,
+      revokedAt: null,
+      parentKeyId: null,
+      kind: 'device',
+      scopes: 'read,write',
+      teamId: row.teamId,
+    },
     row.parentKeyId,
   );
   if (!key) throw new AppError('UNAUTHENTICATED', INVALID_CODE);

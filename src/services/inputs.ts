@@ -95,7 +95,25 @@ export const CreateProjectInput = body({
   name: text('name', 1, 255),
   icon: optionalChoice('icon', ProjectIcon),
   color: optionalChoice('color', ProjectColor),
+  teamId: z
+    .string({ error: 'Invalid value for teamId: expected a string or null' })
+    .nullish()
+    .openapi({ description: "The team that owns the new project (admin or member). Absent: the credential's team (a key or device token bound to one), else yours; null: yours." }),
 }).openapi('CreateProject', { description: 'Without `id` the server generates one; a null `icon` or `color` is the default.' });
+
+export const DeviceCodeInput = body({
+  teamId: z
+    .string({ error: 'Invalid value for teamId: expected a string or null' })
+    .nullish()
+    .openapi({ description: 'The client logged in with this code creates its new projects in this team (you are admin or member). Absent or null: yours.' }),
+}).openapi('DeviceCodeRequest');
+
+export const MoveProjectInput = body({
+  teamId: z
+    .string({ error: 'Missing required field: teamId' })
+    .nullable()
+    .openapi({ description: 'The team to move the project into (you are its admin or member), or null: take a team project as your own (team admins).' }),
+}).openapi('MoveProject');
 
 export const UpdateProjectInput = body({
   name: text('name', 1, 255, { null: 'type' }).optional(),
@@ -189,6 +207,8 @@ export const SessionFiltersArg = z
     tags: filterList('tags'),
     gitBranches: filterList('gitBranches'),
     deviceIds: filterList('deviceIds'),
+    teamIds: filterList('teamIds'),
+    uploaderIds: filterList('uploaderIds'),
     clientNames: filterList('clientNames'),
     agentNames: filterList('agentNames'),
     clientName: z.string().nullish(),
@@ -298,4 +318,8 @@ export const CreateKeyInput = body({
   name: text('name', 1, 100),
   expiresInDays: optionalInteger('expiresInDays', 1, 3650).openapi({ description: 'Without it the key never expires.' }),
   scopes: KeyScopesInput,
+  teamId: z
+    .string({ error: 'Invalid value for teamId: expected a string or null' })
+    .nullish()
+    .openapi({ description: 'Bind the key to a team where you are admin or member: projects created through it are the team\'s. Absent or null: yours.' }),
 }).openapi('CreateKey');

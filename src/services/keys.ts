@@ -8,6 +8,7 @@ import { redactField } from '../domain/redaction';
 import { AppError, unauthenticated } from '../errors';
 import { FULL_SCOPES, parseScopes, storeScopes, type KeyScope } from '../domain/scopes';
 import type { Ctx } from './context';
+import { requireTeamWriter } from './access';
 import { CreateKeyInput, parseInput } from './inputs';
 
 export interface ApiKeyDto {
@@ -19,6 +20,8 @@ export interface ApiKeyDto {
   expiresAt: string | null;
   revokedAt: string | null;
   scopes: KeyScope[];
+  /** The team that owns projects created through this key (null: the user's own). */
+  teamId: string | null;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -32,6 +35,7 @@ export const toApiKey = (k: KeyRow): ApiKeyDto => ({
   expiresAt: iso(k.expiresAt),
   revokedAt: iso(k.revokedAt),
   scopes: parseScopes(k.scopes),
+  teamId: k.teamId ?? null,
 });
 
 export interface KeyInput {
@@ -40,9 +44,9 @@ export interface KeyInput {
 }
 
 /** The body of `POST /keys` (and GraphQL `createApiKey`'s arguments), parsed by its REST schema. */
-export function validateKeyInput(input: unknown): { name: string; expiresInDays: number | undefined; scopes: KeyScope[] } {
-  const { name, expiresInDays, scopes } = parseInput(CreateKeyInput, input);
-  return { name, expiresInDays: expiresInDays ?? undefined, scopes };
+export function validateKeyInput(input: unknown): { name: string; expiresInDays: number | undefined; scopes: KeyScope[]; teamId: string | null } {
+  const { name, expiresInDays, scopes, teamId } = parseInput(CreateKeyInput, input);
+  return { name, expiresInDays: expiresInDays ?? undefined, scopes, teamId: teamId ?? null };
 }
 
 /** Creates a key row and returns its token; the token is never stored. */
@@ -58,12 +62,14 @@ export async function createKeyForUser(
    */
   parentKeyId?: string,
   scopes: readonly KeyScope[] = FULL_SCOPES,
+  /** The team whose projects the key creates (null: the user's own); the caller checked the role. */
+  teamId: string | null = null,
 ): Promise<{ key: ApiKeyDto; token: string }> {
   const now = new Date();
   const expiresAt = expiresInDays ? new Date(now.getTime() + expiresInDays * 86_400_000) : null;
   const row = await insertDerivedKey(
     db.writes,
-    { id: crypto.randomUUID(), userId, name, createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null, parentKeyId: null, kind: 'key', scopes: storeScopes(scopes) },
+    { id: crypto.randomUUID(), userId, name, createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null, parentKeyId: null, kind: 'key', scopes: storeScopes(scopes), teamId },
     parentKeyId ?? null,
   );
   if (!row) throw unauthenticated();
@@ -161,9 +167,11 @@ export function touchKey(db: Sql, keyId: string, lastUsedAt: Date | null): void 
 }
 
 // The front doors' view: always the caller's own keys.
-export const createApiKey = (ctx: Ctx, input: unknown) => {
-  const { name, expiresInDays, scopes } = validateKeyInput(input);
-  return createKeyForUser(ctx.deps.db, ctx.deps.config.jwtSecret, ctx.user.id, redactField(name, ctx.deps.config.redactSecrets), expiresInDays, ctx.user.keyId ?? undefined, scopes);
+export const createApiKey = async (ctx: Ctx, input: unknown) => {
+  const { name, expiresInDays, scopes, teamId } = validateKeyInput(input);
+  // Binding a key to a team needs the role admin or member there.
+  if (teamId !== null) await requireTeamWriter(ctx, teamId);
+  return createKeyForUser(ctx.deps.db, ctx.deps.config.jwtSecret, ctx.user.id, redactField(name, ctx.deps.config.redactSecrets), expiresInDays, ctx.user.keyId ?? undefined, scopes, teamId);
 };
 export const listApiKeys = (ctx: Ctx) => listKeysOfUser(ctx.deps.db, ctx.user.id);
 export const revokeApiKey = (ctx: Ctx, keyId: string) => revokeKeyById(ctx.deps.db, keyId, ctx.user.id);

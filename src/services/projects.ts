@@ -2,13 +2,16 @@ import crypto from 'node:crypto';
 import { AppError } from '../errors';
 import { DEFAULT_COLOR, DEFAULT_ICON } from '../domain/project';
 import { redactField } from '../domain/redaction';
-import { enqueueIndexWork } from '../data/outbox';
+import { ownerOf, type OwnerRef } from '../domain/teams';
+import { keyById } from '../data/api-keys';
+import { enqueueIndexWork, enqueueProjectReindex } from '../data/outbox';
 import * as store from '../data/projects';
 import type { ProjectRow, ProjectStatsRow } from '../data/projects';
+import { moveSessionsOfProject } from '../data/sessions';
 import { inTransaction } from '../data/transaction';
-import { checkProjectOwner, requireOwnedProject } from './access';
+import { canUpload, checkProjectAdmin, projectRole, teamRole, readableScopes, requireProjectAdmin, requireReadableProject, requireTeamWriter } from './access';
 import type { Ctx } from './context';
-import { CreateProjectInput, parseInput, UpdateProjectInput } from './inputs';
+import { CreateProjectInput, MoveProjectInput, parseInput, UpdateProjectInput } from './inputs';
 
 export { DEFAULT_COLOR, DEFAULT_ICON, PROJECT_COLORS, PROJECT_ICONS } from '../domain/project';
 
@@ -16,7 +19,9 @@ export type { ProjectRow, ProjectStatsRow } from '../data/projects';
 
 export interface ProjectDto {
   id: string;
+  /** The owning user's or team's id. */
   ownerId: string;
+  owner: OwnerRef;
   name: string;
   icon: string;
   color: string;
@@ -34,6 +39,7 @@ export const toProject = (p: ProjectRow, s: ProjectStatsRow): ProjectDto => {
   return {
     id: p.id,
     ownerId: p.ownerId,
+    owner: ownerOf(p),
     name: p.name,
     icon: p.icon,
     color: p.color,
@@ -46,19 +52,45 @@ export const toProject = (p: ProjectRow, s: ProjectStatsRow): ProjectDto => {
   };
 };
 
-/** Projects with their aggregates, computed by the database in one statement. */
+/** Projects the caller can read (their own and their teams') with their aggregates, in one statement. */
 export async function projectsWithStats(ctx: Ctx, ids?: string[]): Promise<ProjectDto[]> {
   if (ids && ids.length === 0) return [];
-  const rows = await store.projectsWithStats(ctx.deps.db.reads, ctx.user.id, ids);
+  const rows = await store.projectsWithStats(ctx.deps.db.reads, await readableScopes(ctx), ids);
   return rows.map((r) => toProject(r, r));
 }
 
 export const listProjects = (ctx: Ctx) => projectsWithStats(ctx);
 
 export async function getProject(ctx: Ctx, projectId: string): Promise<ProjectDto> {
-  await requireOwnedProject(ctx, projectId);
+  await requireReadableProject(ctx, projectId);
   const [p] = await projectsWithStats(ctx, [projectId]);
   return p;
+}
+
+/** The team a key or device token is bound to (null: personal; a browser session never is). */
+export async function credentialTeamId(ctx: Ctx): Promise<string | null> {
+  if (!ctx.user.keyId) return null;
+  return (await keyById(ctx.deps.db.reads, ctx.user.keyId))?.teamId ?? null;
+}
+
+/**
+ * Who owns a project the caller creates: the team named (`teamId`; null: the caller), else the
+ * team the credential is bound to, else the caller. A team needs the role admin or member
+ * (not a member → 404 `Team not found`, a viewer → 403).
+ */
+export async function newProjectOwner(ctx: Ctx, teamId?: string | null): Promise<{ ownerType: 'user' | 'team'; ownerId: string }> {
+  const team = teamId === undefined ? await credentialTeamId(ctx) : teamId;
+  if (team == null) return { ownerType: 'user', ownerId: ctx.user.id };
+  if (teamId === undefined && !canUpload(await teamRole(ctx, team))) {
+    // The credential's team, which the caller has left (or only views) since it was bound.
+    throw new AppError(
+      'FORBIDDEN',
+      'This client is logged in for a team where you can no longer create projects. Log it in again (choose where new projects go under "Upload new projects to" on /cli-login) or use another key.',
+      { teamId: team },
+    );
+  }
+  await requireTeamWriter(ctx, team);
+  return { ownerType: 'team', ownerId: team };
 }
 
 export async function createProject(ctx: Ctx, input: unknown): Promise<ProjectDto> {
@@ -66,10 +98,11 @@ export async function createProject(ctx: Ctx, input: unknown): Promise<ProjectDt
   v.name = redactField(v.name, ctx.deps.config.redactSecrets);
   const id = v.id ?? crypto.randomUUID();
   const now = new Date();
-  const row: ProjectRow = { id, ownerId: ctx.user.id, name: v.name, icon: v.icon ?? DEFAULT_ICON, color: v.color ?? DEFAULT_COLOR, createdAt: now, updatedAt: now };
+  const owner = await newProjectOwner(ctx, v.teamId);
+  const row: ProjectRow = { id, ...owner, name: v.name, icon: v.icon ?? DEFAULT_ICON, color: v.color ?? DEFAULT_COLOR, createdAt: now, updatedAt: now };
   if (!(await store.insertProjectIfAbsent(ctx.deps.db.writes, row))) {
-    const owner = await store.projectById(ctx.deps.db.writes, id);
-    if (owner) checkProjectOwner(ctx, id, owner.ownerId);
+    const existing = await store.projectById(ctx.deps.db.writes, id);
+    if (existing && !(await projectRole(ctx, existing.ownerId))) throw new AppError('FORBIDDEN', 'Insufficient permissions', { projectId: id });
     throw new AppError('CONFLICT', 'Project already exists', { projectId: id });
   }
   return getProject(ctx, id);
@@ -77,7 +110,7 @@ export async function createProject(ctx: Ctx, input: unknown): Promise<ProjectDt
 
 export async function updateProject(ctx: Ctx, projectId: string, input: unknown): Promise<ProjectDto> {
   const { name, icon, color } = parseInput(UpdateProjectInput, input);
-  await requireOwnedProject(ctx, projectId);
+  await requireProjectAdmin(ctx, projectId);
   const redacted = name == null ? name : redactField(name, ctx.deps.config.redactSecrets);
   await store.updateProjectAppearance(ctx.deps.db.writes, projectId, { name: redacted, icon: icon ?? undefined, color: color ?? undefined }, new Date());
   return getProject(ctx, projectId);
@@ -85,16 +118,39 @@ export async function updateProject(ctx: Ctx, projectId: string, input: unknown)
 
 /**
  * Deletes a project with its sessions and content (foreign keys cascade) and records the
- * index work in the same transaction.
+ * index work in the same transaction. The owner, or an admin of the owning team.
  */
 export async function deleteProject(ctx: Ctx, projectId: string): Promise<{ deletedProject: ProjectDto; deletedAt: string }> {
-  await requireOwnedProject(ctx, projectId);
+  await requireProjectAdmin(ctx, projectId);
   const result = await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
-    checkProjectOwner(ctx, projectId, await store.lockProjectOwner(tx, projectId, 'update'));
+    const ownerId = await store.lockProjectOwner(tx, projectId, 'update');
+    await checkProjectAdmin(ctx, projectId, ownerId);
     const before = (await store.projectWithStats(tx, projectId))!;
-    await enqueueIndexWork(tx, 'delete_project', ctx.user.id, projectId, null);
+    await enqueueIndexWork(tx, 'delete_project', ownerId!, projectId, null);
     await store.deleteProjectRow(tx, projectId);
     return toProject(before, before);
   });
   return { deletedProject: result, deletedAt: new Date().toISOString() };
+}
+
+/**
+ * Moves a project into a team (`teamId`: by its owner or an admin of its team, into a team where
+ * the caller is admin or member) or to the caller (`teamId: null`: a team admin takes it).
+ * Sessions and their uploaders stay; the search index follows through the outbox: the entries
+ * under the old owner go, every session is indexed again under the new one.
+ */
+export async function moveProject(ctx: Ctx, projectId: string, input: unknown): Promise<ProjectDto> {
+  const { teamId } = parseInput(MoveProjectInput, input);
+  await requireProjectAdmin(ctx, projectId);
+  const target = teamId === null ? { ownerType: 'user' as const, ownerId: ctx.user.id } : await newProjectOwner(ctx, teamId);
+  await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
+    const ownerId = await store.lockProjectOwner(tx, projectId, 'update');
+    await checkProjectAdmin(ctx, projectId, ownerId);
+    if (ownerId === target.ownerId) return;
+    await enqueueIndexWork(tx, 'delete_project', ownerId!, projectId, null);
+    await store.setProjectOwner(tx, projectId, target.ownerType, target.ownerId, new Date());
+    await moveSessionsOfProject(tx, projectId, target.ownerId);
+    await enqueueProjectReindex(tx, projectId);
+  });
+  return getProject(ctx, projectId);
 }

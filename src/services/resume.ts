@@ -8,7 +8,7 @@ import { matchRanges, snippetSource } from '../search/highlight';
 import { searchSessions, MAX_SEARCH_LIMIT, type SearchResultItem } from './search';
 import type { Ctx } from './context';
 import { projectsWithStats, type ProjectDto } from './projects';
-import { requireOwnedProject } from './access';
+import { readableScopes, requireReadableProject } from './access';
 import { resumableSessions, resumableSessionsByKeys, type SessionRow } from '../data/sessions';
 import { toSession, type SessionDto } from './sessions';
 import { parseInput, ResumableParam, ResumeSearchInput } from './inputs';
@@ -25,15 +25,15 @@ export function resumableParam(raw: unknown): boolean {
 
 /** GET /projects/{id}/sessions?resumable=true: all of the project's resumable sessions, newest first. */
 export async function resumableSessionsOfProject(ctx: Ctx, projectId: string) {
-  await requireOwnedProject(ctx, projectId);
-  const rows = await resumableSessions(ctx.deps.db.reads, ctx.user.id, projectId);
+  await requireReadableProject(ctx, projectId);
+  const rows = await resumableSessions(ctx.deps.db.reads, await readableScopes(ctx), projectId);
   const sessions = rows.map((r) => toSession(r));
   return { sessions, total: sessions.length, projectId, nextCursor: null };
 }
 
 /** GET /projects?resumable=true: projects with a resumable session, each with their summaries. */
 export async function resumableProjects(ctx: Ctx): Promise<{ projects: Array<ProjectDto & { sessions: SessionDto[] }>; total: number }> {
-  const rows = await resumableSessions(ctx.deps.db.reads, ctx.user.id);
+  const rows = await resumableSessions(ctx.deps.db.reads, await readableScopes(ctx));
   const byProject = new Map<string, SessionDto[]>();
   for (const r of rows) {
     const list = byProject.get(r.projectId) ?? [];
@@ -84,7 +84,7 @@ export async function searchResumable(ctx: Ctx, body: unknown): Promise<{ result
   }
   if (hits.size === 0) return { results: [] };
   const keys = [...hits.values()];
-  const rows = await resumableSessionsByKeys(ctx.deps.db.reads, ctx.user.id, keys, RESUME_SEARCH_MAX);
+  const rows = await resumableSessionsByKeys(ctx.deps.db.reads, await readableScopes(ctx), keys, RESUME_SEARCH_MAX);
   const results = rows.map(({ projectName, ...row }) => ({
     ...toSession(row as SessionRow),
     projectName,

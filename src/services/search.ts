@@ -12,6 +12,7 @@ import { matchesNothing } from '../search/filter';
 import type { SearchHit, SearchOptions } from '../search/port';
 import { recordSearch } from '../search/timing';
 import type { Ctx } from './context';
+import { scopesFor } from './access';
 import { filtersOf, parseInput, SearchArgs } from './inputs';
 
 export interface SearchResultItem {
@@ -59,13 +60,17 @@ async function searchChecked(
   offset: number,
   options?: SearchOptions,
 ): Promise<SearchResults> {
-  const page = await ctx.deps.search.search(ctx.user.id, query, filters, limit, offset, options);
+  // The scopes the caller holds now (membership read for this request): a removed member's
+  // searches return none of the team's sessions, and count none, from the next request.
+  const scopes = await scopesFor(ctx, filters.teamIds);
+  if (scopes.length === 0) return { total: 0, results: [] };
+  const page = await ctx.deps.search.search(scopes, query, filters, limit, offset, options);
   if (page.hits.length === 0) return { total: page.total, results: [] };
 
   // One statement: the hits that still exist, are the caller's and pass the filters exactly as
   // lists apply them (the engine compares strings case-insensitively; SQL is the reference).
   const ids = [...new Set(page.hits.map((h) => h.sessionId))];
-  const rows = await sessionsMatchingAmong(ctx.deps.db.reads, ctx.user.id, filters, ids);
+  const rows = await sessionsMatchingAmong(ctx.deps.db.reads, scopes, filters, ids);
   const live = new Map(rows.map((r) => [`${r.projectId}/${r.id}`, r]));
   // Contract §16: a hit indexed from an older version of the session (its text was replaced and
   // the index has not caught up) is dropped, so a snippet never shows replaced text.

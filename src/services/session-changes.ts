@@ -6,7 +6,7 @@ import { upsertOp } from '../domain/index-work';
 import { addRedactionsJson, redactField } from '../domain/redaction';
 import type { Findings, RedactMode } from '../redact';
 import { sessionNotFound } from '../errors';
-import { requireOwnedSession } from './access';
+import { requireWritableSession } from './access';
 import type { Ctx } from './context';
 import { labelsOf, metadataOf, parseStoredMeta, sessionEtag } from './sessions';
 import { parseInput, PatchSessionInput } from './inputs';
@@ -31,7 +31,7 @@ function redactPatch(patch: Patch, mode: RedactMode): Patch & { findings: Findin
 
 export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: string, body: unknown): Promise<SessionRow> {
   const patch = redactPatch(parseInput(PatchSessionInput, body), ctx.deps.config.redactSecrets);
-  const current = await requireOwnedSession(ctx, projectId, rawSessionId);
+  const current = await requireWritableSession(ctx, projectId, rawSessionId);
   return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const old = await lockSession(tx, current.projectId, current.id);
     if (!old) throw sessionNotFound(current.id, projectId);
@@ -39,6 +39,7 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
     if (patch.tags) meta.tags = patch.tags;
     const next: SessionRow = {
       ...old,
+      uploaderName: current.uploaderName,
       name: patch.name ?? old.name,
       userTitle: patch.userTitle !== undefined ? patch.userTitle : old.userTitle,
       metadataJson: JSON.stringify(meta),
@@ -49,16 +50,16 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
     next.updatedAt = new Date(Math.max(Date.now(), old.updatedAt.getTime() + 1));
     await updateSessionNaming(tx, next);
     if (patch.tags) await writeLabels(tx, next, labelsOf(meta), true);
-    await enqueueIndexWork(tx, upsertOp(Number(old.markdownSize)), ctx.user.id, old.projectId, old.id);
+    await enqueueIndexWork(tx, upsertOp(Number(old.markdownSize)), old.userId, old.projectId, old.id);
     return next;
   });
 }
 
 export async function deleteSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<void> {
-  const row = await requireOwnedSession(ctx, projectId, rawSessionId);
+  const row = await requireWritableSession(ctx, projectId, rawSessionId);
   await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
-    const n = await deleteSessionRow(tx, ctx.user.id, row.projectId, row.id);
+    const n = await deleteSessionRow(tx, row.userId, row.projectId, row.id);
     if (n === 0) throw sessionNotFound(row.id, projectId);
-    await enqueueIndexWork(tx, 'delete', ctx.user.id, row.projectId, row.id);
+    await enqueueIndexWork(tx, 'delete', row.userId, row.projectId, row.id);
   });
 }

@@ -3,7 +3,7 @@ import { markdownOfSessions as markdownOf, readContent, readContentRange, type C
 import * as store from '../data/sessions';
 import { ORDER_SQL, type SessionKey, type SessionKeyset, type SessionOrder, type SessionRow } from '../data/sessions';
 import { AppError, invalid, projectNotFound, sessionNotFound } from '../errors';
-import { requireOwnedProject } from './access';
+import { readableScopes, requireReadableProject, scopesFor } from './access';
 import type { Ctx } from './context';
 import type { SessionFilters, SessionFiltersInput } from '../domain/filters';
 import { toSession } from './sessions';
@@ -60,21 +60,21 @@ export async function querySessions(
   limit: number,
   after?: string | null,
 ): Promise<SessionPage> {
-  const rows = await store.sessionsInOrder(ctx.deps.db.reads, ctx.user.id, filters, order, limit + 1, after ? decodeCursor(order, after) : undefined);
+  const rows = await store.sessionsInOrder(ctx.deps.db.reads, await scopesFor(ctx, filters.teamIds), filters, order, limit + 1, after ? decodeCursor(order, after) : undefined);
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   return { rows: page, nextCursor: more ? encodeCursor(order, page[page.length - 1]) : null };
 }
 
-export function countSessions(ctx: Ctx, filters: SessionFilters): Promise<number> {
-  return store.countSessions(ctx.deps.db.reads, ctx.user.id, filters);
+export async function countSessions(ctx: Ctx, filters: SessionFilters): Promise<number> {
+  return store.countSessions(ctx.deps.db.reads, await scopesFor(ctx, filters.teamIds), filters);
 }
 
 /** GET /projects/{id}/sessions: most recently updated first, keyset paging. */
 export async function listProjectSessions(ctx: Ctx, projectId: string, query: unknown) {
   const { limit, cursor } = parseInput(ProjectSessionsQuery, query);
   if (cursor) decodeCursor('UPDATED_AT_DESC', cursor);
-  await requireOwnedProject(ctx, projectId);
+  await requireReadableProject(ctx, projectId);
   const filters = { projectIds: [projectId] };
   const [page, total] = await Promise.all([
     querySessions(ctx, filters, 'UPDATED_AT_DESC', limit, cursor),
@@ -93,7 +93,7 @@ export async function projectSessionSizes(ctx: Ctx, projectId: string): Promise<
   // An id that can never be a project stays a 404 (contract §9).
   if (!PROJECT_ID_RE.test(projectId)) throw projectNotFound(projectId);
   try {
-    await requireOwnedProject(ctx, projectId);
+    await requireReadableProject(ctx, projectId);
   } catch (err) {
     if (err instanceof AppError && err.code === 'NOT_FOUND') return {};
     throw err;
@@ -141,24 +141,24 @@ export async function sessionsForProjects(
   if (projectIds.length === 0) return new Map();
   const wanted = filters.projectIds ? projectIds.filter((id) => filters.projectIds!.includes(id)) : [...projectIds];
   if (wanted.length === 0) return new Map();
-  return store.firstSessionsOfProjects(ctx.deps.db.reads, ctx.user.id, { ...filters, projectIds: wanted }, order, limit);
+  return store.firstSessionsOfProjects(ctx.deps.db.reads, await scopesFor(ctx, filters.teamIds), { ...filters, projectIds: wanted }, order, limit);
 }
 
 /** The caller's most recently updated session with this id, in any project; none → NOT_FOUND. */
 export async function findLatestSessionById(ctx: Ctx, rawSessionId: string): Promise<SessionRow> {
   if (!UUID_RE.test(rawSessionId)) throw sessionNotFound(rawSessionId);
   const sessionId = rawSessionId.toLowerCase();
-  const row = await store.latestSessionById(ctx.deps.db.reads, ctx.user.id, sessionId);
+  const row = await store.latestSessionById(ctx.deps.db.reads, await readableScopes(ctx), sessionId);
   if (!row) throw sessionNotFound(sessionId);
   return row;
 }
 
 /** The caller's sessions among `keys` (others' and missing ones are simply absent). */
-export function sessionsByKeys(ctx: Ctx, keys: readonly SessionKey[]): Promise<SessionRow[]> {
-  return store.sessionsByKeys(ctx.deps.db.reads, ctx.user.id, keys);
+export async function sessionsByKeys(ctx: Ctx, keys: readonly SessionKey[]): Promise<SessionRow[]> {
+  return store.sessionsByKeys(ctx.deps.db.reads, await readableScopes(ctx), keys);
 }
 
 /** Markdown of several of the caller's sessions in one statement, keyed `${projectId}/${sessionId}`. */
-export function markdownOfSessions(ctx: Ctx, keys: readonly SessionKey[]): Promise<Map<string, string>> {
-  return markdownOf(ctx.deps.db.reads, ctx.user.id, keys);
+export async function markdownOfSessions(ctx: Ctx, keys: readonly SessionKey[]): Promise<Map<string, string>> {
+  return markdownOf(ctx.deps.db.reads, await readableScopes(ctx), keys);
 }

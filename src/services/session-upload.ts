@@ -2,15 +2,15 @@
 import { writeContent } from '../data/content';
 import { isDuplicateKey, RetryTransaction } from '../data/errors';
 import { enqueueIndexWork } from '../data/outbox';
-import { insertProjectIfAbsent, lockProjectOwner } from '../data/projects';
+import { insertProjectIfAbsent, lockProjectOwner, projectById } from '../data/projects';
 import { insertSession, lockSession, updateUploadedSession, writeLabels, type SessionRow } from '../data/sessions';
 import { inTransaction } from '../data/transaction';
 import { upsertOp } from '../domain/index-work';
-import { AppError, invalid, MESSAGES } from '../errors';
+import { AppError, invalid, MESSAGES, projectForbidden } from '../errors';
 import { DeferredJson, inlineOffload } from '../offload';
-import { checkProjectOwner } from './access';
+import { canWriteSession, checkUpload } from './access';
 import type { Ctx } from './context';
-import { DEFAULT_COLOR, DEFAULT_ICON } from './projects';
+import { DEFAULT_COLOR, DEFAULT_ICON, newProjectOwner } from './projects';
 import { redactionsToJson, sessionDataFindingsOf } from '../domain/redaction';
 import { etagMatches, labelsOf, metadataOf, sessionEtag } from './sessions';
 import { contentDigestOf, prepareUpload, type PreparedUpload } from '../domain/upload';
@@ -55,16 +55,21 @@ export async function upsertSession(
 
 async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepared: PreparedUpload, cond: UploadConditions): Promise<UploadResult> {
   const { upload: up, findings, sessionDataFindings, sentDataDigest } = prepared;
-  const userId = ctx.user.id;
   return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const now = new Date();
-    const project = { id: projectId, ownerId: userId, name: up.projectName ?? projectId, icon: DEFAULT_ICON, color: DEFAULT_COLOR };
-    await insertProjectIfAbsent(tx, { ...project, createdAt: now, updatedAt: now });
+    // A new project is the credential's team's when it is bound to one (else the caller's).
+    if (!(await projectById(tx, projectId))) {
+      const owner = await newProjectOwner(ctx);
+      const project = { id: projectId, ...owner, name: up.projectName ?? projectId, icon: DEFAULT_ICON, color: DEFAULT_COLOR };
+      await insertProjectIfAbsent(tx, { ...project, createdAt: now, updatedAt: now });
+    }
     const ownerId = await lockProjectOwner(tx, projectId, 'share');
     if (!ownerId) throw new RetryTransaction('project deleted during upload; retrying');
-    checkProjectOwner(ctx, projectId, ownerId);
+    const role = await checkUpload(ctx, projectId, ownerId);
 
     const old = await lockSession(tx, projectId, sessionId);
+    // A member replaces only the sessions they uploaded; admins and the owner any.
+    if (old && !canWriteSession(ctx, role, old)) throw projectForbidden(projectId);
     if (cond.ifNoneMatch && old && etagMatches(cond.ifNoneMatch, old.etag)) {
       throw new AppError('PRECONDITION_FAILED', MESSAGES.preconditionFailed);
     }
@@ -89,7 +94,7 @@ async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepa
     const next: SessionRow = {
       projectId,
       id: sessionId,
-      userId,
+      userId: ownerId,
       name: up.name,
       userTitle,
       markdownSize: up.markdown.length,
@@ -105,6 +110,7 @@ async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepa
       sessionDataSize,
       sessionDataDigest,
       redactionsJson,
+      uploadedBy: old ? old.uploadedBy : ctx.user.id,
     };
     next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
     if (old && old.etag === next.etag) return { created: false, changed: false, session: old };
@@ -116,7 +122,7 @@ async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepa
       await writeContent(tx, projectId, sessionId, { markdown: up.markdown, raw: up.rawData, session: up.sessionData, exchanges: prepared.exchangeIndex });
     }
     await writeLabels(tx, next, labelsOf(up.meta), Boolean(old));
-    await enqueueIndexWork(tx, upsertOp(next.markdownSize), userId, projectId, sessionId);
+    await enqueueIndexWork(tx, upsertOp(next.markdownSize), ownerId, projectId, sessionId);
     return { created: !old, changed: true, session: next };
   }).catch((err) => {
     // Two first uploads of one session raced: the loser's insert hit the winner's row.

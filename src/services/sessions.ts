@@ -7,6 +7,7 @@ import { LABEL_KINDS, type LabelKind } from '../data/session-filters';
 import type { SessionRow } from '../data/sessions';
 import { redactionsOf } from '../domain/redaction';
 import { DOC_ARRAY_FIELDS, type StoredMetaJson } from '../domain/upload';
+import { ownerOf } from '../domain/teams';
 
 export type { SessionKey, SessionOrder, SessionRow } from '../data/sessions';
 export { contentDigestOf, DOC_STRING_FIELDS, sessionDataDigestOf, type StoredMetaJson } from '../domain/upload';
@@ -42,8 +43,14 @@ export interface SessionDto {
   metadata: SessionMetadata;
   /** Secrets found per rule (contract §14); never a value. */
   redactions: Array<{ rule: string; count: number }>;
+  /** The user whose credential first created the session; null for sessions stored before teams. */
+  uploadedBy: { id: string; name: string } | null;
   etag?: string;
 }
+
+/** `uploadedBy` of a session row (its uploader's name as the read selected it). */
+export const uploaderOf = (row: Pick<SessionRow, 'uploadedBy' | 'uploaderName'>) =>
+  row.uploadedBy ? { id: row.uploadedBy, name: row.uploaderName ?? '' } : null;
 
 export function parseStoredMeta(json: string): StoredMetaJson {
   const m = JSON.parse(json) as Partial<StoredMetaJson>;
@@ -80,6 +87,7 @@ export function toSession(row: SessionRow, withEtag = true): SessionDto {
     endedAt: row.endedAt.toISOString(),
     metadata: metadataOf(row),
     redactions: redactionsOf(row.redactionsJson),
+    uploadedBy: uploaderOf(row),
   };
   if (withEtag) dto.etag = row.etag;
   return dto;
@@ -99,7 +107,19 @@ export interface ProjectRef {
   name: string;
   icon: string;
   color: string;
+  ownerId?: string;
+  ownerType?: string;
+  ownerName?: string | null;
 }
 
-/** A session the caller owns, with the project it belongs to (read in the same statement). */
+/** The `project` inside a session object: its appearance and owner. */
+export const presentProjectRef = (p: ProjectRef) => ({
+  id: p.id,
+  name: p.name,
+  icon: p.icon,
+  color: p.color,
+  ...(p.ownerId ? { owner: ownerOf({ ownerId: p.ownerId, ownerType: p.ownerType ?? 'user', ownerName: p.ownerName }) } : {}),
+});
+
+/** A session the caller can read, with the project it belongs to (read in the same statement). */
 export type OwnedSession = SessionRow & { project: ProjectRef };

@@ -1,6 +1,7 @@
 import type { LabelKind } from '../data/session-filters';
 import * as store from '../data/stats';
 import type { Ctx } from './context';
+import { readableScopes } from './access';
 import { DaysArg, FacetLimitArg, parseInput, TimeRangeInput } from './inputs';
 
 /**
@@ -34,7 +35,7 @@ export interface ProjectTotals {
 export async function projectTotals(ctx: Ctx, projectIds: readonly string[]): Promise<Map<string, ProjectTotals>> {
   const out = new Map<string, ProjectTotals>();
   if (projectIds.length === 0) return out;
-  const rows = await store.projectTotals(ctx.deps.db.reads, ctx.user.id, projectIds);
+  const rows = await store.projectTotals(ctx.deps.db.reads, await readableScopes(ctx), projectIds);
   for (const r of rows) out.set(r.projectId, { totalSessions: n(r.c), totalMarkdownSize: n(r.md), totalRawDataSize: n(r.raw) });
   return out;
 }
@@ -43,7 +44,7 @@ export async function projectTotals(ctx: Ctx, projectIds: readonly string[]): Pr
 export async function projectLabelValues(ctx: Ctx, projectIds: readonly string[], kind: LabelKind): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   if (projectIds.length === 0) return out;
-  const rows = await store.projectLabelValues(ctx.deps.db.reads, ctx.user.id, projectIds, kind);
+  const rows = await store.projectLabelValues(ctx.deps.db.reads, await readableScopes(ctx), projectIds, kind);
   for (const r of rows) {
     const list = out.get(r.projectId) ?? [];
     list.push(r.value);
@@ -70,7 +71,7 @@ export async function projectSessionsByDay(
   const keys = daysBetween(from, today);
   const counts = new Map<string, Map<string, number>>();
   if (projectIds.length) {
-    const rows = await store.projectSessionsByDay(ctx.deps.db.reads, ctx.user.id, projectIds, from);
+    const rows = await store.projectSessionsByDay(ctx.deps.db.reads, await readableScopes(ctx), projectIds, from);
     for (const r of rows) {
       const m = counts.get(r.projectId) ?? new Map<string, number>();
       m.set(r.d, n(r.c));
@@ -93,7 +94,7 @@ export async function projectTopTags(
 ): Promise<Map<string, Array<{ tag: string; count: number }>>> {
   const out = new Map<string, Array<{ tag: string; count: number }>>();
   if (projectIds.length === 0) return out;
-  const rows = await store.projectTopTags(ctx.deps.db.reads, ctx.user.id, projectIds, limit);
+  const rows = await store.projectTopTags(ctx.deps.db.reads, await readableScopes(ctx), projectIds, limit);
   for (const r of rows) {
     const list = out.get(r.projectId) ?? [];
     list.push({ tag: r.value, count: n(r.c) });
@@ -114,12 +115,12 @@ export interface UserTotals {
 
 export async function userTotals(ctx: Ctx, now = new Date()): Promise<UserTotals> {
   const weekAgo = new Date(now.getTime() - 7 * DAY_MS);
-  const s = await store.userTotals(ctx.deps.db.reads, ctx.user.id, weekAgo);
+  const s = await store.userTotals(ctx.deps.db.reads, await readableScopes(ctx), weekAgo);
   return { totalSessions: n(s.c), totalProjects: n(s.projects), sessionsThisWeek: n(s.week), totalMarkdownSize: n(s.md) };
 }
 
 export async function topLLMModels(ctx: Ctx, limit: number): Promise<Array<{ model: string; count: number }>> {
-  const rows = await store.topLLMModels(ctx.deps.db.reads, ctx.user.id, limit);
+  const rows = await store.topLLMModels(ctx.deps.db.reads, await readableScopes(ctx), limit);
   return rows.map((r) => ({ model: r.value, count: n(r.c) }));
 }
 
@@ -133,17 +134,17 @@ export function analyticsRange(input: { start: unknown; end: unknown }): Analyti
 }
 
 export async function analyticsTotals(ctx: Ctx, r: AnalyticsRange): Promise<{ totalSessions: number; totalProjects: number }> {
-  const s = await store.analyticsTotals(ctx.deps.db.reads, ctx.user.id, r.start, r.end);
+  const s = await store.analyticsTotals(ctx.deps.db.reads, await readableScopes(ctx), r.start, r.end);
   return { totalSessions: n(s.c), totalProjects: n(s.p) };
 }
 
 export async function analyticsByModel(ctx: Ctx, r: AnalyticsRange): Promise<Array<{ model: string; count: number; totalSize: number }>> {
-  const rows = await store.analyticsByModel(ctx.deps.db.reads, ctx.user.id, r.start, r.end);
+  const rows = await store.analyticsByModel(ctx.deps.db.reads, await readableScopes(ctx), r.start, r.end);
   return rows.map((x) => ({ model: x.value, count: n(x.c), totalSize: n(x.size) }));
 }
 
 export async function analyticsByClient(ctx: Ctx, r: AnalyticsRange): Promise<Array<{ client: string; count: number; averageSize: number }>> {
-  const rows = await store.analyticsByClient(ctx.deps.db.reads, ctx.user.id, r.start, r.end);
+  const rows = await store.analyticsByClient(ctx.deps.db.reads, await readableScopes(ctx), r.start, r.end);
   return rows.map((x) => ({ client: x.client, count: n(x.c), averageSize: n(x.avg) }));
 }
 
@@ -151,7 +152,7 @@ export async function analyticsByClient(ctx: Ctx, r: AnalyticsRange): Promise<Ar
 const MAX_FILLED_DAYS = 3660;
 
 export async function analyticsByDay(ctx: Ctx, r: AnalyticsRange): Promise<Array<{ date: string; sessions: number; projects: number }>> {
-  const rows = await store.analyticsByDay(ctx.deps.db.reads, ctx.user.id, r.start, r.end);
+  const rows = await store.analyticsByDay(ctx.deps.db.reads, await readableScopes(ctx), r.start, r.end);
   const byDay = new Map(rows.map((x) => [x.d, { date: x.d, sessions: n(x.c), projects: n(x.p) }]));
   const from = utcDay(r.start);
   const to = utcDay(r.end);
@@ -187,7 +188,7 @@ export function checkFacetLimit(limit: number): number {
  */
 export async function sessionFacets(ctx: Ctx, projectId: string | null, limit: number): Promise<SessionFacets> {
   checkFacetLimit(limit);
-  const counts = await store.facetCounts(ctx.deps.db.reads, ctx.user.id, projectId, limit);
+  const counts = await store.facetCounts(ctx.deps.db.reads, await readableScopes(ctx), projectId, limit);
   const out: SessionFacets = { llmModels: [], tags: [], gitBranches: [], clientNames: [], agentNames: [], deviceIds: [] };
   const key: Record<string, keyof SessionFacets> = {
     llmModel: 'llmModels', tag: 'tags', gitBranch: 'gitBranches', clientName: 'clientNames', agentName: 'agentNames', deviceId: 'deviceIds',

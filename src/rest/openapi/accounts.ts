@@ -3,6 +3,7 @@ import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import * as A from '../schemas/accounts';
 import { envelope, z } from '../schemas/common';
 import { describe } from './operation';
+import * as inputs from '../../services/inputs';
 
 export function accountOperations(registry: OpenAPIRegistry): void {
   let tag = 'Accounts';
@@ -36,7 +37,8 @@ export function accountOperations(registry: OpenAPIRegistry): void {
   });
   describe(registry, {
     method: 'post', path: '/auth/sign-up', tag, auth: 'none', summary: 'Create a member account and sign it in',
-    description: 'Only with `SIGNUP_ENABLED=true`, else 403 `Sign-up is disabled`. An email in use → 409. Each well-formed attempt counts against the address’s `SIGN_UPS_PER_HOUR` (10) → 429.',
+    description:
+      'Only with `SIGNUP_ENABLED=true`, else 403 `Sign-up is disabled` — unless the body carries `invitationToken`, an open team invitation: then the account is created (for the invitation’s email when it names one, else 403) and joins the team. An email in use → 409. Each well-formed attempt counts against the address’s `SIGN_UPS_PER_HOUR` (10) → 429.',
     body: A.NewAccountBody,
     responses: { 201: { description: 'Created and signed in.', schema: envelope(A.SignedIn), headers: ['Set-Cookie'] } },
     errors: [403, 409, 429],
@@ -98,9 +100,12 @@ export function accountOperations(registry: OpenAPIRegistry): void {
   tag = 'Device login';
   describe(registry, {
     method: 'post', path: '/device-codes', tag, auth: 'key', summary: 'A code for /cli-login',
-    description: 'Single use, valid 10 minutes, compared case-insensitively; the dash of `ABC-123` is cosmetic. Asked for with an API key or a device access token, the code gives a device token that expires no later than that key (or device session) and is revoked with it.',
+    description:
+      'Single use, valid 10 minutes, compared case-insensitively; the dash of `ABC-123` is cosmetic. Asked for with an API key or a device access token, the code gives a device token that expires no later than that key (or device session) and is revoked with it. With `teamId`, the client logged in with it creates its new projects in that team (admin or member; a team you are not in → 404 `Team not found`, a viewer → 403).',
+    body: inputs.DeviceCodeInput,
+    bodyOptional: true,
     responses: { 201: { description: 'The code.', schema: envelope(A.DeviceCodeResult) } },
-    errors: [403],
+    errors: [400, 403, 404],
   });
   describe(registry, {
     method: 'post', path: '/device-login', tag, auth: 'none', summary: 'Exchange a /cli-login code for a refresh token', body: A.DeviceLoginBody,

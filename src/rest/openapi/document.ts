@@ -6,6 +6,7 @@
  */
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { accountOperations } from './accounts';
+import { teamOperations } from './teams';
 import { describe } from './operation';
 import { envelope, HEADERS, PROJECT_ID_PATTERN, z } from '../schemas/common';
 import * as R from '../schemas/resources';
@@ -29,7 +30,7 @@ function projectOperations(registry: OpenAPIRegistry): void {
   describe(registry, {
     method: 'post', path: '/projects', tag, auth: 'key', summary: 'Create a project', body: R.CreateProjectBody, idempotent: true,
     responses: { 201: { description: 'Created.', schema: envelope(z.strictObject({ project: R.Project })) } },
-    errors: [403, 409],
+    errors: [403, 404, 409],
   });
   describe(registry, {
     method: 'get', path: '/projects/{projectId}', tag, auth: 'key', summary: 'Get a project', params: projectParam,
@@ -168,8 +169,10 @@ function keyOperations(registry: OpenAPIRegistry): void {
   });
   describe(registry, {
     method: 'post', path: '/keys', tag, auth: 'key', summary: 'Create an API key', body: R.CreateKeyBody,
-    description: 'Made with an expiring key or a device access token, the new key expires no later than that key (or device session) and is revoked with it. `Idempotency-Key` is not honoured here: a replay would need the token, which is never stored.',
+    description:
+      'Made with an expiring key or a device access token, the new key expires no later than that key (or device session) and is revoked with it. `Idempotency-Key` is not honoured here: a replay would need the token, which is never stored. With `teamId` (a team where you are admin or member) the projects created through the key are the team’s; a team you are not in → 404 `Team not found`, a viewer → 403.',
     responses: { 201: { description: 'The key and its token (shown once).', schema: envelope(R.CreatedKey) } },
+    errors: [403, 404],
   });
   describe(registry, {
     method: 'delete', path: '/keys/{keyId}', tag, auth: 'key', summary: 'Revoke an API key', description: 'Takes effect on the very next request. Keys and device tokens created with this key (directly or through a /cli-login code it asked for) are revoked with it, at any depth. A key may revoke itself; another user’s key → 404.',
@@ -198,6 +201,7 @@ function buildDocument(): object {
   sessionOperations(registry);
   keyOperations(registry);
   accountOperations(registry);
+  teamOperations(registry);
 
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
@@ -215,6 +219,7 @@ function buildDocument(): object {
       { name: 'Accounts', description: 'Browser sessions of the web console (§10).' },
       { name: 'Device login', description: 'How the upload CLI and the desktop app log in (§11).' },
       { name: 'Clients' },
+      { name: 'Teams', description: 'Projects a team owns: members with roles, invitations, moving projects.' },
     ],
   });
 }

@@ -34,6 +34,8 @@ export interface Operation {
   headers?: ZodObject;
   /** JSON request body. */
   body?: ZodType;
+  /** The body may be left out. */
+  bodyOptional?: boolean;
   /** The operation honours `Idempotency-Key` (§15): adds the header and the 422. */
   idempotent?: boolean;
   responses: Record<number, SuccessResponse>;
@@ -99,7 +101,7 @@ export function describe(registry: OpenAPIRegistry, op: Operation): void {
       ...(op.params ? { params: op.params } : {}),
       ...(op.query ? { query: op.query } : {}),
       ...(headers ? { headers } : {}),
-      ...(op.body ? { body: { required: true, content: { 'application/json': { schema: op.body } } } } : {}),
+      ...(op.body ? { body: { required: !op.bodyOptional, content: { 'application/json': { schema: op.body } } } } : {}),
     },
     responses,
   };

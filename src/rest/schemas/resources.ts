@@ -41,6 +41,19 @@ export const SessionMetadata = z
     description: 'The seven documented fields (unsent strings read `null`, unsent arrays `[]`), plus the extra string keys the client sent (e.g. `machineName`, `title`, `summary`), as they came.',
   });
 
+export const Owner = z
+  .strictObject({
+    type: z.enum(['user', 'team']),
+    id: z.string().openapi({ description: "The owning user's or team's id (= the project's `ownerId`)." }),
+    name: z.string().openapi({ description: "The team's name, or the user's name (their email when they have none)." }),
+  })
+  .openapi('Owner', { description: 'Who owns a project: one user or one team.' });
+
+export const Uploader = z
+  .strictObject({ id: z.string(), name: z.string() })
+  .nullable()
+  .openapi('Uploader', { description: 'The user whose credential first created the session; null for sessions stored before teams existed.' });
+
 const sessionFields = {
   id: z.string().openapi({ description: 'The session UUID, lower-case.' }),
   clientId: z.string().openapi({ description: '= `id` (client-compatible).' }),
@@ -56,6 +69,7 @@ const sessionFields = {
   endedAt: Timestamp,
   metadata: SessionMetadata,
   redactions,
+  uploadedBy: Uploader,
 };
 
 /** A session without its content; `etag` is absent only in `GET /sessions/recent`. */
@@ -63,7 +77,7 @@ export const Session = z
   .strictObject({ ...sessionFields, etag: z.string().optional().openapi({ description: 'Same value as the `ETag` header.' }) })
   .openapi('Session');
 
-export const ProjectRef = z.strictObject({ id: z.string(), name: z.string(), icon: z.string(), color: z.string() }).openapi('ProjectRef');
+export const ProjectRef = z.strictObject({ id: z.string(), name: z.string(), icon: z.string(), color: z.string(), owner: Owner }).openapi('ProjectRef');
 
 export const SessionDetail = z
   .strictObject({ ...sessionFields, etag: z.string(), markdownContent: z.string(), project: ProjectRef })
@@ -72,7 +86,8 @@ export const SessionDetail = z
 export const Project = z
   .strictObject({
     id: z.string(),
-    ownerId: z.string(),
+    ownerId: z.string().openapi({ description: "The owning user's or team's id." }),
+    owner: Owner,
     name: z.string(),
     icon: ProjectIcon,
     color: ProjectColor,
@@ -159,6 +174,7 @@ export const ApiKey = z
     expiresAt: Timestamp.nullable(),
     revokedAt: Timestamp.nullable(),
     scopes: z.array(z.enum(['read', 'write'])).openapi({ description: '`["read"]`: a read-only key (every write → 403); `["read", "write"]`: full access.' }),
+    teamId: z.string().nullable().openapi({ description: 'The team that owns projects created through this key (new projects of an upload, `POST /projects` without `teamId`); null: your own.' }),
   })
   .openapi('ApiKey', { description: 'Never the token.' });
 

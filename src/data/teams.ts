@@ -1,0 +1,168 @@
+/** The teams store: every statement on `teams`, `team_members` and `team_invitations`. */
+import type { Sql } from './sql';
+
+export interface TeamRow {
+  id: string;
+  name: string;
+  createdAt: Date;
+}
+
+export interface MembershipRow {
+  teamId: string;
+  role: string;
+}
+
+export interface TeamListRow extends TeamRow {
+  role: string;
+  memberCount: unknown;
+  projectCount: unknown;
+}
+
+export interface MemberRow {
+  userId: string;
+  email: string;
+  name: string | null;
+  role: string;
+  joinedAt: Date;
+}
+
+export interface InvitationRow {
+  id: string;
+  teamId: string;
+  tokenHash: string;
+  role: string;
+  email: string | null;
+  createdBy: string;
+  createdAt: Date;
+  expiresAt: Date;
+  usedAt: Date | null;
+  usedBy: string | null;
+}
+
+/** The user's memberships (read on every request that needs them: never cached across requests). */
+export function membershipsOfUser(db: Sql, userId: string): Promise<MembershipRow[]> {
+  return db.query<MembershipRow>('SELECT teamId, role FROM team_members WHERE userId = ? ORDER BY teamId', userId);
+}
+
+/** The user's teams with their role and counts, by name. */
+export function teamsOfUser(db: Sql, userId: string): Promise<TeamListRow[]> {
+  return db.query<TeamListRow>(
+    `SELECT t.id, t.name, t.createdAt, m.role,
+            (SELECT COUNT(*) FROM team_members x WHERE x.teamId = t.id) AS memberCount,
+            (SELECT COUNT(*) FROM projects p WHERE p.ownerId = t.id) AS projectCount
+       FROM team_members m JOIN teams t ON t.id = m.teamId
+      WHERE m.userId = ? ORDER BY t.name, t.id`,
+    userId,
+  );
+}
+
+/** Every team with its member and project counts (the admin CLI). */
+export function allTeams(db: Sql): Promise<Array<TeamRow & { memberCount: unknown; projectCount: unknown }>> {
+  return db.query(
+    `SELECT t.id, t.name, t.createdAt,
+            (SELECT COUNT(*) FROM team_members x WHERE x.teamId = t.id) AS memberCount,
+            (SELECT COUNT(*) FROM projects p WHERE p.ownerId = t.id) AS projectCount
+       FROM teams t ORDER BY t.name, t.id`,
+  );
+}
+
+export async function teamById(db: Sql, teamId: string): Promise<TeamRow | undefined> {
+  return (await db.query<TeamRow>('SELECT id, name, createdAt FROM teams WHERE id = ?', teamId))[0];
+}
+
+/** Teams among `ids`, by id (GraphQL's loader). */
+export function teamsByIds(db: Sql, ids: readonly string[]): Promise<TeamRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.query<TeamRow>(`SELECT id, name, createdAt FROM teams WHERE id IN (${ids.map(() => '?').join(', ')})`, ...ids);
+}
+
+export async function insertTeam(db: Sql, t: TeamRow): Promise<void> {
+  await db.execute('INSERT INTO teams (id, name, createdAt) VALUES (?, ?, ?)', t.id, t.name, t.createdAt);
+}
+
+export async function renameTeam(db: Sql, teamId: string, name: string): Promise<void> {
+  await db.execute('UPDATE teams SET name = ? WHERE id = ?', name, teamId);
+}
+
+/** Deletes the team (members and invitations cascade; keys and device codes bound to it become personal). */
+export async function deleteTeamRow(tx: Sql, teamId: string): Promise<void> {
+  await tx.execute('DELETE FROM teams WHERE id = ?', teamId);
+}
+
+/** The team row locked for the rest of the transaction (membership changes of one team run one at a time). */
+export async function lockTeam(tx: Sql, teamId: string): Promise<boolean> {
+  return (await tx.query('SELECT id FROM teams WHERE id = ? FOR UPDATE', teamId)).length > 0;
+}
+
+export function membersOf(db: Sql, teamId: string): Promise<MemberRow[]> {
+  return db.query<MemberRow>(
+    `SELECT m.userId, u.email, u.name, m.role, m.joinedAt FROM team_members m JOIN users u ON u.id = m.userId
+      WHERE m.teamId = ? ORDER BY m.joinedAt, u.email`,
+    teamId,
+  );
+}
+
+export async function memberOf(db: Sql, teamId: string, userId: string): Promise<MemberRow | undefined> {
+  const rows = await db.query<MemberRow>(
+    `SELECT m.userId, u.email, u.name, m.role, m.joinedAt FROM team_members m JOIN users u ON u.id = m.userId
+      WHERE m.teamId = ? AND m.userId = ?`,
+    teamId,
+    userId,
+  );
+  return rows[0];
+}
+
+export async function adminCount(db: Sql, teamId: string): Promise<number> {
+  const [r] = await db.query<{ n: unknown }>("SELECT COUNT(*) AS n FROM team_members WHERE teamId = ? AND role = 'admin'", teamId);
+  return Number(r.n);
+}
+
+/** Adds the member; returns false when they already are one. */
+export async function insertMember(db: Sql, teamId: string, userId: string, role: string, joinedAt: Date): Promise<boolean> {
+  const n = await db.execute('INSERT IGNORE INTO team_members (teamId, userId, role, joinedAt) VALUES (?, ?, ?, ?)', teamId, userId, role, joinedAt);
+  return n > 0;
+}
+
+export async function setMemberRole(db: Sql, teamId: string, userId: string, role: string): Promise<void> {
+  await db.execute('UPDATE team_members SET role = ? WHERE teamId = ? AND userId = ?', role, teamId, userId);
+}
+
+export async function deleteMember(db: Sql, teamId: string, userId: string): Promise<void> {
+  await db.execute('DELETE FROM team_members WHERE teamId = ? AND userId = ?', teamId, userId);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Invitations
+
+const INVITATION_COLUMNS = 'id, teamId, tokenHash, role, email, createdBy, createdAt, expiresAt, usedAt, usedBy';
+
+export async function insertInvitation(db: Sql, i: InvitationRow): Promise<void> {
+  await db.execute(
+    `INSERT INTO team_invitations (${INVITATION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    i.id, i.teamId, i.tokenHash, i.role, i.email, i.createdBy, i.createdAt, i.expiresAt, i.usedAt, i.usedBy,
+  );
+}
+
+/** The team's invitations that can still be used, newest first. */
+export function openInvitations(db: Sql, teamId: string, now: Date): Promise<InvitationRow[]> {
+  return db.query<InvitationRow>(
+    `SELECT ${INVITATION_COLUMNS} FROM team_invitations WHERE teamId = ? AND usedAt IS NULL AND expiresAt > ? ORDER BY createdAt DESC, id`,
+    teamId,
+    now,
+  );
+}
+
+export async function invitationByTokenHash(db: Sql, tokenHash: string): Promise<InvitationRow | undefined> {
+  return (await db.query<InvitationRow>(`SELECT ${INVITATION_COLUMNS} FROM team_invitations WHERE tokenHash = ?`, tokenHash))[0];
+}
+
+/** Spends the invitation if it is still open; true for the one caller that did. */
+export async function spendInvitation(tx: Sql, id: string, userId: string, now: Date): Promise<boolean> {
+  const n = await tx.execute('UPDATE team_invitations SET usedAt = ?, usedBy = ? WHERE id = ? AND usedAt IS NULL AND expiresAt > ?', now, userId, id, now);
+  return n > 0;
+}
+
+/** Deletes one of the team's invitations; returns whether there was one. */
+export async function deleteInvitation(db: Sql, teamId: string, id: string): Promise<boolean> {
+  return (await db.execute('DELETE FROM team_invitations WHERE teamId = ? AND id = ?', teamId, id)) > 0;
+}

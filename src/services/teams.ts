@@ -1,0 +1,270 @@
+/**
+ * Teams: creating, renaming and deleting them, their members and roles, invitations. Who may do
+ * what is src/services/access.ts's rule (a team the caller is not in is a 404 `Team not found`).
+ */
+import crypto from 'node:crypto';
+
+import { projectCountOf } from '../data/projects';
+import * as store from '../data/teams';
+import { inTransaction } from '../data/transaction';
+import { userByEmail, userById } from '../data/users';
+import type { DbHandles } from '../db/client';
+import { INVITATION_TTL_MS, TEAM_ROLES, type TeamRole } from '../domain/teams';
+import { sha256 } from '../domain/tokens';
+import { AppError, MESSAGES } from '../errors';
+import { requireTeamAdmin, requireTeamMember, teamNotFound } from './access';
+import type { Ctx } from './context';
+import { body, choice, parseInput, text, z } from './inputs';
+
+export const TeamRoleInput = choice('role', TEAM_ROLES).openapi('TeamRole', { description: 'admin: everything of the team; member: reads, uploads, changes the sessions they uploaded; viewer: reads only.' });
+export const TeamNameInput = body({ name: text('name', 1, 100) }).openapi('TeamName');
+export const AddMemberInput = body({ email: text('email', 1, 320), role: TeamRoleInput }).openapi('AddTeamMember');
+export const MemberRoleInput = body({ role: TeamRoleInput }).openapi('TeamMemberRole');
+export const InvitationInput = body({
+  role: TeamRoleInput,
+  email: z.string({ error: 'Invalid value for email: expected a string' }).max(320).nullish().openapi({ description: 'Only this email may accept it; absent: anyone holding the link.' }),
+}).openapi('CreateTeamInvitation');
+export const InvitationTokenInput = body({ token: text('token', 1, 200) }).openapi('TeamInvitationToken');
+
+export const LAST_ADMIN = 'A team needs at least one admin';
+
+export interface TeamDto {
+  id: string;
+  name: string;
+  /** The caller's role. */
+  role: TeamRole;
+  memberCount: number;
+  projectCount: number;
+  createdAt: string;
+}
+
+export interface MemberDto {
+  user: { id: string; email: string; name: string | null };
+  role: TeamRole;
+  joinedAt: string;
+}
+
+export interface InvitationDto {
+  id: string;
+  role: TeamRole;
+  email: string | null;
+  createdAt: string;
+  expiresAt: string;
+}
+
+const toTeam = (t: store.TeamListRow): TeamDto => ({
+  id: t.id,
+  name: t.name,
+  role: t.role as TeamRole,
+  memberCount: Number(t.memberCount),
+  projectCount: Number(t.projectCount),
+  createdAt: t.createdAt.toISOString(),
+});
+
+export const toMember = (m: store.MemberRow): MemberDto => ({
+  user: { id: m.userId, email: m.email, name: m.name },
+  role: m.role as TeamRole,
+  joinedAt: m.joinedAt.toISOString(),
+});
+
+const toInvitation = (i: store.InvitationRow): InvitationDto => ({
+  id: i.id,
+  role: i.role as TeamRole,
+  email: i.email,
+  createdAt: i.createdAt.toISOString(),
+  expiresAt: i.expiresAt.toISOString(),
+});
+
+/** The caller's teams, by name. */
+export async function listTeams(ctx: Ctx): Promise<TeamDto[]> {
+  return (await store.teamsOfUser(ctx.deps.db.reads, ctx.user.id)).map(toTeam);
+}
+
+/** One of the caller's teams (404 `Team not found` for anyone else). */
+export async function getTeamSummary(ctx: Ctx, teamId: string): Promise<TeamDto> {
+  const t = (await store.teamsOfUser(ctx.deps.db.reads, ctx.user.id)).find((x) => x.id === teamId);
+  if (!t) throw teamNotFound(teamId);
+  return toTeam(t);
+}
+
+export async function getTeam(ctx: Ctx, teamId: string): Promise<{ team: TeamDto; members: MemberDto[] }> {
+  await requireTeamMember(ctx, teamId);
+  const [team, members] = await Promise.all([getTeamSummary(ctx, teamId), store.membersOf(ctx.deps.db.reads, teamId)]);
+  return { team, members: members.map(toMember) };
+}
+
+/** Creates a team with the caller as its first admin (`TEAMS=admins`: instance admins only). */
+export async function createTeam(ctx: Ctx, input: unknown): Promise<TeamDto> {
+  const { name } = parseInput(TeamNameInput, input);
+  if (ctx.deps.config.teams === 'admins' && ctx.user.role !== 'admin') throw new AppError('FORBIDDEN', 'Only administrators can create teams');
+  const teamId = await createTeamFor(ctx.deps.db, name, ctx.user.id);
+  return getTeamSummary(ctx, teamId);
+}
+
+/** A new team whose first admin is `adminUserId` (also the admin CLI's). */
+export async function createTeamFor(db: DbHandles, name: string, adminUserId: string): Promise<string> {
+  const id = crypto.randomUUID();
+  const now = new Date();
+  await inTransaction(db, undefined, async (tx) => {
+    await store.insertTeam(tx, { id, name, createdAt: now });
+    await store.insertMember(tx, id, adminUserId, 'admin', now);
+  });
+  return id;
+}
+
+export async function renameTeam(ctx: Ctx, teamId: string, input: unknown): Promise<TeamDto> {
+  const { name } = parseInput(TeamNameInput, input);
+  await requireTeamAdmin(ctx, teamId);
+  await store.renameTeam(ctx.deps.db.writes, teamId, name);
+  return getTeamSummary(ctx, teamId);
+}
+
+/** Deletes a team that owns no project (409 with their count otherwise). */
+export async function deleteTeam(ctx: Ctx, teamId: string): Promise<void> {
+  await requireTeamAdmin(ctx, teamId);
+  await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
+    if (!(await store.lockTeam(tx, teamId))) throw teamNotFound(teamId);
+    const n = await projectCountOf(tx, teamId);
+    if (n > 0) throw new AppError('CONFLICT', `Move or delete the team's ${n} project${n === 1 ? '' : 's'} first`, { teamId });
+    await store.deleteTeamRow(tx, teamId);
+  });
+}
+
+/** Adds an existing user (by email) with a role: admins only. */
+export async function addMember(ctx: Ctx, teamId: string, input: unknown): Promise<MemberDto> {
+  const { email, role } = parseInput(AddMemberInput, input);
+  await requireTeamAdmin(ctx, teamId);
+  const user = await userByEmail(ctx.deps.db.writes, email);
+  if (!user) throw new AppError('NOT_FOUND', 'No user with that email');
+  return addMemberByUserId(ctx.deps.db, teamId, user.id, role);
+}
+
+/** Adds the user (also the admin CLI's and an invitation's way in); an existing member → 409. */
+export async function addMemberByUserId(db: DbHandles, teamId: string, userId: string, role: TeamRole): Promise<MemberDto> {
+  if (!(await store.insertMember(db.writes, teamId, userId, role, new Date()))) {
+    throw new AppError('CONFLICT', 'Already a member of this team', { teamId, userId });
+  }
+  return toMember((await store.memberOf(db.writes, teamId, userId))!);
+}
+
+/**
+ * A role change or a removal, one at a time per team (the team row is locked), so that two
+ * concurrent demotions can never leave it without an admin.
+ */
+async function changeMember(ctx: Ctx, teamId: string, userId: string, role: TeamRole | null): Promise<MemberDto | null> {
+  return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
+    if (!(await store.lockTeam(tx, teamId))) throw teamNotFound(teamId);
+    const member = await store.memberOf(tx, teamId, userId);
+    if (!member) throw new AppError('NOT_FOUND', 'Member not found', { teamId, userId });
+    if (member.role === 'admin' && role !== 'admin' && (await store.adminCount(tx, teamId)) <= 1) {
+      throw new AppError('CONFLICT', LAST_ADMIN, { teamId });
+    }
+    if (role === null) {
+      await store.deleteMember(tx, teamId, userId);
+      return null;
+    }
+    await store.setMemberRole(tx, teamId, userId, role);
+    return { ...toMember(member), role };
+  });
+}
+
+export async function setMemberRole(ctx: Ctx, teamId: string, userId: string, input: unknown): Promise<MemberDto> {
+  const { role } = parseInput(MemberRoleInput, input);
+  await requireTeamAdmin(ctx, teamId);
+  return (await changeMember(ctx, teamId, userId, role))!;
+}
+
+/** Removes a member: an admin, or the member leaving. */
+export async function removeMember(ctx: Ctx, teamId: string, userId: string): Promise<void> {
+  if (userId === ctx.user.id) await requireTeamMember(ctx, teamId);
+  else await requireTeamAdmin(ctx, teamId);
+  await changeMember(ctx, teamId, userId, null);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Invitations: a one-time link `<base>/join?token=…`, valid 7 days, only its sha256 kept.
+
+export async function createInvitation(ctx: Ctx, teamId: string, input: unknown, base: string): Promise<{ invitation: InvitationDto; url: string }> {
+  const { role, email } = parseInput(InvitationInput, input);
+  await requireTeamAdmin(ctx, teamId);
+  const token = crypto.randomBytes(32).toString('base64url');
+  const now = new Date();
+  const row: store.InvitationRow = {
+    id: crypto.randomUUID(),
+    teamId,
+    tokenHash: sha256(token),
+    role,
+    email: email ? email.trim() : null,
+    createdBy: ctx.user.id,
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + INVITATION_TTL_MS),
+    usedAt: null,
+    usedBy: null,
+  };
+  await store.insertInvitation(ctx.deps.db.writes, row);
+  return { invitation: toInvitation(row), url: `${base}/join?token=${token}` };
+}
+
+export async function listInvitations(ctx: Ctx, teamId: string): Promise<InvitationDto[]> {
+  await requireTeamAdmin(ctx, teamId);
+  return (await store.openInvitations(ctx.deps.db.reads, teamId, new Date())).map(toInvitation);
+}
+
+export async function revokeInvitation(ctx: Ctx, teamId: string, invitationId: string): Promise<void> {
+  await requireTeamAdmin(ctx, teamId);
+  if (!(await store.deleteInvitation(ctx.deps.db.writes, teamId, invitationId))) {
+    throw new AppError('NOT_FOUND', 'Invitation not found', { teamId, invitationId });
+  }
+}
+
+export const INVALID_INVITATION = 'Invalid or expired invitation';
+
+/** An open invitation by its token, with its team's name; else 404 `Invalid or expired invitation`. */
+export async function openInvitation(db: DbHandles, token: string): Promise<store.InvitationRow & { teamName: string }> {
+  const row = await store.invitationByTokenHash(db.writes, sha256(token));
+  const team = row && (await store.teamById(db.writes, row.teamId));
+  if (!row || !team || row.usedAt || row.expiresAt.getTime() <= Date.now()) throw new AppError('NOT_FOUND', INVALID_INVITATION);
+  return { ...row, teamName: team.name };
+}
+
+/** What the /join page shows before anyone signs in: the team, the role, the email it is for. */
+export async function describeInvitation(db: DbHandles, input: unknown) {
+  const { token } = parseInput(InvitationTokenInput, input);
+  const i = await openInvitation(db, token);
+  return { team: { id: i.teamId, name: i.teamName }, role: i.role as TeamRole, email: i.email, expiresAt: i.expiresAt.toISOString() };
+}
+
+/** The email an invitation is for, when it names one, must be the joining user's (case-insensitive). */
+export function checkInvitationEmail(invitation: { email: string | null }, email: string): void {
+  if (invitation.email && invitation.email.toLowerCase() !== email.toLowerCase()) {
+    throw new AppError('FORBIDDEN', 'This invitation is for another email address');
+  }
+}
+
+/** Spends the invitation and adds the user with its role (one use: of two concurrent joins one wins). */
+export async function joinWithInvitation(db: DbHandles, token: string, user: { id: string; email: string }): Promise<{ teamId: string; role: TeamRole }> {
+  const invitation = await openInvitation(db, token);
+  checkInvitationEmail(invitation, user.email);
+  const role = invitation.role as TeamRole;
+  await inTransaction(db, undefined, async (tx) => {
+    if (!(await store.spendInvitation(tx, invitation.id, user.id, new Date()))) throw new AppError('NOT_FOUND', INVALID_INVITATION);
+    if (!(await store.insertMember(tx, invitation.teamId, user.id, role, new Date()))) {
+      throw new AppError('CONFLICT', 'You are already a member of this team', { teamId: invitation.teamId });
+    }
+  });
+  return { teamId: invitation.teamId, role };
+}
+
+/** POST /teams/join {token}: the signed-in caller accepts an invitation. */
+export async function acceptInvitation(ctx: Ctx, input: unknown): Promise<TeamDto> {
+  const { token } = parseInput(InvitationTokenInput, input);
+  const me = await userById(ctx.deps.db.writes, ctx.user.id);
+  if (!me) throw new AppError('UNAUTHENTICATED', MESSAGES.unauthenticated);
+  const { teamId } = await joinWithInvitation(ctx.deps.db, token, { id: me.id, email: me.email });
+  return getTeamSummary(ctx, teamId);
+}
+
+/** Every team (admin CLI). */
+export async function allTeams(db: DbHandles) {
+  return (await store.allTeams(db.reads)).map((t) => ({ id: t.id, name: t.name, memberCount: Number(t.memberCount), projectCount: Number(t.projectCount), createdAt: t.createdAt.toISOString() }));
+}
