@@ -29,6 +29,24 @@ export interface McpMiddleware {
 /** The service's own origin: PUBLIC_URL's, else the one this request was addressed to. */
 const originOf = (req: Request, config: Config) => config.publicUrl?.replace(/\/+$/, '') ?? `${req.protocol}://${req.get('host') ?? ''}`;
 
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * A browser's request (it carries `Origin`) is let through only from the service's own origin:
+ * PUBLIC_URL's when set; without it, a loopback origin that is also the Host the request was sent
+ * to. A Host-derived origin alone would let a DNS-rebinding page (evil.example resolving to this
+ * machine: Host and Origin both evil.example) through.
+ */
+function originAllowed(req: Request, config: Config, origin: string): boolean {
+  try {
+    const o = new URL(origin);
+    if (config.publicUrl) return o.origin === new URL(config.publicUrl).origin;
+    return LOOPBACK.has(o.hostname) && o.host === req.get('host');
+  } catch {
+    return false;
+  }
+}
+
 const jsonRpcError = (res: Response, status: number, message: string) =>
   res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
 
@@ -62,7 +80,7 @@ export function mcpRouter(deps: Deps, mw: McpMiddleware): Router {
     }
     // DNS rebinding and cross-site pages: a browser's request from another origin is refused.
     const origin = req.get('origin');
-    if (origin !== undefined && origin !== originOf(req, deps.config)) return next(new AppError('FORBIDDEN', 'Forbidden origin'));
+    if (origin !== undefined && !originAllowed(req, deps.config, origin)) return next(new AppError('FORBIDDEN', 'Forbidden origin'));
     // Cookies never authenticate here: only an Authorization header (a page cannot set one cross-site).
     if (req.get('authorization') === undefined) {
       res.setHeader('WWW-Authenticate', WWW_AUTHENTICATE);
