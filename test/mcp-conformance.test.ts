@@ -51,5 +51,6 @@ function conformance(scenario: string): Promise<{ code: number; out: string }> {
 
 test.each(SCENARIOS)('conformance scenario %s passes', async (scenario) => {
   const r = await conformance(scenario);
-  expect([scenario, r.code, r.out]).toEqual([scenario, 0, expect.anything()]);
+  // On failure the suite's own report says which check failed.
+  expect([scenario, r.code, r.code === 0 ? '' : r.out.slice(-4000)]).toEqual([scenario, 0, '']);
 }, 150_000);
