@@ -205,13 +205,16 @@ async function exchangesToQuote(m: McpContext, r: SearchResultItem, q: string): 
 
 /** The exchanges named in results get their real titles (the table of contents, cached per version). */
 async function titleExchanges(m: McpContext, found: SearchResultItem[], results: Array<{ exchanges: Array<{ number: number; title: string }> }>): Promise<void> {
-  for (let i = 0; i < found.length; i++) {
-    const wanted = results[i].exchanges;
-    if (!wanted.length) continue;
-    const lo = Math.min(...wanted.map((x) => x.number));
-    const hi = Math.max(...wanted.map((x) => x.number));
-    const page = await exchangePage(m.ctx.deps.db.reads, found[i].session, { offset: lo - 1, limit: hi - lo + 1, content: false, offload: m.ctx.deps.offload });
-    const titles = new Map(page.exchanges.map((e) => [e.number, e.title]));
-    for (const x of wanted) x.title = cutChars(titles.get(x.number) ?? x.title, 200);
-  }
+  // The results' tables of contents at once (each is one read, or none when cached).
+  await Promise.all(
+    found.map(async (hit, i) => {
+      const wanted = results[i].exchanges;
+      if (!wanted.length) return;
+      const lo = Math.min(...wanted.map((x) => x.number));
+      const hi = Math.max(...wanted.map((x) => x.number));
+      const page = await exchangePage(m.ctx.deps.db.reads, hit.session, { offset: lo - 1, limit: hi - lo + 1, content: false, offload: m.ctx.deps.offload });
+      const titles = new Map(page.exchanges.map((e) => [e.number, e.title]));
+      for (const x of wanted) x.title = cutChars(titles.get(x.number) ?? x.title, 200);
+    }),
+  );
 }
