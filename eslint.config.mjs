@@ -20,7 +20,7 @@ export default [
           acceptedIdNames: ['id'],
           acceptedIdTypes: ['ID'],
           exceptions: {
-            types: ['SessionMetadata', 'PageInfo', 'CreatedApiKey', 'DeletedProject', 'Stats', 'Analytics', 'ProjectStats', 'SearchSessionsResult', 'SessionExchangePage', 'SessionExchange', 'SessionFacets'],
+            types: ['SessionMetadata', 'PageInfo', 'CreatedApiKey', 'CreatedTeamInvitation', 'TeamMember', 'DeletedProject', 'Stats', 'Analytics', 'ProjectStats', 'SearchSessionsResult', 'SessionExchangePage', 'SessionExchange', 'SessionFacets'],
             suffixes: ['Count', 'Connection', 'Edge', 'Usage', 'Activity'],
           },
         },

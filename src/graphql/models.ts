@@ -1,5 +1,6 @@
 import type { SearchHit } from '../search/port';
 import type { ApiKeyDto } from '../services/keys';
+import type { InvitationDto, TeamDto } from '../services/teams';
 import type { ProjectDto } from '../services/projects';
 import type { SessionRow } from '../services/sessions';
 import type { AnalyticsRange, UserTotals } from '../services/stats';
@@ -50,3 +51,18 @@ export interface DeletedProjectModel {
   project: ProjectDto;
   deletedAt: string;
 }
+
+export interface CreatedTeamInvitationModel {
+  invitation: InvitationDto;
+  url: string;
+}
+
+/** A user as teammates see them: id and display name. */
+export interface UserModel {
+  __typename: 'User';
+  id: string;
+  name: string;
+}
+
+/** Project.owner: the owning user, or the owning team (the caller's view of it). */
+export type OwnerModel = UserModel | (TeamDto & { __typename: 'Team' });

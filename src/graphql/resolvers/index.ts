@@ -15,6 +15,7 @@ import { Session } from './session';
 import { SessionExchange } from './session-exchange';
 import { SessionMetadata } from './session-metadata';
 import { Stats } from './stats';
+import { Owner, Team, TeamInvitation, TeamMember } from './team';
 
 export const resolvers: Resolvers = {
   Query,
@@ -27,4 +28,8 @@ export const resolvers: Resolvers = {
   SearchResult,
   Stats,
   Analytics,
+  Team,
+  TeamMember,
+  TeamInvitation,
+  Owner,
 } satisfies CompleteResolvers;

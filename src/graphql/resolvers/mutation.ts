@@ -2,6 +2,8 @@
 import * as keys from '../../services/keys';
 import * as projects from '../../services/projects';
 import * as sessionChanges from '../../services/session-changes';
+import * as teams from '../../services/teams';
+import { serviceRole } from './team';
 import type { ResolversOf } from './complete';
 
 export const Mutation: ResolversOf<'Mutation'> = {
@@ -22,8 +24,42 @@ export const Mutation: ResolversOf<'Mutation'> = {
     await sessionChanges.deleteSession(ctx, projectId, id);
     return true;
   },
-  createApiKey(_p, { name, expiresInDays, scopes }, { ctx }) {
-    return keys.createApiKey(ctx, { name, expiresInDays, scopes });
+  createApiKey(_p, { name, expiresInDays, scopes, teamId }, { ctx }) {
+    return keys.createApiKey(ctx, { name, expiresInDays, scopes, teamId });
+  },
+  createTeam(_p, { name }, { ctx }) {
+    return teams.createTeam(ctx, { name });
+  },
+  renameTeam(_p, { id, name }, { ctx }) {
+    return teams.renameTeam(ctx, id, { name });
+  },
+  async deleteTeam(_p, { id }, { ctx }) {
+    await teams.deleteTeam(ctx, id);
+    return true;
+  },
+  addTeamMember(_p, { teamId, email, role }, { ctx }) {
+    return teams.addMember(ctx, teamId, { email, role: serviceRole(role) });
+  },
+  setTeamMemberRole(_p, { teamId, userId, role }, { ctx }) {
+    return teams.setMemberRole(ctx, teamId, userId, { role: serviceRole(role) });
+  },
+  async removeTeamMember(_p, { teamId, userId }, { ctx }) {
+    await teams.removeMember(ctx, teamId, userId);
+    return true;
+  },
+  createTeamInvitation(_p, { teamId, role, email }, { ctx }) {
+    const base = ctx.deps.config.publicUrl ?? `http://${ctx.deps.config.host}:${ctx.deps.config.port}`;
+    return teams.createInvitation(ctx, teamId, { role: serviceRole(role), email }, base);
+  },
+  async revokeTeamInvitation(_p, { teamId, id }, { ctx }) {
+    await teams.revokeInvitation(ctx, teamId, id);
+    return true;
+  },
+  joinTeam(_p, { token }, { ctx }) {
+    return teams.acceptInvitation(ctx, { token });
+  },
+  moveProject(_p, { id, teamId }, { ctx }) {
+    return projects.moveProject(ctx, id, { teamId: teamId ?? null });
   },
   revokeApiKey(_p, { id }, { ctx }) {
     return keys.revokeApiKey(ctx, id);

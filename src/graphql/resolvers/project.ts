@@ -3,8 +3,10 @@ import { filtersOf } from '../../services/inputs';
 import * as sessionLists from '../../services/session-lists';
 import type { ResolversOf } from './complete';
 import { connection } from './shared';
+import { ownerOfProject } from './team';
 
 export const Project: ResolversOf<'Project'> = {
+  owner: (p, _a, gql) => ownerOfProject(p, gql),
   sessions(p, { limit, orderBy, filters }, { loaders }) {
     return loaders.projectSessions(filtersOf(filters), orderBy ?? 'CREATED_AT_DESC', limit ?? 20).load(p.id);
   },

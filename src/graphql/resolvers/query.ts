@@ -5,12 +5,19 @@ import { searchSessions } from '../../services/search';
 import * as projects from '../../services/projects';
 import * as sessionLists from '../../services/session-lists';
 import * as stats from '../../services/stats';
+import * as teams from '../../services/teams';
 import type { SearchResultModel } from '../models';
 import { selects } from '../selection';
 import type { ResolversOf } from './complete';
 import { connection, once, primeSessions } from './shared';
 
 export const Query: ResolversOf<'Query'> = {
+  teams(_p, _a, { ctx }) {
+    return teams.listTeams(ctx);
+  },
+  team(_p, { id }, { ctx }) {
+    return teams.getTeamSummary(ctx, id);
+  },
   async projects(_p, _a, { ctx, loaders }) {
     const list = await projects.listProjects(ctx);
     for (const p of list) loaders.project.prime(p.id, p);
