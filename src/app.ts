@@ -22,6 +22,7 @@ import { keysRouter } from './rest/keys';
 import { projectsRouter } from './rest/projects';
 import { resumeRouter } from './rest/resume';
 import { sessionsRouter } from './rest/sessions';
+import { publicShareRouter, sharesRouter } from './rest/shares';
 import { usersRouter } from './rest/users';
 import { invitationLookupRouter, teamsRouter } from './rest/teams';
 import type { Deps } from './services/context';
@@ -88,6 +89,10 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   // their bodies are small.
   const publicBody = jsonBody({ limit: 64 * 1024, slow });
   app.use('/api/v1', publicAuthRouter(deps, hooks, publicBody), deviceLoginRouter(deps, hooks, publicBody), invitationLookupRouter(deps, hooks, publicBody));
+  // Share links are read without an account (public links); reads are limited per address.
+  const shareReadLimit = (req: Request, _res: Response, next: NextFunction) =>
+    (hooks.spendAddress ? hooks.spendAddress(req, 'shareReads') : Promise.resolve()).then(() => next(), next);
+  app.use('/api/v1', publicShareRouter(deps, requireAuth(deps), shareReadLimit));
 
   const api = express.Router();
   api.use(auth, hooks.rest ?? pass, refuseWritesOfReadOnlyKeys, body, idempotency(deps));
@@ -98,6 +103,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   api.use(sessionsRouter(deps));
   api.use(keysRouter(deps));
   api.use(teamsRouter(deps));
+  api.use(sharesRouter(deps));
   api.use(billingRouter());
   api.use(resumeRouter(deps));
   api.use((_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)));

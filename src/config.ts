@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
@@ -75,6 +76,14 @@ export interface Config {
   cookieSecure: boolean;
   /** The service's public origin (reset links, CSRF origin check); null: taken from the request. */
   publicUrl: string | null;
+  /** Share links: `public` (default), `signed-in` (no public links) or `off`. */
+  shares: 'public' | 'signed-in' | 'off';
+  /** Share links that never expire are allowed. */
+  sharesAllowNever: boolean;
+  /** Reads of share links per client address per minute. */
+  shareReadsPerMinute: number;
+  /** The key that signs share link tokens (derived from JWT_SECRET unless SHARE_LINK_SECRET is set). */
+  shareLinkSecret: string;
 }
 
 export class ConfigError extends Error {
@@ -173,6 +182,10 @@ const schema = z.object({
   COOKIE_SECURE: z.enum(['true', 'false'], { error: 'COOKIE_SECURE must be true or false' }).default('false'),
   TEAMS: z.enum(['everyone', 'admins'], { error: 'TEAMS must be everyone or admins' }).default('everyone'),
   PUBLIC_URL: urlOf('PUBLIC_URL', ['http:', 'https:']).optional(),
+  SHARES: z.enum(['public', 'signed-in', 'off'], { message: 'SHARES must be public, signed-in or off' }).default('public'),
+  SHARES_ALLOW_NEVER: z.enum(['true', 'false'], { error: 'SHARES_ALLOW_NEVER must be true or false' }).default('false'),
+  SHARE_READS_PER_MINUTE: positiveInt('SHARE_READS_PER_MINUTE').default(120),
+  SHARE_LINK_SECRET: z.string().min(32, 'SHARE_LINK_SECRET must be at least 32 characters').optional(),
 });
 
 const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
@@ -289,7 +302,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     teams: e.TEAMS,
     cookieSecure: e.COOKIE_SECURE === 'true',
     publicUrl: e.PUBLIC_URL ? new URL(e.PUBLIC_URL).origin : null,
+    shares: e.SHARES,
+    sharesAllowNever: e.SHARES_ALLOW_NEVER === 'true',
+    shareReadsPerMinute: e.SHARE_READS_PER_MINUTE,
+    shareLinkSecret: e.SHARE_LINK_SECRET ?? shareKeyOf(e.JWT_SECRET ?? localJwtSecret(dataDir)),
   });
+}
+
+/** A key of its own for share links, derived from the JWT secret (a token of one never verifies as the other). */
+function shareKeyOf(jwtSecret: string): string {
+  return createHmac('sha256', jwtSecret).update('session-archive share links v1').digest('base64url');
 }
 
 /** Outside production a secret is generated once and kept under DATA_DIR. */

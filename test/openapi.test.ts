@@ -43,7 +43,7 @@ test('the document is served without a token and is valid OpenAPI 3.1', async ()
   }
 });
 
-test('every REST endpoint of §1–3, §10, §11 and §15 is described', () => {
+test('every REST endpoint of §1–3, §10, §11, §15 and share links is described', () => {
   const ops = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`));
   expect(ops.sort()).toEqual(
     [
@@ -61,6 +61,8 @@ test('every REST endpoint of §1–3, §10, §11 and §15 is described', () => {
       'POST /teams/{teamId}/members', 'PATCH /teams/{teamId}/members/{userId}', 'DELETE /teams/{teamId}/members/{userId}',
       'POST /teams/{teamId}/invitations', 'GET /teams/{teamId}/invitations', 'DELETE /teams/{teamId}/invitations/{invitationId}',
       'POST /teams/join', 'POST /invitations/lookup', 'POST /projects/{projectId}/move',
+      'POST /projects/{projectId}/sessions/{sessionId}/shares', 'GET /projects/{projectId}/sessions/{sessionId}/shares',
+      'GET /shares', 'PATCH /shares/{shareId}', 'DELETE /shares/{shareId}', 'GET /share/{token}',
     ].sort(),
   );
 });

@@ -22,7 +22,7 @@ export const ACCOUNT_FAILURE_LIMIT = 10;
  * sign-up attempt. A later unauthenticated reader (share links) adds its own name here and a
  * line in `addressBudgets` below.
  */
-export type AddressBudget = 'anonymous' | 'signUp';
+export type AddressBudget = 'anonymous' | 'signUp' | 'shareReads';
 
 /** What buildApp (src/app.ts) takes to limit rates; every hook is optional. */
 export interface RateLimitHooks {
@@ -117,6 +117,8 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
   const addressBudgets: Record<AddressBudget, { limiter: RateLimiterAbstract; points: number }> = {
     anonymous: { limiter: limiter('anon', config.anonymousRequestsPerMinute, MINUTE), points: config.anonymousRequestsPerMinute },
     signUp: { limiter: limiter('signup', config.signUpsPerHour, HOUR), points: config.signUpsPerHour },
+    // Reads of share links (SHARE_READS_PER_MINUTE).
+    shareReads: { limiter: limiter('sharereads', config.shareReadsPerMinute, MINUTE), points: config.shareReadsPerMinute },
   };
   /** The one key of the service-wide device-login budget. */
   const ALL = 'all';

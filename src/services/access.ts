@@ -204,3 +204,20 @@ export async function requireWritableSession(ctx: Ctx, projectId: string, rawSes
 /** Earlier names of the read checks (kept for callers written before teams: they read). */
 export const requireOwnedProject = requireReadableProject;
 export const requireOwnedSession = requireReadableSession;
+
+/** Where a session sits, for the write rule applied to someone other than the caller. */
+export interface SessionPlace {
+  ownerType: string;
+  ownerId: string;
+  uploadedBy: string | null;
+}
+
+/**
+ * The write rule for `userId` (not the caller: a share link's creator, checked at every read of
+ * the link), given their role in the owning team (null: none), the same table as above.
+ */
+export function mayChangeSession(place: SessionPlace, userId: string, teamRole: string | null): boolean {
+  const role: ProjectRole | null =
+    place.ownerType === 'team' ? ((TEAM_ROLES as readonly string[]).includes(teamRole ?? '') ? (teamRole as TeamRole) : null) : place.ownerId === userId ? 'owner' : null;
+  return canManage(role) || (role === 'member' && place.uploadedBy === userId);
+}

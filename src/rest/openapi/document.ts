@@ -7,6 +7,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { accountOperations } from './accounts';
 import { teamOperations } from './teams';
+import { shareOperations } from './shares';
 import { describe } from './operation';
 import { envelope, HEADERS, PROJECT_ID_PATTERN, z } from '../schemas/common';
 import * as R from '../schemas/resources';
@@ -202,6 +203,7 @@ function buildDocument(): object {
   keyOperations(registry);
   accountOperations(registry);
   teamOperations(registry);
+  shareOperations(registry);
 
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',

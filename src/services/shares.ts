@@ -1,0 +1,393 @@
+/**
+ * Share links: one session, read-only, to someone outside the archive, showing only what its
+ * creator chose. A link shows a snapshot taken when it was made (or refreshed); exchanges the
+ * creator hides are never copied into it. Who may share: whoever may change the session (the
+ * write rule in access.ts), checked when the link is made and again on every read.
+ */
+import crypto from 'node:crypto';
+import { AppError, invalid, MESSAGES } from '../errors';
+import { addFindings, redact, type Findings } from '../redact';
+import * as store from '../data/shares';
+import type { ShareListRow, ShareState, SnapshotExchange } from '../data/shares';
+import { inTransaction, type Tx } from '../data/transaction';
+import type { Snapshot } from '../data/sql';
+import { newShareNonce, shareTokenOf, verifyShareToken } from '../domain/share-token';
+import { mayChangeSession, requireWritableSession } from './access';
+import { withReads, type Ctx, type Deps } from './context';
+import { exchangePage } from './exchanges';
+import { metadataOf, type SessionRow } from './sessions';
+
+export const EXPIRY_DAYS = [1, 7, 30, 90] as const;
+export const DEFAULT_EXPIRY_DAYS = 30;
+export const AUDIENCES = ['public', 'signed-in'] as const;
+export type Audience = (typeof AUDIENCES)[number];
+/** A page of a share carries at most this much markdown (at least one exchange). */
+export const SHARE_PAGE_BYTES = 8 * 1024 * 1024;
+export const SHARE_PAGE_DEFAULT_LIMIT = 50;
+export const SHARE_PAGE_MAX_LIMIT = 500;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const COPY_BATCH = 200;
+
+export const SHARE_MESSAGES = {
+  notFound: 'Share link not found',
+  off: 'Share links are turned off on this server',
+  publicOff: 'Public links are turned off on this server: audience must be signed-in',
+  expiry: 'expiresInDays must be 1, 7, 30 or 90',
+  never: 'Links that never expire are turned off on this server: expiresInDays must be 1, 7, 30 or 90',
+  audience: 'audience must be public or signed-in',
+  hidden: 'hiddenExchanges must be a list of exchange numbers (1-based)',
+  refresh: 'refresh must be true',
+  secrets: 'Session holds unmasked secrets',
+  signIn: 'Sign in to view this shared session',
+} as const;
+
+export interface ShareDto {
+  id: string;
+  url: string;
+  projectId: string;
+  sessionId: string;
+  /** The session's title now (its user title, else its name). */
+  sessionTitle: string;
+  createdAt: string;
+  /** When the snapshot was taken (creation or the last refresh). */
+  snapshotAt: string;
+  expiresAt: string | null;
+  audience: Audience;
+  hiddenExchanges: number[];
+  exchangeCount: number;
+  views: number;
+}
+
+const shareNotFound = () => new AppError('NOT_FOUND', SHARE_MESSAGES.notFound);
+
+function toShare(deps: Deps, base: string, row: ShareListRow): ShareDto {
+  return {
+    id: row.id,
+    url: `${base}/s/${shareTokenOf(deps.config.shareLinkSecret, row.nonce)}`,
+    projectId: row.projectId,
+    sessionId: row.sessionId,
+    sessionTitle: row.sessionUserTitle || row.sessionName,
+    createdAt: row.createdAt.toISOString(),
+    snapshotAt: row.snapshotAt.toISOString(),
+    expiresAt: row.expiresAt ? row.expiresAt.toISOString() : null,
+    audience: row.audience as Audience,
+    hiddenExchanges: JSON.parse(row.hiddenJson) as number[],
+    exchangeCount: Number(row.exchangeCount),
+    views: Number(row.views),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs
+
+function checkKeys(body: Record<string, unknown>, allowed: readonly string[]): void {
+  for (const k of Object.keys(body)) {
+    if (!allowed.includes(k)) throw invalid(`Unknown field ${JSON.stringify(k).slice(0, 80)} (allowed: ${allowed.join(', ')})`);
+  }
+}
+
+function bodyOf(input: unknown): Record<string, unknown> {
+  if (input === undefined || input === null) return {};
+  if (typeof input !== 'object' || Array.isArray(input)) throw invalid('The body must be a JSON object');
+  return input as Record<string, unknown>;
+}
+
+/** Days from now, or null for never; `undefined` stays undefined (not given). */
+function expiryOf(deps: Deps, v: unknown): Date | null | undefined {
+  if (v === undefined) return undefined;
+  if (v === null) {
+    if (!deps.config.sharesAllowNever) throw invalid(SHARE_MESSAGES.never);
+    return null;
+  }
+  if (typeof v !== 'number' || !(EXPIRY_DAYS as readonly number[]).includes(v)) throw invalid(SHARE_MESSAGES.expiry);
+  return new Date(Date.now() + v * 86_400_000);
+}
+
+function hiddenOf(v: unknown, exchangeCount: number): number[] | undefined {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v) || v.length > 100_000 || !v.every((n) => Number.isSafeInteger(n) && n >= 1)) throw invalid(SHARE_MESSAGES.hidden);
+  const out = [...new Set(v as number[])].sort((a, b) => a - b);
+  const beyond = out.find((n) => n > exchangeCount);
+  if (beyond !== undefined) throw invalid(`hiddenExchanges: the session has no exchange ${beyond} (it has ${exchangeCount})`);
+  return out;
+}
+
+function audienceOf(deps: Deps, v: unknown): Audience {
+  if (v === undefined) return deps.config.shares === 'signed-in' ? 'signed-in' : 'public';
+  if (typeof v !== 'string' || !(AUDIENCES as readonly string[]).includes(v)) throw invalid(SHARE_MESSAGES.audience);
+  if (v === 'public' && deps.config.shares === 'signed-in') throw invalid(SHARE_MESSAGES.publicOff);
+  return v as Audience;
+}
+
+function requireSharesOn(deps: Deps): void {
+  if (deps.config.shares === 'off') throw new AppError('FORBIDDEN', SHARE_MESSAGES.off);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snapshots
+
+function secretsRefusal(findings: Findings): AppError {
+  const rules = Object.keys(findings).sort();
+  return new AppError('CONFLICT', `${SHARE_MESSAGES.secrets} (${rules.join(', ')}): run \`npm run cli -- redact rescan\` with REDACT_SECRETS=on to mask them`, {
+    rules,
+  });
+}
+
+function scan(findings: Findings, text: string | null): void {
+  if (!text) return;
+  const r = redact(text);
+  if (r.count) addFindings(findings, r.findings);
+}
+
+/**
+ * Copies the session's current exchanges into `tx` for `shareId`: every exchange when `only` is
+ * absent, else those numbers; hidden ones as rows without content. Every exchange read is
+ * scanned for secrets (a session whose stored content still holds any cannot be shared).
+ */
+async function copyExchanges(
+  tx: Tx,
+  snap: Snapshot,
+  row: SessionRow,
+  shareId: string,
+  hidden: ReadonlySet<number>,
+  findings: Findings,
+  only?: ReadonlySet<number>,
+  offload?: Deps['offload'],
+): Promise<number> {
+  let offset = 0;
+  let total = 0;
+  for (;;) {
+    const page = await exchangePage(snap, row, { offset, limit: COPY_BATCH, content: true, offload });
+    total = page.total;
+    const batch: SnapshotExchange[] = [];
+    for (const e of page.exchanges) {
+      if (!only) scan(findings, e.markdown ?? '');
+      if (only && !only.has(e.number)) continue;
+      if (only) scan(findings, e.markdown ?? '');
+      const hide = hidden.has(e.number);
+      batch.push({ number: e.number, title: hide ? null : e.title, size: e.size, markdown: hide ? null : (e.markdown ?? '') });
+    }
+    await store.insertSnapshotExchanges(tx, shareId, batch);
+    if (page.nextOffset === null) break;
+    offset = page.nextOffset;
+  }
+  return total;
+}
+
+const titleOf = (row: SessionRow) => (row.userTitle || row.name).slice(0, 255);
+
+function snapshotFields(row: SessionRow) {
+  return {
+    title: titleOf(row),
+    sessionCreatedAt: row.createdAt,
+    agentName: row.agentName,
+    llmModelsJson: JSON.stringify(metadataOf(row).llmModels ?? []),
+  };
+}
+
+async function onSnapshot<T>(ctx: Ctx, fn: (ctx: Ctx, snap: Snapshot) => Promise<T>): Promise<T> {
+  const snap = ctx.deps.db.lazySnapshot();
+  try {
+    return await fn(withReads(ctx, snap), snap);
+  } finally {
+    await snap.release();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Manage
+
+export async function createShare(ctx: Ctx, base: string, projectId: string, sessionId: string, input: unknown): Promise<ShareDto> {
+  requireSharesOn(ctx.deps);
+  const body = bodyOf(input);
+  checkKeys(body, ['expiresInDays', 'hiddenExchanges', 'audience']);
+  const expiry = expiryOf(ctx.deps, body.expiresInDays);
+  const expiresAt = expiry === undefined ? new Date(Date.now() + DEFAULT_EXPIRY_DAYS * 86_400_000) : expiry;
+  const audience = audienceOf(ctx.deps, body.audience);
+  const id = crypto.randomUUID();
+  await onSnapshot(ctx, async (sctx, snap) => {
+    const row = await requireWritableSession(sctx, projectId, sessionId);
+    await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
+      const now = new Date();
+      // The row first (the snapshot rows refer to it); its count is set once the copy knows it.
+      await store.insertShare(tx, {
+        id, nonce: newShareNonce(), projectId: row.projectId, sessionId: row.id, createdBy: ctx.user.id, createdAt: now,
+        snapshotAt: now, expiresAt, audience, hiddenJson: '[]', exchangeCount: 0, ...snapshotFields(row),
+      });
+      const findings: Findings = {};
+      scan(findings, titleOf(row));
+      // Hidden numbers are checked against the session's exchanges once they are known.
+      const requested = body.hiddenExchanges;
+      const pre = hiddenOf(requested, Number.MAX_SAFE_INTEGER) ?? [];
+      const count = await copyExchanges(tx, snap, row, id, new Set(pre), findings, undefined, ctx.deps.offload);
+      if (Object.keys(findings).length) throw secretsRefusal(findings);
+      const hidden = hiddenOf(requested, count) ?? [];
+      await store.updateShareRow(tx, id, { exchangeCount: count, hiddenJson: JSON.stringify(hidden) });
+    });
+  });
+  return shareById(ctx, base, id);
+}
+
+async function shareById(ctx: Ctx, base: string, id: string): Promise<ShareDto> {
+  const rows = await store.sharesOfUser(ctx.deps.db.writes, ctx.user.id);
+  const row = rows.find((r) => r.id === id);
+  if (!row) throw shareNotFound();
+  return toShare(ctx.deps, base, row);
+}
+
+export async function listSessionShares(ctx: Ctx, base: string, projectId: string, sessionId: string): Promise<ShareDto[]> {
+  const row = await requireWritableSession(ctx, projectId, sessionId);
+  return (await store.sharesOfSession(ctx.deps.db.reads, ctx.user.id, row.projectId, row.id)).map((r) => toShare(ctx.deps, base, r));
+}
+
+export async function listShares(ctx: Ctx, base: string): Promise<ShareDto[]> {
+  return (await store.sharesOfUser(ctx.deps.db.reads, ctx.user.id)).map((r) => toShare(ctx.deps, base, r));
+}
+
+/** The caller's own share (another user's or an unknown id → the same 404). */
+async function ownShare(ctx: Ctx, shareId: string): Promise<ShareState> {
+  if (typeof shareId !== 'string' || !UUID_RE.test(shareId)) throw shareNotFound();
+  const state = await store.shareStateById(ctx.deps.db.writes, shareId.toLowerCase());
+  if (!state || state.createdBy !== ctx.user.id) throw shareNotFound();
+  return state;
+}
+
+export async function updateShare(ctx: Ctx, base: string, shareId: string, input: unknown): Promise<ShareDto> {
+  requireSharesOn(ctx.deps);
+  const body = bodyOf(input);
+  checkKeys(body, ['expiresInDays', 'hiddenExchanges', 'refresh']);
+  if (body.refresh !== undefined && body.refresh !== true && body.refresh !== false) throw invalid(SHARE_MESSAGES.refresh);
+  const expiry = expiryOf(ctx.deps, body.expiresInDays);
+  const state = await ownShare(ctx, shareId);
+  await onSnapshot(ctx, async (sctx, snap) => {
+    // Still allowed to share this session (the write rule, as now).
+    const row = await requireWritableSession(sctx, state.projectId, state.sessionId);
+    await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
+      const findings: Findings = {};
+      let count = Number(state.exchangeCount);
+      const before = new Set(JSON.parse(state.hiddenJson) as number[]);
+      if (body.refresh === true) {
+        const hidden = hiddenOf(body.hiddenExchanges, Number.MAX_SAFE_INTEGER) ?? [...before];
+        await store.deleteSnapshotExchanges(tx, state.id);
+        scan(findings, titleOf(row));
+        count = await copyExchanges(tx, snap, row, state.id, new Set(hidden), findings, undefined, ctx.deps.offload);
+        const kept = hiddenOf(body.hiddenExchanges, count) ?? hidden.filter((n) => n <= count);
+        await store.updateShareRow(tx, state.id, { ...snapshotFields(row), snapshotAt: new Date(), exchangeCount: count, hiddenJson: JSON.stringify(kept) });
+      } else if (body.hiddenExchanges !== undefined) {
+        const hidden = hiddenOf(body.hiddenExchanges, count)!;
+        const now = new Set(hidden);
+        await store.hideSnapshotExchanges(tx, state.id, hidden.filter((n) => !before.has(n)));
+        // Un-hidden exchanges the snapshot never held: their current content is copied in.
+        const shown = [...before].filter((n) => !now.has(n));
+        const held = await store.heldNumbers(tx, state.id);
+        const missing = new Set(shown.filter((n) => !held.has(n)));
+        if (missing.size) await copyExchanges(tx, snap, row, state.id, now, findings, missing, ctx.deps.offload);
+        await store.updateShareRow(tx, state.id, { hiddenJson: JSON.stringify(hidden) });
+      }
+      if (Object.keys(findings).length) throw secretsRefusal(findings);
+      if (expiry !== undefined) await store.updateShareRow(tx, state.id, { expiresAt: expiry });
+    });
+  });
+  return shareById(ctx, base, state.id);
+}
+
+export async function deleteShare(ctx: Ctx, shareId: string): Promise<void> {
+  const state = await ownShare(ctx, shareId);
+  await inTransaction(ctx.deps.db, ctx.guard, (tx) => store.deleteShareRow(tx, state.id));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading a link
+
+export interface SharedExchange {
+  number: number;
+  title?: string;
+  markdown?: string;
+  hidden?: true;
+}
+
+export interface SharedSession {
+  title: string;
+  createdAt: string;
+  sharedAt: string;
+  agentName: string | null;
+  llmModels: string[];
+  exchangeCount: number;
+  hiddenCount: number;
+  /** The first exchange number of this page. */
+  from: number;
+  /** Where the next page starts, or null at the end. */
+  nextFrom: number | null;
+  exchanges: SharedExchange[];
+}
+
+export interface ShareReadOptions {
+  from: number;
+  limit: number;
+  /** Whether this read counts as a view (the page, or the API's first page). */
+  countView: boolean;
+  /** Whether the reader is signed in (asked only for `signed-in` links). */
+  signedIn: () => Promise<boolean>;
+}
+
+/**
+ * A live share for `token`, or the one 404 for every kind of dead or unknown link. The MAC is
+ * checked before anything is read; the link's state is read with what can end it (its session,
+ * project owner, creator's account and role) in one statement.
+ */
+export async function liveShare(deps: Deps, token: string, signedIn: () => Promise<boolean>): Promise<ShareState> {
+  const nonce = verifyShareToken(deps.config.shareLinkSecret, token);
+  if (!nonce || deps.config.shares === 'off') throw shareNotFound();
+  const state = await store.shareStateByNonce(deps.db.reads, nonce);
+  if (!state) throw shareNotFound();
+  if (state.expiresAt && state.expiresAt.getTime() <= Date.now()) throw shareNotFound();
+  if (state.creatorDisabledAt) throw shareNotFound();
+  if (!mayChangeSession(state, state.createdBy, state.creatorTeamRole)) throw shareNotFound();
+  const audience = deps.config.shares === 'signed-in' ? 'signed-in' : state.audience;
+  if (audience !== 'public' && !(await signedIn())) throw new AppError('UNAUTHENTICATED', SHARE_MESSAGES.signIn);
+  return state;
+}
+
+export function parseSharePaging(query: Record<string, unknown>): { from: number; limit: number } {
+  const num = (name: string, v: unknown, dflt: number, max: number): number => {
+    if (v === undefined) return dflt;
+    if (typeof v !== 'string' || !/^\d{1,9}$/.test(v) || Number(v) < 1 || Number(v) > max) throw invalid(`${name} must be an integer from 1 to ${max}`);
+    return Number(v);
+  };
+  return { from: num('from', query.from, 1, 1_000_000_000), limit: num('limit', query.limit, SHARE_PAGE_DEFAULT_LIMIT, SHARE_PAGE_MAX_LIMIT) };
+}
+
+export async function readShare(deps: Deps, token: string, opts: ShareReadOptions): Promise<SharedSession> {
+  const state = await liveShare(deps, token, opts.signedIn);
+  const sizes = await store.snapshotSizes(deps.db.reads, state.id, opts.from, opts.limit);
+  let bytes = 0;
+  let last = -1;
+  for (const s of sizes) {
+    const size = Number(s.hidden) ? 0 : Number(s.size);
+    if (last !== -1 && bytes + size > SHARE_PAGE_BYTES) break;
+    bytes += size;
+    last = Number(s.number);
+  }
+  const rows = last === -1 ? [] : await store.snapshotRange(deps.db.reads, state.id, opts.from, last);
+  const exchanges: SharedExchange[] = rows.map((r) =>
+    r.markdown === null ? { number: Number(r.number), hidden: true } : { number: Number(r.number), title: r.title ?? '', markdown: r.markdown },
+  );
+  const count = Number(state.exchangeCount);
+  const next = last === -1 ? null : last + 1;
+  if (opts.countView && opts.from === 1) await store.countView(deps.db.writes, state.id);
+  const hidden = JSON.parse(state.hiddenJson) as number[];
+  return {
+    title: state.title,
+    createdAt: state.sessionCreatedAt.toISOString(),
+    sharedAt: state.snapshotAt.toISOString(),
+    agentName: state.agentName,
+    llmModels: JSON.parse(state.llmModelsJson) as string[],
+    exchangeCount: count,
+    hiddenCount: hidden.filter((n) => n <= count).length,
+    from: opts.from,
+    nextFrom: next !== null && next <= count ? next : null,
+    exchanges,
+  };
+}
+
+export { MESSAGES };
