@@ -81,8 +81,10 @@ export function createDb(databaseUrl: string): DbHandles {
   let prisma: PrismaClient | null = null;
   const base = connectionOptions(databaseUrl);
   // Grown on demand: most processes (CLI, tests) read little. (minimumIdle 0 makes the driver's
-  // pool hand out nothing at all, mariadb 3.4.5.)
-  const readPool = mariadb.createPool({ ...base, minimumIdle: 1, idleTimeout: 30 });
+  // pool hand out nothing at all, mariadb 3.4.5.) Twice the write pool: a streamed download holds
+  // its snapshot's connection until the last byte, so ten concurrent large downloads must still
+  // leave connections for every other read (and for their own first byte).
+  const readPool = mariadb.createPool({ ...base, connectionLimit: 2 * (base.connectionLimit ?? 10), minimumIdle: 1, idleTimeout: 30 });
   readPool.on('connection', (conn: unknown) => {
     const c = conn as { on?: (event: string, fn: (err: unknown) => void) => void };
     c.on?.('error', () => undefined);

@@ -1,8 +1,9 @@
 import { Router, type Request, type Response } from 'express';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { StringDecoder } from 'node:string_decoder';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Snapshot } from '../data/sql';
+import { escapeJsonStringBytes } from '../domain/json-escape';
 import { AppError, MESSAGES } from '../errors';
 import { contentChunks, type ContentPart } from '../data/content';
 import { withReads, type Ctx, type Deps } from '../services/context';
@@ -44,6 +45,9 @@ function notModified(req: Request, res: Response, row: SessionRow): boolean {
   return true;
 }
 
+/** How much markdown is escaped for a JSON answer in one turn of the event loop. */
+const JSON_SLICE_BYTES = 256 * 1024;
+
 /**
  * Sends `head`, then the content as it is read from the snapshot, then `tail`: one chunk in
  * memory at a time, waiting for the client to take each (backpressure). An aborted client ends
@@ -58,13 +62,16 @@ async function streamContent(
 ): Promise<void> {
   async function* body(): AsyncGenerator<Buffer> {
     if (!asJsonString) return yield* contentChunks(snap, row.projectId, row.id, part);
-    const decoder = new StringDecoder('utf8');
     yield Buffer.from(asJsonString.head + '"', 'utf8');
     for await (const chunk of contentChunks(snap, row.projectId, row.id, part)) {
-      // JSON string escaping of each decoded piece (a character split across chunks waits in the decoder).
-      yield Buffer.from(JSON.stringify(decoder.write(chunk)).slice(1, -1), 'utf8');
+      // JSON string escaping of the bytes as they are (no decoding, no string of the content), a
+      // slice per turn of the event loop, so concurrent readers and other requests take turns.
+      for (let at = 0; at < chunk.length; at += JSON_SLICE_BYTES) {
+        if (at > 0) await nextTurn();
+        yield escapeJsonStringBytes(chunk.subarray(at, at + JSON_SLICE_BYTES));
+      }
     }
-    yield Buffer.from(JSON.stringify(decoder.end()).slice(1, -1) + '"' + asJsonString.tail, 'utf8');
+    yield Buffer.from('"' + asJsonString.tail, 'utf8');
   }
   try {
     await pipeline(Readable.from(body(), { objectMode: false, highWaterMark: 1 }), res);
