@@ -16,6 +16,7 @@ import { MCP_BODY_BYTES, mcpRouter } from './mcp/router';
 import { billingRouter } from './rest/billing';
 import { healthRouter } from './rest/health';
 import { docsRouter } from './rest/docs';
+import { exportsRouter } from './rest/exports';
 import { accountRouter, publicAuthRouter } from './rest/auth';
 import { deviceCodesRouter, deviceLoginRouter } from './rest/device';
 import { keysRouter } from './rest/keys';
@@ -72,7 +73,10 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   const parse = jsonBody({ limit: deps.config.maxBodyBytes, slow, offload: deps.offload, defer: isSessionUpload });
   // Admission control runs after authentication (per user; an unauthenticated request never holds
   // upload capacity) and before a byte of the body is read.
-  const body = (req: Request, res: Response, next: NextFunction) => admit(req, res, () => parse(req, res, next));
+  // An import's body is a tar the route reads as a stream, under its own limit (MAX_IMPORT_BYTES);
+  // admission still applies (it reserves at most MAX_BODY_BYTES: an import holds one session at a time).
+  const isImport = (req: Request) => req.method === 'POST' && /^\/import\/?$/i.test(req.path);
+  const body = (req: Request, res: Response, next: NextFunction) => admit(req, res, () => (isImport(req) ? next() : parse(req, res, next)));
   // GraphQL bodies have a limit of their own (contract §16: 1 MiB), not the upload limit.
   const graphqlBody = jsonBody({ limit: deps.config.maxGraphqlBodyBytes, slow });
   const graphql = await createGraphqlRouter(deps, { auth, rateLimit: hooks.graphql ?? pass, body: graphqlBody });
@@ -106,6 +110,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   api.use(sharesRouter(deps));
   api.use(billingRouter());
   api.use(resumeRouter(deps));
+  api.use(exportsRouter(deps));
   api.use((_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)));
   app.use('/api/v1', api);
 

@@ -39,6 +39,8 @@ export interface Config {
   /** Failed device logins per 10 minutes, the whole service together; beyond it every address gets 429. */
   deviceLoginFailureBudget: number;
   maxBodyBytes: number;
+  /** An import archive (POST /import, the CLI's import) may be at most this many bytes. */
+  maxImportBytes: number;
   /** GraphQL request bodies (contract §16), independent of the upload limit. */
   maxGraphqlBodyBytes: number;
   /** When set, GET /metrics requires it as a Bearer token (contract §16). */
@@ -137,6 +139,7 @@ const schema = z.object({
   DEVICE_LOGIN_FAILURE_BUDGET: positiveInt('DEVICE_LOGIN_FAILURE_BUDGET').default(100),
   MAX_BODY_BYTES: positiveInt('MAX_BODY_BYTES').default(50 * 1024 * 1024),
   MAX_GRAPHQL_BODY_BYTES: positiveInt('MAX_GRAPHQL_BODY_BYTES').default(1024 * 1024),
+  MAX_IMPORT_BYTES: positiveInt('MAX_IMPORT_BYTES').default(10 * 1024 * 1024 * 1024),
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
   // Default: 192 MiB, or 3 × MAX_BODY_BYTES when that is more (see loadConfig).
   UPLOAD_BYTES_IN_FLIGHT: positiveInt('UPLOAD_BYTES_IN_FLIGHT').optional(),
@@ -282,6 +285,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deviceLoginFailureBudget: e.DEVICE_LOGIN_FAILURE_BUDGET,
     maxBodyBytes: e.MAX_BODY_BYTES,
     maxGraphqlBodyBytes: e.MAX_GRAPHQL_BODY_BYTES,
+    maxImportBytes: e.MAX_IMPORT_BYTES,
     metricsToken: e.METRICS_TOKEN ?? null,
     logLevel: e.LOG_LEVEL,
     metricsEnabled: e.METRICS_ENABLED === 'true',

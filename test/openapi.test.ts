@@ -43,7 +43,7 @@ test('the document is served without a token and is valid OpenAPI 3.1', async ()
   }
 });
 
-test('every REST endpoint of §1–3, §10, §11, §15 and share links is described', () => {
+test('every REST endpoint of §1–3, §10, §11, §15, share links and export/import is described', () => {
   const ops = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`));
   expect(ops.sort()).toEqual(
     [
@@ -63,6 +63,7 @@ test('every REST endpoint of §1–3, §10, §11, §15 and share links is descri
       'POST /teams/join', 'POST /invitations/lookup', 'POST /projects/{projectId}/move',
       'POST /projects/{projectId}/sessions/{sessionId}/shares', 'GET /projects/{projectId}/sessions/{sessionId}/shares',
       'GET /shares', 'PATCH /shares/{shareId}', 'DELETE /shares/{shareId}', 'GET /share/{token}',
+      'GET /export', 'POST /import',
     ].sort(),
   );
 });

@@ -5,6 +5,7 @@ import type { RedactMode } from '../redact';
 import type { IndexableSession, SessionDocument } from '../domain/search-documents';
 import type { ScanState } from '../domain/exchanges';
 import type { PreparedUpload } from '../domain/upload';
+import type { ImportParts } from '../domain/import-session';
 import * as tasks from './tasks';
 import type { DocumentBatches } from './tasks';
 
@@ -46,6 +47,8 @@ export interface Offload {
   parseJson(bytes: Bytes): Promise<unknown>;
   /** An upload body validated, redacted and hashed (src/domain/upload.ts). */
   prepareUploadJson(bytes: Bytes, mode: RedactMode): Promise<PreparedUpload>;
+  /** A session of an archive validated, redacted and hashed (src/domain/import-session.ts); its buffers move. */
+  prepareImport(parts: ImportParts, mode: RedactMode): Promise<PreparedUpload>;
   /** Index documents of one session, serialised in batches (src/domain/search-documents.ts). */
   documents(input: DocumentsInput): Promise<DocumentBatches>;
   /** A session's exchange scan continued over the next chunks (src/services/exchanges.ts). */
@@ -97,6 +100,9 @@ export const inlineOffload: Offload = {
   async prepareUploadJson(bytes, mode) {
     return unwrap(tasks.prepareUploadJson({ bytes, mode }));
   },
+  async prepareImport(parts, mode) {
+    return unwrap(tasks.prepareImport({ ...parts, mode }));
+  },
   async documents(input) {
     return revived(tasks.documents({ ...input, have: [...input.have] }));
   },
@@ -142,6 +148,11 @@ export function createOffload(opts: { threads?: number; onError?: (err: unknown)
     async prepareUploadJson(bytes, mode) {
       if (small(bytes)) return inlineOffload.prepareUploadJson(bytes, mode);
       return revive(unwrap(await run<tasks.TaskResult<PreparedUpload>>('prepareUploadJson', { bytes, mode }, bytes)));
+    },
+    async prepareImport(parts, mode) {
+      const bytes = [parts.markdown, parts.raw, ...(parts.sessionData ? [parts.sessionData] : [])];
+      if (small(bytes)) return inlineOffload.prepareImport(parts, mode);
+      return revive(unwrap(await run<tasks.TaskResult<PreparedUpload>>('prepareImport', { ...parts, mode }, bytes)));
     },
     async documents(input) {
       if (small(input.markdown)) return inlineOffload.documents(input);

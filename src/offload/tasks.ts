@@ -11,6 +11,8 @@ import { toDocuments, type IndexableSession } from '../domain/search-documents';
 import { ExchangeScanner, type ScanState } from '../domain/exchanges';
 import { parseJsonBytes } from '../domain/json';
 import { prepareUploadJson as prepare, type PreparedUpload } from '../domain/upload';
+import { prepareImportedSession } from '../domain/import-session';
+import type { SessionJson } from '../domain/archive';
 
 export type TaskResult<T> = { value: T } | { error: { code?: ErrorCode; message: string; details?: Record<string, unknown> } };
 
@@ -52,6 +54,18 @@ function moving<T>(value: T, buffers: Array<Uint8Array | undefined>): T {
 
 export function prepareUploadJson({ bytes, mode }: { bytes: Pieces; mode: RedactMode }): TaskResult<PreparedUpload> {
   const r = capture(() => prepare(whole(bytes), mode));
+  if (!('value' in r)) return r;
+  const u = r.value.upload;
+  return moving(r, [u.markdown, u.rawData, u.sessionData, r.value.exchangeIndex ?? undefined]);
+}
+
+const view = (u: Uint8Array): Buffer => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+
+/** A session of an archive validated, redacted and hashed (src/domain/import-session.ts). */
+export function prepareImport(input: { json: SessionJson; markdown: Uint8Array; raw: Uint8Array; sessionData: Uint8Array | null; mode: RedactMode }): TaskResult<PreparedUpload> {
+  const r = capture(() =>
+    prepareImportedSession({ json: input.json, markdown: view(input.markdown), raw: view(input.raw), sessionData: input.sessionData && view(input.sessionData) }, input.mode),
+  );
   if (!('value' in r)) return r;
   const u = r.value.upload;
   return moving(r, [u.markdown, u.rawData, u.sessionData, r.value.exchangeIndex ?? undefined]);

@@ -36,6 +36,8 @@ export interface Operation {
   body?: ZodType;
   /** The body may be left out. */
   bodyOptional?: boolean;
+  /** A request body of another media type (e.g. a tar), instead of `body`. */
+  rawBody?: { mediaType: string; description: string };
   /** The operation honours `Idempotency-Key` (§15): adds the header and the 422. */
   idempotent?: boolean;
   responses: Record<number, SuccessResponse>;
@@ -70,7 +72,7 @@ export function describe(registry: OpenAPIRegistry, op: Operation): void {
   // any write made with a read-only key → 403 `This key is read-only`.
   const csrf: ErrorStatus[] = op.auth === 'key' && op.method !== 'get' && op.method !== 'head' ? [403] : [];
   const common: ErrorStatus[] = op.auth === 'none' ? [400, 500, 503] : [400, 401, 429, 500, 503, ...csrf];
-  const errors = new Set<ErrorStatus>([...common, ...(op.errors ?? []), ...(op.body ? ([400, 408, 413, 415] as ErrorStatus[]) : []), ...(op.idempotent ? ([409, 422] as ErrorStatus[]) : [])]);
+  const errors = new Set<ErrorStatus>([...common, ...(op.errors ?? []), ...(op.body || op.rawBody ? ([400, 408, 413, 415] as ErrorStatus[]) : []), ...(op.idempotent ? ([409, 422] as ErrorStatus[]) : [])]);
   const rl = op.auth === 'key' ? RATE_LIMIT : [];
 
   const responses: Record<string, ResponseConfig> = {};
@@ -102,6 +104,9 @@ export function describe(registry: OpenAPIRegistry, op: Operation): void {
       ...(op.query ? { query: op.query } : {}),
       ...(headers ? { headers } : {}),
       ...(op.body ? { body: { required: !op.bodyOptional, content: { 'application/json': { schema: op.body } } } } : {}),
+            ...(op.rawBody
+        ? { body: { required: true, description: op.rawBody.description, content: { [op.rawBody.mediaType]: { schema: z.string().openapi({ format: 'binary' }) } } } }
+        : {}),
     },
     responses,
   };

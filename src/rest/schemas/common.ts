@@ -36,6 +36,7 @@ export const HEADERS = {
   'X-Raw-Data-Size': { description: 'Bytes of the raw data.', schema: { type: 'integer', minimum: 0 } },
   'X-Session-Data-Size': { description: 'Bytes of the session data (§15), 0 when none.', schema: { type: 'integer', minimum: 0 } },
   'Idempotent-Replayed': { description: '`true` on the stored first response to an `Idempotency-Key`, sent again (§15).', schema: { type: 'string', enum: ['true'] } },
+  'Content-Disposition': { description: '`attachment; filename="…"`: a file to save.', schema: { type: 'string' } },
   'Set-Cookie': { description: 'The browser session: `sa_session=<token>; HttpOnly; SameSite=Lax; Path=/` (plus `Secure` on HTTPS).', schema: { type: 'string' } },
 } as const;
 export type HeaderName = keyof typeof HEADERS;

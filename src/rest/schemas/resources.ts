@@ -210,3 +210,11 @@ export const SessionExchangePage = z
     nextOffset: z.int().min(1).nullable().openapi({ description: '`offset` of the next page; null at the end.' }),
   })
   .openapi('SessionExchangePage');
+
+export const ImportSummary = z
+  .strictObject({
+    projects: z.strictObject({ created: z.int().min(0), existing: z.int().min(0) }),
+    sessions: z.strictObject({ created: z.int().min(0), updated: z.int().min(0), skipped: z.int().min(0) }),
+    errors: z.array(z.strictObject({ path: z.string().openapi({ description: 'The archive path concerned (empty for the archive as a whole).' }), error: z.string() })),
+  })
+  .openapi('ImportSummary', { description: 'Projects created or already yours; sessions created, updated, skipped (exists, or not newer); what was not imported and why.' });

@@ -1,0 +1,50 @@
+/** The reads of an export (src/services/exports.ts): an owner's projects, a project's sessions in id order. */
+import type { ProjectRow } from './projects';
+import { SESSION_COLUMNS, type SessionRow } from './sessions';
+import { marks, type Sql } from './sql';
+
+const PROJECT_COLUMNS = 'id, ownerId, name, icon, color, createdAt, updatedAt';
+
+/** The projects of one owner (all, or those among `ids`). */
+export function projectsOfOwner(db: Sql, ownerId: string, ids?: readonly string[]): Promise<ProjectRow[]> {
+  if (ids && ids.length === 0) return Promise.resolve([]);
+  return db.query<ProjectRow>(
+    `SELECT ${PROJECT_COLUMNS} FROM projects WHERE ownerId = ?${ids ? ` AND id IN (${marks(ids)})` : ''}`,
+    ownerId,
+    ...(ids ?? []),
+  );
+}
+
+/** Up to `limit` sessions of a project after `afterId`, in id order (ids are lower-case UUIDs: the same order in any collation). */
+export function sessionsOfProjectAfter(db: Sql, projectId: string, afterId: string | null, limit: number): Promise<SessionRow[]> {
+  return afterId === null
+    ? db.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.projectId = ? ORDER BY s.id LIMIT ?`, projectId, limit)
+    : db.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.projectId = ? AND s.id > ? ORDER BY s.id LIMIT ?`, projectId, afterId, limit);
+}
+
+/** Insert a project with given times unless its id exists; whether it did. */
+export async function insertImportedProject(db: Sql, p: ProjectRow): Promise<boolean> {
+  const n = await db.execute(
+    'INSERT IGNORE INTO projects (id, ownerId, name, icon, color, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    p.id, p.ownerId, p.name, p.icon, p.color, p.createdAt, p.updatedAt,
+  );
+  return n > 0;
+}
+
+/** An import's replacement of a session row: everything but the key and the owner. */
+export async function replaceImportedSession(tx: Sql, row: SessionRow, hasGitBranches: boolean): Promise<void> {
+  await tx.execute(
+    `UPDATE sessions SET name = ?, userTitle = ?, markdownSize = ?, rawDataSize = ?, etag = ?, contentDigest = ?, createdAt = ?, updatedAt = ?,
+            startedAt = ?, endedAt = ?, clientName = ?, clientVersion = ?, agentName = ?, deviceId = ?,
+            metadataJson = ?, hasGitBranches = ?, sessionDataSize = ?, sessionDataDigest = ?, redactionsJson = ?
+      WHERE projectId = ? AND id = ?`,
+    row.name, row.userTitle, row.markdownSize, row.rawDataSize, row.etag, row.contentDigest, row.createdAt, row.updatedAt,
+    row.startedAt, row.endedAt, row.clientName, row.clientVersion, row.agentName, row.deviceId,
+    row.metadataJson, hasGitBranches, row.sessionDataSize, row.sessionDataDigest, row.redactionsJson, row.projectId, row.id,
+  );
+}
+
+/** Session data is replaced whole by an import, also by none: drops the stored part. */
+export async function deleteSessionData(tx: Sql, projectId: string, sessionId: string): Promise<void> {
+  await tx.execute(`DELETE FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = 'session'`, projectId, sessionId);
+}

@@ -1,0 +1,49 @@
+/**
+ * One session of an archive turned into what is stored, as an upload is (src/domain/upload.ts):
+ * its metadata validated by the upload's own rules, secrets redacted, digests taken. Pure CPU
+ * work, so that a large session can be prepared on a worker thread (src/offload).
+ */
+import { isUtf8 } from 'node:buffer';
+import type { RedactMode } from '../redact';
+import type { SessionJson } from './archive';
+import { storedIndexOf } from './exchanges';
+import { redactUpload } from './redaction';
+import { contentDigestOf, sessionDataDigestOf, validateUpload, type PreparedUpload } from './upload';
+
+export interface ImportParts {
+  json: SessionJson;
+  markdown: Buffer;
+  raw: Buffer;
+  /** Null: the session has no session data. */
+  sessionData: Buffer | null;
+}
+
+/** Throws an Error (or AppError) whose message says what is wrong with the session. */
+export function prepareImportedSession(parts: ImportParts, mode: RedactMode): PreparedUpload {
+  const { json } = parts;
+  if (parts.markdown.length === 0) throw new Error('markdown.md is empty');
+  if (!isUtf8(parts.markdown)) throw new Error('markdown.md is not valid UTF-8');
+  if (!isUtf8(parts.raw)) throw new Error('raw is not valid UTF-8 (raw data is stored as text)');
+  if (parts.sessionData && !isUtf8(parts.sessionData)) throw new Error('session-data.json is not valid UTF-8');
+  // The upload's rules for name, times and metadata; the content is the archive's bytes.
+  const valid = validateUpload({
+    name: json.name,
+    markdown: '-',
+    startedAt: json.startedAt,
+    endedAt: json.endedAt,
+    metadata: { ...json.metadata, tags: json.tags },
+  });
+  valid.markdown = parts.markdown;
+  valid.rawData = parts.raw;
+  valid.sessionData = parts.sessionData ?? undefined;
+  const { upload, findings, sessionDataFindings } = redactUpload(valid, mode);
+  const sentDataDigest = upload.sessionData ? sessionDataDigestOf(upload.sessionData) : null;
+  return {
+    upload,
+    findings,
+    sessionDataFindings,
+    sentDataDigest,
+    contentDigest: contentDigestOf(upload.markdown, upload.rawData, sentDataDigest),
+    exchangeIndex: storedIndexOf(upload.markdown),
+  };
+}

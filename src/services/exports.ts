@@ -1,0 +1,331 @@
+/**
+ * Export: everything a user owns as one deterministic tar (src/domain/archive.ts), streamed.
+ *
+ * Two passes over one database snapshot. The first reads every session's content in its stored
+ * 1 MiB chunks to take the sha256 of each file (the manifest, which lists them, comes first);
+ * the second streams the entries. Memory holds the manifest and one chunk, whatever the size of
+ * the archive; every write waits for the reader (a client that stops reading pauses the export).
+ */
+import crypto from 'node:crypto';
+import type { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import * as tar from 'tar-stream';
+import { contentChunks, type ContentPart } from '../data/content';
+import { projectsOfOwner, sessionsOfProjectAfter } from '../data/exports';
+import { projectById, type ProjectRow } from '../data/projects';
+import type { SessionRow } from '../data/sessions';
+import type { Snapshot } from '../data/sql';
+import { userById } from '../data/users';
+import {
+  ARCHIVE_FORMAT,
+  ARCHIVE_VERSION,
+  byProjectDir,
+  canonicalJson,
+  DIR_MODE,
+  END_BYTES,
+  FILE_MODE,
+  fileEntryBytes,
+  fitsUstar,
+  latest,
+  MANIFEST_PATH,
+  projectDir,
+  projectJsonPath,
+  sessionDir,
+  sessionFilePath,
+  sessionsDir,
+  sha256,
+  tarTime,
+  type ManifestFile,
+  type ProjectJson,
+  type SessionFile,
+  type SessionJson,
+} from '../domain/archive';
+import { PROJECT_ID_RE } from '../domain/validation';
+import { projectForbidden, projectNotFound } from '../errors';
+import type { Ctx } from './context';
+import { metadataOf, parseStoredMeta } from './sessions';
+
+const PAGE = 200;
+
+type TarHeader = Partial<tar.Header> & { name: string };
+
+export interface ExportProgress {
+  phase: 'scan' | 'write';
+  sessions: number;
+  sessionsTotal: number;
+  /** scan: content bytes hashed; write: archive bytes written. */
+  bytes: number;
+  bytesTotal: number;
+}
+
+export interface ExportOptions {
+  /** Only these projects (each must be the caller's: else 404 / 403); none → all. */
+  projectIds?: readonly string[];
+  onProgress?: (p: ExportProgress) => void;
+}
+
+export interface OpenExport {
+  /** Bytes of the whole archive (known before the first byte is sent). */
+  readonly size: number;
+  readonly projects: number;
+  readonly sessions: number;
+  /** Streams the archive into `out` (ends it), waiting for it whenever it is full. */
+  writeTo(out: Writable): Promise<void>;
+  /** Releases the snapshot (always call it). */
+  close(): Promise<void>;
+}
+
+/** The files of a session that the archive carries: markdown always, raw data and session data when stored. */
+function filesOf(s: SessionRow): Array<[SessionFile, ContentPart | null, number]> {
+  const out: Array<[SessionFile, ContentPart | null, number]> = [['markdown.md', 'markdown', Number(s.markdownSize)]];
+  if (Number(s.rawDataSize) > 0) out.push(['raw', 'raw', Number(s.rawDataSize)]);
+  if (Number(s.sessionDataSize) > 0) out.push(['session-data.json', 'session', Number(s.sessionDataSize)]);
+  out.push(['session.json', null, 0]);
+  return out;
+}
+
+function storedRedactions(json: string): SessionJson['redactions'] {
+  try {
+    const v = JSON.parse(json) as unknown;
+    return Array.isArray(v) ? (v as SessionJson['redactions']) : [];
+  } catch {
+    return [];
+  }
+}
+
+export function sessionJsonOf(s: SessionRow, uploadedBy: string | null): Buffer {
+  const { tags: _tags, ...metadata } = metadataOf(s);
+  const json: SessionJson = {
+    name: s.name,
+    userTitle: s.userTitle,
+    metadata,
+    tags: parseStoredMeta(s.metadataJson).tags,
+    startedAt: s.startedAt.toISOString(),
+    endedAt: s.endedAt.toISOString(),
+    createdAt: s.createdAt.toISOString(),
+    updatedAt: s.updatedAt.toISOString(),
+    etag: s.etag,
+    uploadedBy,
+    redactions: storedRedactions(s.redactionsJson),
+  };
+  return canonicalJson(json);
+}
+
+/** The caller's projects to export, in archive order; a named project that is not theirs → 404 / 403. */
+async function projectsToExport(ctx: Ctx, db: Snapshot, ids: readonly string[] | undefined): Promise<ProjectRow[]> {
+  const wanted = ids && ids.length ? [...new Set(ids)] : undefined;
+  for (const id of wanted ?? []) {
+    if (!PROJECT_ID_RE.test(id)) throw projectNotFound(id);
+    const p = await projectById(db, id);
+    if (!p) throw projectNotFound(id);
+    if (p.ownerId !== ctx.user.id) throw projectForbidden(id);
+  }
+  const rows = await projectsOfOwner(db, ctx.user.id, wanted);
+  return rows.sort((a, b) => byProjectDir(a.id, b.id));
+}
+
+async function* sessionsOf(db: Snapshot, projectId: string): AsyncGenerator<SessionRow> {
+  let after: string | null = null;
+  for (;;) {
+    const page = await sessionsOfProjectAfter(db, projectId, after, PAGE);
+    for (const s of page) yield s;
+    if (page.length < PAGE) return;
+    after = page[page.length - 1].id;
+  }
+}
+
+/** Waits until a writable that refused a write wants more, or fails if it goes away first. */
+function drained(w: NodeJS.EventEmitter & { destroyed?: boolean }): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (w.destroyed) return reject(new Error('export stream closed'));
+    const done = (err?: Error) => {
+      w.off('drain', onDrain);
+      w.off('close', onClose);
+      w.off('error', onClose);
+      if (err) reject(err);
+      else resolve();
+    };
+    const onDrain = () => done();
+    const onClose = () => done(new Error('export stream closed'));
+    w.on('drain', onDrain);
+    w.on('close', onClose);
+    w.on('error', onClose);
+  });
+}
+
+/**
+ * Opens an export of the caller's projects on a snapshot of the database and takes the
+ * digests of every file (the first pass). Throws before anything is sent when a named
+ * project is not the caller's.
+ */
+export async function openExport(ctx: Ctx, opts: ExportOptions = {}): Promise<OpenExport> {
+  const snap = ctx.deps.db.lazySnapshot();
+  try {
+    return await planExport(ctx, snap, opts);
+  } catch (err) {
+    await snap.release();
+    throw err;
+  }
+}
+
+async function planExport(ctx: Ctx, snap: Snapshot, opts: ExportOptions): Promise<OpenExport> {
+  const projects = await projectsToExport(ctx, snap, opts.projectIds);
+  const user = await userById(snap, ctx.user.id);
+  if (!user) throw projectNotFound('');
+  const owner: ProjectJson['owner'] = { type: 'user', name: user.name, email: user.email };
+  const uploaderEmail = new Map<string, string | null>([[user.id, user.email]]);
+  const uploadedBy = async (userId: string): Promise<string | null> => {
+    if (!uploaderEmail.has(userId)) uploaderEmail.set(userId, (await userById(snap, userId))?.email ?? null);
+    return uploaderEmail.get(userId)!;
+  };
+
+  // Totals for progress: one statement over the rows, no content.
+  let sessionsTotal = 0;
+  let contentTotal = 0;
+  if (projects.length) {
+    const ids = projects.map((p) => p.id);
+    const [t] = await snap.query<{ n: unknown; bytes: unknown }>(
+      `SELECT COUNT(*) AS n, COALESCE(SUM(markdownSize + rawDataSize + sessionDataSize), 0) AS bytes FROM sessions WHERE projectId IN (${ids.map(() => '?').join(', ')})`,
+      ...ids,
+    );
+    sessionsTotal = Number(t.n);
+    contentTotal = Number(t.bytes);
+  }
+
+  // First pass: sizes and digests of every file; the latest update inside each project.
+  const files: ManifestFile[] = [];
+  const projectLatest = new Map<string, Date>();
+  const sessionsIn = new Map<string, number>();
+  let sessionCount = 0;
+  let hashed = 0;
+  const report = () => opts.onProgress?.({ phase: 'scan', sessions: sessionCount, sessionsTotal, bytes: hashed, bytesTotal: contentTotal });
+  for (const p of projects) {
+    const projectJson = canonicalJson(projectJsonOf(p, owner));
+    let newest = p.updatedAt;
+    const sessionFiles: ManifestFile[] = [];
+    for await (const s of sessionsOf(snap, p.id)) {
+      for (const [file, part, size] of filesOf(s)) {
+        const path = sessionFilePath(p.id, s.id, file);
+        if (part === null) {
+          const json = sessionJsonOf(s, await uploadedBy(s.userId));
+          sessionFiles.push({ path, size: json.length, sha256: sha256(json) });
+          continue;
+        }
+        const h = crypto.createHash('sha256');
+        let n = 0;
+        for await (const chunk of contentChunks(snap, p.id, s.id, part)) {
+          h.update(chunk);
+          n += chunk.length;
+          hashed += chunk.length;
+        }
+        if (n !== size) throw new Error(`stored ${part} of session ${p.id}/${s.id} has ${n} bytes, its row says ${size}`);
+        sessionFiles.push({ path, size, sha256: h.digest('hex') });
+      }
+      if (s.updatedAt.getTime() > newest.getTime()) newest = s.updatedAt;
+      sessionCount++;
+      sessionsIn.set(p.id, (sessionsIn.get(p.id) ?? 0) + 1);
+      report();
+    }
+    projectLatest.set(p.id, newest);
+    files.push({ path: projectJsonPath(p.id), size: projectJson.length, sha256: sha256(projectJson) }, ...sessionFiles);
+  }
+  for (const f of files) if (!fitsUstar(f.path)) throw new Error(`archive path does not fit a tar header: ${f.path}`);
+  const manifest = canonicalJson({ format: ARCHIVE_FORMAT, version: ARCHIVE_VERSION, projects: projects.length, sessions: sessionCount, files });
+  // Every directory entry is a header alone (projects/, each project's, its sessions/ when it has
+  // sessions, each session's); files are a header and their padded data.
+  let dirCount = projects.length ? 1 : 0;
+  for (const p of projects) {
+    const n = sessionsIn.get(p.id) ?? 0;
+    dirCount += 1 + (n ? 1 + n : 0);
+  }
+  const size = fileEntryBytes(manifest.length) + files.reduce((n, f) => n + fileEntryBytes(f.size), 0) + dirCount * fileEntryBytes(0) + END_BYTES;
+  const overall = latest(projectLatest.values());
+  const sizeOf = new Map(files.map((f) => [f.path, f.size]));
+
+  async function writeTo(out: Writable): Promise<void> {
+    const pack = tar.pack();
+    const piped = pipeline(pack, out);
+    piped.catch(() => undefined);
+    let written = 0;
+    let sessionsWritten = 0;
+    const progress = () => opts.onProgress?.({ phase: 'write', sessions: sessionsWritten, sessionsTotal: sessionCount, bytes: written, bytesTotal: size });
+    const header = (name: string, mtime: Date, dir: boolean, bytes = 0): TarHeader => ({
+      name,
+      type: dir ? 'directory' : 'file',
+      mode: dir ? DIR_MODE : FILE_MODE,
+      uid: 0,
+      gid: 0,
+      uname: '',
+      gname: '',
+      mtime: tarTime(mtime),
+      size: bytes,
+    });
+    const put = (h: TarHeader, body?: Buffer | AsyncIterable<Buffer>): Promise<void> =>
+      new Promise<void>((resolve, reject) => {
+        const cb = (err?: Error | null) => (err ? reject(err) : resolve());
+        if (body === undefined || Buffer.isBuffer(body)) return void pack.entry(h, body ?? Buffer.alloc(0), cb);
+        const sink = pack.entry(h, cb);
+        const end = sink.end as unknown as () => void;
+        (async () => {
+          let n = 0;
+          for await (const chunk of body) {
+            n += chunk.length;
+            if (n > (h.size ?? 0)) throw new Error(`${h.name} grew while exported`);
+            written += chunk.length;
+            if (!sink.write(chunk)) await drained(sink as unknown as NodeJS.EventEmitter);
+            progress();
+          }
+          if (n !== h.size) throw new Error(`${h.name} changed while exported`);
+          end.call(sink);
+        })().catch((err: Error) => {
+          sink.destroy(err);
+          reject(err);
+        });
+      }).then(() => {
+        written += fileEntryBytes(h.size ?? 0) - (body && !Buffer.isBuffer(body) ? (h.size ?? 0) : 0);
+        progress();
+      });
+
+    try {
+      await put(header(MANIFEST_PATH, overall, false, manifest.length), manifest);
+      if (projects.length) await put(header('projects/', overall, true));
+      for (const p of projects) {
+        const newest = projectLatest.get(p.id)!;
+        await put(header(projectDir(p.id), newest, true));
+        const pj = canonicalJson(projectJsonOf(p, owner));
+        await put(header(projectJsonPath(p.id), newest, false, pj.length), pj);
+        let first = true;
+        for await (const s of sessionsOf(snap, p.id)) {
+          if (first) await put(header(sessionsDir(p.id), newest, true));
+          first = false;
+          await put(header(sessionDir(p.id, s.id), s.updatedAt, true));
+          for (const [file, part] of filesOf(s)) {
+            const path = sessionFilePath(p.id, s.id, file);
+            const expected = sizeOf.get(path);
+            if (expected === undefined) throw new Error(`${path} appeared during the export`);
+            if (part === null) {
+              const json = sessionJsonOf(s, await uploadedBy(s.userId));
+              await put(header(path, s.updatedAt, false, json.length), json);
+            } else {
+              await put(header(path, s.updatedAt, false, expected), contentChunks(snap, p.id, s.id, part));
+            }
+          }
+          sessionsWritten++;
+          progress();
+        }
+      }
+      pack.finalize();
+    } catch (err) {
+      pack.destroy(err as Error);
+      await piped.catch(() => undefined);
+      throw err;
+    }
+    await piped;
+  }
+
+  return { size, projects: projects.length, sessions: sessionCount, writeTo, close: () => snap.release() };
+}
+
+function projectJsonOf(p: ProjectRow, owner: ProjectJson['owner']): ProjectJson {
+  return { name: p.name, icon: p.icon, color: p.color, owner, createdAt: p.createdAt.toISOString(), updatedAt: p.updatedAt.toISOString() };
+}

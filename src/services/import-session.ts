@@ -1,0 +1,90 @@
+/** One verified session of an archive written (src/services/imports.ts): ids, times, titles, tags, metadata and tag kept. */
+import { writeContent } from '../data/content';
+import { deleteSessionData, replaceImportedSession } from '../data/exports';
+import { enqueueIndexWork } from '../data/outbox';
+import { lockProjectOwner } from '../data/projects';
+import { insertSession, lockSession, writeLabels, type SessionRow } from '../data/sessions';
+import { inTransaction } from '../data/transaction';
+import { WELL_FORMED_ETAG, type RedactionJson, type SessionJson } from '../domain/archive';
+import { upsertOp } from '../domain/index-work';
+import { redactionsToJson } from '../domain/redaction';
+import type { PreparedUpload } from '../domain/upload';
+import { invalid } from '../errors';
+import type { Ctx } from './context';
+import type { OnConflict } from './imports';
+import { labelsOf, metadataOf, sessionEtag } from './sessions';
+
+export type ImportOutcome = 'created' | 'updated' | 'skipped';
+
+/** Findings as stored: {rule, count, part?, reported?}, same rule and part summed. */
+function mergeRedactions(kept: RedactionJson[], found: RedactionJson[]): RedactionJson[] {
+  const out: RedactionJson[] = [];
+  for (const r of [...kept, ...found]) {
+    const same = out.find((o) => o.rule === r.rule && o.part === r.part && o.reported === r.reported);
+    if (same) same.count += r.count;
+    else out.push({ rule: r.rule, count: r.count, ...(r.part ? { part: r.part } : {}), ...(r.reported ? { reported: true as const } : {}) });
+  }
+  return out;
+}
+
+export async function writeImportedSession(
+  ctx: Ctx,
+  projectId: string,
+  sessionId: string,
+  json: SessionJson,
+  prepared: PreparedUpload,
+  onConflict: OnConflict,
+): Promise<ImportOutcome> {
+  const { upload: up, findings, sessionDataFindings } = prepared;
+  const found = JSON.parse(redactionsToJson(findings, sessionDataFindings ?? {}, ctx.deps.config.redactSecrets)) as RedactionJson[];
+  const redactions = mergeRedactions(json.redactions, found);
+  const userId = ctx.user.id;
+  const createdAt = new Date(json.createdAt);
+  const updatedAt = new Date(json.updatedAt);
+  const next: SessionRow = {
+    projectId,
+    id: sessionId,
+    userId,
+    name: up.name,
+    userTitle: json.userTitle,
+    markdownSize: up.markdown.length,
+    rawDataSize: up.rawData.length,
+    etag: '',
+    contentDigest: prepared.contentDigest,
+    createdAt,
+    updatedAt,
+    startedAt: up.startedAt ?? createdAt,
+    endedAt: up.endedAt ?? updatedAt,
+    ...up.metaColumns,
+    metadataJson: JSON.stringify(up.meta),
+    sessionDataSize: up.sessionData ? up.sessionData.length : 0,
+    sessionDataDigest: prepared.sentDataDigest,
+    redactionsJson: JSON.stringify(redactions),
+  };
+  // The archive's tag is kept when this server found nothing more to redact (the content is then
+  // the archive's, byte for byte); else the content changed and so does the tag.
+  next.etag =
+    found.length === 0 && WELL_FORMED_ETAG.test(json.etag) ? json.etag : sessionEtag({ ...next, metadata: metadataOf(next) });
+  const hasGitBranches = up.meta.gitBranches.length > 0;
+
+  return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
+    const ownerId = await lockProjectOwner(tx, projectId, 'share');
+    if (ownerId !== userId) throw invalid(`Project ${projectId} belongs to another account`);
+    const old = await lockSession(tx, projectId, sessionId);
+    if (old) {
+      if (onConflict === 'skip') return 'skipped';
+      if (onConflict === 'newer' && !(updatedAt.getTime() > old.updatedAt.getTime())) return 'skipped';
+      if (old.etag === next.etag && old.updatedAt.getTime() === updatedAt.getTime() && old.createdAt.getTime() === createdAt.getTime() && old.userTitle === next.userTitle) {
+        return 'skipped';
+      }
+      await replaceImportedSession(tx, next, hasGitBranches);
+      if (!up.sessionData) await deleteSessionData(tx, projectId, sessionId);
+    } else {
+      await insertSession(tx, next, hasGitBranches);
+    }
+    await writeContent(tx, projectId, sessionId, { markdown: up.markdown, raw: up.rawData, session: up.sessionData, exchanges: prepared.exchangeIndex });
+    await writeLabels(tx, next, labelsOf(up.meta), Boolean(old));
+    await enqueueIndexWork(tx, upsertOp(next.markdownSize), userId, projectId, sessionId);
+    return old ? 'updated' : 'created';
+  });
+}
