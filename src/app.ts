@@ -99,7 +99,10 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   app.use('/api/v1', publicShareRouter(deps, requireAuth(deps), shareReadLimit));
 
   const api = express.Router();
-  api.use(auth, hooks.rest ?? pass, refuseWritesOfReadOnlyKeys, body, idempotency(deps));
+  // Idempotency-Key is not honoured on an import: its body streams by, never digested.
+  const idem = idempotency(deps);
+  const idempotent = (req: Request, res: Response, next: NextFunction) => (isImport(req) ? next() : idem(req, res, next));
+  api.use(auth, hooks.rest ?? pass, refuseWritesOfReadOnlyKeys, body, idempotent);
   api.use(accountRouter(deps));
   api.use(usersRouter(deps));
   api.use(deviceCodesRouter(deps));

@@ -9,6 +9,9 @@ import { AppError } from '../errors';
 import { rescanFromCli } from './redact';
 import { reindexFromCli } from './reindex';
 import { retryDeadRows } from '../data/outbox';
+import { exportFromCli, importFromCli, progressSink } from './archive';
+import { importRemoteFromCli } from './import-remote';
+import { parseOnConflict } from '../services/imports';
 
 /**
  * Admin CLI (contract §1). Errors: one line on stderr and a non-zero exit.
@@ -19,11 +22,14 @@ import { retryDeadRows } from '../data/outbox';
  *   keys revoke KEY_ID
  *   search reindex
  *   redact rescan [--dry-run]
+ *   export --email E [--project ID]… --out FILE
+ *   import FILE --email E [--on-conflict skip|overwrite|newer]    (exits 1 when entries were reported)
+ *   import-remote --from URL --token T --email E [--project ID]…   (exits 1 when something could not be copied)
  */
 class UsageError extends Error {}
 
 const USAGE =
-  'usage: cli users create --email E [--name N] [--admin] [--password-stdin] | users reset-password --email E | keys create --email E [--name N] [--expires-in-days D] [--read-only | --scopes read|read,write] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID] | redact rescan [--dry-run]';
+  'usage: cli users create --email E [--name N] [--admin] [--password-stdin] | users reset-password --email E | keys create --email E [--name N] [--expires-in-days D] [--read-only | --scopes read|read,write] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID] | redact rescan [--dry-run] | export --email E [--project ID]... --out FILE | import FILE --email E [--on-conflict skip|overwrite|newer] | import-remote --from URL --token T --email E [--project ID]...';
 
 /** Options that take no value. */
 const SWITCHES = new Set(['admin', 'password-stdin', 'read-only']);
@@ -68,8 +74,64 @@ export interface CliIo {
   stdin?: NodeJS.ReadableStream;
 }
 
+/** Options of export, import and import-remote; `--project` may repeat. */
+function parseArchiveArgs(argv: string[], allowed: string[]): { flags: Record<string, string>; projects: string[]; positional: string[] } {
+  const flags: Record<string, string> = {};
+  const projects: string[] = [];
+  const positional: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('--')) {
+      positional.push(a);
+      continue;
+    }
+    const [k, inline] = a.slice(2).split(/=(.*)/s, 2);
+    if (!allowed.includes(k)) throw new UsageError(`unknown option --${k}`);
+    const v = inline ?? argv[++i];
+    if (v === undefined) throw new UsageError(`option --${k} needs a value`);
+    if (k === 'project') projects.push(v);
+    else flags[k] = v;
+  }
+  return { flags, projects, positional };
+}
+
+async function runArchive(command: 'export' | 'import' | 'import-remote', argv: string[], out: (line: string) => void): Promise<void> {
+  const allowed = { export: ['email', 'project', 'out'], import: ['email', 'on-conflict'], 'import-remote': ['from', 'token', 'email', 'project'] }[command];
+  const { flags, projects, positional } = parseArchiveArgs(argv, allowed);
+  const email = need(flags, 'email');
+  if (command === 'import' ? positional.length !== 1 : positional.length) throw new UsageError(USAGE);
+  let onConflict: ReturnType<typeof parseOnConflict> = 'skip';
+  if (command === 'import') {
+    try {
+      onConflict = parseOnConflict(flags['on-conflict']);
+    } catch {
+      throw new UsageError('--on-conflict must be one of: skip, overwrite, newer');
+    }
+  }
+  const config = loadConfig();
+  await migrate(config.databaseUrl);
+  const db = createDb(config.databaseUrl);
+  try {
+    const user = await findUserByEmail(db, email);
+    if (!user) throw new UsageError(`no user with email ${email}`);
+    const progress = progressSink(Boolean(process.stderr.isTTY), out);
+    if (command === 'export') {
+      await exportFromCli(config, db, { userId: user.id, email, projectIds: projects, outFile: need(flags, 'out') }, out, progress);
+    } else if (command === 'import') {
+      const summary = await importFromCli(config, db, { userId: user.id, email, file: positional[0], onConflict }, out, progress);
+      if (summary.errors.length) throw new Error(`import finished with ${summary.errors.length} error${summary.errors.length === 1 ? '' : 's'} (listed above)`);
+    } else {
+      const failed = await importRemoteFromCli(config, db, { userId: user.id, from: need(flags, 'from'), token: need(flags, 'token'), projectIds: projects }, out, progress);
+      if (failed) throw new Error(`import-remote finished: ${failed} item${failed === 1 ? '' : 's'} could not be copied (listed above)`);
+    }
+  } finally {
+    await db.close();
+  }
+}
+
 async function run(argv: string[], out: (line: string) => void, io: CliIo = {}): Promise<void> {
   const [group, command, ...rest] = argv;
+  if (group === 'export' || group === 'import' || group === 'import-remote') return runArchive(group, argv.slice(1), out);
   const known = ['users create', 'users reset-password', 'keys create', 'keys list', 'keys revoke', 'search reindex', 'search outbox-retry', 'redact rescan'];
   if (!group || !command || !known.includes(`${group} ${command}`)) {
     throw new UsageError(group ? `unknown command: ${[group, command].filter(Boolean).join(' ')}. ${USAGE}` : USAGE);

@@ -321,6 +321,9 @@ async function planExport(ctx: Ctx, snap: Snapshot, opts: ExportOptions): Promis
       throw err;
     }
     await piped;
+    // The end of the tar (two zero blocks) is written by finalize: the whole archive is out.
+    written = size;
+    progress();
   }
 
   return { size, projects: projects.length, sessions: sessionCount, writeTo, close: () => snap.release() };

@@ -3,7 +3,7 @@ import { writeContent } from '../data/content';
 import { deleteSessionData, replaceImportedSession } from '../data/exports';
 import { enqueueIndexWork } from '../data/outbox';
 import { lockProjectOwner } from '../data/projects';
-import { insertSession, lockSession, writeLabels, type SessionRow } from '../data/sessions';
+import { insertSession, lockSession, sessionByKey, writeLabels, type SessionRow } from '../data/sessions';
 import { inTransaction } from '../data/transaction';
 import { WELL_FORMED_ETAG, type RedactionJson, type SessionJson } from '../domain/archive';
 import { upsertOp } from '../domain/index-work';
@@ -34,6 +34,8 @@ export async function writeImportedSession(
   json: SessionJson,
   prepared: PreparedUpload,
   onConflict: OnConflict,
+  /** False when the content is not all of the source's (a copy without the raw data a source did not serve): the tag is then computed anew. */
+  keepEtag = true,
 ): Promise<ImportOutcome> {
   const { upload: up, findings, sessionDataFindings } = prepared;
   const found = JSON.parse(redactionsToJson(findings, sessionDataFindings ?? {}, ctx.deps.config.redactSecrets)) as RedactionJson[];
@@ -64,7 +66,7 @@ export async function writeImportedSession(
   // The archive's tag is kept when this server found nothing more to redact (the content is then
   // the archive's, byte for byte); else the content changed and so does the tag.
   next.etag =
-    found.length === 0 && WELL_FORMED_ETAG.test(json.etag) ? json.etag : sessionEtag({ ...next, metadata: metadataOf(next) });
+    keepEtag && found.length === 0 && WELL_FORMED_ETAG.test(json.etag) ? json.etag : sessionEtag({ ...next, metadata: metadataOf(next) });
   const hasGitBranches = up.meta.gitBranches.length > 0;
 
   return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
@@ -87,4 +89,15 @@ export async function writeImportedSession(
     await enqueueIndexWork(tx, upsertOp(next.markdownSize), userId, projectId, sessionId);
     return old ? 'updated' : 'created';
   });
+}
+
+/** What a copy compares to decide whether a session needs copying again: the stored session's tag, time and sizes, or null. */
+export async function importedSessionState(
+  ctx: Ctx,
+  projectId: string,
+  sessionId: string,
+): Promise<{ etag: string; updatedAt: Date; markdownSize: number; sessionDataSize: number; ownerId: string } | null> {
+  const row = await sessionByKey(ctx.deps.db.writes, projectId, sessionId.toLowerCase());
+  if (!row) return null;
+  return { etag: row.etag, updatedAt: row.updatedAt, markdownSize: Number(row.markdownSize), sessionDataSize: Number(row.sessionDataSize), ownerId: row.userId };
 }

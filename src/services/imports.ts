@@ -61,6 +61,32 @@ export interface ImportOptions {
   onProgress?: (p: ImportProgress) => void;
 }
 
+export type ProjectJsonInput = Pick<ReturnType<typeof ProjectJsonSchema.parse>, 'name' | 'icon' | 'color' | 'createdAt' | 'updatedAt'>;
+
+/**
+ * The project of an import, created for the caller with the given appearance and times when it
+ * does not exist; one of another account's is never touched.
+ */
+export async function ensureImportedProject(ctx: Ctx, projectId: string, json: ProjectJsonInput | null): Promise<'created' | 'existing' | 'foreign'> {
+  const existing = await projectById(ctx.deps.db.writes, projectId);
+  if (existing) return existing.ownerId === ctx.user.id ? 'existing' : 'foreign';
+  const now = new Date();
+  const r = await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
+    const inserted = await insertImportedProject(tx, {
+      id: projectId,
+      ownerId: ctx.user.id,
+      name: json?.name ?? projectId,
+      icon: json?.icon ?? 'Code2',
+      color: json?.color ?? 'blue',
+      createdAt: json ? new Date(json.createdAt) : now,
+      updatedAt: json ? new Date(json.updatedAt) : now,
+    });
+    const owner = await lockProjectOwner(tx, projectId, 'share');
+    return { inserted, mine: owner === ctx.user.id };
+  });
+  return !r.mine ? 'foreign' : r.inserted ? 'created' : 'existing';
+}
+
 export function parseOnConflict(v: unknown): OnConflict {
   if (v === undefined || v === '') return 'skip';
   if (typeof v === 'string' && (ON_CONFLICT as readonly string[]).includes(v)) return v as OnConflict;
@@ -178,42 +204,16 @@ export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptio
   const progress = () => opts.onProgress?.({ sessions: done.size, sessionsTotal: sessionsTotal.size, bytes: bytesRead });
 
   /** The project of an archive, created for the caller when new; another account's is reported, never touched. */
-  async function ensureProject(projectId: string, json: ReturnType<typeof ProjectJsonSchema.parse> | null, path: string): Promise<void> {
+  async function ensureProject(projectId: string, json: ProjectJsonInput | null, path: string): Promise<void> {
     if (projectState.has(projectId)) return;
-    const existing = await projectById(ctx.deps.db.writes, projectId);
-    if (existing) {
-      if (existing.ownerId !== ctx.user.id) {
-        const error = `Project ${projectId} belongs to another account: not imported`;
-        report(path, error);
-        projectState.set(projectId, { ok: false, error });
-        return;
-      }
-      summary.projects.existing++;
-      projectState.set(projectId, { ok: true });
-      return;
-    }
-    const now = new Date();
-    const created = await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
-      const inserted = await insertImportedProject(tx, {
-        id: projectId,
-        ownerId: ctx.user.id,
-        name: json?.name ?? projectId,
-        icon: json?.icon ?? 'Code2',
-        color: json?.color ?? 'blue',
-        createdAt: json ? new Date(json.createdAt) : now,
-        updatedAt: json ? new Date(json.updatedAt) : now,
-      });
-      const owner = await lockProjectOwner(tx, projectId, 'share');
-      return { inserted, mine: owner === ctx.user.id };
-    });
-    if (!created.mine) {
+    const state = await ensureImportedProject(ctx, projectId, json);
+    if (state === 'foreign') {
       const error = `Project ${projectId} belongs to another account: not imported`;
       report(path, error);
       projectState.set(projectId, { ok: false, error });
       return;
     }
-    if (created.inserted) summary.projects.created++;
-    else summary.projects.existing++;
+    summary.projects[state]++;
     projectState.set(projectId, { ok: true });
   }
 

@@ -35,8 +35,8 @@ export async function readTar(bytes: Buffer): Promise<TarEntry[]> {
 export async function writeTar(entries: Array<{ name: string; data?: Buffer; type?: 'file' | 'directory' | 'symlink'; mtime?: Date; size?: number }>): Promise<Buffer> {
   const pack = tar.pack();
   const chunks: Buffer[] = [];
-  pack.on('data', (c: Buffer) => chunks.push(c));
-  const ended = new Promise((r) => pack.on('end', r));
+  pack.on('data', (c: unknown) => void chunks.push(c as Buffer));
+  const ended = new Promise<void>((r) => pack.on('end', () => r()));
   for (const e of entries) {
     await new Promise<void>((resolve, reject) => {
       const cb = (err?: Error | null) => (err ? reject(err) : resolve());

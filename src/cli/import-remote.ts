@@ -1,0 +1,248 @@
+/**
+ * `import-remote --from URL --token T --email E [--project ID]…`: copies projects and sessions from
+ * another server through its REST API, using only requests the hosted service serves too (the
+ * SDKs' and the upload CLI's): GET /projects, GET /projects/{id}/sessions, GET of a session as
+ * JSON (its markdown inside) and with the session-data type; raw data through GET …/raw, which
+ * some sources do not serve (reported, the session is copied without it). Runs again resume: a
+ * session already here with the source's `updatedAt` and markdown size is not fetched again.
+ */
+import type { Config } from '../config';
+import type { DbHandles } from '../db/client';
+import type { SessionJson } from '../domain/archive';
+import { createLogger } from '../logger';
+import { createOffload, inlineOffload } from '../offload';
+import type { Ctx, Deps } from '../services/context';
+import { importedSessionState, writeImportedSession } from '../services/import-session';
+import { ensureImportedProject } from '../services/imports';
+import type { ProgressSink } from './archive';
+
+const SESSION_DATA_TYPE = 'application/vnd.specstory.session-data+json';
+const ICONS_DEFAULT = { icon: 'Code2', color: 'blue' };
+
+interface RemoteProject {
+  id: string;
+  name?: string;
+  icon?: string;
+  color?: string;
+  createdAt?: string;
+  updatedAt?: string;
+}
+
+interface RemoteSession {
+  id: string;
+  name?: string;
+  userTitle?: string | null;
+  markdownSize?: number;
+  rawDataSize?: number;
+  sessionDataSize?: number;
+  createdAt?: string;
+  updatedAt?: string;
+  startedAt?: string;
+  endedAt?: string;
+  etag?: string;
+  metadata?: Record<string, unknown> | null;
+  redactions?: Array<{ rule: string; count: number }>;
+}
+
+class RemoteError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A client of the source: bearer token, JSON envelope, 429/503 waited out (Retry-After). */
+function remoteClient(base: string, token: string, say: (line: string) => void) {
+  const root = base.replace(/\/+$/, '');
+  async function get(path: string, accept = 'application/json'): Promise<Response> {
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await fetch(`${root}/api/v1${path}`, { headers: { Authorization: `Bearer ${token}`, Accept: accept, 'User-Agent': 'session-archive-import-remote' } });
+      } catch (err) {
+        if (attempt >= 4) throw new RemoteError(0, `cannot reach ${root}: ${(err as Error).message}`);
+        await sleep(500 * 2 ** attempt);
+        continue;
+      }
+      if ((res.status === 429 || res.status === 503 || res.status === 502 || res.status === 504) && attempt < 8) {
+        const wait = Math.min(3600, Number(res.headers.get('retry-after')) || 2 ** attempt);
+        await res.body?.cancel();
+        if (wait >= 5) say(`source answered ${res.status}: waiting ${wait} s`);
+        await sleep(wait * 1000);
+        continue;
+      }
+      return res;
+    }
+  }
+  async function json<T>(path: string): Promise<T> {
+    const res = await get(path);
+    const text = await res.text();
+    let body: { success?: boolean; data?: T; error?: string } | undefined;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    if (!res.ok) throw new RemoteError(res.status, `${res.status} ${body?.error ?? text.slice(0, 200)}`);
+    if (!body || body.data === undefined) throw new RemoteError(res.status, `unexpected answer to GET ${path}`);
+    return body.data;
+  }
+  async function bytes(path: string, accept: string): Promise<Buffer> {
+    const res = await get(path, accept);
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw new RemoteError(res.status, `${res.status}`);
+    }
+    return Buffer.from(await res.arrayBuffer());
+  }
+  return { json, bytes };
+}
+
+/** Every session of a project: one request (the hosted service answers all of them); this server's pages are followed. */
+async function listSessions(client: ReturnType<typeof remoteClient>, projectId: string): Promise<RemoteSession[]> {
+  const out: RemoteSession[] = [];
+  let path = `/projects/${encodeURIComponent(projectId)}/sessions`;
+  for (;;) {
+    const page = await client.json<{ sessions: RemoteSession[]; nextCursor?: string | null }>(path);
+    out.push(...page.sessions);
+    if (!page.nextCursor) return out;
+    path = `/projects/${encodeURIComponent(projectId)}/sessions?limit=1000&cursor=${encodeURIComponent(page.nextCursor)}`;
+  }
+}
+
+const iso = (v: string | undefined, fallback: string) => (v && !Number.isNaN(Date.parse(v)) ? new Date(v).toISOString() : fallback);
+
+/** The session as an archive's session.json would hold it (what the import path writes). */
+function sessionJsonOf(s: RemoteSession, detail: RemoteSession): SessionJson {
+  const meta = { ...(detail.metadata ?? s.metadata ?? {}) } as Record<string, unknown>;
+  const tags = Array.isArray(meta.tags) ? (meta.tags as string[]) : [];
+  delete meta.tags;
+  const now = new Date().toISOString();
+  const createdAt = iso(detail.createdAt ?? s.createdAt, now);
+  const updatedAt = iso(detail.updatedAt ?? s.updatedAt, createdAt);
+  return {
+    name: detail.name ?? s.name ?? s.id,
+    userTitle: detail.userTitle ?? s.userTitle ?? null,
+    metadata: meta as SessionJson['metadata'],
+    tags,
+    startedAt: iso(detail.startedAt ?? s.startedAt, createdAt),
+    endedAt: iso(detail.endedAt ?? s.endedAt, updatedAt),
+    createdAt,
+    updatedAt,
+    etag: detail.etag ?? s.etag ?? '',
+    uploadedBy: null,
+    redactions: (detail.redactions ?? s.redactions ?? []).map((r) => ({ rule: r.rule, count: r.count })),
+  };
+}
+
+/** Returns how many items could not be copied (each printed). */
+export async function importRemoteFromCli(
+  config: Config,
+  db: DbHandles,
+  args: { userId: string; from: string; token: string; projectIds: string[] },
+  out: (line: string) => void,
+  progress: ProgressSink,
+): Promise<number> {
+  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
+  const offload = createOffload({ threads: config.offloadThreads });
+  const deps: Deps = { config, db, logger, offload, search: undefined as never };
+  const ctx: Ctx = { deps, user: { id: args.userId, keyId: null }, log: logger };
+  const client = remoteClient(args.from, args.token, out);
+  const notCopied: string[] = [];
+  const warnings: string[] = [];
+  const counts = { projects: 0, copied: 0, unchanged: 0 };
+  try {
+    const all = (await client.json<{ projects: RemoteProject[] }>('/projects')).projects;
+    const wanted = args.projectIds.length ? all.filter((p) => args.projectIds.includes(p.id)) : all;
+    for (const id of args.projectIds) if (!all.some((p) => p.id === id)) notCopied.push(`project ${id}: not found on the source`);
+    const lists: Array<[RemoteProject, RemoteSession[]]> = [];
+    for (const p of wanted) {
+      try {
+        lists.push([p, await listSessions(client, p.id)]);
+      } catch (err) {
+        notCopied.push(`project ${p.id}: cannot list its sessions (${(err as Error).message})`);
+      }
+    }
+    const sessionsTotal = lists.reduce((n, [, l]) => n + l.length, 0);
+    const bytesTotal = lists.reduce((n, [, l]) => n + l.reduce((m, s) => m + (s.markdownSize ?? 0) + (s.rawDataSize ?? 0) + (s.sessionDataSize ?? 0), 0), 0);
+    let done = 0;
+    let bytes = 0;
+    const tick = () => progress.update({ label: 'import-remote', sessions: done, sessionsTotal, bytes, bytesTotal });
+    tick();
+    for (const [p, sessions] of lists) {
+      const now = new Date().toISOString();
+      const state = await ensureImportedProject(ctx, p.id, {
+        name: p.name || p.id,
+        icon: (p.icon as never) ?? ICONS_DEFAULT.icon,
+        color: (p.color as never) ?? ICONS_DEFAULT.color,
+        createdAt: iso(p.createdAt, now),
+        updatedAt: iso(p.updatedAt, now),
+      }).catch(() => ensureImportedProject(ctx, p.id, null));
+      if (state === 'foreign') {
+        notCopied.push(`project ${p.id}: belongs to another account here (${sessions.length} sessions not copied)`);
+        done += sessions.length;
+        continue;
+      }
+      if (state === 'created') counts.projects++;
+      for (const s of sessions) {
+        const size = (s.markdownSize ?? 0) + (s.rawDataSize ?? 0) + (s.sessionDataSize ?? 0);
+        const where = `${p.id}/${s.id}`;
+        try {
+          // Resume: already here as the source has it (time and size; the tag when it is one of ours).
+          const here = await importedSessionState(ctx, p.id, s.id);
+          const srcUpdated = s.updatedAt ? Date.parse(s.updatedAt) : NaN;
+          if (here && ((s.etag && here.etag === s.etag) || (here.updatedAt.getTime() === srcUpdated && here.markdownSize === s.markdownSize)) && here.sessionDataSize >= (s.sessionDataSize ?? 0)) {
+            counts.unchanged++;
+            continue;
+          }
+          if (here && Number.isFinite(srcUpdated) && here.updatedAt.getTime() > srcUpdated) {
+            warnings.push(`${where}: changed here since (newer than the source): kept`);
+            counts.unchanged++;
+            continue;
+          }
+          const path = `/projects/${encodeURIComponent(p.id)}/sessions/${encodeURIComponent(s.id)}`;
+          const detail = await client.json<{ session: RemoteSession & { markdownContent?: string } }>(path);
+          const markdown = Buffer.from(detail.session.markdownContent ?? '', 'utf8');
+          let whole = true;
+          let raw: Buffer = Buffer.alloc(0);
+          if ((s.rawDataSize ?? detail.session.rawDataSize ?? 0) > 0) {
+            raw = await client.bytes(`${path}/raw`, 'application/octet-stream').catch((err: RemoteError) => {
+              warnings.push(`${where}: raw data not copied (the source does not serve it: ${err.message})`);
+              whole = false;
+              return Buffer.alloc(0);
+            });
+          }
+          let sessionData: Buffer | null = null;
+          if ((s.sessionDataSize ?? detail.session.sessionDataSize ?? 0) > 0) {
+            sessionData = await client.bytes(path, SESSION_DATA_TYPE).catch((err: RemoteError) => {
+              warnings.push(`${where}: session data not copied (${err.message})`);
+              whole = false;
+              return null;
+            });
+          }
+          const json = sessionJsonOf(s, detail.session);
+          const prepared = await (offload ?? inlineOffload).prepareImport({ json, markdown, raw, sessionData }, config.redactSecrets);
+          await writeImportedSession(ctx, p.id, s.id.toLowerCase(), json, prepared, 'overwrite', whole);
+          counts.copied++;
+        } catch (err) {
+          notCopied.push(`${where}: ${(err as Error).message}`);
+        } finally {
+          done++;
+          bytes += size;
+          tick();
+        }
+      }
+    }
+  } finally {
+    progress.stop();
+    await offload.close();
+  }
+  out(`copied ${counts.copied} session${counts.copied === 1 ? '' : 's'} (${counts.unchanged} already here), ${counts.projects} new project${counts.projects === 1 ? '' : 's'}`);
+  for (const w of warnings) out(`not copied: ${w}`);
+  for (const n of notCopied) out(`could not copy: ${n}`);
+  return notCopied.length;
+}
