@@ -104,7 +104,7 @@ export function describe(registry: OpenAPIRegistry, op: Operation): void {
       ...(op.query ? { query: op.query } : {}),
       ...(headers ? { headers } : {}),
       ...(op.body ? { body: { required: !op.bodyOptional, content: { 'application/json': { schema: op.body } } } } : {}),
-            ...(op.rawBody
+      ...(op.rawBody
         ? { body: { required: true, description: op.rawBody.description, content: { [op.rawBody.mediaType]: { schema: z.string().openapi({ format: 'binary' }) } } } }
         : {}),
     },
