@@ -4,6 +4,7 @@
  * foreign-owned projects and bad input.
  */
 import crypto from 'node:crypto';
+import http from 'node:http';
 import { createUser } from '../src/services/users';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 import { readTar, seedCorpus, sha256, writeTar, type TarEntry } from './support/archive';
@@ -288,3 +289,36 @@ describe('the archive', () => {
     });
   });
 });
+
+test('a client that stops reading pauses the export; reading on finishes it', async () => {
+  const user = await a.createUser('Slow');
+  const big = 'x'.repeat(1000) + '\n';
+  const markdown = `# big\n\n${big.repeat(24_000)}`; // ~24 MB
+  const put = await a.request('PUT', `/api/v1/projects/slow-${user.id.slice(0, 8)}/sessions/${crypto.randomUUID()}`, { token: user.token, body: { name: 'big', markdown } });
+  expect(put.status).toBe(201);
+  const { received, total, afterResume } = await new Promise<{ received: number; total: number; afterResume: number }>((resolve, reject) => {
+    const req = http.get(`${a.url}/api/v1/export`, { headers: { Authorization: `Bearer ${user.token}` }, agent: false }, (res) => {
+      const total = Number(res.headers['content-length']);
+      let n = 0;
+      let once = false;
+      res.on('data', (c: Buffer) => {
+        n += c.length;
+        if (n >= 64 * 1024 && !once) {
+          once = true;
+          res.pause();
+          // Paused: the server waits; only what the socket buffers hold arrives meanwhile.
+          setTimeout(() => {
+            const received = n;
+            res.resume();
+            res.on('end', () => resolve({ received, total, afterResume: n }));
+          }, 1500);
+        }
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+  expect(total).toBeGreaterThan(24_000_000);
+  expect(received).toBeLessThan(total / 2);
+  expect(afterResume).toBe(total);
+}, 120_000);
