@@ -3,13 +3,13 @@ import type { ProjectRow } from './projects';
 import { SESSION_COLUMNS, type SessionRow } from './sessions';
 import { marks, type Sql } from './sql';
 
-const PROJECT_COLUMNS = 'id, ownerId, name, icon, color, createdAt, updatedAt';
+const PROJECT_COLUMNS = 'id, ownerId, ownerType, name, icon, color, createdAt, updatedAt';
 
-/** The projects of one owner (all, or those among `ids`). */
+/** The projects one user owns personally (all, or those among `ids`). */
 export function projectsOfOwner(db: Sql, ownerId: string, ids?: readonly string[]): Promise<ProjectRow[]> {
   if (ids && ids.length === 0) return Promise.resolve([]);
   return db.query<ProjectRow>(
-    `SELECT ${PROJECT_COLUMNS} FROM projects WHERE ownerId = ?${ids ? ` AND id IN (${marks(ids)})` : ''}`,
+    `SELECT ${PROJECT_COLUMNS} FROM projects WHERE ownerType = 'user' AND ownerId = ?${ids ? ` AND id IN (${marks(ids)})` : ''}`,
     ownerId,
     ...(ids ?? []),
   );
@@ -23,9 +23,9 @@ export function sessionsOfProjectAfter(db: Sql, projectId: string, afterId: stri
 }
 
 /** Insert a project with given times unless its id exists; whether it did. */
-export async function insertImportedProject(db: Sql, p: ProjectRow): Promise<boolean> {
+export async function insertImportedProject(db: Sql, p: Pick<ProjectRow, 'id' | 'ownerId' | 'name' | 'icon' | 'color' | 'createdAt' | 'updatedAt'>): Promise<boolean> {
   const n = await db.execute(
-    'INSERT IGNORE INTO projects (id, ownerId, name, icon, color, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    "INSERT IGNORE INTO projects (id, ownerId, ownerType, name, icon, color, createdAt, updatedAt) VALUES (?, ?, 'user', ?, ?, ?, ?, ?)",
     p.id, p.ownerId, p.name, p.icon, p.color, p.createdAt, p.updatedAt,
   );
   return n > 0;

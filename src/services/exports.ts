@@ -118,7 +118,7 @@ async function projectsToExport(ctx: Ctx, db: Snapshot, ids: readonly string[] |
     if (!PROJECT_ID_RE.test(id)) throw projectNotFound(id);
     const p = await projectById(db, id);
     if (!p) throw projectNotFound(id);
-    if (p.ownerId !== ctx.user.id) throw projectForbidden(id);
+    if (p.ownerType !== 'user' || p.ownerId !== ctx.user.id) throw projectForbidden(id);
   }
   const rows = await projectsOfOwner(db, ctx.user.id, wanted);
   return rows.sort((a, b) => byProjectDir(a.id, b.id));

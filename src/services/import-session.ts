@@ -62,6 +62,7 @@ export async function writeImportedSession(
     sessionDataSize: up.sessionData ? up.sessionData.length : 0,
     sessionDataDigest: prepared.sentDataDigest,
     redactionsJson: JSON.stringify(redactions),
+    uploadedBy: userId,
   };
   // The archive's tag is kept when this server found nothing more to redact (the content is then
   // the archive's, byte for byte); else the content changed and so does the tag.

@@ -69,7 +69,7 @@ export type ProjectJsonInput = Pick<ReturnType<typeof ProjectJsonSchema.parse>, 
  */
 export async function ensureImportedProject(ctx: Ctx, projectId: string, json: ProjectJsonInput | null): Promise<'created' | 'existing' | 'foreign'> {
   const existing = await projectById(ctx.deps.db.writes, projectId);
-  if (existing) return existing.ownerId === ctx.user.id ? 'existing' : 'foreign';
+  if (existing) return existing.ownerType === 'user' && existing.ownerId === ctx.user.id ? 'existing' : 'foreign';
   const now = new Date();
   const r = await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const inserted = await insertImportedProject(tx, {
