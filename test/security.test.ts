@@ -157,7 +157,9 @@ describe('ownership: another user’s ids', () => {
     ];
     for (const [method, path, body, headers] of matrix) {
       const r = await app.request(method, path, { token: b.token, body, headers });
-      expect({ method, path, status: r.status, body: r.body }).toEqual({ method, path, status: 403, body: { success: false, error: 'Insufficient permissions' } });
+      // An upload into another account's project says whose it is not and how to share it.
+      const error = method === 'PUT' ? expect.stringMatching(new RegExp(`^Project ${projectId} belongs to another account\\.`)) : 'Insufficient permissions';
+      expect({ method, path, status: r.status, body: r.body }).toEqual({ method, path, status: 403, body: { success: false, error } });
       expectNoLeak(r, [a.token, b.token]);
     }
     const head = await app.request('HEAD', s, { token: b.token });

@@ -31,6 +31,8 @@ export interface KeyRowState {
   role: string;
   disabledAt: Date | null;
   scopes: string;
+  /** The user's team memberships as `teamId:role` pairs joined by commas, in teamId order (null: none). */
+  memberships: string | null;
 }
 
 const KEY_COLUMNS = 'id, userId, name, createdAt, lastUsedAt, expiresAt, revokedAt, parentKeyId, kind, scopes, teamId';
@@ -39,10 +41,15 @@ export async function keyById(db: Sql, id: string): Promise<KeyRow | undefined> 
   return (await db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`, id))[0];
 }
 
-/** The key with its user's role and state: one primary-key lookup (every authenticated request). */
+/**
+ * The key with its user's role, state and team memberships: one statement on every authenticated
+ * request (the memberships ride along, so the access rule needs no second read for key callers).
+ */
 export async function keyWithUser(db: Sql, id: string): Promise<KeyRowState | undefined> {
   const rows = await db.query<KeyRowState>(
-    `SELECT k.userId, k.kind, k.expiresAt, k.revokedAt, k.lastUsedAt, k.scopes, u.role, u.disabledAt
+    `SELECT k.userId, k.kind, k.expiresAt, k.revokedAt, k.lastUsedAt, k.scopes, u.role, u.disabledAt,
+            (SELECT GROUP_CONCAT(CONCAT(m.teamId, ':', m.role) ORDER BY m.teamId SEPARATOR ',')
+               FROM team_members m WHERE m.userId = k.userId) AS memberships
        FROM api_keys k JOIN users u ON u.id = k.userId
       WHERE k.id = ?`,
     id,

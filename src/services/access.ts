@@ -46,12 +46,22 @@ export interface Membership {
 // One read per request: keyed by the request's user object (a new one for every request).
 const perRequest = new WeakMap<AuthUser, Promise<Membership[]>>();
 
-/** The caller's team memberships, read once per request. */
+/** `teamId:role` pairs (as authentication reads them with the credential) → memberships. */
+function parseMemberships(pairs: string): Array<{ teamId: string; role: string }> {
+  if (!pairs) return [];
+  return pairs.split(',').map((pair) => {
+    const at = pair.lastIndexOf(':');
+    return { teamId: pair.slice(0, at), role: pair.slice(at + 1) };
+  });
+}
+
+/** The caller's team memberships: those read with their credential, else read once per request. */
 export function memberships(ctx: Ctx): Promise<Membership[]> {
   let p = perRequest.get(ctx.user);
   if (!p) {
-    p = membershipsOfUser(ctx.deps.db.reads, ctx.user.id).then((rows) =>
-      rows.filter((r) => (TEAM_ROLES as readonly string[]).includes(r.role)).map((r) => ({ teamId: r.teamId, role: r.role as TeamRole })),
+    const rows = ctx.user.memberships !== undefined ? Promise.resolve(parseMemberships(ctx.user.memberships)) : membershipsOfUser(ctx.deps.db.reads, ctx.user.id);
+    p = rows.then((list) =>
+      list.filter((r) => (TEAM_ROLES as readonly string[]).includes(r.role)).map((r) => ({ teamId: r.teamId, role: r.role as TeamRole })),
     );
     perRequest.set(ctx.user, p);
     p.catch(() => perRequest.delete(ctx.user));

@@ -26,6 +26,11 @@ export interface AuthUser {
   readOnly?: boolean;
   /** The browser session (sha256 of its cookie token) that authenticated the request, if any. */
   sessionTokenHash?: string;
+  /**
+   * The user's team memberships as read with the credential in this request (`teamId:role`, comma
+   * separated; '' for none). Absent: the access rule reads them itself, once per request.
+   */
+  memberships?: string;
 }
 
 /** What every service call gets: who is asking, and where to log. */
