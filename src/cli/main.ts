@@ -12,6 +12,8 @@ import { retryDeadRows } from '../data/outbox';
 import { exportFromCli, importFromCli, progressSink } from './archive';
 import { importRemoteFromCli } from './import-remote';
 import { parseOnConflict } from '../services/imports';
+import { addMemberByUserId, allTeams, createTeamFor, teamNameOf } from '../services/teams';
+import { isTeamRole, TEAM_ROLES } from '../domain/teams';
 
 /**
  * Admin CLI (contract §1). Errors: one line on stderr and a non-zero exit.
@@ -25,11 +27,14 @@ import { parseOnConflict } from '../services/imports';
  *   export --email E [--project ID]… --out FILE
  *   import FILE --email E [--on-conflict skip|overwrite|newer]    (exits 1 when entries were reported)
  *   import-remote --from URL --token T --email E [--project ID]…   (exits 1 when something could not be copied)
+ *   teams create --name N --admin-email E                     (prints the team id)
+ *   teams add-member --team ID --email E --role admin|member|viewer
+ *   teams list                                                  (one team per line, id first)
  */
 class UsageError extends Error {}
 
 const USAGE =
-  'usage: cli users create --email E [--name N] [--admin] [--password-stdin] | users reset-password --email E | keys create --email E [--name N] [--expires-in-days D] [--read-only | --scopes read|read,write] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID] | redact rescan [--dry-run] | export --email E [--project ID]... --out FILE | import FILE --email E [--on-conflict skip|overwrite|newer] | import-remote --from URL --token T --email E [--project ID]...';
+  'usage: cli users create --email E [--name N] [--admin] [--password-stdin] | users reset-password --email E | keys create --email E [--name N] [--expires-in-days D] [--read-only | --scopes read|read,write] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID] | redact rescan [--dry-run] | export --email E [--project ID]... --out FILE | import FILE --email E [--on-conflict skip|overwrite|newer] | import-remote --from URL --token T --email E [--project ID]... | teams create --name N --admin-email E | teams add-member --team ID --email E --role admin|member|viewer | teams list';
 
 /** Options that take no value. */
 const SWITCHES = new Set(['admin', 'password-stdin', 'read-only']);
@@ -132,7 +137,7 @@ async function runArchive(command: 'export' | 'import' | 'import-remote', argv: 
 async function run(argv: string[], out: (line: string) => void, io: CliIo = {}): Promise<void> {
   const [group, command, ...rest] = argv;
   if (group === 'export' || group === 'import' || group === 'import-remote') return runArchive(group, argv.slice(1), out);
-  const known = ['users create', 'users reset-password', 'keys create', 'keys list', 'keys revoke', 'search reindex', 'search outbox-retry', 'redact rescan'];
+  const known = ['users create', 'users reset-password', 'keys create', 'keys list', 'keys revoke', 'search reindex', 'search outbox-retry', 'redact rescan', 'teams create', 'teams add-member', 'teams list'];
   if (!group || !command || !known.includes(`${group} ${command}`)) {
     throw new UsageError(group ? `unknown command: ${[group, command].filter(Boolean).join(' ')}. ${USAGE}` : USAGE);
   }
@@ -145,6 +150,9 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
     'search reindex': [],
     'search outbox-retry': [],
     'redact rescan': [],
+    'teams create': ['name', 'admin-email'],
+    'teams add-member': ['team', 'email', 'role'],
+    'teams list': [],
   };
   // Boolean flags take no value.
   const dryRun = rest.includes('--dry-run');
@@ -209,6 +217,31 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
           const state = k.revokedAt ? `revoked ${k.revokedAt}` : k.expiresAt && Date.parse(k.expiresAt) <= Date.now() ? `expired ${k.expiresAt}` : 'active';
           out(`${k.id}\t${k.name}\t${state}\tcreated ${k.createdAt}\tlast used ${k.lastUsedAt ?? 'never'}\tscopes ${k.scopes.join(',')}`);
         }
+        return;
+      }
+      case 'teams create': {
+        const name = need(flags, 'name');
+        if ([...name].length < 1 || [...name].length > 100) throw new UsageError('--name must be 1 to 100 characters');
+        const u = await userByEmail(need(flags, 'admin-email'));
+        const id = await createTeamFor(db, name, u.id);
+        out(`created team ${id} ${name} (admin ${u.email})`);
+        out(id);
+        return;
+      }
+      case 'teams add-member': {
+        const teamId = need(flags, 'team');
+        const role = need(flags, 'role');
+        if (!isTeamRole(role)) throw new UsageError(`--role must be one of: ${TEAM_ROLES.join(', ')}`);
+        if ((await teamNameOf(db, teamId)) === null) throw new UsageError(`no team with id ${teamId}`);
+        const u = await userByEmail(need(flags, 'email'));
+        const m = await addMemberByUserId(db, teamId, u.id, role).catch((e) => {
+          throw e instanceof AppError && e.code === 'CONFLICT' ? new UsageError(`${u.email} is already a member of team ${teamId}`) : e;
+        });
+        out(`added ${m.user.email} to team ${teamId} as ${m.role}`);
+        return;
+      }
+      case 'teams list': {
+        for (const t of await allTeams(db)) out(`${t.id}\t${t.name}\tmembers ${t.memberCount}\tprojects ${t.projectCount}\tcreated ${t.createdAt}`);
         return;
       }
       case 'keys revoke': {

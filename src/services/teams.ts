@@ -264,6 +264,11 @@ export async function acceptInvitation(ctx: Ctx, input: unknown): Promise<TeamDt
   return getTeamSummary(ctx, teamId);
 }
 
+/** The team's name, or null when there is no such team (admin CLI). */
+export async function teamNameOf(db: DbHandles, teamId: string): Promise<string | null> {
+  return (await store.teamById(db.writes, teamId))?.name ?? null;
+}
+
 /** Every team (admin CLI). */
 export async function allTeams(db: DbHandles) {
   return (await store.allTeams(db.reads)).map((t) => ({ id: t.id, name: t.name, memberCount: Number(t.memberCount), projectCount: Number(t.projectCount), createdAt: t.createdAt.toISOString() }));
