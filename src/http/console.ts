@@ -26,30 +26,37 @@ const CONSOLE_ROUTES = [
 
 export const isConsoleRoute = (p: string): boolean => CONSOLE_ROUTES.some((re) => re.test(p));
 
-export const consoleHeaders = helmet({
-  contentSecurityPolicy: {
-    useDefaults: false,
-    directives: {
-      defaultSrc: ["'self'"],
-      scriptSrc: ["'self'"],
-      styleSrc: ["'self'"],
-      imgSrc: ["'self'"],
-      fontSrc: ["'self'"],
-      connectSrc: ["'self'"],
-      manifestSrc: ["'self'"],
-      objectSrc: ["'none'"],
-      frameSrc: ["'none'"],
-      workerSrc: ["'none'"],
-      frameAncestors: ["'none'"],
-      baseUri: ["'none'"],
-      formAction: ["'self'"],
+/**
+ * The console's strict headers (nothing from another origin, no inline script, no framing), with
+ * the Referrer-Policy a page asks for: the console's own pages and the public share page use them.
+ */
+export const strictPageHeaders = (referrer: 'same-origin' | 'no-referrer') =>
+  helmet({
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'"],
+        fontSrc: ["'self'"],
+        connectSrc: ["'self'"],
+        manifestSrc: ["'self'"],
+        objectSrc: ["'none'"],
+        frameSrc: ["'none'"],
+        workerSrc: ["'none'"],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
+        formAction: ["'self'"],
+      },
     },
-  },
-  crossOriginResourcePolicy: { policy: 'same-origin' },
-  crossOriginEmbedderPolicy: false,
-  frameguard: { action: 'deny' },
-  referrerPolicy: { policy: 'same-origin' },
-});
+    crossOriginResourcePolicy: { policy: 'same-origin' },
+    crossOriginEmbedderPolicy: false,
+    frameguard: { action: 'deny' },
+    referrerPolicy: { policy: referrer },
+  });
+
+export const consoleHeaders = strictPageHeaders('same-origin');
 
 /** dist/web above this file: dist/src/http when built, src/http under tests and tsx. */
 export function findConsoleDir(start = __dirname): string | null {

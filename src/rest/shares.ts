@@ -1,5 +1,5 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import helmet from 'helmet';
+import { strictPageHeaders } from '../http/console';
 import type { Deps } from '../services/context';
 import * as shares from '../services/shares';
 import { ownOrigin } from '../http/auth';
@@ -38,30 +38,7 @@ export function sharesRouter(deps: Deps): Router {
  * never cached, and the console's strict CSP (nothing from another origin, no inline script).
  */
 export const shareHeaders: RequestHandler[] = [
-  helmet({
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'"],
-        styleSrc: ["'self'"],
-        imgSrc: ["'self'"],
-        fontSrc: ["'self'"],
-        connectSrc: ["'self'"],
-        manifestSrc: ["'self'"],
-        objectSrc: ["'none'"],
-        frameSrc: ["'none'"],
-        workerSrc: ["'none'"],
-        frameAncestors: ["'none'"],
-        baseUri: ["'none'"],
-        formAction: ["'self'"],
-      },
-    },
-    crossOriginResourcePolicy: { policy: 'same-origin' },
-    crossOriginEmbedderPolicy: false,
-    frameguard: { action: 'deny' },
-    referrerPolicy: { policy: 'no-referrer' },
-  }),
+  strictPageHeaders('no-referrer'),
   (_req, res, next) => {
     res.setHeader('X-Robots-Tag', 'noindex, nofollow, noarchive');
     res.setHeader('Cache-Control', 'no-store');
