@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
+import { unauthenticated } from '../errors';
 import type { Logger } from '../logger';
+import type { Ctx, Deps } from '../services/context';
 import './types';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -38,4 +40,22 @@ export function routeOf(req: Request): string {
   if (req.originalUrl.startsWith('/api/v1/graphql')) return '/api/v1/graphql';
   if (req.originalUrl.startsWith('/api/')) return '/api/*';
   return req.path.split('/').slice(0, 2).join('/') || '/';
+}
+
+/**
+ * The request's service context. Its logger (a child carrying `reqId`) is made on first use:
+ * most reads never log, and building a pino child serialises its bindings every time.
+ */
+export function ctxOf(req: Request, deps: Deps): Ctx {
+  const user = req.user;
+  if (!user) throw unauthenticated();
+  let log: Logger | undefined;
+  return {
+    deps,
+    user,
+    guard: req.guard,
+    get log() {
+      return (log ??= deps.logger.child({ reqId: req.id }));
+    },
+  };
 }

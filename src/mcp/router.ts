@@ -10,9 +10,9 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Config } from '../config';
 import { AppError, unauthenticated } from '../errors';
+import { ctxOf } from '../http/request-context';
 import '../http/types';
-import type { Logger } from '../logger';
-import type { Ctx, Deps } from '../services/context';
+import type { Deps } from '../services/context';
 import { createMcpServer } from './server';
 
 /** Body limit of /mcp (a JSON-RPC message; transcripts are never sent in). */
@@ -50,19 +50,6 @@ function originAllowed(req: Request, config: Config, origin: string): boolean {
 const jsonRpcError = (res: Response, status: number, message: string) =>
   res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
 
-function ctxOf(req: Request, deps: Deps): Ctx {
-  const user = req.user;
-  if (!user) throw unauthenticated();
-  let log: Logger | undefined;
-  return {
-    deps,
-    user,
-    guard: req.guard,
-    get log() {
-      return (log ??= deps.logger.child({ reqId: req.id }));
-    },
-  };
-}
 
 export function mcpRouter(deps: Deps, mw: McpMiddleware): Router {
   const r = Router();
