@@ -145,7 +145,21 @@ class ServerProcess {
     this.exited = new Promise((resolve) => proc.once('exit', (code) => resolve(code)));
   }
 
+  /**
+   * A free port can be taken between the probe and the server's listen (by any connection's
+   * ephemeral local port): a start that loses that race is tried again on another port.
+   */
   static async start(databaseUrl: string, dataDir: string, extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await ServerProcess.startOnce(databaseUrl, dataDir, extraEnv);
+      } catch (err) {
+        if (attempt >= 3 || !String((err as Error).message).includes('EADDRINUSE')) throw err;
+      }
+    }
+  }
+
+  private static async startOnce(databaseUrl: string, dataDir: string, extraEnv: Record<string, string>): Promise<ServerProcess> {
     const port = await freePort();
     // One process (tsx as a loader, not its CLI wrapper): the signal reaches main.ts itself.
     const proc = spawnTracked(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
