@@ -1,5 +1,5 @@
 /**
- * Contract §16 "Introspection counts": how long introspection holds the event loop, and what the
+ * The rule "Introspection counts": how long introspection holds the event loop, and what the
  * cost guard (src/graphql/guards.ts) decides, for the standard introspection query, the most a
  * query may now ask for (two full introspections), and the aliased repeats that were answered
  * before introspection counted. graphql-js answers introspection itself (no resolvers of ours), so

@@ -1,5 +1,5 @@
 /**
- * Contract §12 "Large reads stream": 10 concurrent REST JSON reads (`GET …/sessions/{id}`, which
+ * The rule "Large reads stream": 10 concurrent REST JSON reads (`GET …/sessions/{id}`, which
  * carries the markdown as `markdownContent`) of a 45 MiB session, against the real server process
  * (`tsx src/main.ts`, search worker off so indexing does not share the CPU) on a fresh database.
  * Prints, per read, the time to the first byte of the body and to the last, and checks every

@@ -89,7 +89,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   // The OpenAPI document and its reference page need no token either.
   app.use('/api/v1', docsRouter());
 
-  // Sign-in, first run, reset links and device login work without a session or key (contract §10, §11);
+  // Sign-in, first run, reset links and device login work without a session or key;
   // their bodies are small.
   const publicBody = jsonBody({ limit: 64 * 1024, slow });
   app.use('/api/v1', publicAuthRouter(deps, hooks, publicBody), deviceLoginRouter(deps, hooks, publicBody), invitationLookupRouter(deps, hooks, publicBody));

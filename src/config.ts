@@ -41,9 +41,9 @@ export interface Config {
   maxBodyBytes: number;
   /** An import archive (POST /import, the CLI's import) may be at most this many bytes. */
   maxImportBytes: number;
-  /** GraphQL request bodies (contract §16), independent of the upload limit. */
+  /** GraphQL request bodies, independent of the upload limit. */
   maxGraphqlBodyBytes: number;
-  /** When set, GET /metrics requires it as a Bearer token (contract §16). */
+  /** When set, GET /metrics requires it as a Bearer token. */
   metricsToken: string | null;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   metricsEnabled: boolean;
@@ -66,9 +66,9 @@ export interface Config {
   bodyMinRateGraceS: number;
   /** Worker threads for large uploads and index documents (src/offload); 0 = on the event loop; unset = cores − 1, 1 to 4. */
   offloadThreads?: number;
-  /** SIGTERM: how long in-flight requests may still run (contract §16). */
+  /** SIGTERM: how long in-flight requests may still run. */
   shutdownGraceS: number;
-  /** Secrets in uploads (contract §14): masked (`on`), only reported (`report`), or left (`off`). */
+  /** Secrets in uploads: masked (`on`), only reported (`report`), or left (`off`). */
   redactSecrets: RedactMode;
   /** Self sign-up in the console (contract §10; default off). */
   signupEnabled: boolean;

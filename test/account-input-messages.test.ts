@@ -1,5 +1,5 @@
 /**
- * The exact 400 messages of the account and device-login bodies (contract §10, §11), pinned on the
+ * The exact 400 messages of the account and device-login bodies, pinned on the
  * functions both front doors call, in the order the checks run. Written before these inputs moved
  * onto zod schemas (src/services/inputs.ts), so that the move changes no message.
  */

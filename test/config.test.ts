@@ -189,7 +189,7 @@ test('empty variables count as unset', () => {
   expect(loadConfig({ ...base(), PORT: '', MAX_BODY_BYTES: '' })).toMatchObject({ port: 3000, maxBodyBytes: 50 * 1024 * 1024 });
 });
 
-test('TRUST_PROXY: loopback by default; false, hops, or a list of addresses and ranges; true is refused (contract §16)', () => {
+test('TRUST_PROXY: loopback by default; false, hops, or a list of addresses and ranges; true is refused', () => {
   expect(loadConfig(base()).trustProxy).toBe('loopback');
   expect(loadConfig({ ...base(), TRUST_PROXY: 'false' }).trustProxy).toBe(false);
   // Any sender could choose its own address for the failed-authentication limit.

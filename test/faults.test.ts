@@ -331,7 +331,7 @@ describe('SIGTERM during uploads', () => {
         const id = crypto.randomUUID();
         // ~1.5 MiB of markdown each, different per upload, plus raw data.
         // Fixed bytes, not random: random text now and then holds a run the secret redactor
-        // (contract §14) rightly masks, and the read-back below compares bytes.
+        // rightly masks, and the read-back below compares bytes.
         const markdown = `# upload ${i}\n` + fixedBytes(800 * 1024, `md ${i}`).toString('hex').slice(0, 1_500_000) + `\nend ${i}`;
         const rawData = fixedBytes(64 * 1024, `raw ${i}`).toString('base64');
         return { id, markdown, rawData };

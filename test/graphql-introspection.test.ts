@@ -1,5 +1,5 @@
 /**
- * Introspection counts toward the GraphQL cost budget (contract §16): the standard introspection
+ * Introspection counts toward the GraphQL cost budget: the standard introspection
  * query that GraphiQL and code generators send stays allowed; aliased repeats of introspection,
  * which held the event loop for 0.4–0.7 s, are refused before execution like any query over the
  * budget (400 VALIDATION_ERROR).

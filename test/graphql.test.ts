@@ -2,7 +2,7 @@ import * as statsService from '../src/services/stats';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 
 /**
- * GraphQL API (contract §6, §9) against a real app and a fresh MariaDB database. Data is
+ * GraphQL API against a real app and a fresh MariaDB database. Data is
  * created through REST; createdAt/updatedAt are then moved back in time with one UPDATE per
  * session (no API can backdate a session), so that time filters, orders and per-day stats have
  * something to tell apart.

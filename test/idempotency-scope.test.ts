@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key scope and what is never kept (contract §15): a key is scoped to (user, method,
+ * Idempotency-Key scope and what is never kept: a key is scoped to (user, method,
  * path), so both SDKs' basic-usage examples — which send the constant key `test-session-001` for
  * every new session — each create their session; answers that carry a freshly issued credential or
  * one-time link, whatever the case of the path, and answers over 1 MiB are never stored.

@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key on PUT and POST (contract §15), with the headers both SDKs send: the first
+ * Idempotency-Key on PUT and POST, with the headers both SDKs send: the first
  * response comes back for a repeat within 24 hours, per user; another request with the key → 422;
  * concurrent repeats make one write.
  */

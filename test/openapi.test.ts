@@ -43,7 +43,7 @@ test('the document is served without a token and is valid OpenAPI 3.1', async ()
   }
 });
 
-test('every REST endpoint of §1–3, §10, §11, §15, share links and export/import is described', () => {
+test('every REST endpoint is described', () => {
   const ops = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`));
   expect(ops.sort()).toEqual(
     [

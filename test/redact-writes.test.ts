@@ -1,5 +1,5 @@
 /**
- * Redaction on every write path (contract §14, §16): secrets written by REST PATCH (session name,
+ * Redaction on every write path: secrets written by REST PATCH (session name,
  * userTitle, tags; project name), project creation, and the GraphQL mutations that write text
  * (updateSession, createProject, updateProject, createApiKey) are masked before they are stored
  * or indexed, counted in the session's findings, and never found by search.

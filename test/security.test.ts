@@ -167,7 +167,7 @@ describe('ownership: another user’s ids', () => {
     expect(head.raw.length).toBe(0);
     expect(head.headers.etag).toBeUndefined();
 
-    // Another user's key: 404 (contract §1), and it stays valid.
+    // Another user's key: 404, and it stays valid.
     const revoke = await app.request('DELETE', `/api/v1/keys/${a.keyId}`, { token: b.token });
     expect(revoke.status).toBe(404);
 

@@ -1,5 +1,5 @@
 /**
- * The REST JSON form of a session streams its markdown (contract §12 "Large reads stream"): the
+ * The REST JSON form of a session streams its markdown (large reads stream): the
  * envelope and metadata first, then the markdown escaped as bytes, slice by slice. The answer is
  * byte for byte what JSON.stringify makes of the same object, and it is one version even when the
  * session is re-uploaded while the answer is being read.

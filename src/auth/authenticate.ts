@@ -8,7 +8,7 @@ import { parseScopes } from '../domain/scopes';
 /**
  * Resolves an Authorization header to a user. Accepted: an API key token (kind 'key', no `use`)
  * and a device login's access token (kind 'device', `use: 'access'`, valid 1 hour, refused as soon
- * as its refresh token is revoked). A refresh token is not an API key (contract §11). Returns null
+ * as its refresh token is revoked). A refresh token is not an API key. Returns null
  * for every failure; callers answer 401.
  */
 export async function authenticate(db: Sql, secret: string, header: string | undefined): Promise<AuthUser | null> {

@@ -4,7 +4,7 @@ import { randomToken, sha256 } from '../domain/tokens';
 
 export { randomToken, sha256 } from '../domain/tokens';
 
-/** Browser sessions (contract §10): random 256-bit tokens, kept only as sha256, 30-day idle expiry. */
+/** Browser sessions: random 256-bit tokens, kept only as sha256, 30-day idle expiry. */
 export const SESSION_COOKIE = 'sa_session';
 export const SESSION_IDLE_MS = 30 * 86_400_000;
 const LAST_USED_RESOLUTION_MS = 60_000;

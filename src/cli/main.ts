@@ -16,7 +16,7 @@ import { addMemberByUserId, allTeams, createTeamFor, teamNameOf } from '../servi
 import { isTeamRole, TEAM_ROLES } from '../domain/teams';
 
 /**
- * Admin CLI (contract §1). Errors: one line on stderr and a non-zero exit.
+ * Admin CLI. Errors: one line on stderr and a non-zero exit.
  *   users create --email E [--name N] [--admin] [--password-stdin]
  *   users reset-password --email E                             (prints a one-time link, valid 1 hour)
  *   keys create --email E [--name N] [--expires-in-days D] [--read-only | --scopes read|read,write]   (token alone on the last line)
@@ -253,7 +253,7 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
         return;
       }
       case 'search outbox-retry': {
-        // Dead-lettered index work (contract §16) back into the outbox: one row, or all.
+        // Dead-lettered index work back into the outbox: one row, or all.
         if (positional.length > 1 || (positional[0] !== undefined && !/^\d+$/.test(positional[0]))) {
           throw new UsageError('usage: search outbox-retry [ID]');
         }

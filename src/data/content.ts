@@ -8,7 +8,7 @@ import { inScopes, marks, toBuffer, type Sql } from './sql';
 
 export const CHUNK_BYTES = 1024 * 1024;
 
-/** 'session': the upload CLI's session data (contract §15), a third part treated like raw data. */
+/** 'session': the upload CLI's session data, a third part treated like raw data. */
 export type ContentPart = 'markdown' | 'raw' | 'session';
 
 /**

@@ -27,10 +27,10 @@ export interface SessionRow {
   agentName: string | null;
   deviceId: string | null;
   metadataJson: string;
-  /** Bytes of the session data (contract §15); 0 when none. */
+  /** Bytes of the session data; 0 when none. */
   sessionDataSize: number;
   sessionDataDigest: string | null;
-  /** Findings of secret redaction: JSON [{rule, count}] (contract §14). */
+  /** Findings of secret redaction: JSON [{rule, count}]. */
   redactionsJson: string;
   /** The user whose credential first created the session; null for sessions stored before teams. */
   uploadedBy: string | null;

@@ -54,7 +54,7 @@ export function connectionOptions(databaseUrl: string, withDatabase = true): mar
     password: decodeURIComponent(u.password || ''),
     database: withDatabase && database ? database : undefined,
     connectTimeout: 1000,
-    // A healthy database under a burst is waited for (contract §12); an unreachable one is told
+    // A healthy database under a burst is waited for; an unreachable one is told
     // apart by the watchdog (src/http/db-watchdog.ts), not by how long a connection takes.
     acquireTimeout: 60_000,
     connectionLimit: Number(u.searchParams.get('connection_limit') ?? 10),

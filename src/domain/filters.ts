@@ -1,5 +1,5 @@
 /**
- * Session filters (contract §6): what clients send, and the one canonical form that the SQL of
+ * Session filters: what clients send, and the one canonical form that the SQL of
  * src/data/session-filters.ts and the search engine (src/search/filter.ts) both apply. Pure.
  */
 /** SessionFilters as clients send them (GraphQL input; REST may grow the same). */
@@ -54,7 +54,7 @@ export const TIME_FILTERS: Record<string, number> = {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** Values one list filter may hold (contract §16). */
+/** Values one list filter may hold. */
 export const MAX_FILTER_VALUES = 100;
 
 /** A list filter's values, each once; an empty list is no filter. */

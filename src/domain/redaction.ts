@@ -1,11 +1,11 @@
 import { addFindings, redact, toRedactions, type Findings, type Redaction, type RedactMode } from '../redact';
 
-/** The parts of an upload that are stored, shown or indexed (contract §14). */
+/** The parts of an upload that are stored, shown or indexed. */
 export interface RedactableUpload {
   name: string;
   markdown: Buffer;
   rawData: Buffer;
-  /** The upload CLI's session data (contract §15); absent keeps the stored one. */
+  /** The upload CLI's session data; absent keeps the stored one. */
   sessionData?: Buffer;
   projectName?: string;
   metaColumns: Record<string, string | null>;

@@ -5,7 +5,7 @@ import { noteSecretIssued } from './issued-secrets';
 export interface TokenClaims {
   sub: string;
   jti: string;
-  /** Device login tokens only (contract §11): 'refresh' or 'access'. API keys carry none. */
+  /** Device login tokens only: 'refresh' or 'access'. API keys carry none. */
   use?: DeviceTokenUse;
 }
 

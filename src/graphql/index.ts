@@ -77,7 +77,7 @@ export async function createGraphqlRouter(deps: Deps, mw: GraphqlMiddleware): Pr
     // left the process hanging after a SIGTERM.
     stopOnTerminationSignals: false,
     allowBatchedHttpRequests: false,
-    // Automatic persisted queries off (contract §16): their cache would be shared between users.
+    // Automatic persisted queries off: their cache would be shared between users.
     persistedQueries: false,
     // JSON POSTs are never "simple" requests, so they pass; GET operations need a custom header.
     csrfPrevention: true,

@@ -48,7 +48,7 @@ interface Receiving {
 /**
  * The body, inflated when gzip, at most `limit` bytes (→ 413 PAYLOAD_TOO_LARGE), copied as it
  * arrives into pieces that can later move to a worker thread: no step joins or copies the whole
- * body on the event loop (contract §16). On an error the rest of the request is read off first,
+ * body on the event loop. On an error the rest of the request is read off first,
  * so the answer reaches the client (as body-parser does). With a gate (admission control), each
  * chunk kept is counted and reading pauses while the gate says so.
  */

@@ -5,7 +5,7 @@ import helmet from 'helmet';
 import type { Logger } from '../logger';
 
 /**
- * The web console (contract §10): the single-page app that `npm run build` puts in dist/web,
+ * The web console: the single-page app that `npm run build` puts in dist/web,
  * served by this process. Content-hashed files under /assets/ are cached for a year; index.html
  * is revalidated on every load; the console's routes (history API) all answer index.html.
  * Strict CSP: everything from this origin only, no inline script, no framing.

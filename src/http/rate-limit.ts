@@ -12,7 +12,7 @@ const HOUR = 60 * 60;
 const AUTH_FAILURE_WINDOW = 15 * 60;
 const SIGN_IN_WINDOW = 15 * 60;
 const DEVICE_FAILURE_WINDOW = 10 * 60;
-/** Failed sign-ins per account per 15 minutes (contract §10). */
+/** Failed sign-ins per account per 15 minutes. */
 export const ACCOUNT_FAILURE_LIMIT = 10;
 
 /**
@@ -31,7 +31,7 @@ export interface RateLimitHooks {
   onAuthFailure?: AuthFailureHook;
   /** Runs before the token is checked (an address over the auth-failure limit → 429). */
   beforeAuth?: AuthFailureHook;
-  /** Before a sign-in is tried: an account over its failed sign-in limit → 429 (contract §10). */
+  /** Before a sign-in is tried: an account over its failed sign-in limit → 429. */
   beforeSignIn?: (req: Request, email: string) => Promise<void>;
   /** A failed sign-in, counted against the account. */
   onSignInFailure?: (req: Request, email: string) => Promise<void>;
@@ -237,7 +237,7 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
 }
 
 /**
- * The failed-authentication limit's key for a client address (contract §16): an IPv4 address as
+ * The failed-authentication limit's key for a client address: an IPv4 address as
  * it is, an IPv6 client by its /64 (one host usually has a whole /64 to pick addresses from).
  * IPv4-mapped IPv6 (`::ffff:a.b.c.d`) counts as the IPv4 address.
  */

@@ -19,7 +19,7 @@ const invitationTokenOf = (b: unknown): string | null => {
 const wrap = (h: Handler) => (req: Request, res: Response, next: NextFunction) => h(req, res).catch(next);
 
 /**
- * Sign-in and the other doors that work without a session (contract §10): sign-in, sign-out,
+ * Sign-in and the other doors that work without a session: sign-in, sign-out,
  * the session, first-run setup, optional sign-up, reset links. Anything that signs a browser in
  * refuses a foreign `Origin` (login CSRF).
  */

@@ -11,7 +11,7 @@ const parse = (body: RequestHandler, req: Request, res: Response) =>
   new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
 
 /**
- * Device login for the upload CLI and the desktop app (contract §11). Their answers carry no
+ * Device login for the upload CLI and the desktop app. Their answers carry no
  * envelope (the clients parse them as they are); errors use the usual one. Every failure counts
  * against the failed-authentication limit of the address.
  */

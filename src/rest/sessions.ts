@@ -18,7 +18,7 @@ import type { SessionRow } from '../services/sessions';
 import { ExchangesQuery, parseInput } from '../services/inputs';
 import { ctxOf, ok } from './context';
 
-/** The upload CLI's session data variant of GET session (contract §15). */
+/** The upload CLI's session data variant of GET session. */
 export const SESSION_DATA_MEDIA_TYPE = 'application/vnd.specstory.session-data+json';
 const PRODUCIBLE = ['application/json', 'text/markdown', SESSION_DATA_MEDIA_TYPE];
 
@@ -82,7 +82,7 @@ async function streamContent(
   }
 }
 
-/** A read of one session on one snapshot, released whatever happens (contract §12). */
+/** A read of one session on one snapshot, released whatever happens. */
 async function onSnapshot(req: Request, deps: Deps, fn: (ctx: Ctx, snap: Snapshot) => Promise<void>): Promise<void> {
   const snap = deps.db.lazySnapshot();
   try {
@@ -101,7 +101,7 @@ export function sessionsRouter(deps: Deps): Router {
   });
 
   r.get(base, async (req, res) => {
-    // ?resumable=true (contract §15): the complete set the CLI expects, no paging.
+    // ?resumable=true: the complete set the CLI expects, no paging.
     if (resumableParam(req.query.resumable)) {
       res.json(ok(await resumableSessionsOfProject(ctxOf(req, deps), req.params.projectId)));
       return;

@@ -42,7 +42,7 @@ const clampRank = (score: number | undefined) => Math.min(1, Math.max(Number(sco
 
 type RawHit = SearchResponse<Doc>['hits'][number];
 
-/** `filter` (the owner's) without the given sessions, by their exact keys (contract §16). */
+/** `filter` (the owner's) without the given sessions, by their exact keys. */
 const excluding = (filter: string, digests: string[]) => `${filter} AND NOT sessionDigest IN [${digests.map(meiliString).join(', ')}]`;
 
 /** One page of the engine's hits and how many sessions match in all. */

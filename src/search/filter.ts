@@ -10,7 +10,7 @@ export function meiliString(value: string): string {
 }
 
 /**
- * Index work names the owner and exact keys (contract §16): these are the only filters the worker
+ * Index work names the owner and exact keys: these are the only filters the worker
  * sends for deletes and retirements. Digests are lower-case hex, so the engine's case-insensitive
  * comparison of strings is exact on them.
  */

@@ -1,5 +1,5 @@
 /**
- * The account and device-login bodies (contract §10, §11) as zod schemas, read through the one
+ * The account and device-login bodies as zod schemas, read through the one
  * translation of src/services/inputs.ts (`parseInput`: the first problem, in the order the schema
  * lists the fields, is the 400). Their messages are those the console and the upload CLI have
  * always shown (pinned in test/account-input-messages.test.ts), which differ in wording from the

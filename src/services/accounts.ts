@@ -62,7 +62,7 @@ export function userByAdminOf(body: unknown): { email: string; name: string | nu
 }
 
 /**
- * "Create the first account" (contract §10): only while no user exists, and that account is an
+ * "Create the first account": only while no user exists, and that account is an
  * admin. The caller has already seen no user (`anyUserExists`). The password is hashed before any
  * lock; then a named database lock, taken without waiting, makes two concurrent attempts create
  * one account: the count and the insert run on the locked connection, and an attempt that finds

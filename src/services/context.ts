@@ -44,7 +44,7 @@ export interface Ctx {
 
 /**
  * The same context reading through `reads` (a snapshot): every service read made with it sees
- * one committed version of the database (contract §12).
+ * one committed version of the database.
  */
 export function withReads(ctx: Ctx, reads: Sql): Ctx {
   const deps: Deps = { ...ctx.deps, db: { ...ctx.deps.db, reads } };

@@ -12,7 +12,7 @@ import { DeviceCodeInput, parseInput } from './inputs';
 import { requireTeamWriter } from './access';
 import type { Ctx } from './context';
 
-/** Device login (contract §11). */
+/** Device login. */
 export const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'; // no 0/O, 1/I: read aloud and typed by people
 export const CODE_VALID_MS = 10 * 60_000;
 export const REFRESH_VALID_MS = 10 * 365 * 86_400_000;

@@ -1,5 +1,5 @@
 /**
- * Cross-machine resume for the upload CLI (contract §15): the sessions that carry session data
+ * Cross-machine resume for the upload CLI: the sessions that carry session data
  * ("resumable"), listed per project and across projects, and found by the search of §7 with
  * terminal-friendly snippets.
  */

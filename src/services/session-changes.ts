@@ -1,4 +1,4 @@
-/** Changes to a session: a patch (name, title, tags) and a delete (contract §9). */
+/** Changes to a session: a patch (name, title, tags) and a delete. */
 import { enqueueIndexWork } from '../data/outbox';
 import { deleteSessionRow, lockSession, updateSessionNaming, writeLabels, type SessionRow } from '../data/sessions';
 import { inTransaction } from '../data/transaction';
@@ -46,7 +46,7 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
       redactionsJson: Object.keys(patch.findings).length ? addRedactionsJson(old.redactionsJson, patch.findings, ctx.deps.config.redactSecrets) : old.redactionsJson,
     };
     next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
-    // A patch always counts as a change (contract §9): it moves updatedAt.
+    // A patch always counts as a change: it moves updatedAt.
     next.updatedAt = new Date(Math.max(Date.now(), old.updatedAt.getTime() + 1));
     await updateSessionNaming(tx, next);
     if (patch.tags) await writeLabels(tx, next, labelsOf(meta), true);

@@ -85,12 +85,12 @@ export async function listProjectSessions(ctx: Ctx, projectId: string, query: un
 
 /**
  * GET /projects/{id}/sessions/sizes: markdown size per session, plus `"<id>:sessionData"` for each
- * session that has session data (contract §15). A project the caller does not have yet is empty
+ * session that has session data. A project the caller does not have yet is empty
  * (the upload CLI asks before its first sync and retries a 404); another user's stays 403, and an
  * id that can never be a project stays 404 (§9).
  */
 export async function projectSessionSizes(ctx: Ctx, projectId: string): Promise<Record<string, number>> {
-  // An id that can never be a project stays a 404 (contract §9).
+  // An id that can never be a project stays a 404.
   if (!PROJECT_ID_RE.test(projectId)) throw projectNotFound(projectId);
   try {
     await requireReadableProject(ctx, projectId);

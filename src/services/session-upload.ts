@@ -1,4 +1,4 @@
-/** PUT of a session (contract §9): creates or replaces it, and its project when new, atomically. */
+/** PUT of a session: creates or replaces it, and its project when new, atomically. */
 import { writeContent } from '../data/content';
 import { isDuplicateKey, RetryTransaction } from '../data/errors';
 import { enqueueIndexWork } from '../data/outbox';
@@ -44,7 +44,7 @@ export async function upsertSession(
   cond: UploadConditions = {},
 ): Promise<UploadResult> {
   const sessionId = checkUploadPath(projectId, rawSessionId);
-  // Secrets go before anything is stored, logged or indexed (contract §14). The tag is taken over
+  // Secrets go before anything is stored, logged or indexed. The tag is taken over
   // what is stored, so re-sending the same original body is still a no-op. A large body is
   // prepared on a worker thread (src/offload), a small one here.
   const mode = ctx.deps.config.redactSecrets;

@@ -41,7 +41,7 @@ export interface SessionDto {
   startedAt: string;
   endedAt: string;
   metadata: SessionMetadata;
-  /** Secrets found per rule (contract §14); never a value. */
+  /** Secrets found per rule; never a value. */
   redactions: Array<{ rule: string; count: number }>;
   /** The user whose credential first created the session; null for sessions stored before teams. */
   uploadedBy: { id: string; name: string } | null;

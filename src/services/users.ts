@@ -16,7 +16,7 @@ export interface UserDto {
   createdAt: string;
 }
 
-/** What the console shows of the signed-in user (contract §10). */
+/** What the console shows of the signed-in user. */
 export interface AccountDto {
   id: string;
   email: string;

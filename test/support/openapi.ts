@@ -4,7 +4,7 @@ import type http from 'node:http';
 import { openApiDocument } from '../../src/rest/openapi/document';
 
 /**
- * The test suite's check that code and document cannot drift (contract §13): every response a
+ * The test suite's check that code and document cannot drift: every response a
  * test receives from the REST API (`/api/v1/*`, except GraphQL and the docs themselves) must be
  * described by GET /api/v1/openapi.json — its operation, its status, its media type, its body
  * (JSON Schema 2020-12, as OpenAPI 3.1 uses) and its documented headers. `rawRequest` in

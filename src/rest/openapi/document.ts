@@ -1,5 +1,5 @@
 /**
- * GET /api/v1/openapi.json (contract §13): the OpenAPI 3.1 document of every REST endpoint,
+ * GET /api/v1/openapi.json: the OpenAPI 3.1 document of every REST endpoint,
  * generated from the zod schemas of src/rest/schemas/. To describe a new endpoint, add one
  * `describe(registry, {...})` call below (and its schemas to src/rest/schemas/); the test suite
  * fails on any response of an operation that is not described here.

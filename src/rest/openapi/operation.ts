@@ -68,7 +68,7 @@ const IdempotencyKey = z.object({
 export function describe(registry: OpenAPIRegistry, op: Operation): void {
   const authenticated = op.auth !== 'none';
   // Any request can be malformed (a path that does not decode, a bad query) → 400.
-  // A cookie-authenticated write without the session's CSRF token (or from a foreign Origin) → 403 (§10);
+  // A cookie-authenticated write without the session's CSRF token (or from a foreign Origin) → 403 (the CSRF rule);
   // any write made with a read-only key → 403 `This key is read-only`.
   const csrf: ErrorStatus[] = op.auth === 'key' && op.method !== 'get' && op.method !== 'head' ? [403] : [];
   const common: ErrorStatus[] = op.auth === 'none' ? [400, 500, 503] : [400, 401, 429, 500, 503, ...csrf];

@@ -1,5 +1,5 @@
 /**
- * Building blocks of the REST schemas (contract §13): the zod instance extended with `.openapi()`,
+ * Building blocks of the REST schemas: the zod instance extended with `.openapi()`,
  * the `{success, data}` envelope, the error envelope, and the response headers every description
  * refers to. Every schema of src/rest/schemas/ is plain zod: it validates input where a router
  * uses it and it is what GET /api/v1/openapi.json is generated from.
@@ -20,7 +20,7 @@ export const ErrorEnvelope = z
     success: z.literal(false),
     error: z.string().openapi({ example: 'Project not found' }),
   })
-  .openapi('Error', { description: 'Every error of the REST API (contract §4). The message never carries a stack, SQL or a token.' });
+  .openapi('Error', { description: 'Every error of the REST API. The message never carries a stack, SQL or a token.' });
 
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
