@@ -6,9 +6,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { RedactMode } from '../redact';
 import type { SessionJson } from './archive';
-import { storedIndexOf } from './exchanges';
-import { redactUpload } from './redaction';
-import { contentDigestOf, sessionDataDigestOf, validateUpload, type PreparedUpload } from './upload';
+import { prepareValidUpload, validateUpload, type PreparedUpload } from './upload';
 
 export interface ImportParts {
   json: SessionJson;
@@ -36,14 +34,5 @@ export function prepareImportedSession(parts: ImportParts, mode: RedactMode): Pr
   valid.markdown = parts.markdown;
   valid.rawData = parts.raw;
   valid.sessionData = parts.sessionData ?? undefined;
-  const { upload, findings, sessionDataFindings } = redactUpload(valid, mode);
-  const sentDataDigest = upload.sessionData ? sessionDataDigestOf(upload.sessionData) : null;
-  return {
-    upload,
-    findings,
-    sessionDataFindings,
-    sentDataDigest,
-    contentDigest: contentDigestOf(upload.markdown, upload.rawData, sentDataDigest),
-    exchangeIndex: storedIndexOf(upload.markdown),
-  };
+  return prepareValidUpload(valid, mode);
 }

@@ -151,8 +151,13 @@ export interface PreparedUpload {
 }
 
 export function prepareUpload(body: unknown, mode: RedactMode): PreparedUpload {
-  // Secrets go before anything is stored, logged or indexed (contract §14).
-  const { upload, findings, sessionDataFindings } = redactUpload(validateUpload(body), mode);
+  // Secrets go before anything is stored, logged or indexed.
+  return prepareValidUpload(validateUpload(body), mode);
+}
+
+/** A validated upload, redacted, with its digests and stored exchange index (uploads and imports). */
+export function prepareValidUpload(valid: Parameters<typeof redactUpload>[0], mode: RedactMode): PreparedUpload {
+  const { upload, findings, sessionDataFindings } = redactUpload(valid, mode);
   const sentDataDigest = upload.sessionData ? sessionDataDigestOf(upload.sessionData) : null;
   return {
     upload,
