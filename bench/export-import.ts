@@ -1,6 +1,5 @@
 /**
- * Export and import throughput and footprint (README "Export, import and moving between
- * servers"), beside this machine's raw disk write rate (dd) and the database's write rate of 1 MiB
+ * Export and import throughput and footprint (docs/export-import.md), beside this machine's raw disk write rate (dd) and the database's write rate of 1 MiB
  * content chunks. A fresh database gets SIZE_MB of sessions (one of 45 MiB, the rest 4 MiB, each
  * with raw data), then: export to a file (MB/s, RSS added, the longest event-loop delay), import of
  * that file into a second fresh database (the same), and the two reference rates.

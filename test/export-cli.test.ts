@@ -1,6 +1,5 @@
 /**
- * The admin CLI's export, import and import-remote (README "Export, import and moving between
- * servers"): the same archive as GET /export, a non-zero exit when entries were reported, a
+ * The admin CLI's export, import and import-remote (docs/export-import.md): the same archive as GET /export, a non-zero exit when entries were reported, a
  * progress bar in a pseudo-terminal and plain lines otherwise, and a copy between two running
  * instances that resumes (a second run copies nothing).
  */

@@ -1,5 +1,5 @@
 /**
- * Export and import (README "Export, import and moving between servers"): the deterministic tar,
+ * Export and import (docs/export-import.md): the deterministic tar,
  * the byte-identical round trip into an empty server, verification against the manifest, conflicts,
  * foreign-owned projects and bad input.
  */

@@ -1,5 +1,5 @@
 /**
- * Imports run down the layers (README "Layout", ../shared/guides/architecture.md): the doors and
+ * Imports run down the layers (docs/development.md, "Layout"): the doors and
  * the composition root on top, then middleware, services, the search side and the worker-thread
  * pool, the data layer, and pure rules at the bottom. A module may import its own folder and any
  * folder below it, never one above it (that is how cycles such as services ↔ search start).

@@ -1,5 +1,5 @@
 /**
- * The export archive (README "Export and import"): a tar file whose bytes depend only on the data
+ * The export archive (docs/export-import.md): a tar file whose bytes depend only on the data
  * it holds. Paths, canonical JSON, entry times and sizes, and the checks an import makes of the
  * manifest and of each JSON file. Pure: the tar encoding itself is in src/services/exports.ts.
  */

@@ -1,5 +1,5 @@
 /**
- * Index work (search_outbox rows; see README "Search"). Ops: 'upsert' (session created or changed;
+ * Index work (search_outbox rows; see docs/search.md). Ops: 'upsert' (session created or changed;
  * 'upsert_large' when its markdown is too large to be indexed whole, so that it goes to the
  * worker's main lane), 'delete' (session deleted), 'delete_project' (sessionId null); 'reindex' is
  * written by a rebuild only (push the session whole, unchanged fragments included); 'compact'

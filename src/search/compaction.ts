@@ -1,5 +1,5 @@
 /**
- * Compaction (README "Search"): the sessions of the small recent index move into the main one in
+ * Compaction (docs/search.md): the sessions of the small recent index move into the main one in
  * bulk ('compact' outbox rows, claimed up to COMPACT_BATCH at once), which also retires their
  * recent copies; due every few minutes, or early when the recent index grows large.
  */

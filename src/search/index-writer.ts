@@ -1,5 +1,5 @@
 /**
- * Writing the indexes for claimed work (src/search/worker.ts, README "Search"): a session is
+ * Writing the indexes for claimed work (src/search/worker.ts, docs/search.md): a session is
  * re-read from the database and pushed (only documents whose hash changed), or removed when gone;
  * a project's deletion removes its documents; every filter names the owner (contract §16). Large
  * sessions' documents are built on a worker thread (src/offload). The writer waits until the

@@ -13,7 +13,7 @@
  * deletion) exists unclaimed by us: another worker holds it, or it waits for a retry. Writers
  * serialise on the session row before inserting their outbox row, so ids follow commit order.
  *
- * Two indexes (README "Search"): a write ('upsert') of a session indexed whole goes to the small
+ * Two indexes (docs/search.md): a write ('upsert') of a session indexed whole goes to the small
  * *recent* index, where an indexing batch costs little whatever the size of the archive; the
  * *main* index gets everything else, and the recent sessions in bulk every few minutes
  * ('compact' rows, queued by queueCompaction), which also retires their recent copies. Two loops
