@@ -1,4 +1,4 @@
-// `npm run schema:lint`: lints schema.graphql only (contract §13). graphql-eslint's
+// `npm run schema:lint`: lints schema.graphql only (docs/graphql.md). graphql-eslint's
 // schema-recommended set (naming conventions, no redundant prefixes, …) plus descriptions
 // required on every type, field, argument, enum value and directive.
 import graphqlPlugin from '@graphql-eslint/eslint-plugin';
@@ -10,7 +10,7 @@ export default [
     plugins: { '@graphql-eslint': graphqlPlugin },
     rules: {
       ...graphqlPlugin.configs['flat/schema-recommended'].rules,
-      // Off: the contract names `Session.sessionDataSize` (§15, client-compatible field names).
+      // Off: `Session.sessionDataSize` keeps the field name the upload clients use.
       '@graphql-eslint/no-typename-prefix': 'off',
       // Entities carry `id: ID!`; these are value objects (counts, pages, wrappers) with no identity
       // of their own. A new object type is either an entity or gets added here, deliberately.

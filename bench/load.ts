@@ -1,6 +1,7 @@
 /**
- * Contract §12/§16 under load, against the real server process (`tsx src/main.ts`) on a fresh
- * database, with both cores also kept busy by two CPU burners:
+ * Consistency and bounded work under load (docs/operations.md, "Consistency and load"), against
+ * the real server process (`tsx src/main.ts`) on a fresh database, with both cores also kept busy
+ * by two CPU burners:
  *   - 20 and 100 concurrent 5 MB uploads: acknowledged / refused busy / other, none half-written,
  *     peak service RSS;
  *   - a 48 MiB session: time to first byte of the markdown, RSS added by 20 concurrent readers;

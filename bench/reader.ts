@@ -1,5 +1,5 @@
 /**
- * The session reader on a 50 MB session (contract §10 "Large sessions"), against the real server
+ * The session reader on a 50 MB session (docs/rest.md, "The paged read of a session"), against the real server
  * process (`tsx src/main.ts`) on a fresh database:
  *   - what the console's reader asks when it opens (the session's fields, the first 200 entries of
  *     the table of contents, the first page of exchanges: three GraphQL queries in parallel, the

@@ -1,5 +1,5 @@
 /**
- * Search as you type (contract §10): what the console's search page costs per keystroke.
+ * Search as you type (docs/search.md): what the console's search page costs per keystroke.
  *
  *   npx tsx bench/search-typing.ts                    # 10k sessions
  *   npx tsx bench/search-typing.ts --sizes=10000,100000 --queries=100

@@ -1,5 +1,5 @@
 /**
- * Contract §16: the event-loop stall of one 45 MiB upload and of its indexing, against the real
+ * The event-loop stall of one 45 MiB upload and of its indexing, against the real
  * server process (`tsx src/main.ts`, search worker on, embedded Meilisearch) on a fresh database.
  * The stall is seen from outside as the slowest `/healthz` answer while the work runs (a ping
  * every 5 ms), so it bounds the longest time the service could not answer anyone.

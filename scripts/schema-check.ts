@@ -1,5 +1,5 @@
 /**
- * `npm run schema:check [-- --base <git ref>]` (contract §13): compares schema.graphql in the
+ * `npm run schema:check [-- --base <git ref>]` (docs/graphql.md): compares schema.graphql in the
  * working tree with the same file at a base commit, prints every change classified breaking /
  * dangerous / safe (GraphQL Inspector), and exits 1 when a change is breaking.
  *

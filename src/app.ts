@@ -28,7 +28,7 @@ import { usersRouter } from './rest/users';
 import { invitationLookupRouter, teamsRouter } from './rest/teams';
 import type { Deps } from './services/context';
 
-/** Rate limiting plugs in here (per user, after authentication; contract §5). */
+/** Rate limiting plugs in here (per user, after authentication). */
 export type { RateLimitHooks } from './http/rate-limit';
 
 export interface BuiltApp {
@@ -77,7 +77,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   // admission still applies (it reserves at most MAX_BODY_BYTES: an import holds one session at a time).
   const isImport = (req: Request) => req.method === 'POST' && /^\/import\/?$/i.test(req.path);
   const body = (req: Request, res: Response, next: NextFunction) => admit(req, res, () => (isImport(req) ? next() : parse(req, res, next)));
-  // GraphQL bodies have a limit of their own (contract §16: 1 MiB), not the upload limit.
+  // GraphQL bodies have a limit of their own (1 MiB), not the upload limit.
   const graphqlBody = jsonBody({ limit: deps.config.maxGraphqlBodyBytes, slow });
   const graphql = await createGraphqlRouter(deps, { auth, rateLimit: hooks.graphql ?? pass, body: graphqlBody });
 

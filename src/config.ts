@@ -70,7 +70,7 @@ export interface Config {
   shutdownGraceS: number;
   /** Secrets in uploads: masked (`on`), only reported (`report`), or left (`off`). */
   redactSecrets: RedactMode;
-  /** Self sign-up in the console (contract §10; default off). */
+  /** Self sign-up in the console (default off). */
   signupEnabled: boolean;
   /** Who may create teams: any user (`everyone`, default) or only instance admins (`admins`). */
   teams: 'everyone' | 'admins';
@@ -241,7 +241,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (given.MEILI_RECENT_URL && !given.MEILI_URL) {
     problems.push('MEILI_RECENT_URL needs MEILI_URL (without MEILI_URL both engines are embedded)');
   }
-  // Contract §16: any sender could then choose its own address (the failed-authentication limit).
+  // Any sender could then choose its own address (and escape the failed-authentication limit).
   if (given.TRUST_PROXY?.trim() === 'true') {
     problems.push(
       "TRUST_PROXY=true trusts any sender's X-Forwarded-For; list your proxies instead (addresses, CIDR ranges, loopback, linklocal, uniquelocal)",

@@ -65,7 +65,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
 
 export const unauthenticated = () => new AppError('UNAUTHENTICATED', MESSAGES.unauthenticated);
 export const forbidden = () => new AppError('FORBIDDEN', MESSAGES.forbidden);
-/** Another user's project (or a session in it): 403 naming the project (contract §4, §6). */
+/** Another user's project (or a session in it): 403 naming the project. */
 export const projectForbidden = (projectId: string) => new AppError('FORBIDDEN', MESSAGES.forbidden, { projectId });
 export const invalid = (message: string, details?: Record<string, unknown>) =>
   new AppError('VALIDATION_ERROR', message, details);
@@ -74,7 +74,7 @@ export const projectNotFound = (projectId: string) =>
 export const sessionNotFound = (sessionId: string, projectId?: string) =>
   new AppError('NOT_FOUND', MESSAGES.sessionNotFound, projectId ? { sessionId, projectId } : { sessionId });
 
-/** GraphQL `extensions.code` for each domain error (contract §6): body-level problems are validation errors. */
+/** GraphQL `extensions.code` for each domain error (docs/graphql.md): body-level problems are validation errors. */
 export const GRAPHQL_CODE: Record<ErrorCode, string> = {
   UNAUTHENTICATED: 'UNAUTHENTICATED',
   FORBIDDEN: 'FORBIDDEN',
@@ -101,7 +101,7 @@ export interface GraphqlErrorPlace {
 }
 
 /**
- * One entry of GraphQL's `errors` (contract §6), the one place its shape is written: the message,
+ * One entry of GraphQL's `errors`, the one place its shape is written: the message,
  * where it arose (when it arose while resolving), and `extensions` with the code and the ids the
  * error names (`projectId`, `sessionId`, …). Used for errors raised before Apollo (401, 429, body
  * problems: src/http/errors.ts), by the guards and for everything Apollo formats

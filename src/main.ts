@@ -61,7 +61,7 @@ async function main(): Promise<void> {
       process.exit(0);
     });
     // Idle keep-alive sockets would hold close() open; in-flight requests finish first, for at
-    // most SHUTDOWN_GRACE_S (contract §16): then what remains (a client trickling its body) is closed.
+    // most SHUTDOWN_GRACE_S: then what remains (a client trickling its body) is closed.
     server.closeIdleConnections();
     const idle = setInterval(() => server.closeIdleConnections(), 100);
     idle.unref();

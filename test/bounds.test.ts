@@ -1,5 +1,5 @@
 /**
- * Contract §16: bounded work per request. Each test reproduces a finding of the review first
+ * Bounded work per request. Each test reproduces a finding of the review first
  * (a 400 KB search query, 300,000 filter values, a GraphQL body over its own limit, automatic
  * persisted queries, an open /metrics) against a real app, MariaDB and Meilisearch.
  */

@@ -1,5 +1,6 @@
 /**
- * Contract §2 (amended PATCH project) and §15 as the real clients use them: requests built exactly
+ * PATCH project (the project's fields directly in `data`) and the upload CLI's endpoints as the
+ * real clients use them: requests built exactly
  * as the upload CLI and both SDKs build them (test/support/specstory-clients.ts).
  */
 import { startTestApp, type TestApp, type TestUser } from './support/app';
@@ -16,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
-describe('PATCH /api/v1/projects/{id}: the fields directly in data (contract §2, amended)', () => {
+describe('PATCH /api/v1/projects/{id}: the fields directly in data', () => {
   test.each([
     ['TypeScript SDK', tsSdk],
     ['Python SDK', pySdk],
@@ -46,7 +47,7 @@ describe('PATCH /api/v1/projects/{id}: the fields directly in data (contract §2
   });
 });
 
-describe('GET /api/v1/billing/entitlement (contract §15)', () => {
+describe('GET /api/v1/billing/entitlement (as the upload CLI reads it)', () => {
   test('what this server implements, as GetEntitlement decodes it', async () => {
     const r = await cliApi(app, a.token, 'GET', '/api/v1/billing/entitlement');
     expect(r.status).toBe(200);
@@ -65,7 +66,7 @@ describe('GET /api/v1/billing/entitlement (contract §15)', () => {
   });
 });
 
-describe('GET …/sessions/sizes before the first sync (contract §15)', () => {
+describe('GET …/sessions/sizes before the first sync', () => {
   test('a project the caller does not have yet → 200 with no sessions, and nothing is created', async () => {
     const r = await cliBare(app, a.token, 'GET', '/api/v1/projects/833c-d926-f753-7b4a/sessions/sizes');
     expect(r.status).toBe(200);

@@ -1,5 +1,5 @@
 /**
- * Cross-machine resume as the upload CLI drives it (contract §15, resume_client.go): the two
+ * Cross-machine resume as the upload CLI drives it (resume_client.go): the two
  * ?resumable=true lists, POST /search/resume with STX/ETX snippets across projects, and the
  * session data blob fetched for the resume itself.
  */

@@ -1,5 +1,5 @@
 /**
- * The upload CLI's sync (contract §15): the session data blob as a third content part, the sizes
+ * The upload CLI's sync (docs/upload-clients.md): the session data blob as a third content part, the sizes
  * it decides from, and a repeated sync that sends nothing. Requests are built as sync.go builds
  * them: Go's HTML-safe JSON escaping, gzip bodies, its User-Agent.
  */
@@ -190,7 +190,7 @@ describe('sessionData: kept byte-exact as a third content part', () => {
     const big = sid();
     // Mostly incompressible JSON text so that the blob really spans 8 MiB of chunks. Deterministic
     // (SHA-256 in counter mode), not random: random base64 now and then holds a run the secret
-    // redactor (contract §14) rightly masks, and the blob would not come back byte-exact.
+    // redactor rightly masks, and the blob would not come back byte-exact.
     const filler = deterministicBytes(5 * 1024 * 1024).toString('base64');
     const blob = JSON.stringify({ schemaVersion: '1.0', sessionId: big, exchanges: [{ text: `<&> ${filler}` }] });
     const sessionData = blob + ' '.repeat(8 * 1024 * 1024 - Buffer.byteLength(blob));

@@ -3,7 +3,7 @@ import * as contentStore from '../src/data/content';
 import { startTestApp, type TestApp, type TestResponse, type TestUser } from './support/app';
 
 /**
- * Contract §12: everything one response says about a session comes from one committed version,
+ * Everything one response says about a session comes from one committed version,
  * whatever runs concurrently; markdown and raw data stream with backpressure.
  */
 let app: TestApp;

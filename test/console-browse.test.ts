@@ -4,9 +4,9 @@ import { startTestApp, type TestApp } from './support/app';
 import { createUser } from '../src/services/users';
 
 /**
- * Console II in real Chromium against the real service, search engine included (contract §10, §6):
+ * Console II in real Chromium against the real service, search engine included (docs/console.md):
  * projects (icon, colour, counts, edit, delete with a confirmation naming what is lost), a
- * project's sessions with the §6 filters and orders in the URL, search as you type (debounced,
+ * project's sessions with the session filters and orders in the URL, search as you type (debounced,
  * keyboard, shareable URL, <mark> snippets, links named by display title, matching exchanges) and
  * the dashboard's charts with their text alternatives.
  *
@@ -263,7 +263,7 @@ const choice = (filter: string, value: string) => page.getByRole('group', { name
 
 const sessionLinks = () => page.getByRole('table', { name: 'Sessions' }).getByRole('link').allInnerTexts();
 
-test('a project\'s sessions: filters and orders of §6, in the URL, rows named by display title', step(() => rec, async () => {
+test('a project\'s sessions: filters and orders, in the URL, rows named by display title', step(() => rec, async () => {
   await page.getByRole('link', { name: 'Web app (renamed)', exact: true }).click();
   await heading('Web app (renamed)').waitFor();
   await page.getByRole('table', { name: 'Sessions' }).waitFor();

@@ -3,7 +3,7 @@ import { launchBrowser, newRecordedPage, seriousAxeViolations, step, type Record
 import { rawRequest, startTestApp, type TestApp } from './support/app';
 
 /**
- * The console's flows in real Chromium against the real service (contract §10, §11): first run,
+ * The console's flows in real Chromium against the real service (docs/console.md, docs/accounts.md): first run,
  * sign in and out, an API key created → copied → used → revoked, the upload CLI's device login
  * exactly as the CLI sends it, the account page, the admins' Users page. Every page is checked with
  * axe-core (no serious or critical violation), every request is recorded (none to another origin)

@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from './support/app';
 import { createUser } from '../src/services/users';
 
 /**
- * The session reader (contract §10) in real Chromium, by accessible names: heading = display
+ * The session reader (docs/console.md) in real Chromium, by accessible names: heading = display
  * title, metadata, table of contents of the exchanges, downloads, rename, tags, delete; a corpus
  * of hostile content in markdown, name, tags and metadata that would set `window.__pwned` and must
  * never run, with no request to another origin and no CSP violation; a large session read a

@@ -4,9 +4,9 @@ import { startTestApp, type TestApp } from './support/app';
 import { createUser } from '../src/services/users';
 
 /**
- * A project's sessions in the console (contract §10), in real Chromium: display titles, which
- * sessions the upload CLI can resume on another machine (§15: the session carries sessionData),
- * the redaction badge (§14: counts, never a value), hostile names shown as text, cursor paging,
+ * A project's sessions in the console (docs/console.md), in real Chromium: display titles, which
+ * sessions the upload CLI can resume on another machine (the session carries sessionData),
+ * the redaction badge (counts, never a value), hostile names shown as text, cursor paging,
  * no request to another origin, axe-core with no serious or critical violation.
  */
 

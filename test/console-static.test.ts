@@ -1,7 +1,7 @@
 import { startTestApp, type TestApp } from './support/app';
 
 /**
- * The web console's static serving (contract §10): index.html on every console route (history
+ * The web console's static serving: index.html on every console route (history
  * API fallback) and never cached stale, content-hashed assets cached for a year, a strict CSP,
  * nothing from another origin. `npm test` builds the console first (pretest → build:web).
  */

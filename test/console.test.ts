@@ -3,7 +3,7 @@ import { launchBrowser, newRecordedPage, seriousAxeViolations, type Recorded } f
 import { startTestApp, type TestApp } from './support/app';
 
 /**
- * The web console in real Chromium (contract §10, §11): routes and accessible names, no request to
+ * The web console in real Chromium (docs/console.md, docs/accounts.md): routes and accessible names, no request to
  * another origin, no CSP violation, axe-core with no serious or critical violation on each page.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Fault tolerance (contract §4 "503", §8): with the database unreachable every request answers
+ * Fault tolerance (docs/operations.md, "Database outages"): with the database unreachable every request answers
  * 503 quickly, /readyz says not ready, and the service recovers by itself once the database is
  * back; SIGTERM drains in-flight uploads. The service runs as its real process (`tsx src/main.ts`):
  * the mariadb driver can leave a rejected promise unhandled when the server dies mid-handshake, and
@@ -118,7 +118,7 @@ class ScratchMariaDb {
 
 const UNAVAILABLE = { success: false, error: 'Service temporarily unavailable' };
 // What this bound proves is "no hanging": without the watchdog a frozen database holds requests
-// for minutes. The contract's 1 s figure is what the service aims at (watchdog: 450 ms + a 400 ms
+// for minutes. Answering 503 within about 1 s is what the service aims at (watchdog: 450 ms + a 400 ms
 // probe); under a full parallel test run on 2 cores, scheduling alone can add seconds, so the
 // assertion leaves room for that rather than timing the machine.
 const FAIL_FAST_MS = 5000;
@@ -250,7 +250,7 @@ describe('database unreachable', () => {
     expect(put.status).toBe(201);
     expect((await server.request('GET', '/readyz')).status).toBe(200);
 
-    // Both cores busy with other work (contract §12: detected however busy the CPU is).
+    // Both cores busy with other work (an outage is detected however busy the CPU is).
     const burners = [0, 1].map(() => spawnTracked(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
     const refusedUploads: string[] = [];
     try {

@@ -2,7 +2,7 @@ import type * as mariadb from 'mariadb';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 
 /**
- * Batching (contract §6): a query over many projects and sessions costs a bounded number of SQL
+ * Batching: a query over many projects and sessions costs a bounded number of SQL
  * statements. Statements are counted at the driver: every query/execute that reaches the
  * mariadb pool (Prisma's adapter calls pool.execute / pool.query for reads and
  * connection.query / execute inside transactions; authentication uses pool.query). Counting in
@@ -14,7 +14,7 @@ let app: TestApp;
 let statements = 0;
 let counting = false;
 
-/** Opening and closing a read snapshot (contract §12) is not a data statement. */
+/** Opening and closing a read snapshot is not a data statement. */
 function isTransactionControl(sql: unknown): boolean {
   const text = typeof sql === 'string' ? sql : (sql as { sql?: string } | null)?.sql ?? '';
   return /^\s*(SET TRANSACTION|START TRANSACTION|COMMIT|ROLLBACK)\b/i.test(text);

@@ -3,7 +3,7 @@ import { launchBrowser, newRecordedPage } from './support/chromium';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 
 /**
- * The playground (contract §6): GraphiQL 5 (Monaco editors), bundled by Vite into dist/playground
+ * The playground (docs/graphql.md): GraphiQL 5 (Monaco editors), bundled by Vite into dist/playground
  * and served by the service itself, no token needed for the page or its assets, the Authorization
  * header set in GraphiQL's headers editor. Driven in real headless Chromium (.ci/run-chromium.sh
  * installs it when missing): the user's keystrokes go into the Monaco editors, Monaco's web workers

@@ -1,6 +1,6 @@
 import { startTestApp, type TestApp } from './support/app';
 
-/** The GraphQL budget (contract §5/§6): the limiter runs after authentication, per operation. */
+/** The GraphQL budget: the limiter runs after authentication, per operation. */
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp({ env: { RATE_LIMIT_GRAPHQL_PER_HOUR: '2' } });

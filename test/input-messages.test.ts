@@ -2,7 +2,7 @@ import { PROJECT_COLORS, PROJECT_ICONS } from '../src/services/projects';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 
 /**
- * The contract's exact 400 messages (§4, §9) for every input of both front doors, pinned before
+ * The documented exact 400 messages for every input of both front doors, pinned before
  * the hand-written validators were replaced by zod schemas (src/services/inputs.ts), so that the
  * move changes no message and no order of checks (validation before existence and ownership).
  * POST /keys and createApiKey are pinned in rest-input-schemas.test.ts. The upload body (PUT) is

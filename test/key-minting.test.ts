@@ -1,5 +1,5 @@
 /**
- * Contract §16, keys minted by keys: a key created with an expiring key expires no later than it,
+ * Keys minted by keys: a key created with an expiring key expires no later than it,
  * and revoking a key revokes every key created with it (at any depth).
  */
 import { startTestApp, type TestApp } from './support/app';

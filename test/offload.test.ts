@@ -1,5 +1,5 @@
 /**
- * Large inputs are handled off the event loop (contract §16): a session upload from 1 MiB up is
+ * Large inputs are handled off the event loop: a session upload from 1 MiB up is
  * parsed, validated, redacted and hashed on a worker thread, other large bodies are parsed there,
  * and the search worker builds a large session's index documents there. Each path must give
  * exactly what the inline path gives: same stored bytes, same findings, same 4xx messages, same

@@ -9,7 +9,7 @@ import { startTestApp, type TestApp, type TestUser } from './support/app';
 import { responseProblem } from './support/openapi';
 
 /**
- * Contract §13: GET /api/v1/openapi.json (a valid OpenAPI 3.1 document of every REST endpoint),
+ * GET /api/v1/openapi.json (a valid OpenAPI 3.1 document of every REST endpoint),
  * GET /api/v1/docs (a reference page served locally, working offline under a strict CSP), and
  * the suite's own check that responses match the document (test/support/openapi.ts).
  */

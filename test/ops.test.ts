@@ -1,5 +1,5 @@
 /**
- * Observability (contract §8, §9 "Operations"): request ids on every response and in the log
+ * Observability (docs/operations.md): request ids on every response and in the log
  * line, /metrics in Prometheus text (and off when METRICS_ENABLED=false), readiness.
  */
 import http from 'node:http';

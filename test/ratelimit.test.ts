@@ -1,5 +1,5 @@
 /**
- * Rate limits (contract §5, §9 "Rate limits"): per-user fixed one-hour windows, headers on every
+ * Rate limits (docs/operations.md, "Rate limits"): per-user fixed one-hour windows, headers on every
  * authenticated response, the 429 envelope, a budget shared across instances through Redis,
  * and the per-address guard against failed authentications.
  */
@@ -162,7 +162,7 @@ describe('client address behind a proxy (TRUST_PROXY)', () => {
     }
   });
 
-  it('IPv6 clients are counted per /64: another address of the same /64 shares the budget (contract §16)', async () => {
+  it('IPv6 clients are counted per /64: another address of the same /64 shares the budget', async () => {
     const app = await startTestApp({ env: { AUTH_FAILURE_LIMIT: '2' } });
     try {
       expect([await fail(app, '2001:db8:1:2::1'), await fail(app, '2001:db8:1:2:ffff::9'), await fail(app, '2001:db8:1:2:0:0:0:3')]).toEqual([401, 401, 429]);

@@ -1,5 +1,5 @@
 /**
- * Secret redaction end to end (contract §14): real MariaDB, Meilisearch and HTTP. Secrets of every
+ * Secret redaction end to end (docs/security.md): real MariaDB, Meilisearch and HTTP. Secrets of every
  * corpus format go in through JSON and gzip bodies (name, markdown, raw data, session data,
  * metadata); none comes back on any read path (REST JSON, markdown, raw, session data, lists,
  * GraphQL, search results and snippets, resume search) nor in the service log. Sizes stay, findings show per

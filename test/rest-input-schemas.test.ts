@@ -1,8 +1,8 @@
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 
 /**
- * Inputs parsed by the REST zod schemas (src/rest/schemas/) keep the contract's exact messages
- * (§4, §9). Pinned here for every input moved from a hand-written validator onto a schema.
+ * Inputs parsed by the REST zod schemas (src/rest/schemas/) keep the documented exact 400
+ * messages. Pinned here for every input moved from a hand-written validator onto a schema.
  */
 
 let app: TestApp;
@@ -30,7 +30,7 @@ describe('POST /keys', () => {
     ['a string expiresInDays', { name: 'k', expiresInDays: '3' }, 'Invalid type for expiresInDays: expected an integer'],
     ['expiresInDays 0', { name: 'k', expiresInDays: 0 }, 'Invalid value for expiresInDays: must be between 1 and 3650'],
     ['expiresInDays 3651', { name: 'k', expiresInDays: 3651 }, 'Invalid value for expiresInDays: must be between 1 and 3650'],
-  ])('%s → 400 with the contract message', async (_what, body, message) => {
+  ])('%s → 400 with the documented message', async (_what, body, message) => {
     const r = await post(body);
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ success: false, error: message });

@@ -145,7 +145,7 @@ describe('GET/PATCH/DELETE /api/v1/projects/{id}', () => {
     await new Promise((r) => setTimeout(r, 5));
     const r = await app.request('PATCH', '/api/v1/projects/gp', { token: a.token, body: { name: 'Renamed', icon: 'Bug', color: 'gray' } });
     expect(r.status).toBe(200);
-    // Contract §2 (amended): the fields directly in `data`, as both SDKs read them.
+    // The fields directly in `data`, as both SDKs read them.
     expect(Object.keys(r.body.data).sort()).toEqual(PROJECT_KEYS);
     expect(r.body.data).toMatchObject({ id: 'gp', name: 'Renamed', icon: 'Bug', color: 'gray', createdAt: before.createdAt });
     expect(r.body.data.updatedAt > before.updatedAt).toBe(true);

@@ -444,7 +444,7 @@ describe('lists', () => {
       success: true,
       data: { sessions: { [SID(1)]: 1, [SID(2)]: 2, [SID(3)]: 3, [SID(4)]: 4, [SID(5)]: 5, [SID(6)]: 6, [SID(7)]: 7 } },
     });
-    // A project not created yet: empty, not 404 (contract §15; the upload CLI asks before its first sync).
+    // A project not created yet: empty, not 404 (the upload CLI asks before its first sync).
     expect(await app.request('GET', '/api/v1/projects/nope-p/sessions/sizes', { token: a.token })).toMatchObject({
       status: 200,
       body: { success: true, data: { sessions: {} } },

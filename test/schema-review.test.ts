@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 /**
- * Schema review tools (contract §13): `npm run schema:check` in a scratch git repository, and
+ * Schema review tools (docs/graphql.md): `npm run schema:check` in a scratch git repository, and
  * `npm run schema:lint` on the real schema.graphql and on a copy missing descriptions.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Contract §16: a unit of search work that fails 10 times moves to search_outbox_dead (metric
+ * A unit of search work that fails 10 times moves to search_outbox_dead (metric
  * search_outbox_dead_total, `search outbox-retry`), and never holds back later work.
  */
 import crypto from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Contract §16: index work is scoped by owner and exact id. Project ids are case-sensitive
+ * Index work is scoped by owner and exact id. Project ids are case-sensitive
  * (`ACME-APP` and `acme-app` are two projects, possibly of two users) while the engine compares
  * filter strings without case: no delete, retirement or exclusion may reach another project's
  * (or another user's) entries.

@@ -194,7 +194,7 @@ describe('search filter expressions', () => {
     );
   });
 
-  test('index work names the owner and exact, case-free keys (contract §16)', () => {
+  test('index work names the owner and exact, case-free keys', () => {
     expect(keyOf('ACME-APP')).not.toBe(keyOf('acme-app'));
     expect(keyOf('ACME-APP')).toMatch(/^[0-9a-f]{40}$/);
     expect(ownedProjectFilter('u1', 'ACME-APP')).toBe(`userId = "u1" AND projectDigest = "${keyOf('ACME-APP')}"`);

@@ -7,7 +7,7 @@ import { createLoaders, SCAN_BUDGET_BYTES } from '../src/graphql/loaders';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 
 /*
- * The paged read of a session by exchange (contract §10 "Large sessions"): how a transcript is
+ * The paged read of a session by exchange (docs/rest.md): how a transcript is
  * split, and the REST and GraphQL reads with their bounds, ownership and versions.
  */
 

@@ -5,7 +5,7 @@ import { defineConfig } from 'vite';
 /**
  * The console: web/ → dist/web (index.html + content-hashed files under /assets/). Served by the
  * API process itself (src/http/console.ts). Nothing is inlined as a data: URL and no inline script
- * is emitted, so the strict CSP of contract §10 holds.
+ * is emitted, so the console's strict CSP holds.
  */
 export default defineConfig({
   root: import.meta.dirname,

@@ -223,7 +223,7 @@ export function sessionSizes(db: Sql, projectId: string): Promise<Array<{ id: st
 
 const NEWEST_FIRST = 'ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC';
 
-/** The user's sessions that carry session data (resumable; contract §15), newest first; one project's when given. */
+/** The user's sessions that carry session data (resumable by the upload CLI), newest first; one project's when given. */
 export function resumableSessions(db: Sql, scopes: readonly string[], projectId?: string): Promise<SessionRow[]> {
   const where = inScopes('s.userId', scopes);
   return projectId === undefined

@@ -30,7 +30,7 @@ export interface DbHandles {
   /** The driver pool under Prisma, shared: writes, transactions, the search worker and health checks use it. */
   pool: mariadb.Pool;
   /**
-   * Connections of their own for reads (contract §12: uploads can never starve reads). `reads`
+   * Connections of their own for reads (uploads can never starve reads). `reads`
    * and snapshots use it.
    */
   readPool: mariadb.Pool;

@@ -1,4 +1,4 @@
-/** Entity tags of sessions (contract §3, §9): what a tag covers, and how tags compare. Pure. */
+/** Entity tags of sessions: what a tag covers, and how tags compare. Pure. */
 import crypto from 'node:crypto';
 
 /** A weak tag over everything a client can read of the session. */

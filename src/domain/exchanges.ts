@@ -1,5 +1,5 @@
 /**
- * Exchanges of a SpecStory transcript (contract §10 "Large sessions"), as pure rules: the scanner
+ * Exchanges of a SpecStory transcript (docs/rest.md, "The paged read of a session"), as pure rules: the scanner
  * that finds them in the markdown's bytes, fed in any chunking, and the index it builds. The paged
  * read that uses it is src/services/exchanges.ts.
  *

@@ -14,5 +14,5 @@ export const WHOLE_MAX = 64 * 1024;
 /** The op of a session upsert, by the size of its markdown. */
 export const upsertOp = (markdownSize: number): OutboxOp => (markdownSize > WHOLE_MAX ? 'upsert_large' : 'upsert');
 
-/** A unit of work that failed this many times moves to search_outbox_dead (contract §16). */
+/** A unit of work that failed this many times moves to search_outbox_dead, so it never holds back later work. */
 export const MAX_ATTEMPTS = 10;

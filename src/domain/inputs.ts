@@ -1,6 +1,6 @@
 /**
- * The building blocks of every input schema (contract §4, §9) and the one translation of a
- * schema's first problem into the contract's 400 message. Plain zod, no I/O and no OpenAPI
+ * The building blocks of every input schema and the one translation of a
+ * schema's first problem into the documented 400 message. Plain zod, no I/O and no OpenAPI
  * extension (a block's description rides on zod's own `.meta()`, which the OpenAPI generator
  * reads), so that src/domain/upload.ts can use them on worker threads. src/services/inputs.ts
  * builds the front doors' schemas from these. Lengths count Unicode code points (as JSON

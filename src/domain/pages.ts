@@ -1,5 +1,5 @@
 /**
- * Every page-size bound of both front doors, in one place (contract §6, §9, §16). `def` is the
+ * Every page-size bound of both front doors, in one place. `def` is the
  * size when the client sends none.
  */
 export interface Bound {

@@ -3,7 +3,7 @@ import { hash, verify } from '@node-rs/argon2';
 import { invalid } from '../errors';
 
 /**
- * Passwords (contract §10): argon2id through @node-rs/argon2 with its defaults (argon2id,
+ * Passwords: argon2id through @node-rs/argon2 with its defaults (argon2id,
  * m = 19 MiB, t = 2, p = 1: OWASP's minimum recommendation), stored as PHC strings.
  */
 export const PASSWORD_MIN = 10;

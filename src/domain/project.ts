@@ -1,4 +1,4 @@
-/** What a project is, without I/O (contract §2). */
+/** What a project is, without I/O. */
 
 export const PROJECT_ICONS = [
   'Code2', 'Terminal', 'Bot', 'Brain', 'Sparkles', 'Database', 'GitBranch', 'Bug', 'FolderKanban', 'Folder',

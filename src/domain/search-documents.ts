@@ -6,7 +6,7 @@ import { ExchangeScanner } from './exchanges';
  * From a session row and its markdown to search documents.
  *
  * Every session has one *session document* (chunk 0) on which a query must match as a whole: every
- * query word has to be somewhere in the session, not in one piece of it (contract §9).
+ * query word has to be somewhere in the session, not in one piece of it.
  * - A small session (up to WHOLE_MAX characters, and few enough words for the engine's 65,535
  *   positions per attribute) is that one document: its whole markdown is its `content`, so
  *   phrases, proximity and snippets work on the real text.
@@ -60,7 +60,7 @@ export interface SessionDocument {
   /** Epoch milliseconds. */
   createdAt: number;
   hasGitBranches: boolean;
-  /** sessions.contentDigest when pushed: a hit whose stored session changed since is stale (contract §16). */
+  /** sessions.contentDigest when pushed: a hit whose stored session changed since is stale. */
   contentDigest: string;
   /** The whole markdown (small session), a fragment of it (chunk > 0), or empty. */
   content: string;
@@ -134,7 +134,7 @@ export interface IndexableSession {
 export const sessionKeyOf = (projectId: string, sessionId: string) => `${projectId}/${sessionId}`;
 
 /**
- * An exact key for engine filters (contract §16). The engine compares filter strings without
+ * An exact key for engine filters. The engine compares filter strings without
  * case, while project ids are case-sensitive (`ACME-APP` and `acme-app` may be two users'):
  * lower-case hex of a SHA-256 has no case to lose, and is short (long facet strings are cut).
  */

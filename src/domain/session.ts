@@ -1,11 +1,11 @@
 /**
- * What a session is, without I/O (contract §3, §10). The web console imports this file too: it
+ * What a session is, without I/O. The web console imports this file too: it
  * must not import Node modules.
  */
 
 /** Session ids are UUIDs, accepted in any case and stored lower-case. */
 export const SESSION_ID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The display title (contract §10): the user's title, else the client's `metadata.title`, else the name. */
+/** The display title: the user's title, else the client's `metadata.title`, else the name. */
 export const displayTitle = (s: { userTitle?: string | null; name: string; metadata: { title?: string | null } }): string =>
   s.userTitle || s.metadata.title || s.name;

@@ -1,4 +1,4 @@
-/** Text as the contract measures it (§9): lengths count Unicode code points, not UTF-16 units. */
+/** Text as the API measures it: lengths count Unicode code points, not UTF-16 units. */
 export const codePoints = (s: string): number => {
   let n = 0;
   for (const _ of s) n++;

@@ -9,7 +9,7 @@ import { hasLoneSurrogate } from './text';
 import { isPlainObject } from './validation';
 
 /**
- * An upload's body turned into what is stored (contract §2, §14, §15): validated, secrets
+ * An upload's body turned into what is stored: validated, secrets
  * redacted, digests taken. Pure CPU work with no I/O, so that a large body can be prepared on a
  * worker thread (src/offload) while the event loop keeps serving.
  */
@@ -53,7 +53,7 @@ export interface ValidUpload {
   meta: StoredMetaJson;
 }
 
-/** `metadata`'s documented fields (contract §2): in this order, before any extra key. */
+/** `metadata`'s documented fields (docs/rest.md): in this order, before any extra key. */
 const KnownMetadata = z.object(
   {
     ...(Object.fromEntries(DOC_STRING_FIELDS.map((f) => [f, text(`metadata.${f}`, 0, 255).nullish()])) as Record<(typeof DOC_STRING_FIELDS)[number], z.ZodOptional<z.ZodNullable<ReturnType<typeof text>>>>),
@@ -107,7 +107,7 @@ const Metadata = z
 const DATE_TIME = { format: 'date-time', example: '2024-01-15T10:30:00.000Z' };
 
 /**
- * The upload body (contract §2, §15), as sent by the upload CLI, the SDKs and the console. Unknown
+ * The upload body, as sent by the upload CLI, the SDKs and the console. Unknown
  * top-level fields (clients send `projectId`) are ignored; the path wins.
  */
 export const UploadInput = body({
@@ -121,7 +121,7 @@ export const UploadInput = body({
   sessionData: content('sessionData', false)
     .nullish()
     .transform((v) => (v ? bytesOf(v) : undefined))
-    .meta({ description: 'The upload CLI’s resume blob, kept byte-exact; absent, null or "" keeps the stored one (§15).' }),
+    .meta({ description: 'The upload CLI’s resume blob, kept byte-exact; absent, null or "" keeps the stored one.' }),
   projectName: text('projectName', 1, 255)
     .nullish()
     .transform((v) => v ?? undefined)

@@ -6,7 +6,10 @@ import { createLoaders, type Loaders } from './loaders';
 export interface GraphqlContext {
   ctx: Ctx;
   loaders: Loaders;
-  /** A query reads one snapshot (contract §12); a mutation reads what it has just written. */
+  /**
+   * A query reads one snapshot (everything one response says comes from one committed version);
+   * a mutation reads what it has just written.
+   */
   readFromSnapshot(): void;
   release(): Promise<void>;
 }

@@ -24,7 +24,7 @@ import { GRAPHQL_PAGE } from '../domain/pages';
 import { READ_ONLY_MESSAGE } from '../domain/scopes';
 
 /**
- * Guards run after validation and before execution (contract §6, §9 "GraphQL errors").
+ * Guards run after validation and before execution (docs/graphql.md, "Errors and limits").
  * Depth: the root field is 1; fragments count where they are spread; introspection fields
  * (`__schema`, `__type` and below) are exempt from depth (the standard introspection query nests
  * `ofType` deeper than any data query may go) but not from cost. Cost: 1 per field

@@ -7,7 +7,7 @@ import type { SessionKey, SessionOrder, SessionRow } from '../services/sessions'
 import * as stats from '../services/stats';
 import { invalid } from '../errors';
 
-/** Contract §16: one GraphQL response carries at most this much session content. */
+/** One GraphQL response carries at most this much session content. */
 export const CONTENT_BUDGET_BYTES = 64 * 1024 * 1024;
 
 /** Markdown one operation may make the service split into exchanges (indexes not cached yet). */
@@ -35,7 +35,7 @@ export interface Loaders {
   chargeContent(bytes: number): void;
   /**
    * Charges `bytes` of markdown to scan for exchange indexes not built yet; over SCAN_BUDGET_BYTES
-   * per operation → VALIDATION_ERROR (bounded work per request, contract §16).
+   * per operation → VALIDATION_ERROR (bounded work per request).
    */
   chargeScan(bytes: number): void;
   projectSessions(filters: SessionFilters, order: SessionOrder, limit: number): DataLoader<string, SessionRow[]>;

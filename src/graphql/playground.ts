@@ -3,7 +3,7 @@ import path from 'node:path';
 import express, { Router, type Request, type Response } from 'express';
 
 /**
- * The GraphiQL playground (contract §6), served entirely by this service (no CDN, works offline):
+ * The GraphiQL playground (docs/graphql.md), served entirely by this service (no CDN, works offline):
  * GraphiQL 5 with its Monaco editors, bundled by Vite from web/playground into dist/playground
  * (`npm run build:web`). The page is that build's index.html; its content-hashed scripts, styles
  * and Monaco's web workers are under /api/v1/graphql/assets/. The page and its assets need no

@@ -254,7 +254,7 @@ export function admission(limits: AdmissionLimits) {
 }
 
 /**
- * Contract §16, slow and abandoned clients: a response sent before its request's body was read
+ * Slow and abandoned clients: a response sent before its request's body was read
  * closes the connection (`Connection: close`; Node then ends the socket once the response is
  * out), so a client trickling a body it was refused cannot keep the socket.
  */

@@ -10,7 +10,7 @@ import { roleOf } from '../services/users';
 import { READ_ONLY_MESSAGE } from '../domain/scopes';
 import './types';
 
-/** Hook run when authentication fails (the brute-force guard of contract §5 plugs in here). */
+/** Hook run when authentication fails (the brute-force guard against failed authentications plugs in here). */
 export type AuthFailureHook = (req: Request) => Promise<void>;
 
 export const CSRF_HEADER = 'x-csrf-token';
@@ -39,7 +39,7 @@ const sameSecret = (a: string, b: string) => {
 };
 
 /**
- * The CSRF rule of contract §10 for cookie-authenticated requests: anything but GET/HEAD must
+ * The CSRF rule for cookie-authenticated requests (docs/accounts.md): anything but GET/HEAD must
  * carry `X-CSRF-Token` equal to the session's token and, when `Origin` is present, come from the
  * service's own origin; else 403 `Invalid CSRF token`. Runs before the body is read: a refused
  * request writes nothing.
@@ -108,7 +108,7 @@ const READS_BY_POST = new Set(['/search/resume']);
 
 /**
  * A read-only key (scopes ["read"]) may read but never write: any other method than GET/HEAD on
- * the REST API → 403 `This key is read-only`, before the body is read (contract order: after
+ * the REST API → 403 `This key is read-only`, before the body is read (and after
  * authentication and the rate limit).
  */
 export function refuseWritesOfReadOnlyKeys(req: Request, _res: Response, next: NextFunction): void {

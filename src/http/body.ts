@@ -210,7 +210,7 @@ export function jsonBody(options: JsonBodyOptions) {
       return next();
     }
     if (!req.is('application/json')) return next(invalid('Content-Type must be application/json'));
-    // The contract allows only gzip and identity.
+    // Only gzip and identity are accepted (docs/rest.md).
     const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     if (encoding !== 'gzip' && encoding !== 'identity') {
       return next(new AppError('UNSUPPORTED_MEDIA_TYPE', MESSAGES.unsupportedEncoding));

@@ -11,7 +11,7 @@ import type { Logger } from '../logger';
  * Strict CSP: everything from this origin only, no inline script, no framing.
  */
 
-/** The routes of §10 that the SPA renders (plus /dashboard, §10's dashboard); any other path keeps the API's JSON 404. */
+/** The routes that the SPA renders (docs/console.md; plus /dashboard); any other path keeps the API's JSON 404. */
 const CONSOLE_ROUTES = [
   /^\/$/,
   /^\/sign-in$/,

@@ -18,7 +18,7 @@ const IDLE_CLOSE_MS = 5000;
 const WITHOUT_DB = new Set(['/healthz', '/metrics']);
 
 /**
- * Tells "the database is unreachable" from "the database is busy" (contract §12: 503 only for the
+ * Tells "the database is unreachable" from "the database is busy" (503 only for the
  * first; a healthy database under a burst is waited for). While requests are in flight, a
  * connection of its own, outside the pools, pings the database every TICK_MS. The database is
  * unreachable when a ping or a fresh connection fails (refused, reset) or stays unanswered for

@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key on PUT and POST (contract §15; both SDKs send it on writes when asked): the
+ * Idempotency-Key on PUT and POST (docs/upload-clients.md; both SDKs send it on writes when asked): the
  * first response to a key is kept for 24 hours per user, method and path (table idempotency_keys)
  * and a repeat of the same request gets it back without acting again; the same key, method and
  * path with another request → 422. The same key on another method or path is another key: both

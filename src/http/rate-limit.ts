@@ -64,7 +64,7 @@ export interface RateLimitHandles extends RateLimitHooks {
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
-/** X-RateLimit-* of contract §5: Reset is UTC epoch seconds, rounded up. */
+/** X-RateLimit-* (docs/operations.md, "Rate limits"): Reset is UTC epoch seconds, rounded up. */
 function setHeaders(res: Response, limit: number, r: RateLimiterRes, rejected: boolean): void {
   res.setHeader('X-RateLimit-Limit', String(limit));
   res.setHeader('X-RateLimit-Remaining', String(rejected ? 0 : Math.max(0, limit - r.consumedPoints)));
@@ -80,7 +80,7 @@ function rateLimited(r: RateLimiterRes): AppError {
 
 /**
  * Per-user fixed one-hour windows (REST and GraphQL budgets apart), and a per-address guard
- * against failed authentications (contract §5 and §9). With Redis the counts are shared by every
+ * against failed authentications. With Redis the counts are shared by every
  * instance (keys prefixed with the namespace); without it, each process counts in memory.
  * When Redis is unreachable, an in-memory limiter stands in (counts per instance) rather than
  * failing requests.

@@ -10,7 +10,7 @@ import * as tasks from './tasks';
 import type { DocumentBatches } from './tasks';
 
 /**
- * CPU-heavy work on large inputs, off the event loop (contract §16: one upload must not stall
+ * CPU-heavy work on large inputs, off the event loop (one upload must not stall
  * everyone else). Bodies and sessions from OFFLOAD_MIN_BYTES up run on a small pool of worker
  * threads (piscina); smaller ones run inline, where a thread hop would cost more than it saves.
  */

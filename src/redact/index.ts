@@ -1,5 +1,5 @@
 /**
- * Server-side secret redaction (contract §14). A small pure API, callable from wherever the
+ * Server-side secret redaction (docs/security.md). A small pure API, callable from wherever the
  * upload path runs (main thread or a worker):
  *
  *   redact(text | buffer) → { output, findings, count }

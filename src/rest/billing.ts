@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { ok } from './context';
 
 /**
- * GET /billing/entitlement (contract §15): what this server implements, in the shape the upload
+ * GET /billing/entitlement: what this server implements, in the shape the upload
  * CLI reads. It hides every feature that is false; resume is implemented here, the others are
  * features of the hosted service this server does not have.
  */

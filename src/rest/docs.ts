@@ -5,7 +5,7 @@ import { AppError, MESSAGES } from '../errors';
 import { openApiDocument } from './openapi/document';
 
 /**
- * GET /api/v1/openapi.json and GET /api/v1/docs (contract §13), without a token. The reference
+ * GET /api/v1/openapi.json and GET /api/v1/docs (docs/rest.md), without a token. The reference
  * page is Scalar's standalone bundle, served from node_modules (no CDN: it works offline), booted
  * by a script file of ours (no inline script), under a CSP allowing this origin only.
  */

@@ -7,7 +7,7 @@ import { ctxOf, ok } from './context';
 export function projectsRouter(deps: Deps): Router {
   const r = Router();
   r.get('/projects', async (req, res) => {
-    // ?resumable=true (contract §15): projects with resumable sessions, their summaries inline.
+    // ?resumable=true (the upload CLI's resume): projects with resumable sessions, their summaries inline.
     if (resumableParam(req.query.resumable)) {
       res.json(ok(await resumableProjects(ctxOf(req, deps))));
       return;
@@ -23,7 +23,7 @@ export function projectsRouter(deps: Deps): Router {
     res.json(ok({ project: await projects.getProject(ctxOf(req, deps), req.params.projectId) }));
   });
   r.patch('/projects/:projectId', async (req, res) => {
-    // Contract §2 (amended): the project's fields directly in `data`, as both SDKs read them.
+    // The project's fields directly in `data`, as both SDKs read them.
     res.json(ok(await projects.updateProject(ctxOf(req, deps), req.params.projectId, req.body)));
   });
   r.delete('/projects/:projectId', async (req, res) => {

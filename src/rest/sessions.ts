@@ -122,7 +122,7 @@ export function sessionsRouter(deps: Deps): Router {
   });
 
   r.get(`${base}/:sessionId`, async (req, res) => {
-    // No Accept (or */*) → JSON; none of the three types → 406, before existence (contract §4 order).
+    // No Accept (or */*) → JSON; none of the three types → 406, checked before whether the session exists.
     const wanted = req.accepts(PRODUCIBLE);
     if (!wanted) throw new AppError('NOT_ACCEPTABLE', MESSAGES.notAcceptable);
     await onSnapshot(req, deps, async (ctx, snap) => {
@@ -161,7 +161,7 @@ export function sessionsRouter(deps: Deps): Router {
     });
   });
 
-  // The paged read by exchange (contract §10 "Large sessions"): one snapshot, like every read.
+  // The paged read by exchange (docs/rest.md, "The paged read of a session"): one snapshot, like every read.
   r.get(`${base}/:sessionId/exchanges`, async (req, res) => {
     const { offset, limit, content } = parseInput(ExchangesQuery, req.query);
     await onSnapshot(req, deps, async (ctx, snap) => {

@@ -6,7 +6,7 @@ import { ownOrigin } from '../http/auth';
 import { createUser, getAdminUser, listUsers, setUserDisabled } from '../services/users';
 import { ctxOf, ok } from './context';
 
-/** The admins' Users page (contract §10): list, create, reset link, disable / enable. */
+/** The admins' Users page of the console: list, create, reset link, disable / enable. */
 export function usersRouter(deps: Deps): Router {
   const r = Router();
   const { db } = deps;

@@ -36,7 +36,7 @@ export function deferredRows(
 ): Set<number> {
   const claimed = new Set(rows.map((r) => r.id));
   // A row waiting for a retry is held by no worker: work that re-reads the database may pass it
-  // (contract §16: a failing unit never holds back later work), except a project's deletion,
+  // (a failing unit never holds back later work), except a project's deletion,
   // which is applied as such, not from the database's state.
   const blockers = older.filter((o) => !claimed.has(o.id) && (!o.waiting || o.op === 'delete_project'));
   const deferred = new Set<number>();

@@ -12,7 +12,7 @@ export const indexUidOf = (namespace: string) => `${namespace}_sessions_v${INDEX
 export const recentUidOf = (mainUid: string) => `${mainUid}_recent`;
 /**
  * Indexes of earlier layouts (and their recent indexes), deleted once the current one exists.
- * v3 (contract §16): exact, case-free keys (`sessionDigest`, `projectDigest`) for every filter.
+ * v3: exact, case-free keys (`sessionDigest`, `projectDigest`) for every filter.
  */
 export const legacyIndexUidsOf = (namespace: string) => [
   `${namespace}_sessions`,
@@ -68,7 +68,7 @@ export const INDEX_SETTINGS = {
   // prefixSearch stays at the engine's default ('indexingTime'), although its prefix databases
   // are most of the cost of a small update (at 20k sessions ~750 ms of a ~1 s one-session update,
   // growing with the index): 'disabled' turns prefix matching off altogether in Meilisearch 1.21,
-  // and contract §7 requires it on the last query word. BENCHMARKS.md has the figures of both.
+  // and search as you type needs it on the last query word (docs/search.md). BENCHMARKS.md has the figures of both.
   // Transcripts are full of inline HTML and JSX; without these, a word glued to a tag
   // (`<b>word</b>`) is not a word of its own and cannot be found.
   separatorTokens: ['<', '>', '</', '/>'],

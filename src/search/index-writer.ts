@@ -1,7 +1,7 @@
 /**
  * Writing the indexes for claimed work (src/search/worker.ts, docs/search.md): a session is
  * re-read from the database and pushed (only documents whose hash changed), or removed when gone;
- * a project's deletion removes its documents; every filter names the owner (contract §16). Large
+ * a project's deletion removes its documents; every filter names the owner. Large
  * sessions' documents are built on a worker thread (src/offload). The writer waits until the
  * engines applied the work, so that a claim is only released once its work is in the index.
  */
@@ -18,7 +18,7 @@ import { ownedProjectFilter, ownedSessionsFilter } from './filter';
 import { isEngineUnreachable } from './http-client';
 
 export interface SessionRef {
-  /** The owner: every filter the worker sends names it (contract §16). */
+  /** The owner: every filter the worker sends names it, so work never reaches another user's entries. */
   userId: string;
   projectId: string;
   sessionId: string;
@@ -227,8 +227,8 @@ export class IndexWriter {
           const markdown = content.get(key) ?? Buffer.alloc(0);
           let ids: Set<string>;
           if (Array.isArray(markdown)) {
-            // A large session: its documents are built and serialised on a worker thread (contract
-            // §16), then pushed batch by batch (1 MiB each, as bytes) behind what is already queued.
+            // A large session: its documents are built and serialised on a worker thread (off
+            // the event loop), then pushed batch by batch (1 MiB each, as bytes) behind what is already queued.
             await flush();
             const built = await this.offload.documents({ row, markdown, syncedAt, have, force: Boolean(force), batchBytes: 1024 * 1024 });
             const [conn, uid, uids] = to === 'main' ? [this.conn, this.indexUid, tasks] : [this.recentConn, this.recentUid, recentTasks];

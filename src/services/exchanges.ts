@@ -9,7 +9,7 @@ import { decodeStoredIndex, ExchangeScanner, STORED_INDEX_FROM, type ExchangeEnt
 export { EXCHANGE_MAX_BYTES, ExchangeScanner, TITLE_MAX, type ExchangeEntry, type ExchangeIndex, type ScanState } from '../domain/exchanges';
 
 /**
- * The paged read of a session's markdown, by exchange (contract §10 "Large sessions": the reader
+ * The paged read of a session's markdown, by exchange (docs/rest.md, "The paged read of a session": the reader
  * shows the first exchange of a 50 MB session without downloading all of it).
  *
  * An *exchange* of a SpecStory transcript is a user turn (`_**User**_`, `_**User (…)**_` on a line
@@ -27,7 +27,7 @@ export { EXCHANGE_MAX_BYTES, ExchangeScanner, TITLE_MAX, type ExchangeEntry, typ
  * The index of a version (offsets, sizes, titles) is computed once from the stored chunks, read
  * one 1 MiB chunk at a time, and kept in a small in-process cache keyed by the session's content
  * digest. With the service's worker pool (src/offload) the chunks are scanned there, SCAN_SEGMENT
- * bytes per task, the scanner's state going along (contract §16: the first open of a 50 MB session
+ * bytes per task, the scanner's state going along (the first open of a 50 MB session
  * must not hold the event loop); without it, here, yielding to the event loop every SCAN_SLICE; a page then reads only
  * the byte range of its exchanges (`SUBSTRING` of the chunk rows that hold it). The scanner
  * itself is pure: src/domain/exchanges.ts.
@@ -81,7 +81,7 @@ async function buildIndex(db: Sql, projectId: string, sessionId: string, markdow
   }
   const scanner = new ExchangeScanner();
   for await (const chunk of contentChunks(db, projectId, sessionId, 'markdown')) {
-    // A quarter of a chunk at a time, yielding in between: the event loop stays free (§16).
+    // A quarter of a chunk at a time, yielding in between: the event loop stays free.
     for (let off = 0; off < chunk.length; off += SCAN_SLICE) {
       scanner.feed(chunk.subarray(off, off + SCAN_SLICE));
       await new Promise((r) => setImmediate(r));

@@ -1,7 +1,7 @@
 import { AppError, MESSAGES } from '../errors';
 
 /**
- * One request's write work, as the database watchdog sees it (contract §12: a request answered
+ * One request's write work, as the database watchdog sees it (a request answered
  * 503 has written nothing and never writes afterwards). The watchdog aborts a request it answers;
  * an aborted request's transaction refuses to commit and rolls back. Once a COMMIT is on its way
  * the request can no longer be aborted: its answer waits for the commit's outcome instead.

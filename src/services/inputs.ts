@@ -1,6 +1,6 @@
 /**
- * The inputs of both front doors as zod schemas, with one translation to the contract's exact
- * 400 messages (§4, §9): every building block (below, and the shared ones in src/domain/inputs.ts)
+ * The inputs of both front doors as zod schemas, with one translation to the documented
+ * 400 messages: every building block (below, and the shared ones in src/domain/inputs.ts)
  * states its messages, and `parseInput` turns the first problem (fields are checked in the order
  * the schema lists them) into the VALIDATION_ERROR. The same schemas describe the REST API: src/rest/schemas/ and
  * src/rest/openapi/ build GET /api/v1/openapi.json from them. Lengths count Unicode code points
@@ -81,7 +81,7 @@ export function intRange(field: string, min: number, max: number, message = `Inv
 }
 
 // ------------------------------------------------------------------------------------------
-// Projects (§2)
+// Projects
 
 export const ProjectIcon = choice('icon', PROJECT_ICONS).openapi('ProjectIcon', { description: 'Case-sensitive; default `Code2`.' });
 export const ProjectColor = choice('color', PROJECT_COLORS).openapi('ProjectColor', { description: 'Case-sensitive; default `blue`.' });
@@ -129,7 +129,7 @@ export const UpdateProjectInput = body({
   .openapi('UpdateProject', { description: 'Any of `name`, `icon`, `color` (null `icon` or `color`: unchanged); nothing to change is a 400.' });
 
 // ------------------------------------------------------------------------------------------
-// Sessions (§3)
+// Sessions
 
 /** At most this many items in each list of a session's metadata (tags, models, branches). */
 export const MAX_LIST_ITEMS = 200;
@@ -176,7 +176,7 @@ export const ExchangeArgs = z.object({
 });
 
 // ------------------------------------------------------------------------------------------
-// Session filters (§6, §16)
+// Session filters
 
 const filterList = (field: string) =>
   z.array(z.string()).max(MAX_FILTER_VALUES, { error: `Invalid value for ${field}: at most ${MAX_FILTER_VALUES} values` }).nullish();
@@ -196,7 +196,7 @@ function filterDate(field: string) {
 const TIME_FILTER_NAMES = Object.keys(TIME_FILTERS);
 
 /**
- * `SessionFilters` (GraphQL) with the bounds and messages of §16, checked in this order; the
+ * `SessionFilters` (GraphQL) with its bounds (bounded work per request) and messages, checked in this order; the
  * canonical form is then src/domain/filters.ts's (`filtersOf` does both).
  */
 export const SessionFiltersArg = z
@@ -231,15 +231,15 @@ export const SessionFiltersArg = z
   })
   .nullish();
 
-/** Filters as clients send them → checked (400 with the contract's message) → canonical. */
+/** Filters as clients send them → checked (400 with the documented message) → canonical. */
 export function filtersOf(input: SessionFiltersInput | null | undefined, now = new Date()): SessionFilters {
   return normalizeFilters(parseInput(SessionFiltersArg, input), now);
 }
 
 // ------------------------------------------------------------------------------------------
-// Search (§7, §16)
+// Search
 
-/** Contract §16: a query's work (engine, highlighter) is bounded by these. */
+/** A query's work (engine, highlighter) is bounded by these: bounded work per request. */
 export const MAX_QUERY_CHARS = 512;
 export const MAX_QUERY_WORDS = 32;
 
@@ -263,11 +263,11 @@ export const SearchArgs = z.object({
 });
 
 /**
- * POST /search/resume (§15): the upload CLI's resume search. The query's own bounds are
+ * POST /search/resume: the upload CLI's resume search. The query's own bounds are
  * SearchArgs' (checked by the search itself); a null `projectId` searches every project.
  */
-/** `?resumable=` (§15): absent or `false` → every session, `true` → resumable ones only. */
-export const ResumableParam = queryBoolean('resumable', false).openapi({ description: '`true`: only what can be resumed (sessions with `sessionData`, §15).' });
+/** `?resumable=` (the upload CLI's resume): absent or `false` → every session, `true` → resumable ones only. */
+export const ResumableParam = queryBoolean('resumable', false).openapi({ description: '`true`: only what can be resumed (sessions with `sessionData`, the upload CLI\'s resume blob).' });
 
 export const ResumeSearchInput = body({
   query: z
@@ -277,7 +277,7 @@ export const ResumeSearchInput = body({
 }).openapi('ResumeSearch', { description: 'Words the session must contain (1–512 characters, at most 32 different words).' });
 
 // ------------------------------------------------------------------------------------------
-// Stats (§6)
+// Stats
 
 /** GraphQL `analytics(timeRange)`: a closed range of `createdAt`. */
 export const TimeRangeInput = z
@@ -294,7 +294,7 @@ export const DaysArg = intRange('days', PAGES.days.min, PAGES.days.max);
 export const FacetLimitArg = intRange('limit', PAGES.facets.min, PAGES.facets.max);
 
 // ------------------------------------------------------------------------------------------
-// API keys (§1, §9)
+// API keys
 
 /** `POST /keys` and GraphQL `createApiKey`. */
 const scopesMessage = 'Invalid value for scopes. Must be ["read"] or ["read", "write"]';

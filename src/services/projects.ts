@@ -30,7 +30,7 @@ export interface ProjectDto {
   sessionCount: number;
   totalMarkdownSize: number;
   lastActivity: string;
-  /** = lastActivity (client-compatible: the upload CLI reads this name; contract §15). */
+  /** = lastActivity (client-compatible: the upload CLI reads this name). */
   lastUpdated: string;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Cross-machine resume for the upload CLI: the sessions that carry session data
- * ("resumable"), listed per project and across projects, and found by the search of §7 with
+ * ("resumable"), listed per project and across projects, and found by the session search (docs/search.md) with
  * terminal-friendly snippets.
  */
 import { buildSnippet } from '../search/snippet';

@@ -72,7 +72,7 @@ async function searchChecked(
   const ids = [...new Set(page.hits.map((h) => h.sessionId))];
   const rows = await sessionsMatchingAmong(ctx.deps.db.reads, scopes, filters, ids);
   const live = new Map(rows.map((r) => [`${r.projectId}/${r.id}`, r]));
-  // Contract §16: a hit indexed from an older version of the session (its text was replaced and
+  // A hit indexed from an older version of the session (its text was replaced and
   // the index has not caught up) is dropped, so a snippet never shows replaced text.
   const current = (h: SearchHit) => {
     const row = live.get(`${h.projectId}/${h.sessionId}`);

@@ -87,7 +87,7 @@ export async function listProjectSessions(ctx: Ctx, projectId: string, query: un
  * GET /projects/{id}/sessions/sizes: markdown size per session, plus `"<id>:sessionData"` for each
  * session that has session data. A project the caller does not have yet is empty
  * (the upload CLI asks before its first sync and retries a 404); another user's stays 403, and an
- * id that can never be a project stays 404 (§9).
+ * id that can never be a project stays 404.
  */
 export async function projectSessionSizes(ctx: Ctx, projectId: string): Promise<Record<string, number>> {
   // An id that can never be a project stays a 404.

@@ -28,7 +28,7 @@ export interface SessionMetadata {
 
 export interface SessionDto {
   id: string;
-  /** = id (client-compatible: the upload CLI's native session id; contract §15). */
+  /** = id (client-compatible: the upload CLI's native session id). */
   clientId: string;
   projectId: string;
   name: string;

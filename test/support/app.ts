@@ -81,7 +81,7 @@ export function rawRequest(baseUrl: string, method: string, urlPath: string, opt
         }
         const response = { status: res.statusCode ?? 0, headers: res.headers, raw, text, body };
         try {
-          // Every REST response a test receives must match GET /api/v1/openapi.json (contract §13).
+          // Every REST response a test receives must match GET /api/v1/openapi.json.
           checkResponse(method, u.pathname, response);
         } catch (err) {
           reject(err);

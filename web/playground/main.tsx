@@ -1,4 +1,4 @@
-// The GraphQL playground (contract §6): GraphiQL 5, bundled by Vite (web/playground/vite.config.mts)
+// The GraphQL playground (docs/graphql.md): GraphiQL 5, bundled by Vite (web/playground/vite.config.mts)
 // into dist/playground and served by the API process at GET /api/v1/graphql. No token is needed
 // for the page; the user puts `Authorization: Bearer …` into GraphiQL's headers editor.
 //

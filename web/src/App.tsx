@@ -16,7 +16,7 @@ import { useSession } from './session';
 /** The dashboard brings Chart.js: a chunk of its own, fetched (from this origin) when first opened. */
 const DashboardPage = lazy(() => import('./pages/Dashboard').then((m) => ({ default: m.DashboardPage })));
 
-/** Routes of contract §10. Pages behind sign-in send a signed-out visitor to /sign-in and back. */
+/** Routes of the console (docs/console.md). Pages behind sign-in send a signed-out visitor to /sign-in and back. */
 export function App() {
   return (
     <Routes>

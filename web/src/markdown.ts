@@ -2,7 +2,7 @@ import DOMPurify from 'dompurify';
 import { Marked, type Tokens } from 'marked';
 
 /*
- * Uploaded markdown is hostile (contract §10). Only markdown syntax renders: raw HTML in it is
+ * Uploaded markdown is hostile. Only markdown syntax renders: raw HTML in it is
  * shown as text, as in a code block (marked's `html` tokens are escaped), so no hostile markup is
  * ever handed to an HTML parser — not even an inert one, where Chromium still checks (and
  * reports) inline handlers, inline styles and <base> against the page's CSP. marked's output then

@@ -15,7 +15,7 @@ export const Session: ResolversOf<'Session'> = {
   uploadedBy: (r) => (r.uploadedBy ? userModel(r.uploadedBy, r.uploaderName) : null),
   async exchanges(r, { offset, limit }, gql, info) {
     const args = { ...parseInput(ExchangeArgs, { offset: offset ?? 0, limit: limit ?? 20 }), content: selects(info, ['exchanges', 'markdown']) };
-    // A page of markdown is bounded before anything is read (contract §16 content budget).
+    // A page of markdown is bounded before anything is read (the per-response content budget).
     if (args.content) gql.loaders.chargeContent(Math.min(Number(r.markdownSize), exchanges.PAGE_CONTENT_BYTES));
     // And a version not split into exchanges yet costs a scan of its markdown, bounded per operation.
     if (!exchanges.isIndexCached(r)) gql.loaders.chargeScan(Number(r.markdownSize));

@@ -1,4 +1,4 @@
-/** Operations of contract §10 (browser sessions) and §11 (device login). */
+/** Operations of browser sessions and device login (docs/accounts.md). */
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import * as A from '../schemas/accounts';
 import { envelope, z } from '../schemas/common';

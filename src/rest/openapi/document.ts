@@ -76,7 +76,7 @@ function sessionOperations(registry: OpenAPIRegistry): void {
   });
   describe(registry, {
     method: 'get', path: '/projects/{projectId}/sessions/{sessionId}', tag, auth: 'key', summary: 'Read a session',
-    description: '`Accept: application/json` (default) → the session with its markdown; `text/markdown` → the markdown itself; `application/vnd.specstory.session-data+json` → the session data as uploaded (§15).',
+    description: '`Accept: application/json` (default) → the session with its markdown; `text/markdown` → the markdown itself; `application/vnd.specstory.session-data+json` → the session data as uploaded (the upload CLI\'s resume blob).',
     params: sessionParams,
     headers: ifNoneMatch.extend({ Accept: z.string().optional() }),
     responses: {
@@ -153,7 +153,7 @@ function sessionOperations(registry: OpenAPIRegistry): void {
   });
   describe(registry, {
     method: 'post', path: '/search/resume', tag, auth: 'key', summary: 'Find resumable sessions (upload CLI)', body: R.ResumeSearchBody, idempotent: true,
-    description: 'Resumable sessions matching every query word, newest first, at most 500 (§15).',
+    description: 'Resumable sessions matching every query word, newest first, at most 500 (the upload CLI\'s cross-machine resume).',
     responses: { 200: { description: 'Matches.', schema: envelope(z.strictObject({ results: z.array(R.ResumeResult) })) } },
   });
   describe(registry, {
@@ -165,7 +165,7 @@ function sessionOperations(registry: OpenAPIRegistry): void {
 function keyOperations(registry: OpenAPIRegistry): void {
   const tag = 'API keys';
   describe(registry, {
-    method: 'get', path: '/keys', tag, auth: 'key', summary: 'List your API keys', description: 'Device refresh tokens appear here too (§11). Never tokens.',
+    method: 'get', path: '/keys', tag, auth: 'key', summary: 'List your API keys', description: 'Device refresh tokens (device login) appear here too. Never tokens.',
     responses: { 200: { description: 'Your keys.', schema: envelope(z.strictObject({ keys: z.array(R.ApiKey), total: z.int().min(0) })) } },
   });
   describe(registry, {
@@ -212,7 +212,7 @@ function buildDocument(): object {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'JWT',
-    description: 'An API key (`npm run cli -- keys create`, `POST /keys`, the console) or a device access token (§11): `Authorization: Bearer <token>`.',
+    description: 'An API key (`npm run cli -- keys create`, `POST /keys`, the console) or a device access token (device login): `Authorization: Bearer <token>`.',
   });
   registry.registerComponent('securitySchemes', 'cookie', {
     type: 'apiKey',
@@ -241,8 +241,8 @@ function buildDocument(): object {
       { name: 'Projects' },
       { name: 'Sessions' },
       { name: 'API keys' },
-      { name: 'Accounts', description: 'Browser sessions of the web console (§10).' },
-      { name: 'Device login', description: 'How the upload CLI and the desktop app log in (§11).' },
+      { name: 'Accounts', description: 'Browser sessions of the web console.' },
+      { name: 'Device login', description: 'How the upload CLI and the desktop app log in.' },
       { name: 'Clients' },
       { name: 'Teams', description: 'Projects a team owns: members with roles, invitations, moving projects.' },
       { name: 'Export and import', description: 'Back up, restore, and move between servers.' },

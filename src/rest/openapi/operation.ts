@@ -38,7 +38,7 @@ export interface Operation {
   bodyOptional?: boolean;
   /** A request body of another media type (e.g. a tar), instead of `body`. */
   rawBody?: { mediaType: string; description: string };
-  /** The operation honours `Idempotency-Key` (§15): adds the header and the 422. */
+  /** The operation honours `Idempotency-Key` (docs/upload-clients.md): adds the header and the 422. */
   idempotent?: boolean;
   responses: Record<number, SuccessResponse>;
   /** Errors besides those every operation of its kind can answer. */

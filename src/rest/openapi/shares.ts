@@ -28,7 +28,7 @@ const Share = z
     exchangeCount: z.int().min(0),
     views: z.int().min(0),
   })
-  .openapi('Share', { description: 'A share link (contract: share links). Only its creator sees it.' });
+  .openapi('Share', { description: 'A share link (docs/shares.md). Only its creator sees it.' });
 
 const SharedExchange = z.union([
   z.strictObject({ number: z.int().min(1), title: z.string(), markdown: z.string() }),

@@ -1,4 +1,4 @@
-/** Accounts, browser sessions (§10) and device login (§11). */
+/** Accounts, browser sessions and device login (docs/accounts.md). */
 import { Timestamp, z } from './common';
 
 export const User = z
@@ -45,7 +45,7 @@ export const AccessToken = z
 
 export const DeviceLogout = z.strictObject({ success: z.literal(true) }).openapi('DeviceLogout');
 
-/** First run, sign-up, reset links, the admins' Users page and /cli-login codes (§10, §11). */
+/** First run, sign-up, reset links, the admins' Users page and /cli-login codes. */
 const Password = z.string().min(10).max(256).openapi({ description: '10–256 characters.' });
 
 export const SetupState = z

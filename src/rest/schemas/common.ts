@@ -12,7 +12,7 @@ export { z, PROJECT_ID_PATTERN };
 /** ISO 8601 UTC with milliseconds, e.g. `2024-01-15T10:30:00.000Z`. */
 export const Timestamp = z.iso.datetime().openapi({ example: '2024-01-15T10:30:00.000Z' });
 
-/** `{success: true, data}`: every JSON success response of §1–3 and §15. */
+/** `{success: true, data}`: every JSON success response of projects, sessions, API keys and the upload CLI. */
 export const envelope = <T extends z.ZodType>(data: T) => z.strictObject({ success: z.literal(true), data });
 
 export const ErrorEnvelope = z
@@ -34,8 +34,8 @@ export const HEADERS = {
   'Last-Modified': { description: "The session's `updatedAt`, as an HTTP date.", schema: { type: 'string' } },
   'X-Markdown-Size': { description: 'Bytes of the markdown (UTF-8).', schema: { type: 'integer', minimum: 0 } },
   'X-Raw-Data-Size': { description: 'Bytes of the raw data.', schema: { type: 'integer', minimum: 0 } },
-  'X-Session-Data-Size': { description: 'Bytes of the session data (§15), 0 when none.', schema: { type: 'integer', minimum: 0 } },
-  'Idempotent-Replayed': { description: '`true` on the stored first response to an `Idempotency-Key`, sent again (§15).', schema: { type: 'string', enum: ['true'] } },
+  'X-Session-Data-Size': { description: 'Bytes of the session data (the upload CLI\'s resumable session data), 0 when none.', schema: { type: 'integer', minimum: 0 } },
+  'Idempotent-Replayed': { description: '`true` on the stored first response to an `Idempotency-Key`, sent again.', schema: { type: 'string', enum: ['true'] } },
   'Content-Disposition': { description: '`attachment; filename="…"`: a file to save.', schema: { type: 'string' } },
   'Set-Cookie': { description: 'The browser session: `sa_session=<token>; HttpOnly; SameSite=Lax; Path=/` (plus `Secure` on HTTPS).', schema: { type: 'string' } },
 } as const;

@@ -1,5 +1,5 @@
 /**
- * REST resources and inputs of contract §1–3 and §15: projects, sessions, API keys. Output objects
+ * REST resources and inputs: projects, sessions, API keys and the upload CLI's endpoints. Output objects
  * are strict (an undocumented field in a response fails the test suite's validation hook);
  * input bodies accept unknown fields, which the API ignores (clients send e.g. `projectId`).
  */
@@ -8,7 +8,7 @@ import * as inputs from '../../services/inputs';
 import { UploadInput } from '../../domain/upload';
 
 // ------------------------------------------------------------------------------------------
-// Projects (§2)
+// Projects
 
 export const { ProjectIcon, ProjectColor } = inputs;
 export const ProjectId = z.string().regex(new RegExp(PROJECT_ID_PATTERN)).openapi({ example: '833c-d926-f753-7b4a' });
@@ -23,7 +23,7 @@ const redactions = z
   )
   .openapi({
     description:
-      'Secrets masked in (or, with `REDACT_SECRETS=report`, only found in) the uploads of this session — name, markdown, raw data, session data, metadata — per rule, sorted by rule; `[]` when none (§14). Never the values.',
+      'Secrets masked in (or, with `REDACT_SECRETS=report`, only found in) the uploads of this session — name, markdown, raw data, session data, metadata — per rule, sorted by rule; `[]` when none (docs/security.md). Never the values.',
   });
 
 export const SessionMetadata = z
@@ -62,7 +62,7 @@ const sessionFields = {
   userTitle: z.string().nullable(),
   markdownSize: z.int().min(0),
   rawDataSize: z.int().min(0),
-  sessionDataSize: z.int().min(0).openapi({ description: 'Bytes of `sessionData` (§15), 0 when none.' }),
+  sessionDataSize: z.int().min(0).openapi({ description: 'Bytes of `sessionData` (the upload CLI\'s resumable session data), 0 when none.' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   startedAt: Timestamp,
@@ -96,8 +96,8 @@ export const Project = z
     sessionCount: z.int().min(0),
     totalMarkdownSize: z.int().min(0),
     lastActivity: Timestamp.openapi({ description: "Latest session `updatedAt`, else the project's." }),
-    lastUpdated: Timestamp.openapi({ description: '= `lastActivity` (client-compatible, §15).' }),
-    sessions: z.array(Session).optional().openapi({ description: 'Only with `resumable=true`: the resumable sessions, newest first (§15).' }),
+    lastUpdated: Timestamp.openapi({ description: '= `lastActivity` (the name the upload CLI reads).' }),
+    sessions: z.array(Session).optional().openapi({ description: 'Only with `resumable=true`: the resumable sessions, newest first.' }),
   })
   .openapi('Project');
 
@@ -108,7 +108,7 @@ export const UpdateProjectBody = inputs.UpdateProjectInput;
 export const DeletedProject = z.strictObject({ deletedProject: Project, deletedAt: Timestamp }).openapi('DeletedProject');
 
 // ------------------------------------------------------------------------------------------
-// Sessions (§3, §15)
+// Sessions
 
 /**
  * What validates the upload is what is described: the domain's schema. It runs on worker threads,
@@ -162,7 +162,7 @@ export const Entitlement = z
   .openapi('Entitlement');
 
 // ------------------------------------------------------------------------------------------
-// API keys (§1, §9)
+// API keys
 
 export const ApiKey = z
   .strictObject({
@@ -185,7 +185,7 @@ export const CreatedKey = z
   .openapi('CreatedKey');
 
 // ------------------------------------------------------------------------------------------
-// The paged read of a session, by exchange (§10 "Large sessions"; src/services/exchanges.ts)
+// The paged read of a session, by exchange (docs/rest.md; src/services/exchanges.ts)
 
 export const SessionExchange = z
   .strictObject({

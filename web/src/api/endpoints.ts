@@ -1,4 +1,4 @@
-/** Every REST path the console calls, in one place (contract §10 and §11). */
+/** Every REST path the console calls, in one place. */
 export const ENDPOINTS = {
   session: '/api/v1/auth/session',
   signIn: '/api/v1/auth/sign-in',

@@ -1,7 +1,7 @@
 import type { TypedDocumentString } from '../gql/graphql';
 import { getCsrfToken, sessionLost } from './http';
 
-/** A GraphQL error as the service reports it (extensions.code per contract §6). */
+/** A GraphQL error as the service reports it (extensions.code, docs/graphql.md). */
 export class GraphqlError extends Error {
   constructor(
     message: string,

@@ -1,7 +1,7 @@
 /**
- * REST calls of the console (only the auth, keys-adjacent and device endpoints the contract puts on
+ * REST calls of the console (only the auth, keys-adjacent and device endpoints, which exist only on
  * REST). Same origin, the `sa_session` cookie authenticates; every write carries the session's
- * CSRF token (contract §10).
+ * CSRF token.
  */
 export interface ApiResult<T> {
   ok: boolean;

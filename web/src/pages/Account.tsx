@@ -5,7 +5,7 @@ import { api } from '../api/http';
 import { useSession } from '../session';
 import { ConfirmDialog, Field, FormError, RevokeCredentialsField } from './ui';
 
-/** `/settings/account` (§10): change password, sign out everywhere. */
+/** `/settings/account`: change password, sign out everywhere. */
 export function AccountPage() {
   const { user, signedOut } = useSession();
   const navigate = useNavigate();

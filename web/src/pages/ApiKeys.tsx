@@ -41,7 +41,7 @@ const RevokeApiKeyDocument = graphql(`
 
 type Key = ApiKeysQuery['apiKeys'][number];
 
-/** `/settings/api-keys` (§10): list, create with the token shown once and Copy, revoke after confirming. */
+/** `/settings/api-keys`: list, create with the token shown once and Copy, revoke after confirming. */
 export function ApiKeysPage() {
   const [keys, setKeys] = useState<Key[] | null>(null);
   const [error, setError] = useState<string | null>(null);

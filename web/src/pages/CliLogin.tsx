@@ -13,7 +13,7 @@ export function displayCode(code: string): string {
   return c.length === 6 ? `${c.slice(0, 3)}-${c.slice(3)}` : c;
 }
 
-/** `/cli-login` (§11): a single-use code, valid 10 minutes, to type into the upload CLI or the desktop app. */
+/** `/cli-login` (device login): a single-use code, valid 10 minutes, to type into the upload CLI or the desktop app. */
 export function CliLoginPage() {
   const [code, setCode] = useState<DeviceCode | null>(null);
   const [error, setError] = useState<string | null>(null);

@@ -7,7 +7,7 @@ import { size } from './filters';
 import { errorText } from './ui';
 
 /*
- * The dashboard (contract §10): `stats` and `analytics` as charts. Chart.js draws on a canvas (no
+ * The dashboard: `stats` and `analytics` as charts. Chart.js draws on a canvas (no
  * injected style sheet, nothing loaded from elsewhere: the strict CSP holds). Charts are readable
  * without colour: one series per chart, every bar carries its value as text, and each chart has a
  * table with the same figures right below it (the canvas itself is an image named by its summary).

@@ -11,8 +11,8 @@ export { displayTitle } from './filters';
 /*
  * A project's sessions, newest change first, with cursor paging ("Show more"). Each row shows the
  * display title, sizes, whether the upload CLI can resume it on another machine (the session
- * carries `sessionData`, contract §15) and how many secrets were redacted from it (§14: counts
- * per rule, never a value). The filters and orders of §6 live in the URL (filters.tsx), so a
+ * carries `sessionData`) and how many secrets were redacted from it (counts
+ * per rule, never a value). The filters and orders live in the URL (filters.tsx), so a
  * filtered list can be shared and survives a reload.
  */
 const ProjectSessionsDocument = graphql(`

@@ -8,7 +8,7 @@ import { size } from './filters';
 import { ConfirmDialog, errorText, FormError, when } from './ui';
 
 /*
- * The home page (contract §10): the caller's projects, most recent activity first, each with its
+ * The home page: the caller's projects, most recent activity first, each with its
  * icon, colour, session count and last activity; edit name / icon / colour; delete after a
  * confirmation that names what is lost. Project names are uploaded text: shown as text only.
  */

@@ -7,7 +7,7 @@ import { displayTitle, filtersFromParams, FilterForm, readerHref, size } from '.
 import { errorText, when } from './ui';
 
 /*
- * Search as you type (contract §10): the query and the filters live in the URL (`/search?q=…`
+ * Search as you type: the query and the filters live in the URL (`/search?q=…`
  * plus the filter parameters of filters.tsx), so a search can be shared. Typing waits DEBOUNCE_MS
  * for a pause, then asks `searchSessions`; a newer request aborts the older one and a response
  * that is no longer the latest is dropped. Snippets are HTML-escaped by the server with matches in

@@ -10,7 +10,7 @@ import { ConfirmDialog, errorText, Field, FormError, when } from './ui';
 import '../reader.css';
 
 /*
- * The session reader (contract §10): heading = display title, metadata, downloads, rename, tags,
+ * The session reader: heading = display title, metadata, downloads, rename, tags,
  * delete, a table of contents of the exchanges and the transcript rendered through the sanitiser
  * (../markdown.ts). A 50 MB session is never loaded whole: the transcript is read a page of
  * exchanges at a time (Session.exchanges, at most 1 MiB per page) around the exchange being read,

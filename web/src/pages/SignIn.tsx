@@ -5,7 +5,7 @@ import { api } from '../api/http';
 import { useSession, type User } from '../session';
 import { Field, FormError } from './ui';
 
-/** `/sign-in`: the sign-in form, or "Create the first account" while no account exists (§10). */
+/** `/sign-in`: the sign-in form, or "Create the first account" while no account exists. */
 export function SignInPage() {
   const { user, needsSetup, signupEnabled } = useSession();
   const [signingUp, setSigningUp] = useState(false);

@@ -7,7 +7,7 @@ import { renderMarkdown } from '../markdown';
 import { errorText } from './ui';
 
 /*
- * The reader's transcript (contract §10): a table of contents of the exchanges, and the exchanges
+ * The reader's transcript: a table of contents of the exchanges, and the exchanges
  * read a page at a time (Session.exchanges, at most 1 MiB per page) around the one being read,
  * extended as the reader scrolls, trimmed far from it; each exchange is rendered through the
  * sanitiser (../markdown.ts) only when it comes near the viewport. `#exchange-<n>` in the address

@@ -13,7 +13,7 @@ interface AdminUser {
   disabledAt?: string | null;
 }
 
-/** `/settings/users` (admins, §10): create, reset a password (one-time link), disable. */
+/** `/settings/users` (admins): create, reset a password (one-time link), disable. */
 export function UsersPage() {
   const { user } = useSession();
   const [users, setUsers] = useState<AdminUser[] | null>(null);

@@ -4,7 +4,7 @@ import { graphql } from '../gql';
 import type { SessionFacetsQuery, SessionFilters, SessionOrder } from '../gql/graphql';
 
 /*
- * The filters of contract §6 as a form whose state lives in the URL (shareable, back/forward
+ * The session filters (docs/graphql.md) as a form whose state lives in the URL (shareable, back/forward
  * work): `model`, `tag`, `branch`, `client`, `agent`, `device` (each repeatable: a session matches
  * when it has any of the values; the form shows each as a group of checkboxes named by value), `from` / `to` (YYYY-MM-DD, UTC days, on createdAt, inclusive)
  * and, on a project's list, `order`. The values offered come from `sessionFacets`.
@@ -213,7 +213,7 @@ export function FilterForm({
 export const size = (bytes: number) =>
   bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1048576).toFixed(1)} MiB`;
 
-/** The display title of contract §10 (userTitle, else metadata.title, else name): one rule with the service's. */
+/** The display title (userTitle, else metadata.title, else name): one rule with the service's. */
 export { displayTitle } from '../../../src/domain/session';
 
 /** The reader's address for a session (and an exchange, 1-based). */
