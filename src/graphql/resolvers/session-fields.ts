@@ -5,10 +5,11 @@
 import { projectNotFound } from '../../errors';
 import type { SessionResolvers } from '../../generated/graphql';
 import { metadataOf } from '../../services/sessions';
+import { userModel } from './team';
 
 const iso = (d: Date) => d.toISOString();
 
-type Shared = 'id' | 'projectId' | 'name' | 'userTitle' | 'createdAt' | 'updatedAt' | 'startedAt' | 'endedAt' | 'markdownSize' | 'markdownContent' | 'metadata' | 'project';
+type Shared = 'id' | 'projectId' | 'name' | 'userTitle' | 'createdAt' | 'updatedAt' | 'startedAt' | 'endedAt' | 'markdownSize' | 'markdownContent' | 'metadata' | 'project' | 'uploadedBy';
 
 export const sessionFields = {
   id: (r) => r.id,
@@ -22,6 +23,7 @@ export const sessionFields = {
   markdownSize: (r) => Number(r.markdownSize),
   markdownContent: (r, _a, { loaders }) => loaders.markdown({ projectId: r.projectId, sessionId: r.id }, Number(r.markdownSize)),
   metadata: (r) => metadataOf(r),
+  uploadedBy: (r) => (r.uploadedBy ? userModel(r.uploadedBy, r.uploaderName) : null),
   async project(r, _a, { loaders }) {
     const p = await loaders.project.load(r.projectId);
     if (!p) throw projectNotFound(r.projectId);

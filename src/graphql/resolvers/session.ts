@@ -5,14 +5,12 @@ import { redactionsOf } from '../../domain/redaction';
 import { selects } from '../selection';
 import type { ResolversOf } from './complete';
 import { sessionFields } from './session-fields';
-import { userModel } from './team';
 
 export const Session: ResolversOf<'Session'> = {
   ...sessionFields,
   rawDataSize: (r) => Number(r.rawDataSize),
   sessionDataSize: (r) => Number(r.sessionDataSize ?? 0),
   redactions: (r) => redactionsOf(r.redactionsJson),
-  uploadedBy: (r) => (r.uploadedBy ? userModel(r.uploadedBy, r.uploaderName) : null),
   async exchanges(r, { offset, limit }, gql, info) {
     const args = { ...parseInput(ExchangeArgs, { offset: offset ?? 0, limit: limit ?? 20 }), content: selects(info, ['exchanges', 'markdown']) };
     // A page of markdown is bounded before anything is read (the per-response content budget).

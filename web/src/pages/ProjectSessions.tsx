@@ -10,10 +10,10 @@ export { displayTitle } from './filters';
 
 /*
  * A project's sessions, newest change first, with cursor paging ("Show more"). Each row shows the
- * display title, sizes, whether the upload CLI can resume it on another machine (the session
- * carries `sessionData`) and how many secrets were redacted from it (counts
- * per rule, never a value). The filters and orders live in the URL (filters.tsx), so a
- * filtered list can be shared and survives a reload.
+ * display title, who uploaded it (a team project holds every teammate's sessions), sizes, whether
+ * the upload CLI can resume it on another machine (the session carries `sessionData`) and how many
+ * secrets were redacted from it (counts per rule, never a value). The filters and orders live in
+ * the URL (filters.tsx), so a filtered list can be shared and survives a reload.
  */
 const ProjectSessionsDocument = graphql(`
   query ProjectSessions($projectId: ID!, $filters: SessionFilters!, $orderBy: SessionOrder!, $after: String) {
@@ -40,6 +40,10 @@ const ProjectSessionsDocument = graphql(`
           redactions {
             rule
             count
+          }
+          uploadedBy {
+            id
+            name
           }
         }
       }
@@ -108,6 +112,7 @@ export function ProjectPage() {
             <tr>
               <th scope="col">Session</th>
               <th scope="col">Updated</th>
+              <th scope="col">Uploaded by</th>
               <th scope="col">Models</th>
               <th scope="col">Tags</th>
               <th scope="col">Size</th>
@@ -124,6 +129,7 @@ export function ProjectPage() {
                     <Link to={readerHref(projectId, s.id)}>{displayTitle(s)}</Link>
                   </td>
                   <td>{when(s.updatedAt)}</td>
+                  <td>{s.uploadedBy ? s.uploadedBy.name : <span className="muted">—</span>}</td>
                   <td>{s.metadata.llmModels.join(', ') || <span className="muted">—</span>}</td>
                   <td>
                     {s.metadata.tags.length ? (

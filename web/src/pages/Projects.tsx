@@ -8,9 +8,10 @@ import { size } from './filters';
 import { ConfirmDialog, errorText, FormError, when } from './ui';
 
 /*
- * The home page: the caller's projects, most recent activity first, each with its
- * icon, colour, session count and last activity; edit name / icon / colour; delete after a
- * confirmation that names what is lost. Project names are uploaded text: shown as text only.
+ * The home page: the caller's projects, most recent activity first, each with its icon, colour,
+ * session count and last activity, grouped under Personal and each team the caller is in (see
+ * docs/teams.md); edit name / icon / colour; delete after a confirmation that names what is lost
+ * (the owner, or an admin of the owning team). Project names are uploaded text: shown as text only.
  */
 
 /** A glyph per icon name (text, no icon font or image: nothing to load, nothing to inject). */
@@ -41,6 +42,23 @@ const ProjectsDocument = graphql(`
       sessionCount
       totalMarkdownSize
       lastActivity
+      owner {
+        __typename
+        ... on User {
+          id
+          name
+        }
+        ... on Team {
+          id
+          name
+          role
+        }
+      }
+    }
+    teams {
+      id
+      name
+      role
     }
   }
 `);
@@ -65,11 +83,46 @@ const DeleteProjectDocument = graphql(`
 `);
 
 type Project = ProjectsQuery['projects'][number];
+type Team = ProjectsQuery['teams'][number];
+
+/** A heading of the projects page: Personal, or a team with the caller's role in it. */
+interface Group {
+  key: string;
+  name: string;
+  role: Team['role'] | null;
+  projects: Project[];
+}
+
+/**
+ * Personal projects first, then one group per team the caller is in (by name, as `teams` lists
+ * them), each keeping the most-recent-activity order. A team project of a team missing from the
+ * list (joined between the two reads) still gets its group, named as the project's owner says.
+ */
+export function groupProjects(projects: Project[], teams: Team[]): Group[] {
+  const personal: Group = { key: 'personal', name: 'Personal', role: null, projects: [] };
+  const byTeam = new Map<string, Group>(teams.map((t) => [t.id, { key: t.id, name: t.name, role: t.role, projects: [] }]));
+  for (const p of projects) {
+    if (p.owner.__typename !== 'Team') {
+      personal.projects.push(p);
+      continue;
+    }
+    let g = byTeam.get(p.owner.id);
+    if (!g) byTeam.set(p.owner.id, (g = { key: p.owner.id, name: p.owner.name, role: p.owner.role, projects: [] }));
+    g.projects.push(p);
+  }
+  return [personal, ...byTeam.values()];
+}
+
+/** Settings, move and delete: the owning user, or an admin of the owning team. */
+export const canManage = (p: Project) => p.owner.__typename !== 'Team' || p.owner.role === 'ADMIN';
+
+const ROLE_NAMES = { ADMIN: 'admin', MEMBER: 'member', VIEWER: 'viewer' } as const;
 
 const sessions = (n: number) => (n === 1 ? '1 session' : `${n} sessions`);
 
 export function ProjectsPage() {
   const [projects, setProjects] = useState<Project[] | null>(null);
+  const [teams, setTeams] = useState<Team[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [status, setStatus] = useState('');
   const [editing, setEditing] = useState<Project | null>(null);
@@ -78,7 +131,10 @@ export function ProjectsPage() {
   const load = useCallback(
     () =>
       gql(ProjectsDocument).then(
-        (r) => setProjects(r.projects),
+        (r) => {
+          setProjects(r.projects);
+          setTeams(r.teams);
+        },
         (err: unknown) => setError(errorText(err)),
       ),
     [],
@@ -113,35 +169,26 @@ export function ProjectsPage() {
       )}
       {projects === null ? (
         !error && <p role="status">Loading projects…</p>
-      ) : projects.length === 0 ? (
+      ) : projects.length === 0 && teams.length === 0 ? (
         <p>
           No projects yet. Upload sessions with the upload CLI (<Link to="/cli-login">log it in</Link>) or with an{' '}
           <Link to="/settings/api-keys">API key</Link>.
         </p>
+      ) : teams.length === 0 ? (
+        // Without teams there is nothing to group: one list, as before teams existed.
+        <ProjectList label="Projects" level={2} projects={projects} onEdit={setEditing} onDelete={setDeleting} />
       ) : (
-        <ul className="projects" aria-label="Projects">
-          {projects.map((p) => (
-            <li key={p.id} className="card project">
-              <ProjectIcon icon={p.icon} color={p.color} />
-              <div className="project-main">
-                <h2>
-                  <Link to={`/projects/${encodeURIComponent(p.id)}`}>{p.name}</Link>
-                </h2>
-                <p className="muted">
-                  {sessions(p.sessionCount)} · {size(p.totalMarkdownSize)} · last activity {when(p.lastActivity)} · {p.icon}, {p.color}
-                </p>
-              </div>
-              <div className="actions">
-                <button type="button" aria-label={`Edit ${p.name}`} onClick={() => setEditing(p)}>
-                  Edit
-                </button>
-                <button type="button" className="danger" aria-label={`Delete ${p.name}`} onClick={() => setDeleting(p)}>
-                  Delete
-                </button>
-              </div>
-            </li>
-          ))}
-        </ul>
+        groupProjects(projects, teams).map((g) => (
+          <section key={g.key} className="project-group" aria-labelledby={`group-${g.key}`}>
+            <h2 id={`group-${g.key}`}>{g.name}</h2>
+            {g.role && <p className="muted">Team · your role: {ROLE_NAMES[g.role]}</p>}
+            {g.projects.length === 0 ? (
+              <p>{g.role ? 'No projects in this team yet.' : 'No personal projects.'}</p>
+            ) : (
+              <ProjectList label={g.name} level={3} projects={g.projects} onEdit={setEditing} onDelete={setDeleting} />
+            )}
+          </section>
+        ))
       )}
       {editing && (
         <EditProjectDialog
@@ -169,6 +216,49 @@ export function ProjectsPage() {
         </ConfirmDialog>
       )}
     </>
+  );
+}
+
+function ProjectList({
+  label,
+  level,
+  projects,
+  onEdit,
+  onDelete,
+}: {
+  label: string;
+  level: 2 | 3;
+  projects: Project[];
+  onEdit: (p: Project) => void;
+  onDelete: (p: Project) => void;
+}) {
+  const H = level === 2 ? 'h2' : 'h3';
+  return (
+    <ul className="projects" aria-label={label}>
+      {projects.map((p) => (
+        <li key={p.id} className="card project">
+          <ProjectIcon icon={p.icon} color={p.color} />
+          <div className="project-main">
+            <H>
+              <Link to={`/projects/${encodeURIComponent(p.id)}`}>{p.name}</Link>
+            </H>
+            <p className="muted">
+              {sessions(p.sessionCount)} · {size(p.totalMarkdownSize)} · last activity {when(p.lastActivity)} · {p.icon}, {p.color}
+            </p>
+          </div>
+          {canManage(p) && (
+            <div className="actions">
+              <button type="button" aria-label={`Edit ${p.name}`} onClick={() => onEdit(p)}>
+                Edit
+              </button>
+              <button type="button" className="danger" aria-label={`Delete ${p.name}`} onClick={() => onDelete(p)}>
+                Delete
+              </button>
+            </div>
+          )}
+        </li>
+      ))}
+    </ul>
   );
 }
 

@@ -39,6 +39,10 @@ const SearchSessionsDocument = graphql(`
           id
           name
         }
+        uploadedBy {
+          id
+          name
+        }
         matchingExchanges {
           id
           orderNumber
@@ -248,6 +252,7 @@ export function SearchPage() {
                 </h2>
                 <p className="muted">
                   {r.project.name} · {when(r.updatedAt)} · {size(r.markdownSize)}
+                  {r.uploadedBy && <> · Uploaded by {r.uploadedBy.name}</>}
                   {r.metadata.llmModels.length > 0 && <> · {r.metadata.llmModels.join(', ')}</>}
                 </p>
                 {r.snippet && (

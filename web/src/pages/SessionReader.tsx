@@ -53,6 +53,10 @@ const ReaderDocument = graphql(`
         id
         name
       }
+      uploadedBy {
+        id
+        name
+      }
     }
   }
 `);
@@ -231,6 +235,7 @@ function SessionDetails({ session, onChange }: { session: Session; onChange: (s:
     ['Started', when(session.startedAt)],
     ['Ended', when(session.endedAt)],
     ['Uploaded', when(session.createdAt)],
+    ['Uploaded by', session.uploadedBy?.name ?? '—'],
     ['Updated', when(session.updatedAt)],
     ['Client', [m.clientName, m.clientVersion].filter(Boolean).join(' ') || '—'],
     ['Agent', m.agentName || '—'],

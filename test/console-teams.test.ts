@@ -1,0 +1,163 @@
+import type { Browser, Page } from 'playwright-core';
+import { launchBrowser, newRecordedPage, seriousAxeViolations, step, type Recorded } from './support/chromium';
+import { startTestApp, type TestApp } from './support/app';
+import { createUser } from '../src/services/users';
+
+/**
+ * Teams in the console, in real Chromium against the real service (search engine included), with
+ * two people in browsers of their own: projects grouped under Personal and each team, who
+ * uploaded each session (lists, reader, search). Every page is checked with axe-core (no serious or
+ * critical violation); no request leaves the origin and no page error or CSP violation happens.
+ * The steps build on each other, in order.
+ */
+
+const PASSWORD = 'a long enough passphrase';
+const TEAM = 'Rocket crew';
+const sid = (n: number) => `bbbbbbbb-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
+let app: TestApp;
+let browser: Browser;
+const people: Record<'ada' | 'bob', { id: string; email: string; name: string; token: string; rec?: Recorded }> = {
+  ada: { id: '', email: '', name: 'Ada Lovelace', token: '' },
+  bob: { id: '', email: '', name: 'Bob Builder', token: '' },
+};
+let teamId: string;
+const ada = () => people.ada.rec!;
+const bob = () => people.bob.rec!;
+
+async function put(token: string, projectId: string, id: string, body: Record<string, unknown>) {
+  const r = await app.request('PUT', `/api/v1/projects/${projectId}/sessions/${id}`, { token, body: { rawData: '{}', ...body } });
+  expect({ id, status: r.status, body: r.status < 300 ? null : r.body }).toEqual({ id, status: 201, body: null });
+}
+
+const gql = (token: string, query: string, variables?: Record<string, unknown>) => app.request('POST', '/api/v1/graphql', { token, body: { query, variables } });
+
+/** Until a word is findable by this person (the index applies its outbox within a second or so). */
+async function untilSearchable(token: string, q: string, n: number) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const r = await gql(token, 'query($q: String!) { searchSessions(query: $q) { total } }', { q });
+    if (r.body.data?.searchSessions?.total === n) return;
+    if (Date.now() > deadline) throw new Error(`search never found ${n} × ${q}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function signIn(who: 'ada' | 'bob') {
+  const p = people[who];
+  p.rec = await newRecordedPage(browser, app.url);
+  const { page } = p.rec;
+  await page.goto('/sign-in');
+  await page.getByLabel('Email').fill(p.email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await h1(page, 'Projects').waitFor();
+}
+
+const h1 = (page: Page, name: string | RegExp) => page.getByRole('heading', { name, level: 1 });
+
+/** Nothing left the origin, no page error or CSP violation, axe finds nothing serious. */
+async function clean(rec: Recorded, label: string) {
+  expect({ label, foreign: rec.requests.filter((u) => new URL(u).origin !== app.url) }).toEqual({ label, foreign: [] });
+  expect({ label, errors: rec.errors }).toEqual({ label, errors: [] });
+  expect({ label, axe: await seriousAxeViolations(rec.page) }).toEqual({ label, axe: [] });
+}
+
+/** A project's card in a group (a list named after the group). */
+const card = (page: Page, group: string, project: string) =>
+  page.getByRole('list', { name: group, exact: true }).getByRole('listitem').filter({ has: page.getByRole('link', { name: project, exact: true }) });
+
+beforeAll(async () => {
+  app = await startTestApp({ env: { RATE_LIMIT_REST_PER_HOUR: '100000', RATE_LIMIT_GRAPHQL_PER_HOUR: '100000' } });
+  for (const who of ['ada', 'bob'] as const) {
+    const p = people[who];
+    p.email = `${who}-${process.pid}-${Date.now()}@example.test`;
+    const u = await createUser(app.deps.db, p.email, p.name, { password: PASSWORD, role: 'member' });
+    p.id = u.id;
+    p.token = (await app.newKey(u)).token;
+  }
+  const created = await app.request('POST', '/api/v1/projects', { token: people.ada.token, body: { id: 'ada-notes', name: 'Ada notes' } });
+  expect(created.status).toBe(201);
+  await put(people.ada.token, 'ada-notes', sid(1), { name: 'ada-first.md', markdown: '# first\n\n_**User**_\n\nthe pelican plan\n' });
+  browser = await launchBrowser();
+}, 120_000);
+
+afterAll(async () => {
+  for (const p of Object.values(people)) await p.rec?.context.close().catch(() => undefined);
+  await browser?.close().catch(() => undefined);
+  await app?.close();
+});
+
+test('without teams the projects page is one list, as before teams existed', step(ada, async () => {
+  await signIn('ada');
+  const { page } = ada();
+  await card(page, 'Projects', 'Ada notes').waitFor();
+  expect(await page.getByRole('heading', { name: 'Personal' }).count()).toBe(0);
+  await clean(ada(), 'projects without teams');
+}));
+
+test('projects are grouped under Personal and each team; team members see who uploaded each session', step(ada, async () => {
+  // The team, Bob as a member and a team project with a session of each (through the API).
+  const team = await app.request('POST', '/api/v1/teams', { token: people.ada.token, body: { name: TEAM } });
+  expect(team.status).toBe(201);
+  teamId = team.body.data.team.id;
+  const added = await app.request('POST', `/api/v1/teams/${teamId}/members`, { token: people.ada.token, body: { email: people.bob.email, role: 'member' } });
+  expect(added.status).toBe(201);
+  const project = await app.request('POST', '/api/v1/projects', { token: people.ada.token, body: { id: 'crew-repo', name: 'Crew repo', teamId } });
+  expect(project.status).toBe(201);
+  await put(people.ada.token, 'crew-repo', sid(2), { name: 'ada-crew.md', markdown: '# by Ada\n\n_**User**_\n\nthe albatross route\n' });
+  await put(people.bob.token, 'crew-repo', sid(3), { name: 'bob-crew.md', markdown: '# by Bob\n\n_**User**_\n\nthe albatross wings\n' });
+
+  const { page } = ada();
+  await page.reload();
+  await page.getByRole('heading', { name: 'Personal', level: 2 }).waitFor();
+  await page.getByRole('heading', { name: TEAM, level: 2 }).waitFor();
+  await card(page, 'Personal', 'Ada notes').waitFor();
+  await card(page, TEAM, 'Crew repo').waitFor();
+  expect(await card(page, 'Personal', 'Crew repo').count()).toBe(0);
+  expect(await page.getByText('Team · your role: admin').count()).toBe(1);
+  // The team's admin manages its projects.
+  await card(page, TEAM, 'Crew repo').getByRole('button', { name: 'Edit Crew repo' }).waitFor();
+  await clean(ada(), 'projects grouped');
+
+  // A project's sessions: who uploaded each one.
+  await page.getByRole('link', { name: 'Crew repo', exact: true }).click();
+  await h1(page, 'Crew repo').waitFor();
+  const table = page.getByRole('table', { name: 'Sessions' });
+  await table.getByRole('columnheader', { name: 'Uploaded by' }).waitFor();
+  const row = (title: string) => table.getByRole('row').filter({ has: page.getByRole('link', { name: title, exact: true }) });
+  expect(await row('bob-crew.md').getByRole('cell', { name: people.bob.name }).count()).toBe(1);
+  expect(await row('ada-crew.md').getByRole('cell', { name: people.ada.name }).count()).toBe(1);
+  await clean(ada(), 'team project sessions');
+
+  // The reader.
+  await page.getByRole('link', { name: 'bob-crew.md', exact: true }).click();
+  const details = page.getByRole('region', { name: 'Session details' });
+  await details.waitFor();
+  const term = page.getByRole('term').filter({ hasText: /^Uploaded by$/ });
+  await details.locator(term).waitFor();
+  expect(await details.locator('div', { has: term }).getByRole('definition').innerText()).toBe(people.bob.name);
+  await clean(ada(), 'reader of a teammate session');
+
+  // Search results.
+  await untilSearchable(people.ada.token, 'albatross', 2);
+  await page.goto('/search?q=albatross');
+  const results = page.getByRole('list', { name: 'Search results' });
+  const bobs = results.getByRole('listitem').filter({ has: page.getByRole('link', { name: 'bob-crew.md', exact: true }) });
+  await bobs.waitFor();
+  expect(await bobs.innerText()).toContain(`Uploaded by ${people.bob.name}`);
+  await clean(ada(), 'search with uploaders');
+}));
+
+test('a member sees the team group with their role and no settings for team projects', step(bob, async () => {
+  await signIn('bob');
+  const { page } = bob();
+  await card(page, TEAM, 'Crew repo').waitFor();
+  expect(await page.getByText('Team · your role: member').count()).toBe(1);
+  expect(await page.getByRole('button', { name: 'Edit Crew repo' }).count()).toBe(0);
+  expect(await page.getByRole('button', { name: 'Delete Crew repo' }).count()).toBe(0);
+  // Bob has no project of his own: the Personal group says so.
+  await page.getByRole('heading', { name: 'Personal', level: 2 }).waitFor();
+  await page.getByText('No personal projects.').waitFor();
+  await clean(bob(), 'projects of a member');
+}));
