@@ -104,7 +104,7 @@ function cliCtx(config: Config, db: DbHandles, userId: string): { ctx: Ctx; clos
 export async function exportFromCli(
   config: Config,
   db: DbHandles,
-  args: { userId: string; email: string; projectIds: string[]; outFile: string },
+  args: { userId: string; email: string; teamId?: string; projectIds: string[]; outFile: string },
   out: (line: string) => void,
   progress: ProgressSink,
 ): Promise<void> {
@@ -113,6 +113,7 @@ export async function exportFromCli(
   try {
     const exp = await openExport(ctx, {
       projectIds: args.projectIds.length ? args.projectIds : undefined,
+      teamId: args.teamId,
       onProgress: (p) =>
         progress.update({ label: p.phase === 'scan' ? 'checksums' : 'export', sessions: p.sessions, sessionsTotal: p.sessionsTotal, bytes: p.bytes, bytesTotal: p.bytesTotal }),
     });
@@ -134,7 +135,7 @@ export async function exportFromCli(
 export async function importFromCli(
   config: Config,
   db: DbHandles,
-  args: { userId: string; email: string; file: string; onConflict: OnConflict },
+  args: { userId: string; email: string; teamId?: string; file: string; onConflict: OnConflict },
   out: (line: string) => void,
   progress: ProgressSink,
 ): Promise<ImportSummary> {
@@ -146,6 +147,7 @@ export async function importFromCli(
     try {
       summary = await importArchive(ctx, fs.createReadStream(args.file, { highWaterMark: 1024 * 1024 }), {
         onConflict: args.onConflict,
+        teamId: args.teamId,
         maxBytes: config.maxImportBytes,
         maxFileBytes: config.maxBodyBytes,
         idleMs: 10 * 60_000,

@@ -24,8 +24,8 @@ import { isTeamRole, TEAM_ROLES } from '../domain/teams';
  *   keys revoke KEY_ID
  *   search reindex
  *   redact rescan [--dry-run]
- *   export --email E [--project ID]… --out FILE
- *   import FILE --email E [--on-conflict skip|overwrite|newer]    (exits 1 when entries were reported)
+ *   export --email E [--team ID] [--project ID]… --out FILE
+ *   import FILE --email E [--team ID] [--on-conflict skip|overwrite|newer]    (exits 1 when entries were reported)
  *   import-remote --from URL --token T --email E [--project ID]…   (exits 1 when something could not be copied)
  *   teams create --name N --admin-email E                     (prints the team id)
  *   teams add-member --team ID --email E --role admin|member|viewer
@@ -34,7 +34,7 @@ import { isTeamRole, TEAM_ROLES } from '../domain/teams';
 class UsageError extends Error {}
 
 const USAGE =
-  'usage: cli users create --email E [--name N] [--admin] [--password-stdin] | users reset-password --email E | keys create --email E [--name N] [--expires-in-days D] [--read-only | --scopes read|read,write] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID] | redact rescan [--dry-run] | export --email E [--project ID]... --out FILE | import FILE --email E [--on-conflict skip|overwrite|newer] | import-remote --from URL --token T --email E [--project ID]... | teams create --name N --admin-email E | teams add-member --team ID --email E --role admin|member|viewer | teams list';
+  'usage: cli users create --email E [--name N] [--admin] [--password-stdin] | users reset-password --email E | keys create --email E [--name N] [--expires-in-days D] [--read-only | --scopes read|read,write] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID] | redact rescan [--dry-run] | export --email E [--team ID] [--project ID]... --out FILE | import FILE --email E [--team ID] [--on-conflict skip|overwrite|newer] | import-remote --from URL --token T --email E [--project ID]... | teams create --name N --admin-email E | teams add-member --team ID --email E --role admin|member|viewer | teams list';
 
 /** Options that take no value. */
 const SWITCHES = new Set(['admin', 'password-stdin', 'read-only']);
@@ -101,7 +101,7 @@ function parseArchiveArgs(argv: string[], allowed: string[]): { flags: Record<st
 }
 
 async function runArchive(command: 'export' | 'import' | 'import-remote', argv: string[], out: (line: string) => void): Promise<void> {
-  const allowed = { export: ['email', 'project', 'out'], import: ['email', 'on-conflict'], 'import-remote': ['from', 'token', 'email', 'project'] }[command];
+  const allowed = { export: ['email', 'team', 'project', 'out'], import: ['email', 'team', 'on-conflict'], 'import-remote': ['from', 'token', 'email', 'project'] }[command];
   const { flags, projects, positional } = parseArchiveArgs(argv, allowed);
   const email = need(flags, 'email');
   if (command === 'import' ? positional.length !== 1 : positional.length) throw new UsageError(USAGE);
@@ -121,9 +121,9 @@ async function runArchive(command: 'export' | 'import' | 'import-remote', argv: 
     if (!user) throw new UsageError(`no user with email ${email}`);
     const progress = progressSink(Boolean(process.stderr.isTTY), out);
     if (command === 'export') {
-      await exportFromCli(config, db, { userId: user.id, email, projectIds: projects, outFile: need(flags, 'out') }, out, progress);
+      await exportFromCli(config, db, { userId: user.id, email, teamId: flags.team, projectIds: projects, outFile: need(flags, 'out') }, out, progress);
     } else if (command === 'import') {
-      const summary = await importFromCli(config, db, { userId: user.id, email, file: positional[0], onConflict }, out, progress);
+      const summary = await importFromCli(config, db, { userId: user.id, email, teamId: flags.team, file: positional[0], onConflict }, out, progress);
       if (summary.errors.length) throw new Error(`import finished with ${summary.errors.length} error${summary.errors.length === 1 ? '' : 's'} (listed above)`);
     } else {
       const failed = await importRemoteFromCli(config, db, { userId: user.id, from: need(flags, 'from'), token: need(flags, 'token'), projectIds: projects }, out, progress);

@@ -1,16 +1,23 @@
-/** The reads of an export (src/services/exports.ts): an owner's projects, a project's sessions in id order. */
+/** The reads of an export (src/services/exports.ts): its owners' projects, a project's sessions in id order. */
 import type { ProjectRow } from './projects';
 import { SESSION_COLUMNS, type SessionRow } from './sessions';
 import { marks, type Sql } from './sql';
 
 const PROJECT_COLUMNS = 'id, ownerId, ownerType, name, icon, color, createdAt, updatedAt';
 
-/** The projects one user owns personally (all, or those among `ids`). */
-export function projectsOfOwner(db: Sql, ownerId: string, ids?: readonly string[]): Promise<ProjectRow[]> {
-  if (ids && ids.length === 0) return Promise.resolve([]);
+/** An owner whose projects an export takes: a user (their personal projects) or a team. */
+export interface ExportOwner {
+  type: 'user' | 'team';
+  id: string;
+}
+
+/** The projects of these owners (all, or those among `ids`). */
+export function projectsOfOwners(db: Sql, owners: readonly ExportOwner[], ids?: readonly string[]): Promise<ProjectRow[]> {
+  if ((ids && ids.length === 0) || owners.length === 0) return Promise.resolve([]);
+  const where = owners.map(() => '(ownerType = ? AND ownerId = ?)').join(' OR ');
   return db.query<ProjectRow>(
-    `SELECT ${PROJECT_COLUMNS} FROM projects WHERE ownerType = 'user' AND ownerId = ?${ids ? ` AND id IN (${marks(ids)})` : ''}`,
-    ownerId,
+    `SELECT ${PROJECT_COLUMNS} FROM projects WHERE (${where})${ids ? ` AND id IN (${marks(ids)})` : ''}`,
+    ...owners.flatMap((o) => [o.type, o.id]),
     ...(ids ?? []),
   );
 }
@@ -23,10 +30,13 @@ export function sessionsOfProjectAfter(db: Sql, projectId: string, afterId: stri
 }
 
 /** Insert a project with given times unless its id exists; whether it did. */
-export async function insertImportedProject(db: Sql, p: Pick<ProjectRow, 'id' | 'ownerId' | 'name' | 'icon' | 'color' | 'createdAt' | 'updatedAt'>): Promise<boolean> {
+export async function insertImportedProject(
+  db: Sql,
+  p: Pick<ProjectRow, 'id' | 'ownerId' | 'name' | 'icon' | 'color' | 'createdAt' | 'updatedAt'> & { ownerType: 'user' | 'team' },
+): Promise<boolean> {
   const n = await db.execute(
-    "INSERT IGNORE INTO projects (id, ownerId, ownerType, name, icon, color, createdAt, updatedAt) VALUES (?, ?, 'user', ?, ?, ?, ?, ?)",
-    p.id, p.ownerId, p.name, p.icon, p.color, p.createdAt, p.updatedAt,
+    'INSERT IGNORE INTO projects (id, ownerId, ownerType, name, icon, color, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    p.id, p.ownerId, p.ownerType, p.name, p.icon, p.color, p.createdAt, p.updatedAt,
   );
   return n > 0;
 }

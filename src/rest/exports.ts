@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { Deps } from '../services/context';
 import { openExport } from '../services/exports';
 import { importArchive, parseOnConflict } from '../services/imports';
-import { AppError, MESSAGES } from '../errors';
+import { AppError, invalid, MESSAGES } from '../errors';
 import { ctxOf, ok } from './context';
 
 /** `?projectId=a&projectId=b` (the simple query parser gives a string or an array). */
@@ -11,13 +11,21 @@ function listParam(v: unknown): string[] | undefined {
   return (Array.isArray(v) ? v : [v]).map(String);
 }
 
+/** `?teamId=` once (a team id is a single value). */
+function teamParam(v: unknown): string | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw invalid('teamId must be given once');
+  return v;
+}
+
 export function exportsRouter(deps: Deps): Router {
   const r = Router();
 
-  // The archive of everything the caller owns (or the named projects), streamed: a client that
+  // The archive of everything the caller owns and the projects of the teams they administer (or
+  // the named projects, or one team's), streamed: a client that
   // stops reading pauses it; one that goes away ends it and releases the snapshot.
   r.get('/export', async (req, res) => {
-    const exp = await openExport(ctxOf(req, deps), { projectIds: listParam(req.query.projectId) });
+    const exp = await openExport(ctxOf(req, deps), { projectIds: listParam(req.query.projectId), teamId: teamParam(req.query.teamId) });
     try {
       res.status(200);
       res.setHeader('Content-Type', 'application/x-tar');
@@ -39,6 +47,7 @@ export function exportsRouter(deps: Deps): Router {
   // own limit, MAX_IMPORT_BYTES: a declared length over it is refused before a byte is read.
   r.post('/import', async (req, res) => {
     const onConflict = parseOnConflict(req.query.onConflict);
+    const teamId = teamParam(req.query.teamId);
     const maxBytes = deps.config.maxImportBytes;
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > maxBytes) {
@@ -46,7 +55,7 @@ export function exportsRouter(deps: Deps): Router {
     }
     const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     if (encoding !== 'identity') throw new AppError('UNSUPPORTED_MEDIA_TYPE', MESSAGES.unsupportedEncoding);
-    const summary = await importArchive(ctxOf(req, deps), req, { onConflict, maxBytes, maxFileBytes: deps.config.maxBodyBytes });
+    const summary = await importArchive(ctxOf(req, deps), req, { onConflict, teamId, maxBytes, maxFileBytes: deps.config.maxBodyBytes });
     res.json(ok(summary));
   });
 

@@ -1,5 +1,6 @@
 /**
- * Export: everything a user owns as one deterministic tar (src/domain/archive.ts), streamed.
+ * Export: everything a user owns, and the projects of the teams they administer, as one
+ * deterministic tar (src/domain/archive.ts), streamed.
  *
  * Two passes over one database snapshot. The first reads every session's content in its stored
  * 1 MiB chunks to take the sha256 of each file (the manifest, which lists them, comes first);
@@ -11,10 +12,11 @@ import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import * as tar from 'tar-stream';
 import { contentChunks, type ContentPart } from '../data/content';
-import { projectsOfOwner, sessionsOfProjectAfter } from '../data/exports';
+import { projectsOfOwners, sessionsOfProjectAfter, type ExportOwner } from '../data/exports';
 import { projectById, type ProjectRow } from '../data/projects';
 import type { SessionRow } from '../data/sessions';
 import type { Snapshot } from '../data/sql';
+import { teamsByIds } from '../data/teams';
 import { userById } from '../data/users';
 import {
   ARCHIVE_FORMAT,
@@ -42,6 +44,7 @@ import {
 } from '../domain/archive';
 import { PROJECT_ID_RE } from '../domain/validation';
 import { projectForbidden, projectNotFound } from '../errors';
+import { memberships, requireTeamAdmin } from './access';
 import type { Ctx } from './context';
 import { metadataOf, parseStoredMeta } from './sessions';
 
@@ -59,8 +62,10 @@ export interface ExportProgress {
 }
 
 export interface ExportOptions {
-  /** Only these projects (each must be the caller's: else 404 / 403); none → all. */
+  /** Only these projects (each must be one the export takes: else 404 / 403); none → all. */
   projectIds?: readonly string[];
+  /** Only the projects of this team, where the caller must be admin (else 404 / 403). */
+  teamId?: string;
   onProgress?: (p: ExportProgress) => void;
 }
 
@@ -111,16 +116,32 @@ export function sessionJsonOf(s: SessionRow, uploadedBy: string | null): Buffer 
   return canonicalJson(json);
 }
 
-/** The caller's projects to export, in archive order; a named project that is not theirs → 404 / 403. */
-async function projectsToExport(ctx: Ctx, db: Snapshot, ids: readonly string[] | undefined): Promise<ProjectRow[]> {
+/**
+ * What an export takes: the caller's own projects and those of the teams where they are admin
+ * (an export is a whole-project backup that an import can write back, so it takes the right to
+ * manage the project: members and viewers read a team's sessions one by one, not as an archive).
+ * With `teamId`, only that team's projects (the caller must be its admin: not a member → 404
+ * `Team not found`, a member or viewer → 403).
+ */
+async function ownersToExport(ctx: Ctx, teamId: string | undefined): Promise<ExportOwner[]> {
+  if (teamId !== undefined) {
+    await requireTeamAdmin(ctx, teamId);
+    return [{ type: 'team', id: teamId }];
+  }
+  const admin = (await memberships(ctx)).filter((m) => m.role === 'admin');
+  return [{ type: 'user', id: ctx.user.id }, ...admin.map((m) => ({ type: 'team' as const, id: m.teamId }))];
+}
+
+/** The projects to export, in archive order; a named project that is not among them → 404 / 403. */
+async function projectsToExport(ctx: Ctx, db: Snapshot, owners: readonly ExportOwner[], ids: readonly string[] | undefined): Promise<ProjectRow[]> {
   const wanted = ids && ids.length ? [...new Set(ids)] : undefined;
   for (const id of wanted ?? []) {
     if (!PROJECT_ID_RE.test(id)) throw projectNotFound(id);
     const p = await projectById(db, id);
     if (!p) throw projectNotFound(id);
-    if (p.ownerType !== 'user' || p.ownerId !== ctx.user.id) throw projectForbidden(id);
+    if (!owners.some((o) => o.type === p.ownerType && o.id === p.ownerId)) throw projectForbidden(id);
   }
-  const rows = await projectsOfOwner(db, ctx.user.id, wanted);
+  const rows = await projectsOfOwners(db, owners, wanted);
   return rows.sort((a, b) => byProjectDir(a.id, b.id));
 }
 
@@ -169,10 +190,14 @@ export async function openExport(ctx: Ctx, opts: ExportOptions = {}): Promise<Op
 }
 
 async function planExport(ctx: Ctx, snap: Snapshot, opts: ExportOptions): Promise<OpenExport> {
-  const projects = await projectsToExport(ctx, snap, opts.projectIds);
+  const owners = await ownersToExport(ctx, opts.teamId);
+  const projects = await projectsToExport(ctx, snap, owners, opts.projectIds);
   const user = await userById(snap, ctx.user.id);
   if (!user) throw projectNotFound('');
-  const owner: ProjectJson['owner'] = { type: 'user', name: user.name, email: user.email };
+  const teamIds = [...new Set(projects.filter((p) => p.ownerType === 'team').map((p) => p.ownerId))];
+  const teamName = new Map((teamIds.length ? await teamsByIds(snap, teamIds) : []).map((t) => [t.id, t.name]));
+  const ownerOf = (p: ProjectRow): ProjectJson['owner'] =>
+    p.ownerType === 'team' ? { type: 'team', name: teamName.get(p.ownerId) ?? '' } : { type: 'user', name: user.name, email: user.email };
   const uploaderEmail = new Map<string, string | null>([[user.id, user.email]]);
   const uploadedBy = async (userId: string): Promise<string | null> => {
     if (!uploaderEmail.has(userId)) uploaderEmail.set(userId, (await userById(snap, userId))?.email ?? null);
@@ -200,14 +225,14 @@ async function planExport(ctx: Ctx, snap: Snapshot, opts: ExportOptions): Promis
   let hashed = 0;
   const report = () => opts.onProgress?.({ phase: 'scan', sessions: sessionCount, sessionsTotal, bytes: hashed, bytesTotal: contentTotal });
   for (const p of projects) {
-    const projectJson = canonicalJson(projectJsonOf(p, owner));
+    const projectJson = canonicalJson(projectJsonOf(p, ownerOf(p)));
     let newest = p.updatedAt;
     const sessionFiles: ManifestFile[] = [];
     for await (const s of sessionsOf(snap, p.id)) {
       for (const [file, part, size] of filesOf(s)) {
         const path = sessionFilePath(p.id, s.id, file);
         if (part === null) {
-          const json = sessionJsonOf(s, await uploadedBy(s.userId));
+          const json = sessionJsonOf(s, await uploadedBy(s.uploadedBy ?? s.userId));
           sessionFiles.push({ path, size: json.length, sha256: sha256(json) });
           continue;
         }
@@ -292,7 +317,7 @@ async function planExport(ctx: Ctx, snap: Snapshot, opts: ExportOptions): Promis
       for (const p of projects) {
         const newest = projectLatest.get(p.id)!;
         await put(header(projectDir(p.id), newest, true));
-        const pj = canonicalJson(projectJsonOf(p, owner));
+        const pj = canonicalJson(projectJsonOf(p, ownerOf(p)));
         await put(header(projectJsonPath(p.id), newest, false, pj.length), pj);
         let first = true;
         for await (const s of sessionsOf(snap, p.id)) {
@@ -304,7 +329,7 @@ async function planExport(ctx: Ctx, snap: Snapshot, opts: ExportOptions): Promis
             const expected = sizeOf.get(path);
             if (expected === undefined) throw new Error(`${path} appeared during the export`);
             if (part === null) {
-              const json = sessionJsonOf(s, await uploadedBy(s.userId));
+              const json = sessionJsonOf(s, await uploadedBy(s.uploadedBy ?? s.userId));
               await put(header(path, s.updatedAt, false, json.length), json);
             } else {
               await put(header(path, s.updatedAt, false, expected), contentChunks(snap, p.id, s.id, part));

@@ -10,11 +10,34 @@ import { upsertOp } from '../domain/index-work';
 import { redactionsToJson } from '../domain/redaction';
 import type { PreparedUpload } from '../domain/upload';
 import { invalid } from '../errors';
+import { canWriteSession, checkUpload, type ProjectRole } from './access';
 import type { Ctx } from './context';
 import type { OnConflict } from './imports';
 import { labelsOf, metadataOf, sessionEtag } from './sessions';
 
 export type ImportOutcome = 'created' | 'updated' | 'skipped';
+
+/**
+ * Where an import writes: the caller's own projects, or a team's (the caller must be allowed to
+ * create projects in it: admin or member; src/services/imports.ts resolves it).
+ */
+export interface ImportTarget {
+  ownerType: 'user' | 'team';
+  /** The owning user's or team's id: the projects' owner and the sessions' owner scope. */
+  ownerId: string;
+  role: ProjectRole;
+}
+
+export const personalTarget = (ctx: Ctx): ImportTarget => ({ ownerType: 'user', ownerId: ctx.user.id, role: 'owner' });
+
+export interface WriteImportOptions {
+  /** False when the content is not all of the source's (a copy without the raw data a source did not serve): the tag is then computed anew. */
+  keepEtag?: boolean;
+  /** Default: the caller's own projects. */
+  target?: ImportTarget;
+  /** The user recorded as the session's uploader when it is created (default: the caller). */
+  uploaderId?: string;
+}
 
 /** Findings as stored: {rule, count, part?, reported?}, same rule and part summed. */
 function mergeRedactions(kept: RedactionJson[], found: RedactionJson[]): RedactionJson[] {
@@ -34,13 +57,14 @@ export async function writeImportedSession(
   json: SessionJson,
   prepared: PreparedUpload,
   onConflict: OnConflict,
-  /** False when the content is not all of the source's (a copy without the raw data a source did not serve): the tag is then computed anew. */
-  keepEtag = true,
+  opts: WriteImportOptions = {},
 ): Promise<ImportOutcome> {
+  const keepEtag = opts.keepEtag ?? true;
+  const target = opts.target ?? personalTarget(ctx);
   const { upload: up, findings, sessionDataFindings } = prepared;
   const found = JSON.parse(redactionsToJson(findings, sessionDataFindings ?? {}, ctx.deps.config.redactSecrets)) as RedactionJson[];
   const redactions = mergeRedactions(json.redactions, found);
-  const userId = ctx.user.id;
+  const userId = target.ownerId;
   const createdAt = new Date(json.createdAt);
   const updatedAt = new Date(json.updatedAt);
   const next: SessionRow = {
@@ -62,7 +86,7 @@ export async function writeImportedSession(
     sessionDataSize: up.sessionData ? up.sessionData.length : 0,
     sessionDataDigest: prepared.sentDataDigest,
     redactionsJson: JSON.stringify(redactions),
-    uploadedBy: userId,
+    uploadedBy: opts.uploaderId ?? ctx.user.id,
   };
   // The archive's tag is kept when this server found nothing more to redact (the content is then
   // the archive's, byte for byte); else the content changed and so does the tag.
@@ -73,6 +97,10 @@ export async function writeImportedSession(
   return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const ownerId = await lockProjectOwner(tx, projectId, 'share');
     if (ownerId !== userId) throw invalid(`Project ${projectId} belongs to another account`);
+    // Checked under the lock like an upload: a viewer (or a member since made one) writes nothing.
+    const role = await checkUpload(ctx, projectId, ownerId).catch((err: Error) => {
+      throw invalid(err.message);
+    });
     const old = await lockSession(tx, projectId, sessionId);
     if (old) {
       if (onConflict === 'skip') return 'skipped';
@@ -80,6 +108,8 @@ export async function writeImportedSession(
       if (old.etag === next.etag && old.updatedAt.getTime() === updatedAt.getTime() && old.createdAt.getTime() === createdAt.getTime() && old.userTitle === next.userTitle) {
         return 'skipped';
       }
+      // A team member replaces only the sessions they uploaded, as with an upload.
+      if (!canWriteSession(ctx, role, old)) throw invalid(`Session ${sessionId} was uploaded by someone else: a team member replaces only the sessions they uploaded`);
       await replaceImportedSession(tx, next, hasGitBranches);
       if (!up.sessionData) await deleteSessionData(tx, projectId, sessionId);
     } else {

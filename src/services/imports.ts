@@ -30,7 +30,10 @@ import { inlineOffload, ownedBuffer } from '../offload';
 import type { Ctx } from './context';
 import { insertImportedProject } from '../data/exports';
 import { inTransaction } from '../data/transaction';
-import { writeImportedSession, type ImportOutcome } from './import-session';
+import { personalTarget, writeImportedSession, type ImportOutcome, type ImportTarget } from './import-session';
+import { requireTeamWriter } from './access';
+import { memberOf } from '../data/teams';
+import { userByEmail } from '../data/users';
 
 /** An entry of the tar being read: its header and a stream of its bytes. */
 type TarEntry = Readable & { header: tar.Header };
@@ -56,6 +59,8 @@ export interface ImportOptions {
   maxBytes: number;
   /** A content file may be at most this many bytes (what an upload could store). */
   maxFileBytes: number;
+  /** Import into this team's projects (see importTarget); none → the caller's own. */
+  teamId?: string;
   /** No byte for this long → 408 (a long import is fine; a stalled one is not). */
   idleMs?: number;
   onProgress?: (p: ImportProgress) => void;
@@ -64,17 +69,23 @@ export interface ImportOptions {
 export type ProjectJsonInput = Pick<ReturnType<typeof ProjectJsonSchema.parse>, 'name' | 'icon' | 'color' | 'createdAt' | 'updatedAt'>;
 
 /**
- * The project of an import, created for the caller with the given appearance and times when it
- * does not exist; one of another account's is never touched.
+ * The project of an import, created for the target (the caller, or a team) with the given
+ * appearance and times when it does not exist; one of another owner's is never touched.
  */
-export async function ensureImportedProject(ctx: Ctx, projectId: string, json: ProjectJsonInput | null): Promise<'created' | 'existing' | 'foreign'> {
+export async function ensureImportedProject(
+  ctx: Ctx,
+  projectId: string,
+  json: ProjectJsonInput | null,
+  target: ImportTarget = personalTarget(ctx),
+): Promise<'created' | 'existing' | 'foreign'> {
   const existing = await projectById(ctx.deps.db.writes, projectId);
-  if (existing) return existing.ownerType === 'user' && existing.ownerId === ctx.user.id ? 'existing' : 'foreign';
+  if (existing) return existing.ownerType === target.ownerType && existing.ownerId === target.ownerId ? 'existing' : 'foreign';
   const now = new Date();
   const r = await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const inserted = await insertImportedProject(tx, {
       id: projectId,
-      ownerId: ctx.user.id,
+      ownerType: target.ownerType,
+      ownerId: target.ownerId,
       name: json?.name ?? projectId,
       icon: json?.icon ?? 'Code2',
       color: json?.color ?? 'blue',
@@ -82,9 +93,20 @@ export async function ensureImportedProject(ctx: Ctx, projectId: string, json: P
       updatedAt: json ? new Date(json.updatedAt) : now,
     });
     const owner = await lockProjectOwner(tx, projectId, 'share');
-    return { inserted, mine: owner === ctx.user.id };
+    return { inserted, mine: owner === target.ownerId };
   });
   return !r.mine ? 'foreign' : r.inserted ? 'created' : 'existing';
+}
+
+/**
+ * Where an import writes: the caller's own projects, or with `teamId` the team's, which takes the
+ * right to create projects in it (admin or member; not a member → 404 `Team not found`, a viewer
+ * → 403), checked before a byte of the archive is read.
+ */
+export async function importTarget(ctx: Ctx, teamId: string | undefined): Promise<ImportTarget> {
+  if (teamId === undefined) return personalTarget(ctx);
+  const role = await requireTeamWriter(ctx, teamId);
+  return { ownerType: 'team', ownerId: teamId, role };
 }
 
 export function parseOnConflict(v: unknown): OnConflict {
@@ -136,6 +158,29 @@ async function readEntry(stream: AsyncIterable<Buffer>, size: number, max: numbe
   return { bytes: buf && n === size ? buf.subarray(0, size) : null, sha256: h.digest('hex'), size: n };
 }
 
+/**
+ * Who is recorded as the uploader of a session an import creates: the caller, except in a team
+ * import by a team admin, where the archive's uploader is kept when that email is a member of the
+ * team here (so that a team's archive moves with its uploaders; a member's import cannot put
+ * sessions in someone else's name).
+ */
+function uploaders(ctx: Ctx, target: ImportTarget): (email: string | null) => Promise<string> {
+  if (target.ownerType !== 'team' || target.role !== 'admin') return async () => ctx.user.id;
+  const known = new Map<string, Promise<string>>();
+  return (email) => {
+    if (!email) return Promise.resolve(ctx.user.id);
+    let p = known.get(email);
+    if (!p) {
+      p = (async () => {
+        const user = await userByEmail(ctx.deps.db.writes, email);
+        return user && (await memberOf(ctx.deps.db.writes, target.ownerId, user.id)) ? user.id : ctx.user.id;
+      })();
+      known.set(email, p);
+    }
+    return p;
+  };
+}
+
 /** What has arrived of one session. */
 interface PendingSession {
   projectId: string;
@@ -145,6 +190,8 @@ interface PendingSession {
 }
 
 export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptions): Promise<ImportSummary> {
+  const target = await importTarget(ctx, opts.teamId);
+  const uploaderOf = uploaders(ctx, target);
   const summary: ImportSummary = { projects: { created: 0, existing: 0 }, sessions: { created: 0, updated: 0, skipped: 0 }, errors: [] };
   const report = (path: string, error: string) => summary.errors.push({ path, error });
   let bytesRead = 0;
@@ -206,9 +253,10 @@ export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptio
   /** The project of an archive, created for the caller when new; another account's is reported, never touched. */
   async function ensureProject(projectId: string, json: ProjectJsonInput | null, path: string): Promise<void> {
     if (projectState.has(projectId)) return;
-    const state = await ensureImportedProject(ctx, projectId, json);
+    const state = await ensureImportedProject(ctx, projectId, json, target);
     if (state === 'foreign') {
-      const error = `Project ${projectId} belongs to another account: not imported`;
+      const error =
+        target.ownerType === 'team' ? `Project ${projectId} is not a project of this team: not imported` : `Project ${projectId} belongs to another account: not imported`;
       report(path, error);
       projectState.set(projectId, { ok: false, error });
       return;
@@ -238,7 +286,7 @@ export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptio
           { json, markdown: s.files['markdown.md'], raw: s.files.raw ?? Buffer.alloc(0), sessionData: s.files['session-data.json'] ?? null },
           ctx.deps.config.redactSecrets,
         );
-        outcome = await writeImportedSession(ctx, s.projectId, s.sessionId, json, prepared, opts.onConflict);
+        outcome = await writeImportedSession(ctx, s.projectId, s.sessionId, json, prepared, opts.onConflict, { target, uploaderId: await uploaderOf(json.uploadedBy) });
       } catch (err) {
         if (err instanceof AppError && err.code !== 'VALIDATION_ERROR') throw err;
         return void report(dir, `not imported: ${(err as Error).message}`);
