@@ -38,6 +38,7 @@ const config: CodegenConfig = {
           CreatedTeamInvitation: '../graphql/models#CreatedTeamInvitationModel',
           User: '../graphql/models#UserModel',
           Owner: '../graphql/models#OwnerModel',
+          Share: '../services/shares#ShareDto',
         },
         scalars: { ID: 'string' },
       },

@@ -1,47 +1,14 @@
-import type * as mariadb from 'mariadb';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
+import { countOn } from './support/statements';
 
 /**
  * Batching: a query over many projects and sessions costs a bounded number of SQL
- * statements. Statements are counted at the driver: every query/execute that reaches the
- * mariadb pool (Prisma's adapter calls pool.execute / pool.query for reads and
- * connection.query / execute inside transactions; authentication uses pool.query). Counting in
- * the process rather than with MariaDB's global status makes the count exact for this app only,
- * unaffected by other test files running against the same server.
+ * statements, counted at the driver (support/statements.ts).
  */
 
 let app: TestApp;
 let statements = 0;
 let counting = false;
-
-/** Opening and closing a read snapshot is not a data statement. */
-function isTransactionControl(sql: unknown): boolean {
-  const text = typeof sql === 'string' ? sql : (sql as { sql?: string } | null)?.sql ?? '';
-  return /^\s*(SET TRANSACTION|START TRANSACTION|COMMIT|ROLLBACK)\b/i.test(text);
-}
-
-function countOn(pool: mariadb.Pool): void {
-  const wrap = (target: any, name: string) => {
-    const original = target[name].bind(target);
-    target[name] = (...args: unknown[]) => {
-      if (counting && !isTransactionControl(args[0])) statements++;
-      return original(...args);
-    };
-  };
-  wrap(pool, 'query');
-  wrap(pool, 'execute');
-  const getConnection = pool.getConnection.bind(pool);
-  const wrapped = new WeakSet<object>();
-  (pool as any).getConnection = async () => {
-    const conn = await getConnection();
-    if (!wrapped.has(conn)) {
-      wrapped.add(conn);
-      wrap(conn, 'query');
-      wrap(conn, 'execute');
-    }
-    return conn;
-  };
-}
 
 const QUERY = '{ projects { sessionCount lastActivity sessions(limit: 5) { id name project { name } metadata { tags } } } }';
 
@@ -75,8 +42,11 @@ beforeAll(async () => {
   // No outbox worker: its polling would share the counted pool and blur the statement count.
   app = await startTestApp({ env: { WORKERS_ENABLED: 'false' } });
   // GraphQL queries read through the read pool, inside one snapshot; count both pools.
-  countOn(app.deps.db.pool);
-  countOn(app.deps.db.readPool);
+  const count = () => {
+    if (counting) statements++;
+  };
+  countOn(app.deps.db.pool, count);
+  countOn(app.deps.db.readPool, count);
 });
 afterAll(() => app?.close());
 

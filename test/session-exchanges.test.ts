@@ -147,7 +147,7 @@ describe('the per-version index cache', () => {
 });
 
 test('one GraphQL operation may make the service split at most 64 MiB of markdown not indexed yet', () => {
-  const loaders = createLoaders({} as Ctx);
+  const loaders = createLoaders({} as Ctx, 'http://localhost');
   loaders.chargeScan(SCAN_BUDGET_BYTES - 10);
   loaders.chargeScan(10);
   expect(() => loaders.chargeScan(1)).toThrow(/exchange budget/);

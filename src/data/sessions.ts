@@ -52,7 +52,8 @@ export interface SessionKey {
   sessionId: string;
 }
 
-const keyMarks = (keys: readonly unknown[]) => keys.map(() => '(?, ?)').join(', ');
+/** `(?, ?), …`: one (projectId, id) pair of placeholders per key. */
+export const keyMarks = (keys: readonly unknown[]) => keys.map(() => '(?, ?)').join(', ');
 
 // ---------------------------------------------------------------------------------------------
 // Orders (keyset paging)

@@ -4,6 +4,7 @@
  * owner, its creator's account and team role), so that deletion, disabling or a lost role holds
  * from the next request on every instance.
  */
+import { keyMarks } from './sessions';
 import { marks, type Sql } from './sql';
 
 export interface ShareRow {
@@ -75,6 +76,16 @@ export async function sharesOfSession(db: Sql, userId: string, projectId: string
     projectId,
     sessionId,
     userId,
+  );
+}
+
+/** The user's shares of several sessions in one statement (GraphQL's Session.shares over a list). */
+export async function sharesOfSessions(db: Sql, userId: string, keys: ReadonlyArray<{ projectId: string; sessionId: string }>): Promise<ShareListRow[]> {
+  if (!keys.length) return [];
+  return db.query<ShareListRow>(
+    `${LIST} WHERE sh.createdBy = ? AND (sh.projectId, sh.sessionId) IN (${keyMarks(keys)}) ORDER BY sh.createdAt DESC, sh.id`,
+    userId,
+    ...keys.flatMap((k) => [k.projectId, k.sessionId.toLowerCase()]),
   );
 }
 

@@ -6,6 +6,8 @@ import { createLoaders, type Loaders } from './loaders';
 export interface GraphqlContext {
   ctx: Ctx;
   loaders: Loaders;
+  /** The service's own origin as this request reaches it (share links' `url`), as REST computes it. */
+  origin: string;
   /**
    * A query reads one snapshot (everything one response says comes from one committed version);
    * a mutation reads what it has just written.
@@ -19,7 +21,7 @@ export interface GraphqlContext {
  * (Apollo's didResolveOperation), so every field of one response — row, etag, sizes and
  * `markdownContent` — comes from one committed version.
  */
-export function createGraphqlContext(ctx: Ctx): GraphqlContext {
+export function createGraphqlContext(ctx: Ctx, origin: string): GraphqlContext {
   const plain = ctx.deps.db.reads;
   let snapshot: Snapshot | null = null;
   const reads: Sql = {
@@ -30,7 +32,8 @@ export function createGraphqlContext(ctx: Ctx): GraphqlContext {
   const readCtx = withReads(ctx, reads);
   return {
     ctx: readCtx,
-    loaders: createLoaders(readCtx),
+    loaders: createLoaders(readCtx, origin),
+    origin,
     readFromSnapshot() {
       snapshot ??= ctx.deps.db.lazySnapshot();
     },

@@ -6,6 +6,7 @@ import { expressMiddleware } from '@as-integrations/express5';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { invalid, unauthenticated } from '../errors';
+import { ownOrigin } from '../http/auth';
 import '../http/types';
 import type { Deps } from '../services/context';
 import { isPlainObject } from '../domain/validation';
@@ -90,7 +91,7 @@ export async function createGraphqlRouter(deps: Deps, mw: GraphqlMiddleware): Pr
   const apollo = expressMiddleware(server, {
     context: async ({ req, res }) => {
       if (!req.user) throw unauthenticated();
-      const gql = createGraphqlContext({ deps, user: req.user, guard: req.guard, log: deps.logger.child({ reqId: req.id }) });
+      const gql = createGraphqlContext({ deps, user: req.user, guard: req.guard, log: deps.logger.child({ reqId: req.id }) }, ownOrigin(req, deps.config));
       res.once('close', () => void gql.release());
       return gql;
     },

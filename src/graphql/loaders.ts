@@ -4,6 +4,7 @@ import type { SessionFilters } from '../domain/filters';
 import { projectsWithStats, type ProjectDto } from '../services/projects';
 import { markdownOfSessions, sessionsByKeys, sessionsForProjects } from '../services/session-lists';
 import type { SessionKey, SessionOrder, SessionRow } from '../services/sessions';
+import { sharesOfSessions, type ShareDto } from '../services/shares';
 import * as stats from '../services/stats';
 import { invalid } from '../errors';
 
@@ -43,6 +44,8 @@ export interface Loaders {
   projectLabels(kind: stats.LabelKind): DataLoader<string, string[]>;
   projectSessionsByDay(days: number): DataLoader<string, Array<{ date: string; count: number }>>;
   projectTopTags(limit: number): DataLoader<string, Array<{ tag: string; count: number }>>;
+  /** Session.shares: the caller's links of each session, one statement for all of them. */
+  sessionShares: DataLoader<SessionKey, ShareDto[], string>;
 }
 
 const sessionKey = (k: SessionKey) => `${k.projectId}/${k.sessionId.toLowerCase()}`;
@@ -61,7 +64,7 @@ function keyed<A, L>(make: (args: A) => L): (args: A) => L {
   };
 }
 
-export function createLoaders(ctx: Ctx): Loaders {
+export function createLoaders(ctx: Ctx, origin: string): Loaders {
   const project = new DataLoader<string, ProjectDto | null>(async (ids) => {
     const rows = await projectsWithStats(ctx, [...ids]);
     const byId = new Map(rows.map((p) => [p.id, p]));
@@ -127,6 +130,14 @@ export function createLoaders(ctx: Ctx): Loaders {
       }),
   );
 
+  const sessionShares = new DataLoader<SessionKey, ShareDto[], string>(
+    async (keys) => {
+      const byKey = await sharesOfSessions(ctx, origin, keys);
+      return keys.map((k) => byKey.get(sessionKey(k)) ?? []);
+    },
+    { cacheKeyFn: sessionKey },
+  );
+
   const markdown = (key: SessionKey, storedSize: number): Promise<string> => {
     const k = sessionKey(key);
     if (!chargedKeys.has(k)) {
@@ -162,5 +173,6 @@ export function createLoaders(ctx: Ctx): Loaders {
     projectLabels: labelsFor,
     projectSessionsByDay: byDayFor,
     projectTopTags: topTagsFor,
+    sessionShares,
   };
 }

@@ -240,6 +240,22 @@ export async function listSessionShares(ctx: Ctx, base: string, projectId: strin
   return (await store.sharesOfSession(ctx.deps.db.reads, ctx.user.id, row.projectId, row.id)).map((r) => toShare(ctx.deps, base, r));
 }
 
+/**
+ * The caller's links of several sessions, read in one statement, keyed `${projectId}/${sessionId}`
+ * (lower-case id): GraphQL's Session.shares for a list of sessions. Only links the caller made are
+ * read, so no access check is needed beyond the one that gave the caller the sessions.
+ */
+export async function sharesOfSessions(ctx: Ctx, base: string, keys: ReadonlyArray<{ projectId: string; sessionId: string }>): Promise<Map<string, ShareDto[]>> {
+  const out = new Map<string, ShareDto[]>();
+  for (const r of await store.sharesOfSessions(ctx.deps.db.reads, ctx.user.id, keys)) {
+    const k = `${r.projectId}/${r.sessionId}`;
+    const list = out.get(k) ?? [];
+    list.push(toShare(ctx.deps, base, r));
+    out.set(k, list);
+  }
+  return out;
+}
+
 export async function listShares(ctx: Ctx, base: string): Promise<ShareDto[]> {
   return (await store.sharesOfUser(ctx.deps.db.reads, ctx.user.id)).map((r) => toShare(ctx.deps, base, r));
 }

@@ -14,6 +14,7 @@ import { SearchResult } from './search-result';
 import { Session } from './session';
 import { SessionExchange } from './session-exchange';
 import { SessionMetadata } from './session-metadata';
+import { Share } from './share';
 import { Stats } from './stats';
 import { Owner, Team, TeamInvitation, TeamMember } from './team';
 
@@ -32,4 +33,5 @@ export const resolvers: Resolvers = {
   TeamMember,
   TeamInvitation,
   Owner,
+  Share,
 } satisfies CompleteResolvers;

@@ -2,7 +2,9 @@
 import * as keys from '../../services/keys';
 import * as projects from '../../services/projects';
 import * as sessionChanges from '../../services/session-changes';
+import * as shares from '../../services/shares';
 import * as teams from '../../services/teams';
+import { serviceAudience } from './share';
 import { serviceRole } from './team';
 import type { ResolversOf } from './complete';
 
@@ -63,5 +65,23 @@ export const Mutation: ResolversOf<'Mutation'> = {
   },
   revokeApiKey(_p, { id }, { ctx }) {
     return keys.revokeApiKey(ctx, id);
+  },
+  // The share service validates (expiry values, hidden numbers, audience under SHARES) and checks
+  // who may share; an absent field stays absent, `expiresInDays: null` means never.
+  createShare(_p, { projectId, sessionId, input }, { ctx, origin }) {
+    const { audience, hiddenExchanges, ...rest } = input ?? {};
+    return shares.createShare(ctx, origin, projectId, sessionId, {
+      ...rest,
+      ...(hiddenExchanges != null && { hiddenExchanges }),
+      ...(audience != null && { audience: serviceAudience(audience) }),
+    });
+  },
+  updateShare(_p, { id, input }, { ctx, origin }) {
+    const { hiddenExchanges, refresh, ...rest } = input;
+    return shares.updateShare(ctx, origin, id, { ...rest, ...(hiddenExchanges != null && { hiddenExchanges }), ...(refresh != null && { refresh }) });
+  },
+  async deleteShare(_p, { id }, { ctx }) {
+    await shares.deleteShare(ctx, id);
+    return true;
   },
 };

@@ -4,6 +4,7 @@ import * as keys from '../../services/keys';
 import { searchSessions } from '../../services/search';
 import * as projects from '../../services/projects';
 import * as sessionLists from '../../services/session-lists';
+import * as shares from '../../services/shares';
 import * as stats from '../../services/stats';
 import * as teams from '../../services/teams';
 import type { SearchResultModel } from '../models';
@@ -67,5 +68,8 @@ export const Query: ResolversOf<'Query'> = {
   },
   apiKeys(_p, _a, { ctx }) {
     return keys.listApiKeys(ctx);
+  },
+  shares(_p, _a, { ctx, origin }) {
+    return shares.listShares(ctx, origin);
   },
 };

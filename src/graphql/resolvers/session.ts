@@ -11,6 +11,7 @@ export const Session: ResolversOf<'Session'> = {
   rawDataSize: (r) => Number(r.rawDataSize),
   sessionDataSize: (r) => Number(r.sessionDataSize ?? 0),
   redactions: (r) => redactionsOf(r.redactionsJson),
+  shares: (r, _a, { loaders }) => loaders.sessionShares.load({ projectId: r.projectId, sessionId: r.id }),
   async exchanges(r, { offset, limit }, gql, info) {
     const args = { ...parseInput(ExchangeArgs, { offset: offset ?? 0, limit: limit ?? 20 }), content: selects(info, ['exchanges', 'markdown']) };
     // A page of markdown is bounded before anything is read (the per-response content budget).
