@@ -1,10 +1,23 @@
-// `npm run schema:lint`: lints schema.graphql only (docs/graphql.md). graphql-eslint's
-// schema-recommended set (naming conventions, no redundant prefixes, …) plus descriptions
-// required on every type, field, argument, enum value and directive.
+// `npm run lint`: TypeScript (type-aware, typescript-eslint) over src, web, test, bench and scripts,
+// and `npm run schema:lint`: schema.graphql (graphql-eslint). Formatting is Prettier's job
+// (`npm run format:check`), so no stylistic rules here.
 import graphqlPlugin from '@graphql-eslint/eslint-plugin';
+import reactHooks from 'eslint-plugin-react-hooks';
+import tseslint from 'typescript-eslint';
 
-export default [
-  {
+const typescript = tseslint.config({
+  files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'web/**/*.{ts,tsx,mts}'],
+  ignores: ['src/generated/**', 'web/src/gql/**'],
+  extends: [...tseslint.configs.recommendedTypeChecked],
+  languageOptions: {
+    parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+  },
+  rules: {},
+});
+
+const react = { files: ['web/**/*.tsx'], plugins: { 'react-hooks': reactHooks }, rules: reactHooks.configs.recommended.rules };
+
+const graphqlSchema = {
     files: ['schema.graphql'],
     languageOptions: { parser: graphqlPlugin.parser, parserOptions: { graphQLConfig: { schema: 'schema.graphql' } } },
     plugins: { '@graphql-eslint': graphqlPlugin },
@@ -37,5 +50,6 @@ export default [
         },
       ],
     },
-  },
-];
+  };
+
+export default [{ ignores: ["src/generated/**", "web/src/gql/**", "dist/**", "node_modules/**"] }, ...typescript, react, graphqlSchema];
