@@ -1,7 +1,9 @@
 /**
- * Export and import throughput and footprint (docs/export-import.md), beside this machine's raw disk write rate (dd) and the database's write rate of 1 MiB
- * content chunks. A fresh database gets SIZE_MB of sessions (one of 45 MiB, the rest 4 MiB, each
- * with raw data), then: export to a file (MB/s, RSS added, the longest event-loop delay), import of
+ * Export and import throughput and footprint (docs/export-import.md), beside this machine's raw
+ * disk write rate (dd) and the database's write rate of 1 MiB content chunks. A fresh database gets
+ * SIZE_MB of sessions (in every 255 MiB one of 47 MiB, the rest 4 MiB, each with raw data), then:
+ * export to a file (MB/s, RSS added, the longest event-loop delay and every hold of the loop over
+ * 50 ms), import of
  * that file into a second fresh database (the same), and the two reference rates.
  * Run: npx tsx bench/export-import.ts   (SIZE_MB=256 by default)
  */
@@ -10,7 +12,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { loadConfig } from '../src/config';
 import { createDb, type DbHandles } from '../src/db/client';
 import { migrate } from '../src/db/migrate';
@@ -34,21 +36,65 @@ function ctxFor(db: DbHandles, userId: string, url: string): { ctx: Ctx; close: 
   return { ctx: { deps, user: { id: userId, keyId: null }, log: deps.logger }, close: () => offload.close() };
 }
 
-/** Peak RSS above the level at start, and the longest event-loop delay, while `work` runs. */
-async function measure<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number; rssAddedMB: number; maxDelayMs: number }> {
+interface Measured<T> {
+  value: T;
+  seconds: number;
+  rssAddedMB: number;
+  /** monitorEventLoopDelay's max: the longest the loop was held. */
+  maxDelayMs: number;
+  /** Holds of the loop over 50 ms (from a 5 ms timer), with the garbage collection inside each. */
+  stalls: Array<{ atS: number; ms: number; gcMs: number }>;
+  /** The longest single garbage collection pause. */
+  maxGcMs: number;
+}
+
+/**
+ * Peak RSS above the level at start, the longest event-loop delay, and every hold of the loop
+ * over 50 ms (when, how long, how much of it was garbage collection), while `work` runs. With
+ * STALLS_FILE set, the holds' windows (monotonic µs, the clock of a --cpu-prof profile) are
+ * appended to that file, to find in a profile what ran then.
+ */
+async function measure<T>(label: string, work: () => Promise<T>): Promise<Measured<T>> {
   (globalThis as { gc?: () => void }).gc?.();
   const base = process.memoryUsage().rss;
   let peak = base;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
   const h = monitorEventLoopDelay({ resolution: 5 });
+  const gcs: Array<{ start: number; end: number }> = [];
+  const obs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcs.push({ start: e.startTime, end: e.startTime + e.duration });
+  });
+  obs.observe({ entryTypes: ['gc'] });
+  const holds: Array<{ from: number; to: number; fromUs: bigint; toUs: bigint }> = [];
+  let last = performance.now();
+  let lastUs = process.hrtime.bigint() / 1000n;
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    const nowUs = process.hrtime.bigint() / 1000n;
+    if (now - last > 55) holds.push({ from: last, to: now, fromUs: lastUs, toUs: nowUs });
+    last = now;
+    lastUs = nowUs;
+  }, 5);
   h.enable();
   const t = performance.now();
   const value = await work();
   const seconds = (performance.now() - t) / 1000;
   h.disable();
   clearInterval(sampler);
-  return { value, seconds, rssAddedMB: (peak - base) / MiB, maxDelayMs: h.max / 1e6 };
+  clearInterval(ticker);
+  await new Promise((r) => setImmediate(r));
+  obs.disconnect();
+  const overlap = (a: number, b: number) => gcs.reduce((n, g) => n + Math.max(0, Math.min(b, g.end) - Math.max(a, g.start)), 0);
+  const stalls = holds.map((x) => ({ atS: (x.from - t) / 1000, ms: x.to - x.from - 5, gcMs: overlap(x.from, x.to) }));
+  if (process.env.STALLS_FILE) {
+    fs.appendFileSync(process.env.STALLS_FILE, holds.map((x) => `${label} ${x.fromUs} ${x.toUs}\n`).join(''));
+  }
+  const maxGcMs = gcs.reduce((m, g) => Math.max(m, g.end - g.start), 0);
+  return { value, seconds, rssAddedMB: (peak - base) / MiB, maxDelayMs: h.max / 1e6, stalls, maxGcMs };
 }
+
+const stallLine = (m: Measured<unknown>) =>
+  `holds over 50 ms: ${m.stalls.length}${m.stalls.length ? ` (${m.stalls.map((x) => `${x.ms.toFixed(0)} ms at ${x.atS.toFixed(1)} s, ${x.gcMs.toFixed(0)} ms GC`).join('; ')})` : ''}; longest GC pause ${m.maxGcMs.toFixed(0)} ms`;
 
 async function freshDb(name: string): Promise<{ url: string; db: DbHandles; drop: () => Promise<void> }> {
   const url = `${ROOT}/${name}`;
@@ -73,9 +119,11 @@ async function main(): Promise<void> {
     const ada = await createUser(src.db, `ada-${tag}@example.test`, 'Ada');
     const adaDst = await createUser(dst.db, ada.email, 'Ada');
     const s = ctxFor(src.db, ada.id, src.url);
-    // Seed: one 45 MiB session, then 4 MiB ones (3.5 MiB markdown + 0.5 MiB raw data) up to SIZE_MB.
+    // Seed: up to SIZE_MB, in every 255 MiB one session of 47 MiB (49 MB, near the 50 MB an
+    // upload takes at most) and 52 of 4 MiB; each 7/8 markdown and 1/8 raw data.
     let seeded = 0;
-    const sizes = [45 * MiB, ...Array(Math.max(0, Math.ceil((SIZE_MB * MiB - 45 * MiB) / (4 * MiB)))).fill(4 * MiB)];
+    const sizes: number[] = [];
+    for (let total = 0; total < SIZE_MB * MiB; total += sizes[sizes.length - 1]) sizes.push(sizes.length % 53 === 0 ? 47 * MiB : 4 * MiB);
     const t0 = performance.now();
     for (const [i, size] of sizes.entries()) {
       const md = markdownOfSize(Math.floor(size * 0.875), i + 1);
@@ -86,7 +134,7 @@ async function main(): Promise<void> {
     const seedS = (performance.now() - t0) / 1000;
     console.log(`seeded ${sizes.length} sessions, ${(seeded / MiB).toFixed(0)} MiB through upsertSession in ${seedS.toFixed(1)} s (${(seeded / MiB / seedS).toFixed(1)} MiB/s)`);
 
-    const exp = await measure(async () => {
+    const exp = await measure('export', async () => {
       const e = await openExport(s.ctx);
       try {
         await e.writeTo(fs.createWriteStream(file));
@@ -101,12 +149,13 @@ async function main(): Promise<void> {
     await s.close();
 
     const d = ctxFor(dst.db, adaDst.id, dst.url);
-    const imp = await measure(() =>
+    const imp = await measure('import', () =>
       importArchive(d.ctx, fs.createReadStream(file, { highWaterMark: MiB }), { onConflict: 'skip', maxBytes: 1024 * 1024 * MiB, maxFileBytes: 50 * MiB }),
     );
     console.log(
       `import: ${(exp.value / MiB).toFixed(0)} MiB in ${imp.seconds.toFixed(1)} s = ${(exp.value / MiB / imp.seconds).toFixed(1)} MiB/s; RSS +${imp.rssAddedMB.toFixed(0)} MiB; longest event-loop delay ${imp.maxDelayMs.toFixed(0)} ms; ${JSON.stringify(imp.value.sessions)} errors ${imp.value.errors.length}`,
     );
+    console.log(`  import ${stallLine(imp)}`);
     await d.close();
 
     // Reference rates: raw disk (dd, direct I/O) and the database's write of 1 MiB chunks.

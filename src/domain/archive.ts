@@ -55,6 +55,39 @@ function sortedKeys(v: unknown): unknown {
 /** JSON with sorted keys, two-space indented, ending in a newline: the same value is always the same bytes. */
 export const canonicalJson = (v: unknown): Buffer => Buffer.from(`${JSON.stringify(sortedKeys(v), null, 2)}\n`, 'utf8');
 
+/** Files of a manifest written (or checked) per turn of the event loop. */
+export const MANIFEST_SLICE = 2000;
+
+/** A turn of the event loop (what a long loop awaits between slices). */
+export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * The manifest's canonical JSON (the bytes canonicalJson gives), built a slice of files at a time
+ * with a turn of the event loop between slices: an archive of many sessions has a manifest of
+ * tens of MB, and one JSON.stringify of it would hold the loop for hundreds of ms.
+ */
+export async function manifestJson(m: Manifest): Promise<Buffer> {
+  const parts: Buffer[] = [Buffer.from('{\n  "files": [', 'utf8')];
+  for (let i = 0; i < m.files.length; i += MANIFEST_SLICE) {
+    if (i) await nextTurn();
+    let text = '';
+    for (const f of m.files.slice(i, i + MANIFEST_SLICE)) {
+      text += `${text || i ? ',' : ''}\n    {\n      "path": ${JSON.stringify(f.path)},\n      "sha256": ${JSON.stringify(f.sha256)},\n      "size": ${JSON.stringify(f.size)}\n    }`;
+    }
+    parts.push(Buffer.from(text, 'utf8'));
+  }
+  const tail = { format: m.format, projects: m.projects, sessions: m.sessions, version: m.version };
+  parts.push(
+    Buffer.from(
+      `${m.files.length ? '\n  ]' : ']'},\n${Object.entries(tail)
+        .map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+        .join(',\n')}\n}\n`,
+      'utf8',
+    ),
+  );
+  return Buffer.concat(parts);
+}
+
 export const sha256 = (b: Uint8Array): string => crypto.createHash('sha256').update(b).digest('hex');
 
 /** Bytes a file entry takes in the tar: its header and its data padded to whole blocks. */
@@ -168,15 +201,17 @@ const ManifestSchema = z.object({
   version: z.unknown(),
   projects: z.int().min(0),
   sessions: z.int().min(0),
-  files: z.array(z.object({ path: z.string().max(300), size: z.int().min(0), sha256: SHA256 })),
+  files: z.array(z.unknown()),
 });
+const ManifestFileSchema = z.object({ path: z.string().max(300), size: z.int().min(0), sha256: SHA256 });
 
 /**
  * The manifest, checked whole before anything is written: of this format and version, every
- * path one an archive has (nothing outside `projects/`), each listed once. Throws an Error with
- * the message to show.
+ * path one an archive has (nothing outside `projects/`), each listed once. Its files are checked
+ * a slice at a time, with a turn of the event loop between slices. Throws an Error with the
+ * message to show.
  */
-export function parseManifest(bytes: Buffer): Manifest {
+export async function parseManifest(bytes: Buffer): Promise<Manifest> {
   let value: unknown;
   try {
     value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
@@ -184,21 +219,28 @@ export function parseManifest(bytes: Buffer): Manifest {
     throw new Error('manifest.json is not valid JSON');
   }
   const r = ManifestSchema.safeParse(value);
+  const formatError = (format: unknown) => new Error(`Not a session archive export: format is ${JSON.stringify(format)}, expected "${ARCHIVE_FORMAT}"`);
   if (!r.success) {
     const format = (value as { format?: unknown })?.format;
-    if (format !== undefined && format !== ARCHIVE_FORMAT) throw new Error(`Not a session archive export: format is ${JSON.stringify(format)}, expected "${ARCHIVE_FORMAT}"`);
+    if (format !== undefined && format !== ARCHIVE_FORMAT) throw formatError(format);
     throw new Error(`manifest.json is not a valid manifest: ${r.error.issues[0]?.path.join('.') || 'root'}: ${r.error.issues[0]?.message}`);
   }
   const m = r.data;
-  if (m.format !== ARCHIVE_FORMAT) throw new Error(`Not a session archive export: format is ${JSON.stringify(m.format)}, expected "${ARCHIVE_FORMAT}"`);
+  if (m.format !== ARCHIVE_FORMAT) throw formatError(m.format);
   if (m.version !== ARCHIVE_VERSION) throw new Error(`Unsupported archive version ${JSON.stringify(m.version)}: this server reads version ${ARCHIVE_VERSION}`);
+  const files: ManifestFile[] = [];
   const seen = new Set<string>();
-  for (const f of m.files) {
-    if (!parseArchivePath(f.path)) throw new Error(`Invalid path in manifest: ${JSON.stringify(f.path)} (every file must be a project.json or a session file under projects/)`);
-    if (seen.has(f.path)) throw new Error(`Path listed twice in manifest: ${f.path}`);
-    seen.add(f.path);
+  for (let i = 0; i < m.files.length; i++) {
+    if (i && i % MANIFEST_SLICE === 0) await nextTurn();
+    const f = ManifestFileSchema.safeParse(m.files[i]);
+    if (!f.success) throw new Error(`manifest.json is not a valid manifest: ${['files', i, ...f.error.issues[0].path].join('.')}: ${f.error.issues[0].message}`);
+    const { path } = f.data;
+    if (!parseArchivePath(path)) throw new Error(`Invalid path in manifest: ${JSON.stringify(path)} (every file must be a project.json or a session file under projects/)`);
+    if (seen.has(path)) throw new Error(`Path listed twice in manifest: ${path}`);
+    seen.add(path);
+    files.push(f.data);
   }
-  return m as Manifest;
+  return { ...(m as Omit<Manifest, 'files'>), files };
 }
 
 /** The tar size a manifest's files take at least (headers, padded data, the end): what an import may refuse up front. */

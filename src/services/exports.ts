@@ -29,6 +29,7 @@ import {
   fileEntryBytes,
   fitsUstar,
   latest,
+  manifestJson,
   MANIFEST_PATH,
   projectDir,
   projectJsonPath,
@@ -255,7 +256,7 @@ async function planExport(ctx: Ctx, snap: Snapshot, opts: ExportOptions): Promis
     files.push({ path: projectJsonPath(p.id), size: projectJson.length, sha256: sha256(projectJson) }, ...sessionFiles);
   }
   for (const f of files) if (!fitsUstar(f.path)) throw new Error(`archive path does not fit a tar header: ${f.path}`);
-  const manifest = canonicalJson({ format: ARCHIVE_FORMAT, version: ARCHIVE_VERSION, projects: projects.length, sessions: sessionCount, files });
+  const manifest = await manifestJson({ format: ARCHIVE_FORMAT, version: ARCHIVE_VERSION, projects: projects.length, sessions: sessionCount, files });
   // Every directory entry is a header alone (projects/, each project's, its sessions/ when it has
   // sessions, each session's); files are a header and their padded data.
   let dirCount = projects.length ? 1 : 0;

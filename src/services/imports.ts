@@ -15,7 +15,9 @@ import {
   JSON_FILE_MAX_BYTES,
   MANIFEST_MAX_BYTES,
   MANIFEST_PATH,
+  MANIFEST_SLICE,
   minimumArchiveBytes,
+  nextTurn,
   parseArchiveJson,
   parseArchivePath,
   parseManifest,
@@ -224,17 +226,19 @@ export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptio
   if (!manifestBytes) throw invalid(`${MANIFEST_PATH} is truncated`);
   let manifest;
   try {
-    manifest = parseManifest(manifestBytes);
+    manifest = await parseManifest(manifestBytes);
   } catch (err) {
     throw invalid((err as Error).message);
   }
   const least = minimumArchiveBytes(manifest, manifestBytes.length);
   if (least > opts.maxBytes) throw new AppError('PAYLOAD_TOO_LARGE', `Archive too large: its manifest lists ${least} bytes, more than MAX_IMPORT_BYTES (${opts.maxBytes} bytes)`);
 
-  const listed = new Map<string, ManifestFile>(manifest.files.map((f) => [f.path, f]));
+  const listed = new Map<string, ManifestFile>();
   const expectedFiles = new Map<string, Set<SessionFile>>();
   const sessionsTotal = new Set<string>();
-  for (const f of manifest.files) {
+  for (const [i, f] of manifest.files.entries()) {
+    if (i && i % MANIFEST_SLICE === 0) await nextTurn();
+    listed.set(f.path, f);
     const p = parseArchivePath(f.path)!;
     if (p.kind !== 'session') continue;
     const key = sessionDir(p.projectId, p.sessionId);
