@@ -161,3 +161,132 @@ test('a member sees the team group with their role and no settings for team proj
   await page.getByText('No personal projects.').waitFor();
   await clean(bob(), 'projects of a member');
 }));
+
+/** A team's card on /settings/teams (a region named after the team). */
+const teamCard = (page: Page, name: string) => page.getByRole('region', { name, exact: true });
+const status = (page: Page, text: string) => page.getByRole('status').filter({ hasText: text });
+const teamsOf = async (token: string) =>
+  ((await app.request('GET', '/api/v1/teams', { token })).body.data.teams as Array<{ name: string; role: string }>).map((t) => `${t.name}: ${t.role}`).sort();
+
+test('Teams page: create a team; members with roles; a Role select changes a role, seen by that member', step(ada, async () => {
+  const { page } = ada();
+  await page.getByRole('navigation').getByRole('link', { name: 'Teams' }).click();
+  await h1(page, 'Teams').waitFor();
+  await clean(ada(), 'teams page');
+
+  await page.getByLabel('Team name').fill('Night shift');
+  await page.getByRole('button', { name: 'Create team' }).click();
+  await status(page, 'Created team Night shift.').waitFor();
+  await teamCard(page, 'Night shift').waitFor();
+  expect(await teamsOf(people.ada.token)).toEqual(['Night shift: admin', `${TEAM}: admin`]);
+
+  // Members with their roles; Bob becomes a viewer through his Role select.
+  const crew = teamCard(page, TEAM);
+  const members = crew.getByRole('table', { name: `Members of ${TEAM}` });
+  const bobRow = members.getByRole('row').filter({ has: page.getByRole('rowheader', { name: people.bob.name, exact: true }) });
+  expect(await bobRow.getByRole('combobox', { name: 'Role', exact: true }).inputValue()).toBe('MEMBER');
+  expect(await members.getByRole('rowheader', { name: `${people.ada.name} (you)` }).count()).toBe(1);
+  await clean(ada(), 'team members');
+  await bobRow.getByRole('combobox', { name: 'Role', exact: true }).selectOption('viewer');
+  await status(page, `${people.bob.name} is now viewer in ${TEAM}.`).waitFor();
+  expect(await teamsOf(people.bob.token)).toEqual([`${TEAM}: viewer`]);
+
+  // Bob sees his new role: on his projects page and on his Teams page, where he manages nothing.
+  const b = bob().page;
+  await b.reload();
+  await b.getByText('Team · your role: viewer').waitFor();
+  await b.goto('/settings/teams');
+  const bobsCrew = teamCard(b, TEAM);
+  await bobsCrew.getByText(/^Your role: viewer/).waitFor();
+  expect(await bobsCrew.getByRole('combobox', { name: 'Role' }).count()).toBe(0);
+  expect(await bobsCrew.getByRole('button', { name: /^Remove / }).count()).toBe(0);
+  expect(await bobsCrew.getByRole('button', { name: 'Invite' }).count()).toBe(0);
+  await bobsCrew.getByRole('button', { name: `Leave team ${TEAM}` }).waitFor();
+  await clean(bob(), 'teams page of a viewer');
+}));
+
+test('Teams page: the last admin cannot step down or leave; a team that owns projects is not deleted (the service says why)', step(ada, async () => {
+  const { page } = ada();
+  const night = teamCard(page, 'Night shift');
+  const me = night.getByRole('row').filter({ has: page.getByRole('rowheader', { name: `${people.ada.name} (you)` }) });
+  await me.getByRole('combobox', { name: 'Role', exact: true }).selectOption('member');
+  await night.getByRole('alert').filter({ hasText: 'A team needs at least one admin' }).waitFor();
+  expect(await me.getByRole('combobox', { name: 'Role', exact: true }).inputValue()).toBe('ADMIN');
+
+  await night.getByRole('button', { name: 'Leave team Night shift' }).click();
+  const leave = page.getByRole('dialog', { name: 'Leave Night shift?' });
+  await clean(ada(), 'leave dialog');
+  await leave.getByRole('button', { name: 'Leave team' }).click();
+  await leave.waitFor({ state: 'detached' });
+  await night.getByRole('alert').filter({ hasText: 'A team needs at least one admin' }).waitFor();
+  expect(await teamsOf(people.ada.token)).toEqual(['Night shift: admin', `${TEAM}: admin`]);
+
+  const crew = teamCard(page, TEAM);
+  await crew.getByRole('button', { name: `Delete team ${TEAM}` }).click();
+  const del = page.getByRole('dialog', { name: `Delete team ${TEAM}?` });
+  await clean(ada(), 'delete team dialog');
+  await del.getByRole('button', { name: 'Delete team' }).click();
+  await crew.getByRole('alert').filter({ hasText: "Move or delete the team's 1 project first" }).waitFor();
+  expect(await teamsOf(people.ada.token)).toEqual(['Night shift: admin', `${TEAM}: admin`]);
+}));
+
+test('Teams page: Invite makes a one-time link shown once with Copy; open invitations are listed and revoked', step(ada, async () => {
+  const { page } = ada();
+  const night = teamCard(page, 'Night shift');
+  await night.getByLabel('Invite as').selectOption('viewer');
+  await night.getByLabel('Email (optional)').fill('someone@example.test');
+  await night.getByRole('button', { name: 'Invite' }).click();
+  const link = night.getByRole('status', { name: 'Invitation link' });
+  await link.waitFor();
+  const url = new URL((await link.textContent())!.trim());
+  expect(url.origin).toBe(app.url);
+  expect(url.pathname).toBe('/join');
+  const token = url.searchParams.get('token')!;
+  expect(token.length).toBeGreaterThan(20);
+  await night.getByRole('button', { name: 'Copy' }).click();
+  await night.getByText('Copied to the clipboard.').waitFor();
+  expect(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText())).toBe(url.href);
+  const open = night.getByRole('table', { name: 'Open invitations to Night shift' });
+  await open.getByRole('rowheader', { name: 'someone@example.test' }).waitFor();
+  await clean(ada(), 'invitation created');
+  const lookup = await app.request('POST', '/api/v1/invitations/lookup', { body: { token } });
+  expect(lookup.body.data).toMatchObject({ team: { name: 'Night shift' }, role: 'viewer', email: 'someone@example.test' });
+
+  // Shown once: Done (or a reload) and the link is gone from the page; the listing never has it.
+  await night.getByRole('button', { name: 'Done' }).click();
+  expect(await page.content()).not.toContain(token);
+  await page.reload();
+  await open.waitFor();
+  expect(await page.content()).not.toContain(token);
+
+  await night.getByRole('button', { name: 'Revoke invitation for someone@example.test as viewer' }).click();
+  await status(page, 'Revoked the invitation for someone@example.test.').waitFor();
+  await night.getByText('No open invitations.').waitFor();
+  expect((await app.request('POST', '/api/v1/invitations/lookup', { body: { token } })).status).toBe(404);
+}));
+
+test('Teams page: Remove <name> takes a member out after confirming; the team can then be deleted', step(ada, async () => {
+  const added = await app.request('POST', `/api/v1/teams/${await teamIdOf('Night shift')}/members`, { token: people.ada.token, body: { email: people.bob.email, role: 'member' } });
+  expect(added.status).toBe(201);
+  const { page } = ada();
+  await page.reload();
+  const night = teamCard(page, 'Night shift');
+  await night.getByRole('button', { name: `Remove ${people.bob.name}` }).click();
+  const dialog = page.getByRole('dialog', { name: `Remove ${people.bob.name} from Night shift?` });
+  await clean(ada(), 'remove dialog');
+  await dialog.getByRole('button', { name: 'Remove member' }).click();
+  await status(page, `Removed ${people.bob.name} from Night shift.`).waitFor();
+  expect(await night.getByRole('rowheader', { name: people.bob.name, exact: true }).count()).toBe(0);
+  expect(await teamsOf(people.bob.token)).toEqual([`${TEAM}: viewer`]);
+
+  await night.getByRole('button', { name: 'Delete team Night shift' }).click();
+  await page.getByRole('dialog', { name: 'Delete team Night shift?' }).getByRole('button', { name: 'Delete team' }).click();
+  await status(page, 'Deleted team Night shift.').waitFor();
+  await night.waitFor({ state: 'detached' });
+  expect(await teamsOf(people.ada.token)).toEqual([`${TEAM}: admin`]);
+}));
+
+async function teamIdOf(name: string): Promise<string> {
+  const teams = (await app.request('GET', '/api/v1/teams', { token: people.ada.token })).body.data.teams as Array<{ id: string; name: string }>;
+  return teams.find((t) => t.name === name)!.id;
+}

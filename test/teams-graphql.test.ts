@@ -93,7 +93,8 @@ test('writes: admin everything, member their own sessions, viewer and outsider n
   expect(del.body.errors[0]).toMatchObject({ message: "Move or delete the team's 1 project first", extensions: { code: 'CONFLICT' } });
   const inv = await gql(admin, `mutation { createTeamInvitation(teamId: "${teamId}", role: MEMBER) { invitation { id role } url } }`);
   expect(inv.body.data.createTeamInvitation.invitation.role).toBe('MEMBER');
-  expect(inv.body.data.createTeamInvitation.url).toMatch(/\/join\?token=/);
+  // The link starts with the origin the request came to, as REST's does (not the listen address).
+  expect(inv.body.data.createTeamInvitation.url).toMatch(new RegExp(`^${app.url.replace(/[.]/g, '\\.')}/join\\?token=[\\w-]{40,}$`));
   expect((await gql(admin, `{ team(id: "${teamId}") { invitations { id } members { role } } }`)).body.data.team.invitations).toHaveLength(1);
   expect((await gql(admin, `mutation { revokeTeamInvitation(teamId: "${teamId}", id: "${inv.body.data.createTeamInvitation.invitation.id}") }`)).body.data.revokeTeamInvitation).toBe(true);
 });

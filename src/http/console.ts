@@ -19,7 +19,7 @@ const CONSOLE_ROUTES = [
   /^\/cli-login$/,
   /^\/search$/,
   /^\/dashboard$/,
-  /^\/settings\/(api-keys|account|users)$/,
+  /^\/settings\/(api-keys|account|users|teams)$/,
   /^\/projects\/[^/]+$/,
   /^\/projects\/[^/]+\/sessions\/[^/]+$/,
 ];

@@ -10,6 +10,7 @@ import { ResetPasswordPage } from './pages/ResetPassword';
 import { SearchPage } from './pages/Search';
 import { SessionPage } from './pages/SessionReader';
 import { SignInPage } from './pages/SignIn';
+import { TeamsPage } from './pages/Teams';
 import { UsersPage } from './pages/Users';
 import { useSession } from './session';
 
@@ -29,6 +30,7 @@ export function App() {
         <Route path="/search" element={<Private title="Search"><SearchPage /></Private>} />
         <Route path="/dashboard" element={<Private title="Dashboard"><Suspense fallback={<p role="status">Loading…</p>}><DashboardPage /></Suspense></Private>} />
         <Route path="/settings/api-keys" element={<Private title="API keys"><ApiKeysPage /></Private>} />
+        <Route path="/settings/teams" element={<Private title="Teams"><TeamsPage /></Private>} />
         <Route path="/settings/account" element={<Private title="Account"><AccountPage /></Private>} />
         <Route path="/settings/users" element={<Private title="Users"><UsersPage /></Private>} />
         <Route path="/cli-login" element={<Private title="Log in a client"><CliLoginPage /></Private>} />

@@ -26,6 +26,7 @@ export function Layout() {
             </NavLink>
             <NavLink to="/search">Search</NavLink>
             <NavLink to="/dashboard">Dashboard</NavLink>
+            <NavLink to="/settings/teams">Teams</NavLink>
             <NavLink to="/settings/api-keys">API keys</NavLink>
             <NavLink to="/cli-login">Log in a client</NavLink>
             <NavLink to="/settings/account">Account</NavLink>

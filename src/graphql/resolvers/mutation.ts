@@ -49,9 +49,9 @@ export const Mutation: ResolversOf<'Mutation'> = {
     await teams.removeMember(ctx, teamId, userId);
     return true;
   },
-  createTeamInvitation(_p, { teamId, role, email }, { ctx }) {
-    const base = ctx.deps.config.publicUrl ?? `http://${ctx.deps.config.host}:${ctx.deps.config.port}`;
-    return teams.createInvitation(ctx, teamId, { role: serviceRole(role), email }, base);
+  createTeamInvitation(_p, { teamId, role, email }, { ctx, origin }) {
+    // The same link as REST's: PUBLIC_URL, else the origin the request came to (not the listen address).
+    return teams.createInvitation(ctx, teamId, { role: serviceRole(role), email }, origin);
   },
   async revokeTeamInvitation(_p, { teamId, id }, { ctx }) {
     await teams.revokeInvitation(ctx, teamId, id);

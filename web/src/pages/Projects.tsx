@@ -5,6 +5,7 @@ import { graphql } from '../gql';
 import type { ProjectsQuery } from '../gql/graphql';
 import { PROJECT_COLORS, PROJECT_ICONS } from '../../../src/domain/project';
 import { size } from './filters';
+import { roleName } from './roles';
 import { ConfirmDialog, errorText, FormError, when } from './ui';
 
 /*
@@ -116,7 +117,6 @@ export function groupProjects(projects: Project[], teams: Team[]): Group[] {
 /** Settings, move and delete: the owning user, or an admin of the owning team. */
 export const canManage = (p: Project) => p.owner.__typename !== 'Team' || p.owner.role === 'ADMIN';
 
-const ROLE_NAMES = { ADMIN: 'admin', MEMBER: 'member', VIEWER: 'viewer' } as const;
 
 const sessions = (n: number) => (n === 1 ? '1 session' : `${n} sessions`);
 
@@ -181,7 +181,7 @@ export function ProjectsPage() {
         groupProjects(projects, teams).map((g) => (
           <section key={g.key} className="project-group" aria-labelledby={`group-${g.key}`}>
             <h2 id={`group-${g.key}`}>{g.name}</h2>
-            {g.role && <p className="muted">Team · your role: {ROLE_NAMES[g.role]}</p>}
+            {g.role && <p className="muted">Team · your role: {roleName(g.role)}</p>}
             {g.projects.length === 0 ? (
               <p>{g.role ? 'No projects in this team yet.' : 'No personal projects.'}</p>
             ) : (

@@ -1,0 +1,293 @@
+import { useId, useState, type FormEvent } from 'react';
+import { gql } from '../api/graphql';
+import { graphql } from '../gql';
+import type { TeamRole } from '../gql/graphql';
+import { useSession } from '../session';
+import { ROLES, roleName } from './roles';
+import type { TeamData } from './Teams';
+import { ConfirmDialog, errorText, Field, FormError, when } from './ui';
+
+const SetRoleDocument = graphql(`
+  mutation SetTeamMemberRole($teamId: ID!, $userId: ID!, $role: TeamRole!) {
+    setTeamMemberRole(teamId: $teamId, userId: $userId, role: $role) {
+      role
+    }
+  }
+`);
+
+const RemoveMemberDocument = graphql(`
+  mutation RemoveTeamMember($teamId: ID!, $userId: ID!) {
+    removeTeamMember(teamId: $teamId, userId: $userId)
+  }
+`);
+
+const DeleteTeamDocument = graphql(`
+  mutation DeleteTeam($id: ID!) {
+    deleteTeam(id: $id)
+  }
+`);
+
+const CreateInvitationDocument = graphql(`
+  mutation CreateTeamInvitation($teamId: ID!, $role: TeamRole!, $email: String) {
+    createTeamInvitation(teamId: $teamId, role: $role, email: $email) {
+      invitation {
+        id
+      }
+      url
+    }
+  }
+`);
+
+const RevokeInvitationDocument = graphql(`
+  mutation RevokeTeamInvitation($teamId: ID!, $id: ID!) {
+    revokeTeamInvitation(teamId: $teamId, id: $id)
+  }
+`);
+
+type Member = TeamData['members'][number];
+type Invitation = TeamData['invitations'][number];
+
+const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** One team on `/settings/teams`. `onChanged` reloads the page's teams (with a status line). */
+export function TeamCard({ team, onChanged }: { team: TeamData; onChanged: (message?: string) => Promise<void> }) {
+  const { user } = useSession();
+  const id = useId();
+  const admin = team.role === 'ADMIN';
+  const [error, setError] = useState<string | null>(null);
+  const [confirm, setConfirm] = useState<{ kind: 'remove'; member: Member } | { kind: 'leave' } | { kind: 'delete' } | null>(null);
+
+  /** Runs a change; the service's message (e.g. the last admin's 409) is shown in this team's card. */
+  const run = async (change: () => Promise<unknown>, done: string) => {
+    setConfirm(null);
+    setError(null);
+    try {
+      await change();
+      await onChanged(done);
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+  const setRole = (m: Member, role: TeamRole) =>
+    run(() => gql(SetRoleDocument, { teamId: team.id, userId: m.user.id, role }), `${m.user.name} is now ${roleName(role)} in ${team.name}.`);
+
+  return (
+    <section className="card team" aria-labelledby={`${id}-name`}>
+      <h2 id={`${id}-name`}>{team.name}</h2>
+      <p className="muted">
+        Your role: {roleName(team.role)} · {count(team.memberCount, 'member', 'members')} · {count(team.projectCount, 'project', 'projects')} · created{' '}
+        {when(team.createdAt)}
+      </p>
+      <FormError error={error} />
+      <table>
+        <caption>Members of {team.name}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Email</th>
+            <th scope="col">Role</th>
+            <th scope="col">Joined</th>
+            <th scope="col">
+              <span className="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {team.members.map((m) => {
+            const self = m.user.id === user?.id;
+            const nameId = `${id}-member-${m.user.id}`;
+            return (
+              <tr key={m.user.id}>
+                <th scope="row" id={nameId}>
+                  {m.user.name}
+                  {self && ' (you)'}
+                </th>
+                <td>{m.email}</td>
+                <td>
+                  {admin ? (
+                    <select aria-label="Role" aria-describedby={nameId} value={m.role} onChange={(e) => void setRole(m, e.target.value as TeamRole)}>
+                      {ROLES.map((r) => (
+                        <option key={r} value={r}>
+                          {roleName(r)}
+                        </option>
+                      ))}
+                    </select>
+                  ) : (
+                    roleName(m.role)
+                  )}
+                </td>
+                <td>{when(m.joinedAt)}</td>
+                <td>
+                  {admin && !self && (
+                    <button type="button" className="danger" aria-label={`Remove ${m.user.name}`} onClick={() => setConfirm({ kind: 'remove', member: m })}>
+                      Remove
+                    </button>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      {admin && <Invitations team={team} onChanged={onChanged} onError={setError} />}
+      <div className="actions team-actions">
+        <button type="button" aria-label={`Leave team ${team.name}`} onClick={() => setConfirm({ kind: 'leave' })}>
+          Leave team
+        </button>
+        {admin && (
+          <button type="button" className="danger" aria-label={`Delete team ${team.name}`} onClick={() => setConfirm({ kind: 'delete' })}>
+            Delete team
+          </button>
+        )}
+      </div>
+      {confirm?.kind === 'remove' && (
+        <ConfirmDialog
+          title={`Remove ${confirm.member.user.name} from ${team.name}?`}
+          confirmLabel="Remove member"
+          onCancel={() => setConfirm(null)}
+          onConfirm={() =>
+            void run(() => gql(RemoveMemberDocument, { teamId: team.id, userId: confirm.member.user.id }), `Removed ${confirm.member.user.name} from ${team.name}.`)
+          }
+        >
+          <p>From their next request on they no longer see the team&apos;s projects. Sessions they uploaded stay in the team.</p>
+        </ConfirmDialog>
+      )}
+      {confirm?.kind === 'leave' && (
+        <ConfirmDialog
+          title={`Leave ${team.name}?`}
+          confirmLabel="Leave team"
+          onCancel={() => setConfirm(null)}
+          onConfirm={() => void run(() => gql(RemoveMemberDocument, { teamId: team.id, userId: user!.id }), `You left ${team.name}.`)}
+        >
+          <p>You no longer see the team&apos;s projects; an admin has to invite you again. Sessions you uploaded stay in the team.</p>
+        </ConfirmDialog>
+      )}
+      {confirm?.kind === 'delete' && (
+        <ConfirmDialog
+          title={`Delete team ${team.name}?`}
+          confirmLabel="Delete team"
+          onCancel={() => setConfirm(null)}
+          onConfirm={() => void run(() => gql(DeleteTeamDocument, { id: team.id }), `Deleted team ${team.name}.`)}
+        >
+          <p>A team that still owns projects cannot be deleted: move them (Edit, Owner) or delete them first.</p>
+        </ConfirmDialog>
+      )}
+    </section>
+  );
+}
+
+/** An admin's invitations: Invite (a one-time link, shown once with Copy) and the open ones with Revoke. */
+function Invitations({ team, onChanged, onError }: { team: TeamData; onChanged: (message?: string) => Promise<void>; onError: (e: string | null) => void }) {
+  const id = useId();
+  const [created, setCreated] = useState<string | null>(null);
+  const [copied, setCopied] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const invite = async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const formEl = e.currentTarget;
+    const form = new FormData(formEl);
+    const email = String(form.get('email') ?? '').trim();
+    setBusy(true);
+    onError(null);
+    try {
+      const r = await gql(CreateInvitationDocument, { teamId: team.id, role: form.get('role') as TeamRole, email: email || null });
+      formEl.reset();
+      setCopied(null);
+      setCreated(r.createTeamInvitation.url);
+      await onChanged();
+    } catch (err) {
+      onError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(created ?? '');
+      setCopied('Copied to the clipboard.');
+    } catch {
+      setCopied('Copying failed: select the link and copy it by hand.');
+    }
+  };
+  const revoke = async (i: Invitation) => {
+    onError(null);
+    try {
+      await gql(RevokeInvitationDocument, { teamId: team.id, id: i.id });
+      await onChanged(`Revoked the invitation for ${i.email ?? 'anyone with the link'}.`);
+    } catch (err) {
+      onError(errorText(err));
+    }
+  };
+  const forWhom = (i: Invitation) => i.email ?? 'anyone with the link';
+  return (
+    <section aria-labelledby={`${id}-title`}>
+      <h3 id={`${id}-title`}>Invitations</h3>
+      {created && (
+        <div className="new-key" aria-label="New invitation link" role="group">
+          <p>Send this link to the person. It works once, for 7 days, and is shown only now.</p>
+          <div className="token-row">
+            <output aria-label="Invitation link" className="token">
+              {created}
+            </output>
+            <button type="button" onClick={copy}>
+              Copy
+            </button>
+          </div>
+          <p role="status">{copied}</p>
+          <button type="button" onClick={() => setCreated(null)}>
+            Done
+          </button>
+        </div>
+      )}
+      <form onSubmit={invite} className="inline-form" aria-label={`Invite to ${team.name}`}>
+        <div className="field">
+          <label htmlFor={`${id}-role`}>Invite as</label>
+          <select id={`${id}-role`} name="role" defaultValue="MEMBER">
+            {ROLES.map((r) => (
+              <option key={r} value={r}>
+                {roleName(r)}
+              </option>
+            ))}
+          </select>
+        </div>
+        <Field label="Email (optional)" name="email" type="email" maxLength={320} hint="Only this person may accept it; empty: anyone holding the link." />
+        <button type="submit" disabled={busy}>
+          Invite
+        </button>
+      </form>
+      {team.invitations.length === 0 ? (
+        <p>No open invitations.</p>
+      ) : (
+        <table>
+          <caption>Open invitations to {team.name}</caption>
+          <thead>
+            <tr>
+              <th scope="col">For</th>
+              <th scope="col">Role</th>
+              <th scope="col">Created</th>
+              <th scope="col">Expires</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {team.invitations.map((i) => (
+              <tr key={i.id}>
+                <th scope="row">{forWhom(i)}</th>
+                <td>{roleName(i.role)}</td>
+                <td>{when(i.createdAt)}</td>
+                <td>{when(i.expiresAt)}</td>
+                <td>
+                  <button type="button" className="danger" aria-label={`Revoke invitation for ${forWhom(i)} as ${roleName(i.role)}`} onClick={() => void revoke(i)}>
+                    Revoke
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
