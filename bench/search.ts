@@ -8,6 +8,7 @@
  *   npx tsx bench/search.ts --sizes=100000 --freshness=0 --load-memory=2GiB --keep   # load faster, keep it
  *   npx tsx bench/search.ts --reuse=sa_bench_xxx,/tmp/sa-bench-xxx   # measure a kept corpus again
  *   npx tsx bench/search.ts --prefix-search=disabled …   # what-if: no prefix databases (no prefix matching)
+ *   npx tsx bench/search.ts --teams=0 …      # no teams (by default 20 teams own half of the projects)
  *
  * Uses MEILI_URL/MEILI_MASTER_KEY (and MEILI_RECENT_URL…) when set, else embedded engines (main and
  * recent index, as the service runs them; --one-engine: one for both) in a temp DATA_DIR, and a
@@ -16,6 +17,13 @@
  * dropped), with the engine at the service's own indexing memory: figures of one-session updates
  * are only meaningful at that memory, while loading is much faster with --load-memory.
  * Targets: p95 search < 50 ms at 100k sessions; p95 freshness < 1 s.
+ *
+ * Teams (--teams=N, default 20): besides USERS users with PROJECTS_PER_USER projects each, N teams
+ * own PROJECTS_PER_TEAM projects each, and the sessions are spread over all of them (so with 20
+ * teams half of the corpus is the teams'). TEAMMATES further users own nothing and are members of
+ * every team: a search by one of them reads N + 1 owner scopes, and the team sessions are
+ * uploaded by them (`uploadedBy`). The users' own searches measure the path of a user without
+ * teams.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -44,6 +52,9 @@ const QUERIES = Number(arg('queries') ?? (quick ? 100 : 300));
 const FRESHNESS_RUNS = Number(arg('freshness') ?? (quick ? 15 : 50));
 const USERS = Number(arg('users') ?? 10);
 const PROJECTS_PER_USER = 10;
+const TEAMS = Number(arg('teams') ?? 20);
+const PROJECTS_PER_TEAM = 5;
+const TEAMMATES = 10;
 /** How often the freshness probe searches (each probe is a search competing with indexing for CPU). */
 const POLL_MS = Number(arg('poll') ?? 20);
 /** Sessions rewritten, then moved by one compaction (freshness section). */
@@ -109,13 +120,19 @@ async function main() {
 
   let users: Array<{ id: string; email: string }>;
   let projects: Array<{ id: string; ownerId: string }>;
+  /** Members of every team (own nothing); the teams' projects are in `projects` too. */
+  let teammates: Array<{ id: string; email: string }> = [];
+  let teamCount = 0;
   let queryPool: string[] = [];
   let loaded = 0;
   let bytesLoaded = 0;
   if (reuse) {
-    users = await pool.query('SELECT id, email FROM users ORDER BY email');
+    users = await pool.query("SELECT id, email FROM users WHERE email LIKE 'bench%' ORDER BY email");
+    teammates = await pool.query("SELECT id, email FROM users WHERE email LIKE 'teammate%' ORDER BY email");
     // In the order they were created: users[0] owns projects[0] (the freshness section writes there).
     projects = await pool.query('SELECT p.id, p.ownerId FROM projects p JOIN users u ON u.id = p.ownerId ORDER BY u.email, p.id');
+    const [{ n }] = await pool.query('SELECT COUNT(*) AS n FROM teams');
+    teamCount = Number(n);
     queryPool = JSON.parse(fs.readFileSync(path.join(dataDir, QUERIES_FILE), 'utf8'));
     const [row] = await pool.query("SELECT COUNT(*) AS n, SUM(markdownSize) AS bytes FROM sessions WHERE name <> 'fresh'");
     loaded = Number(row.n);
@@ -132,17 +149,44 @@ async function main() {
       `INSERT INTO projects (id, ownerId, name, icon, color) VALUES ${projects.map(() => "(?, ?, ?, 'Code2', 'blue')").join(', ')}`,
       projects.flatMap((p) => [p.id, p.ownerId, p.id]),
     );
+    if (TEAMS > 0) {
+      teammates = Array.from({ length: TEAMMATES }, (_, i) => ({ id: crypto.randomUUID(), email: `teammate${i}@example.test` }));
+      await pool.query(
+        `INSERT INTO users (id, email) VALUES ${teammates.map(() => '(?, ?)').join(', ')}`,
+        teammates.flatMap((u) => [u.id, u.email]),
+      );
+      const teams = Array.from({ length: TEAMS }, (_, i) => ({ id: crypto.randomUUID(), name: `Team ${i}` }));
+      await pool.query(`INSERT INTO teams (id, name) VALUES ${teams.map(() => '(?, ?)').join(', ')}`, teams.flatMap((t) => [t.id, t.name]));
+      const members = teams.flatMap((t) => teammates.map((u, i) => [t.id, u.id, i === 0 ? 'admin' : 'member']));
+      await pool.query(`INSERT INTO team_members (teamId, userId, role) VALUES ${members.map(() => '(?, ?, ?)').join(', ')}`, members.flat());
+      const teamProjects = teams.flatMap((t) => Array.from({ length: PROJECTS_PER_TEAM }, (_, j) => ({ id: `t-${t.id.slice(0, 8)}-${j}`, ownerId: t.id })));
+      await pool.query(
+        `INSERT INTO projects (id, ownerId, ownerType, name, icon, color) VALUES ${teamProjects.map(() => "(?, ?, 'team', ?, 'Code2', 'blue')").join(', ')}`,
+        teamProjects.flatMap((p) => [p.id, p.ownerId, p.id]),
+      );
+      projects.push(...teamProjects);
+      teamCount = TEAMS;
+    }
   }
+  const personal = new Set(users.map((u) => u.id));
+  /** Who uploaded a session: the owning user, or (team projects) one of the teammates. */
+  const uploaderOf = (ownerId: string, seed: number) => (personal.has(ownerId) ? ownerId : teammates[seed % teammates.length].id);
 
   const words = vocabulary();
   const r = rng(2024);
   const results: string[] = [];
-  log(`search benchmark: sizes ${sizes.join(', ')}; ${USERS} users; ${QUERIES} queries; engine ${config.meiliUrl}`);
+  log(
+    `search benchmark: sizes ${sizes.join(', ')}; ${users.length} users` +
+      (teamCount ? `, ${teamCount} teams (${projects.length - users.length * PROJECTS_PER_USER} of ${projects.length} projects) and ${teammates.length} members of every team` : '') +
+      `; ${QUERIES} queries; engine ${config.meiliUrl}`,
+  );
 
   const benchQueries = () => Array.from({ length: QUERIES }, (_, i) => queryPool[i % queryPool.length]);
   const userOf = (i: number) => users[i % users.length].id;
   /** The i-th query's caller, as a service context. */
   const callerOf = (i: number): Ctx => ({ deps, user: { id: userOf(i), keyId: 'bench' }, log: logger });
+  /** The i-th query's caller among the members of every team (their memberships are read per request, as for a browser session). */
+  const teammateOf = (i: number): Ctx => ({ deps, user: { id: teammates[i % teammates.length].id, keyId: 'bench' }, log: logger });
   const timeIt = async (count: number, fn: (i: number) => Promise<unknown>) => {
     const xs: number[] = [];
     for (let i = 0; i < count; i++) {
@@ -171,15 +215,16 @@ async function main() {
           const ws = sentence?.toLowerCase().match(/[a-z]{4,}/g);
           if (ws && ws.length >= 3) queryPool.push(`${ws[1]} ${ws[2]}`);
         }
-        return { ...s, id: crypto.randomUUID(), projectId: project.id, userId: project.ownerId, created, md: Buffer.from(s.markdown) };
+        const uploadedBy = uploaderOf(project.ownerId, seed);
+        return { ...s, id: crypto.randomUUID(), projectId: project.id, userId: project.ownerId, uploadedBy, created, md: Buffer.from(s.markdown) };
       });
       const sessionValues = batch.flatMap((s) => [
-        s.projectId, s.id, s.userId, s.name, s.md.length, 0, `W/"${s.id}"`, '0'.repeat(64), s.created, s.created, s.created, s.created,
+        s.projectId, s.id, s.userId, s.uploadedBy, s.name, s.md.length, 0, `W/"${s.id}"`, '0'.repeat(64), s.created, s.created, s.created, s.created,
         'claude-code', JSON.stringify({ llmModels: s.llmModels, tags: s.tags, gitBranches: [], extra: {} }),
       ]);
       await pool.query(
-        `INSERT INTO sessions (projectId, id, userId, name, markdownSize, rawDataSize, etag, contentDigest, createdAt, updatedAt, startedAt, endedAt, clientName, metadataJson)
-         VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+        `INSERT INTO sessions (projectId, id, userId, uploadedBy, name, markdownSize, rawDataSize, etag, contentDigest, createdAt, updatedAt, startedAt, endedAt, clientName, metadataJson)
+         VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
         sessionValues,
       );
       await pool.query(
@@ -249,6 +294,25 @@ async function main() {
       ...(engineFetch ? [row('engine only, global fetch (not used)', engineFetch)] : []),
       `  ${hitCount}/${queries.length} queries had results`,
     ];
+    if (teammates.length) {
+      // A member of every team: N + 1 owner scopes, half of the corpus readable.
+      for (let i = 0; i < queries.length; i++) await searchSessions(teammateOf(i), queries[i], undefined, 10, 0);
+      let teamHits = 0;
+      const team = await timeIt(queries.length, async (i) => {
+        const res = await searchSessions(teammateOf(i), queries[i], undefined, 10, 0);
+        if (res.results.length) teamHits++;
+      });
+      const teamLean = await timeIt(queries.length, (i) => searchSessions(teammateOf(i), queries[i], undefined, 10, 0, { matchingExchanges: false }));
+      // Narrowed to the sessions the caller uploaded.
+      const uploader = (i: number) => ({ uploaderIds: [teammates[i % teammates.length].id] });
+      const byUploader = await timeIt(queries.length, (i) => searchSessions(teammateOf(i), queries[i], uploader(i), 10, 0));
+      lines.push(
+        row(`member of ${teamCount} teams (with matchingExchanges)`, team, target),
+        row(`member of ${teamCount} teams (without matchingExchanges)`, teamLean),
+        row(`member of ${teamCount} teams, uploaderIds = self`, byUploader),
+        `  ${teamHits}/${queries.length} queries of the member had results`,
+      );
+    }
     for (const l of lines) log(l);
     results.push(`${size} sessions:\n${lines.join('\n')}`);
   }
@@ -291,12 +355,13 @@ async function main() {
   if (FRESHNESS_RUNS > 0) {
     // Compaction: sessions written lately move from the recent index to the main one in one
     // batch, and a PUT made meanwhile waits for that batch (the engine runs one at a time).
-    const rewritten: Array<{ projectId: string; id: string; userId: string }> = await pool.query(
-      "SELECT projectId, id, userId FROM sessions WHERE name <> 'fresh' ORDER BY id LIMIT ?",
+    const rewritten: Array<{ projectId: string; id: string; uploadedBy: string }> = await pool.query(
+      "SELECT projectId, id, COALESCE(uploadedBy, userId) AS uploadedBy FROM sessions WHERE name <> 'fresh' ORDER BY id LIMIT ?",
       [COMPACTED],
     );
     for (const [i, s] of rewritten.entries()) {
-      const owner: Ctx = { deps, user: { id: s.userId, keyId: 'bench' }, log: logger };
+      // Its uploader (a team session's: the teammate, who may rewrite the sessions they uploaded).
+      const owner: Ctx = { deps, user: { id: s.uploadedBy, keyId: 'bench' }, log: logger };
       // A word of this run's at the end: a rewrite identical to the last run's would change nothing.
       const markdown = `${generateSession(4_000_000 + i, words).markdown}\n\n${randomWord()}\n`;
       await upsertSession(owner, s.projectId, s.id, { name: 'rewritten', markdown });
