@@ -353,7 +353,7 @@ export interface IndexableSessionRow extends IndexableSession {
 /** The indexable part of those of these sessions that exist (any owner), in one statement. */
 export function indexableSessions(db: Sql, keys: readonly SessionKey[]): Promise<IndexableSessionRow[]> {
   return db.query<IndexableSessionRow>(
-    `SELECT projectId, id, userId, name, createdAt, clientName, agentName, deviceId, metadataJson, hasGitBranches, contentDigest, markdownSize
+    `SELECT projectId, id, userId, uploadedBy, name, createdAt, clientName, agentName, deviceId, metadataJson, hasGitBranches, contentDigest, markdownSize
        FROM sessions WHERE ${keys.map(() => '(projectId = ? AND id = ?)').join(' OR ')}`,
     ...keys.flatMap((k) => [k.projectId, k.sessionId]),
   );

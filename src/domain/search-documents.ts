@@ -44,6 +44,11 @@ export interface SessionDocument {
   userId: string;
   projectId: string;
   sessionId: string;
+  /**
+   * keyOf(uploadedBy): what the `uploaderIds` filter compares, so that the engine narrows (and
+   * counts) exactly what the database does. Null for sessions stored before uploaders were recorded.
+   */
+  uploaderDigest: string | null;
   /** 0 for the session document; 1-based position of the fragment in the markdown otherwise. */
   chunk: number;
   /** Session document: how many fragment documents the session has (0: it is indexed whole). */
@@ -98,6 +103,7 @@ export function tombstoneOf(id: string, s: { projectId: string; id: string; user
     userId: s.userId,
     projectId: s.projectId,
     sessionId: s.id,
+    uploaderDigest: null,
     chunk: -1,
     chunks: 0,
     name: '',
@@ -129,6 +135,8 @@ export interface IndexableSession {
   metadataJson: string;
   hasGitBranches: boolean | number;
   contentDigest: string;
+  /** The user whose credential first created the session (null: stored before teams). */
+  uploadedBy?: string | null;
 }
 
 export const sessionKeyOf = (projectId: string, sessionId: string) => `${projectId}/${sessionId}`;
@@ -309,6 +317,7 @@ export function toDocuments(row: IndexableSession, markdown: string, syncedAt: n
     userId: row.userId,
     projectId: row.projectId,
     sessionId: row.id,
+    uploaderDigest: row.uploadedBy ? keyOf(row.uploadedBy) : null,
     name: row.name,
     tags: meta.tags,
     llmModels: meta.llmModels,

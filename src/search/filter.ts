@@ -57,6 +57,8 @@ export function searchFilter(scopes: string | readonly string[], f: SessionFilte
   if (f.clientNames) parts.push(inList('clientName', f.clientNames.map((s) => s.toLowerCase())));
   if (f.agentNames) parts.push(inList('agentName', f.agentNames.map((s) => s.toLowerCase())));
   if (f.deviceIds) parts.push(inList('deviceId', f.deviceIds));
+  // User ids compare exactly in the database: by their exact key here too.
+  if (f.uploaderIds) parts.push(`uploaderDigest IN [${f.uploaderIds.map((u) => meiliString(keyOf(u))).join(', ')}]`);
   if (f.createdFrom) parts.push(`createdAt >= ${f.createdFrom.getTime()}`);
   if (f.createdTo) parts.push(`createdAt <= ${f.createdTo.getTime()}`);
   if (f.hasGitBranches != null) parts.push(`hasGitBranches = ${f.hasGitBranches ? 'true' : 'false'}`);

@@ -6,13 +6,15 @@ import { MeiliHttpError, rootCause } from './http-client';
  * The index is versioned by its document layout: a service whose layout changed starts on a new
  * index (rebuilt from the database, see ensureIndex's caller) and removes the older ones.
  */
-export const INDEX_LAYOUT_VERSION = 3;
+export const INDEX_LAYOUT_VERSION = 4;
 export const indexUidOf = (namespace: string) => `${namespace}_sessions_v${INDEX_LAYOUT_VERSION}`;
 /** The recent index that goes with a main index (fresh writes; see worker.ts). */
 export const recentUidOf = (mainUid: string) => `${mainUid}_recent`;
 /**
  * Indexes of earlier layouts (and their recent indexes), deleted once the current one exists.
  * v3: exact, case-free keys (`sessionDigest`, `projectDigest`) for every filter.
+ * v4: `uploaderDigest`, so that the engine applies the `uploaderIds` filter and `total` counts
+ * exactly the sessions it selects.
  */
 export const legacyIndexUidsOf = (namespace: string) => [
   `${namespace}_sessions`,
@@ -39,6 +41,7 @@ export const INDEX_SETTINGS = {
     // Exact keys (documents.ts keyOf): the engine compares strings without case.
     'projectDigest',
     'sessionDigest',
+    'uploaderDigest',
     'llmModels',
     'tags',
     'gitBranches',
