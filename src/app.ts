@@ -24,6 +24,7 @@ import { projectsRouter } from './rest/projects';
 import { resumeRouter } from './rest/resume';
 import { sessionsRouter } from './rest/sessions';
 import { publicShareRouter, sharesRouter } from './rest/shares';
+import { sharePageRouter } from './rest/share-page';
 import { usersRouter } from './rest/users';
 import { invitationLookupRouter, teamsRouter } from './rest/teams';
 import type { Deps } from './services/context';
@@ -97,6 +98,8 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   const shareReadLimit = (req: Request, _res: Response, next: NextFunction) =>
     (hooks.spendAddress ? hooks.spendAddress(req, 'shareReads') : Promise.resolve()).then(() => next(), next);
   app.use('/api/v1', publicShareRouter(deps, requireAuth(deps), shareReadLimit));
+  // The public page of a link (/s/<token>), under the same per-address limit.
+  app.use(sharePageRouter(deps, requireAuth(deps), shareReadLimit, deps.logger));
 
   const api = express.Router();
   // Idempotency-Key is not honoured on an import: its body streams by, never digested.

@@ -344,6 +344,8 @@ export interface ShareReadOptions {
   countView: boolean;
   /** Whether the reader is signed in (asked only for `signed-in` links). */
   signedIn: () => Promise<boolean>;
+  /** Markdown bytes this page may carry (at least one exchange); SHARE_PAGE_BYTES when absent. */
+  maxBytes?: number;
 }
 
 /**
@@ -376,11 +378,12 @@ export function parseSharePaging(query: Record<string, unknown>): { from: number
 export async function readShare(deps: Deps, token: string, opts: ShareReadOptions): Promise<SharedSession> {
   const state = await liveShare(deps, token, opts.signedIn);
   const sizes = await store.snapshotSizes(deps.db.reads, state.id, opts.from, opts.limit);
+  const budget = Math.min(opts.maxBytes ?? SHARE_PAGE_BYTES, SHARE_PAGE_BYTES);
   let bytes = 0;
   let last = -1;
   for (const s of sizes) {
     const size = Number(s.hidden) ? 0 : Number(s.size);
-    if (last !== -1 && bytes + size > SHARE_PAGE_BYTES) break;
+    if (last !== -1 && bytes + size > budget) break;
     bytes += size;
     last = Number(s.number);
   }
