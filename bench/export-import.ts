@@ -42,8 +42,12 @@ interface Measured<T> {
   rssAddedMB: number;
   /** monitorEventLoopDelay's max: the longest the loop was held. */
   maxDelayMs: number;
-  /** Holds of the loop over 50 ms (from a 5 ms timer), with the garbage collection inside each. */
-  stalls: Array<{ atS: number; ms: number; gcMs: number }>;
+  /**
+   * Holds of the loop over 50 ms (from a 5 ms timer): how long, how much of it the event-loop
+   * thread was on a CPU (the rest it waited for one: other processes), and the garbage collection
+   * inside it.
+   */
+  stalls: Array<{ atS: number; ms: number; cpuMs: number; gcMs: number }>;
   /** The longest single garbage collection pause. */
   maxGcMs: number;
 }
@@ -65,15 +69,22 @@ async function measure<T>(label: string, work: () => Promise<T>): Promise<Measur
     for (const e of list.getEntries()) gcs.push({ start: e.startTime, end: e.startTime + e.duration });
   });
   obs.observe({ entryTypes: ['gc'] });
-  const holds: Array<{ from: number; to: number; fromUs: bigint; toUs: bigint }> = [];
+  const holds: Array<{ from: number; to: number; fromUs: bigint; toUs: bigint; cpuMs: number }> = [];
+  const threadCpu = () => {
+    const u = process.threadCpuUsage();
+    return (u.user + u.system) / 1000;
+  };
   let last = performance.now();
   let lastUs = process.hrtime.bigint() / 1000n;
+  let lastCpu = threadCpu();
   const ticker = setInterval(() => {
     const now = performance.now();
     const nowUs = process.hrtime.bigint() / 1000n;
-    if (now - last > 55) holds.push({ from: last, to: now, fromUs: lastUs, toUs: nowUs });
+    const cpu = threadCpu();
+    if (now - last > 55) holds.push({ from: last, to: now, fromUs: lastUs, toUs: nowUs, cpuMs: cpu - lastCpu });
     last = now;
     lastUs = nowUs;
+    lastCpu = cpu;
   }, 5);
   h.enable();
   const t = performance.now();
@@ -85,7 +96,7 @@ async function measure<T>(label: string, work: () => Promise<T>): Promise<Measur
   await new Promise((r) => setImmediate(r));
   obs.disconnect();
   const overlap = (a: number, b: number) => gcs.reduce((n, g) => n + Math.max(0, Math.min(b, g.end) - Math.max(a, g.start)), 0);
-  const stalls = holds.map((x) => ({ atS: (x.from - t) / 1000, ms: x.to - x.from - 5, gcMs: overlap(x.from, x.to) }));
+  const stalls = holds.map((x) => ({ atS: (x.from - t) / 1000, ms: x.to - x.from - 5, cpuMs: x.cpuMs, gcMs: overlap(x.from, x.to) }));
   if (process.env.STALLS_FILE) {
     fs.appendFileSync(process.env.STALLS_FILE, holds.map((x) => `${label} ${x.fromUs} ${x.toUs}\n`).join(''));
   }
@@ -93,8 +104,12 @@ async function measure<T>(label: string, work: () => Promise<T>): Promise<Measur
   return { value, seconds, rssAddedMB: (peak - base) / MiB, maxDelayMs: h.max / 1e6, stalls, maxGcMs };
 }
 
-const stallLine = (m: Measured<unknown>) =>
-  `holds over 50 ms: ${m.stalls.length}${m.stalls.length ? ` (${m.stalls.map((x) => `${x.ms.toFixed(0)} ms at ${x.atS.toFixed(1)} s, ${x.gcMs.toFixed(0)} ms GC`).join('; ')})` : ''}; longest GC pause ${m.maxGcMs.toFixed(0)} ms`;
+function stallLine(m: Measured<unknown>): string {
+  const longest = [...m.stalls].sort((a, b) => b.ms - a.ms);
+  const cpu = m.stalls.reduce((n, x) => Math.max(n, x.cpuMs), 0);
+  const list = longest.slice(0, 6).map((x) => `${x.ms.toFixed(0)} ms at ${x.atS.toFixed(1)} s: ${x.cpuMs.toFixed(0)} ms on CPU, ${x.gcMs.toFixed(0)} ms GC`);
+  return `holds over 50 ms: ${m.stalls.length}; most CPU time inside one hold ${cpu.toFixed(0)} ms; longest GC pause ${m.maxGcMs.toFixed(0)} ms${list.length ? `; longest: ${list.join('; ')}` : ''}`;
+}
 
 async function freshDb(name: string): Promise<{ url: string; db: DbHandles; drop: () => Promise<void> }> {
   const url = `${ROOT}/${name}`;
@@ -146,6 +161,7 @@ async function main(): Promise<void> {
     console.log(
       `export: ${(exp.value / MiB).toFixed(0)} MiB in ${exp.seconds.toFixed(1)} s = ${(exp.value / MiB / exp.seconds).toFixed(1)} MiB/s; RSS +${exp.rssAddedMB.toFixed(0)} MiB; longest event-loop delay ${exp.maxDelayMs.toFixed(0)} ms`,
     );
+    console.log(`  export ${stallLine(exp)}`);
     await s.close();
 
     const d = ctxFor(dst.db, adaDst.id, dst.url);
