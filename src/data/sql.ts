@@ -13,6 +13,13 @@ export interface Sql {
   query<T = Record<string, unknown>>(sql: string, ...values: unknown[]): Promise<T[]>;
   /** How many rows a statement changed. */
   execute(sql: string, ...values: unknown[]): Promise<number>;
+  /**
+   * `execute` through the binary protocol (a prepared statement, cached per connection) where the
+   * driver offers it: a Buffer parameter is copied into the packet as it is, where the text
+   * protocol escapes it byte by byte on the event loop (about 5 ms per MiB, more on a busy CPU).
+   * For statements that carry content chunks.
+   */
+  executeBinary?(sql: string, ...values: unknown[]): Promise<number>;
 }
 
 /** A snapshot taken on first use and held until `release()`. */
@@ -24,11 +31,13 @@ export interface Snapshot extends Sql {
 const valuesOf = (values: unknown[]) => (values.length ? values : undefined);
 
 /** `Sql` over a driver pool or connection. */
-export function sqlOn(q: { query: mariadb.Pool['query'] }): Sql {
+export function sqlOn(q: { query: mariadb.Pool['query']; execute?: mariadb.Pool['execute'] }): Sql {
+  const execute = q.execute?.bind(q);
   return {
     isSql: true,
     query: (sql, ...values) => q.query({ sql }, valuesOf(values)) as Promise<any>,
     execute: async (sql, ...values) => Number((await q.query({ sql }, valuesOf(values))).affectedRows ?? 0),
+    ...(execute ? { executeBinary: async (sql: string, ...values: unknown[]) => Number((await execute({ sql }, values)).affectedRows ?? 0) } : {}),
   };
 }
 
