@@ -2,11 +2,14 @@ import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, newRecordedPage, seriousAxeViolations, step, type Recorded } from './support/chromium';
 import { startTestApp, type TestApp } from './support/app';
 import { createUser } from '../src/services/users';
+import { CLI_USER_AGENT, CLI_VERSION, cliPut, type CliUpload } from './support/specstory-clients';
 
 /**
  * Teams in the console, in real Chromium against the real service (search engine included), with
  * two people in browsers of their own: projects grouped under Personal and each team, who
- * uploaded each session (lists, reader, search). Every page is checked with axe-core (no serious or
+ * uploaded each session (lists, reader, search), /settings/teams (create, roles, the last admin,
+ * invitations, remove, delete), the Owner select moving a project both ways, and `Upload new
+ * projects to` in the key form and on /cli-login binding the credential to a team. Every page is checked with axe-core (no serious or
  * critical violation); no request leaves the origin and no page error or CSP violation happens.
  * The steps build on each other, in order.
  */
@@ -290,3 +293,125 @@ async function teamIdOf(name: string): Promise<string> {
   const teams = (await app.request('GET', '/api/v1/teams', { token: people.ada.token })).body.data.teams as Array<{ id: string; name: string }>;
   return teams.find((t) => t.name === name)!.id;
 }
+
+const ownerOf = async (token: string, projectId: string) => {
+  const r = await app.request('GET', `/api/v1/projects/${projectId}`, { token });
+  return r.status === 200 ? `${r.body.data.project.owner.type}: ${r.body.data.project.owner.name}` : r.status;
+};
+
+/** The options of a select, as text. */
+const optionsOf = (page: Page, label: string) => page.getByLabel(label, { exact: true }).locator('option').allInnerTexts();
+
+test('the Owner select moves a project into a team and back (the team admin takes it personally)', step(ada, async () => {
+  const { page } = ada();
+  await page.goto('/');
+  await page.getByRole('button', { name: 'Edit Ada notes' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Edit project' });
+  expect(await optionsOf(page, 'Owner')).toEqual(['Personal', TEAM]);
+  expect(await dialog.getByLabel('Owner').inputValue()).toBe('');
+  await dialog.getByLabel('Owner').selectOption(TEAM);
+  await clean(ada(), 'edit dialog with owner');
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await status(page, `Saved project Ada notes. It now belongs to ${TEAM}.`).waitFor();
+  await card(page, TEAM, 'Ada notes').waitFor();
+  expect(await card(page, 'Personal', 'Ada notes').count()).toBe(0);
+  expect(await ownerOf(people.ada.token, 'ada-notes')).toBe(`team: ${TEAM}`);
+  // Bob (a viewer of the team) reads it now.
+  const b = bob().page;
+  await b.goto('/');
+  await card(b, TEAM, 'Ada notes').waitFor();
+  expect(await ownerOf(people.bob.token, 'ada-notes')).toBe(`team: ${TEAM}`);
+
+  await card(page, TEAM, 'Ada notes').getByRole('button', { name: 'Edit Ada notes' }).click();
+  expect(await dialog.getByLabel('Owner').inputValue()).toBe(teamId);
+  await dialog.getByLabel('Owner').selectOption('Personal');
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await status(page, 'Saved project Ada notes. It is now personal.').waitFor();
+  await card(page, 'Personal', 'Ada notes').waitFor();
+  expect(await ownerOf(people.ada.token, 'ada-notes')).toBe(`user: ${people.ada.name}`);
+  expect(await ownerOf(people.bob.token, 'ada-notes')).toBe(403);
+}));
+
+test('the key form: Upload new projects to offers teams where one may upload; the key\'s uploads land in the team\'s project', step(bob, async () => {
+  const { page } = bob();
+  // A viewer may not bind a key to the team: only Personal is offered.
+  await page.goto('/settings/api-keys');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  expect(await optionsOf(page, 'Upload new projects to')).toEqual(['Personal']);
+
+  // Ada makes Bob a member again (her Role select); his key form offers the team after a reload.
+  const a = ada().page;
+  await a.goto('/settings/teams');
+  const bobRow = teamCard(a, TEAM).getByRole('row').filter({ has: a.getByRole('rowheader', { name: people.bob.name, exact: true }) });
+  await bobRow.getByRole('combobox', { name: 'Role', exact: true }).selectOption('member');
+  await status(a, `${people.bob.name} is now member in ${TEAM}.`).waitFor();
+
+  await page.reload();
+  await page.getByRole('button', { name: 'Create key' }).click();
+  expect(await optionsOf(page, 'Upload new projects to')).toEqual(['Personal', TEAM]);
+  await page.getByLabel('Key name').fill('bob-laptop');
+  await page.getByLabel('Upload new projects to').selectOption(TEAM);
+  await clean(bob(), 'key form with a team');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const shown = page.getByRole('status', { name: 'New API key' });
+  await shown.waitFor();
+  const token = (await shown.textContent())!.trim();
+  const row = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'bob-laptop' }) });
+  await row.getByRole('cell', { name: TEAM, exact: true }).waitFor();
+
+  // An upload to an unknown project id through the key creates the team's project.
+  await put(token, 'bob-repo', sid(4), { name: 'bob-key-upload.md', markdown: '# through the key\n' });
+  expect(await ownerOf(people.ada.token, 'bob-repo')).toBe(`team: ${TEAM}`);
+  await a.goto('/');
+  await card(a, TEAM, 'bob-repo').waitFor();
+  await a.getByRole('link', { name: 'bob-repo', exact: true }).click();
+  const uploaded = a.getByRole('row').filter({ has: a.getByRole('link', { name: 'bob-key-upload.md', exact: true }) });
+  await uploaded.getByRole('cell', { name: people.bob.name }).waitFor();
+}));
+
+test('/cli-login: Upload new projects to binds the code to the team; the CLI logged in with it syncs into the team', step(ada, async () => {
+  const { page } = ada();
+  await page.goto('/cli-login');
+  const codeEl = page.getByRole('status', { name: 'Device code' });
+  await codeEl.waitFor();
+  const personal = (await codeEl.textContent())!.trim();
+  expect(await optionsOf(page, 'Upload new projects to')).toEqual(['Personal', TEAM]);
+  await page.getByLabel('Upload new projects to').selectOption(TEAM);
+  await page.getByText(`New projects of this client go to ${TEAM}.`).waitFor();
+  const shown = (await codeEl.textContent())!.trim();
+  expect(shown).toMatch(/^[A-Z0-9]{3}-[A-Z0-9]{3}$/);
+  expect(shown).not.toBe(personal);
+  await clean(ada(), 'cli login for a team');
+
+  // The upload CLI's device login with the code shown, then its gzip PUT to a new repository.
+  const headers = { Accept: 'application/json', 'User-Agent': CLI_USER_AGENT };
+  const login = await app.request('POST', '/api/v1/device-login', {
+    body: { device_code: shown.replace('-', '').toLowerCase(), hostname: 'ada-laptop', os: 'linux', client: 'specstory-cli', client_version: CLI_VERSION },
+    headers,
+  });
+  expect(login.status).toBe(200);
+  const refresh = await app.request('POST', '/api/v1/device-refresh', { headers: { ...headers, Authorization: `Bearer ${login.body.refreshToken}` } });
+  expect(refresh.status).toBe(200);
+  const upload: CliUpload = {
+    projectId: 'git-repo-hash',
+    projectName: 'shared repo',
+    name: 'cli-sync.md',
+    markdown: '# synced\n',
+    rawData: '{"type":"user"}\n',
+    metadata: { clientName: 'specstory-cli', clientVersion: CLI_VERSION, agentName: 'Claude Code', deviceId: 'ada-laptop' },
+  };
+  const synced = await cliPut(app, refresh.body.accessToken, 'git-repo-hash', sid(5), upload);
+  expect(synced.status).toBe(201);
+  expect(await ownerOf(people.bob.token, 'git-repo-hash')).toBe(`team: ${TEAM}`);
+  // The personal code shown first logs a client in for Ada's own projects.
+  const first = await app.request('POST', '/api/v1/device-login', { body: { device_code: personal, client: 'specstory-cli', hostname: 'h' }, headers });
+  expect(first.status).toBe(200);
+  const firstAccess = await app.request('POST', '/api/v1/device-refresh', { headers: { ...headers, Authorization: `Bearer ${first.body.refreshToken}` } });
+  expect((await cliPut(app, firstAccess.body.accessToken, 'ada-own-repo', sid(6), { ...upload, projectId: 'ada-own-repo' })).status).toBe(201);
+  expect(await ownerOf(people.ada.token, 'ada-own-repo')).toBe(`user: ${people.ada.name}`);
+
+  // The key list names where each logged-in client's new projects go.
+  await page.goto('/settings/api-keys');
+  const client = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'specstory-cli on ada-laptop' }) });
+  await client.getByRole('cell', { name: TEAM, exact: true }).waitFor();
+}));

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { gql } from '../api/graphql';
 import { graphql } from '../gql';
 import type { ApiKeysQuery } from '../gql/graphql';
+import { UploadTargetField, useTeams, type UploadTeam } from './UploadTarget';
 import { ConfirmDialog, errorText, Field, FormError, when } from './ui';
 
 const ApiKeysDocument = graphql(`
@@ -14,13 +15,14 @@ const ApiKeysDocument = graphql(`
       expiresAt
       revokedAt
       scopes
+      teamId
     }
   }
 `);
 
 const CreateApiKeyDocument = graphql(`
-  mutation CreateApiKey($name: String!, $expiresInDays: Int, $scopes: [String!]) {
-    createApiKey(name: $name, expiresInDays: $expiresInDays, scopes: $scopes) {
+  mutation CreateApiKey($name: String!, $expiresInDays: Int, $scopes: [String!], $teamId: ID) {
+    createApiKey(name: $name, expiresInDays: $expiresInDays, scopes: $scopes, teamId: $teamId) {
       key {
         id
         name
@@ -48,6 +50,9 @@ export function ApiKeysPage() {
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<{ name: string; token: string } | null>(null);
   const [revoking, setRevoking] = useState<Key | null>(null);
+  const { teams } = useTeams();
+  /** Where a key's new projects go: Personal, or its team's name. */
+  const target = (k: Key) => (k.teamId ? (teams?.find((t) => t.id === k.teamId)?.name ?? 'A team you left') : 'Personal');
 
   const load = useCallback(async () => {
     try {
@@ -82,6 +87,7 @@ export function ApiKeysPage() {
       {created && <NewKey name={created.name} token={created.token} onDone={() => setCreated(null)} />}
       {creating ? (
         <CreateKeyForm
+          teams={teams ?? []}
           onCancel={() => setCreating(false)}
           onCreated={async (name, token) => {
             setCreating(false);
@@ -109,6 +115,7 @@ export function ApiKeysPage() {
               <th scope="col">Expires</th>
               <th scope="col">Revoked</th>
               <th scope="col">Access</th>
+              <th scope="col">New projects go to</th>
               <th scope="col">
                 <span className="visually-hidden">Actions</span>
               </th>
@@ -123,6 +130,7 @@ export function ApiKeysPage() {
                 <td>{k.expiresAt ? when(k.expiresAt) : 'Never'}</td>
                 <td>{k.revokedAt ? when(k.revokedAt) : '—'}</td>
                 <td>{k.scopes.includes('write') ? 'Read and write' : 'Read-only'}</td>
+                <td>{target(k)}</td>
                 <td>
                   {!k.revokedAt && (
                     <button type="button" className="danger" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>
@@ -144,8 +152,9 @@ export function ApiKeysPage() {
   );
 }
 
-function CreateKeyForm({ onCreated, onCancel }: { onCreated: (name: string, token: string) => void; onCancel: () => void }) {
+function CreateKeyForm({ teams, onCreated, onCancel }: { teams: UploadTeam[]; onCreated: (name: string, token: string) => void; onCancel: () => void }) {
   const [error, setError] = useState<string | null>(null);
+  const [teamId, setTeamId] = useState('');
   const [busy, setBusy] = useState(false);
   const submit = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
@@ -155,7 +164,7 @@ function CreateKeyForm({ onCreated, onCancel }: { onCreated: (name: string, toke
     const scopes = form.get('readOnly') ? ['read'] : ['read', 'write'];
     setBusy(true);
     try {
-      const r = await gql(CreateApiKeyDocument, { name, expiresInDays: days === '' ? null : Number(days), scopes });
+      const r = await gql(CreateApiKeyDocument, { name, expiresInDays: days === '' ? null : Number(days), scopes, teamId: teamId || null });
       onCreated(r.createApiKey.key.name, r.createApiKey.token);
     } catch (err) {
       setError(errorText(err));
@@ -174,6 +183,7 @@ function CreateKeyForm({ onCreated, onCancel }: { onCreated: (name: string, toke
           Searches and reads only; every change made with it is refused.
         </p>
       </div>
+      <UploadTargetField teams={teams} value={teamId} onChange={setTeamId} />
       <FormError error={error} />
       <div className="actions">
         <button type="submit" disabled={busy}>

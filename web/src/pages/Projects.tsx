@@ -1,12 +1,13 @@
-import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { Link } from 'react-router';
 import { gql } from '../api/graphql';
 import { graphql } from '../gql';
 import type { ProjectsQuery } from '../gql/graphql';
-import { PROJECT_COLORS, PROJECT_ICONS } from '../../../src/domain/project';
+import { PROJECT_COLORS } from '../../../src/domain/project';
 import { size } from './filters';
 import { roleName } from './roles';
-import { ConfirmDialog, errorText, FormError, when } from './ui';
+import { EditProjectDialog, GLYPHS } from './ProjectEdit';
+import { ConfirmDialog, errorText, when } from './ui';
 
 /*
  * The home page: the caller's projects, most recent activity first, each with its icon, colour,
@@ -14,14 +15,6 @@ import { ConfirmDialog, errorText, FormError, when } from './ui';
  * docs/teams.md); edit name / icon / colour; delete after a confirmation that names what is lost
  * (the owner, or an admin of the owning team). Project names are uploaded text: shown as text only.
  */
-
-/** A glyph per icon name (text, no icon font or image: nothing to load, nothing to inject). */
-const GLYPHS: Record<string, string> = {
-  Code2: '</>', Terminal: '>_', Bot: '🤖', Brain: '🧠', Sparkles: '✨', Database: '🗄', GitBranch: '⑂', Bug: '🐞',
-  FolderKanban: '📋', Folder: '📁', Files: '🗂', Library: '📚', BookOpen: '📖', Briefcase: '💼', Package: '📦',
-  Layers: '☰', AppWindow: '🗔', Rocket: '🚀', Palette: '🎨', Paintbrush: '🖌', PenTool: '✒', Lightbulb: '💡',
-  BarChart3: '📊', Settings: '⚙', Globe: '🌐',
-};
 
 export function ProjectIcon({ icon, color }: { icon: string; color: string }) {
   // The class names come from fixed lists; an unknown value (never from this service) falls back.
@@ -64,17 +57,6 @@ const ProjectsDocument = graphql(`
   }
 `);
 
-const UpdateProjectDocument = graphql(`
-  mutation UpdateProject($id: ID!, $input: UpdateProjectInput!) {
-    updateProject(id: $id, input: $input) {
-      id
-      name
-      icon
-      color
-    }
-  }
-`);
-
 const DeleteProjectDocument = graphql(`
   mutation DeleteProject($id: ID!) {
     deleteProject(id: $id) {
@@ -83,8 +65,8 @@ const DeleteProjectDocument = graphql(`
   }
 `);
 
-type Project = ProjectsQuery['projects'][number];
-type Team = ProjectsQuery['teams'][number];
+export type Project = ProjectsQuery['projects'][number];
+export type Team = ProjectsQuery['teams'][number];
 
 /** A heading of the projects page: Personal, or a team with the caller's role in it. */
 interface Group {
@@ -193,12 +175,11 @@ export function ProjectsPage() {
       {editing && (
         <EditProjectDialog
           project={editing}
+          teams={teams}
           onDone={(saved) => {
             setEditing(null);
-            if (saved) {
-              setStatus(`Saved project ${saved}.`);
-              void load();
-            }
+            // Announced once the page shows it (a moved project is under its new heading by then).
+            if (saved) void load().then(() => setStatus(saved));
           }}
         />
       )}
@@ -259,72 +240,5 @@ function ProjectList({
         </li>
       ))}
     </ul>
-  );
-}
-
-function EditProjectDialog({ project, onDone }: { project: Project; onDone: (savedName: string | null) => void }) {
-  const ref = useRef<HTMLDialogElement>(null);
-  const id = useId();
-  const [name, setName] = useState(project.name);
-  const [icon, setIcon] = useState(project.icon);
-  const [color, setColor] = useState(project.color);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  useEffect(() => {
-    const d = ref.current;
-    if (d && !d.open) d.showModal();
-    return () => d?.close();
-  }, []);
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const r = await gql(UpdateProjectDocument, { id: project.id, input: { name, icon, color } });
-      onDone(r.updateProject.name);
-    } catch (err) {
-      setError(errorText(err));
-      setBusy(false);
-    }
-  };
-  return (
-    <dialog ref={ref} aria-labelledby={`${id}-title`} onCancel={() => onDone(null)}>
-      <h2 id={`${id}-title`}>Edit project</h2>
-      <form onSubmit={submit}>
-        <div className="field">
-          <label htmlFor={`${id}-name`}>Project name</label>
-          <input id={`${id}-name`} value={name} onChange={(e) => setName(e.target.value)} required maxLength={255} />
-        </div>
-        <div className="field">
-          <label htmlFor={`${id}-icon`}>Icon</label>
-          <select id={`${id}-icon`} value={icon} onChange={(e) => setIcon(e.target.value)}>
-            {PROJECT_ICONS.map((x) => (
-              <option key={x} value={x}>
-                {GLYPHS[x]} {x}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor={`${id}-color`}>Colour</label>
-          <select id={`${id}-color`} value={color} onChange={(e) => setColor(e.target.value)}>
-            {PROJECT_COLORS.map((x) => (
-              <option key={x} value={x}>
-                {x}
-              </option>
-            ))}
-          </select>
-        </div>
-        <FormError error={error} />
-        <div className="actions">
-          <button type="button" onClick={() => onDone(null)}>
-            Cancel
-          </button>
-          <button type="submit" disabled={busy}>
-            Save
-          </button>
-        </div>
-      </form>
-    </dialog>
   );
 }

@@ -1,0 +1,141 @@
+import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { gql } from '../api/graphql';
+import { graphql } from '../gql';
+import { PROJECT_COLORS, PROJECT_ICONS } from '../../../src/domain/project';
+import type { Project, Team } from './Projects';
+import { canUploadTo } from './roles';
+import { errorText, FormError } from './ui';
+
+/** A glyph per icon name (text, no icon font or image: nothing to load, nothing to inject). */
+export const GLYPHS: Record<string, string> = {
+  Code2: '</>', Terminal: '>_', Bot: '🤖', Brain: '🧠', Sparkles: '✨', Database: '🗄', GitBranch: '⑂', Bug: '🐞',
+  FolderKanban: '📋', Folder: '📁', Files: '🗂', Library: '📚', BookOpen: '📖', Briefcase: '💼', Package: '📦',
+  Layers: '☰', AppWindow: '🗔', Rocket: '🚀', Palette: '🎨', Paintbrush: '🖌', PenTool: '✒', Lightbulb: '💡',
+  BarChart3: '📊', Settings: '⚙', Globe: '🌐',
+};
+
+const UpdateProjectDocument = graphql(`
+  mutation UpdateProject($id: ID!, $input: UpdateProjectInput!) {
+    updateProject(id: $id, input: $input) {
+      id
+      name
+      icon
+      color
+    }
+  }
+`);
+
+const MoveProjectDocument = graphql(`
+  mutation MoveProject($id: ID!, $teamId: ID) {
+    moveProject(id: $id, teamId: $teamId) {
+      id
+      owner {
+        __typename
+        ... on User {
+          name
+        }
+        ... on Team {
+          name
+        }
+      }
+    }
+  }
+`);
+
+const PERSONAL = '';
+
+/**
+ * A project's Edit dialog: name, icon, colour, and its Owner (Personal, or a team where the caller
+ * is admin or member; changing it moves the project with its sessions: docs/teams.md). `onDone`
+ * gets what to announce, or null when nothing was saved.
+ */
+export function EditProjectDialog({ project, teams, onDone }: { project: Project; teams: Team[]; onDone: (saved: string | null) => void }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const id = useId();
+  const [name, setName] = useState(project.name);
+  const [icon, setIcon] = useState(project.icon);
+  const [color, setColor] = useState(project.color);
+  const ownerNow = project.owner.__typename === 'Team' ? project.owner.id : PERSONAL;
+  const [owner, setOwner] = useState(ownerNow);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  // Teams a project may move into; the team that owns it now is listed even if the list is stale.
+  const targets = teams.filter((t) => canUploadTo(t.role) || t.id === ownerNow);
+  if (project.owner.__typename === 'Team' && !targets.some((t) => t.id === ownerNow)) targets.push({ id: ownerNow, name: project.owner.name, role: project.owner.role });
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+    return () => d?.close();
+  }, []);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await gql(UpdateProjectDocument, { id: project.id, input: { name, icon, color } });
+      let saved = `Saved project ${r.updateProject.name}.`;
+      if (owner !== ownerNow) {
+        const m = await gql(MoveProjectDocument, { id: project.id, teamId: owner === PERSONAL ? null : owner });
+        saved += m.moveProject.owner.__typename === 'Team' ? ` It now belongs to ${m.moveProject.owner.name}.` : ' It is now personal.';
+      }
+      onDone(saved);
+    } catch (err) {
+      setError(errorText(err));
+      setBusy(false);
+    }
+  };
+  return (
+    <dialog ref={ref} aria-labelledby={`${id}-title`} onCancel={() => onDone(null)}>
+      <h2 id={`${id}-title`}>Edit project</h2>
+      <form onSubmit={submit}>
+        <div className="field">
+          <label htmlFor={`${id}-name`}>Project name</label>
+          <input id={`${id}-name`} value={name} onChange={(e) => setName(e.target.value)} required maxLength={255} />
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-icon`}>Icon</label>
+          <select id={`${id}-icon`} value={icon} onChange={(e) => setIcon(e.target.value)}>
+            {PROJECT_ICONS.map((x) => (
+              <option key={x} value={x}>
+                {GLYPHS[x]} {x}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-color`}>Colour</label>
+          <select id={`${id}-color`} value={color} onChange={(e) => setColor(e.target.value)}>
+            {PROJECT_COLORS.map((x) => (
+              <option key={x} value={x}>
+                {x}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-owner`}>Owner</label>
+          <select id={`${id}-owner`} value={owner} onChange={(e) => setOwner(e.target.value)} aria-describedby={`${id}-owner-hint`}>
+            <option value={PERSONAL}>Personal</option>
+            {targets.map((t) => (
+              <option key={t.id} value={t.id}>
+                {t.name}
+              </option>
+            ))}
+          </select>
+          <small id={`${id}-owner-hint`} className="hint">
+            Moves the project with all its sessions. A team&apos;s members read everything in it.
+          </small>
+        </div>
+        <FormError error={error} />
+        <div className="actions">
+          <button type="button" onClick={() => onDone(null)}>
+            Cancel
+          </button>
+          <button type="submit" disabled={busy}>
+            Save
+          </button>
+        </div>
+      </form>
+    </dialog>
+  );
+}
