@@ -170,6 +170,13 @@ describe('tools', () => {
     expect((r.content as any)[0].text).toContain('Fix the flaky upload test');
     // Other users' sessions never appear.
     expect(r.structuredContent.results.every((x: any) => x.projectId !== 'mcp-beta')).toBe(true);
+    // Matching exchanges carry the reader's titles: of a session indexed whole and of one indexed in fragments.
+    const large = (await mcp.call('search_sessions', { query: 'zebra crossing', limit: 20 })).structuredContent.results.find((x: any) => x.sessionId === S.large);
+    for (const [sessionId, h] of [[S.flaky, hit], [S.large, large]] as const) {
+      expect(h.exchanges.length).toBeGreaterThan(0);
+      const toc = (await mcp.call('get_session', { projectId: P, sessionId })).structuredContent.exchanges;
+      for (const x of h.exchanges) expect([sessionId, x.number, x.title]).toEqual([sessionId, x.number, toc[x.number - 1].title]);
+    }
     const filtered = await mcp.call('search_sessions', { query: 'flaky upload', models: ['gpt-5'] });
     expect(filtered.structuredContent.results).toEqual([]);
     const tagged = await mcp.call('search_sessions', { query: 'flaky upload', tags: ['ci'], branches: ['fix/upload'], agents: ['claude-code'] });

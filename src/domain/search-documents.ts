@@ -361,11 +361,16 @@ export function toDocuments(row: IndexableSession, markdown: string, syncedAt: n
   ];
 }
 
-/** Byte offsets where the reader's exchanges begin (services/exchanges.ts), ascending; [0] is 0. */
-export function exchangeStartsOf(markdown: string): number[] {
+/** The reader's exchanges (services/exchanges.ts): byte offsets where they begin, ascending ([0] is 0), and titles. */
+export function exchangeEntriesOf(markdown: string): Array<{ start: number; title: string }> {
   const scanner = new ExchangeScanner();
   scanner.feed(Buffer.from(markdown, 'utf8'));
-  return scanner.finish().entries.map((e) => e.start);
+  return scanner.finish().entries.map((e) => ({ start: e.start, title: e.title }));
+}
+
+/** Byte offsets where the reader's exchanges begin (services/exchanges.ts), ascending; [0] is 0. */
+export function exchangeStartsOf(markdown: string): number[] {
+  return exchangeEntriesOf(markdown).map((e) => e.start);
 }
 
 /** The exchange number (from 1) holding byte `offset`, given exchangeStartsOf. */

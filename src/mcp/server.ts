@@ -2,8 +2,15 @@
  * One MCP server per request (the endpoint is stateless): the seven read-only tools and the two
  * resource templates, bound to the caller. Nothing here reads a transcript: descriptions and
  * instructions are fixed text, so uploaded content never reaches them.
+ *
+ * What does not depend on the caller is built once, at load: the tools' schemas (zod compiles an
+ * object schema's parser on its first use, so a schema built per request would be compiled per
+ * request), the resource templates and the JSON Schema validator the SDK's server would otherwise
+ * make (an Ajv instance with its formats) for every server. A request's server only binds them to
+ * the caller; measured in BENCHMARKS.md ("MCP endpoint").
  */
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../errors';
 import { requireOwnedSession } from '../services/access';
@@ -23,6 +30,10 @@ const INSTRUCTIONS =
 
 const SESSION_URI = 'archive://projects/{projectId}/sessions/{sessionId}';
 const EXCHANGE_URI = 'archive://projects/{projectId}/sessions/{sessionId}/exchanges/{n}';
+const SESSION_TEMPLATE = new ResourceTemplate(SESSION_URI, { list: undefined });
+const EXCHANGE_TEMPLATE = new ResourceTemplate(EXCHANGE_URI, { list: undefined });
+/** Stateless: it holds compiled schemas only, never anything of a request. */
+const VALIDATOR = new AjvJsonSchemaValidator();
 
 const one = (v: string | string[] | undefined) => decodeURIComponent(Array.isArray(v) ? (v[0] ?? '') : (v ?? ''));
 
@@ -42,13 +53,13 @@ async function readResource(m: McpContext, uri: URL, fn: (m: McpContext) => Prom
 }
 
 export function createMcpServer(m: McpContext): McpServer {
-  const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {} } });
+  const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {} }, jsonSchemaValidator: VALIDATOR });
   registerSearchTools(server, m);
   registerReadTools(server, m);
 
   server.registerResource(
     'session',
-    new ResourceTemplate(SESSION_URI, { list: undefined }),
+    SESSION_TEMPLATE,
     { title: 'A session', description: 'A session\'s metadata and table of contents (JSON), as get_session returns them.', mimeType: 'application/json' },
     (uri, vars) =>
       readResource(m, uri, async (m) => {
@@ -59,7 +70,7 @@ export function createMcpServer(m: McpContext): McpServer {
   );
   server.registerResource(
     'exchange',
-    new ResourceTemplate(EXCHANGE_URI, { list: undefined }),
+    EXCHANGE_TEMPLATE,
     { title: 'An exchange', description: 'One exchange of a session (a user turn and the answers to it) as markdown.', mimeType: 'text/markdown' },
     (uri, vars) =>
       readResource(m, uri, async (m) => {

@@ -35,129 +35,127 @@ async function projectNames(m: McpContext, results: SearchResultItem[]): Promise
   return new Map((await projectsWithStats(m.ctx, ids)).map((p) => [p.id, p.name]));
 }
 
-export function registerSearchTools(server: McpServer, m: McpContext): void {
-  server.registerTool(
-    'search_sessions',
-    {
-      title: 'Search sessions',
-      description:
-        'Ranked full-text search over the sessions you can read: case-insensitive words, typo-tolerant, prefix match on the last word, "quoted phrases". Each result has a plain-text snippet with matches marked «…», up to 3 matching exchanges (read them with read_exchanges) and a console link.',
-      inputSchema: {
-        query: query.describe('What to look for (at most 512 characters, 32 words).'),
-        projectIds: S.words('projectIds', 'Only these projects.'),
-        models: S.words('models', 'Only sessions that used any of these models.'),
-        tags: S.words('tags', 'Only sessions with any of these tags.'),
-        branches: S.words('branches', 'Only sessions on any of these git branches.'),
-        agents: S.words('agents', 'Only sessions recorded by any of these agents.'),
-        from: S.from,
-        to: S.to,
-        limit: S.int('limit', 1, 20).optional().describe('Results per page (1-20, default 8).'),
-        cursor: S.cursor,
-      },
-      outputSchema: {
-        results: z.array(
-          z.object({
-            projectId: z.string(), sessionId: z.string(), title: z.string(), projectName: z.string(), updatedAt: z.string(),
-            snippet: z.string(), exchanges: z.array(S.exchangeRef), url: S.url,
-          }),
-        ),
-        total: z.number().int().describe('Sessions matching in all.'),
-        nextCursor: S.nextCursor,
-      },
-      annotations: READ_ONLY,
-    },
-    (args) =>
-      runTool(m, args, async (m) => {
-        const { cursor, limit = 8, ...filters } = args;
-        const offset = cursor ? Number(unseal(m, 'search_sessions', filters, cursor)) : 0;
-        const found = await searchSessions(
-          m.ctx,
-          args.query,
-          { projectIds: args.projectIds, llmModels: args.models, tags: args.tags, gitBranches: args.branches, agentNames: args.agents, dateRange: S.dateRange(args.from, args.to) },
-          limit,
-          offset,
-          { matchingExchanges: true },
-        );
-        const names = await projectNames(m, found.results);
-        const results = found.results.map((r) => {
-          const seen = new Set<number>();
-          const exchanges = r.matchingExchanges
-            .filter((x) => typeof x.exchange === 'number' && !seen.has(x.exchange) && seen.add(x.exchange))
-            .slice(0, EXCHANGES_PER_RESULT)
-            .map((x) => ({ number: x.exchange!, title: `Exchange ${x.exchange}`, snippet: snippetOf(x.content, args.query) }));
-          return {
-            projectId: r.projectId,
-            sessionId: r.sessionId,
-            title: titleOf(r.session),
-            projectName: names.get(r.projectId) ?? r.projectId,
-            updatedAt: r.session.updatedAt.toISOString(),
-            snippet: plainSnippet(r.snippet),
-            exchanges,
-            url: sessionUrl(m, r.projectId, r.sessionId),
-          };
-        });
-        await titleExchanges(m, found.results, results);
-        const render = (list: typeof results) =>
-          list
-            .map((r, i) => `${offset + i + 1}. ${r.title} (project ${r.projectName}, id ${r.projectId}; session ${r.sessionId}; updated ${r.updatedAt})\n   ${r.snippet}${r.exchanges.map((x) => `\n   - exchange ${x.number}: ${x.snippet}`).join('')}`)
-            .join('\n');
-        let kept = results;
-        while (kept.length > 1 && render(kept).length > BUDGET.def - 100) kept = kept.slice(0, -1);
-        const end = offset + kept.length;
-        const nextCursor = end < found.total && (kept.length < results.length || results.length === limit) ? seal(m, 'search_sessions', filters, end) : null;
-        const text = kept.length ? cutChars(render(kept), BUDGET.def - 100) : `No sessions match "${cutChars(args.query, 200)}".`;
-        return { structured: { results: kept, total: found.total, nextCursor }, text: `${text}\n(${found.total} sessions match${nextCursor ? '; more: pass nextCursor' : ''})` };
+const SEARCH_SESSIONS = {
+  title: 'Search sessions',
+  description:
+    'Ranked full-text search over the sessions you can read: case-insensitive words, typo-tolerant, prefix match on the last word, "quoted phrases". Each result has a plain-text snippet with matches marked «…», up to 3 matching exchanges (read them with read_exchanges) and a console link.',
+  inputSchema: z.object({
+    query: query.describe('What to look for (at most 512 characters, 32 words).'),
+    projectIds: S.words('projectIds', 'Only these projects.'),
+    models: S.words('models', 'Only sessions that used any of these models.'),
+    tags: S.words('tags', 'Only sessions with any of these tags.'),
+    branches: S.words('branches', 'Only sessions on any of these git branches.'),
+    agents: S.words('agents', 'Only sessions recorded by any of these agents.'),
+    from: S.from,
+    to: S.to,
+    limit: S.int('limit', 1, 20).optional().describe('Results per page (1-20, default 8).'),
+    cursor: S.cursor,
+  }),
+  outputSchema: z.object({
+    results: z.array(
+      z.object({
+        projectId: z.string(), sessionId: z.string(), title: z.string(), projectName: z.string(), updatedAt: z.string(),
+        snippet: z.string(), exchanges: z.array(S.exchangeRef), url: S.url,
       }),
+    ),
+    total: z.number().int().describe('Sessions matching in all.'),
+    nextCursor: S.nextCursor,
+  }),
+  annotations: READ_ONLY,
+};
+
+const GATHER_CONTEXT = {
+  title: 'Gather context',
+  description:
+    'For a question ("how did we fix the flaky upload test?"), the best-matching exchanges of the best-matching sessions, as excerpts within the character budget, each with its project, session, exchange number and console link to cite.',
+  inputSchema: z.object({
+    question: query.describe('The question or keywords (at most 512 characters).'),
+    projectIds: S.words('projectIds', 'Only these projects.'),
+    maxSessions: S.int('maxSessions', 1, 10).optional().describe('Sessions to take excerpts from (1-10, default 5).'),
+    maxChars: S.maxChars,
+  }),
+  outputSchema: z.object({
+    excerpts: z.array(
+      z.object({ projectId: z.string(), sessionId: z.string(), exchange: z.number().int(), title: z.string(), exchangeTitle: z.string(), text: z.string(), url: S.url }),
+    ),
+  }),
+  annotations: READ_ONLY,
+};
+
+export function registerSearchTools(server: McpServer, m: McpContext): void {
+  server.registerTool('search_sessions', SEARCH_SESSIONS, (args) =>
+    runTool(m, args, async (m) => {
+      const { cursor, limit = 8, ...filters } = args;
+      const offset = cursor ? Number(unseal(m, 'search_sessions', filters, cursor)) : 0;
+      const found = await searchSessions(
+        m.ctx,
+        args.query,
+        { projectIds: args.projectIds, llmModels: args.models, tags: args.tags, gitBranches: args.branches, agentNames: args.agents, dateRange: S.dateRange(args.from, args.to) },
+        limit,
+        offset,
+        { matchingExchanges: true },
+      );
+      const names = await projectNames(m, found.results);
+      const results = found.results.map((r) => {
+        const seen = new Set<number>();
+        const exchanges = r.matchingExchanges
+          .filter((x) => typeof x.exchange === 'number' && !seen.has(x.exchange) && seen.add(x.exchange))
+          .slice(0, EXCHANGES_PER_RESULT)
+          .map((x) => ({ number: x.exchange!, title: x.title === undefined ? UNTITLED : cutChars(x.title, 200), snippet: snippetOf(x.content, args.query) }));
+        return {
+          projectId: r.projectId,
+          sessionId: r.sessionId,
+          title: titleOf(r.session),
+          projectName: names.get(r.projectId) ?? r.projectId,
+          updatedAt: r.session.updatedAt.toISOString(),
+          snippet: plainSnippet(r.snippet),
+          exchanges,
+          url: sessionUrl(m, r.projectId, r.sessionId),
+        };
+      });
+      await titleExchanges(m, found.results, results);
+      const render = (list: typeof results) =>
+        list
+          .map((r, i) => `${offset + i + 1}. ${r.title} (project ${r.projectName}, id ${r.projectId}; session ${r.sessionId}; updated ${r.updatedAt})\n   ${r.snippet}${r.exchanges.map((x) => `\n   - exchange ${x.number}: ${x.snippet}`).join('')}`)
+          .join('\n');
+      let kept = results;
+      while (kept.length > 1 && render(kept).length > BUDGET.def - 100) kept = kept.slice(0, -1);
+      const end = offset + kept.length;
+      const nextCursor = end < found.total && (kept.length < results.length || results.length === limit) ? seal(m, 'search_sessions', filters, end) : null;
+      const text = kept.length ? cutChars(render(kept), BUDGET.def - 100) : `No sessions match "${cutChars(args.query, 200)}".`;
+      return { structured: { results: kept, total: found.total, nextCursor }, text: `${text}\n(${found.total} sessions match${nextCursor ? '; more: pass nextCursor' : ''})` };
+    }),
   );
 
-  server.registerTool(
-    'gather_context',
-    {
-      title: 'Gather context',
-      description:
-        'For a question ("how did we fix the flaky upload test?"), the best-matching exchanges of the best-matching sessions, as excerpts within the character budget, each with its project, session, exchange number and console link to cite.',
-      inputSchema: {
-        question: query.describe('The question or keywords (at most 512 characters).'),
-        projectIds: S.words('projectIds', 'Only these projects.'),
-        maxSessions: S.int('maxSessions', 1, 10).optional().describe('Sessions to take excerpts from (1-10, default 5).'),
-        maxChars: S.maxChars,
-      },
-      outputSchema: {
-        excerpts: z.array(
-          z.object({ projectId: z.string(), sessionId: z.string(), exchange: z.number().int(), title: z.string(), exchangeTitle: z.string(), text: z.string(), url: S.url }),
-        ),
-      },
-      annotations: READ_ONLY,
-    },
-    (args) =>
-      runTool(m, args, async (m) => {
-        const budget = args.maxChars ?? BUDGET.def;
-        const found = await searchQuestion(m, args.question, args.projectIds, args.maxSessions ?? 5);
-        const picks: Array<{ r: SearchResultItem; numbers: number[] }> = [];
-        for (const r of found.results) picks.push({ r, numbers: await exchangesToQuote(m, r, found.query) });
-        const count = picks.reduce((n, p) => n + p.numbers.length, 0);
-        const HEAD = 240;
-        const each = Math.max(200, Math.floor(budget / Math.max(1, count)) - HEAD);
-        const excerpts: Array<{ projectId: string; sessionId: string; exchange: number; title: string; exchangeTitle: string; text: string; url: string }> = [];
-        let left = budget;
-        for (const { r, numbers } of picks) {
-          for (const n of numbers) {
-            if (left < HEAD + 200) break;
-            const page = await exchangePage(m.ctx.deps.db.reads, r.session, { offset: n - 1, limit: 1, content: true, offload: m.ctx.deps.offload });
-            const e = page.exchanges[0];
-            if (!e) continue;
-            const md = e.markdown!;
-            const first = matchRanges(md, found.query)[0];
-            const { text, cut } = excerptAround(md, first ? first[0] : 0, Math.min(each, left - HEAD));
-            const title = cutChars(titleOf(r.session), 200);
-            const exchangeTitle = cutChars(e.title, 200);
-            excerpts.push({ projectId: r.projectId, sessionId: r.sessionId, exchange: e.number, title, exchangeTitle, text: cut ? `…${text}…` : text, url: sessionUrl(m, r.projectId, r.sessionId, e.number) });
-            left -= text.length + HEAD;
-          }
+  server.registerTool('gather_context', GATHER_CONTEXT, (args) =>
+    runTool(m, args, async (m) => {
+      const budget = args.maxChars ?? BUDGET.def;
+      const found = await searchQuestion(m, args.question, args.projectIds, args.maxSessions ?? 5);
+      const picks: Array<{ r: SearchResultItem; numbers: number[] }> = [];
+      for (const r of found.results) picks.push({ r, numbers: await exchangesToQuote(m, r, found.query) });
+      const count = picks.reduce((n, p) => n + p.numbers.length, 0);
+      const HEAD = 240;
+      const each = Math.max(200, Math.floor(budget / Math.max(1, count)) - HEAD);
+      const excerpts: Array<{ projectId: string; sessionId: string; exchange: number; title: string; exchangeTitle: string; text: string; url: string }> = [];
+      let left = budget;
+      for (const { r, numbers } of picks) {
+        for (const n of numbers) {
+          if (left < HEAD + 200) break;
+          const page = await exchangePage(m.ctx.deps.db.reads, r.session, { offset: n - 1, limit: 1, content: true, offload: m.ctx.deps.offload });
+          const e = page.exchanges[0];
+          if (!e) continue;
+          const md = e.markdown!;
+          const first = matchRanges(md, found.query)[0];
+          const { text, cut } = excerptAround(md, first ? first[0] : 0, Math.min(each, left - HEAD));
+          const title = cutChars(titleOf(r.session), 200);
+          const exchangeTitle = cutChars(e.title, 200);
+          excerpts.push({ projectId: r.projectId, sessionId: r.sessionId, exchange: e.number, title, exchangeTitle, text: cut ? `…${text}…` : text, url: sessionUrl(m, r.projectId, r.sessionId, e.number) });
+          left -= text.length + HEAD;
         }
-        const rendered = excerpts.map((x) => `### ${x.title} — exchange ${x.exchange}: ${x.exchangeTitle}\n(project ${x.projectId}, session ${x.sessionId}; ${x.url})\n\n${x.text}`).join('\n\n');
-        return { structured: { excerpts }, text: excerpts.length ? cutChars(rendered, budget) : `Nothing in the archive matches "${cutChars(args.question, 200)}".` };
-      }),
+      }
+      const rendered = excerpts.map((x) => `### ${x.title} — exchange ${x.exchange}: ${x.exchangeTitle}\n(project ${x.projectId}, session ${x.sessionId}; ${x.url})\n\n${x.text}`).join('\n\n');
+      return { structured: { excerpts }, text: excerpts.length ? cutChars(rendered, budget) : `Nothing in the archive matches "${cutChars(args.question, 200)}".` };
+    }),
   );
 }
 
@@ -203,18 +201,23 @@ async function exchangesToQuote(m: McpContext, r: SearchResultItem, q: string): 
   return scored.length ? scored.slice(0, EXCERPTS_PER_SESSION).map((s) => s.n).sort((a, b) => a - b) : [1];
 }
 
-/** The exchanges named in results get their real titles (the table of contents, cached per version). */
+/** The title of a matching exchange the search did not know (its session is indexed in fragments). */
+const UNTITLED = '';
+
+/**
+ * The exchanges named in results without a title (those of sessions indexed in fragments) get
+ * theirs from the table of contents (cached per version): one read per such session, at once.
+ */
 async function titleExchanges(m: McpContext, found: SearchResultItem[], results: Array<{ exchanges: Array<{ number: number; title: string }> }>): Promise<void> {
-  // The results' tables of contents at once (each is one read, or none when cached).
   await Promise.all(
     found.map(async (hit, i) => {
-      const wanted = results[i].exchanges;
+      const wanted = results[i].exchanges.filter((x) => x.title === UNTITLED);
       if (!wanted.length) return;
       const lo = Math.min(...wanted.map((x) => x.number));
       const hi = Math.max(...wanted.map((x) => x.number));
       const page = await exchangePage(m.ctx.deps.db.reads, hit.session, { offset: lo - 1, limit: hi - lo + 1, content: false, offload: m.ctx.deps.offload });
       const titles = new Map(page.exchanges.map((e) => [e.number, e.title]));
-      for (const x of wanted) x.title = cutChars(titles.get(x.number) ?? x.title, 200);
+      for (const x of wanted) x.title = cutChars(titles.get(x.number) || `Exchange ${x.number}`, 200);
     }),
   );
 }

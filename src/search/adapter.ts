@@ -2,7 +2,7 @@ import type { SearchParams, SearchResponse } from 'meilisearch';
 import { AppError, MESSAGES } from '../errors';
 import type { SessionFilters } from '../domain/filters';
 import { probeAll, type MeiliConnection } from './connection';
-import { documentIdOf, exchangeNumberAt, exchangeStartsOf, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../domain/search-documents';
+import { documentIdOf, exchangeEntriesOf, exchangeNumberAt, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../domain/search-documents';
 import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, scopeFilter, searchFilter } from './filter';
 import { isEngineUnreachable } from './http-client';
@@ -170,12 +170,15 @@ export async function searchIndex(
         if (!hit.fragmented || ranges.length) hit.snippet = buildSnippet(snippetSource(content, ranges));
         if (!hit.fragmented && wantExchanges) {
           const found = fragmentsWithMatches(content, ranges, MAX_EXCHANGES_PER_SESSION);
-          // The reader's exchange of each fragment's first match (the text is at most 64 KB here).
-          const starts = found.length ? exchangeStartsOf(content) : [];
+          // The reader's exchange of each fragment's first match, with its title (the text is
+          // at most 64 KB here, the whole markdown of the version the hit is checked against).
+          const entries = found.length ? exchangeEntriesOf(content) : [];
+          const starts = entries.map((e) => e.start);
           hit.matchingExchanges = found.map((f) => {
             const first = ranges.find(([a, b]) => a < f.start + f.content.length && b > f.start);
             const at = Math.max(f.start, first ? first[0] : f.start);
-            return exchange(h.sessionId, f.chunk, f.content, f.byteStart, exchangeNumberAt(starts, Buffer.byteLength(content.slice(0, at), 'utf8')));
+            const n = exchangeNumberAt(starts, Buffer.byteLength(content.slice(0, at), 'utf8'));
+            return { ...exchange(h.sessionId, f.chunk, f.content, f.byteStart, n), title: entries[n - 1].title };
           });
         }
       }

@@ -10,9 +10,11 @@ export interface SearchHit {
   snippet: string;
   /**
    * `start`: byte offset of the fragment in the markdown; `exchange`: the reader's exchange (from 1)
-   * of its first match. Null when the fragment was indexed before these were recorded.
+   * of its first match. Null when the fragment was indexed before these were recorded. `title`:
+   * that exchange's title in the reader's table of contents, when the search had the whole
+   * markdown at hand (sessions indexed whole); else absent (read it from the table of contents).
    */
-  matchingExchanges: Array<{ id: string; content: string; orderNumber: number; start?: number | null; exchange?: number | null }>;
+  matchingExchanges: Array<{ id: string; content: string; orderNumber: number; start?: number | null; exchange?: number | null; title?: string }>;
   /** sessions.contentDigest of the indexed version: the service drops the hit when it differs (stale). */
   contentDigest?: string;
 }
