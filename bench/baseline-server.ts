@@ -90,3 +90,5 @@ http
     }
   })
   .listen(Number(process.env.PORT), '127.0.0.1', () => console.log('baseline listening'));
+// Exits through process.exit so that `node --cpu-prof` writes its profile (bench/profile-rest.ts).
+process.on('SIGTERM', () => process.exit(0));

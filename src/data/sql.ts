@@ -27,7 +27,12 @@ export interface Snapshot extends Sql {
   release(): Promise<void>;
 }
 
-/** No values → none passed: the driver then leaves a `?` in the text alone (a migration file's comment, say). */
+/**
+ * No values → none passed: the driver then leaves a `?` in the text alone (a migration file's comment, say).
+ * The statement goes to the driver as a string: given an object (`{ sql }`), the driver copies all
+ * its connection options into a new object for every statement (mariadb 3.4's Parser), which cost
+ * about 60 µs of CPU per request and slowed the row decoding that reads those options.
+ */
 const valuesOf = (values: unknown[]) => (values.length ? values : undefined);
 
 /** `Sql` over a driver pool or connection. */
@@ -35,8 +40,8 @@ export function sqlOn(q: { query: mariadb.Pool['query']; execute?: mariadb.Pool[
   const execute = q.execute?.bind(q);
   return {
     isSql: true,
-    query: (sql, ...values) => q.query({ sql }, valuesOf(values)) as Promise<any>,
-    execute: async (sql, ...values) => Number((await q.query({ sql }, valuesOf(values))).affectedRows ?? 0),
+    query: (sql, ...values) => q.query(sql, valuesOf(values)) as Promise<any>,
+    execute: async (sql, ...values) => Number((await q.query(sql, valuesOf(values))).affectedRows ?? 0),
     ...(execute ? { executeBinary: async (sql: string, ...values: unknown[]) => Number((await execute({ sql }, values)).affectedRows ?? 0) } : {}),
   };
 }
@@ -89,11 +94,11 @@ export function snapshotOn(readPool: mariadb.Pool): Snapshot {
     isSql: true,
     async query(sql, ...values) {
       const c = await open();
-      return (await c.query({ sql }, valuesOf(values))) as any;
+      return (await c.query(sql, valuesOf(values))) as any;
     },
     async execute(sql, ...values) {
       const c = await open();
-      return Number((await c.query({ sql }, valuesOf(values))).affectedRows ?? 0);
+      return Number((await c.query(sql, valuesOf(values))).affectedRows ?? 0);
     },
     async release() {
       if (released) return;

@@ -1,0 +1,239 @@
+/**
+ * Where a REST read's CPU goes: starts the built service (`npm run build` first) under
+ * `node --cpu-prof` on a fresh database seeded like bench/run.ts (50 sessions of 20 KB in one
+ * project), drives one endpoint with autocannon (or bench/head-load.ts for HEAD), stops the
+ * service and prints the top frames by self time, the same grouped by package, and the SQL
+ * statements one request costs (MariaDB's Questions delta on an otherwise idle database).
+ *   npx tsx bench/profile-rest.ts [list|recent|head|markdown] [--seconds=10] [--connections=50] [--redis] [--baseline] [--no-prof] [--strace] [--log-level=warn] [--url-query=?connection_limit=5]
+ *   npx tsx bench/profile-rest.ts --summarise=<file.cpuprofile>     # just the summary of a profile
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import * as mariadb from 'mariadb';
+import { connectionOptions, createDb } from '../src/db/client';
+import { migrate } from '../src/db/migrate';
+import { createKeyForUser } from '../src/services/keys';
+import { createUser } from '../src/services/users';
+import { markdownOfSize } from './corpus-lite';
+
+const argv = process.argv.slice(2);
+const opt = (name: string, dflt: string) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
+const ROOT = path.resolve(__dirname, '..');
+
+interface Frame { callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number; id: number }
+interface Profile { nodes: Frame[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
+
+/** Top frames by self time and the same by package, as printable lines. */
+export function summarise(file: string, lastSeconds = Infinity, top = 25): string[] {
+  const prof = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile;
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  // Only the load: samples of the last `lastSeconds` (start-up and seeding left out).
+  const from = prof.endTime - lastSeconds * 1e6;
+  let at = prof.startTime;
+  prof.samples.forEach((id, i) => {
+    at += prof.timeDeltas[i] ?? 0;
+    if (at >= from) self.set(id, (self.get(id) ?? 0) + (prof.timeDeltas[i] ?? 0));
+  });
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  const idle = [...self.entries()].filter(([id]) => byId.get(id)!.callFrame.functionName === '(idle)').reduce((a, [, t]) => a + t, 0);
+  const busy = total - idle;
+  const frames = new Map<string, number>();
+  const areas = new Map<string, number>();
+  for (const [id, t] of self) {
+    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+    if (functionName === '(idle)') continue;
+    const where = url.replace(/^file:\/\//, '').replace(ROOT + '/', '');
+    const key = `${functionName || '(anonymous)'} ${where ? `${where}:${lineNumber + 1}` : ''}`.trim();
+    frames.set(key, (frames.get(key) ?? 0) + t);
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(where)?.[1];
+    const area = pkg ?? (where.startsWith('node:') ? where.split('/')[0].replace(/^node:internal$/, 'node:internal') : where.startsWith('dist/') ? 'service (dist/)' : where ? where : functionName);
+    areas.set(area, (areas.get(area) ?? 0) + t);
+  }
+  const pct = (t: number) => `${((100 * t) / busy).toFixed(1).padStart(5)}%`;
+  const out = [`busy ${(busy / 1e6).toFixed(1)} s of ${(total / 1e6).toFixed(1)} s profiled (shares below are of busy time)`, '', 'top frames by self time:'];
+  for (const [k, t] of [...frames].sort((a, b) => b[1] - a[1]).slice(0, top)) out.push(`${pct(t)}  ${k}`);
+  out.push('', 'self time by package / area:');
+  for (const [k, t] of [...areas].sort((a, b) => b[1] - a[1]).slice(0, 20)) out.push(`${pct(t)}  ${k}`);
+  return out;
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+function send(base: string, method: string, p: string, token: string, body?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(new URL(p, base), { method, headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) } }, (res) => {
+      let s = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (s += c));
+      res.on('end', () => resolve({ status: res.statusCode!, body: s }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function main() {
+  const given = argv.find((a) => a.startsWith('--summarise='));
+  if (given) {
+    console.log(summarise(given.slice(12), Number(opt('last', 'Infinity'))).join('\n'));
+    return;
+  }
+  const which = argv.find((a) => !a.startsWith('--')) ?? 'recent';
+  const seconds = Number(opt('seconds', '10'));
+  const connections = Number(opt('connections', '50'));
+  const dbName = `sa_prof_${crypto.randomBytes(4).toString('hex')}`;
+  const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}`;
+  const secret = 'prof-secret-' + crypto.randomBytes(8).toString('hex');
+  await migrate(dbUrl);
+  const pool = mariadb.createPool({ ...connectionOptions(dbUrl), connectionLimit: 1 });
+  const handles = createDb(dbUrl);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-prof-'));
+  const profDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-prof-out-'));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const baseline = argv.includes('--baseline');
+  const prof = argv.includes('--no-prof') ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
+  const service = spawn(process.execPath, [...prof, 'dist/src/main.js'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: {
+      ...process.env, DATABASE_URL: dbUrl + opt('url-query', ''), PORT: String(port), JWT_SECRET: secret, LOG_LEVEL: opt('log-level', 'warn'), DATA_DIR: dataDir,
+      RATE_LIMIT_REST_PER_HOUR: '1000000000', RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000000', AUTH_FAILURE_LIMIT: '1000000000', WORKERS_ENABLED: 'false',
+      ...(argv.includes('--redis') ? { REDIS_URL: 'redis://127.0.0.1:6379', NAMESPACE: dbName } : {}),
+    },
+  });
+  try {
+    for (let i = 0; ; i++) {
+      const up = await send(base, 'GET', '/readyz', '').then((r) => r.status === 200, () => false);
+      if (up) break;
+      if (i > 300) throw new Error('service did not come up');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const user = await createUser(handles, `prof-${dbName}@example.test`, 'prof');
+    const { token } = await createKeyForUser(handles, secret, user.id, 'prof');
+    const md = markdownOfSize(20 * 1024, 1);
+    const ids: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      const id = crypto.randomUUID();
+      ids.push(id);
+      const body = JSON.stringify({ name: `session ${i}`, markdown: md + `\n\nsession ${i}\n`, metadata: { clientName: 'bench', llmModels: ['claude-sonnet-4'], tags: ['bench'] } });
+      const r = await send(base, 'PUT', `/api/v1/projects/bench-list/sessions/${id}`, token, body);
+      if (r.status >= 300) throw new Error(`seed failed: ${r.status} ${r.body}`);
+    }
+    const paths: Record<string, [string, string, string?]> = {
+      list: ['GET', '/api/v1/projects/bench-list/sessions'],
+      recent: ['GET', '/api/v1/sessions/recent'],
+      head: ['HEAD', `/api/v1/projects/bench-list/sessions/${ids[0]}`],
+      markdown: ['GET', `/api/v1/projects/bench-list/sessions/${ids[0]}`, 'text/markdown'],
+    };
+    const [method, p, accept] = paths[which];
+    let target = base;
+    let baselineProc: ReturnType<typeof spawn> | null = null;
+    if (baseline) {
+      // The baseline server instead, profiled the same way (its own SIGTERM handler exits cleanly).
+      const bport = await freePort();
+      baselineProc = spawn(process.execPath, [...prof, '--import', 'tsx', 'bench/baseline-server.ts'], {
+        cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DATABASE_URL: dbUrl, PORT: String(bport), JWT_SECRET: secret },
+      });
+      target = `http://127.0.0.1:${bport}`;
+      for (let i = 0; !(await send(target, 'GET', '/', '').then(() => true, () => false)); i++) {
+        if (i > 300) throw new Error('baseline did not come up');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      // The service's profile is not wanted: stop it now.
+      await new Promise<void>((resolve) => (service.once('exit', () => resolve()), service.kill('SIGTERM')));
+      for (const f of fs.readdirSync(profDir)) fs.rmSync(path.join(profDir, f));
+    }
+    // Statements per request: the smallest Questions delta of a few single requests (minus our SHOW).
+    let statements = Infinity;
+    for (let i = 0; i < 5; i++) {
+      const q = async () => Number((await pool.query("SHOW GLOBAL STATUS LIKE 'Questions'"))[0].Value);
+      const q0 = await q();
+      await send(target, method, p, token);
+      await new Promise((r) => setTimeout(r, 50));
+      statements = Math.min(statements, (await q()) - q0 - 1);
+    }
+    if (argv.includes('--strace')) {
+      // System calls per request: strace counts them over 500 requests (10 at a time, keep-alive).
+      const pid = (baselineProc ?? service).pid!;
+      const tracer = spawn('strace', ['-f', '-c', '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let report = '';
+      tracer.stderr!.on('data', (d) => (report += d));
+      await new Promise((r) => setTimeout(r, 1500));
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 10 });
+      let left = 500;
+      await Promise.all(Array.from({ length: 10 }, async () => {
+        while (left-- > 0) {
+          await new Promise<void>((resolve, reject) => {
+            const req = http.request(target + p, { method, agent, headers: { Authorization: `Bearer ${token}`, ...(accept ? { Accept: accept } : {}) } }, (res) => res.resume().on('end', resolve));
+            req.on('error', reject).end();
+          });
+        }
+      }));
+      agent.destroy();
+      await new Promise((r) => setTimeout(r, 500));
+      await new Promise<void>((resolve) => (tracer.once('exit', () => resolve()), tracer.kill('SIGINT')));
+      console.log(`system calls of ${baseline ? 'the baseline' : 'the service'} over 500 ${which} requests:\n${report}`);
+    }
+    let load: { rps: number; p50: number; p99: number; non2xx: number };
+    // CPU the server spent under the load (user + system, /proc), per request: unlike req/s, it
+    // barely moves with what else runs on the machine.
+    const serverPid = (baselineProc ?? service).pid!;
+    const times = () => fs.readFileSync(`/proc/${serverPid}/stat`, 'utf8').split(') ')[1].split(' ').slice(11, 13).map((t) => Number(t) * 10);
+    const cpuOf = () => times().reduce((a, b) => a + b, 0);
+    const user0 = times()[0];
+    const cpu0 = cpuOf();
+    if (method === 'HEAD') {
+      const out = execFileSync(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'bench/head-load.ts'), target + p, token, String(connections), String(seconds)], { encoding: 'utf8' });
+      load = JSON.parse(out.trim().split('\n').pop()!);
+    } else {
+      const args = [path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(connections), '-d', String(seconds), '-H', `Authorization=Bearer ${token}`];
+      if (accept) args.push('-H', `Accept=${accept}`);
+      const r = JSON.parse(execFileSync(process.execPath, [...args, target + p], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }));
+      load = { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors };
+    }
+    const cpuMs = cpuOf() - cpu0;
+    const userMs = times()[0] - user0;
+    if (baselineProc) await new Promise<void>((resolve) => (baselineProc!.once('exit', () => resolve()), baselineProc!.kill('SIGTERM')));
+    console.log(`${baseline ? 'BASELINE ' : ''}${which}: ${method} ${p}${accept ? ` (Accept: ${accept})` : ''}${argv.includes('--redis') ? ', rate limits in Redis' : ''}`);
+    console.log(`${Math.round(load.rps)} req/s, p50 ${load.p50} ms, p99 ${load.p99} ms, non-2xx ${load.non2xx}; ${statements} SQL statements per request; ${((1000 * cpuMs) / (load.rps * seconds)).toFixed(0)} µs CPU per request (${((1000 * userMs) / (load.rps * seconds)).toFixed(0)} µs user)`);
+  } finally {
+    await new Promise<void>((resolve) => {
+      if (service.exitCode !== null) return resolve();
+      service.once('exit', () => resolve());
+      service.kill('SIGTERM');
+    });
+    await pool.query(`DROP DATABASE IF EXISTS \`${dbName}\``).catch(() => undefined);
+    await pool.end();
+    await handles.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  const file = fs.readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+  if (!file) {
+    fs.rmSync(profDir, { recursive: true, force: true });
+    if (argv.includes('--no-prof')) return;
+    throw new Error('no profile written');
+  }
+  const kept = path.join(os.tmpdir(), `sa-prof-${baseline ? 'baseline-' : ''}${which}-${Date.now()}.cpuprofile`);
+  fs.renameSync(path.join(profDir, file), kept);
+  fs.rmSync(profDir, { recursive: true, force: true });
+  console.log(`(profile: ${kept})\n`);
+  console.log(summarise(kept, seconds + 1).join('\n'));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
