@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import * as mariadb from 'mariadb';
 import { connectionOptions } from '../src/db/client';
+import { CHUNK_BYTES } from '../src/data/content';
 import { SESSION_COLUMNS, type SessionRow } from '../src/data/sessions';
 import { toSession } from '../src/services/sessions';
 
@@ -64,9 +65,12 @@ http
       }
       if ((m = /^\/api\/v1\/projects\/([^/]+)\/sessions\/([^/]+)$/.exec(url.pathname))) {
         const [projectId, sessionId] = [decodeURIComponent(m[1]), decodeURIComponent(m[2]).toLowerCase()];
+        // A GET reads the row and a markdown of one chunk in one statement, one consistent version
+        // (as the service does: src/data/sessions.ts, sessionWithProject with `inline`).
+        const inline = req.method === 'HEAD' ? '' : ', CASE WHEN s.markdownSize <= ? THEN (SELECT c.data FROM session_chunks c WHERE c.projectId = s.projectId AND c.sessionId = s.id AND c.part = ? AND c.seq = 0) END AS inlineData';
         const [row] = await pool.query(
-          `SELECT p.ownerId, ${SESSION_COLUMNS} FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ? WHERE p.id = ?`,
-          [sessionId, projectId],
+          `SELECT p.ownerId, ${SESSION_COLUMNS}${inline} FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ? WHERE p.id = ?`,
+          [...(inline ? [CHUNK_BYTES, 'markdown'] : []), sessionId, projectId],
         );
         if (!row?.id) return send(res, 404, { success: false, error: 'Session not found' });
         const headers = {
@@ -79,9 +83,13 @@ http
           res.writeHead(200, { ...headers, 'Content-Length': String(row.markdownSize) });
           return res.end();
         }
-        const chunks = await pool.query('SELECT data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = ? ORDER BY seq', [projectId, sessionId, 'markdown']);
-        const md = Buffer.concat(chunks.map((c: { data: Buffer }) => c.data));
-        res.writeHead(200, { ...headers, 'Content-Type': 'text/markdown; charset=utf-8', 'Content-Length': md.length });
+        let md: Buffer | undefined = row.inlineData ?? Buffer.alloc(0);
+        if (md!.length !== Number(row.markdownSize)) {
+          // Larger than one chunk (not in this bench): the chunks after the row, as before.
+          const chunks = await pool.query('SELECT data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = ? ORDER BY seq', [projectId, sessionId, 'markdown']);
+          md = Buffer.concat(chunks.map((c: { data: Buffer }) => c.data));
+        }
+        res.writeHead(200, { ...headers, 'Content-Type': 'text/markdown; charset=utf-8', 'Content-Length': md!.length });
         return res.end(md);
       }
       send(res, 404, { success: false, error: 'Not found' });

@@ -75,6 +75,26 @@ describe('GET of a session as JSON', () => {
     expect(Object.keys(parsed.data.session).slice(-2)).toEqual(['markdownContent', 'project']);
   }, 120_000);
 
+  test('markdown and JSON byte for byte at every size around the one-chunk read (a chunk, a JSON slice, ±1 byte)', async () => {
+    // Up to one chunk the row and the markdown come in one statement; past it, chunk by chunk.
+    for (const size of [1, 256 * 1024 - 1, 256 * 1024 + 1, MiB - 1, MiB, MiB + 1]) {
+      const sid = crypto.randomUUID();
+      const body = size === 1 ? 'x' : TRICKY + 'm'.repeat(size - Buffer.byteLength(TRICKY) - 1) + '\n';
+      expect(Buffer.byteLength(body)).toBe(size);
+      const url = `/api/v1/projects/json-stream/sessions/${sid}`;
+      expect((await app.request('PUT', url, { token: a.token, body: { name: `size ${size}`, markdown: body } })).status).toBe(201);
+      const md = await app.request('GET', url, { token: a.token, headers: { Accept: 'text/markdown' } });
+      expect(md.status).toBe(200);
+      expect(md.headers['content-length']).toBe(String(Buffer.byteLength(body)));
+      expect(md.raw.equals(Buffer.from(body, 'utf8'))).toBe(true);
+      const json = await app.request('GET', url, { token: a.token, headers: { Accept: 'application/json' } });
+      expect(json.status).toBe(200);
+      const parsed = JSON.parse(json.text);
+      expect(parsed.data.session.markdownContent === body).toBe(true);
+      expect(json.raw.equals(Buffer.from(JSON.stringify(parsed), 'utf8'))).toBe(true);
+    }
+  }, 120_000);
+
   test('one version per read: a re-upload while the answer is being read does not show in it', async () => {
     const sid = crypto.randomUUID();
     const url = `/api/v1/projects/json-stream/sessions/${sid}`;

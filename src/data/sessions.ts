@@ -6,7 +6,7 @@ import type { SessionFilters } from '../domain/filters';
 import type { IndexableSession } from '../domain/search-documents';
 import { filtersToSql, type LabelKind } from './session-filters';
 import { OWNER_NAME } from './projects';
-import { inScopes, type Sql } from './sql';
+import { inScopes, toBuffer, type Sql } from './sql';
 
 export interface SessionRow {
   projectId: string;
@@ -156,16 +156,47 @@ interface ProjectOfSession {
   projectColor: string;
 }
 
-/** The session with the owner and appearance of its project: the project row even when the session is missing. */
+/**
+ * The whole part as read by sessionWithProject with `inline`, or undefined when it has to be read
+ * chunk by chunk (larger than `upTo`, or spread over several chunks): the row's size for the part
+ * and the first chunk come from one statement, so a first chunk of exactly that size is all of it.
+ */
+export function inlinePartOf(row: { inlineData?: unknown } & Partial<Pick<SessionRow, 'markdownSize' | 'rawDataSize' | 'sessionDataSize'>>, inline: InlinePart): Buffer | undefined {
+  const size = Number((inline.part === 'markdown' ? row.markdownSize : inline.part === 'raw' ? row.rawDataSize : row.sessionDataSize) ?? 0);
+  if (size > inline.upTo) return undefined;
+  const data = row.inlineData == null ? Buffer.alloc(0) : toBuffer(row.inlineData);
+  return data.length === size ? data : undefined;
+}
+
+/** The column holding the size of each content part. */
+const PART_SIZE = { markdown: 's.markdownSize', raw: 's.rawDataSize', session: 's.sessionDataSize' } as const;
+
+/** A content part of at most `upTo` bytes, read with the row (see sessionWithProject). */
+export interface InlinePart {
+  part: keyof typeof PART_SIZE;
+  upTo: number;
+}
+
+/**
+ * The session with the owner and appearance of its project: the project row even when the session is missing.
+ * With `inline`, the part's first chunk (`inlineData`) comes along when the part is no larger than
+ * `upTo` bytes (NULL otherwise): one statement is one consistent read, so a small session is read
+ * whole without holding a snapshot open.
+ */
 export async function sessionWithProject(
   db: Sql,
   projectId: string,
   sessionId: string,
-): Promise<(Partial<SessionRow> & ProjectOfSession) | undefined> {
-  const rows = await db.query<SessionRow & ProjectOfSession>(
-    `SELECT p.ownerId, p.ownerType, ${OWNER_NAME}, p.name AS projectName, p.icon AS projectIcon, p.color AS projectColor, ${SESSION_COLUMNS}
+  inline?: InlinePart,
+): Promise<(Partial<SessionRow> & ProjectOfSession & { inlineData?: unknown }) | undefined> {
+  const inlineColumn = inline
+    ? `, CASE WHEN ${PART_SIZE[inline.part]} <= ? THEN (SELECT c.data FROM session_chunks c WHERE c.projectId = s.projectId AND c.sessionId = s.id AND c.part = ? AND c.seq = 0) END AS inlineData`
+    : '';
+  const rows = await db.query<SessionRow & ProjectOfSession & { inlineData?: unknown }>(
+    `SELECT p.ownerId, p.ownerType, ${OWNER_NAME}, p.name AS projectName, p.icon AS projectIcon, p.color AS projectColor, ${SESSION_COLUMNS}${inlineColumn}
        FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ?
       WHERE p.id = ?`,
+    ...(inline ? [inline.upTo, inline.part] : []),
     sessionId,
     projectId,
   );

@@ -5,7 +5,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Snapshot } from '../data/sql';
 import { escapeJsonStringBytes } from '../domain/json-escape';
 import { AppError, MESSAGES } from '../errors';
-import { contentChunks, type ContentPart } from '../data/content';
+import { CHUNK_BYTES, contentChunks, type ContentPart } from '../data/content';
 import { withReads, type Ctx, type Deps } from '../services/context';
 import { resumableParam, resumableSessionsOfProject } from '../services/resume';
 import * as access from '../services/access';
@@ -14,7 +14,7 @@ import * as sessions from '../services/sessions';
 import * as sessionLists from '../services/session-lists';
 import * as sessionChanges from '../services/session-changes';
 import { upsertSession } from '../services/session-upload';
-import type { SessionRow } from '../services/sessions';
+import type { OwnedSession, SessionRow } from '../services/sessions';
 import { ExchangesQuery, parseInput } from '../services/inputs';
 import { ctxOf, ok } from './context';
 
@@ -48,22 +48,26 @@ function notModified(req: Request, res: Response, row: SessionRow): boolean {
 /** How much markdown is escaped for a JSON answer in one turn of the event loop. */
 const JSON_SLICE_BYTES = 256 * 1024;
 
+/** A part's content: whole (read with its row) or chunk by chunk from a snapshot. */
+type Content = Buffer | AsyncIterable<Buffer>;
+
 /**
- * Sends `head`, then the content as it is read from the snapshot, then `tail`: one chunk in
- * memory at a time, waiting for the client to take each (backpressure). An aborted client ends
- * the pipeline; the caller releases the snapshot.
+ * Sends `head`, then the content, then `tail`. Content read whole and small enough to escape at
+ * once goes out in one write; otherwise one chunk in memory at a time, waiting for the client to
+ * take each (backpressure). An aborted client ends the pipeline; the caller releases the snapshot.
  */
-async function streamContent(
-  res: Response,
-  snap: Snapshot,
-  row: sessions.SessionRow,
-  part: ContentPart,
-  asJsonString?: { head: string; tail: string },
-): Promise<void> {
+async function streamContent(res: Response, content: Content, asJsonString?: { head: string; tail: string }): Promise<void> {
+  if (Buffer.isBuffer(content)) {
+    if (!asJsonString) return void res.end(content);
+    if (content.length <= JSON_SLICE_BYTES) {
+      return void res.end(Buffer.concat([Buffer.from(asJsonString.head + '"', 'utf8'), escapeJsonStringBytes(content), Buffer.from('"' + asJsonString.tail, 'utf8')]));
+    }
+  }
+  const chunks: AsyncIterable<Buffer> = Buffer.isBuffer(content) ? [content] as unknown as AsyncIterable<Buffer> : content;
   async function* body(): AsyncGenerator<Buffer> {
-    if (!asJsonString) return yield* contentChunks(snap, row.projectId, row.id, part);
+    if (!asJsonString) return yield* chunks;
     yield Buffer.from(asJsonString.head + '"', 'utf8');
-    for await (const chunk of contentChunks(snap, row.projectId, row.id, part)) {
+    for await (const chunk of chunks) {
       // JSON string escaping of the bytes as they are (no decoding, no string of the content), a
       // slice per turn of the event loop, so concurrent readers and other requests take turns.
       for (let at = 0; at < chunk.length; at += JSON_SLICE_BYTES) {
@@ -90,6 +94,21 @@ async function onSnapshot(req: Request, deps: Deps, fn: (ctx: Ctx, snap: Snapsho
   } finally {
     await snap.release();
   }
+}
+
+/**
+ * A read of one session and one part of its content, all of one version. A part that fits in one
+ * chunk comes with the row in a single statement (consistent by itself); a larger one is read on
+ * a snapshot, chunk by chunk, the row read again there.
+ */
+async function readSession(req: Request, deps: Deps, part: ContentPart, fn: (row: OwnedSession, content: Content) => Promise<void>): Promise<void> {
+  const { projectId, sessionId } = req.params as Record<string, string>;
+  const row = await access.requireOwnedSession(ctxOf(req, deps), projectId, sessionId, { part, upTo: CHUNK_BYTES });
+  if (row.inline) return fn(row, row.inline);
+  await onSnapshot(req, deps, async (ctx, snap) => {
+    const again = await access.requireOwnedSession(ctx, projectId, sessionId);
+    await fn(again, contentChunks(snap, again.projectId, again.id, part));
+  });
 }
 
 export function sessionsRouter(deps: Deps): Router {
@@ -125,26 +144,25 @@ export function sessionsRouter(deps: Deps): Router {
     // No Accept (or */*) → JSON; none of the three types → 406, checked before whether the session exists.
     const wanted = req.accepts(PRODUCIBLE);
     if (!wanted) throw new AppError('NOT_ACCEPTABLE', MESSAGES.notAcceptable);
-    await onSnapshot(req, deps, async (ctx, snap) => {
-      const row = await access.requireOwnedSession(ctx, req.params.projectId, req.params.sessionId);
+    await readSession(req, deps, wanted === SESSION_DATA_MEDIA_TYPE ? 'session' : 'markdown', async (row, content) => {
       res.vary('Accept');
       if (wanted === SESSION_DATA_MEDIA_TYPE) {
         if (!(Number(row.sessionDataSize) > 0)) throw new AppError('NOT_FOUND', MESSAGES.sessionDataNotFound);
         setValidators(res, row);
         if (notModified(req, res, row)) return;
         res.status(200).type(SESSION_DATA_MEDIA_TYPE).setHeader('Content-Length', String(row.sessionDataSize));
-        return streamContent(res, snap, row, 'session');
+        return streamContent(res, content);
       }
       setValidators(res, row);
       if (notModified(req, res, row)) return;
       if (wanted === 'text/markdown') {
         res.status(200).type('text/markdown; charset=utf-8').setHeader('Content-Length', String(row.markdownSize));
-        return streamContent(res, snap, row, 'markdown');
+        return streamContent(res, content);
       }
       // {"success":true,"data":{"session":{…,"markdownContent":"<streamed>","project":{…}}}}
       const session = JSON.stringify(sessions.toSession(row));
       res.status(200).type('application/json; charset=utf-8');
-      return streamContent(res, snap, row, 'markdown', {
+      return streamContent(res, content, {
         head: `{"success":true,"data":{"session":${session.slice(0, -1)},"markdownContent":`,
         tail: `,"project":${JSON.stringify(sessions.presentProjectRef(row.project))}}}}`,
       });
@@ -152,12 +170,11 @@ export function sessionsRouter(deps: Deps): Router {
   });
 
   r.get(`${base}/:sessionId/raw`, async (req, res) => {
-    await onSnapshot(req, deps, async (ctx, snap) => {
-      const row = await access.requireOwnedSession(ctx, req.params.projectId, req.params.sessionId);
+    await readSession(req, deps, 'raw', async (row, content) => {
       setValidators(res, row);
       if (notModified(req, res, row)) return;
       res.status(200).type('application/octet-stream').setHeader('Content-Length', String(row.rawDataSize));
-      return streamContent(res, snap, row, 'raw');
+      return streamContent(res, content);
     });
   });
 

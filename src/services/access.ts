@@ -27,7 +27,7 @@
 import { AppError, MESSAGES, projectForbidden, projectNotFound, sessionNotFound } from '../errors';
 import type { AuthUser, Ctx } from './context';
 import { projectById, type ProjectRow } from '../data/projects';
-import { sessionWithProject, type SessionRow } from '../data/sessions';
+import { inlinePartOf, sessionWithProject, type InlinePart, type SessionRow } from '../data/sessions';
 import { membershipsOfUser } from '../data/teams';
 import type { OwnedSession } from './sessions';
 import { PROJECT_ID_RE, UUID_RE } from '../domain/validation';
@@ -190,17 +190,25 @@ export async function requireProjectAdmin(ctx: Ctx, projectId: string): Promise<
  * a project the caller cannot read → 403 naming it; a readable project without that session →
  * 404 naming both. Session ids are UUIDs in any case; the row's is lower-case.
  */
-export async function requireReadableSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<OwnedSession & { role: ProjectRole }> {
+export async function requireReadableSession(
+  ctx: Ctx,
+  projectId: string,
+  rawSessionId: string,
+  /** Also read this content part in the same statement when it is small (`inline` then holds it whole). */
+  inline?: InlinePart,
+): Promise<OwnedSession & { role: ProjectRole; inline?: Buffer }> {
   checkReadIds(projectId, rawSessionId);
   const sessionId = rawSessionId.toLowerCase();
-  const r = await sessionWithProject(ctx.deps.db.reads, projectId, sessionId);
+  const r = await sessionWithProject(ctx.deps.db.reads, projectId, sessionId, inline);
   const role = await roleOrThrow(ctx, projectId, r?.ownerId);
   if (!r!.id) throw sessionNotFound(sessionId, projectId);
-  const { ownerId, ownerType, ownerName, projectName, projectIcon, projectColor, ...row } = r!;
+  const { ownerId, ownerType, ownerName, projectName, projectIcon, projectColor, inlineData, ...row } = r!;
+  const whole = inline ? inlinePartOf({ ...row, inlineData }, inline) : undefined;
   return {
     ...(row as SessionRow),
     project: { id: projectId, name: projectName, icon: projectIcon, color: projectColor, ownerId, ownerType, ownerName },
     role,
+    ...(whole ? { inline: whole } : {}),
   };
 }
 
