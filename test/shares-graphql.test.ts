@@ -26,8 +26,12 @@ const transcript = (extra = '') =>
   ].join('');
 
 const upload = (u: TestUser, p: string, s: string, markdown = transcript(), on: TestApp = app) =>
-  on.request('PUT', `/api/v1/projects/${p}/sessions/${s}`, { token: u.token, body: { name: `Login fix ${s.slice(-2)}`, markdown } });
-const gql = (token: string, query: string, variables?: unknown, on: TestApp = app) => on.request('POST', '/api/v1/graphql', { token, body: { query, variables } });
+  on.request('PUT', `/api/v1/projects/${p}/sessions/${s}`, {
+    token: u.token,
+    body: { name: `Login fix ${s.slice(-2)}`, markdown },
+  });
+const gql = (token: string, query: string, variables?: unknown, on: TestApp = app) =>
+  on.request('POST', '/api/v1/graphql', { token, body: { query, variables } });
 const tokenOf = (url: string) => url.slice(url.lastIndexOf('/s/') + 3);
 const read = (url: string) => app.request('GET', `/api/v1/share/${tokenOf(url)}`);
 
@@ -40,7 +44,9 @@ const codeOf = (r: { body: any }) => r.body.errors?.[0]?.extensions?.code;
 
 beforeAll(async () => {
   // No outbox worker: its polling would share the counted pools and blur the statement counts.
-  app = await startTestApp({ env: { WORKERS_ENABLED: 'false', SHARE_READS_PER_MINUTE: '100000' } });
+  app = await startTestApp({
+    env: { WORKERS_ENABLED: 'false', SHARE_READS_PER_MINUTE: '100000' },
+  });
   const count = () => {
     if (counting) statements++;
   };
@@ -54,10 +60,22 @@ afterAll(() => app?.close());
 describe('making, listing, changing and revoking a link', () => {
   test('createShare: the link as REST gives it; hidden exchanges absent from the link and the answer', async () => {
     expect((await upload(a, 'gsh-make', SID(1))).status).toBe(201);
-    const r = await gql(a.token, CREATE, { p: 'gsh-make', s: SID(1), i: { hiddenExchanges: [3], expiresInDays: 7, audience: 'PUBLIC' } });
+    const r = await gql(a.token, CREATE, {
+      p: 'gsh-make',
+      s: SID(1),
+      i: { hiddenExchanges: [3], expiresInDays: 7, audience: 'PUBLIC' },
+    });
     expect(r.body.errors).toBeUndefined();
     const s = r.body.data.createShare;
-    expect(s).toMatchObject({ projectId: 'gsh-make', sessionId: SID(1), sessionTitle: 'Login fix 01', audience: 'PUBLIC', hiddenExchanges: [3], exchangeCount: 4, views: 0 });
+    expect(s).toMatchObject({
+      projectId: 'gsh-make',
+      sessionId: SID(1),
+      sessionTitle: 'Login fix 01',
+      audience: 'PUBLIC',
+      hiddenExchanges: [3],
+      exchangeCount: 4,
+      views: 0,
+    });
     expect(s.url).toBe(`${app.url}/s/${tokenOf(s.url)}`);
     expect(Math.abs(Date.parse(s.expiresAt) - Date.now() - 7 * 86_400_000)).toBeLessThan(60_000);
     expect(r.text).not.toContain(HIDDEN_MARK);
@@ -73,14 +91,26 @@ describe('making, listing, changing and revoking a link', () => {
     const plain = (await gql(a.token, CREATE, { p: 'gsh-make', s: SID(1) })).body.data.createShare;
     expect(plain).toMatchObject({ audience: 'PUBLIC', hiddenExchanges: [] });
     expect(Math.abs(Date.parse(plain.expiresAt) - Date.now() - 30 * 86_400_000)).toBeLessThan(60_000);
-    const signedIn = (await gql(a.token, CREATE, { p: 'gsh-make', s: SID(1), i: { audience: 'SIGNED_IN' } })).body.data.createShare;
+    const signedIn = (
+      await gql(a.token, CREATE, {
+        p: 'gsh-make',
+        s: SID(1),
+        i: { audience: 'SIGNED_IN' },
+      })
+    ).body.data.createShare;
     expect(signedIn.audience).toBe('SIGNED_IN');
     expect((await read(signedIn.url)).status).toBe(401);
   });
 
   test('Session.shares and Query.shares: the caller’s links with their session and views; nobody else’s', async () => {
     await upload(a, 'gsh-list', SID(2));
-    const made = (await gql(a.token, CREATE, { p: 'gsh-list', s: SID(2), i: { hiddenExchanges: [1] } })).body.data.createShare;
+    const made = (
+      await gql(a.token, CREATE, {
+        p: 'gsh-list',
+        s: SID(2),
+        i: { hiddenExchanges: [1] },
+      })
+    ).body.data.createShare;
     await read(made.url);
     await read(made.url);
     const r = await gql(
@@ -90,16 +120,38 @@ describe('making, listing, changing and revoking a link', () => {
       { s: SID(2) },
     );
     expect(r.body.errors).toBeUndefined();
-    expect(r.body.data.session.shares).toEqual([{ id: made.id, url: made.url, views: 2, hiddenExchanges: [1], session: { id: SID(2), name: 'Login fix 02' } }]);
-    expect(r.body.data.shares).toContainEqual({ id: made.id, sessionId: SID(2), views: 2, session: { id: SID(2), project: { id: 'gsh-list' } } });
+    expect(r.body.data.session.shares).toEqual([
+      {
+        id: made.id,
+        url: made.url,
+        views: 2,
+        hiddenExchanges: [1],
+        session: { id: SID(2), name: 'Login fix 02' },
+      },
+    ]);
+    expect(r.body.data.shares).toContainEqual({
+      id: made.id,
+      sessionId: SID(2),
+      views: 2,
+      session: { id: SID(2), project: { id: 'gsh-list' } },
+    });
     const other = await gql(b.token, '{ shares { id } }');
     expect(other.body).toEqual({ data: { shares: [] } });
   });
 
   test('updateShare: hide and show, refresh after a new upload, new expiry', async () => {
     await upload(a, 'gsh-upd', SID(3));
-    const s = (await gql(a.token, CREATE, { p: 'gsh-upd', s: SID(3), i: { hiddenExchanges: [3] } })).body.data.createShare;
-    const shown = await gql(a.token, UPDATE, { id: s.id, i: { hiddenExchanges: [] } });
+    const s = (
+      await gql(a.token, CREATE, {
+        p: 'gsh-upd',
+        s: SID(3),
+        i: { hiddenExchanges: [3] },
+      })
+    ).body.data.createShare;
+    const shown = await gql(a.token, UPDATE, {
+      id: s.id,
+      i: { hiddenExchanges: [] },
+    });
     expect(shown.body.data.updateShare.hiddenExchanges).toEqual([]);
     expect((await read(s.url)).text).toContain(HIDDEN_MARK);
     await gql(a.token, UPDATE, { id: s.id, i: { hiddenExchanges: [3] } });
@@ -107,9 +159,15 @@ describe('making, listing, changing and revoking a link', () => {
 
     expect((await upload(a, 'gsh-upd', SID(3), transcript('_**User**_\n\nA LATER QUESTION\n'))).status).toBe(200);
     expect((await read(s.url)).text).not.toContain('A LATER QUESTION');
-    const refreshed = await gql(a.token, UPDATE, { id: s.id, i: { refresh: true, expiresInDays: 90 } });
+    const refreshed = await gql(a.token, UPDATE, {
+      id: s.id,
+      i: { refresh: true, expiresInDays: 90 },
+    });
     expect(refreshed.body.errors).toBeUndefined();
-    expect(refreshed.body.data.updateShare).toMatchObject({ exchangeCount: 5, hiddenExchanges: [3] });
+    expect(refreshed.body.data.updateShare).toMatchObject({
+      exchangeCount: 5,
+      hiddenExchanges: [3],
+    });
     expect(Math.abs(Date.parse(refreshed.body.data.updateShare.expiresAt) - Date.now() - 90 * 86_400_000)).toBeLessThan(60_000);
     const after = await read(s.url);
     expect(after.text).toContain('A LATER QUESTION');
@@ -135,17 +193,45 @@ describe('the service’s rules, with GraphQL’s error codes', () => {
   test('expiry values, hidden numbers: VALIDATION_ERROR with the REST message; nothing is made', async () => {
     await upload(a, 'gsh-bad', SID(5));
     for (const days of [0, 2, 365, -1]) {
-      const r = await gql(a.token, CREATE, { p: 'gsh-bad', s: SID(5), i: { expiresInDays: days } });
+      const r = await gql(a.token, CREATE, {
+        p: 'gsh-bad',
+        s: SID(5),
+        i: { expiresInDays: days },
+      });
       expect(codeOf(r)).toBe('VALIDATION_ERROR');
       expect(r.body.errors[0].message).toBe('expiresInDays must be 1, 7, 30 or 90');
     }
-    const never = await gql(a.token, CREATE, { p: 'gsh-bad', s: SID(5), i: { expiresInDays: null } });
+    const never = await gql(a.token, CREATE, {
+      p: 'gsh-bad',
+      s: SID(5),
+      i: { expiresInDays: null },
+    });
     expect(codeOf(never)).toBe('VALIDATION_ERROR');
     expect(never.body.errors[0].message).toMatch(/never expire are turned off/);
-    const beyond = await gql(a.token, CREATE, { p: 'gsh-bad', s: SID(5), i: { hiddenExchanges: [9] } });
+    const beyond = await gql(a.token, CREATE, {
+      p: 'gsh-bad',
+      s: SID(5),
+      i: { hiddenExchanges: [9] },
+    });
     expect(beyond.body.errors[0].message).toMatch(/no exchange 9 \(it has 4\)/);
-    expect(codeOf(await gql(a.token, CREATE, { p: 'gsh-bad', s: SID(5), i: { hiddenExchanges: [0] } }))).toBe('VALIDATION_ERROR');
-    expect(codeOf(await gql(a.token, CREATE, { p: 'gsh-bad', s: SID(5), i: { audience: 'EVERYONE' } }))).toBe('VALIDATION_ERROR');
+    expect(
+      codeOf(
+        await gql(a.token, CREATE, {
+          p: 'gsh-bad',
+          s: SID(5),
+          i: { hiddenExchanges: [0] },
+        }),
+      ),
+    ).toBe('VALIDATION_ERROR');
+    expect(
+      codeOf(
+        await gql(a.token, CREATE, {
+          p: 'gsh-bad',
+          s: SID(5),
+          i: { audience: 'EVERYONE' },
+        }),
+      ),
+    ).toBe('VALIDATION_ERROR');
     expect((await gql(a.token, `{ session(id: "${SID(5)}", projectId: "gsh-bad") { shares { id } } }`)).body.data.session.shares).toEqual([]);
   });
 
@@ -154,13 +240,22 @@ describe('the service’s rules, with GraphQL’s error codes', () => {
     expect(codeOf(await gql(b.token, CREATE, { p: 'gsh-own', s: SID(6) }))).toBe('FORBIDDEN');
     expect(codeOf(await gql(a.token, CREATE, { p: 'gsh-own', s: SID(99) }))).toBe('NOT_FOUND');
     const s = (await gql(a.token, CREATE, { p: 'gsh-own', s: SID(6) })).body.data.createShare;
-    const stolen = await gql(b.token, UPDATE, { id: s.id, i: { hiddenExchanges: [] } });
+    const stolen = await gql(b.token, UPDATE, {
+      id: s.id,
+      i: { hiddenExchanges: [] },
+    });
     expect(codeOf(stolen)).toBe('NOT_FOUND');
     expect(stolen.body.errors[0].message).toBe('Share link not found');
     expect(codeOf(await gql(a.token, UPDATE, { id: 'not-a-uuid', i: { refresh: true } }))).toBe('NOT_FOUND');
     expect(codeOf(await gql(a.token, UPDATE, { id: s.id, i: { expiresInDays: 3 } }))).toBe('VALIDATION_ERROR');
-    const key = await app.request('POST', '/api/v1/keys', { token: a.token, body: { name: 'agent', scopes: ['read'] } });
-    const ro = await gql(key.body.data.token, CREATE, { p: 'gsh-own', s: SID(6) });
+    const key = await app.request('POST', '/api/v1/keys', {
+      token: a.token,
+      body: { name: 'agent', scopes: ['read'] },
+    });
+    const ro = await gql(key.body.data.token, CREATE, {
+      p: 'gsh-own',
+      s: SID(6),
+    });
     expect(ro.status).toBe(403);
     expect(codeOf(ro)).toBe('FORBIDDEN');
     // The read-only key still reads the links.
@@ -175,14 +270,23 @@ describe('the service’s rules, with GraphQL’s error codes', () => {
     });
 
     test('unmasked secrets → CONFLICT with the rules, no link made; SHARES_ALLOW_NEVER permits null', async () => {
-      other = await startTestApp({ db: app.db, env: { REDACT_SECRETS: 'report', SHARES_ALLOW_NEVER: 'true', WORKERS_ENABLED: 'false' } });
+      other = await startTestApp({
+        db: app.db,
+        env: {
+          REDACT_SECRETS: 'report',
+          SHARES_ALLOW_NEVER: 'true',
+          WORKERS_ENABLED: 'false',
+        },
+      });
       expect((await upload(a, 'gsh-secret', SID(7), transcript(`_**User**_\n\nmy token is ${SECRET}\n`), other)).status).toBe(201);
       const r = await gql(a.token, CREATE, { p: 'gsh-secret', s: SID(7) }, other);
       expect(codeOf(r)).toBe('CONFLICT');
       expect(r.body.errors[0].message).toMatch(/^Session holds unmasked secrets \(.*github-token.*\)/);
       expect(r.body.errors[0].extensions.rules).toContain('github-token');
       expect(r.text).not.toContain(SECRET);
-      expect((await gql(a.token, '{ shares { projectId } }', undefined, other)).body.data.shares.map((x: { projectId: string }) => x.projectId)).not.toContain('gsh-secret');
+      expect((await gql(a.token, '{ shares { projectId } }', undefined, other)).body.data.shares.map((x: { projectId: string }) => x.projectId)).not.toContain(
+        'gsh-secret',
+      );
 
       await upload(a, 'gsh-never', SID(8), transcript(), other);
       const never = await gql(a.token, CREATE, { p: 'gsh-never', s: SID(8), i: { expiresInDays: null } }, other);
@@ -192,12 +296,18 @@ describe('the service’s rules, with GraphQL’s error codes', () => {
 
     test('SHARES=off → FORBIDDEN; SHARES=signed-in: PUBLIC refused, the default is SIGNED_IN', async () => {
       await upload(a, 'gsh-sw', SID(9));
-      other = await startTestApp({ db: app.db, env: { SHARES: 'off', WORKERS_ENABLED: 'false' } });
+      other = await startTestApp({
+        db: app.db,
+        env: { SHARES: 'off', WORKERS_ENABLED: 'false' },
+      });
       const off = await gql(a.token, CREATE, { p: 'gsh-sw', s: SID(9) }, other);
       expect(codeOf(off)).toBe('FORBIDDEN');
       expect(off.body.errors[0].message).toBe('Share links are turned off on this server');
       await other.close();
-      other = await startTestApp({ db: app.db, env: { SHARES: 'signed-in', WORKERS_ENABLED: 'false' } });
+      other = await startTestApp({
+        db: app.db,
+        env: { SHARES: 'signed-in', WORKERS_ENABLED: 'false' },
+      });
       expect(codeOf(await gql(a.token, CREATE, { p: 'gsh-sw', s: SID(9), i: { audience: 'PUBLIC' } }, other))).toBe('VALIDATION_ERROR');
       expect((await gql(a.token, CREATE, { p: 'gsh-sw', s: SID(9) }, other)).body.data.createShare.audience).toBe('SIGNED_IN');
     });

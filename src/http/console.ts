@@ -19,7 +19,7 @@ const CONSOLE_ROUTES = [
   /^\/cli-login$/,
   /^\/search$/,
   /^\/dashboard$/,
-  /^\/settings\/(api-keys|account|users|teams)$/,
+  /^\/settings\/(api-keys|account|users|teams|shares)$/,
   /^\/projects\/[^/]+$/,
   /^\/projects\/[^/]+\/sessions\/[^/]+$/,
 ];

@@ -8,7 +8,7 @@ import type * as mariadb from 'mariadb';
  * running against the same server. Opening and closing a read snapshot is not a data statement.
  */
 export function isTransactionControl(sql: unknown): boolean {
-  const text = typeof sql === 'string' ? sql : (sql as { sql?: string } | null)?.sql ?? '';
+  const text = typeof sql === 'string' ? sql : ((sql as { sql?: string } | null)?.sql ?? '');
   return /^\s*(SET TRANSACTION|START TRANSACTION|COMMIT|ROLLBACK)\b/i.test(text);
 }
 

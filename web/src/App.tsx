@@ -9,6 +9,7 @@ import { ProjectPage } from './pages/ProjectSessions';
 import { ResetPasswordPage } from './pages/ResetPassword';
 import { SearchPage } from './pages/Search';
 import { SessionPage } from './pages/SessionReader';
+import { SharesPage } from './pages/Shares';
 import { SignInPage } from './pages/SignIn';
 import { TeamsPage } from './pages/Teams';
 import { UsersPage } from './pages/Users';
@@ -31,6 +32,7 @@ export function App() {
         <Route path="/dashboard" element={<Private title="Dashboard"><Suspense fallback={<p role="status">Loading…</p>}><DashboardPage /></Suspense></Private>} />
         <Route path="/settings/api-keys" element={<Private title="API keys"><ApiKeysPage /></Private>} />
         <Route path="/settings/teams" element={<Private title="Teams"><TeamsPage /></Private>} />
+        <Route path="/settings/shares" element={<Private title="Shared links"><SharesPage /></Private>} />
         <Route path="/settings/account" element={<Private title="Account"><AccountPage /></Private>} />
         <Route path="/settings/users" element={<Private title="Users"><UsersPage /></Private>} />
         <Route path="/cli-login" element={<Private title="Log in a client"><CliLoginPage /></Private>} />

@@ -28,6 +28,7 @@ export function Layout() {
             <NavLink to="/dashboard">Dashboard</NavLink>
             <NavLink to="/settings/teams">Teams</NavLink>
             <NavLink to="/settings/api-keys">API keys</NavLink>
+            <NavLink to="/settings/shares">Shared links</NavLink>
             <NavLink to="/cli-login">Log in a client</NavLink>
             <NavLink to="/settings/account">Account</NavLink>
             {user.role === 'admin' && <NavLink to="/settings/users">Users</NavLink>}

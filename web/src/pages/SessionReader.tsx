@@ -4,6 +4,7 @@ import { gql } from '../api/graphql';
 import { getCsrfToken } from '../api/http';
 import { graphql } from '../gql';
 import type { SessionReaderQuery } from '../gql/graphql';
+import { SessionShares } from './Shares';
 import { Transcript } from './Transcript';
 import { displayTitle } from '../../../src/domain/session';
 import { ConfirmDialog, errorText, Field, FormError, when } from './ui';
@@ -164,6 +165,7 @@ function Reader({ session, onChange }: { session: Session; onChange: (s: Session
       </p>
       <h1 id="session-title">{title}</h1>
       <SessionDetails session={session} onChange={onChange} />
+      <SessionShares projectId={session.projectId} sessionId={session.id} title={title} />
       <Transcript vars={vars} markdownSize={session.markdownSize} etag={session.etag} />
     </article>
   );

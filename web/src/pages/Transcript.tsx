@@ -24,7 +24,7 @@ graphql(`
   }
 `);
 
-const TocDocument = graphql(`
+export const TocDocument = graphql(`
   query SessionToc($projectId: ID!, $id: ID!, $offset: Int!) {
     session(id: $id, projectId: $projectId) {
       etag

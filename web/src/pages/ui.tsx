@@ -55,6 +55,17 @@ export function FormError({ error }: { error: string | null }) {
   ) : null;
 }
 
+/** A native <dialog> shown modal while mounted (focus trapping and Escape come with it): its ref. */
+export function useModalDialog() {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+    return () => d?.close();
+  }, []);
+  return ref;
+}
+
 /** A modal confirmation (native <dialog>: focus trapping and Escape come with it). */
 export function ConfirmDialog({
   title,
@@ -69,13 +80,8 @@ export function ConfirmDialog({
   onConfirm: () => void;
   onCancel: () => void;
 }) {
-  const ref = useRef<HTMLDialogElement>(null);
+  const ref = useModalDialog();
   const titleId = useId();
-  useEffect(() => {
-    const d = ref.current;
-    if (d && !d.open) d.showModal();
-    return () => d?.close();
-  }, []);
   return (
     <dialog ref={ref} aria-labelledby={titleId} onCancel={onCancel}>
       <h2 id={titleId}>{title}</h2>
