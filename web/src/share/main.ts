@@ -38,8 +38,12 @@ interface Boot {
   page: SharePage;
 }
 
-/** Exchanges asked for per later page (the service also bounds a page by its markdown bytes). */
-const PAGE_LIMIT = 20;
+/**
+ * Exchanges asked for per later page (the service also bounds a page by its markdown bytes): a
+ * page of short exchanges is still one request, which keeps a long read under the per-address
+ * read limit.
+ */
+const PAGE_LIMIT = 100;
 
 function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
