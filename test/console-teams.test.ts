@@ -85,8 +85,12 @@ beforeAll(async () => {
   browser = await launchBrowser();
 }, 120_000);
 
+let carolRec: Recorded | undefined;
+const carol = () => carolRec!;
+
 afterAll(async () => {
   for (const p of Object.values(people)) await p.rec?.context.close().catch(() => undefined);
+  await carolRec?.context.close().catch(() => undefined);
   await browser?.close().catch(() => undefined);
   await app?.close();
 });
@@ -414,4 +418,106 @@ test('/cli-login: Upload new projects to binds the code to the team; the CLI log
   await page.goto('/settings/api-keys');
   const client = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'specstory-cli on ada-laptop' }) });
   await client.getByRole('cell', { name: TEAM, exact: true }).waitFor();
+}));
+
+/** Ada makes an invitation on /settings/teams and returns its link's path (with the token). */
+async function invite(role: 'admin' | 'member' | 'viewer', email = ''): Promise<string> {
+  const { page } = ada();
+  await page.goto('/settings/teams');
+  const crew = teamCard(page, TEAM);
+  await crew.getByLabel('Invite as').selectOption(role);
+  await crew.getByLabel('Email (optional)').fill(email);
+  await crew.getByRole('button', { name: 'Invite' }).click();
+  const link = crew.getByRole('status', { name: 'Invitation link' });
+  await link.waitFor();
+  const url = new URL((await link.textContent())!.trim());
+  return url.pathname + url.search;
+}
+
+test('Leave team: a member leaves after confirming and no longer sees the team', step(bob, async () => {
+  const { page } = bob();
+  await page.goto('/settings/teams');
+  await teamCard(page, TEAM).getByRole('button', { name: `Leave team ${TEAM}` }).click();
+  await page.getByRole('dialog', { name: `Leave ${TEAM}?` }).getByRole('button', { name: 'Leave team' }).click();
+  await status(page, `You left ${TEAM}.`).waitFor();
+  await page.getByText('You are not in any team yet.').waitFor();
+  expect(await teamsOf(people.bob.token)).toEqual([]);
+  expect(await ownerOf(people.bob.token, 'crew-repo')).toBe(403);
+  await page.goto('/');
+  await page.getByText('No projects yet.').waitFor();
+}));
+
+test('/join: a new person creates an account through the invitation (sign-up is off) and is in the team', step(carol, async () => {
+  const setup = await app.request('GET', '/api/v1/auth/setup');
+  expect(setup.body.data.signupEnabled).toBe(false);
+  const path = await invite('viewer');
+  carolRec = await newRecordedPage(browser, app.url);
+  const { page } = carolRec;
+  await page.goto(path);
+  await h1(page, `Join ${TEAM}`).waitFor();
+  await page.getByText(`You are invited to the team ${TEAM} as viewer`).waitFor();
+  await clean(carol(), 'join signed out');
+  const email = `carol-${process.pid}-${Date.now()}@example.test`;
+  // Without the invitation the same account is refused (sign-up is off).
+  const plain = await app.request('POST', '/api/v1/auth/sign-up', { body: { email, name: 'Carol', password: PASSWORD } });
+  expect(plain.status).toBe(403);
+
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Name').fill('Carol Shaw');
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Create account and join' }).click();
+  await h1(page, `You joined ${TEAM}`).waitFor();
+  await status(page, `You are now a viewer of ${TEAM}.`).waitFor();
+  await clean(carol(), 'joined');
+  await page.getByRole('link', { name: 'Projects', exact: true }).first().click();
+  await card(page, TEAM, 'Crew repo').waitFor();
+  await page.getByText('Team · your role: viewer').waitFor();
+
+  // The link worked once.
+  await page.goto(path);
+  await page.getByRole('alert').filter({ hasText: 'Invalid or expired invitation' }).waitFor();
+  await clean(carol(), 'used invitation');
+}));
+
+test('/join: an invitation for another email is refused; its person signs in through the link and joins', step(bob, async () => {
+  const path = await invite('member', people.bob.email);
+
+  // Carol (signed in) cannot use Bob's invitation.
+  const c = carol().page;
+  await c.goto(path);
+  await h1(c, `Join ${TEAM}`).waitFor();
+  await c.getByText(`(for ${people.bob.email})`).waitFor();
+  await c.getByRole('button', { name: 'Join team' }).click();
+  await c.getByRole('alert').filter({ hasText: 'This invitation is for another email address' }).waitFor();
+  await clean(carol(), 'join refused');
+
+  // Bob, signed out, opens it, signs in through it and joins.
+  const { page } = bob();
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await h1(page, 'Sign in').waitFor();
+  await page.goto(path);
+  await h1(page, `Join ${TEAM}`).waitFor();
+  expect(await page.getByLabel('Email').inputValue()).toBe(people.bob.email);
+  await page.getByRole('link', { name: 'Sign in to join' }).click();
+  await h1(page, 'Sign in').waitFor();
+  await page.getByLabel('Email').fill(people.bob.email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await h1(page, `Join ${TEAM}`).waitFor();
+  await page.getByText(`You are signed in as ${people.bob.email}.`).waitFor();
+  await clean(bob(), 'join signed in');
+  await page.getByRole('button', { name: 'Join team' }).click();
+  await h1(page, `You joined ${TEAM}`).waitFor();
+  expect(await teamsOf(people.bob.token)).toEqual([`${TEAM}: member`]);
+
+  // The admin sees both newcomers with their roles.
+  const a = ada().page;
+  await a.goto('/settings/teams');
+  const members = teamCard(a, TEAM).getByRole('table', { name: `Members of ${TEAM}` });
+  const roleOf = (name: string) =>
+    members.getByRole('row').filter({ has: a.getByRole('rowheader', { name, exact: true }) }).getByRole('combobox', { name: 'Role', exact: true }).inputValue();
+  await members.getByRole('rowheader', { name: 'Carol Shaw', exact: true }).waitFor();
+  expect(await roleOf('Carol Shaw')).toBe('VIEWER');
+  expect(await roleOf(people.bob.name)).toBe('MEMBER');
+  await teamCard(a, TEAM).getByText('No open invitations.').waitFor();
 }));

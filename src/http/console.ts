@@ -16,6 +16,7 @@ const CONSOLE_ROUTES = [
   /^\/$/,
   /^\/sign-in$/,
   /^\/reset-password$/,
+  /^\/join$/,
   /^\/cli-login$/,
   /^\/search$/,
   /^\/dashboard$/,

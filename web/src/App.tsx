@@ -3,6 +3,7 @@ import { Navigate, Route, Routes, useLocation } from 'react-router';
 import { Layout } from './Layout';
 import { AccountPage } from './pages/Account';
 import { ApiKeysPage } from './pages/ApiKeys';
+import { JoinPage } from './pages/Join';
 import { CliLoginPage } from './pages/CliLogin';
 import { ProjectsPage } from './pages/Projects';
 import { ProjectPage } from './pages/ProjectSessions';
@@ -24,6 +25,7 @@ export function App() {
     <Routes>
       <Route path="/sign-in" element={<SignInPage />} />
       <Route path="/reset-password" element={<ResetPasswordPage />} />
+      <Route path="/join" element={<JoinPage />} />
       <Route element={<Layout />}>
         <Route path="/" element={<Private title="Projects"><ProjectsPage /></Private>} />
         <Route path="/projects/:projectId" element={<Private title="Project"><ProjectPage /></Private>} />

@@ -10,4 +10,5 @@ export const ENDPOINTS = {
   resetPassword: '/api/v1/auth/reset-password',
   users: '/api/v1/users',
   deviceCodes: '/api/v1/device-codes',
+  invitationLookup: '/api/v1/invitations/lookup',
 } as const;

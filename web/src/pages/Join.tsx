@@ -1,0 +1,193 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { Link, useSearchParams } from 'react-router';
+import { ENDPOINTS } from '../api/endpoints';
+import { gql } from '../api/graphql';
+import { api } from '../api/http';
+import { graphql } from '../gql';
+import { useSession, type User } from '../session';
+import { errorText, Field, FormError } from './ui';
+
+/*
+ * `/join?token=…`: an invitation to a team (a one-time link, valid 7 days). The page shows the team
+ * and the role before anyone signs in; a signed-in person joins with one button; someone signed out
+ * signs in (and comes back here) or creates an account through the invitation, which works even
+ * when sign-up is off (for the invitation's email when it names one) and joins at once.
+ */
+
+const JoinTeamDocument = graphql(`
+  mutation JoinTeam($token: String!) {
+    joinTeam(token: $token) {
+      id
+      name
+      role
+    }
+  }
+`);
+
+interface Invitation {
+  team: { id: string; name: string };
+  role: 'admin' | 'member' | 'viewer';
+  email: string | null;
+  expiresAt: string;
+}
+
+export function JoinPage() {
+  const { user, signedOut } = useSession();
+  const [params] = useSearchParams();
+  const token = params.get('token') ?? '';
+  const [invitation, setInvitation] = useState<Invitation | null>(null);
+  const [lookupError, setLookupError] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [joined, setJoined] = useState<{ name: string; role: string } | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  useEffect(() => {
+    document.title = `${invitation ? `Join ${invitation.team.name}` : 'Join a team'} · Session Archive`;
+  }, [invitation]);
+  useEffect(() => {
+    if (!token) return;
+    let live = true;
+    void api<Invitation>('POST', ENDPOINTS.invitationLookup, { token }).then((r) => {
+      if (!live) return;
+      if (r.ok && r.data) setInvitation(r.data);
+      else setLookupError(r.error ?? 'The invitation could not be read');
+    });
+    return () => {
+      live = false;
+    };
+  }, [token]);
+
+  const join = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await gql(JoinTeamDocument, { token });
+      setJoined({ name: r.joinTeam.name, role: r.joinTeam.role.toLowerCase() });
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const signOut = async () => {
+    await api('POST', ENDPOINTS.signOut);
+    signedOut();
+  };
+
+  const here = `/join?token=${encodeURIComponent(token)}`;
+  let body;
+  if (joined) {
+    body = (
+      <>
+        <h1>You joined {joined.name}</h1>
+        <p role="status">
+          You are now {joined.role === 'admin' ? 'an' : 'a'} {joined.role} of {joined.name}.
+        </p>
+        <p>
+          Its projects are on your <Link to="/">Projects</Link> page; the team and its members are under{' '}
+          <Link to="/settings/teams">Teams</Link>.
+        </p>
+      </>
+    );
+  } else if (!token || lookupError) {
+    body = (
+      <>
+        <h1>Join a team</h1>
+        <p role="alert" className="error">
+          {token ? lookupError : 'This link has no invitation token.'} Ask an admin of the team for a new invitation.
+        </p>
+      </>
+    );
+  } else if (!invitation || user === undefined) {
+    body = <p role="status">Loading the invitation…</p>;
+  } else {
+    body = (
+      <>
+        <h1>Join {invitation.team.name}</h1>
+        <p>
+          You are invited to the team <strong>{invitation.team.name}</strong> as {invitation.role}
+          {invitation.email && (
+            <>
+              {' '}
+              (for <strong>{invitation.email}</strong>)
+            </>
+          )}
+          . The link works once, until {new Date(invitation.expiresAt).toLocaleString()}.
+        </p>
+        {user ? (
+          <>
+            <p>You are signed in as {user.email}.</p>
+            <form
+              onSubmit={(e) => {
+                e.preventDefault();
+                void join();
+              }}
+            >
+              <FormError error={error} />
+              <div className="actions">
+                <button type="submit" disabled={busy}>
+                  Join team
+                </button>
+                <button type="button" onClick={() => void signOut()}>
+                  Use another account
+                </button>
+              </div>
+            </form>
+          </>
+        ) : (
+          <>
+            <p>
+              Have an account? <Link to={`/sign-in?next=${encodeURIComponent(here)}`}>Sign in to join</Link>
+            </p>
+            <NewAccountForJoin token={token} email={invitation.email} onJoined={() => setJoined({ name: invitation.team.name, role: invitation.role })} />
+          </>
+        )}
+      </>
+    );
+  }
+  return <main id="main" className="narrow">{body}</main>;
+}
+
+/** An account made through the invitation (allowed even with sign-up off): signed in and joined at once. */
+function NewAccountForJoin({ token, email, onJoined }: { token: string; email: string | null; onJoined: () => void }) {
+  const { refresh } = useSession();
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    setBusy(true);
+    setError(null);
+    const r = await api<{ user: User }>('POST', ENDPOINTS.signUp, {
+      email: email ?? form.get('email'),
+      name: form.get('name'),
+      password: form.get('password'),
+      invitationToken: token,
+    });
+    if (r.ok) {
+      onJoined();
+      await refresh();
+    } else {
+      setError(r.error ?? 'The account could not be created');
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-labelledby="join-new-account">
+      <h2 id="join-new-account">New here? Create an account</h2>
+      <form onSubmit={submit}>
+        {email ? (
+          <Field label="Email" name="email" type="email" value={email} readOnly hint="The invitation is for this address." />
+        ) : (
+          <Field label="Email" name="email" type="email" autoComplete="username" required />
+        )}
+        <Field label="Name" name="name" autoComplete="name" required />
+        <Field label="Password" name="password" type="password" autoComplete="new-password" minLength={10} maxLength={256} required hint="10 to 256 characters." />
+        <FormError error={error} />
+        <button type="submit" disabled={busy}>
+          Create account and join
+        </button>
+      </form>
+    </section>
+  );
+}
