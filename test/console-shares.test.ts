@@ -135,10 +135,11 @@ test(
 
       await dialog.getByRole('button', { name: 'Close' }).click();
       await dialog.waitFor({ state: 'detached' });
-      // The reader lists the link: its address, expiry in 7 days, what it hides.
+      // The reader lists the link: its address, audience, what it hides and (read again when the
+      // dialog closes) its two views.
       const row = links.getByRole('row').filter({ hasText: url });
-      await row.waitFor();
-      expect(await row.getByRole('cell').allInnerTexts()).toEqual(expect.arrayContaining(['3', 'Anyone with the link']));
+      await row.getByRole('cell', { name: '2', exact: true }).waitFor();
+      expect(await row.getByRole('cell').allInnerTexts()).toEqual(expect.arrayContaining(['3', 'Anyone with the link', '2']));
 
       // Shared links: the link with its session, expiry and the two views.
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Shared links' }).click();

@@ -167,7 +167,6 @@ export function ShareDialog({
   const [error, setError] = useState<string | null>(null);
   const [created, setCreated] = useState<Share | null>(null);
 
-
   const toggle = (n: number, show: boolean) =>
     setHidden((old) => {
       const next = new Set(old);
@@ -356,7 +355,18 @@ export function SessionShares({ projectId, sessionId, title }: { projectId: stri
       ) : (
         <ShareTable shares={shares} onRevoke={revoke.ask} caption="Links to this session" />
       )}
-      {sharing && <ShareDialog projectId={projectId} sessionId={sessionId} title={title} onCreated={reload} onClose={() => setSharing(false)} />}
+      {sharing && (
+        <ShareDialog
+          projectId={projectId}
+          sessionId={sessionId}
+          title={title}
+          onCreated={reload}
+          onClose={() => {
+            setSharing(false);
+            reload();
+          }}
+        />
+      )}
       {revoke.dialog}
     </section>
   );
