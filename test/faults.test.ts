@@ -11,7 +11,6 @@ import { spawnSync, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import * as mariadb from 'mariadb';
@@ -19,20 +18,10 @@ import { createDb } from '../src/db/client';
 import { migrate } from '../src/db/migrate';
 import { createKeyForUser } from '../src/services/keys';
 import { createUser } from '../src/services/users';
-import { rawRequest, startTestApp, type TestResponse } from './support/app';
+import { startTestApp } from './support/app';
 import { createTestDatabase } from './support/db';
 import { killGroup, spawnTracked } from './support/processes';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+import { freePort, JWT_SECRET, ServerProcess } from './support/server-process';
 
 /** A throwaway MariaDB server: own data directory, own port, started and killed at will. */
 class ScratchMariaDb {
@@ -122,7 +111,6 @@ const UNAVAILABLE = { success: false, error: 'Service temporarily unavailable' }
 // probe); under a full parallel test run on 2 cores, scheduling alone can add seconds, so the
 // assertion leaves room for that rather than timing the machine.
 const FAIL_FAST_MS = 5000;
-const JWT_SECRET = 'faults-test-secret-long-enough';
 
 async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
   const t0 = Date.now();
@@ -131,83 +119,6 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The real server (`tsx src/main.ts`) as a child process. */
-class ServerProcess {
-  output = '';
-  readonly exited: Promise<number | null>;
-  private constructor(
-    readonly proc: ChildProcess,
-    readonly url: string,
-  ) {
-    proc.stdout!.on('data', (d) => (this.output += d));
-    proc.stderr!.on('data', (d) => (this.output += d));
-    this.exited = new Promise((resolve) => proc.once('exit', (code) => resolve(code)));
-  }
-
-  /**
-   * A free port can be taken between the probe and the server's listen (by any connection's
-   * ephemeral local port): a start that loses that race is tried again on another port.
-   */
-  static async start(databaseUrl: string, dataDir: string, extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await ServerProcess.startOnce(databaseUrl, dataDir, extraEnv);
-      } catch (err) {
-        if (attempt >= 3 || !String((err as Error).message).includes('EADDRINUSE')) throw err;
-      }
-    }
-  }
-
-  private static async startOnce(databaseUrl: string, dataDir: string, extraEnv: Record<string, string>): Promise<ServerProcess> {
-    const port = await freePort();
-    // One process (tsx as a loader, not its CLI wrapper): the signal reaches main.ts itself.
-    const proc = spawnTracked(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: path.resolve(__dirname, '..'),
-      env: {
-        ...process.env,
-        // As in production: NODE_ENV=test would switch off libraries' own signal handlers.
-        NODE_ENV: 'development',
-        DATABASE_URL: databaseUrl,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATA_DIR: dataDir,
-        JWT_SECRET,
-        WORKERS_ENABLED: 'false',
-        MEILI_URL: '',
-        REDIS_URL: '',
-        LOG_LEVEL: 'warn',
-        ...extraEnv,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const server = new ServerProcess(proc, `http://127.0.0.1:${port}`);
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      if (proc.exitCode !== null) throw new Error(`server exited early:\n${server.output}`);
-      const r = await rawRequest(server.url, 'GET', '/healthz').catch(() => null);
-      if (r?.status === 200) return server;
-      if (Date.now() > deadline) throw new Error(`server did not start:\n${server.output}`);
-      await sleep(200);
-    }
-  }
-
-  get alive(): boolean {
-    return this.proc.exitCode === null && this.proc.signalCode === null;
-  }
-
-  request(method: string, urlPath: string, opts?: Parameters<typeof rawRequest>[3]): Promise<TestResponse> {
-    return rawRequest(this.url, method, urlPath, opts);
-  }
-
-  async stop(): Promise<void> {
-    if (!this.alive) return killGroup(this.proc.pid!);
-    this.proc.kill('SIGTERM');
-    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 10_000).unref())]);
-    // The whole group: an embedded engine the server started goes with it.
-    killGroup(this.proc.pid!);
-  }
-}
 
 async function userWithToken(databaseUrl: string): Promise<{ userId: string; token: string }> {
   const db = createDb(databaseUrl);
