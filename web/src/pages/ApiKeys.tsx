@@ -3,7 +3,7 @@ import { gql } from '../api/graphql';
 import { graphql } from '../gql';
 import type { ApiKeysQuery } from '../gql/graphql';
 import { UploadTargetField, useTeams, type UploadTeam } from './UploadTarget';
-import { ConfirmDialog, errorText, Field, FormError, when } from './ui';
+import { ConfirmDialog, CopyOnce, errorText, Field, FormError, when } from './ui';
 
 const ApiKeysDocument = graphql(`
   query ApiKeys {
@@ -199,28 +199,11 @@ function CreateKeyForm({ teams, onCreated, onCancel }: { teams: UploadTeam[]; on
 
 /** The token, shown once: it is not stored and cannot be shown again. */
 function NewKey({ name, token, onDone }: { name: string; token: string; onDone: () => void }) {
-  const [copied, setCopied] = useState<string | null>(null);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(token);
-      setCopied('Copied to the clipboard.');
-    } catch {
-      setCopied('Copying failed: select the key and copy it by hand.');
-    }
-  };
   return (
     <section className="card new-key" aria-labelledby="new-key-title">
       <h2 id="new-key-title">Key “{name}” created</h2>
       <p>Copy it now: it is shown only once.</p>
-      <div className="token-row">
-        <output aria-label="New API key" className="token">
-          {token}
-        </output>
-        <button type="button" onClick={copy}>
-          Copy
-        </button>
-      </div>
-      <p role="status">{copied}</p>
+      <CopyOnce label="New API key" value={token} what="key" />
       <button type="button" onClick={onDone}>
         Done
       </button>

@@ -5,7 +5,7 @@ import { gql } from '../api/graphql';
 import { api } from '../api/http';
 import { graphql } from '../gql';
 import { useSession, type User } from '../session';
-import { errorText, Field, FormError } from './ui';
+import { errorText, FormError, NewAccountFields } from './ui';
 
 /*
  * `/join?token=…`: an invitation to a team (a one-time link, valid 7 days). The page shows the team
@@ -176,13 +176,7 @@ function NewAccountForJoin({ token, email, onJoined }: { token: string; email: s
     <section aria-labelledby="join-new-account">
       <h2 id="join-new-account">New here? Create an account</h2>
       <form onSubmit={submit}>
-        {email ? (
-          <Field label="Email" name="email" type="email" value={email} readOnly hint="The invitation is for this address." />
-        ) : (
-          <Field label="Email" name="email" type="email" autoComplete="username" required />
-        )}
-        <Field label="Name" name="name" autoComplete="name" required />
-        <Field label="Password" name="password" type="password" autoComplete="new-password" minLength={10} maxLength={256} required hint="10 to 256 characters." />
+        <NewAccountFields email={email} />
         <FormError error={error} />
         <button type="submit" disabled={busy}>
           Create account and join

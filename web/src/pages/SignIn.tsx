@@ -3,7 +3,7 @@ import { Navigate, useSearchParams } from 'react-router';
 import { ENDPOINTS } from '../api/endpoints';
 import { api } from '../api/http';
 import { useSession, type User } from '../session';
-import { Field, FormError } from './ui';
+import { Field, FormError, NewAccountFields } from './ui';
 
 /** `/sign-in`: the sign-in form, or "Create the first account" while no account exists. */
 export function SignInPage() {
@@ -100,9 +100,7 @@ function NewAccount({ first }: { first: boolean }) {
       <h1>{first ? 'Create the first account' : 'Create an account'}</h1>
       {first && <p>No account exists yet. This first account is an administrator.</p>}
       <form onSubmit={submit}>
-        <Field label="Email" name="email" type="email" autoComplete="username" required />
-        <Field label="Name" name="name" autoComplete="name" required />
-        <Field label="Password" name="password" type="password" autoComplete="new-password" minLength={10} maxLength={256} required hint="10 to 256 characters." />
+        <NewAccountFields />
         <FormError error={error} />
         <button type="submit" disabled={busy}>
           Create account

@@ -5,7 +5,7 @@ import type { TeamRole } from '../gql/graphql';
 import { useSession } from '../session';
 import { ROLES, roleName } from './roles';
 import type { TeamData } from './Teams';
-import { ConfirmDialog, errorText, Field, FormError, when } from './ui';
+import { ConfirmDialog, CopyOnce, errorText, Field, FormError, when } from './ui';
 
 const SetRoleDocument = graphql(`
   mutation SetTeamMemberRole($teamId: ID!, $userId: ID!, $role: TeamRole!) {
@@ -180,7 +180,6 @@ export function TeamCard({ team, onChanged }: { team: TeamData; onChanged: (mess
 function Invitations({ team, onChanged, onError }: { team: TeamData; onChanged: (message?: string) => Promise<void>; onError: (e: string | null) => void }) {
   const id = useId();
   const [created, setCreated] = useState<string | null>(null);
-  const [copied, setCopied] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const invite = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
@@ -192,21 +191,12 @@ function Invitations({ team, onChanged, onError }: { team: TeamData; onChanged: 
     try {
       const r = await gql(CreateInvitationDocument, { teamId: team.id, role: form.get('role') as TeamRole, email: email || null });
       formEl.reset();
-      setCopied(null);
       setCreated(r.createTeamInvitation.url);
       await onChanged();
     } catch (err) {
       onError(errorText(err));
     } finally {
       setBusy(false);
-    }
-  };
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(created ?? '');
-      setCopied('Copied to the clipboard.');
-    } catch {
-      setCopied('Copying failed: select the link and copy it by hand.');
     }
   };
   const revoke = async (i: Invitation) => {
@@ -225,15 +215,7 @@ function Invitations({ team, onChanged, onError }: { team: TeamData; onChanged: 
       {created && (
         <div className="new-key" aria-label="New invitation link" role="group">
           <p>Send this link to the person. It works once, for 7 days, and is shown only now.</p>
-          <div className="token-row">
-            <output aria-label="Invitation link" className="token">
-              {created}
-            </output>
-            <button type="button" onClick={copy}>
-              Copy
-            </button>
-          </div>
-          <p role="status">{copied}</p>
+          <CopyOnce key={created} label="Invitation link" value={created} what="link" />
           <button type="button" onClick={() => setCreated(null)}>
             Done
           </button>

@@ -1,4 +1,4 @@
-import { useEffect, useId, useRef, type InputHTMLAttributes, type ReactNode } from 'react';
+import { useEffect, useId, useRef, useState, type InputHTMLAttributes, type ReactNode } from 'react';
 
 /** A labelled input (the label is its accessible name), with an optional hint. */
 export function Field({ label, hint, ...input }: { label: string; hint?: string } & InputHTMLAttributes<HTMLInputElement>) {
@@ -105,3 +105,50 @@ export function when(iso: string | null | undefined): string {
 
 /** What a failed request or action says to the person (the service's own message). */
 export const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * The fields of a new account: Email (fixed when `email` is given, e.g. by an invitation), Name,
+ * Password.
+ */
+export function NewAccountFields({ email }: { email?: string | null }) {
+  return (
+    <>
+      {email ? (
+        <Field label="Email" name="email" type="email" value={email} readOnly hint="The invitation is for this address." />
+      ) : (
+        <Field label="Email" name="email" type="email" autoComplete="username" required />
+      )}
+      <Field label="Name" name="name" autoComplete="name" required />
+      <Field label="Password" name="password" type="password" autoComplete="new-password" minLength={10} maxLength={256} required hint="10 to 256 characters." />
+    </>
+  );
+}
+
+/**
+ * A secret shown once (a new key, an invitation link): the value as an output named `label`, a
+ * Copy button and a status line that says whether copying worked (`what` names it in the hint).
+ */
+export function CopyOnce({ label, value, what }: { label: string; value: string; what: string }) {
+  const [copied, setCopied] = useState<string | null>(null);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(value);
+      setCopied('Copied to the clipboard.');
+    } catch {
+      setCopied(`Copying failed: select the ${what} and copy it by hand.`);
+    }
+  };
+  return (
+    <>
+      <div className="token-row">
+        <output aria-label={label} className="token">
+          {value}
+        </output>
+        <button type="button" onClick={copy}>
+          Copy
+        </button>
+      </div>
+      <p role="status">{copied}</p>
+    </>
+  );
+}
