@@ -49,16 +49,18 @@ async function main(): Promise<void> {
   process.stderr.write(`\nSession Archive is running. Open http://${shownHost}:${config.port}/ in your browser.\n\n`);
 
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     logger.info({ msg: `${signal}: draining in-flight requests` });
-    server.close(async () => {
-      await built.stop().catch(() => undefined);
-      await rateLimit.close();
-      await deps.close();
-      logger.info({ msg: 'stopped' });
-      process.exit(0);
+    server.close(() => {
+      void (async () => {
+        await built.stop().catch(() => undefined);
+        await rateLimit.close();
+        await deps.close();
+        logger.info({ msg: 'stopped' });
+        process.exit(0);
+      })();
     });
     // Idle keep-alive sockets would hold close() open; in-flight requests finish first, for at
     // most SHUTDOWN_GRACE_S: then what remains (a client trickling its body) is closed.
@@ -72,8 +74,8 @@ async function main(): Promise<void> {
       setTimeout(() => process.exit(0), 10_000).unref();
     }, config.shutdownGraceS * 1000).unref();
   };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
 main().catch((err) => {

@@ -12,7 +12,7 @@ import type { Deps } from './services/context';
 export interface AppMetrics {
   registry: Registry;
   /** Called once per finished request (wired into requestContext, which passes the route it logged). */
-  onRequestFinished(req: Request, res: Response, seconds: number, route?: string): void;
+  onRequestFinished: (req: Request, res: Response, seconds: number, route?: string) => void;
   observeSearch(seconds: number): void;
   /** GET /metrics (Prometheus text format). */
   router: Router;

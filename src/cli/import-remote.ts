@@ -83,7 +83,7 @@ function remoteClient(base: string, token: string, say: (line: string) => void) 
     const text = await res.text();
     let body: { success?: boolean; data?: T; error?: string } | undefined;
     try {
-      body = JSON.parse(text);
+      body = JSON.parse(text) as typeof body;
     } catch {
       body = undefined;
     }

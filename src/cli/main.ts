@@ -280,7 +280,7 @@ if (require.main === module) {
   run(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`)).then(
     () => process.exit(0),
     (err) => {
-      const msg = err instanceof UsageError || err instanceof ConfigError || err instanceof AppError ? err.message : `error: ${err?.message ?? err}`;
+      const msg = err instanceof UsageError || err instanceof ConfigError || err instanceof AppError ? err.message : `error: ${err instanceof Error ? err.message : String(err)}`;
       process.stderr.write(`${msg.split('\n').join('; ')}\n`);
       process.exit(err instanceof UsageError ? 2 : 1);
     },

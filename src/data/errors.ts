@@ -12,15 +12,21 @@ export type DbErrorKind = 'duplicate' | 'retry' | 'unavailable';
 /** Thrown inside a transaction to have it run again (as after a deadlock), e.g. when a row it relied on vanished. */
 export class RetryTransaction extends Error {}
 
-/** The driver's numeric code (`errno`), or Prisma's string code (`P2002`) / the driver's name (`ER_DUP_ENTRY`). */
-const codeIs = (e: any, errnos: number[], codes: string[]) => errnos.includes(Number(e.errno)) || codes.includes(String(e.code ?? ''));
+/** The fields this module reads from the driver's and Prisma's errors (any of them may be missing). */
+type ErrorFields = { errno?: unknown; code?: unknown; message?: unknown; sqlState?: unknown; cause?: unknown; originalError?: unknown };
 
-const IS: Record<DbErrorKind, (e: any) => boolean> = {
+/** A code or message as text: strings and numbers as they are, anything else as nothing. */
+const text = (v: unknown): string => (typeof v === 'string' || typeof v === 'number' ? String(v) : '');
+
+/** The driver's numeric code (`errno`), or Prisma's string code (`P2002`) / the driver's name (`ER_DUP_ENTRY`). */
+const codeIs = (e: ErrorFields, errnos: number[], codes: string[]) => errnos.includes(Number(e.errno)) || codes.includes(text(e.code));
+
+const IS: Record<DbErrorKind, (e: ErrorFields) => boolean> = {
   duplicate: (e) => codeIs(e, [1062], ['ER_DUP_ENTRY', 'P2002']),
   retry: (e) => e instanceof RetryTransaction || codeIs(e, [1213, 1205], ['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT', 'P2034']),
   unavailable: (e) => {
-    const code = String(e.code ?? e.errno ?? '');
-    const msg = String(e.message ?? '');
+    const code = text(e.code ?? e.errno);
+    const msg = text(e.message);
     // SQLSTATE class 08: connection exception (e.g. the server went away during connection setup).
     if (typeof e.sqlState === 'string' && e.sqlState.startsWith('08')) return true;
     return (
@@ -33,10 +39,11 @@ const IS: Record<DbErrorKind, (e: any) => boolean> = {
 /** True when `err`, or an error it wraps, is of this kind. */
 export function isDbError(err: unknown, kind: DbErrorKind): boolean {
   const seen = new Set<unknown>();
-  for (let e: any = err, depth = 0; e && typeof e === 'object' && !seen.has(e) && depth < 10; depth++) {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && !seen.has(e) && depth < 10; depth++) {
     seen.add(e);
-    if (IS[kind](e)) return true;
-    e = e.cause ?? e.originalError;
+    const fields = e as ErrorFields;
+    if (IS[kind](fields)) return true;
+    e = fields.cause ?? fields.originalError;
   }
   return false;
 }

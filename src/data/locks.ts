@@ -16,7 +16,7 @@ export async function tryNamedLock<T>(
 ): Promise<{ got: true; value: T } | { got: false }> {
   const conn = await pool.getConnection();
   try {
-    const [got] = await conn.query('SELECT GET_LOCK(?, 0) AS got', [name]);
+    const [got] = await conn.query<{ got: unknown }[]>('SELECT GET_LOCK(?, 0) AS got', [name]);
     if (Number(got?.got) !== 1) return { got: false };
     try {
       return { got: true, value: await fn(sqlOn(conn)) };
@@ -24,6 +24,6 @@ export async function tryNamedLock<T>(
       await conn.query('SELECT RELEASE_LOCK(?)', [name]).catch(() => undefined);
     }
   } finally {
-    conn.release();
+    void conn.release();
   }
 }

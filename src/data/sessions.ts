@@ -138,7 +138,7 @@ export async function firstSessionsOfProjects(
   for (const r of rows) {
     const { rn: _rn, ...row } = r;
     const list = out.get(row.projectId) ?? [];
-    list.push(row as SessionRow);
+    list.push(row);
     out.set(row.projectId, list);
   }
   return out;

@@ -27,6 +27,9 @@ export interface Snapshot extends Sql {
   release(): Promise<void>;
 }
 
+/** What the driver answers to a statement that returns no rows. */
+type UpsertResult = { affectedRows?: number | bigint };
+
 /**
  * No values → none passed: the driver then leaves a `?` in the text alone (a migration file's comment, say).
  * The statement goes to the driver as a string: given an object (`{ sql }`), the driver copies all
@@ -40,9 +43,11 @@ export function sqlOn(q: { query: mariadb.Pool['query']; execute?: mariadb.Pool[
   const execute = q.execute?.bind(q);
   return {
     isSql: true,
-    query: (sql, ...values) => q.query(sql, valuesOf(values)) as Promise<any>,
-    execute: async (sql, ...values) => Number((await q.query(sql, valuesOf(values))).affectedRows ?? 0),
-    ...(execute ? { executeBinary: async (sql: string, ...values: unknown[]) => Number((await execute({ sql }, values)).affectedRows ?? 0) } : {}),
+    query: <T>(sql: string, ...values: unknown[]) => q.query<T[]>(sql, valuesOf(values)),
+    execute: async (sql, ...values) => Number((await q.query<UpsertResult>(sql, valuesOf(values))).affectedRows ?? 0),
+    ...(execute
+      ? { executeBinary: async (sql: string, ...values: unknown[]) => Number((await execute<UpsertResult>({ sql }, values)).affectedRows ?? 0) }
+      : {}),
   };
 }
 
@@ -62,7 +67,8 @@ export const inScopes = (col: string, scopes: readonly string[]): string => (sco
 export function toBuffer(data: unknown): Buffer {
   if (Buffer.isBuffer(data)) return data;
   if (data instanceof Uint8Array) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  return Buffer.from(String(data ?? ''), 'utf8');
+  if (data === null || data === undefined) return Buffer.alloc(0);
+  return Buffer.from(typeof data === 'string' ? data : String(data as number | bigint | boolean), 'utf8');
 }
 
 /**
@@ -80,25 +86,25 @@ export function snapshotOn(readPool: mariadb.Pool): Snapshot {
         await c.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
         await c.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
       } catch (err) {
-        await c.destroy();
+        c.destroy();
         throw err;
       }
       if (released) {
         await c.query('ROLLBACK').catch(() => undefined);
-        c.release();
+        void c.release();
         throw new Error('snapshot already released');
       }
       return c;
     })());
   return {
     isSql: true,
-    async query(sql, ...values) {
+    async query<T>(sql: string, ...values: unknown[]) {
       const c = await open();
-      return (await c.query(sql, valuesOf(values))) as any;
+      return c.query<T[]>(sql, valuesOf(values));
     },
     async execute(sql, ...values) {
       const c = await open();
-      return Number((await c.query(sql, valuesOf(values))).affectedRows ?? 0);
+      return Number((await c.query<UpsertResult>(sql, valuesOf(values))).affectedRows ?? 0);
     },
     async release() {
       if (released) return;

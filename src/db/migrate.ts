@@ -102,7 +102,7 @@ if (require.main === module) {
   migrate(url, (m) => console.log(m)).then(
     (r) => console.log(`${r.applied.length} applied, ${r.alreadyApplied.length} already applied`),
     (e) => {
-      console.error(String(e.message ?? e));
+      console.error(e instanceof Error ? e.message : String(e));
       process.exit(1);
     },
   );

@@ -242,9 +242,10 @@ const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is
 
 /** The array-valued metadata kept in sessions.metadataJson ({llmModels, tags, gitBranches, extra}). */
 function labelsOf(metadataJson: string): { llmModels: string[]; tags: string[]; gitBranches: string[] } {
-  let m: any = {};
+  let m: Record<string, unknown> = {};
   try {
-    m = JSON.parse(metadataJson) ?? {};
+    const parsed: unknown = JSON.parse(metadataJson);
+    if (parsed && typeof parsed === 'object') m = parsed as Record<string, unknown>;
   } catch {
     m = {};
   }

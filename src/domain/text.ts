@@ -5,6 +5,9 @@ export const codePoints = (s: string): number => {
   return n;
 };
 
+/** A value a client sent, as text for an error message (an object or array shows as its JSON). */
+export const sentText = (v: unknown): string => (typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v));
+
 /** A lone UTF-16 surrogate: JSON can carry one, UTF-8 (and so the database) cannot. */
 export function hasLoneSurrogate(s: string): boolean {
   return /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);

@@ -47,7 +47,7 @@ export function formatErrorWith(logger: Logger) {
       return entry('INTERNAL_SERVER_ERROR', MESSAGES.internal);
     }
     if (typeof code === 'string' && OWN_CODES.has(code) && code !== 'INTERNAL_SERVER_ERROR') {
-      return entry(code as GraphqlCode);
+      return entry(code);
     }
     // GraphQLErrors from execution itself (e.g. a non-null field that resolved to null).
     logger.error({ err: errInfo(original) }, 'graphql error');

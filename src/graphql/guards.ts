@@ -10,6 +10,7 @@ import {
   isObjectType,
   isInterfaceType,
   Kind,
+  OperationTypeNode,
   visit,
   valueFromAST,
   type DocumentNode,
@@ -197,7 +198,11 @@ export function checkOperation(
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
   const root =
-    operation.operation === 'mutation' ? schema.getMutationType() : operation.operation === 'subscription' ? schema.getSubscriptionType() : schema.getQueryType();
+    operation.operation === OperationTypeNode.MUTATION
+      ? schema.getMutationType()
+      : operation.operation === OperationTypeNode.SUBSCRIPTION
+        ? schema.getSubscriptionType()
+        : schema.getQueryType();
   // graphql-js only notices a missing root type at execution; it is the client's mistake.
   if (!root) throw rejection(`This service has no ${operation.operation} operations`);
   return measure({ schema, fragments, variables: variables ?? {}, operation }, operation.selectionSet, root, 0, new Set());

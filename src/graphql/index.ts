@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin, type GraphQLRequestListener } from '@apollo/server';
+import { OperationTypeNode } from 'graphql';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import { makeExecutableSchema } from '@graphql-tools/schema';
@@ -35,18 +36,20 @@ function schemaPath(): string {
 
 /** Guards (depth, cost, aliases, page sizes) after validation, before execution → 400. */
 const guardPlugin: ApolloServerPlugin<GraphqlContext> = {
-  async requestDidStart() {
-    return {
-      async didResolveOperation(rc) {
+  requestDidStart() {
+    return Promise.resolve<GraphQLRequestListener<GraphqlContext>>({
+      // Apollo awaits this inside its own try: a throw here answers like a rejection.
+      didResolveOperation(rc) {
         if (rc.operation) checkOperation(rc.schema, rc.document, rc.operation, rc.request.variables);
         // A read-only key (scopes ["read"]) may query but never mutate: 403, nothing executed.
-        if (rc.operation?.operation === 'mutation' && rc.contextValue.ctx.user.readOnly) throw readOnlyRejection();
-        if (rc.operation?.operation === 'query') rc.contextValue.readFromSnapshot();
+        if (rc.operation?.operation === OperationTypeNode.MUTATION && rc.contextValue.ctx.user.readOnly) throw readOnlyRejection();
+        if (rc.operation?.operation === OperationTypeNode.QUERY) rc.contextValue.readFromSnapshot();
+        return Promise.resolve();
       },
       async willSendResponse(rc) {
         await rc.contextValue.release();
       },
-    };
+    });
   },
 };
 
@@ -89,11 +92,11 @@ export async function createGraphqlRouter(deps: Deps, mw: GraphqlMiddleware): Pr
   await server.start();
 
   const apollo = expressMiddleware(server, {
-    context: async ({ req, res }) => {
-      if (!req.user) throw unauthenticated();
+    context: ({ req, res }) => {
+      if (!req.user) return Promise.reject(unauthenticated());
       const gql = createGraphqlContext({ deps, user: req.user, guard: req.guard, log: deps.logger.child({ reqId: req.id }) }, ownOrigin(req, deps.config));
       res.once('close', () => void gql.release());
-      return gql;
+      return Promise.resolve(gql);
     },
   });
 

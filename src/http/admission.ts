@@ -238,7 +238,10 @@ export function admission(limits: AdmissionLimits) {
     timer.unref();
     // A client that goes away while waiting leaves the queue.
     res.once('close', () => {
-      if (!done) clearTimeout(timer), leave();
+      if (!done) {
+        clearTimeout(timer);
+        leave();
+      }
     });
     u.queued++;
     queue.push(w);
@@ -259,10 +262,10 @@ export function admission(limits: AdmissionLimits) {
  * out), so a client trickling a body it was refused cannot keep the socket.
  */
 export function closeUnreadBodies(req: Request, res: Response, next: NextFunction): void {
-  const writeHead = res.writeHead;
-  res.writeHead = function (this: Response, ...args: unknown[]) {
+  const writeHead = res.writeHead.bind(res) as (...a: unknown[]) => Response;
+  res.writeHead = function (...args: unknown[]) {
     if (!req.complete && !res.headersSent) res.setHeader('Connection', 'close');
-    return (writeHead as (...a: unknown[]) => Response).apply(this, args);
+    return writeHead(...args);
   } as Response['writeHead'];
   res.once('finish', () => {
     if (req.complete) return;

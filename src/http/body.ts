@@ -30,7 +30,10 @@ function drain(req: Request, done: () => void): void {
   if (req.complete || req.destroyed) return done();
   let called = false;
   const once = () => {
-    if (!called) (called = true), done();
+    if (!called) {
+      called = true;
+      done();
+    }
   };
   req.once('end', once);
   req.once('close', once);

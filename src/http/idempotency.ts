@@ -76,7 +76,7 @@ export function idempotency(deps: Deps) {
     lastCleanup = Date.now();
     store
       .deleteClaimsBefore(db, new Date(Date.now() - IDEMPOTENCY_TTL_MS))
-      .catch((err) => deps.logger.warn({ msg: 'idempotency cleanup failed', err: String(err?.message ?? err) }));
+      .catch((err) => deps.logger.warn({ msg: 'idempotency cleanup failed', err: err instanceof Error ? err.message : String(err) }));
   };
 
   const release = (id: store.ClaimId, createdAt: Date) => store.releaseClaim(db, id, createdAt);
@@ -149,7 +149,7 @@ export function idempotency(deps: Deps) {
         : store.completeClaim(db, id, createdAt, { status, json: json ?? '', etag: (res.getHeader('ETag') as string | undefined) ?? null });
       kept
         .catch((err) => {
-          deps.logger.warn({ reqId: req.id, msg: 'idempotency: response not kept', err: String(err?.message ?? err) });
+          deps.logger.warn({ reqId: req.id, msg: 'idempotency: response not kept', err: err instanceof Error ? err.message : String(err) });
           return release(id, createdAt).catch(() => undefined);
         })
         .finally(() => send(json, body));

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import Redis from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { AuthFailureHook } from './auth';
@@ -26,8 +26,9 @@ export type AddressBudget = 'anonymous' | 'signUp' | 'shareReads';
 
 /** What buildApp (src/app.ts) takes to limit rates; every hook is optional. */
 export interface RateLimitHooks {
-  rest?: (req: Request, res: Response, next: NextFunction) => void;
-  graphql?: (req: Request, res: Response, next: NextFunction) => void;
+  // Express 5 middleware: a returned promise's rejection goes to the error handler.
+  rest?: RequestHandler;
+  graphql?: RequestHandler;
   onAuthFailure?: AuthFailureHook;
   /** Runs before the token is checked (an address over the auth-failure limit → 429). */
   beforeAuth?: AuthFailureHook;
@@ -227,11 +228,12 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
         if (!(err instanceof RateLimiterRes)) logger.warn({ reqId: req.id, msg: 'device login limiter unavailable' });
       }
     },
-    async close() {
+    close() {
       if (ownRedis) {
         ownRedis.disconnect();
         ownRedis = null;
       }
+      return Promise.resolve();
     },
   };
 }
@@ -251,14 +253,14 @@ export function clientKeyOf(ip: string): string {
 /** The first four groups of an IPv6 address, expanded (`2001:db8::1` → `2001:db8:0:0`). */
 function prefix64(ip: string): string {
   const addr = ip.split('%')[0];
-  const [head, tail = ''] = addr.includes('::') ? addr.split('::') : [addr, undefined as unknown as string];
+  const [head, tail = ''] = addr.includes('::') ? addr.split('::') : [addr];
   const h = head ? head.split(':') : [];
   let groups: string[];
   if (addr.includes('::')) {
     const t = tail ? tail.split(':') : [];
     // An embedded IPv4 tail takes two groups.
     const tailLen = t.reduce((n, g) => n + (g.includes('.') ? 2 : 1), 0);
-    groups = [...h, ...Array(8 - h.length - tailLen).fill('0'), ...t];
+    groups = [...h, ...Array<string>(8 - h.length - tailLen).fill('0'), ...t];
   } else groups = h;
   return groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':');
 }

@@ -36,7 +36,8 @@ export function requestContext(
 
 /** The matched route pattern (never ids or query strings), or a coarse bucket. */
 export function routeOf(req: Request): string {
-  if (req.route?.path) return `${req.baseUrl}${req.route.path}`;
+  const route = req.route as { path?: string } | undefined;
+  if (route?.path) return `${req.baseUrl}${route.path}`;
   if (req.originalUrl.startsWith('/api/v1/graphql')) return '/api/v1/graphql';
   if (req.originalUrl.startsWith('/api/')) return '/api/*';
   return req.path.split('/').slice(0, 2).join('/') || '/';

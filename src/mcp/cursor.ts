@@ -13,7 +13,7 @@ const keyOf = (secret: string) => crypto.createHmac('sha256', secret).update('se
 /** A stable digest of a tool's filters (keys sorted, absent and empty lists alike). */
 export function filterDigest(filters: Record<string, unknown>): string {
   const norm = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.length ? [...v].map(String).sort() : undefined;
+    if (Array.isArray(v)) return v.length ? [...(v as unknown[])].map(String).sort() : undefined;
     if (v === '' || v === null) return undefined;
     return v;
   };

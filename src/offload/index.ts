@@ -92,23 +92,16 @@ function revived(d: DocumentBatches): DocumentBatches {
   return { ...d, batches: d.batches.map(asBuffer) };
 }
 
+/** Runs `task` now; a throw comes back as a rejection, as it would from the worker pool. */
+const settled = <T>(task: () => T): Promise<T> => new Promise<T>((resolve) => resolve(task()));
+
 /** Runs every task on the calling thread (tests, CLI one-offs, and small inputs). */
 export const inlineOffload: Offload = {
-  async parseJson(bytes) {
-    return unwrap(tasks.parseJson({ bytes }));
-  },
-  async prepareUploadJson(bytes, mode) {
-    return unwrap(tasks.prepareUploadJson({ bytes, mode }));
-  },
-  async prepareImport(parts, mode) {
-    return unwrap(tasks.prepareImport({ ...parts, mode }));
-  },
-  async documents(input) {
-    return revived(tasks.documents({ ...input, have: [...input.have] }));
-  },
-  async exchangeScan(state, chunks) {
-    return tasks.exchangeScan({ state, chunks });
-  },
+  parseJson: (bytes) => settled(() => unwrap(tasks.parseJson({ bytes }))),
+  prepareUploadJson: (bytes, mode) => settled(() => unwrap(tasks.prepareUploadJson({ bytes, mode }))),
+  prepareImport: (parts, mode) => settled(() => unwrap(tasks.prepareImport({ ...parts, mode }))),
+  documents: (input) => settled(() => revived(tasks.documents({ ...input, have: [...input.have] }))),
+  exchangeScan: (state, chunks) => settled(() => tasks.exchangeScan({ state, chunks })),
   async close() {},
 };
 

@@ -60,13 +60,12 @@ const COMPILED: Compiled[] = PREFIXED_RULES.map((r) => {
   return { id: r.id, re: new RegExp(`${START}(?:${r.pattern})${END}`, 'y'), lead, anchors };
 });
 
-const BEARER = 'bearer ';
 interface AnchorEntry {
   anchor: string;
   rules: Compiled[];
 }
 /** Token-start anchors by their first two characters (ASCII): index c1 * 128 + c2. */
-const BY_PAIR: Array<AnchorEntry[] | undefined> = new Array(128 * 128);
+const BY_PAIR = new Array<AnchorEntry[] | undefined>(128 * 128);
 const startAnchors = [...new Set(COMPILED.filter((r) => r.lead[0] === 0 && r.lead.length === 1).flatMap((r) => r.anchors))];
 for (const anchor of [...startAnchors, 'Bearer ', 'bearer ', 'BEARER '].sort((a, b) => b.length - a.length)) {
   const key = anchor.charCodeAt(0) * 128 + anchor.charCodeAt(1);

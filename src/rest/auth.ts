@@ -40,7 +40,7 @@ export function publicAuthRouter(deps: Deps, hooks: RateLimitHooks, body: Reques
   // lock or query), so a burst from one address costs the database nothing.
   const anonymous = (req: Request) => hooks.spendAddress?.(req, 'anonymous');
   const parseBody = (req: Request, res: Response) =>
-    new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+    new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err instanceof Error ? err : new Error('request body could not be read')) : resolve())));
 
   r.get('/auth/session', wrap(async (req, res) => {
     const token = sessionCookie(req);

@@ -8,7 +8,7 @@ import { ctxOf, ok } from './context';
 type Handler = (req: Request, res: Response) => Promise<void>;
 const wrap = (h: Handler) => (req: Request, res: Response, next: NextFunction) => h(req, res).catch(next);
 const parse = (body: RequestHandler, req: Request, res: Response) =>
-  new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+  new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err instanceof Error ? err : new Error('request body could not be read')) : resolve())));
 
 /**
  * Device login for the upload CLI and the desktop app. Their answers carry no

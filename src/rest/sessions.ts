@@ -65,7 +65,10 @@ async function streamContent(res: Response, content: Content, asJsonString?: { h
   }
   const chunks: AsyncIterable<Buffer> = Buffer.isBuffer(content) ? [content] as unknown as AsyncIterable<Buffer> : content;
   async function* body(): AsyncGenerator<Buffer> {
-    if (!asJsonString) return yield* chunks;
+    if (!asJsonString) {
+      yield* chunks;
+      return;
+    }
     yield Buffer.from(asJsonString.head + '"', 'utf8');
     for await (const chunk of chunks) {
       // JSON string escaping of the bytes as they are (no decoding, no string of the content), a

@@ -61,7 +61,7 @@ export function signedInProbe(auth: RequestHandler, req: Request, res: Response)
 export function publicShareRouter(deps: Deps, auth: RequestHandler, limit: RequestHandler): Router {
   const r = Router();
   r.get('/share/:token', ...shareHeaders, limit, async (req: Request, res: Response, next: NextFunction) => {
-    const paging = shares.parseSharePaging(req.query as Record<string, unknown>);
+    const paging = shares.parseSharePaging(req.query);
     const page = await shares.readShare(deps, req.params.token as string, { ...paging, countView: true, signedIn: signedInProbe(auth, req, res) });
     res.json(ok(page));
     void next;

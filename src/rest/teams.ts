@@ -69,7 +69,7 @@ export function invitationLookupRouter(deps: Deps, hooks: RateLimitHooks, body: 
   const r = Router();
   r.post('/invitations/lookup', wrap(async (req, res) => {
     await hooks.beforeAuth?.(req);
-    await new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err instanceof Error ? err : new Error('request body could not be read')) : resolve())));
     try {
       res.setHeader('Cache-Control', 'no-store');
       res.json(ok(await teams.describeInvitation(deps.db, req.body)));

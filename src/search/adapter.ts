@@ -188,7 +188,7 @@ export async function searchIndex(
     await Promise.all(
       (['main', 'recent'] as const).map((tier) => {
         const ofTier = hits.filter((h) => h.tier === tier);
-        if (!ofTier.some((h) => h.fragmented && (wantExchanges || h.snippet === null))) return undefined;
+        if (!ofTier.some((h) => h.fragmented && (wantExchanges || h.snippet === null))) return Promise.resolve();
         return attachDetails(conns[tier], indexes[tier], query, filter, ofTier, wantExchanges);
       }),
     );

@@ -102,7 +102,7 @@ export class EmbeddedMeili {
       this.monitor = setInterval(() => {
         if (this.stopping || this.ensuring || this.child) return;
         if (this.enginePid && isAlive(this.enginePid)) return;
-        this.ensure().catch((err) => this.log?.error({ msg: 'meilisearch restart failed', err: String(err?.message ?? err) }));
+        this.ensure().catch((err) => this.log?.error({ msg: 'meilisearch restart failed', err: err instanceof Error ? err.message : String(err) }));
       }, 1000);
       this.monitor.unref();
     }
@@ -227,7 +227,7 @@ export class EmbeddedMeili {
             if (this.child) this.restartDelayMs = 250;
           }, 60_000).unref();
         })
-        .catch((err) => this.log?.error({ msg: 'meilisearch restart failed', err: String(err?.message ?? err) }));
+        .catch((err) => this.log?.error({ msg: 'meilisearch restart failed', err: err instanceof Error ? err.message : String(err) }));
     }, delay);
     this.restartTimer.unref();
   }
@@ -303,8 +303,8 @@ export class EmbeddedMeili {
 
   private readEngineFile(): EngineFile | null {
     try {
-      const v = JSON.parse(fs.readFileSync(path.join(this.home, 'engine.json'), 'utf8'));
-      return Number.isInteger(v.pid) && Number.isInteger(v.port) ? v : null;
+      const v = JSON.parse(fs.readFileSync(path.join(this.home, 'engine.json'), 'utf8')) as Partial<EngineFile> | null;
+      return Number.isInteger(v?.pid) && Number.isInteger(v?.port) ? (v as EngineFile) : null;
     } catch {
       return null;
     }
@@ -319,8 +319,8 @@ export class EmbeddedMeili {
       try {
         fs.writeFileSync(lock, mine, { flag: 'wx' });
         break;
-      } catch (err: any) {
-        if (err?.code !== 'EEXIST') throw err;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException | null)?.code !== 'EEXIST') throw err;
         let content: string;
         let age: number;
         try {

@@ -20,8 +20,8 @@ export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
-  } catch (err: any) {
-    return err?.code === 'EPERM';
+  } catch (err) {
+    return (err as NodeJS.ErrnoException | null)?.code === 'EPERM';
   }
 }
 
@@ -30,9 +30,9 @@ export function isEngineProcess(pid: number, dbPath: string): boolean {
   try {
     const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     return cmdline.includes(dbPath);
-  } catch (err: any) {
+  } catch (err) {
     // No /proc (not Linux): trust the health and key checks alone.
-    return err?.code !== 'ENOENT' || !fs.existsSync('/proc/self');
+    return (err as NodeJS.ErrnoException | null)?.code !== 'ENOENT' || !fs.existsSync('/proc/self');
   }
 }
 

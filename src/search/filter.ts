@@ -34,7 +34,7 @@ const inList = (field: string, values: string[]) => `${field} IN [${values.map(m
 /** True when some list filter is empty: it can match nothing (e.g. projectId ∉ projectIds). */
 export function matchesNothing(f: SessionFilters): boolean {
   return (['projectIds', 'llmModels', 'tags', 'gitBranches', 'clientNames', 'agentNames', 'deviceIds', 'teamIds', 'uploaderIds'] as const).some(
-    (k) => f[k] !== undefined && f[k]!.length === 0,
+    (k) => f[k] !== undefined && f[k].length === 0,
   );
 }
 

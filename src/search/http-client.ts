@@ -45,17 +45,23 @@ export function createNodeHttpClient(opts: { maxSockets?: number; timeoutMs?: nu
       const url = input instanceof URL ? input : new URL(String(input));
       const proto = url.protocol === 'https:' ? 'https:' : 'http:';
       const headers: Record<string, string> = {};
-      new Headers(init.headers as ConstructorParameters<typeof Headers>[0]).forEach((value, key) => {
+      new Headers(init.headers).forEach((value, key) => {
         headers[key] = value;
       });
       let body: Buffer | undefined;
       if (init.body != null) {
-        body = Buffer.isBuffer(init.body) ? init.body : Buffer.from(String(init.body), 'utf8');
+        // The meilisearch client sends JSON text; a stream or a form is nothing it sends.
+        if (typeof init.body === 'string') body = Buffer.from(init.body, 'utf8');
+        else if (init.body instanceof Uint8Array) body = Buffer.from(init.body.buffer, init.body.byteOffset, init.body.byteLength);
+        else {
+          reject(new Error('unsupported request body: only text and bytes are sent to the search engine'));
+          return;
+        }
         headers['content-length'] = String(body.length);
       }
       const signal = init.signal ?? undefined;
       if (signal?.aborted) {
-        reject(signal.reason ?? new Error('aborted'));
+        reject((signal.reason as Error | undefined) ?? new Error('aborted'));
         return;
       }
       const lib = proto === 'https:' ? https : http;
@@ -69,7 +75,7 @@ export function createNodeHttpClient(opts: { maxSockets?: number; timeoutMs?: nu
           res.on('end', () => {
             signal?.removeEventListener('abort', onAbort);
             const text = Buffer.concat(chunks).toString('utf8');
-            let parsed: any;
+            let parsed: unknown;
             try {
               parsed = text === '' ? undefined : JSON.parse(text);
             } catch {
@@ -79,14 +85,16 @@ export function createNodeHttpClient(opts: { maxSockets?: number; timeoutMs?: nu
             if (status >= 200 && status < 300) {
               resolve(parsed);
             } else {
-              reject(new MeiliHttpError(status, parsed?.code, String(parsed?.message ?? `HTTP ${status}`)));
+              const answer = (parsed ?? {}) as { code?: unknown; message?: unknown };
+              const code = typeof answer.code === 'string' ? answer.code : undefined;
+              reject(new MeiliHttpError(status, code, typeof answer.message === 'string' ? answer.message : `HTTP ${status}`));
             }
           });
         },
       );
       // Reject with the signal's own reason: the meilisearch client recognises its timeout by it.
       const onAbort = () => {
-        reject(signal?.reason ?? new Error('request aborted'));
+        reject((signal?.reason as Error | undefined) ?? new Error('request aborted'));
         req.destroy();
       };
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -109,20 +117,23 @@ export function createNodeHttpClient(opts: { maxSockets?: number; timeoutMs?: nu
   return client;
 }
 
+/** What the cause walks below read from an error (or from whatever else was thrown). */
+type Caused = { cause?: unknown };
+
 /** Walks an error's causes (the meilisearch client wraps whatever the HTTP client threw). */
 export function rootCause(err: unknown): unknown {
-  let e: any = err;
-  for (let i = 0; i < 8 && e && typeof e === 'object' && e.cause; i++) e = e.cause;
+  let e = err;
+  for (let i = 0; i < 8 && e && typeof e === 'object' && (e as Caused).cause; i++) e = (e as Caused).cause;
   return e;
 }
 
 /** The engine did not answer: refused, reset, timed out, or answered 5xx. */
 export function isEngineUnreachable(err: unknown): boolean {
-  for (let e: any = err, i = 0; e && i < 8; e = e.cause, i++) {
+  for (let e = err, i = 0; e && i < 8; e = (e as Caused).cause, i++) {
     if (e instanceof MeiliHttpError) return e.status >= 500;
-    const code = String(e.code ?? '');
-    if (/^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN|UND_ERR_SOCKET)$/.test(code)) return true;
-    if (['MeilisearchRequestTimeOutError', 'AbortError', 'TimeoutError'].includes(e.name)) return true;
+    const { code, name } = e as { code?: unknown; name?: unknown };
+    if (/^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN|UND_ERR_SOCKET)$/.test(typeof code === 'string' ? code : '')) return true;
+    if (typeof name === 'string' && ['MeilisearchRequestTimeOutError', 'AbortError', 'TimeoutError'].includes(name)) return true;
   }
   return false;
 }

@@ -83,7 +83,7 @@ const canonical = (v: unknown): unknown => {
     return Object.fromEntries(
       Object.keys(v)
         .sort()
-        .map((k) => [k, canonical((v as any)[k])]),
+        .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
     );
   }
   return v;
@@ -95,17 +95,17 @@ const UNORDERED = new Set(['filterableAttributes', 'separatorTokens', 'stopWords
 export function settingsDiff(current: Settings): Partial<Settings> {
   const diff: Record<string, unknown> = {};
   for (const [key, want] of Object.entries(INDEX_SETTINGS)) {
-    const have = (current as any)[key];
+    const have: unknown = (current as Record<string, unknown>)[key];
     const wantC = canonical(want);
     const haveC =
       want && typeof want === 'object' && !Array.isArray(want) && have && typeof have === 'object'
-        ? canonical(Object.fromEntries(Object.keys(want).map((k) => [k, have[k]])))
+        ? canonical(Object.fromEntries(Object.keys(want).map((k) => [k, (have as Record<string, unknown>)[k]])))
         : canonical(have);
     // Sets to the engine (it answers them in its own order): compared sorted.
-    const norm = (x: unknown) => (UNORDERED.has(key) && Array.isArray(x) ? [...x].sort() : x);
+    const norm = (x: unknown) => (UNORDERED.has(key) && Array.isArray(x) ? [...(x as unknown[])].sort() : x);
     if (JSON.stringify(norm(wantC)) !== JSON.stringify(norm(haveC))) diff[key] = want;
   }
-  return diff as Partial<Settings>;
+  return diff;
 }
 
 const isIndexNotFound = (err: unknown) => {

@@ -293,7 +293,7 @@ export class IndexWriter {
     const filter = ownedSessionsFilter(refs);
     const limit = 10_000;
     for (let offset = 0; ; offset += limit) {
-      const page = await index.getDocuments({ filter, fields: ['id', 'sessionKey', 'hash'], limit, offset });
+      const page = await index.getDocuments<Pick<SessionDocument, 'id' | 'sessionKey' | 'hash'>>({ filter, fields: ['id', 'sessionKey', 'hash'], limit, offset });
       for (const d of page.results) {
         const m = out.get(d.sessionKey) ?? new Map<string, string>();
         m.set(d.id, d.hash);

@@ -6,6 +6,7 @@
  * session and project fields' (`Invalid value for x. Must be a string`).
  */
 import { PASSWORD_MAX, PASSWORD_MIN } from '../domain/passwords';
+import { sentText } from '../domain/text';
 import { body, z } from './inputs';
 import { EMAIL_RE } from './users';
 
@@ -33,7 +34,7 @@ function newPassword(field = 'password') {
 
 /** An email address: required; otherwise `Invalid email: <what was sent>`. */
 const email = z
-  .string({ error: (iss) => (iss.input == null ? missing('email') : `Invalid email: ${String(iss.input).slice(0, 320)}`) })
+  .string({ error: (iss) => (iss.input == null ? missing('email') : `Invalid email: ${sentText(iss.input).slice(0, 320)}`) })
   .check((ctx) => {
     const v = ctx.value;
     if (v === '') ctx.issues.push({ code: 'custom', input: v, message: missing('email') });

@@ -1,4 +1,3 @@
-import { invalid } from '../errors';
 import { contentChunks, readMarkdownRange, readStoredExchangeIndex } from '../data/content';
 import type { Sql } from '../data/sql';
 import type { Offload } from '../offload';

@@ -291,18 +291,18 @@ async function planExport(ctx: Ctx, snap: Snapshot, opts: ExportOptions): Promis
         const cb = (err?: Error | null) => (err ? reject(err) : resolve());
         if (body === undefined || Buffer.isBuffer(body)) return void pack.entry(h, body ?? Buffer.alloc(0), cb);
         const sink = pack.entry(h, cb);
-        const end = sink.end as unknown as () => void;
         (async () => {
           let n = 0;
           for await (const chunk of body) {
             n += chunk.length;
             if (n > (h.size ?? 0)) throw new Error(`${h.name} grew while exported`);
             written += chunk.length;
-            if (!sink.write(chunk)) await drained(sink as unknown as NodeJS.EventEmitter);
+            if (!sink.write(chunk)) await drained(sink);
             progress();
           }
           if (n !== h.size) throw new Error(`${h.name} changed while exported`);
-          end.call(sink);
+          // streamx types `end` with a required chunk; ending without one is what it does at run time.
+          (sink as unknown as { end(): void }).end();
         })().catch((err: Error) => {
           sink.destroy(err);
           reject(err);

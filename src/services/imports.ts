@@ -167,7 +167,7 @@ async function readEntry(stream: AsyncIterable<Buffer>, size: number, max: numbe
  * sessions in someone else's name).
  */
 function uploaders(ctx: Ctx, target: ImportTarget): (email: string | null) => Promise<string> {
-  if (target.ownerType !== 'team' || target.role !== 'admin') return async () => ctx.user.id;
+  if (target.ownerType !== 'team' || target.role !== 'admin') return () => Promise.resolve(ctx.user.id);
   const known = new Map<string, Promise<string>>();
   return (email) => {
     if (!email) return Promise.resolve(ctx.user.id);

@@ -9,7 +9,7 @@ import { searchSessions, MAX_SEARCH_LIMIT, type SearchResultItem } from './searc
 import type { Ctx } from './context';
 import { projectsWithStats, type ProjectDto } from './projects';
 import { readableScopes, requireReadableProject } from './access';
-import { resumableSessions, resumableSessionsByKeys, type SessionRow } from '../data/sessions';
+import { resumableSessions, resumableSessionsByKeys } from '../data/sessions';
 import { toSession, type SessionDto } from './sessions';
 import { parseInput, ResumableParam, ResumeSearchInput } from './inputs';
 
@@ -86,7 +86,7 @@ export async function searchResumable(ctx: Ctx, body: unknown): Promise<{ result
   const keys = [...hits.values()];
   const rows = await resumableSessionsByKeys(ctx.deps.db.reads, await readableScopes(ctx), keys, RESUME_SEARCH_MAX);
   const results = rows.map(({ projectName, ...row }) => ({
-    ...toSession(row as SessionRow),
+    ...toSession(row),
     projectName,
     snippet: snippetOf(hits.get(`${row.projectId}/${row.id}`)!, query.trim()),
   }));

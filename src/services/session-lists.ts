@@ -28,9 +28,9 @@ export function encodeCursor(order: SessionOrder, row: SessionRow): string {
 
 function decodeCursor(order: SessionOrder, cursor: string): SessionKeyset {
   try {
-    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     if (!Array.isArray(parsed) || parsed.length !== 4 || parsed[0] !== order) throw new Error('mismatch');
-    const [, v, p, s] = parsed;
+    const [, v, p, s] = parsed as unknown[];
     if (typeof p !== 'string' || typeof s !== 'string') throw new Error('bad key');
     const { col } = ORDER_SQL[order];
     if (col === 'name') {

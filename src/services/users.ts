@@ -5,6 +5,7 @@ import * as store from '../data/users';
 import type { UserRow } from '../data/users';
 import type { DbHandles } from '../db/client';
 import { hashPassword } from '../domain/passwords';
+import { sentText } from '../domain/text';
 import { AppError, invalid } from '../errors';
 
 export type Role = 'admin' | 'member';
@@ -42,7 +43,7 @@ export const toAdminUser = (u: UserRow): AdminUserDto => ({
 
 export function checkEmail(email: unknown): string {
   if (email === undefined || email === null || email === '') throw invalid('Missing required field: email');
-  if (typeof email !== 'string' || !EMAIL_RE.test(email) || email.length > 320) throw invalid(`Invalid email: ${String(email).slice(0, 320)}`);
+  if (typeof email !== 'string' || !EMAIL_RE.test(email) || email.length > 320) throw invalid(`Invalid email: ${sentText(email).slice(0, 320)}`);
   return email;
 }
 
