@@ -10,7 +10,7 @@ export function Layout() {
   const signOut = async () => {
     await api('POST', ENDPOINTS.signOut);
     signedOut();
-    navigate('/sign-in');
+    void navigate('/sign-in');
   };
   return (
     <>
@@ -37,7 +37,7 @@ export function Layout() {
         {user && (
           <div className="who">
             <span>{user.email}</span>
-            <button type="button" onClick={signOut}>
+            <button type="button" onClick={() => void signOut()}>
               Sign out
             </button>
           </div>

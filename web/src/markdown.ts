@@ -89,5 +89,5 @@ export function renderMarkdown(markdown: string): string {
     ALLOW_ARIA_ATTR: false,
     KEEP_CONTENT: true,
     RETURN_TRUSTED_TYPE: false,
-  }) as string;
+  });
 }

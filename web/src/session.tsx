@@ -16,8 +16,8 @@ interface SessionState {
   needsSetup: boolean;
   /** Self sign-up is open (SIGNUP_ENABLED=true on the server). */
   signupEnabled: boolean;
-  refresh(): Promise<void>;
-  signedOut(): void;
+  refresh: () => Promise<void>;
+  signedOut: () => void;
 }
 
 const SessionContext = createContext<SessionState | null>(null);

@@ -2,6 +2,9 @@ import type { TypedDocumentString } from '../gql/graphql';
 import { getCsrfToken, sessionLost } from './http';
 
 /** A GraphQL error as the service reports it (extensions.code, docs/graphql.md). */
+/** A GraphQL answer as it comes over the wire (or the REST-style envelope of a refusal before GraphQL). */
+type GraphqlAnswer = { data?: unknown; errors?: unknown; error?: unknown } | null;
+
 export class GraphqlError extends Error {
   constructor(
     message: string,
@@ -61,16 +64,17 @@ export async function gqlAbortable<TResult, TVariables>(
     await pause(attempt, res.headers.get('Retry-After'), signal);
   }
   if (res.status === 401) sessionLost();
-  let json: any;
+  let json: GraphqlAnswer;
   try {
-    json = await res.json();
+    json = (await res.json()) as GraphqlAnswer;
   } catch {
     throw new GraphqlError(`Request failed (${res.status})`);
   }
   if (Array.isArray(json?.errors) && json.errors.length > 0) {
-    const first = json.errors[0];
-    throw new GraphqlError(String(first?.message ?? 'Request failed'), first?.extensions?.code);
+    const first = json.errors[0] as { message?: unknown; extensions?: { code?: unknown } } | null;
+    const code = first?.extensions?.code;
+    throw new GraphqlError(typeof first?.message === 'string' ? first.message : 'Request failed', typeof code === 'string' ? code : undefined);
   }
   if (!res.ok && typeof json?.error === 'string') throw new GraphqlError(json.error);
-  return json.data as TResult;
+  return json?.data as TResult;
 }

@@ -42,9 +42,9 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   } catch {
     return { ok: false, status: 0, error: 'The service cannot be reached.' };
   }
-  let json: any;
+  let json: { data?: unknown; error?: unknown } | null | undefined;
   try {
-    json = await res.json();
+    json = (await res.json()) as { data?: unknown; error?: unknown } | null;
   } catch {
     json = undefined;
   }

@@ -43,7 +43,7 @@ export function AccountPage() {
       return;
     }
     signedOut();
-    navigate('/sign-in');
+    void navigate('/sign-in');
   };
 
   return (
@@ -56,7 +56,7 @@ export function AccountPage() {
       )}
       <section aria-labelledby="pw-title" className="card">
         <h2 id="pw-title">Change password</h2>
-        <form onSubmit={changePassword}>
+        <form onSubmit={(e) => void changePassword(e)}>
           <Field label="Current password" name="currentPassword" type="password" autoComplete="current-password" required />
           <Field label="New password" name="newPassword" type="password" autoComplete="new-password" minLength={10} maxLength={256} required hint="10 to 256 characters." />
           <Field label="Confirm new password" name="confirmPassword" type="password" autoComplete="new-password" required />

@@ -89,10 +89,10 @@ export function ApiKeysPage() {
         <CreateKeyForm
           teams={teams ?? []}
           onCancel={() => setCreating(false)}
-          onCreated={async (name, token) => {
+          onCreated={(name, token) => {
             setCreating(false);
             setCreated({ name, token });
-            await load();
+            void load();
           }}
         />
       ) : (
@@ -159,8 +159,12 @@ function CreateKeyForm({ teams, onCreated, onCancel }: { teams: UploadTeam[]; on
   const submit = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
-    const name = String(form.get('name') ?? '').trim();
-    const days = String(form.get('expiresInDays') ?? '').trim();
+    const text = (field: string) => {
+      const v = form.get(field);
+      return typeof v === 'string' ? v.trim() : '';
+    };
+    const name = text('name');
+    const days = text('expiresInDays');
     const scopes = form.get('readOnly') ? ['read'] : ['read', 'write'];
     setBusy(true);
     try {
@@ -173,7 +177,7 @@ function CreateKeyForm({ teams, onCreated, onCancel }: { teams: UploadTeam[]; on
     }
   };
   return (
-    <form onSubmit={submit} className="card" aria-label="New key">
+    <form onSubmit={(e) => void submit(e)} className="card" aria-label="New key">
       <Field label="Key name" name="name" required maxLength={100} autoFocus />
       <Field label="Expires in days" name="expiresInDays" type="number" min={1} max={3650} hint="Optional; without it the key never expires." />
       <div className="field checkbox">

@@ -33,7 +33,7 @@ export function ResetPasswordPage() {
           This link has no token. Ask an administrator for a new one.
         </p>
       ) : (
-        <form onSubmit={submit}>
+        <form onSubmit={(e) => void submit(e)}>
           <Field label="New password" name="password" type="password" autoComplete="new-password" minLength={10} maxLength={256} required hint="10 to 256 characters." />
           <RevokeCredentialsField />
           <FormError error={error} />

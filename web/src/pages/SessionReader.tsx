@@ -1,5 +1,5 @@
-import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
-import { Link, useLocation, useNavigate, useParams } from 'react-router';
+import { useEffect, useState, type FormEvent } from 'react';
+import { Link, useNavigate, useParams } from 'react-router';
 import { gql } from '../api/graphql';
 import { getCsrfToken } from '../api/http';
 import { graphql } from '../gql';
@@ -221,7 +221,7 @@ function SessionDetails({ session, onChange }: { session: Session; onChange: (s:
     setBusy(true);
     try {
       await gql(DeleteDocument, vars);
-      navigate(`/projects/${encodeURIComponent(session.projectId)}`, { replace: true });
+      void navigate(`/projects/${encodeURIComponent(session.projectId)}`, { replace: true });
     } catch (err) {
       setError(errorText(err));
       setBusy(false);
@@ -297,7 +297,7 @@ function SessionDetails({ session, onChange }: { session: Session; onChange: (s:
       </div>
 
       {renaming && (
-        <form className="inline-form" onSubmit={saveTitle} aria-label="Rename session">
+        <form className="inline-form" onSubmit={(e) => void saveTitle(e)} aria-label="Rename session">
           <Field
             label="Title"
             value={draftTitle}
@@ -333,7 +333,7 @@ function SessionDetails({ session, onChange }: { session: Session; onChange: (s:
             ))}
           </ul>
         )}
-        <form className="inline-form row" onSubmit={addTag}>
+        <form className="inline-form row" onSubmit={(e) => void addTag(e)}>
           <Field label="New tag" value={newTag} onChange={(e) => setNewTag(e.target.value)} maxLength={100} />
           <button type="submit" disabled={busy || !newTag.trim()}>
             Add tag
@@ -343,7 +343,7 @@ function SessionDetails({ session, onChange }: { session: Session; onChange: (s:
       <FormError error={error} />
 
       {confirmDelete && (
-        <ConfirmDialog title={`Delete “${displayTitle(session)}”?`} confirmLabel="Delete session" onConfirm={remove} onCancel={() => setConfirmDelete(false)}>
+        <ConfirmDialog title={`Delete “${displayTitle(session)}”?`} confirmLabel="Delete session" onConfirm={() => void remove()} onCancel={() => setConfirmDelete(false)}>
           <p>
             This deletes the session for good: its transcript ({bytes(session.markdownSize)} of markdown), its raw data ({bytes(session.rawDataSize)})
             {session.sessionDataSize > 0 ? `, its session data for resuming (${bytes(session.sessionDataSize)})` : ''}, its tags and its search

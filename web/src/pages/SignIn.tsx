@@ -65,7 +65,7 @@ function SignInForm() {
   return (
     <>
       <h1>Sign in</h1>
-      <form onSubmit={submit}>
+      <form onSubmit={(e) => void submit(e)}>
         <Field label="Email" name="email" type="email" autoComplete="username" required />
         <Field label="Password" name="password" type="password" autoComplete="current-password" required />
         <FormError error={error} />

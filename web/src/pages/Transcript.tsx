@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { useLocation, useNavigate } from 'react-router';
 import { gql } from '../api/graphql';
 import { graphql } from '../gql';
@@ -74,7 +74,10 @@ const exchangeOfHash = (hash: string): number | null => {
 function useNearViewport<T extends Element>(onVisible: () => void, margin: string, enabled = true) {
   const ref = useRef<T>(null);
   const cb = useRef(onVisible);
-  cb.current = onVisible;
+  // Updated after each commit (not during render), before any effect or observer can call it.
+  useLayoutEffect(() => {
+    cb.current = onVisible;
+  });
   useEffect(() => {
     const el = ref.current;
     if (!el || !enabled) return;
@@ -91,6 +94,7 @@ export interface Vars {
 }
 
 export function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownSize: number; etag: string }) {
+  const { projectId, id } = vars;
   const location = useLocation();
   const navigate = useNavigate();
   const asked = exchangeOfHash(location.hash);
@@ -122,7 +126,7 @@ export function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownS
 
   const loadToc = useCallback(
     (offset: number) =>
-      gql(TocDocument, { ...vars, offset }).then(
+      gql(TocDocument, { projectId, id, offset }).then(
         (r) => {
           if (!r.session) throw new Error('Session not found');
           seeVersion(r.session.etag);
@@ -133,7 +137,7 @@ export function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownS
         },
         (err: unknown) => setError(errorText(err)),
       ),
-    [vars.projectId, vars.id, seeVersion],
+    [projectId, id, seeVersion],
   );
 
   useEffect(() => {
@@ -142,13 +146,13 @@ export function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownS
 
   const fetchPage = useCallback(
     async (offset: number, limit: number) => {
-      const r = await gql(PageDocument, { ...vars, offset, limit });
+      const r = await gql(PageDocument, { projectId, id, offset, limit });
       if (!r.session) throw new Error('Session not found');
       seeVersion(r.session.etag);
       setTotal(r.session.exchanges.total);
       return r.session.exchanges;
     },
-    [vars.projectId, vars.id, seeVersion],
+    [projectId, id, seeVersion],
   );
 
   /** One load of exchanges at a time: shown as loading, a failure shown as the error. */
@@ -191,10 +195,14 @@ export function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownS
   );
 
   // Open at the exchange the address names; later hash changes jump (within the window: scroll).
+  // The window as last committed, for effects and callbacks that must not re-run when it changes;
+  // layout effects run before every passive effect, so the effects below see this render's values.
   const itemsRef = useRef(items);
-  itemsRef.current = items;
   const startRef = useRef(start);
-  startRef.current = start;
+  useLayoutEffect(() => {
+    itemsRef.current = items;
+    startRef.current = start;
+  });
   useEffect(() => {
     const have = itemsRef.current.length > 0 && target > startRef.current && target <= startRef.current + itemsRef.current.length;
     if (have) {
@@ -268,7 +276,7 @@ export function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownS
                 aria-current={e.number === target ? 'location' : undefined}
                 onClick={(ev) => {
                   ev.preventDefault();
-                  jump(e.number);
+                  void jump(e.number);
                 }}
               >
                 <span className="num">{e.number}.</span> {e.title}

@@ -82,7 +82,7 @@ export function UsersPage() {
       )}
       <section className="card" aria-labelledby="new-user-title">
         <h2 id="new-user-title">Create a user</h2>
-        <form onSubmit={create}>
+        <form onSubmit={(e) => void create(e)}>
           <Field label="Email" name="email" type="email" required />
           <Field label="Name" name="name" />
           <div className="field checkbox">

@@ -19,8 +19,6 @@ export const FACETS = [
   { param: 'device', field: 'deviceIds', label: 'Device' },
 ] as const;
 
-type FacetField = (typeof FACETS)[number]['field'];
-
 export const ORDERS: Array<{ value: SessionOrder; label: string }> = [
   { value: 'UPDATED_AT_DESC', label: 'Last changed, newest first' },
   { value: 'UPDATED_AT_ASC', label: 'Last changed, oldest first' },
@@ -145,7 +143,7 @@ export function FilterForm({
       <legend>Filters</legend>
       {FACETS.map(({ param, field, label }) => {
         const chosen = [...new Set(params.getAll(param).filter((v) => v !== ''))];
-        const offered = facets?.[field as FacetField] ?? [];
+        const offered = facets?.[field] ?? [];
         // Values from the URL that the facets do not list (yet) stay shown, checked, first.
         const values = [...chosen.filter((c) => !offered.some((v) => v.value === c)).map((value) => ({ value, count: 0 })), ...offered];
         return (
