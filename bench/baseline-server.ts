@@ -36,8 +36,8 @@ const send = (res: http.ServerResponse, status: number, body: unknown) => {
   res.end(s);
 };
 
-http
-  .createServer(async (req, res) => {
+// Every answer, a failure included, is sent inside: the server only starts it.
+const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     try {
       const userId = await auth(req);
       if (!userId) return send(res, 401, { success: false, error: 'Invalid session token' });
@@ -96,7 +96,10 @@ http
     } catch {
       send(res, 500, { success: false, error: 'Internal server error' });
     }
-  })
+  };
+
+http
+  .createServer((req, res) => void handle(req, res))
   .listen(Number(process.env.PORT), '127.0.0.1', () => console.log('baseline listening'));
 // Exits through process.exit so that `node --cpu-prof` writes its profile (bench/profile-rest.ts).
 process.on('SIGTERM', () => process.exit(0));

@@ -35,9 +35,14 @@ async function loop() {
   while (Date.now() < until) await one();
 }
 
-Promise.all(Array.from({ length: Number(connections) }, loop)).then(() => {
-  latencies.sort((a, b) => a - b);
-  const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
-  console.log(JSON.stringify({ rps: latencies.length / Number(seconds), p50: q(0.5), p99: q(0.99), non2xx }));
-  agent.destroy();
-});
+Promise.all(Array.from({ length: Number(connections) }, loop))
+  .then(() => {
+    latencies.sort((a, b) => a - b);
+    const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
+    console.log(JSON.stringify({ rps: latencies.length / Number(seconds), p50: q(0.5), p99: q(0.99), non2xx }));
+    agent.destroy();
+  })
+  .catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });

@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { buildSchema, execute, getIntrospectionQuery, parse, validate, type OperationDefinitionNode } from 'graphql';
+import { buildSchema, execute, getIntrospectionQuery, Kind, parse, validate, type OperationDefinitionNode } from 'graphql';
 import { checkOperation } from '../src/graphql/guards';
 
 const schema = buildSchema(fs.readFileSync(path.join(__dirname, '..', 'schema.graphql'), 'utf8'));
@@ -28,7 +28,7 @@ const cases: Array<[string, string]> = [
 for (const [label, text] of cases) {
   const doc = parse(text);
   if (validate(schema, doc).length) throw new Error(`${label}: invalid document`);
-  const op = doc.definitions.find((d) => d.kind === 'OperationDefinition') as OperationDefinitionNode;
+  const op = doc.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION) as OperationDefinitionNode;
   let verdict: string;
   try {
     verdict = `allowed (cost ${checkOperation(schema, doc, op, {}).toLocaleString('en')})`;

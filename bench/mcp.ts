@@ -103,7 +103,7 @@ async function main() {
     log(`mcp benchmark: ${n} sessions ${reuse ? 'reused' : 'loaded and indexed'} in ${((performance.now() - t0) / 1000).toFixed(0)} s; ${QUERIES} queries`);
 
     const built = await buildApp(deps, {});
-    stop = built.stop;
+    stop = () => built.stop();
     server = http.createServer(built.app);
     await new Promise<void>((res) => server!.listen(0, '127.0.0.1', res));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

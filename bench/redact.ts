@@ -118,7 +118,7 @@ async function uploadSection(redactMs: number) {
   try {
     const users = { off: await apps.off.createUser('bench'), on: await apps.on.createUser('bench') };
     for (let i = 0; i < n + 1; i++) {
-      for (const mode of (i % 2 ? ['on', 'off'] : ['off', 'on']) as Array<'off' | 'on'>) {
+      for (const mode of i % 2 ? (['on', 'off'] as const) : (['off', 'on'] as const)) {
         const t = process.hrtime.bigint();
         const r = await apps[mode].request('PUT', `/api/v1/projects/bench/sessions/${crypto.randomUUID()}`, {
           token: users[mode].token,

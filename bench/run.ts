@@ -168,7 +168,7 @@ async function main() {
         const id = crypto.randomUUID();
         ids.push(id);
         const r = await put('bench-list', id, md20k + `\n\nsession ${i}\n`);
-        if (r.status >= 300) throw new Error(`seed failed: ${r.status} ${r.body}`);
+        if (r.status >= 300) throw new Error(`seed failed: ${r.status} ${r.body.toString('utf8')}`);
       }
       const bport = await freePort();
       const baseline = startChild('baseline', process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bench/baseline-server.ts'], { DATABASE_URL: dbUrl, PORT: String(bport), JWT_SECRET: SECRET });
@@ -270,7 +270,7 @@ async function main() {
     await Promise.all(
       children.map((c) =>
         c.exitCode !== null || c.signalCode !== null
-          ? undefined
+          ? Promise.resolve()
           : new Promise<void>((resolve) => {
               const t = setTimeout(resolve, 15_000);
               c.once('exit', () => (clearTimeout(t), resolve()));

@@ -82,7 +82,7 @@ function post(app: TestApp, token: string, body: string): Promise<{ status: numb
           try {
             resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(parts).toString('utf8')) });
           } catch (err) {
-            reject(err);
+            reject(err instanceof Error ? err : new Error(String(err)));
           }
         });
         res.on('error', reject);

@@ -74,7 +74,7 @@ const log = (s: string) => process.stdout.write(`${s}\n`);
 
 async function main() {
   const db: TestDatabase = reuse
-    ? { name: reuse[0], url: `${ROOT_URL}/${reuse[0]}`, drop: async () => undefined }
+    ? { name: reuse[0], url: `${ROOT_URL}/${reuse[0]}`, drop: () => Promise.resolve() }
     : await createTestDatabase('sa_bench');
   const dataDir = reuse ? reuse[1] : fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-'));
   let engine: EmbeddedMeili | null = null;

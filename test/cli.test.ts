@@ -199,7 +199,7 @@ describe('errors: one line on stderr, non-zero exit', () => {
     [['redact', 'rescan', 'extra']],
     [['keys', 'list', '--dry-run']],
   ])('%j', async (args) => {
-    const r = await cli(...(args as string[]));
+    const r = await cli(...args);
     expect(r.code).not.toBe(0);
     expect(lines(r.stderr)).toHaveLength(1);
     expect(r.stdout).toBe('');

@@ -82,7 +82,7 @@ test('racing uploads: every read path answers with one committed version', async
     },
     head: async () => {
       const r = await app.request('HEAD', url, { token: a.token });
-      seen.push({ path: 'head', claims: [r.headers.etag as string, `md ${r.headers['x-markdown-size']}`, `raw ${r.headers['x-raw-data-size']}`] });
+      seen.push({ path: 'head', claims: [r.headers.etag as string, `md ${String(r.headers['x-markdown-size'])}`, `raw ${String(r.headers['x-raw-data-size'])}`] });
     },
     graphql: async () => {
       const r = await app.request('POST', '/api/v1/graphql', {

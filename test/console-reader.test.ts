@@ -164,7 +164,7 @@ test(
     // Downloads: markdown, raw data and session data, byte-exact.
     const saved = async (name: string) => {
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole(name === 'Download raw data' ? 'link' : 'button', { name }).click()]);
-      return fs.readFileSync((await download.path())!, 'utf8');
+      return fs.readFileSync(await download.path(), 'utf8');
     };
     expect(await saved('Download markdown')).toBe(NORMAL_MD);
     expect(await saved('Download raw data')).toBe('{"type":"user","text":"why"}\n');

@@ -196,11 +196,11 @@ describe('root queries', () => {
 
   test('searchSessions shapes the engine’s hits and drops what is not the caller’s (stubbed engine)', async () => {
     const search = app.deps.search;
-    const original = search.search;
+    const original = search.search.bind(search);
     const calls: any[] = [];
-    search.search = async (...args: any[]) => {
+    search.search = (...args: any[]) => {
       calls.push(args);
-      return {
+      return Promise.resolve({
         total: 4,
         hits: [
           { projectId: 'alpha', sessionId: S1, rank: 0.5, snippet: 'some <mark>text</mark>', matchingExchanges: [{ id: `${S1}:0`, content: 'some text', orderNumber: 0 }] },
@@ -208,7 +208,7 @@ describe('root queries', () => {
           { projectId: 'gamma', sessionId: SB, rank: 1, snippet: 'bob', matchingExchanges: [] },
           { projectId: 'alpha', sessionId: '99999999-9999-4999-8999-999999999999', rank: 0.7, snippet: 'gone', matchingExchanges: [] },
         ],
-      };
+      });
     };
     try {
       const r = await gql(

@@ -31,7 +31,7 @@ afterAll(async () => {
 const rest = (method: string, path: string, body?: unknown) => app.request(method, `/api/v1${path}`, { token: user.token, body });
 const gql = (query: string, variables?: Record<string, unknown>) => app.request('POST', '/api/v1/graphql', { token: user.token, body: { query, variables } });
 
-async function expect400(r: Awaited<ReturnType<typeof rest>>, message: string) {
+function expect400(r: Awaited<ReturnType<typeof rest>>, message: string) {
   expect({ status: r.status, body: r.body }).toEqual({ status: 400, body: { success: false, error: message } });
 }
 
@@ -51,7 +51,7 @@ describe('REST bodies', () => {
     ['an unknown color', { name: 'n', color: 'red' }, COLORS],
     ['an icon checked before the color', { name: 'n', icon: 'x', color: 'y' }, ICONS],
   ])('POST /projects with %s', async (_what, body, message) => {
-    await expect400(await rest('POST', '/projects', body), message);
+    expect400(await rest('POST', '/projects', body), message);
   });
 
   test('POST /projects: null icon and color take the defaults; unknown fields are ignored', async () => {
@@ -68,8 +68,8 @@ describe('REST bodies', () => {
     ['an empty name', { name: '' }, 'Invalid value for name: must not be empty'],
     ['an unknown color', { color: 'red' }, COLORS],
   ])('PATCH /projects/{id} with %s (validation before existence)', async (_what, body, message) => {
-    await expect400(await rest('PATCH', '/projects/mine', body), message);
-    await expect400(await rest('PATCH', '/projects/nobody-has-this', body), message);
+    expect400(await rest('PATCH', '/projects/mine', body), message);
+    expect400(await rest('PATCH', '/projects/nobody-has-this', body), message);
   });
 
   test.each([
@@ -86,8 +86,8 @@ describe('REST bodies', () => {
     ['a numeric userTitle', { userTitle: 5 }, 'Invalid type for userTitle: expected a string'],
     ['the name checked first', { name: '', tags: 'x', userTitle: 5 }, 'Invalid value for name: must not be empty'],
   ])('PATCH a session with %s (validation before existence)', async (_what, body, message) => {
-    await expect400(await rest('PATCH', `/projects/mine/sessions/${SID}`, body), message);
-    await expect400(await rest('PATCH', `/projects/nobody-has-this/sessions/${SID}`, body), message);
+    expect400(await rest('PATCH', `/projects/mine/sessions/${SID}`, body), message);
+    expect400(await rest('PATCH', `/projects/nobody-has-this/sessions/${SID}`, body), message);
   });
 
   test.each([
@@ -99,7 +99,7 @@ describe('REST bodies', () => {
     ['a blank query', { query: '   ' }, 'Invalid value for query: must not be empty'],
     ['a query of 513 characters', { query: 'a'.repeat(513) }, 'Invalid value for query: at most 512 characters'],
   ])('POST /search/resume with %s', async (_what, body, message) => {
-    await expect400(await rest('POST', '/search/resume', body), message);
+    expect400(await rest('POST', '/search/resume', body), message);
   });
 
   test('POST /search/resume: a null projectId searches every project; unknown fields are ignored', async () => {
@@ -162,7 +162,7 @@ describe('PUT a session (the upload body)', () => {
     ['the count of extra keys before their values', { ...ok, metadata: { ...extras(32), z: 5 } }, 'Invalid metadata: at most 32 extra keys'],
     ['extra values in key order', { ...ok, metadata: { a: 5, b: 'x'.repeat(1025) } }, 'Invalid type for metadata.a: extra metadata values must be strings'],
   ])('%s', async (_what, body, message) => {
-    await expect400(await rest('PUT', `/projects/mine/sessions/${SID}`, body), message);
+    expect400(await rest('PUT', `/projects/mine/sessions/${SID}`, body), message);
   });
 
   test('accepted: null and empty optional fields, 32 extra keys, null extra values (dropped), a __proto__ key, a value of exactly 1 KiB', async () => {
@@ -177,8 +177,8 @@ describe('PUT a session (the upload body)', () => {
   });
 
   test('path ids are checked first: a bad project or session id is a 400 on PUT', async () => {
-    await expect400(await rest('PUT', `/projects/-bad/sessions/${SID}`, {}), 'Invalid project id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
-    await expect400(await rest('PUT', '/projects/mine/sessions/not-a-uuid', {}), 'Invalid session id: must be a UUID');
+    expect400(await rest('PUT', `/projects/-bad/sessions/${SID}`, {}), 'Invalid project id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
+    expect400(await rest('PUT', '/projects/mine/sessions/not-a-uuid', {}), 'Invalid session id: must be a UUID');
   });
 });
 
@@ -204,7 +204,7 @@ describe('REST query parameters', () => {
     [`/projects/mine/sessions/${SID}/exchanges?content=no`, 'Invalid value for content: must be true or false'],
     [`/projects/nobody-has-this/sessions/${SID}/exchanges?limit=0`, 'Invalid value for limit: must be an integer between 1 and 1000'],
   ])('GET %s', async (path, message) => {
-    await expect400(await rest('GET', path), message);
+    expect400(await rest('GET', path), message);
   });
 
   test('the bounds themselves are accepted', async () => {

@@ -53,7 +53,7 @@ describe('engine outage', () => {
     const url = engine.url;
     const pid = engine.pid!;
     engine.kill('SIGKILL');
-    await eventually('the engine process to exit', async () => !isAlive(pid));
+    await eventually('the engine process to exit', () => !isAlive(pid));
 
     // Writes only touch the database.
     const added = newSessionId();
@@ -66,7 +66,7 @@ describe('engine outage', () => {
     await expect(failed).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'Service temporarily unavailable' });
     // The failed search (or the worker's failed writes) set off a probe of both engines; the
     // verdict is the probe's, so it comes a moment later.
-    await eventually('the engine to be reported down', async () => !h.search.isHealthy());
+    await eventually('the engine to be reported down', () => !h.search.isHealthy());
     expect(h.search.isHealthy()).toBe(false);
     expect(await h.search.backlog()).toBeGreaterThanOrEqual(3);
 
@@ -113,7 +113,7 @@ describe('embedded engine', () => {
       const crashAndRecover = async (engine: EmbeddedMeili, word: string) => {
         const pid = engine.pid!;
         engine.kill('SIGKILL');
-        await eventually('a new engine process', async () => engine.pid !== pid && engine.pid !== null && isAlive(engine.pid), 30_000);
+        await eventually('a new engine process', () => engine.pid !== pid && engine.pid !== null && isAlive(engine.pid), 30_000);
         const id = newSessionId();
         await h.put(alice, 'sup', id, { markdown: word });
         await eventually('search to work again with new content', async () => {
@@ -155,7 +155,7 @@ describe('embedded engine', () => {
       await a.stop();
       expect(isAlive(pid)).toBe(true);
       await b.stop();
-      await eventually('the engine to stop', async () => !isAlive(pid), 10_000);
+      await eventually('the engine to stop', () => !isAlive(pid), 10_000);
     } finally {
       await a.stop().catch(() => undefined);
       await b.stop().catch(() => undefined);

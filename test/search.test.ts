@@ -339,7 +339,7 @@ describe('filters', () => {
   ];
 
   test.each(cases)('%s', async (_label, filters, expected) => {
-    const r = await h.find(alice, q, filters as any);
+    const r = await h.find(alice, q, filters);
     expect(new Set(ids(r))).toEqual(new Set(expected.map((k) => f[k])));
   });
 

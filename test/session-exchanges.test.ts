@@ -83,8 +83,8 @@ describe('the per-version index cache', () => {
         if (fail) throw new Error('snapshot already released');
         return v[3] === 0 ? [{ data: Buffer.from(md) }] : [];
       },
-      async execute() {
-        return 0;
+      execute() {
+        return Promise.resolve(0);
       },
     }) as Sql;
   const row = { projectId: 'cache-p', id: 'cache-s', contentDigest: 'd1', markdownSize: 0 };
@@ -118,13 +118,13 @@ describe('the per-version index cache', () => {
     expect(bytes.length).toBeGreaterThan(2.5 * SCAN_SEGMENT);
     const chunks = Array.from({ length: Math.ceil(bytes.length / CHUNK_BYTES) }, (_, i) => Buffer.from(bytes.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES)));
     const db = {
-      async query(_q: string, ...v: unknown[]) {
+      query(_q: string, ...v: unknown[]) {
         const c = chunks[v[3] as number];
         // A fresh copy per read: the pool may take the buffer over (transfer).
-        return c ? [{ data: Buffer.from(c) }] : [];
+        return Promise.resolve(c ? [{ data: Buffer.from(c) }] : []);
       },
-      async execute() {
-        return 0;
+      execute() {
+        return Promise.resolve(0);
       },
     } as unknown as Sql;
     const pool = createOffload({ threads: 1 });

@@ -84,7 +84,7 @@ export function rawRequest(baseUrl: string, method: string, urlPath: string, opt
           // Every REST response a test receives must match GET /api/v1/openapi.json.
           checkResponse(method, u.pathname, response);
         } catch (err) {
-          reject(err);
+          reject(err instanceof Error ? err : new Error(String(err)));
           return;
         }
         resolve(response);

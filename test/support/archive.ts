@@ -21,7 +21,7 @@ export interface TarEntry {
 export async function readTar(bytes: Buffer): Promise<TarEntry[]> {
   const out: TarEntry[] = [];
   const extract = tar.extract();
-  Readable.from([bytes]).pipe(extract as unknown as NodeJS.WritableStream);
+  Readable.from([bytes]).pipe(extract);
   for await (const entry of extract as AsyncIterable<Readable & { header: tar.Header }>) {
     const chunks: Buffer[] = [];
     for await (const c of entry) chunks.push(c as Buffer);

@@ -63,7 +63,7 @@ export interface HarnessOptions {
 
 export const newSessionId = () => crypto.randomUUID();
 
-export async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+export async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let delay = 10;
   for (;;) {
