@@ -76,7 +76,7 @@ async function nodeFetch(input: string | URL | Request, init: RequestInit = {}):
 }
 
 async function main() {
-  const db: TestDatabase = reuse ? { name: reuse[0], url: `${ROOT_URL}/${reuse[0]}`, drop: async () => undefined } : await createTestDatabase('sa_bench_mcp');
+  const db: TestDatabase = reuse ? { name: reuse[0], url: `${ROOT_URL}/${reuse[0]}`, drop: () => Promise.resolve() } : await createTestDatabase('sa_bench_mcp');
   const dataDir = reuse ? reuse[1] : fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-mcp-'));
   const config = loadConfig({ DATABASE_URL: db.url, DATA_DIR: dataDir, JWT_SECRET: 'bench-secret-that-is-long-enough', LOG_LEVEL: 'silent', NAMESPACE: db.name });
   const deps = createDeps(config, createLogger('silent'));

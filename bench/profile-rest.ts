@@ -170,7 +170,7 @@ async function main() {
       const pid = (baselineProc ?? service).pid!;
       const tracer = spawn('strace', ['-f', '-c', '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
       let report = '';
-      tracer.stderr!.on('data', (d) => (report += d));
+      tracer.stderr.on('data', (d) => (report += d));
       await new Promise((r) => setTimeout(r, 1500));
       const agent = new http.Agent({ keepAlive: true, maxSockets: 10 });
       let left = 500;
@@ -206,7 +206,7 @@ async function main() {
     }
     const cpuMs = cpuOf() - cpu0;
     const userMs = times()[0] - user0;
-    if (baselineProc) await new Promise<void>((resolve) => (baselineProc!.once('exit', () => resolve()), baselineProc!.kill('SIGTERM')));
+    if (baselineProc) await new Promise<void>((resolve) => (baselineProc.once('exit', () => resolve()), baselineProc.kill('SIGTERM')));
     console.log(`${baseline ? 'BASELINE ' : ''}${which}: ${method} ${p}${accept ? ` (Accept: ${accept})` : ''}${argv.includes('--redis') ? ', rate limits in Redis' : ''}`);
     console.log(`${Math.round(load.rps)} req/s, p50 ${load.p50} ms, p99 ${load.p99} ms, non-2xx ${load.non2xx}; ${statements} SQL statements per request; ${((1000 * cpuMs) / (load.rps * seconds)).toFixed(0)} µs CPU per request (${((1000 * userMs) / (load.rps * seconds)).toFixed(0)} µs user)`);
   } finally {

@@ -75,7 +75,7 @@ async function signIn(on: TestApp, next: string): Promise<Page> {
   return page;
 }
 
-async function expectClean(on: TestApp): Promise<void> {
+function expectClean(on: TestApp): void {
   expect(rec!.requests.filter((u) => new URL(u).origin !== on.url)).toEqual([]);
   expect(rec!.errors).toEqual([]);
 }
@@ -168,7 +168,7 @@ test(
       expect(gone.text).toBe('{"success":false,"error":"Share link not found"}');
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Shared links' }).click();
       await page.getByText('No shared links yet.').waitFor();
-      await expectClean(app);
+      expectClean(app);
     },
   ),
   120_000,
@@ -201,7 +201,7 @@ test(
       expect(await secrets.innerText()).not.toContain(SECRET);
       expect(await dialog.getByLabel('Share link').count()).toBe(0);
       expect(await seriousAxeViolations(page)).toEqual([]);
-      await expectClean(report);
+      expectClean(report);
 
       const off = await startTestApp({
         db: app.db,
@@ -214,7 +214,7 @@ test(
       await dialog.getByRole('checkbox', { name: 'Show exchange 4', exact: true }).waitFor();
       await dialog.getByRole('button', { name: 'Create link' }).click();
       await dialog.getByRole('alert').getByText('Share links are turned off on this server').waitFor();
-      await expectClean(off);
+      expectClean(off);
     },
   ),
   120_000,

@@ -95,10 +95,10 @@ describe('uploaderIds', () => {
     // User ids compare exactly, as in the database: another case of the id names nobody.
     expect(await find(admin, w, { uploaderIds: [member.user.id.toUpperCase()] })).toEqual({ total: 0, results: [] });
     // Combined with teamIds: the scope and the uploader both apply.
-    expect((await find(admin, w, { uploaderIds: [admin.user.id], teamIds: [(await teamOf(P))!] })).total).toBe(3);
+    expect((await find(admin, w, { uploaderIds: [admin.user.id], teamIds: [await teamOf(P)] })).total).toBe(3);
   };
 
-  const teamOf = async (projectId: string) => ((await h.handles.pool.query('SELECT ownerId FROM projects WHERE id = ?', [projectId])) as Array<{ ownerId: string }>)[0]?.ownerId;
+  const teamOf = async (projectId: string) => (await h.handles.pool.query<Array<{ ownerId: string }>>('SELECT ownerId FROM projects WHERE id = ?', [projectId]))[0]?.ownerId;
 
   test('total counts exactly the sessions the filter selects (recent index)', check, 60_000);
 

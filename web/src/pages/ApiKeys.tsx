@@ -3,7 +3,7 @@ import { gql } from '../api/graphql';
 import { graphql } from '../gql';
 import type { ApiKeysQuery } from '../gql/graphql';
 import { UploadTargetField, useTeams, type UploadTeam } from './UploadTarget';
-import { ConfirmDialog, CopyOnce, errorText, Field, FormError, when } from './ui';
+import { ConfirmDialog, CopyOnce, errorText, Field, FormError, formText, when } from './ui';
 
 const ApiKeysDocument = graphql(`
   query ApiKeys {
@@ -159,12 +159,8 @@ function CreateKeyForm({ teams, onCreated, onCancel }: { teams: UploadTeam[]; on
   const submit = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
-    const text = (field: string) => {
-      const v = form.get(field);
-      return typeof v === 'string' ? v.trim() : '';
-    };
-    const name = text('name');
-    const days = text('expiresInDays');
+    const name = formText(form, 'name');
+    const days = formText(form, 'expiresInDays');
     const scopes = form.get('readOnly') ? ['read'] : ['read', 'write'];
     setBusy(true);
     try {

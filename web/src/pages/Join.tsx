@@ -175,7 +175,7 @@ function NewAccountForJoin({ token, email, onJoined }: { token: string; email: s
   return (
     <section aria-labelledby="join-new-account">
       <h2 id="join-new-account">New here? Create an account</h2>
-      <form onSubmit={submit}>
+      <form onSubmit={(e) => void submit(e)}>
         <NewAccountFields email={email} />
         <FormError error={error} />
         <button type="submit" disabled={busy}>

@@ -87,7 +87,7 @@ export function EditProjectDialog({ project, teams, onDone }: { project: Project
   return (
     <dialog ref={ref} aria-labelledby={`${id}-title`} onCancel={() => onDone(null)}>
       <h2 id={`${id}-title`}>Edit project</h2>
-      <form onSubmit={submit}>
+      <form onSubmit={(e) => void submit(e)}>
         <div className="field">
           <label htmlFor={`${id}-name`}>Project name</label>
           <input id={`${id}-name`} value={name} onChange={(e) => setName(e.target.value)} required maxLength={255} />

@@ -99,7 +99,7 @@ function NewAccount({ first }: { first: boolean }) {
     <>
       <h1>{first ? 'Create the first account' : 'Create an account'}</h1>
       {first && <p>No account exists yet. This first account is an administrator.</p>}
-      <form onSubmit={submit}>
+      <form onSubmit={(e) => void submit(e)}>
         <NewAccountFields />
         <FormError error={error} />
         <button type="submit" disabled={busy}>

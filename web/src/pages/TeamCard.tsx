@@ -5,7 +5,7 @@ import type { TeamRole } from '../gql/graphql';
 import { useSession } from '../session';
 import { ROLES, roleName } from './roles';
 import type { TeamData } from './Teams';
-import { ConfirmDialog, CopyOnce, errorText, Field, FormError, when } from './ui';
+import { ConfirmDialog, CopyOnce, errorText, Field, FormError, formText, when } from './ui';
 
 const SetRoleDocument = graphql(`
   mutation SetTeamMemberRole($teamId: ID!, $userId: ID!, $role: TeamRole!) {
@@ -185,7 +185,7 @@ function Invitations({ team, onChanged, onError }: { team: TeamData; onChanged: 
     e.preventDefault();
     const formEl = e.currentTarget;
     const form = new FormData(formEl);
-    const email = String(form.get('email') ?? '').trim();
+    const email = formText(form, 'email');
     setBusy(true);
     onError(null);
     try {
@@ -221,7 +221,7 @@ function Invitations({ team, onChanged, onError }: { team: TeamData; onChanged: 
           </button>
         </div>
       )}
-      <form onSubmit={invite} className="inline-form" aria-label={`Invite to ${team.name}`}>
+      <form onSubmit={(e) => void invite(e)} className="inline-form" aria-label={`Invite to ${team.name}`}>
         <div className="field">
           <label htmlFor={`${id}-role`}>Invite as</label>
           <select id={`${id}-role`} name="role" defaultValue="MEMBER">

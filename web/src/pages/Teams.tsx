@@ -3,7 +3,7 @@ import { gql } from '../api/graphql';
 import { graphql } from '../gql';
 import type { TeamsPageQuery } from '../gql/graphql';
 import { TeamCard } from './TeamCard';
-import { errorText, Field, FormError } from './ui';
+import { errorText, Field, FormError, formText } from './ui';
 
 /*
  * `/settings/teams`: create a team; per team its members with their roles, and for its admins the
@@ -113,7 +113,7 @@ function CreateTeamForm({ onCreated }: { onCreated: (name: string) => Promise<vo
   const submit = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const formEl = e.currentTarget;
-    const name = String(new FormData(formEl).get('name') ?? '').trim();
+    const name = formText(new FormData(formEl), 'name');
     setBusy(true);
     setError(null);
     try {
@@ -127,7 +127,7 @@ function CreateTeamForm({ onCreated }: { onCreated: (name: string) => Promise<vo
     }
   };
   return (
-    <form onSubmit={submit} className="card" aria-label="New team">
+    <form onSubmit={(e) => void submit(e)} className="card" aria-label="New team">
       <Field label="Team name" name="name" required maxLength={100} />
       <FormError error={error} />
       <button type="submit" disabled={busy}>

@@ -144,7 +144,7 @@ export function CopyOnce({ label, value, what }: { label: string; value: string;
         <output aria-label={label} className="token">
           {value}
         </output>
-        <button type="button" onClick={copy}>
+        <button type="button" onClick={() => void copy()}>
           Copy
         </button>
       </div>
@@ -152,3 +152,9 @@ export function CopyOnce({ label, value, what }: { label: string; value: string;
     </>
   );
 }
+
+/** A text field of a submitted form, trimmed ('' when it is missing or a file). */
+export const formText = (form: FormData, name: string): string => {
+  const v = form.get(name);
+  return typeof v === 'string' ? v.trim() : '';
+};
