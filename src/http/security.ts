@@ -71,7 +71,7 @@ function precomputed(middleware: RequestHandler): RequestHandler {
   };
   let done = false;
   middleware({ method: 'GET', headers: {} } as Request, recorder as unknown as Response, (err?: unknown) => {
-    if (err) throw err;
+    if (err) throw err instanceof Error ? err : new Error('security headers: helmet failed');
     done = true;
   });
   if (!done) throw new Error('security headers: helmet did not finish synchronously');
