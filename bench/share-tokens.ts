@@ -4,8 +4,10 @@
  * connection of its own (each status query adds one question of its own; background work of the
  * service, such as the database watchdog's ping, can add a few more: the delta is printed next to
  * N so it can be judged). `Questions` counts every client of the server: run it on an idle
- * database server (on a shared one, other clients' traffic shows in the delta; test/shares.test.ts
- * proves the same claim in-process by recording every statement the service sends).
+ * database server (on a shared one, other clients' traffic shows in the delta). So it also counts,
+ * at the driver, the data statements this process's service sends meanwhile (`statementsSent`:
+ * exact for this service alone, whatever else uses the database server), and the global delta of
+ * an equally long idle window just after (`idleQuestionsDelta`: the other clients' share).
  *
  *   npx tsx bench/share-tokens.ts [N]
  */
@@ -14,14 +16,17 @@ import * as mariadb from 'mariadb';
 import { connectionOptions } from '../src/db/client';
 import { startTestMeili, stopTestMeili } from '../test/support/meili-engine';
 import { startTestApp } from '../test/support/app';
+import { countOn } from '../test/support/statements';
 
 async function main(): Promise<void> {
   const n = Number(process.argv[2] ?? 100_000);
   await startTestMeili();
   const app = await startTestApp({ env: { SHARE_READS_PER_MINUTE: String(n * 2), WORKERS_ENABLED: 'false' } });
   const conn = await mariadb.createConnection(connectionOptions(app.db.url));
+  let statementsSent = 0;
+  for (const pool of [app.deps.db.pool, app.deps.db.readPool]) countOn(pool, () => statementsSent++);
   try {
-    const questions = async () => Number((await conn.query("SHOW GLOBAL STATUS LIKE 'Questions'"))[0].Value);
+    const questions = async () => Number((await conn.query<Array<{ Value: string }>>("SHOW GLOBAL STATUS LIKE 'Questions'"))[0].Value);
     const before = await questions();
     const started = Date.now();
     let notFound = 0;
@@ -31,7 +36,11 @@ async function main(): Promise<void> {
       notFound += answers.filter((r) => r.status === 404).length;
     }
     const after = await questions();
-    console.log(JSON.stringify({ tokens: n, notFound, questionsDelta: after - before - 1, ms: Date.now() - started }));
+    const ms = Date.now() - started;
+    const sent = statementsSent;
+    await new Promise((r) => setTimeout(r, ms));
+    const idle = (await questions()) - after - 1;
+    console.log(JSON.stringify({ tokens: n, notFound, statementsSent: sent, questionsDelta: after - before - 1, idleQuestionsDelta: idle, ms }));
   } finally {
     await conn.end();
     await app.close();
