@@ -5,7 +5,9 @@
  * export to a file (MB/s, RSS added, the longest event-loop delay and every hold of the loop over
  * 50 ms), import of
  * that file into a second fresh database (the same), and the two reference rates.
- * Run: npx tsx bench/export-import.ts   (SIZE_MB=256 by default)
+ * Run: npx tsx bench/export-import.ts   (SIZE_MB=256 by default; MEM_TRACE=1 prints memoryUsage at
+ * each peak and after each imported session that raised the RSS; BENCH_INLINE=1 runs the CPU work on
+ * the event loop instead of the worker-thread pool)
  */
 import { execSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -17,7 +19,7 @@ import { loadConfig } from '../src/config';
 import { createDb, type DbHandles } from '../src/db/client';
 import { migrate } from '../src/db/migrate';
 import { createLogger } from '../src/logger';
-import { createOffload } from '../src/offload';
+import { createOffload, inlineOffload } from '../src/offload';
 import type { Ctx, Deps } from '../src/services/context';
 import { openExport } from '../src/services/exports';
 import { importArchive } from '../src/services/imports';
@@ -31,7 +33,7 @@ const ROOT = process.env.DATABASE_ROOT_URL ?? 'mysql://root@127.0.0.1:3306';
 
 function ctxFor(db: DbHandles, userId: string, url: string): { ctx: Ctx; close: () => Promise<void> } {
   const config = loadConfig({ DATABASE_URL: url, JWT_SECRET: 'bench-export-secret-long-enough', LOG_LEVEL: 'silent', REDACT_SECRETS: 'on' });
-  const offload = createOffload({ threads: config.offloadThreads });
+  const offload = process.env.BENCH_INLINE ? inlineOffload : createOffload({ threads: config.offloadThreads });
   const deps: Deps = { config, db, logger: createLogger('silent'), offload, search: undefined as never };
   return { ctx: { deps, user: { id: userId, keyId: null }, log: deps.logger }, close: () => offload.close() };
 }
@@ -62,7 +64,14 @@ async function measure<T>(label: string, work: () => Promise<T>): Promise<Measur
   (globalThis as { gc?: () => void }).gc?.();
   const base = process.memoryUsage().rss;
   let peak = base;
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  let atPeak = process.memoryUsage();
+  const sampler = setInterval(() => {
+    const m = process.memoryUsage();
+    if (m.rss > peak) {
+      peak = m.rss;
+      atPeak = m;
+    }
+  }, 20);
   const h = monitorEventLoopDelay({ resolution: 5 });
   const gcs: Array<{ start: number; end: number }> = [];
   const obs = new PerformanceObserver((list) => {
@@ -101,6 +110,10 @@ async function measure<T>(label: string, work: () => Promise<T>): Promise<Measur
     fs.appendFileSync(process.env.STALLS_FILE, holds.map((x) => `${label} ${x.fromUs} ${x.toUs}\n`).join(''));
   }
   const maxGcMs = gcs.reduce((m, g) => Math.max(m, g.end - g.start), 0);
+  if (process.env.MEM_TRACE) {
+    const mb = (n: number) => (n / MiB).toFixed(0);
+    console.log(`  ${label} at peak: rss ${mb(atPeak.rss)} (base ${mb(base)}) heapUsed ${mb(atPeak.heapUsed)} heapTotal ${mb(atPeak.heapTotal)} external ${mb(atPeak.external)} arrayBuffers ${mb(atPeak.arrayBuffers)} MiB`);
+  }
   return { value, seconds, rssAddedMB: (peak - base) / MiB, maxDelayMs: h.max / 1e6, stalls, maxGcMs };
 }
 
@@ -109,6 +122,22 @@ function stallLine(m: Measured<unknown>): string {
   const cpu = m.stalls.reduce((n, x) => Math.max(n, x.cpuMs), 0);
   const list = longest.slice(0, 6).map((x) => `${x.ms.toFixed(0)} ms at ${x.atS.toFixed(1)} s: ${x.cpuMs.toFixed(0)} ms on CPU, ${x.gcMs.toFixed(0)} ms GC`);
   return `holds over 50 ms: ${m.stalls.length}; most CPU time inside one hold ${cpu.toFixed(0)} ms; longest GC pause ${m.maxGcMs.toFixed(0)} ms${list.length ? `; longest: ${list.join('; ')}` : ''}`;
+}
+
+/** With MEM_TRACE set: the process's memory after each imported session that raised the RSS. */
+function memTrace(): ((p: { sessions: number }) => void) | undefined {
+  if (!process.env.MEM_TRACE) return undefined;
+  let high = 0;
+  let last = -1;
+  return (p) => {
+    if (p.sessions === last) return;
+    last = p.sessions;
+    const m = process.memoryUsage();
+    if (m.rss <= high) return;
+    high = m.rss;
+    const mb = (n: number) => (n / MiB).toFixed(0);
+    console.log(`  after session ${p.sessions}: rss ${mb(m.rss)} heapUsed ${mb(m.heapUsed)} external ${mb(m.external)} arrayBuffers ${mb(m.arrayBuffers)} MiB`);
+  };
 }
 
 async function freshDb(name: string): Promise<{ url: string; db: DbHandles; drop: () => Promise<void> }> {
@@ -166,12 +195,13 @@ async function main(): Promise<void> {
 
     const d = ctxFor(dst.db, adaDst.id, dst.url);
     const imp = await measure('import', () =>
-      importArchive(d.ctx, fs.createReadStream(file, { highWaterMark: MiB }), { onConflict: 'skip', maxBytes: 1024 * 1024 * MiB, maxFileBytes: 50 * MiB }),
+      importArchive(d.ctx, fs.createReadStream(file, { highWaterMark: MiB }), { onConflict: 'skip', maxBytes: 1024 * 1024 * MiB, maxFileBytes: 50 * MiB, onProgress: memTrace() }),
     );
     console.log(
       `import: ${(exp.value / MiB).toFixed(0)} MiB in ${imp.seconds.toFixed(1)} s = ${(exp.value / MiB / imp.seconds).toFixed(1)} MiB/s; RSS +${imp.rssAddedMB.toFixed(0)} MiB; longest event-loop delay ${imp.maxDelayMs.toFixed(0)} ms; ${JSON.stringify(imp.value.sessions)} errors ${imp.value.errors.length}`,
     );
     console.log(`  import ${stallLine(imp)}`);
+    for (const e of imp.value.errors.slice(0, 3)) console.log(`  import error: ${e.path}: ${e.error}`);
     await d.close();
 
     // Reference rates: raw disk (dd, direct I/O) and the database's write of 1 MiB chunks.

@@ -37,6 +37,21 @@ export function ownedBuffer(size: number): Buffer {
   return b;
 }
 
+/**
+ * Gives the memory of buffers made by `ownedBuffer` (or moved back from a thread) back at once,
+ * instead of when the garbage collector next finds them: their ArrayBuffers are detached (every
+ * view of them is then empty). For large content a caller is done with, so that the next one's
+ * bytes do not come on top of them; other buffers are left alone.
+ */
+export function release(...bufs: Array<Uint8Array | null | undefined>): void {
+  for (const b of bufs) {
+    if (!b || !owned.has(b.buffer) || b.buffer.byteLength === 0) continue;
+    owned.delete(b.buffer);
+    // ES2024's ArrayBuffer.prototype.transfer (Node 21+): detaches, and the memory is freed now.
+    (b.buffer as ArrayBuffer & { transfer(length: number): ArrayBuffer }).transfer(0);
+  }
+}
+
 /** A JSON body left unparsed by src/http/body.ts: its route prepares it off the event loop. */
 export class DeferredJson {
   constructor(readonly bytes: Bytes) {}
@@ -75,13 +90,19 @@ const movable = (b: Uint8Array) =>
 /** What of the bytes can move to a thread. */
 const transferable = (b: Bytes): ArrayBuffer[] => [...new Set((Array.isArray(b) ? b : [b]).filter(movable).map((p) => p.buffer as ArrayBuffer))];
 
+/** A buffer moved back from a thread: its memory is this thread's alone (see `release`). */
+const ours = (u: Uint8Array): Buffer => {
+  if (u.byteOffset === 0 && u.byteLength === u.buffer.byteLength && !(u.buffer instanceof SharedArrayBuffer)) owned.add(u.buffer);
+  return asBuffer(u);
+};
+
 /** Buffers come back from a thread as Uint8Arrays. */
 function revive(p: PreparedUpload): PreparedUpload {
   const u = p.upload;
-  u.markdown = asBuffer(u.markdown);
-  u.rawData = asBuffer(u.rawData);
-  if (u.sessionData) u.sessionData = asBuffer(u.sessionData);
-  if (p.exchangeIndex) p.exchangeIndex = asBuffer(p.exchangeIndex);
+  u.markdown = ours(u.markdown);
+  u.rawData = ours(u.rawData);
+  if (u.sessionData) u.sessionData = ours(u.sessionData);
+  if (p.exchangeIndex) p.exchangeIndex = ours(p.exchangeIndex);
   if (u.startedAt && !(u.startedAt instanceof Date)) u.startedAt = new Date(u.startedAt);
   if (u.endedAt && !(u.endedAt instanceof Date)) u.endedAt = new Date(u.endedAt);
   return p;

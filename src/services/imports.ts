@@ -28,7 +28,8 @@ import {
   type SessionFile,
 } from '../domain/archive';
 import { AppError, invalid } from '../errors';
-import { inlineOffload, ownedBuffer } from '../offload';
+import { inlineOffload, ownedBuffer, release } from '../offload';
+import type { PreparedUpload } from '../domain/upload';
 import type { Ctx } from './context';
 import { insertImportedProject } from '../data/exports';
 import { inTransaction } from '../data/transaction';
@@ -272,6 +273,7 @@ export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptio
   async function finish(s: PendingSession): Promise<void> {
     const dir = sessionDir(s.projectId, s.sessionId);
     done.add(dir);
+    let prepared: PreparedUpload | undefined;
     try {
       if (s.failed) return;
       for (const f of expectedFiles.get(dir) ?? []) {
@@ -286,7 +288,7 @@ export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptio
       let outcome: ImportOutcome;
       try {
         const json = parseArchiveJson(SessionJsonSchema, jsonBytes, 'session.json');
-        const prepared = await (ctx.deps.offload ?? inlineOffload).prepareImport(
+        prepared = await (ctx.deps.offload ?? inlineOffload).prepareImport(
           { json, markdown: s.files['markdown.md'], raw: s.files.raw ?? Buffer.alloc(0), sessionData: s.files['session-data.json'] ?? null },
           ctx.deps.config.redactSecrets,
         );
@@ -297,6 +299,12 @@ export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptio
       }
       summary.sessions[outcome]++;
     } finally {
+      // The session is written (or not imported): its content (up to about 50 MB a part) is given
+      // back now rather than at some later collection, where the next large session's would come
+      // on top of it.
+      const u = prepared?.upload;
+      release(s.files['markdown.md'], s.files.raw, s.files['session-data.json'], u?.markdown, u?.rawData, u?.sessionData);
+      s.files = {};
       progress();
     }
   }
