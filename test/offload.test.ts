@@ -7,7 +7,7 @@
  */
 import crypto from 'node:crypto';
 import { AppError } from '../src/errors';
-import { createOffload, inlineOffload, OFFLOAD_MIN_BYTES, ownedBuffer } from '../src/offload';
+import { createOffload, inlineOffload, OFFLOAD_MIN_BYTES, ownedBuffer, release } from '../src/offload';
 import { toDocuments } from '../src/domain/search-documents';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
@@ -70,6 +70,24 @@ describe('the pool gives what the inline path gives', () => {
     const view = host.subarray(5, 5 + body.length);
     expect(await pool.parseJson([view])).toMatchObject({ name: 'big' });
     expect(view.length).toBe(body.length);
+  });
+
+  test('release frees buffers of their own and those moved back from the thread, and leaves any other alone', async () => {
+    const threaded = await pool.prepareUploadJson(Buffer.from(body), 'on');
+    const own = ownedBuffer(1000);
+    const shared = Buffer.from('pooled bytes');
+    const host = Buffer.alloc(100);
+    const view = host.subarray(10, 20);
+    release(threaded.upload.markdown, own, shared, view, null, undefined);
+    expect(threaded.upload.markdown.length).toBe(0);
+    expect(threaded.upload.markdown.buffer.byteLength).toBe(0);
+    expect(own.length).toBe(0);
+    expect(shared.toString()).toBe('pooled bytes');
+    expect(view.length).toBe(10);
+    expect(host.length).toBe(100);
+    // Twice is harmless.
+    release(own);
+    expect(own.length).toBe(0);
   });
 
   test('a client mistake crosses the thread as the same AppError', async () => {
