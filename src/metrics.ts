@@ -60,7 +60,7 @@ export function createMetrics(deps: Deps, admission?: () => AdmissionStats, auth
   });
   const rateLimited = new Counter({
     name: 'rate_limit_rejections_total',
-    help: 'Requests answered 429 by the rate limiter, by kind (rest, graphql, auth_failure)',
+    help: 'Requests answered 429 by a rate limit, by kind (rest, graphql, auth_failure, sign_in_failure, sign_in, device_login, anonymous, sign_up, share_reads)',
     labelNames: ['kind'] as const,
     registers: [registry],
   });
@@ -131,7 +131,7 @@ export function createMetrics(deps: Deps, admission?: () => AdmissionStats, auth
     onRequestFinished(req, res, seconds, route = routeOf(req)) {
       requests.inc({ method: req.method, route, status: String(res.statusCode) });
       latency.observe({ method: req.method, route }, seconds);
-      if (res.statusCode === 429) rateLimited.inc({ kind: rateLimitKind(req) });
+      if (res.statusCode === 429) rateLimited.inc({ kind: (res.locals.rateLimitKind as string | undefined) ?? rateLimitKind(req) });
     },
     observeSearch(seconds) {
       search.observe(seconds);

@@ -94,6 +94,11 @@ describe('first-run setup', () => {
       for (const door of doors) expect429(await door());
       const other = await limited.request('POST', '/api/v1/auth/sign-in', { body: {}, headers: from('10.9.1.2') });
       expect(other.status).toBe(400);
+      // /metrics counts these refusals under their own kind, not as failed authentications.
+      const metrics = (await limited.request('GET', '/metrics', { headers: from('10.9.1.3') })).text;
+      const rejections = (kind: string) => Number(new RegExp(`^rate_limit_rejections_total\\{kind="${kind}"\\} (\\d+)$`, 'm').exec(metrics)?.[1] ?? 0);
+      expect(rejections('anonymous')).toBe(doors.length);
+      expect(rejections('auth_failure')).toBe(0);
     } finally {
       await limited.close();
     }

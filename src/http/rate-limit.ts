@@ -73,7 +73,15 @@ function setHeaders(res: Response, limit: number, r: RateLimiterRes, rejected: b
   if (rejected) res.setHeader('Retry-After', String(seconds(r.msBeforeNext)));
 }
 
-function rateLimited(r: RateLimiterRes): AppError {
+/**
+ * Which limit refused a request, for /metrics' `rate_limit_rejections_total{kind}`: the per-user
+ * budgets (`rest`, `graphql`) and each per-address or per-account guard by its own name.
+ */
+export type RateLimitKind = 'rest' | 'graphql' | 'auth_failure' | 'sign_in_failure' | 'sign_in' | 'device_login' | 'anonymous' | 'sign_up' | 'share_reads';
+const BUDGET_KIND: Record<AddressBudget, RateLimitKind> = { anonymous: 'anonymous', signUp: 'sign_up', shareReads: 'share_reads' };
+
+function rateLimited(req: Request, r: RateLimiterRes, kind: RateLimitKind): AppError {
+  if (req.res) req.res.locals.rateLimitKind = kind;
   return new AppError('RATE_LIMITED', `Rate limit exceeded. Try again in ${seconds(r.msBeforeNext)} seconds.`, {
     retryAfter: seconds(r.msBeforeNext),
   });
@@ -126,7 +134,7 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
   // Emails compare case-insensitively (the column's collation): one budget per account, however spelt.
   const accountKey = (email: string) => email.trim().toLowerCase().slice(0, 320);
 
-  const perUser = (l: RateLimiterAbstract, limit: number) => async (req: Request, res: Response, next: NextFunction) => {
+  const perUser = (l: RateLimiterAbstract, limit: number, kind: RateLimitKind) => async (req: Request, res: Response, next: NextFunction) => {
     const userId = req.user?.id;
     if (!userId) return next();
     try {
@@ -138,7 +146,7 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
     } catch (err) {
       if (err instanceof RateLimiterRes) {
         setHeaders(res, limit, err, true);
-        return next(rateLimited(err));
+        return next(rateLimited(req, err, kind));
       }
       // Store failure with no insurance left: let the request through rather than fail it.
       logger.warn({ reqId: req.id, msg: 'rate limiter unavailable', err: err instanceof Error ? err.message : String(err) });
@@ -149,19 +157,19 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
   const address = (req: Request) => clientKeyOf(req.ip ?? req.socket.remoteAddress ?? 'unknown');
 
   /** Spends a point; over the limit → the 429 (with its headers); a store failure lets the request through. */
-  const spend = async (req: Request, l: RateLimiterAbstract, key: string, limit: number, what: string) => {
+  const spend = async (req: Request, l: RateLimiterAbstract, key: string, limit: number, kind: RateLimitKind) => {
     try {
       await l.consume(key, 1);
     } catch (err) {
       if (err instanceof RateLimiterRes) {
         if (req.res) setHeaders(req.res, limit, err, true);
-        throw rateLimited(err);
+        throw rateLimited(req, err, kind);
       }
-      logger.warn({ reqId: req.id, msg: `${what} limiter unavailable` });
+      logger.warn({ reqId: req.id, msg: `${kind} limiter unavailable` });
     }
   };
   /** Refuses when the count is already at the limit (a read: nothing is spent). */
-  const refuseWhenSpent = async (req: Request, l: RateLimiterAbstract, key: string, limit: number) => {
+  const refuseWhenSpent = async (req: Request, l: RateLimiterAbstract, key: string, limit: number, kind: RateLimitKind) => {
     let r: RateLimiterRes | null = null;
     try {
       r = await l.get(key);
@@ -170,13 +178,13 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
     }
     if (r && r.consumedPoints >= limit) {
       if (req.res) setHeaders(req.res, limit, r, true);
-      throw rateLimited(r);
+      throw rateLimited(req, r, kind);
     }
   };
 
   return {
-    rest: perUser(rest, config.rateLimitRestPerHour),
-    graphql: perUser(graphql, config.rateLimitGraphqlPerHour),
+    rest: perUser(rest, config.rateLimitRestPerHour, 'rest'),
+    graphql: perUser(graphql, config.rateLimitGraphqlPerHour, 'graphql'),
     async beforeAuth(req) {
       let r: RateLimiterRes | null = null;
       try {
@@ -186,7 +194,7 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
       }
       if (r && r.consumedPoints > config.authFailureLimit) {
         if (req.res) setHeaders(req.res, config.authFailureLimit, r, true);
-        throw rateLimited(r);
+        throw rateLimited(req, r, 'auth_failure');
       }
     },
     async onAuthFailure(req) {
@@ -195,30 +203,30 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
       } catch (err) {
         if (err instanceof RateLimiterRes) {
           if (req.res) setHeaders(req.res, config.authFailureLimit, err, true);
-          throw rateLimited(err);
+          throw rateLimited(req, err, 'auth_failure');
         }
         logger.warn({ reqId: req.id, msg: 'auth failure limiter unavailable' });
       }
     },
     async beforeSignIn(req, email) {
       // Failed sign-ins of the account, then its successful ones and the address's: all reads.
-      await refuseWhenSpent(req, accountFailures, accountKey(email), ACCOUNT_FAILURE_LIMIT);
-      await refuseWhenSpent(req, signInsPerAccount, accountKey(email), config.signInsPerAccount);
-      await refuseWhenSpent(req, signInsPerAddress, address(req), config.signInsPerAddress);
+      await refuseWhenSpent(req, accountFailures, accountKey(email), ACCOUNT_FAILURE_LIMIT, 'sign_in_failure');
+      await refuseWhenSpent(req, signInsPerAccount, accountKey(email), config.signInsPerAccount, 'sign_in');
+      await refuseWhenSpent(req, signInsPerAddress, address(req), config.signInsPerAddress, 'sign_in');
     },
     async onSignInFailure(req, email) {
-      await spend(req, accountFailures, accountKey(email), ACCOUNT_FAILURE_LIMIT, 'sign-in failure');
+      await spend(req, accountFailures, accountKey(email), ACCOUNT_FAILURE_LIMIT, 'sign_in_failure');
     },
     async onSignInSuccess(req, email) {
-      await spend(req, signInsPerAccount, accountKey(email), config.signInsPerAccount, 'sign-in');
-      await spend(req, signInsPerAddress, address(req), config.signInsPerAddress, 'sign-in');
+      await spend(req, signInsPerAccount, accountKey(email), config.signInsPerAccount, 'sign_in');
+      await spend(req, signInsPerAddress, address(req), config.signInsPerAddress, 'sign_in');
     },
     async spendAddress(req, budget) {
       const b = addressBudgets[budget];
-      await spend(req, b.limiter, address(req), b.points, budget);
+      await spend(req, b.limiter, address(req), b.points, BUDGET_KIND[budget]);
     },
     async beforeDeviceLogin(req) {
-      await refuseWhenSpent(req, deviceFailures, ALL, config.deviceLoginFailureBudget);
+      await refuseWhenSpent(req, deviceFailures, ALL, config.deviceLoginFailureBudget, 'device_login');
     },
     async onDeviceLoginFailure(req) {
       // Counted even past the budget: the window's end is what lets logins through again.
