@@ -71,38 +71,52 @@ const react = {
 };
 
 const graphqlSchema = {
-    files: ['schema.graphql'],
-    languageOptions: { parser: graphqlPlugin.parser, parserOptions: { graphQLConfig: { schema: 'schema.graphql' } } },
-    plugins: { '@graphql-eslint': graphqlPlugin },
-    rules: {
-      ...graphqlPlugin.configs['flat/schema-recommended'].rules,
-      // Off: `Session.sessionDataSize` keeps the field name the upload clients use.
-      '@graphql-eslint/no-typename-prefix': 'off',
-      // Entities carry `id: ID!`; these are value objects (counts, pages, wrappers) with no identity
-      // of their own. A new object type is either an entity or gets added here, deliberately.
-      '@graphql-eslint/strict-id-in-types': [
-        'error',
-        {
-          acceptedIdNames: ['id'],
-          acceptedIdTypes: ['ID'],
-          exceptions: {
-            types: ['SessionMetadata', 'PageInfo', 'CreatedApiKey', 'CreatedTeamInvitation', 'TeamMember', 'DeletedProject', 'Stats', 'Analytics', 'ProjectStats', 'SearchSessionsResult', 'SessionExchangePage', 'SessionExchange', 'SessionFacets'],
-            suffixes: ['Count', 'Connection', 'Edge', 'Usage', 'Activity'],
-          },
+  files: ['schema.graphql'],
+  languageOptions: { parser: graphqlPlugin.parser, parserOptions: { graphQLConfig: { schema: 'schema.graphql' } } },
+  plugins: { '@graphql-eslint': graphqlPlugin },
+  rules: {
+    ...graphqlPlugin.configs['flat/schema-recommended'].rules,
+    // Off: `Session.sessionDataSize` keeps the field name the upload clients use.
+    '@graphql-eslint/no-typename-prefix': 'off',
+    // Entities carry `id: ID!`; these are value objects (counts, pages, wrappers) with no identity
+    // of their own. A new object type is either an entity or gets added here, deliberately.
+    '@graphql-eslint/strict-id-in-types': [
+      'error',
+      {
+        acceptedIdNames: ['id'],
+        acceptedIdTypes: ['ID'],
+        exceptions: {
+          types: [
+            'SessionMetadata',
+            'PageInfo',
+            'CreatedApiKey',
+            'CreatedTeamInvitation',
+            'TeamMember',
+            'DeletedProject',
+            'Stats',
+            'Analytics',
+            'ProjectStats',
+            'SearchSessionsResult',
+            'SessionExchangePage',
+            'SessionExchange',
+            'SessionFacets',
+          ],
+          suffixes: ['Count', 'Connection', 'Edge', 'Usage', 'Activity'],
         },
-      ],
-      '@graphql-eslint/require-description': [
-        'error',
-        {
-          types: true,
-          rootField: true,
-          FieldDefinition: true,
-          InputValueDefinition: true,
-          EnumValueDefinition: true,
-          DirectiveDefinition: true,
-        },
-      ],
-    },
-  };
+      },
+    ],
+    '@graphql-eslint/require-description': [
+      'error',
+      {
+        types: true,
+        rootField: true,
+        FieldDefinition: true,
+        InputValueDefinition: true,
+        EnumValueDefinition: true,
+        DirectiveDefinition: true,
+      },
+    ],
+  },
+};
 
-export default [{ ignores: ["src/generated/**", "web/src/gql/**", "dist/**", "node_modules/**"] }, ...typescript, react, graphqlSchema];
+export default [{ ignores: ['src/generated/**', 'web/src/gql/**', 'dist/**', 'node_modules/**'] }, ...typescript, react, graphqlSchema];

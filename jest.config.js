@@ -6,7 +6,10 @@ module.exports = {
   transform: {
     // Type checking is `npm run typecheck`'s job; under jest everything is plain CommonJS, so that
     // dynamic import() (Prisma loads its query compiler that way) becomes require().
-    '^.+\\.ts$': ['ts-jest', { tsconfig: { module: 'commonjs', moduleResolution: 'node10', esModuleInterop: true, target: 'ES2022', isolatedModules: true }, diagnostics: false }],
+    '^.+\\.ts$': [
+      'ts-jest',
+      { tsconfig: { module: 'commonjs', moduleResolution: 'node10', esModuleInterop: true, target: 'ES2022', isolatedModules: true }, diagnostics: false },
+    ],
     // meilisearch and cookie ship ESM only; jest runs CommonJS, so they are transpiled on the fly.
     '^.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', esModuleInterop: true }, diagnostics: false }],
   },

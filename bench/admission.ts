@@ -37,14 +37,18 @@ async function freePort(): Promise<number> {
 function put(url: string, token: string, body: Buffer): Promise<{ status: number; ms: number; text: string }> {
   return new Promise((resolve) => {
     const t0 = performance.now();
-    const req = http.request(url, { method: 'PUT', agent: false, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': String(body.length) } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => {
-        if (text.length < 200) text += c.toString('utf8', 0, 200);
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0, text }));
-      res.on('error', () => resolve({ status: -1, ms: performance.now() - t0, text }));
-    });
+    const req = http.request(
+      url,
+      { method: 'PUT', agent: false, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': String(body.length) } },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => {
+          if (text.length < 200) text += c.toString('utf8', 0, 200);
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0, text }));
+        res.on('error', () => resolve({ status: -1, ms: performance.now() - t0, text }));
+      },
+    );
     req.on('error', () => resolve({ status: -1, ms: performance.now() - t0, text: '' }));
     req.end(body);
   });
@@ -53,7 +57,11 @@ function put(url: string, token: string, body: Buffer): Promise<{ status: number
 /** One upload that declares 16 MiB and sends 1 byte every 2 s until stopped or cut off. */
 function trickle(url: string, token: string, onCut: () => void): { stop(): void } {
   let stopped = false;
-  const req = http.request(url, { method: 'PUT', agent: false, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': String(16 * MiB) } });
+  const req = http.request(url, {
+    method: 'PUT',
+    agent: false,
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': String(16 * MiB) },
+  });
   req.on('error', () => undefined);
   req.on('response', (res) => {
     res.resume();
@@ -88,7 +96,16 @@ async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-adm-'));
   const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: path.resolve(__dirname, '..'),
-    env: { ...process.env, DATABASE_URL: dbUrl, PORT: String(port), DATA_DIR: dataDir, JWT_SECRET, LOG_LEVEL: 'warn', WORKERS_ENABLED: 'false', RATE_LIMIT_REST_PER_HOUR: '1000000' },
+    env: {
+      ...process.env,
+      DATABASE_URL: dbUrl,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      JWT_SECRET,
+      LOG_LEVEL: 'warn',
+      WORKERS_ENABLED: 'false',
+      RATE_LIMIT_REST_PER_HOUR: '1000000',
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
     detached: true,
   });
@@ -141,7 +158,7 @@ async function main() {
     open.forEach((t) => t.stop());
 
     console.log(`B's uploads, ${RUNS} each (median ms; statuses), alone and while A keeps 12 × 16 MiB trickling uploads open:`);
-    console.log('| upload | alone | under A\'s trickle |');
+    console.log("| upload | alone | under A's trickle |");
     console.log('|---|---|---|');
     for (const [label] of sizes) {
       const x = baseline.get(label)!;
@@ -152,11 +169,15 @@ async function main() {
     console.log(`(A's trickles cut off by the server during the ${spanS.toFixed(1)} s measured: ${cut}; each reopened at once)\n`);
 
     const burst = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => put(url('burst'), tokenA, Buffer.from(JSON.stringify({ name: `burst ${i}`, markdown: crypto.randomBytes(75_000 + i * 1000).toString('hex') })))),
+      Array.from({ length: 30 }, (_, i) =>
+        put(url('burst'), tokenA, Buffer.from(JSON.stringify({ name: `burst ${i}`, markdown: crypto.randomBytes(75_000 + i * 1000).toString('hex') }))),
+      ),
     );
     const ack = burst.filter((r) => r.status === 201).length;
     const busy = burst.filter((r) => r.status === 503 && r.text.includes('Server busy')).length;
-    console.log(`30 concurrent ~150 KB uploads by one user: ${ack} acknowledged, ${busy} busy, ${30 - ack - busy} other; slowest ${Math.max(...burst.map((r) => r.ms)).toFixed(0)} ms`);
+    console.log(
+      `30 concurrent ~150 KB uploads by one user: ${ack} acknowledged, ${busy} busy, ${30 - ack - busy} other; slowest ${Math.max(...burst.map((r) => r.ms)).toFixed(0)} ms`,
+    );
   } finally {
     try {
       process.kill(-server.pid!, 'SIGKILL');

@@ -38,68 +38,73 @@ const send = (res: http.ServerResponse, status: number, body: unknown) => {
 
 // Every answer, a failure included, is sent inside: the server only starts it.
 const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
-    try {
-      const userId = await auth(req);
-      if (!userId) return send(res, 401, { success: false, error: 'Invalid session token' });
-      const url = new URL(req.url!, 'http://x');
-      let m: RegExpExecArray | null;
-      if ((m = /^\/api\/v1\/projects\/([^/]+)\/sessions$/.exec(url.pathname))) {
-        const projectId = decodeURIComponent(m[1]);
-        const [owner] = await pool.query('SELECT ownerId FROM projects WHERE id = ?', [projectId]);
-        if (!owner) return send(res, 404, { success: false, error: 'Project not found' });
-        const rows: SessionRow[] = await pool.query(
-          `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.projectId IN (?) ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC LIMIT ?`,
-          [userId, projectId, 201],
-        );
-        const [{ n }] = await pool.query('SELECT COUNT(*) AS n FROM sessions s WHERE s.userId = ? AND s.projectId IN (?)', [userId, projectId]);
-        return send(res, 200, { success: true, data: { sessions: rows.slice(0, 200).map((r) => toSession(r)), total: Number(n), projectId, nextCursor: null } });
-      }
-      if (url.pathname === '/api/v1/sessions/recent') {
-        const limit = Number(url.searchParams.get('limit') ?? 5);
-        const rows: SessionRow[] = await pool.query(
-          `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC LIMIT ?`,
-          [userId, limit + 1],
-        );
-        const sessions = rows.slice(0, limit).map((r) => toSession(r, false));
-        return send(res, 200, { success: true, data: { sessions, total: sessions.length } });
-      }
-      if ((m = /^\/api\/v1\/projects\/([^/]+)\/sessions\/([^/]+)$/.exec(url.pathname))) {
-        const [projectId, sessionId] = [decodeURIComponent(m[1]), decodeURIComponent(m[2]).toLowerCase()];
-        // A GET reads the row and a markdown of one chunk in one statement, one consistent version
-        // (as the service does: src/data/sessions.ts, sessionWithProject with `inline`).
-        const inline = req.method === 'HEAD' ? '' : ', CASE WHEN s.markdownSize <= ? THEN (SELECT c.data FROM session_chunks c WHERE c.projectId = s.projectId AND c.sessionId = s.id AND c.part = ? AND c.seq = 0) END AS inlineData';
-        const [row] = await pool.query(
-          `SELECT p.ownerId, ${SESSION_COLUMNS}${inline} FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ? WHERE p.id = ?`,
-          [...(inline ? [CHUNK_BYTES, 'markdown'] : []), sessionId, projectId],
-        );
-        if (!row?.id) return send(res, 404, { success: false, error: 'Session not found' });
-        const headers = {
-          ETag: row.etag,
-          'Last-Modified': row.updatedAt.toUTCString(),
-          'X-Markdown-Size': String(row.markdownSize),
-          'X-Raw-Data-Size': String(row.rawDataSize),
-        };
-        if (req.method === 'HEAD') {
-          res.writeHead(200, { ...headers, 'Content-Length': String(row.markdownSize) });
-          return res.end();
-        }
-        let md: Buffer | undefined = row.inlineData ?? Buffer.alloc(0);
-        if (md!.length !== Number(row.markdownSize)) {
-          // Larger than one chunk (not in this bench): the chunks after the row, as before.
-          const chunks = await pool.query('SELECT data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = ? ORDER BY seq', [projectId, sessionId, 'markdown']);
-          md = Buffer.concat(chunks.map((c: { data: Buffer }) => c.data));
-        }
-        res.writeHead(200, { ...headers, 'Content-Type': 'text/markdown; charset=utf-8', 'Content-Length': md!.length });
-        return res.end(md);
-      }
-      send(res, 404, { success: false, error: 'Not found' });
-    } catch {
-      send(res, 500, { success: false, error: 'Internal server error' });
+  try {
+    const userId = await auth(req);
+    if (!userId) return send(res, 401, { success: false, error: 'Invalid session token' });
+    const url = new URL(req.url!, 'http://x');
+    let m: RegExpExecArray | null;
+    if ((m = /^\/api\/v1\/projects\/([^/]+)\/sessions$/.exec(url.pathname))) {
+      const projectId = decodeURIComponent(m[1]);
+      const [owner] = await pool.query('SELECT ownerId FROM projects WHERE id = ?', [projectId]);
+      if (!owner) return send(res, 404, { success: false, error: 'Project not found' });
+      const rows: SessionRow[] = await pool.query(
+        `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.projectId IN (?) ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC LIMIT ?`,
+        [userId, projectId, 201],
+      );
+      const [{ n }] = await pool.query('SELECT COUNT(*) AS n FROM sessions s WHERE s.userId = ? AND s.projectId IN (?)', [userId, projectId]);
+      return send(res, 200, { success: true, data: { sessions: rows.slice(0, 200).map((r) => toSession(r)), total: Number(n), projectId, nextCursor: null } });
     }
-  };
+    if (url.pathname === '/api/v1/sessions/recent') {
+      const limit = Number(url.searchParams.get('limit') ?? 5);
+      const rows: SessionRow[] = await pool.query(
+        `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC LIMIT ?`,
+        [userId, limit + 1],
+      );
+      const sessions = rows.slice(0, limit).map((r) => toSession(r, false));
+      return send(res, 200, { success: true, data: { sessions, total: sessions.length } });
+    }
+    if ((m = /^\/api\/v1\/projects\/([^/]+)\/sessions\/([^/]+)$/.exec(url.pathname))) {
+      const [projectId, sessionId] = [decodeURIComponent(m[1]), decodeURIComponent(m[2]).toLowerCase()];
+      // A GET reads the row and a markdown of one chunk in one statement, one consistent version
+      // (as the service does: src/data/sessions.ts, sessionWithProject with `inline`).
+      const inline =
+        req.method === 'HEAD'
+          ? ''
+          : ', CASE WHEN s.markdownSize <= ? THEN (SELECT c.data FROM session_chunks c WHERE c.projectId = s.projectId AND c.sessionId = s.id AND c.part = ? AND c.seq = 0) END AS inlineData';
+      const [row] = await pool.query(
+        `SELECT p.ownerId, ${SESSION_COLUMNS}${inline} FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ? WHERE p.id = ?`,
+        [...(inline ? [CHUNK_BYTES, 'markdown'] : []), sessionId, projectId],
+      );
+      if (!row?.id) return send(res, 404, { success: false, error: 'Session not found' });
+      const headers = {
+        ETag: row.etag,
+        'Last-Modified': row.updatedAt.toUTCString(),
+        'X-Markdown-Size': String(row.markdownSize),
+        'X-Raw-Data-Size': String(row.rawDataSize),
+      };
+      if (req.method === 'HEAD') {
+        res.writeHead(200, { ...headers, 'Content-Length': String(row.markdownSize) });
+        return res.end();
+      }
+      let md: Buffer | undefined = row.inlineData ?? Buffer.alloc(0);
+      if (md!.length !== Number(row.markdownSize)) {
+        // Larger than one chunk (not in this bench): the chunks after the row, as before.
+        const chunks = await pool.query('SELECT data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = ? ORDER BY seq', [
+          projectId,
+          sessionId,
+          'markdown',
+        ]);
+        md = Buffer.concat(chunks.map((c: { data: Buffer }) => c.data));
+      }
+      res.writeHead(200, { ...headers, 'Content-Type': 'text/markdown; charset=utf-8', 'Content-Length': md!.length });
+      return res.end(md);
+    }
+    send(res, 404, { success: false, error: 'Not found' });
+  } catch {
+    send(res, 500, { success: false, error: 'Internal server error' });
+  }
+};
 
-http
-  .createServer((req, res) => void handle(req, res))
-  .listen(Number(process.env.PORT), '127.0.0.1', () => console.log('baseline listening'));
+http.createServer((req, res) => void handle(req, res)).listen(Number(process.env.PORT), '127.0.0.1', () => console.log('baseline listening'));
 // Exits through process.exit so that `node --cpu-prof` writes its profile (bench/profile-rest.ts).
 process.on('SIGTERM', () => process.exit(0));

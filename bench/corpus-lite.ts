@@ -1,9 +1,12 @@
 /** Realistic-looking session markdown of a given size: headings, prose, code blocks. */
-const WORDS = 'the a function returns value error test build request session project query index cache retry timeout schema migration token deploy branch commit review refactor parse render handler worker queue database transaction'.split(' ');
+const WORDS =
+  'the a function returns value error test build request session project query index cache retry timeout schema migration token deploy branch commit review refactor parse render handler worker queue database transaction'.split(
+    ' ',
+  );
 
 function rng(seed: number) {
   let s = seed >>> 0 || 1;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
 }
 
 export function markdownOfSize(bytes: number, seed = 1): string {

@@ -112,7 +112,9 @@ async function measure<T>(label: string, work: () => Promise<T>): Promise<Measur
   const maxGcMs = gcs.reduce((m, g) => Math.max(m, g.end - g.start), 0);
   if (process.env.MEM_TRACE) {
     const mb = (n: number) => (n / MiB).toFixed(0);
-    console.log(`  ${label} at peak: rss ${mb(atPeak.rss)} (base ${mb(base)}) heapUsed ${mb(atPeak.heapUsed)} heapTotal ${mb(atPeak.heapTotal)} external ${mb(atPeak.external)} arrayBuffers ${mb(atPeak.arrayBuffers)} MiB`);
+    console.log(
+      `  ${label} at peak: rss ${mb(atPeak.rss)} (base ${mb(base)}) heapUsed ${mb(atPeak.heapUsed)} heapTotal ${mb(atPeak.heapTotal)} external ${mb(atPeak.external)} arrayBuffers ${mb(atPeak.arrayBuffers)} MiB`,
+    );
   }
   return { value, seconds, rssAddedMB: (peak - base) / MiB, maxDelayMs: h.max / 1e6, stalls, maxGcMs };
 }
@@ -176,7 +178,9 @@ async function main(): Promise<void> {
       seeded += Buffer.byteLength(md) + Buffer.byteLength(raw);
     }
     const seedS = (performance.now() - t0) / 1000;
-    console.log(`seeded ${sizes.length} sessions, ${(seeded / MiB).toFixed(0)} MiB through upsertSession in ${seedS.toFixed(1)} s (${(seeded / MiB / seedS).toFixed(1)} MiB/s)`);
+    console.log(
+      `seeded ${sizes.length} sessions, ${(seeded / MiB).toFixed(0)} MiB through upsertSession in ${seedS.toFixed(1)} s (${(seeded / MiB / seedS).toFixed(1)} MiB/s)`,
+    );
 
     const exp = await measure('export', async () => {
       const e = await openExport(s.ctx);
@@ -195,7 +199,12 @@ async function main(): Promise<void> {
 
     const d = ctxFor(dst.db, adaDst.id, dst.url);
     const imp = await measure('import', () =>
-      importArchive(d.ctx, fs.createReadStream(file, { highWaterMark: MiB }), { onConflict: 'skip', maxBytes: 1024 * 1024 * MiB, maxFileBytes: 50 * MiB, onProgress: memTrace() }),
+      importArchive(d.ctx, fs.createReadStream(file, { highWaterMark: MiB }), {
+        onConflict: 'skip',
+        maxBytes: 1024 * 1024 * MiB,
+        maxFileBytes: 50 * MiB,
+        onProgress: memTrace(),
+      }),
     );
     console.log(
       `import: ${(exp.value / MiB).toFixed(0)} MiB in ${imp.seconds.toFixed(1)} s = ${(exp.value / MiB / imp.seconds).toFixed(1)} MiB/s; RSS +${imp.rssAddedMB.toFixed(0)} MiB; longest event-loop delay ${imp.maxDelayMs.toFixed(0)} ms; ${JSON.stringify(imp.value.sessions)} errors ${imp.value.errors.length}`,

@@ -12,10 +12,17 @@ import { buildSchema, execute, getIntrospectionQuery, Kind, parse, validate, typ
 import { checkOperation } from '../src/graphql/guards';
 
 const schema = buildSchema(fs.readFileSync(path.join(__dirname, '..', 'schema.graphql'), 'utf8'));
-const standard = getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true });
+const standard = getIntrospectionQuery({
+  descriptions: true,
+  specifiedByUrl: true,
+  directiveIsRepeatable: true,
+  schemaDescription: true,
+  inputValueDeprecation: true,
+});
 const fragments = standard.slice(standard.indexOf('fragment'));
 const aliased = (n: number) => `query { ${Array.from({ length: n }, (_v, i) => `s${i}: __schema { types { ...FullType } }`).join(' ')} }\n${fragments}`;
-const small = (n: number) => `{ ${Array.from({ length: n }, (_v, i) => `a${i}: __schema { types { name fields { name args { name } type { name ofType { name } } } } }`).join(' ')} }`;
+const small = (n: number) =>
+  `{ ${Array.from({ length: n }, (_v, i) => `a${i}: __schema { types { name fields { name args { name } type { name ofType { name } } } } }`).join(' ')} }`;
 
 const cases: Array<[string, string]> = [
   ['standard introspection (GraphiQL/codegen options)', standard],

@@ -80,7 +80,7 @@ async function main() {
   const markdown = markdownOfSize(45 * MiB, 3);
   const digest = crypto.createHash('sha256').update(markdown).digest('hex');
   const dbName = `sa_bench_json_${crypto.randomBytes(3).toString('hex')}`;
-  const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}${process.env.BENCH_DB_QUERY ?? ""}`;
+  const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}${process.env.BENCH_DB_QUERY ?? ''}`;
   await migrate(dbUrl);
   const db = createDb(dbUrl);
   const user = await createUser(db, 'bench-json@example.test', 'bench');
@@ -88,8 +88,22 @@ async function main() {
   await db.close();
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-json-'));
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: dbUrl, PORT: String(port), DATA_DIR: dataDir, JWT_SECRET, LOG_LEVEL: 'warn', MEILI_URL: '', WORKERS_ENABLED: 'false' };
-  const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: path.resolve(__dirname, '..'), env, stdio: ['ignore', 'inherit', 'inherit'], detached: true });
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: dbUrl,
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    JWT_SECRET,
+    LOG_LEVEL: 'warn',
+    MEILI_URL: '',
+    WORKERS_ENABLED: 'false',
+  };
+  const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: path.resolve(__dirname, '..'),
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    detached: true,
+  });
   const base = `http://127.0.0.1:${port}`;
   try {
     for (let i = 0; ; i++) {
@@ -102,7 +116,12 @@ async function main() {
     if (up.status !== 201) throw new Error(`upload answered ${up.status}: ${up.text.slice(0, 200)}`);
     const url = `${base}/api/v1/projects/big/sessions/${sid}`;
     await timedRead(url, token); // warm-up
-    console.log(`${READERS} concurrent JSON reads of a ${(Buffer.byteLength(markdown) / MiB).toFixed(1)} MiB session, ${ROUNDS} rounds; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `${READERS} concurrent JSON reads of a ${(Buffer.byteLength(markdown) / MiB).toFixed(1)} MiB session, ${ROUNDS} rounds; load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     const firsts: number[] = [];
     const totals: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
@@ -112,9 +131,13 @@ async function main() {
         firsts.push(r.firstByte);
         totals.push(r.total);
       }
-      console.log(`round ${round + 1}: first byte ${rs.map((r) => r.firstByte.toFixed(0)).join(', ')} ms; complete ${rs.map((r) => (r.total / 1000).toFixed(1)).join(', ')} s`);
+      console.log(
+        `round ${round + 1}: first byte ${rs.map((r) => r.firstByte.toFixed(0)).join(', ')} ms; complete ${rs.map((r) => (r.total / 1000).toFixed(1)).join(', ')} s`,
+      );
     }
-    console.log(`first byte: median ${pct(firsts, 50).toFixed(0)} ms, max ${Math.max(...firsts).toFixed(0)} ms; complete: median ${(pct(totals, 50) / 1000).toFixed(1)} s, max ${(Math.max(...totals) / 1000).toFixed(1)} s`);
+    console.log(
+      `first byte: median ${pct(firsts, 50).toFixed(0)} ms, max ${Math.max(...firsts).toFixed(0)} ms; complete: median ${(pct(totals, 50) / 1000).toFixed(1)} s, max ${(Math.max(...totals) / 1000).toFixed(1)} s`,
+    );
   } finally {
     const exited = new Promise((r) => server.once('exit', r));
     server.kill('SIGTERM');

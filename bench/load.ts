@@ -37,18 +37,30 @@ async function freePort(): Promise<number> {
 function request(url: string, method: string, token: string, body?: Buffer, headers: Record<string, string> = {}) {
   return new Promise<{ status: number; bytes: number; firstByteMs: number; text: string }>((resolve) => {
     const t0 = performance.now();
-    const req = http.request(url, { method, agent: false, headers: { Authorization: `Bearer ${token}`, ...headers, ...(body ? { 'Content-Type': 'application/json', 'Content-Length': String(body.length) } : {}) } }, (res) => {
-      let bytes = 0;
-      let firstByteMs = -1;
-      let text = '';
-      res.on('data', (c: Buffer) => {
-        if (firstByteMs < 0) firstByteMs = performance.now() - t0;
-        bytes += c.length;
-        if (text.length < 200) text += c.toString('utf8', 0, 200);
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, firstByteMs, text }));
-      res.on('error', () => resolve({ status: -1, bytes, firstByteMs, text }));
-    });
+    const req = http.request(
+      url,
+      {
+        method,
+        agent: false,
+        headers: {
+          Authorization: `Bearer ${token}`,
+          ...headers,
+          ...(body ? { 'Content-Type': 'application/json', 'Content-Length': String(body.length) } : {}),
+        },
+      },
+      (res) => {
+        let bytes = 0;
+        let firstByteMs = -1;
+        let text = '';
+        res.on('data', (c: Buffer) => {
+          if (firstByteMs < 0) firstByteMs = performance.now() - t0;
+          bytes += c.length;
+          if (text.length < 200) text += c.toString('utf8', 0, 200);
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, firstByteMs, text }));
+        res.on('error', () => resolve({ status: -1, bytes, firstByteMs, text }));
+      },
+    );
     req.on('error', () => resolve({ status: -1, bytes: 0, firstByteMs: -1, text: '' }));
     req.end(body);
   });
@@ -83,7 +95,16 @@ async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-load-'));
   const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: path.resolve(__dirname, '..'),
-    env: { ...process.env, DATABASE_URL: dbUrl, PORT: String(port), DATA_DIR: dataDir, JWT_SECRET, LOG_LEVEL: 'warn', WORKERS_ENABLED: 'false', RATE_LIMIT_REST_PER_HOUR: '1000000' },
+    env: {
+      ...process.env,
+      DATABASE_URL: dbUrl,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      JWT_SECRET,
+      LOG_LEVEL: 'warn',
+      WORKERS_ENABLED: 'false',
+      RATE_LIMIT_REST_PER_HOUR: '1000000',
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
     detached: true,
   });
@@ -119,7 +140,9 @@ async function main() {
         if (results[i].status === 201 && !stored) bad++;
         if (results[i].status === 503 && stored) bad++;
       }
-      console.log(`${n} × 5 MB uploads: ${ack} acknowledged, ${busy} busy, ${n - ack - busy} other, ${bad} inconsistent, peak RSS ${peak.toFixed(0)} MiB, ${secs.toFixed(1)} s`);
+      console.log(
+        `${n} × 5 MB uploads: ${ack} acknowledged, ${busy} busy, ${n - ack - busy} other, ${bad} inconsistent, peak RSS ${peak.toFixed(0)} MiB, ${secs.toFixed(1)} s`,
+      );
     }
 
     // A 48 MiB session (its upload also measures the event-loop stall of a large upload).

@@ -81,7 +81,11 @@ async function main() {
   // A kept corpus is measured as it is: no search worker (at start it would queue a refill of the
   // whole index, an hour of indexing at 100k on this machine).
   const config = loadConfig({
-    DATABASE_URL: db.url, DATA_DIR: dataDir, JWT_SECRET: 'bench-secret-that-is-long-enough', LOG_LEVEL: 'silent', NAMESPACE: db.name,
+    DATABASE_URL: db.url,
+    DATA_DIR: dataDir,
+    JWT_SECRET: 'bench-secret-that-is-long-enough',
+    LOG_LEVEL: 'silent',
+    NAMESPACE: db.name,
     ...(reuse ? { WORKERS_ENABLED: 'false' } : {}),
   });
   const deps = createDeps(config, createLogger('silent'));
@@ -122,7 +126,11 @@ async function main() {
     const fetchClients = withFetch ? await Promise.all(tokens.map((t) => connect(t, fetch))) : [];
     const GQL = `query($q: String!) { searchSessions(query: $q, limit: 8) { total results { projectId sessionId name userTitle updatedAt snippet project { name } matchingExchanges { exchange content } } } }`;
     const graphql = async (user: number, q: string, f: typeof fetch = nodeFetch) => {
-      const res = await f(`${url}/api/v1/graphql`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${tokens[user]}` }, body: JSON.stringify({ query: GQL, variables: { q } }) });
+      const res = await f(`${url}/api/v1/graphql`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${tokens[user]}` },
+        body: JSON.stringify({ query: GQL, variables: { q } }),
+      });
       const body = (await res.json()) as { errors?: unknown };
       if (body.errors) throw new Error(JSON.stringify(body.errors));
     };
@@ -157,10 +165,13 @@ async function main() {
       }
     }
     const gc = await time((x) => tool(clients[x.user], 'gather_context', { question: x.q }));
-    const row = (label: string, xs: number[]) => `  ${label.padEnd(44)} p50 ${fmt(percentile(xs, 50)).padStart(6)} ms   p95 ${fmt(percentile(xs, 95)).padStart(6)} ms`;
+    const row = (label: string, xs: number[]) =>
+      `  ${label.padEnd(44)} p50 ${fmt(percentile(xs, 50)).padStart(6)} ms   p95 ${fmt(percentile(xs, 95)).padStart(6)} ms`;
     log(row('GraphQL searchSessions', gq));
     log(row('MCP search_sessions', mq));
-    log(`  difference of p95: ${fmt(percentile(mq, 95) - percentile(gq, 95))} ms, of p50: ${fmt(percentile(mq, 50) - percentile(gq, 50))} ms (target: p95 within 20 ms)`);
+    log(
+      `  difference of p95: ${fmt(percentile(mq, 95) - percentile(gq, 95))} ms, of p50: ${fmt(percentile(mq, 50) - percentile(gq, 50))} ms (target: p95 within 20 ms)`,
+    );
     if (withFetch) {
       log(row('GraphQL searchSessions, global fetch', gf));
       log(row('MCP search_sessions, SDK client on global fetch', mf));
@@ -184,8 +195,15 @@ async function main() {
 }
 
 /** The corpus of bench/search.ts (rows, content and outbox rows in bulk); samples queries as it goes. */
-async function loadCorpus(pool: ReturnType<typeof createDeps>['db']['pool'], users: Array<{ id: string; email: string }>, queries: Array<{ user: number; q: string }>) {
-  await pool.query(`INSERT INTO users (id, email) VALUES ${users.map(() => '(?, ?)').join(', ')}`, users.flatMap((u) => [u.id, u.email]));
+async function loadCorpus(
+  pool: ReturnType<typeof createDeps>['db']['pool'],
+  users: Array<{ id: string; email: string }>,
+  queries: Array<{ user: number; q: string }>,
+) {
+  await pool.query(
+    `INSERT INTO users (id, email) VALUES ${users.map(() => '(?, ?)').join(', ')}`,
+    users.flatMap((u) => [u.id, u.email]),
+  );
   const projects = users.flatMap((u) => Array.from({ length: PROJECTS_PER_USER }, (_, j) => ({ id: `p-${u.id.slice(0, 8)}-${j}`, ownerId: u.id })));
   await pool.query(
     `INSERT INTO projects (id, ownerId, name, icon, color) VALUES ${projects.map(() => "(?, ?, ?, 'Code2', 'blue')").join(', ')}`,
@@ -211,8 +229,20 @@ async function loadCorpus(pool: ReturnType<typeof createDeps>['db']['pool'], use
       `INSERT INTO sessions (projectId, id, userId, name, markdownSize, rawDataSize, etag, contentDigest, createdAt, updatedAt, startedAt, endedAt, clientName, metadataJson)
        VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
       batch.flatMap((s) => [
-        s.projectId, s.id, s.userId, s.name, s.md.length, 0, `W/"${s.id}"`, crypto.createHash('sha256').update(s.md).digest('hex'), s.created, s.created, s.created, s.created,
-        'claude-code', JSON.stringify({ llmModels: s.llmModels, tags: s.tags, gitBranches: [], extra: {} }),
+        s.projectId,
+        s.id,
+        s.userId,
+        s.name,
+        s.md.length,
+        0,
+        `W/"${s.id}"`,
+        crypto.createHash('sha256').update(s.md).digest('hex'),
+        s.created,
+        s.created,
+        s.created,
+        s.created,
+        'claude-code',
+        JSON.stringify({ llmModels: s.llmModels, tags: s.tags, gitBranches: [], extra: {} }),
       ]),
     );
     await pool.query(

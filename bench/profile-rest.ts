@@ -25,8 +25,18 @@ const argv = process.argv.slice(2);
 const opt = (name: string, dflt: string) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
 const ROOT = path.resolve(__dirname, '..');
 
-interface Frame { callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number; id: number }
-interface Profile { nodes: Frame[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
+interface Frame {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+  id: number;
+}
+interface Profile {
+  nodes: Frame[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
 
 /** Top frames by self time and the same by package, as printable lines. */
 export function summarise(file: string, lastSeconds = Infinity, top = 25): string[] {
@@ -52,7 +62,15 @@ export function summarise(file: string, lastSeconds = Infinity, top = 25): strin
     const key = `${functionName || '(anonymous)'} ${where ? `${where}:${lineNumber + 1}` : ''}`.trim();
     frames.set(key, (frames.get(key) ?? 0) + t);
     const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(where)?.[1];
-    const area = pkg ?? (where.startsWith('node:') ? where.split('/')[0].replace(/^node:internal$/, 'node:internal') : where.startsWith('dist/') ? 'service (dist/)' : where ? where : functionName);
+    const area =
+      pkg ??
+      (where.startsWith('node:')
+        ? where.split('/')[0].replace(/^node:internal$/, 'node:internal')
+        : where.startsWith('dist/')
+          ? 'service (dist/)'
+          : where
+            ? where
+            : functionName);
     areas.set(area, (areas.get(area) ?? 0) + t);
   }
   const pct = (t: number) => `${((100 * t) / busy).toFixed(1).padStart(5)}%`;
@@ -73,12 +91,16 @@ const freePort = () =>
 
 function send(base: string, method: string, p: string, token: string, body?: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(new URL(p, base), { method, headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) } }, (res) => {
-      let s = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (s += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body: s }));
-    });
+    const req = http.request(
+      new URL(p, base),
+      { method, headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) } },
+      (res) => {
+        let s = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (s += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: s }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -109,14 +131,25 @@ async function main() {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {
-      ...process.env, DATABASE_URL: dbUrl + opt('url-query', ''), PORT: String(port), JWT_SECRET: secret, LOG_LEVEL: opt('log-level', 'warn'), DATA_DIR: dataDir,
-      RATE_LIMIT_REST_PER_HOUR: '1000000000', RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000000', AUTH_FAILURE_LIMIT: '1000000000', WORKERS_ENABLED: 'false',
+      ...process.env,
+      DATABASE_URL: dbUrl + opt('url-query', ''),
+      PORT: String(port),
+      JWT_SECRET: secret,
+      LOG_LEVEL: opt('log-level', 'warn'),
+      DATA_DIR: dataDir,
+      RATE_LIMIT_REST_PER_HOUR: '1000000000',
+      RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000000',
+      AUTH_FAILURE_LIMIT: '1000000000',
+      WORKERS_ENABLED: 'false',
       ...(argv.includes('--redis') ? { REDIS_URL: 'redis://127.0.0.1:6379', NAMESPACE: dbName } : {}),
     },
   });
   try {
     for (let i = 0; ; i++) {
-      const up = await send(base, 'GET', '/readyz', '').then((r) => r.status === 200, () => false);
+      const up = await send(base, 'GET', '/readyz', '').then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (up) break;
       if (i > 300) throw new Error('service did not come up');
       await new Promise((r) => setTimeout(r, 200));
@@ -128,7 +161,11 @@ async function main() {
     for (let i = 0; i < 50; i++) {
       const id = crypto.randomUUID();
       ids.push(id);
-      const body = JSON.stringify({ name: `session ${i}`, markdown: md + `\n\nsession ${i}\n`, metadata: { clientName: 'bench', llmModels: ['claude-sonnet-4'], tags: ['bench'] } });
+      const body = JSON.stringify({
+        name: `session ${i}`,
+        markdown: md + `\n\nsession ${i}\n`,
+        metadata: { clientName: 'bench', llmModels: ['claude-sonnet-4'], tags: ['bench'] },
+      });
       const r = await send(base, 'PUT', `/api/v1/projects/bench-list/sessions/${id}`, token, body);
       if (r.status >= 300) throw new Error(`seed failed: ${r.status} ${r.body}`);
     }
@@ -145,10 +182,19 @@ async function main() {
       // The baseline server instead, profiled the same way (its own SIGTERM handler exits cleanly).
       const bport = await freePort();
       baselineProc = spawn(process.execPath, [...prof, '--import', 'tsx', 'bench/baseline-server.ts'], {
-        cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DATABASE_URL: dbUrl, PORT: String(bport), JWT_SECRET: secret },
+        cwd: ROOT,
+        stdio: ['ignore', 'ignore', 'inherit'],
+        env: { ...process.env, DATABASE_URL: dbUrl, PORT: String(bport), JWT_SECRET: secret },
       });
       target = `http://127.0.0.1:${bport}`;
-      for (let i = 0; !(await send(target, 'GET', '/', '').then(() => true, () => false)); i++) {
+      for (
+        let i = 0;
+        !(await send(target, 'GET', '/', '').then(
+          () => true,
+          () => false,
+        ));
+        i++
+      ) {
         if (i > 300) throw new Error('baseline did not come up');
         await new Promise((r) => setTimeout(r, 200));
       }
@@ -174,14 +220,20 @@ async function main() {
       await new Promise((r) => setTimeout(r, 1500));
       const agent = new http.Agent({ keepAlive: true, maxSockets: 10 });
       let left = 500;
-      await Promise.all(Array.from({ length: 10 }, async () => {
-        while (left-- > 0) {
-          await new Promise<void>((resolve, reject) => {
-            const req = http.request(target + p, { method, agent, headers: { Authorization: `Bearer ${token}`, ...(accept ? { Accept: accept } : {}) } }, (res) => res.resume().on('end', resolve));
-            req.on('error', reject).end();
-          });
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: 10 }, async () => {
+          while (left-- > 0) {
+            await new Promise<void>((resolve, reject) => {
+              const req = http.request(
+                target + p,
+                { method, agent, headers: { Authorization: `Bearer ${token}`, ...(accept ? { Accept: accept } : {}) } },
+                (res) => res.resume().on('end', resolve),
+              );
+              req.on('error', reject).end();
+            });
+          }
+        }),
+      );
       agent.destroy();
       await new Promise((r) => setTimeout(r, 500));
       await new Promise<void>((resolve) => (tracer.once('exit', () => resolve()), tracer.kill('SIGINT')));
@@ -191,15 +243,34 @@ async function main() {
     // CPU the server spent under the load (user + system, /proc), per request: unlike req/s, it
     // barely moves with what else runs on the machine.
     const serverPid = (baselineProc ?? service).pid!;
-    const times = () => fs.readFileSync(`/proc/${serverPid}/stat`, 'utf8').split(') ')[1].split(' ').slice(11, 13).map((t) => Number(t) * 10);
+    const times = () =>
+      fs
+        .readFileSync(`/proc/${serverPid}/stat`, 'utf8')
+        .split(') ')[1]
+        .split(' ')
+        .slice(11, 13)
+        .map((t) => Number(t) * 10);
     const cpuOf = () => times().reduce((a, b) => a + b, 0);
     const user0 = times()[0];
     const cpu0 = cpuOf();
     if (method === 'HEAD') {
-      const out = execFileSync(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'bench/head-load.ts'), target + p, token, String(connections), String(seconds)], { encoding: 'utf8' });
+      const out = execFileSync(
+        process.execPath,
+        [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'bench/head-load.ts'), target + p, token, String(connections), String(seconds)],
+        { encoding: 'utf8' },
+      );
       load = JSON.parse(out.trim().split('\n').pop()!);
     } else {
-      const args = [path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(connections), '-d', String(seconds), '-H', `Authorization=Bearer ${token}`];
+      const args = [
+        path.join(ROOT, 'node_modules/autocannon/autocannon.js'),
+        '-j',
+        '-c',
+        String(connections),
+        '-d',
+        String(seconds),
+        '-H',
+        `Authorization=Bearer ${token}`,
+      ];
       if (accept) args.push('-H', `Accept=${accept}`);
       const r = JSON.parse(execFileSync(process.execPath, [...args, target + p], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }));
       load = { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors };
@@ -207,8 +278,12 @@ async function main() {
     const cpuMs = cpuOf() - cpu0;
     const userMs = times()[0] - user0;
     if (baselineProc) await new Promise<void>((resolve) => (baselineProc.once('exit', () => resolve()), baselineProc.kill('SIGTERM')));
-    console.log(`${baseline ? 'BASELINE ' : ''}${which}: ${method} ${p}${accept ? ` (Accept: ${accept})` : ''}${argv.includes('--redis') ? ', rate limits in Redis' : ''}`);
-    console.log(`${Math.round(load.rps)} req/s, p50 ${load.p50} ms, p99 ${load.p99} ms, non-2xx ${load.non2xx}; ${statements} SQL statements per request; ${((1000 * cpuMs) / (load.rps * seconds)).toFixed(0)} µs CPU per request (${((1000 * userMs) / (load.rps * seconds)).toFixed(0)} µs user)`);
+    console.log(
+      `${baseline ? 'BASELINE ' : ''}${which}: ${method} ${p}${accept ? ` (Accept: ${accept})` : ''}${argv.includes('--redis') ? ', rate limits in Redis' : ''}`,
+    );
+    console.log(
+      `${Math.round(load.rps)} req/s, p50 ${load.p50} ms, p99 ${load.p99} ms, non-2xx ${load.non2xx}; ${statements} SQL statements per request; ${((1000 * cpuMs) / (load.rps * seconds)).toFixed(0)} µs CPU per request (${((1000 * userMs) / (load.rps * seconds)).toFixed(0)} µs user)`,
+    );
   } finally {
     await new Promise<void>((resolve) => {
       if (service.exitCode !== null) return resolve();

@@ -65,16 +65,30 @@ export const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
 export function request(url: string, method: string, token: string, body?: Buffer, headers: Record<string, string> = {}, keep = true): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const req = http.request(url, { method, agent, headers: { Authorization: `Bearer ${token}`, ...headers, ...(body ? { 'Content-Type': 'application/json', 'Content-Length': String(body.length) } : {}) } }, (res) => {
-      const parts: Buffer[] = [];
-      let bytes = 0;
-      res.on('data', (c: Buffer) => {
-        bytes += c.length;
-        if (keep) parts.push(c);
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - t0, body: keep ? Buffer.concat(parts).toString('utf8') : '' }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      url,
+      {
+        method,
+        agent,
+        headers: {
+          Authorization: `Bearer ${token}`,
+          ...headers,
+          ...(body ? { 'Content-Type': 'application/json', 'Content-Length': String(body.length) } : {}),
+        },
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        let bytes = 0;
+        res.on('data', (c: Buffer) => {
+          bytes += c.length;
+          if (keep) parts.push(c);
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - t0, body: keep ? Buffer.concat(parts).toString('utf8') : '' }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -115,14 +129,27 @@ async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-reader-'));
   const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: path.resolve(__dirname, '..'),
-    env: { ...process.env, DATABASE_URL: dbUrl, PORT: String(port), DATA_DIR: dataDir, JWT_SECRET, LOG_LEVEL: 'warn', WORKERS_ENABLED: 'false', RATE_LIMIT_REST_PER_HOUR: '1000000', RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000' },
+    env: {
+      ...process.env,
+      DATABASE_URL: dbUrl,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      JWT_SECRET,
+      LOG_LEVEL: 'warn',
+      WORKERS_ENABLED: 'false',
+      RATE_LIMIT_REST_PER_HOUR: '1000000',
+      RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000',
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
     detached: true,
   });
   const base = `http://127.0.0.1:${port}`;
   try {
     for (let i = 0; ; i++) {
-      const ok = await request(`${base}/healthz`, 'GET', token).then((r) => r.status === 200, () => false);
+      const ok = await request(`${base}/healthz`, 'GET', token).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) break;
       if (i > 600) throw new Error('server did not start');
       await new Promise((r) => setTimeout(r, 100));
@@ -152,7 +179,14 @@ async function main() {
       ]);
       for (const r of replies) if (r.status !== 200 || r.body.includes('"errors"')) throw new Error(`query failed: ${r.body.slice(0, 300)}`);
       const page = JSON.parse(replies[2].body).data.session.exchanges;
-      return { firstExchangeMs, allMs: performance.now() - t0, bytes: replies.reduce((n, r) => n + r.bytes, 0), pageBytes: replies[2].bytes, total: page.total as number, next: page.nextOffset as number };
+      return {
+        firstExchangeMs,
+        allMs: performance.now() - t0,
+        bytes: replies.reduce((n, r) => n + r.bytes, 0),
+        pageBytes: replies[2].bytes,
+        total: page.total as number,
+        next: page.nextOffset as number,
+      };
     };
 
     // Cold: the first read of this version builds the exchange index; /healthz meanwhile.
@@ -182,14 +216,21 @@ async function main() {
     const nextPage: Reply[] = [];
     for (let i = 0; i < 5; i++) nextPage.push(await gql(PAGE_QUERY, { projectId: 'bench-reader', id: ids[0], offset: cold.next, limit: 10 }));
     const full: Reply[] = [];
-    for (let i = 0; i < 3; i++) full.push(await request(`${base}/api/v1/projects/bench-reader/sessions/${ids[0]}`, 'GET', token, undefined, { Accept: 'text/markdown' }, false));
+    for (let i = 0; i < 3; i++)
+      full.push(await request(`${base}/api/v1/projects/bench-reader/sessions/${ids[0]}`, 'GET', token, undefined, { Accept: 'text/markdown' }, false));
 
     console.log(`exchanges: ${cold.total}`);
-    console.log(`open, cold (index built): first exchange ${cold.firstExchangeMs.toFixed(0)} ms, ${kib(cold.bytes)} transferred (first page ${kib(cold.pageBytes)}); slowest /healthz meanwhile ${slowest.toFixed(0)} ms`);
+    console.log(
+      `open, cold (index built): first exchange ${cold.firstExchangeMs.toFixed(0)} ms, ${kib(cold.bytes)} transferred (first page ${kib(cold.pageBytes)}); slowest /healthz meanwhile ${slowest.toFixed(0)} ms`,
+    );
     if (cpu0.main !== null && cpu1.main !== null && cpu0.all !== null && cpu1.all !== null) {
-      console.log(`CPU of a cold open alone (third copy): main thread (event loop) ${cpu1.main - cpu0.main} ms, whole process ${cpu1.all - cpu0.all} ms (10 ms ticks)`);
+      console.log(
+        `CPU of a cold open alone (third copy): main thread (event loop) ${cpu1.main - cpu0.main} ms, whole process ${cpu1.all - cpu0.all} ms (10 ms ticks)`,
+      );
     }
-    console.log(`open, warm: first exchange median ${median(warm.map((w) => w.firstExchangeMs)).toFixed(0)} ms (min ${Math.min(...warm.map((w) => w.firstExchangeMs)).toFixed(0)}, max ${Math.max(...warm.map((w) => w.firstExchangeMs)).toFixed(0)}), ${kib(warm[0].bytes)} transferred`);
+    console.log(
+      `open, warm: first exchange median ${median(warm.map((w) => w.firstExchangeMs)).toFixed(0)} ms (min ${Math.min(...warm.map((w) => w.firstExchangeMs)).toFixed(0)}, max ${Math.max(...warm.map((w) => w.firstExchangeMs)).toFixed(0)}), ${kib(warm[0].bytes)} transferred`,
+    );
     console.log(`open at #exchange-5000, warm: median ${median(deep.map((w) => w.firstExchangeMs)).toFixed(0)} ms, ${kib(deep[0].bytes)} transferred`);
     console.log(`next page while scrolling: median ${median(nextPage.map((r) => r.ms)).toFixed(0)} ms, ${kib(nextPage[0].bytes)}`);
     console.log(`whole markdown (GET text/markdown): median ${median(full.map((r) => r.ms)).toFixed(0)} ms, ${(full[0].bytes / 1e6).toFixed(1)} MB`);
@@ -207,7 +248,13 @@ async function main() {
         await page.getByLabel('Password').fill(PASSWORD);
         await page.getByRole('button', { name: 'Sign in' }).click();
         await page.getByRole('heading', { level: 1, name: 'Projects' }).waitFor();
-        const runs = [['cold', ids[1]], ['warm 1', ids[1]], ['warm 2', ids[1]], ['warm 3', ids[1]], ['warm, #exchange-5000', ids[1]]] as const;
+        const runs = [
+          ['cold', ids[1]],
+          ['warm 1', ids[1]],
+          ['warm 2', ids[1]],
+          ['warm 3', ids[1]],
+          ['warm, #exchange-5000', ids[1]],
+        ] as const;
         for (const [label, id] of runs) {
           let apiBytes = 0;
           let allBytes = 0;

@@ -51,7 +51,11 @@ function rawJsonl(bytes: number): string {
   const lines: string[] = [];
   let size = 0;
   for (let i = 0; size < bytes; i++) {
-    const l = JSON.stringify({ type: i % 2 ? 'assistant' : 'user', uuid: crypto.randomUUID(), message: { content: md.slice((i * 997) % (md.length - 2000), ((i * 997) % (md.length - 2000)) + 1500) } });
+    const l = JSON.stringify({
+      type: i % 2 ? 'assistant' : 'user',
+      uuid: crypto.randomUUID(),
+      message: { content: md.slice((i * 997) % (md.length - 2000), ((i * 997) % (md.length - 2000)) + 1500) },
+    });
     lines.push(l);
     size += l.length + 1;
   }
@@ -113,7 +117,10 @@ async function uploadSection(redactMs: number) {
   const raw = rawJsonl(2.5 * MB);
   const n = QUICK ? 5 : 15;
   // Both services run at once and take turns, so load from elsewhere on the machine hits both alike.
-  const apps = { off: await startTestApp({ env: { ...env, REDACT_SECRETS: 'off' }, rateLimit: false }), on: await startTestApp({ env: { ...env, REDACT_SECRETS: 'on' }, rateLimit: false }) };
+  const apps = {
+    off: await startTestApp({ env: { ...env, REDACT_SECRETS: 'off' }, rateLimit: false }),
+    on: await startTestApp({ env: { ...env, REDACT_SECRETS: 'on' }, rateLimit: false }),
+  };
   const times: Record<'off' | 'on', number[]> = { off: [], on: [] };
   try {
     const users = { off: await apps.off.createUser('bench'), on: await apps.on.createUser('bench') };
@@ -139,8 +146,10 @@ async function uploadSection(redactMs: number) {
   console.log('|---|---|');
   console.log(`| off (baseline) | ${results.off.toFixed(0)} ms |`);
   console.log(`| on | ${results.on.toFixed(0)} ms |`);
-  console.log(`\nredaction's share of an upload: ${pct(results.on - results.off, results.on)} (difference of medians); ` +
-    `scan time alone (both parts, in-process) ${redactMs.toFixed(0)} ms = ${pct(redactMs, results.on)} of the upload with redaction`);
+  console.log(
+    `\nredaction's share of an upload: ${pct(results.on - results.off, results.on)} (difference of medians); ` +
+      `scan time alone (both parts, in-process) ${redactMs.toFixed(0)} ms = ${pct(redactMs, results.on)} of the upload with redaction`,
+  );
 }
 
 async function main() {

@@ -25,7 +25,12 @@ import { markdownOfSize } from './corpus-lite';
 
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
-const ONLY = (argv.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['rest', 'graphql', 'upload', 'storage', 'search']).map((s) => s.trim());
+const ONLY = (
+  argv
+    .find((a) => a.startsWith('--only='))
+    ?.slice(7)
+    .split(',') ?? ['rest', 'graphql', 'upload', 'storage', 'search']
+).map((s) => s.trim());
 const DURATION = QUICK ? 3 : 20;
 const CONNECTIONS = 50;
 const ROOT = path.resolve(__dirname, '..');
@@ -45,7 +50,14 @@ const freePort = () =>
 async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
-    const ok = await new Promise<boolean>((r) => http.get(url, (res) => { res.resume(); r(res.statusCode! < 500); }).on('error', () => r(false)));
+    const ok = await new Promise<boolean>((r) =>
+      http
+        .get(url, (res) => {
+          res.resume();
+          r(res.statusCode! < 500);
+        })
+        .on('error', () => r(false)),
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -65,7 +77,11 @@ function startChild(name: string, cmd: string, args: string[], env: Record<strin
 }
 let stopping = false;
 
-interface Reply { status: number; body: Buffer; headers: http.IncomingHttpHeaders }
+interface Reply {
+  status: number;
+  body: Buffer;
+  headers: http.IncomingHttpHeaders;
+}
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 /** One request; a connection-level failure (a keep-alive socket the server closed while this
  * client idled through a load phase) is retried on a fresh connection. */
@@ -81,25 +97,55 @@ async function request(base: string, method: string, p: string, token: string, b
 }
 function requestOnce(base: string, method: string, p: string, token: string, body?: Buffer, headers: Record<string, string> = {}): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = http.request(new URL(p, base), { method, agent, headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json', 'Content-Length': String(body.length) } : {}), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks), headers: res.headers }));
-    });
+    const req = http.request(
+      new URL(p, base),
+      {
+        method,
+        agent,
+        headers: {
+          Authorization: `Bearer ${token}`,
+          ...(body ? { 'Content-Type': 'application/json', 'Content-Length': String(body.length) } : {}),
+          ...headers,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks), headers: res.headers }));
+      },
+    );
     req.on('error', reject);
     if (body) req.write(body);
     req.end();
   });
 }
 
-interface Load { rps: number; p50: number; p99: number; non2xx: number }
+interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+}
 function autocannon(url: string, token: string, opts: { method?: string; body?: string; accept?: string } = {}): Load {
   if (opts.method === 'HEAD') {
     // autocannon waits for a body HEAD never sends; bench/head-load.ts drives HEAD the same way.
-    const out = execFileSync(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'bench/head-load.ts'), url, token, String(CONNECTIONS), String(DURATION)], { encoding: 'utf8' });
+    const out = execFileSync(
+      process.execPath,
+      [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'bench/head-load.ts'), url, token, String(CONNECTIONS), String(DURATION)],
+      { encoding: 'utf8' },
+    );
     return JSON.parse(out.trim().split('\n').pop()!);
   }
-  const args = [path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(CONNECTIONS), '-d', String(DURATION), '-H', `Authorization=Bearer ${token}`];
+  const args = [
+    path.join(ROOT, 'node_modules/autocannon/autocannon.js'),
+    '-j',
+    '-c',
+    String(CONNECTIONS),
+    '-d',
+    String(DURATION),
+    '-H',
+    `Authorization=Bearer ${token}`,
+  ];
   if (opts.method) args.push('-m', opts.method);
   if (opts.accept) args.push('-H', `Accept=${opts.accept}`);
   if (opts.body) args.push('-H', 'Content-Type=application/json', '-b', opts.body);
@@ -149,8 +195,14 @@ async function main() {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     const service = startChild('service', process.execPath, ['dist/src/main.js'], {
-      DATABASE_URL: dbUrl, PORT: String(port), JWT_SECRET: SECRET, LOG_LEVEL: 'warn', DATA_DIR: dataDir,
-      RATE_LIMIT_REST_PER_HOUR: '1000000000', RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000000', AUTH_FAILURE_LIMIT: '1000000000',
+      DATABASE_URL: dbUrl,
+      PORT: String(port),
+      JWT_SECRET: SECRET,
+      LOG_LEVEL: 'warn',
+      DATA_DIR: dataDir,
+      RATE_LIMIT_REST_PER_HOUR: '1000000000',
+      RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000000',
+      AUTH_FAILURE_LIMIT: '1000000000',
       WORKERS_ENABLED: ONLY.includes('search') ? 'true' : 'false',
     });
     children.push(service);
@@ -159,7 +211,20 @@ async function main() {
     const user = await createUser(handles, `bench-${dbName}@example.test`, 'bench');
     const { token } = await createKeyForUser(handles, SECRET, user.id, 'bench');
     const put = (projectId: string, id: string, md: string, extra: Record<string, unknown> = {}) =>
-      request(base, 'PUT', `/api/v1/projects/${projectId}/sessions/${id}`, token, Buffer.from(JSON.stringify({ name: `session ${id.slice(0, 8)}`, markdown: md, metadata: { clientName: 'bench', llmModels: ['claude-sonnet-4'], tags: ['bench'] }, ...extra })));
+      request(
+        base,
+        'PUT',
+        `/api/v1/projects/${projectId}/sessions/${id}`,
+        token,
+        Buffer.from(
+          JSON.stringify({
+            name: `session ${id.slice(0, 8)}`,
+            markdown: md,
+            metadata: { clientName: 'bench', llmModels: ['claude-sonnet-4'], tags: ['bench'] },
+            ...extra,
+          }),
+        ),
+      );
 
     if (ONLY.includes('rest')) {
       const md20k = markdownOfSize(20 * 1024, 1);
@@ -171,7 +236,11 @@ async function main() {
         if (r.status >= 300) throw new Error(`seed failed: ${r.status} ${r.body.toString('utf8')}`);
       }
       const bport = await freePort();
-      const baseline = startChild('baseline', process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bench/baseline-server.ts'], { DATABASE_URL: dbUrl, PORT: String(bport), JWT_SECRET: SECRET });
+      const baseline = startChild('baseline', process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bench/baseline-server.ts'], {
+        DATABASE_URL: dbUrl,
+        PORT: String(bport),
+        JWT_SECRET: SECRET,
+      });
       children.push(baseline);
       await waitFor(`http://127.0.0.1:${bport}/`);
       const cases: Array<[string, string, string?]> = [
@@ -189,7 +258,11 @@ async function main() {
         rows.push([name, fmt(s.rps), fmt(s.p50), fmt(s.p99), s.non2xx, fmt(b.rps), fmt(b.p50), fmt(b.p99), `${ratio.toFixed(2)}x`]);
         summary.push(`${name}: ${ratio.toFixed(2)}x baseline (${fmt(s.rps)} vs ${fmt(b.rps)} req/s)`);
       }
-      table(`REST reads — ${CONNECTIONS} connections × ${DURATION} s, autocannon in a second process`, ['endpoint', 'svc req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'base req/s', 'p50 ms', 'p99 ms', 'ratio'], rows);
+      table(
+        `REST reads — ${CONNECTIONS} connections × ${DURATION} s, autocannon in a second process`,
+        ['endpoint', 'svc req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'base req/s', 'p50 ms', 'p99 ms', 'ratio'],
+        rows,
+      );
     }
 
     if (ONLY.includes('graphql')) {
@@ -217,7 +290,11 @@ async function main() {
           statements = Math.min(statements, (await dbQuestions(pool)) - q0 - 1); // minus our own SHOW STATUS
         }
         const r = autocannon(`${base}/api/v1/graphql`, token, { method: 'POST', body });
-        table(`GraphQL batching query — ${projects + 1} projects × ${perProject} sessions`, ['req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'SQL statements/request'], [[fmt(r.rps), fmt(r.p50), fmt(r.p99), r.non2xx, statements]]);
+        table(
+          `GraphQL batching query — ${projects + 1} projects × ${perProject} sessions`,
+          ['req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'SQL statements/request'],
+          [[fmt(r.rps), fmt(r.p50), fmt(r.p99), r.non2xx, statements]],
+        );
         summary.push(`graphql batching: ${fmt(r.rps)} req/s, p99 ${fmt(r.p99)} ms, ${statements} SQL statements/request`);
       }
     }
@@ -225,19 +302,29 @@ async function main() {
     if (ONLY.includes('upload')) {
       const rows: (string | number)[][] = [];
       const sizes: Array<[string, number, number, number]> = QUICK
-        ? [['1 KB', 1024, 100, 10], ['100 KB', 100 * 1024, 40, 10], ['5 MB', 5 * 1024 * 1024, 6, 3]]
-        : [['1 KB', 1024, 1000, 10], ['100 KB', 100 * 1024, 300, 10], ['5 MB', 5 * 1024 * 1024, 40, 4]];
+        ? [
+            ['1 KB', 1024, 100, 10],
+            ['100 KB', 100 * 1024, 40, 10],
+            ['5 MB', 5 * 1024 * 1024, 6, 3],
+          ]
+        : [
+            ['1 KB', 1024, 1000, 10],
+            ['100 KB', 100 * 1024, 300, 10],
+            ['5 MB', 5 * 1024 * 1024, 40, 4],
+          ];
       for (const [label, bytes, count, concurrency] of sizes) {
         const md = markdownOfSize(bytes, 3);
         let next = 0;
         const t0 = process.hrtime.bigint();
-        await Promise.all(Array.from({ length: concurrency }, async () => {
-          while (next < count) {
-            next++;
-            const r = await put(`upload-${label.replace(' ', '')}`, crypto.randomUUID(), md);
-            if (r.status !== 201) throw new Error(`upload failed: ${r.status}`);
-          }
-        }));
+        await Promise.all(
+          Array.from({ length: concurrency }, async () => {
+            while (next < count) {
+              next++;
+              const r = await put(`upload-${label.replace(' ', '')}`, crypto.randomUUID(), md);
+              if (r.status !== 201) throw new Error(`upload failed: ${r.status}`);
+            }
+          }),
+        );
         const secs = Number(process.hrtime.bigint() - t0) / 1e9;
         rows.push([label, count, concurrency, fmt(count / secs, 1), fmt((count * bytes) / secs / 2 ** 20, 1)]);
         summary.push(`upload ${label}: ${fmt(count / secs, 1)} sessions/s, ${fmt((count * bytes) / secs / 2 ** 20, 1)} MB/s`);
@@ -247,22 +334,48 @@ async function main() {
       const md5 = markdownOfSize(5 * 1024 * 1024, 4);
       const before = rssOf(service.pid!);
       let peak = before;
-      const sampler = setInterval(() => { try { peak = Math.max(peak, rssOf(service.pid!)); } catch { /* exited */ } }, 20);
+      const sampler = setInterval(() => {
+        try {
+          peak = Math.max(peak, rssOf(service.pid!));
+        } catch {
+          /* exited */
+        }
+      }, 20);
       const statuses = await Promise.all(Array.from({ length: 20 }, () => put('upload-rss', crypto.randomUUID(), md5).then((r) => r.status)));
       clearInterval(sampler);
       const okCount = statuses.filter((s) => s === 201).length;
-      table('Service memory while 20 clients upload 5 MB at once', ['RSS before', 'peak RSS', 'uploads acknowledged'], [[`${fmt(before / 2 ** 20)} MiB`, `${fmt(peak / 2 ** 20)} MiB`, `${okCount}/20`]]);
+      table(
+        'Service memory while 20 clients upload 5 MB at once',
+        ['RSS before', 'peak RSS', 'uploads acknowledged'],
+        [[`${fmt(before / 2 ** 20)} MiB`, `${fmt(peak / 2 ** 20)} MiB`, `${okCount}/20`]],
+      );
       summary.push(`upload peak RSS (20 × 5 MB at once): ${fmt(peak / 2 ** 20)} MiB`);
     }
 
     if (ONLY.includes('storage')) {
       await pool.query(`ANALYZE TABLE sessions, session_chunks, session_labels, projects`);
       const [{ content }] = await pool.query('SELECT COALESCE(SUM(markdownSize + rawDataSize), 0) AS content FROM sessions');
-      const [{ disk }] = await pool.query('SELECT COALESCE(SUM(data_length + index_length), 0) AS disk FROM information_schema.tables WHERE table_schema = ?', [dbName]);
+      const [{ disk }] = await pool.query('SELECT COALESCE(SUM(data_length + index_length), 0) AS disk FROM information_schema.tables WHERE table_schema = ?', [
+        dbName,
+      ]);
       const meiliDir = path.join(dataDir, 'meilisearch');
       const indexBytes = fs.existsSync(meiliDir) ? Number(execFileSync('du', ['-sb', meiliDir], { encoding: 'utf8' }).split('\t')[0]) : 0;
-      table('Storage', ['content bytes', 'database bytes', 'db bytes / content byte', 'search index bytes', 'index bytes / content byte'], [[fmt(Number(content)), fmt(Number(disk)), (Number(disk) / Number(content)).toFixed(2), fmt(indexBytes), indexBytes ? (indexBytes / Number(content)).toFixed(2) : 'n/a']]);
-      summary.push(`storage: ${(Number(disk) / Number(content)).toFixed(2)} database bytes per content byte${indexBytes ? `, ${(indexBytes / Number(content)).toFixed(2)} index bytes per content byte` : ''}`);
+      table(
+        'Storage',
+        ['content bytes', 'database bytes', 'db bytes / content byte', 'search index bytes', 'index bytes / content byte'],
+        [
+          [
+            fmt(Number(content)),
+            fmt(Number(disk)),
+            (Number(disk) / Number(content)).toFixed(2),
+            fmt(indexBytes),
+            indexBytes ? (indexBytes / Number(content)).toFixed(2) : 'n/a',
+          ],
+        ],
+      );
+      summary.push(
+        `storage: ${(Number(disk) / Number(content)).toFixed(2)} database bytes per content byte${indexBytes ? `, ${(indexBytes / Number(content)).toFixed(2)} index bytes per content byte` : ''}`,
+      );
     }
   } finally {
     stopping = true;
@@ -286,14 +399,23 @@ async function main() {
 
   if (ONLY.includes('search') && fs.existsSync(path.join(ROOT, 'bench/search.ts'))) {
     console.log('\n## Search (bench/search.ts)');
-    const out = execFileSync(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bench/search.ts', ...(QUICK ? ['--quick'] : [])], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const out = execFileSync(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bench/search.ts', ...(QUICK ? ['--quick'] : [])], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
     process.stdout.write(out);
     let size = '';
     for (const line of out.split('\n')) {
       const m = /^== (\d+) sessions/.exec(line);
       if (m) size = `${m[1]} sessions`;
       if (/^\s+(searchSessions \(with matchingExchanges\)|freshness,)/.test(line)) {
-        summary.push(`${line.trim().replace(/\s+/g, ' ').replace(/ \(target.*$/, '')}${line.includes('freshness') ? '' : ` [${size}]`}`);
+        summary.push(
+          `${line
+            .trim()
+            .replace(/\s+/g, ' ')
+            .replace(/ \(target.*$/, '')}${line.includes('freshness') ? '' : ` [${size}]`}`,
+        );
       }
     }
   }

@@ -74,7 +74,16 @@ function post(app: TestApp, token: string, body: string): Promise<{ status: numb
   return new Promise((resolve, reject) => {
     const req = http.request(
       u,
-      { method: 'POST', agent, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          Authorization: `Bearer ${token}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json',
+          'Content-Length': Buffer.byteLength(body),
+        },
+      },
       (res) => {
         const parts: Buffer[] = [];
         res.on('data', (c: Buffer) => parts.push(c));
@@ -98,13 +107,19 @@ async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-typing-'));
   // --load-memory: engines of our own, as the service would run them, with a bigger indexing memory.
   const engines = LOAD_MEMORY
-    ? [new EmbeddedMeili({ dataDir, maxIndexingMemory: LOAD_MEMORY }), new EmbeddedMeili({ dataDir, name: 'meilisearch-recent', maxIndexingMemory: LOAD_MEMORY })]
+    ? [
+        new EmbeddedMeili({ dataDir, maxIndexingMemory: LOAD_MEMORY }),
+        new EmbeddedMeili({ dataDir, name: 'meilisearch-recent', maxIndexingMemory: LOAD_MEMORY }),
+      ]
     : [];
   await Promise.all(engines.map((e) => e.start()));
   const engineEnv: Record<string, string> = engines.length
     ? { MEILI_URL: engines[0].url!, MEILI_MASTER_KEY: engines[0].masterKey, MEILI_RECENT_URL: engines[1].url!, MEILI_RECENT_MASTER_KEY: engines[1].masterKey }
     : {};
-  const app = await startTestApp({ env: { DATA_DIR: dataDir, RATE_LIMIT_GRAPHQL_PER_HOUR: '100000000', RATE_LIMIT_REST_PER_HOUR: '100000000', ...engineEnv }, rateLimit: false });
+  const app = await startTestApp({
+    env: { DATA_DIR: dataDir, RATE_LIMIT_GRAPHQL_PER_HOUR: '100000000', RATE_LIMIT_REST_PER_HOUR: '100000000', ...engineEnv },
+    rateLimit: false,
+  });
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= app
@@ -148,8 +163,17 @@ async function main() {
   try {
     // The first user can sign in to the console (--browser); the others only have keys.
     const first = await createUser(app.deps.db, 'typing0@example.test', 'Typist', { password: PASSWORD, role: 'member' });
-    const users = [{ id: first.id, email: first.email }, ...Array.from({ length: USERS - 1 }, (_, i) => ({ id: crypto.randomUUID(), email: `typing${i + 1}@example.test` }))];
-    await pool.query(`INSERT INTO users (id, email) VALUES ${users.slice(1).map(() => '(?, ?)').join(', ')}`, users.slice(1).flatMap((u) => [u.id, u.email]));
+    const users = [
+      { id: first.id, email: first.email },
+      ...Array.from({ length: USERS - 1 }, (_, i) => ({ id: crypto.randomUUID(), email: `typing${i + 1}@example.test` })),
+    ];
+    await pool.query(
+      `INSERT INTO users (id, email) VALUES ${users
+        .slice(1)
+        .map(() => '(?, ?)')
+        .join(', ')}`,
+      users.slice(1).flatMap((u) => [u.id, u.email]),
+    );
     const tokens = await Promise.all(users.map(async (u) => (await createKeyForUser(app.deps.db, app.deps.config.jwtSecret, u.id, 'bench')).token));
     const projects = users.flatMap((u) => Array.from({ length: PROJECTS_PER_USER }, (_, j) => ({ id: `p-${u.id.slice(0, 8)}-${j}`, ownerId: u.id })));
     await pool.query(
@@ -182,8 +206,20 @@ async function main() {
           `INSERT INTO sessions (projectId, id, userId, name, markdownSize, rawDataSize, etag, contentDigest, createdAt, updatedAt, startedAt, endedAt, clientName, metadataJson)
            VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
           batch.flatMap((s) => [
-            s.projectId, s.id, s.userId, s.name, s.md.length, 0, `W/"${s.id}"`, crypto.createHash('sha256').update(s.md).digest('hex'),
-            s.created, s.created, s.created, s.created, 'claude-code', JSON.stringify({ llmModels: s.llmModels, tags: s.tags, gitBranches: [], extra: {} }),
+            s.projectId,
+            s.id,
+            s.userId,
+            s.name,
+            s.md.length,
+            0,
+            `W/"${s.id}"`,
+            crypto.createHash('sha256').update(s.md).digest('hex'),
+            s.created,
+            s.created,
+            s.created,
+            s.created,
+            'claude-code',
+            JSON.stringify({ llmModels: s.llmModels, tags: s.tags, gitBranches: [], extra: {} }),
           ]),
         );
         await pool.query(
@@ -235,15 +271,17 @@ async function main() {
       const tIndexed = now();
       log(
         LOAD === 'direct'
-          ? `\n== ${size} sessions: written and indexed directly in ${((tIndexed - t0) / 1000).toFixed(1)} s (${Math.round((size - loaded) / ((tIndexed - t0) / 1000))} sessions/s), load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`
+          ? `\n== ${size} sessions: written and indexed directly in ${((tIndexed - t0) / 1000).toFixed(1)} s (${Math.round((size - loaded) / ((tIndexed - t0) / 1000))} sessions/s), load ${os
+              .loadavg()
+              .map((x) => x.toFixed(1))
+              .join(' ')}`
           : `\n== ${size} sessions: written in ${((tInserted - t0) / 1000).toFixed(1)} s, indexed in ${((tIndexed - tInserted) / 1000).toFixed(1)} s`,
       );
       loaded = size;
 
       const query = SearchSessionsDocument.toString();
       const typed = Array.from({ length: QUERIES }, (_, i) => queryPool[(i * 7) % queryPool.length]);
-      const send = (user: number, q: string) =>
-        post(app, tokens[user], JSON.stringify({ query, variables: { query: q, filters: {}, limit: 20, offset: 0 } }));
+      const send = (user: number, q: string) => post(app, tokens[user], JSON.stringify({ query, variables: { query: q, filters: {}, limit: 20, offset: 0 } }));
       // Warm-up: each full query once.
       for (const t of typed) await send(t.user, t.q);
       const loadBefore = os.loadavg()[0];
@@ -276,11 +314,22 @@ async function main() {
           }
         }
       }
-      log(`  every keystroke (${requests} requests)          p50 ${fmt(percentile(all, 50)).padStart(6)} ms   p95 ${fmt(percentile(all, 95)).padStart(6)} ms   max ${fmt(Math.max(...all))} ms`);
-      log(`  the whole query (${finals.length} requests)            p50 ${fmt(percentile(finals, 50)).padStart(6)} ms   p95 ${fmt(percentile(finals, 95)).padStart(6)} ms`);
+      log(
+        `  every keystroke (${requests} requests)          p50 ${fmt(percentile(all, 50)).padStart(6)} ms   p95 ${fmt(percentile(all, 95)).padStart(6)} ms   max ${fmt(Math.max(...all))} ms`,
+      );
+      log(
+        `  the whole query (${finals.length} requests)            p50 ${fmt(percentile(finals, 50)).padStart(6)} ms   p95 ${fmt(percentile(finals, 95)).padStart(6)} ms`,
+      );
       log(`  load average (1 min) ${loadBefore.toFixed(1)} before, ${os.loadavg()[0].toFixed(1)} after the timed keystrokes (2 cores)`);
       log(`  ${withResults}/${finals.length} whole queries had results; ${exchangesLinked}/${exchangesTotal} matching exchanges carry an exchange number`);
-      if (BROWSER_QUERIES > 0) await inBrowser(app, queryPool.filter((x) => x.user === 0).map((x) => x.q).slice(0, BROWSER_QUERIES));
+      if (BROWSER_QUERIES > 0)
+        await inBrowser(
+          app,
+          queryPool
+            .filter((x) => x.user === 0)
+            .map((x) => x.q)
+            .slice(0, BROWSER_QUERIES),
+        );
     }
   } finally {
     agent.destroy();
@@ -331,8 +380,12 @@ async function inBrowser(app: TestApp, queries: string[]) {
     const half = (xs: number[]) => xs.slice(Math.floor(xs.length / 2));
     const a = half(toRender);
     const b = half(fromInput);
-    log(`  Chromium, request start → results in the DOM (${a.length})  p50 ${fmt(percentile(a, 50)).padStart(6)} ms   p95 ${fmt(percentile(a, 95)).padStart(6)} ms`);
-    log(`  Chromium, input → results in the DOM (150 ms debounce incl.)  p50 ${fmt(percentile(b, 50)).padStart(6)} ms   p95 ${fmt(percentile(b, 95)).padStart(6)} ms`);
+    log(
+      `  Chromium, request start → results in the DOM (${a.length})  p50 ${fmt(percentile(a, 50)).padStart(6)} ms   p95 ${fmt(percentile(a, 95)).padStart(6)} ms`,
+    );
+    log(
+      `  Chromium, input → results in the DOM (150 ms debounce incl.)  p50 ${fmt(percentile(b, 50)).padStart(6)} ms   p95 ${fmt(percentile(b, 95)).padStart(6)} ms`,
+    );
     await context.close();
   } finally {
     await browser.close();

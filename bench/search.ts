@@ -73,9 +73,7 @@ const now = () => performance.now();
 const log = (s: string) => process.stdout.write(`${s}\n`);
 
 async function main() {
-  const db: TestDatabase = reuse
-    ? { name: reuse[0], url: `${ROOT_URL}/${reuse[0]}`, drop: () => Promise.resolve() }
-    : await createTestDatabase('sa_bench');
+  const db: TestDatabase = reuse ? { name: reuse[0], url: `${ROOT_URL}/${reuse[0]}`, drop: () => Promise.resolve() } : await createTestDatabase('sa_bench');
   const dataDir = reuse ? reuse[1] : fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-'));
   let engine: EmbeddedMeili | null = null;
   let recentEngine: EmbeddedMeili | null = null;
@@ -156,7 +154,10 @@ async function main() {
         teammates.flatMap((u) => [u.id, u.email]),
       );
       const teams = Array.from({ length: TEAMS }, (_, i) => ({ id: crypto.randomUUID(), name: `Team ${i}` }));
-      await pool.query(`INSERT INTO teams (id, name) VALUES ${teams.map(() => '(?, ?)').join(', ')}`, teams.flatMap((t) => [t.id, t.name]));
+      await pool.query(
+        `INSERT INTO teams (id, name) VALUES ${teams.map(() => '(?, ?)').join(', ')}`,
+        teams.flatMap((t) => [t.id, t.name]),
+      );
       const members = teams.flatMap((t) => teammates.map((u, i) => [t.id, u.id, i === 0 ? 'admin' : 'member']));
       await pool.query(`INSERT INTO team_members (teamId, userId, role) VALUES ${members.map(() => '(?, ?, ?)').join(', ')}`, members.flat());
       const teamProjects = teams.flatMap((t) => Array.from({ length: PROJECTS_PER_TEAM }, (_, j) => ({ id: `t-${t.id.slice(0, 8)}-${j}`, ownerId: t.id })));
@@ -177,7 +178,9 @@ async function main() {
   const results: string[] = [];
   log(
     `search benchmark: sizes ${sizes.join(', ')}; ${users.length} users` +
-      (teamCount ? `, ${teamCount} teams (${projects.length - users.length * PROJECTS_PER_USER} of ${projects.length} projects) and ${teammates.length} members of every team` : '') +
+      (teamCount
+        ? `, ${teamCount} teams (${projects.length - users.length * PROJECTS_PER_USER} of ${projects.length} projects) and ${teammates.length} members of every team`
+        : '') +
       `; ${QUERIES} queries; engine ${config.meiliUrl}`,
   );
 
@@ -219,8 +222,21 @@ async function main() {
         return { ...s, id: crypto.randomUUID(), projectId: project.id, userId: project.ownerId, uploadedBy, created, md: Buffer.from(s.markdown) };
       });
       const sessionValues = batch.flatMap((s) => [
-        s.projectId, s.id, s.userId, s.uploadedBy, s.name, s.md.length, 0, `W/"${s.id}"`, '0'.repeat(64), s.created, s.created, s.created, s.created,
-        'claude-code', JSON.stringify({ llmModels: s.llmModels, tags: s.tags, gitBranches: [], extra: {} }),
+        s.projectId,
+        s.id,
+        s.userId,
+        s.uploadedBy,
+        s.name,
+        s.md.length,
+        0,
+        `W/"${s.id}"`,
+        '0'.repeat(64),
+        s.created,
+        s.created,
+        s.created,
+        s.created,
+        'claude-code',
+        JSON.stringify({ llmModels: s.llmModels, tags: s.tags, gitBranches: [], extra: {} }),
       ]);
       await pool.query(
         `INSERT INTO sessions (projectId, id, userId, uploadedBy, name, markdownSize, rawDataSize, etag, contentDigest, createdAt, updatedAt, startedAt, endedAt, clientName, metadataJson)
@@ -379,9 +395,7 @@ async function main() {
     await upsertSession(ctx, projects[0].id, sessionId, { name: 'fresh', markdown: `# During compaction\n\n${w}\n` });
     const during = await untilFound(sessionId, w);
     await drained();
-    freshLines.push(
-      `  compaction: ${moved} sessions moved to the main index in ${fmt(now() - t0)} ms; a PUT made meanwhile was found after ${fmt(during)} ms`,
-    );
+    freshLines.push(`  compaction: ${moved} sessions moved to the main index in ${fmt(now() - t0)} ms; a PUT made meanwhile was found after ${fmt(during)} ms`);
     log(`\n== freshness (${FRESHNESS_RUNS} PUTs each, ${loaded} sessions indexed, searched every ${POLL_MS} ms)\n${freshLines.join('\n')}`);
   }
 

@@ -91,7 +91,12 @@ async function main() {
     const token = key.json?.data?.token ?? key.json?.data?.key?.token;
     if (!token) throw new Error(`key creation answered ${key.status}`);
     const upload = (n: number) =>
-      request(`${base}/api/v1/projects/victim/sessions/${crypto.randomUUID()}`, 'PUT', { Authorization: `Bearer ${token}` }, { name: `victim ${n}`, markdown: `# victim ${n}\n\n${'text '.repeat(1000)}` });
+      request(
+        `${base}/api/v1/projects/victim/sessions/${crypto.randomUUID()}`,
+        'PUT',
+        { Authorization: `Bearer ${token}` },
+        { name: `victim ${n}`, markdown: `# victim ${n}\n\n${'text '.repeat(1000)}` },
+      );
 
     const baseline: number[] = [];
     for (let i = 0; i < 10; i++) baseline.push((await upload(i)).ms);

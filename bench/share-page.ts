@@ -9,90 +9,80 @@
  * The session is bench/reader.ts's (about 9,000 exchanges of ~5 KB and one of 2 MB).
  * Run: npx tsx bench/share-page.ts
  */
-import { spawn } from "node:child_process";
-import crypto from "node:crypto";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import * as mariadb from "mariadb";
-import { createDb } from "../src/db/client";
-import { migrate } from "../src/db/migrate";
-import { createKeyForUser } from "../src/services/keys";
-import { createUser } from "../src/services/users";
-import { agent, freePort, request, transcript } from "./reader";
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import * as mariadb from 'mariadb';
+import { createDb } from '../src/db/client';
+import { migrate } from '../src/db/migrate';
+import { createKeyForUser } from '../src/services/keys';
+import { createUser } from '../src/services/users';
+import { agent, freePort, request, transcript } from './reader';
 
-const JWT_SECRET = "bench-share-page-secret-long-enough";
+const JWT_SECRET = 'bench-share-page-secret-long-enough';
 const RUNS = 6;
 
-const median = (xs: number[]) =>
-  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
 
 async function main() {
-  const dbName = `sa_bench_share_${crypto.randomBytes(3).toString("hex")}`;
+  const dbName = `sa_bench_share_${crypto.randomBytes(3).toString('hex')}`;
   const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}`;
   await migrate(dbUrl);
   const db = createDb(dbUrl);
-  const user = await createUser(db, "bench-share@example.test", "bench", {
-    role: "member",
+  const user = await createUser(db, 'bench-share@example.test', 'bench', {
+    role: 'member',
   });
-  const { token } = await createKeyForUser(db, JWT_SECRET, user.id, "bench");
+  const { token } = await createKeyForUser(db, JWT_SECRET, user.id, 'bench');
   await db.close();
 
   const port = await freePort();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "sa-bench-share-"));
-  const server = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: path.resolve(__dirname, ".."),
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-share-'));
+  const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: path.resolve(__dirname, '..'),
     env: {
       ...process.env,
       DATABASE_URL: dbUrl,
       PORT: String(port),
       DATA_DIR: dataDir,
       JWT_SECRET,
-      LOG_LEVEL: "warn",
-      WORKERS_ENABLED: "false",
-      SHARE_READS_PER_MINUTE: "100000",
+      LOG_LEVEL: 'warn',
+      WORKERS_ENABLED: 'false',
+      SHARE_READS_PER_MINUTE: '100000',
     },
-    stdio: ["ignore", "inherit", "inherit"],
+    stdio: ['ignore', 'inherit', 'inherit'],
     detached: true,
   });
   const base = `http://127.0.0.1:${port}`;
   try {
     for (let i = 0; ; i++) {
-      const ok = await request(`${base}/healthz`, "GET", token).then(
+      const ok = await request(`${base}/healthz`, 'GET', token).then(
         (r) => r.status === 200,
         () => false,
       );
       if (ok) break;
-      if (i > 600) throw new Error("server did not start");
+      if (i > 600) throw new Error('server did not start');
       await new Promise((r) => setTimeout(r, 100));
     }
     const id = crypto.randomUUID();
-    const md = transcript("shared");
+    const md = transcript('shared');
     const up = await request(
       `${base}/api/v1/projects/bench-share/sessions/${id}`,
-      "PUT",
+      'PUT',
       token,
-      Buffer.from(
-        JSON.stringify({ name: "big-shared", markdown: md, rawData: "{}" }),
-      ),
+      Buffer.from(JSON.stringify({ name: 'big-shared', markdown: md, rawData: '{}' })),
     );
-    if (up.status !== 201)
-      throw new Error(`upload: ${up.status} ${up.body.slice(0, 200)}`);
-    const made = await request(
-      `${base}/api/v1/projects/bench-share/sessions/${id}/shares`,
-      "POST",
-      token,
-      Buffer.from("{}"),
-    );
-    if (made.status !== 201)
-      throw new Error(`share: ${made.status} ${made.body.slice(0, 200)}`);
+    if (up.status !== 201) throw new Error(`upload: ${up.status} ${up.body.slice(0, 200)}`);
+    const made = await request(`${base}/api/v1/projects/bench-share/sessions/${id}/shares`, 'POST', token, Buffer.from('{}'));
+    if (made.status !== 201) throw new Error(`share: ${made.status} ${made.body.slice(0, 200)}`);
     const share = (
       JSON.parse(made.body) as {
         data: { share: { url: string; exchangeCount: number } };
       }
     ).data.share;
-    const linkPath = share.url.slice(share.url.indexOf("/s/"));
+    const linkPath = share.url.slice(share.url.indexOf('/s/'));
     console.log(
       `session: ${(Buffer.byteLength(md) / 1e6).toFixed(1)} MB of markdown, ${share.exchangeCount} exchanges; making the link (snapshot copy): ${made.ms.toFixed(0)} ms\n`,
     );
@@ -101,7 +91,7 @@ async function main() {
     const html: number[] = [];
     let htmlBytes = 0;
     for (let i = 0; i < 10; i++) {
-      const r = await request(`${base}${linkPath}`, "GET", "");
+      const r = await request(`${base}${linkPath}`, 'GET', '');
       if (r.status !== 200) throw new Error(`page: ${r.status}`);
       html.push(r.ms);
       htmlBytes = r.bytes;
@@ -110,15 +100,15 @@ async function main() {
       `GET /s/<token> (HTML with the first page embedded): median ${median(html).toFixed(1)} ms, max ${Math.max(...html).toFixed(1)} ms, ${kib(htmlBytes)}`,
     );
 
-    const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+    const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
     if (!fs.existsSync(chromiumPath)) {
       console.log(`(no Chromium at ${chromiumPath}: browser figures skipped)`);
       return;
     }
-    const { chromium } = await import("playwright-core");
+    const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({
       executablePath: chromiumPath,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
     });
     try {
       const times: number[] = [];
@@ -128,47 +118,43 @@ async function main() {
         const page = await context.newPage();
         let apiBytes = 0;
         let allBytes = 0;
-        page.on("response", (r) => {
+        page.on('response', (r) => {
           void r
             .body()
             .catch(() => Buffer.alloc(0))
             .then((b) => {
               allBytes += b.length;
-              if (r.url().includes("/api/")) apiBytes += b.length;
+              if (r.url().includes('/api/')) apiBytes += b.length;
             });
         });
         const t0 = performance.now();
-        await page.goto(linkPath, { waitUntil: "commit" });
+        await page.goto(linkPath, { waitUntil: 'commit' });
         // On screen and rendered: the first exchange's heading and its markdown through the sanitiser.
-        await page
-          .locator("#exchange-1 .md:not(.pending)")
-          .waitFor({ timeout: 120_000 });
+        await page.locator('#exchange-1 .md:not(.pending)').waitFor({ timeout: 120_000 });
         const ms = performance.now() - t0;
         const apiAtFirst = apiBytes;
-        await page.waitForLoadState("networkidle");
+        await page.waitForLoadState('networkidle');
         times.push(ms);
         console.log(
-          `Chromium, ${run === 0 ? "first visit after start" : `visit ${run + 1}`}: first exchange rendered ${ms.toFixed(0)} ms, ${kib(apiAtFirst)} from the API by then; until idle ${kib(apiBytes)} from the API, ${kib(allBytes)} with the page and its assets`,
+          `Chromium, ${run === 0 ? 'first visit after start' : `visit ${run + 1}`}: first exchange rendered ${ms.toFixed(0)} ms, ${kib(apiAtFirst)} from the API by then; until idle ${kib(apiBytes)} from the API, ${kib(allBytes)} with the page and its assets`,
         );
         await context.close();
       }
-      console.log(
-        `\nChromium, first exchange rendered: median ${median(times).toFixed(0)} ms, max ${Math.max(...times).toFixed(0)} ms over ${RUNS} visits`,
-      );
+      console.log(`\nChromium, first exchange rendered: median ${median(times).toFixed(0)} ms, max ${Math.max(...times).toFixed(0)} ms over ${RUNS} visits`);
     } finally {
       await browser.close();
     }
   } finally {
     agent.destroy();
     try {
-      process.kill(-server.pid!, "SIGKILL");
+      process.kill(-server.pid!, 'SIGKILL');
     } catch {
       /* gone */
     }
     fs.rmSync(dataDir, { recursive: true, force: true });
     const c = await mariadb.createConnection({
-      host: "127.0.0.1",
-      user: "root",
+      host: '127.0.0.1',
+      user: 'root',
     });
     await c.query(`DROP DATABASE IF EXISTS \`${dbName}\``);
     await c.end();

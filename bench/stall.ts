@@ -116,7 +116,12 @@ async function run(threads: string | undefined, body: Buffer): Promise<Run> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: dbUrl, PORT: String(port), DATA_DIR: dataDir, JWT_SECRET, LOG_LEVEL: 'warn', MEILI_URL: '' };
   if (threads !== undefined) env.OFFLOAD_THREADS = threads;
   const prof = PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`] : [];
-  const server = spawn(process.execPath, [...prof, '--import', 'tsx', 'src/main.ts'], { cwd: path.resolve(__dirname, '..'), env, stdio: ['ignore', 'inherit', 'inherit'], detached: true });
+  const server = spawn(process.execPath, [...prof, '--import', 'tsx', 'src/main.ts'], {
+    cwd: path.resolve(__dirname, '..'),
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    detached: true,
+  });
   const base = `http://127.0.0.1:${port}`;
   try {
     for (let i = 0; ; i++) {
@@ -165,14 +170,16 @@ async function run(threads: string | undefined, body: Buffer): Promise<Run> {
 async function main() {
   const markdown = markdownOfSize(45 * MiB, 3);
   const body = Buffer.from(JSON.stringify({ name: 'big', markdown }));
-  console.log(`one ${(body.length / MiB).toFixed(1)} MiB upload of a ${(Buffer.byteLength(markdown) / MiB).toFixed(1)} MiB session; slowest /healthz (ms) while it runs\n`);
+  console.log(
+    `one ${(body.length / MiB).toFixed(1)} MiB upload of a ${(Buffer.byteLength(markdown) / MiB).toFixed(1)} MiB session; slowest /healthz (ms) while it runs\n`,
+  );
   const pooled = await run(undefined, body);
   if (process.argv.includes('--pooled-only')) return console.log(pooled);
   const inline = await run('0', body);
   const row = (name: string, r: Run) =>
     `${name.padEnd(28)} upload stall ${r.upload.toFixed(0).padStart(5)} ms, loop delay ${r.uploadLag.toFixed(0).padStart(5)} ms (upload ${(r.uploadMs / 1000).toFixed(1)} s)   ` +
     `indexing stall ${r.index.toFixed(0).padStart(5)} ms, loop delay ${r.indexLag.toFixed(0).padStart(5)} ms (indexing ${(r.indexMs / 1000).toFixed(1)} s)`;
-  console.log('stall: slowest /healthz round trip; loop delay: the server\'s longest event-loop delay (its own measure)\n');
+  console.log("stall: slowest /healthz round trip; loop delay: the server's longest event-loop delay (its own measure)\n");
   console.log(row('worker threads (default)', pooled));
   console.log(row('OFFLOAD_THREADS=0 (baseline)', inline));
 }

@@ -185,11 +185,25 @@ const CONTEXTUAL: Record<string, (r: Rand, i: number) => [string, string]> = {
   },
   'url-credentials-postgres': (r, i) => {
     const v = mixed(r, ALNUM, 16);
-    return [[`DATABASE_URL=postgres://app:${v}@db.internal:5432/app`, `psql "postgresql://admin:${v}@10.0.0.5/prod"`, `url: postgres://reporter:${v}@replica.example.net/stats`][i % 3], v];
+    return [
+      [
+        `DATABASE_URL=postgres://app:${v}@db.internal:5432/app`,
+        `psql "postgresql://admin:${v}@10.0.0.5/prod"`,
+        `url: postgres://reporter:${v}@replica.example.net/stats`,
+      ][i % 3],
+      v,
+    ];
   },
   'url-credentials-mongodb': (r, i) => {
     const v = mixed(r, ALNUM, 20);
-    return [[`MONGO_URI=mongodb+srv://svc:${v}@cluster0.ab1cd.mongodb.net/db`, `mongodb://root:${v}@localhost:27017/admin`, `"uri": "mongodb+srv://app:${v}@c.mongodb.net"`][i % 3], v];
+    return [
+      [
+        `MONGO_URI=mongodb+srv://svc:${v}@cluster0.ab1cd.mongodb.net/db`,
+        `mongodb://root:${v}@localhost:27017/admin`,
+        `"uri": "mongodb+srv://app:${v}@c.mongodb.net"`,
+      ][i % 3],
+      v,
+    ];
   },
   'url-credentials-redis-amqp': (r, i) => {
     const v = mixed(r, ALNUM, 24);
@@ -197,15 +211,32 @@ const CONTEXTUAL: Record<string, (r: Rand, i: number) => [string, string]> = {
   },
   'connection-string-ado': (r, i) => {
     const v = mixed(r, ALNUM + '!', 14);
-    return [[`Server=tcp:sql.example.net,1433;Database=app;User ID=sa;Password=${v};Encrypt=True;`, `"ConnectionString": "Host=db;Username=app;Password=${v}"`, `Data Source=.;Initial Catalog=x;User Id=u;Pwd=${v};`][i % 3], v];
+    return [
+      [
+        `Server=tcp:sql.example.net,1433;Database=app;User ID=sa;Password=${v};Encrypt=True;`,
+        `"ConnectionString": "Host=db;Username=app;Password=${v}"`,
+        `Data Source=.;Initial Catalog=x;User Id=u;Pwd=${v};`,
+      ][i % 3],
+      v,
+    ];
   },
   'azure-storage-connection': (r, i) => {
     const v = mixed(r, B64, 86) + '==';
-    return [[`DefaultEndpointsProtocol=https;AccountName=acct${i};AccountKey=${v};EndpointSuffix=core.windows.net`, `AZURE_STORAGE_KEY=${v}`, `"SharedAccessKey": "${v}"`][i % 3], v];
+    return [
+      [
+        `DefaultEndpointsProtocol=https;AccountName=acct${i};AccountKey=${v};EndpointSuffix=core.windows.net`,
+        `AZURE_STORAGE_KEY=${v}`,
+        `"SharedAccessKey": "${v}"`,
+      ][i % 3],
+      v,
+    ];
   },
   'authorization-bearer': (r, i) => {
     const v = mixed(r, ALNUM + '._-', 40);
-    return [[`curl -H "Authorization: Bearer ${v}" https://api.example.com/me`, `Authorization: Bearer ${v}`, `{"headers": {"authorization": "Bearer ${v}"}}`][i % 3], v];
+    return [
+      [`curl -H "Authorization: Bearer ${v}" https://api.example.com/me`, `Authorization: Bearer ${v}`, `{"headers": {"authorization": "Bearer ${v}"}}`][i % 3],
+      v,
+    ];
   },
   'authorization-basic': (r, i) => {
     const v = Buffer.from(`${pick(r, LOWER, 6)}:${mixed(r, ALNUM, 12)}`).toString('base64');
@@ -221,7 +252,10 @@ const CONTEXTUAL: Record<string, (r: Rand, i: number) => [string, string]> = {
   },
   'query-param-token': (r, i) => {
     const v = mixed(r, ALNUM, 32);
-    return [[`GET /callback?code=1&access_token=${v}&state=x`, `https://api.example.com/v2/data?api_key=${v}`, `wss://stream.example.com/feed?token=${v}`][i % 3], v];
+    return [
+      [`GET /callback?code=1&access_token=${v}&state=x`, `https://api.example.com/v2/data?api_key=${v}`, `wss://stream.example.com/feed?token=${v}`][i % 3],
+      v,
+    ];
   },
   'npmrc-auth-token': (r, i) => {
     const v = mixed(r, ALNUM + '-', 36);
@@ -251,7 +285,8 @@ const NEGATIVES: Record<string, (r: Rand, i: number) => string> = {
   'ssh-public-key': (r) => `ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI${pick(r, B64, 43)} ada@laptop`,
   'pem-public-key': (r) => `-----BEGIN PUBLIC KEY-----\n${pick(r, B64, 64)}\n${pick(r, B64, 24)}\n-----END PUBLIC KEY-----`,
   'pem-certificate': (r) => `-----BEGIN CERTIFICATE-----\n${pick(r, B64, 64)}\n-----END CERTIFICATE-----`,
-  'env-reference': (r, i) => [`const apiKey = process.env.OPENAI_API_KEY;`, `token = os.environ["GITHUB_TOKEN"]`, `password: \${DB_PASSWORD}`, `SECRET_KEY=$SECRET_KEY`][i % 4],
+  'env-reference': (r, i) =>
+    [`const apiKey = process.env.OPENAI_API_KEY;`, `token = os.environ["GITHUB_TOKEN"]`, `password: \${DB_PASSWORD}`, `SECRET_KEY=$SECRET_KEY`][i % 4],
   'code-identifiers': (r, i) =>
     [
       `const token = await getToken(user);`,
@@ -302,10 +337,23 @@ const NEGATIVES: Record<string, (r: Rand, i: number) => string> = {
       `Password: see 1Password entry "prod db".`,
     ][i % 5],
   'versions-and-numbers': (r, i) =>
-    [`version: 1.${Math.floor(r() * 40)}.${Math.floor(r() * 10)}`, `port: ${Math.floor(r() * 60000)}`, `timeout = ${Math.floor(r() * 90000)}`, `color: #${pick(r, HEX, 6)}`, `ip: 10.${Math.floor(r() * 255)}.${Math.floor(r() * 255)}.${Math.floor(r() * 255)}`][i % 5],
-  'hashes-under-key-names': (r, i) => [`checksum: ${pick(r, HEX, 64)}`, `"contentHash": "${pick(r, HEX, 40)}"`, `object_key: uploads/2024/${pick(r, LOWER, 8)}.png`, `idempotency_key: "${pick(r, HEX, 8)}-${pick(r, HEX, 4)}-4${pick(r, HEX, 3)}-a${pick(r, HEX, 3)}-${pick(r, HEX, 12)}"`][i % 4],
+    [
+      `version: 1.${Math.floor(r() * 40)}.${Math.floor(r() * 10)}`,
+      `port: ${Math.floor(r() * 60000)}`,
+      `timeout = ${Math.floor(r() * 90000)}`,
+      `color: #${pick(r, HEX, 6)}`,
+      `ip: 10.${Math.floor(r() * 255)}.${Math.floor(r() * 255)}.${Math.floor(r() * 255)}`,
+    ][i % 5],
+  'hashes-under-key-names': (r, i) =>
+    [
+      `checksum: ${pick(r, HEX, 64)}`,
+      `"contentHash": "${pick(r, HEX, 40)}"`,
+      `object_key: uploads/2024/${pick(r, LOWER, 8)}.png`,
+      `idempotency_key: "${pick(r, HEX, 8)}-${pick(r, HEX, 4)}-4${pick(r, HEX, 3)}-a${pick(r, HEX, 3)}-${pick(r, HEX, 12)}"`,
+    ][i % 4],
   'jwt-like-not-jwt': (r, i) => [`eyJ${pick(r, B64URL, 20)}`, `header.payload.signature`, `a.b.c`][i % 3],
-  'urls-without-credentials': (r, i) => [`https://example.com:8443/path?q=${pick(r, LOWER, 6)}`, `postgres://localhost:5432/app`, `redis://cache:6379/0`, `https://user@example.com/`][i % 4],
+  'urls-without-credentials': (r, i) =>
+    [`https://example.com:8443/path?q=${pick(r, LOWER, 6)}`, `postgres://localhost:5432/app`, `redis://cache:6379/0`, `https://user@example.com/`][i % 4],
 };
 
 export function buildCorpus(): Corpus {

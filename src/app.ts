@@ -54,9 +54,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
     maxBodyBytes: deps.config.maxBodyBytes,
     queueWaitMs: deps.config.uploadQueueWaitMs,
   });
-  const metrics = deps.config.metricsEnabled
-    ? createMetrics(deps, admit.stats, { beforeAuth: hooks.beforeAuth, onAuthFailure: hooks.onAuthFailure })
-    : null;
+  const metrics = deps.config.metricsEnabled ? createMetrics(deps, admit.stats, { beforeAuth: hooks.beforeAuth, onAuthFailure: hooks.onAuthFailure }) : null;
   app.use(requestContext(deps.logger, metrics?.onRequestFinished));
   app.use(securityHeaders(deps.config));
   app.use(closeUnreadBodies);

@@ -102,13 +102,16 @@ const positiveInt = (name: string) =>
     .refine((n) => Number.isSafeInteger(n) && n > 0, `${name} must be a positive integer`);
 
 const urlOf = (name: string, protocols: string[]) =>
-  z.string().refine((v) => {
-    try {
-      return protocols.includes(new URL(v).protocol);
-    } catch {
-      return false;
-    }
-  }, `${name} must be a URL (${protocols.join(' or ')})`);
+  z.string().refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    `${name} must be a URL (${protocols.join(' or ')})`,
+  );
 
 const schema = z.object({
   NODE_ENV: z.string().default('development'),
@@ -119,9 +122,7 @@ const schema = z.object({
     .refine((n) => n >= 1 && n <= 65535, 'PORT must be an integer from 1 to 65535')
     .default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
-  DATABASE_URL: urlOf('DATABASE_URL', ['mysql:', 'mariadb:']).default(
-    'mysql://root@127.0.0.1:3306/session_archive',
-  ),
+  DATABASE_URL: urlOf('DATABASE_URL', ['mysql:', 'mariadb:']).default('mysql://root@127.0.0.1:3306/session_archive'),
   JWT_SECRET: z.string().min(16, 'JWT_SECRET must be at least 16 characters').optional(),
   MEILI_URL: urlOf('MEILI_URL', ['http:', 'https:']).optional(),
   MEILI_MASTER_KEY: z.string().optional(),
@@ -243,9 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   // Any sender could then choose its own address (and escape the failed-authentication limit).
   if (given.TRUST_PROXY?.trim() === 'true') {
-    problems.push(
-      "TRUST_PROXY=true trusts any sender's X-Forwarded-For; list your proxies instead (addresses, CIDR ranges, loopback, linklocal, uniquelocal)",
-    );
+    problems.push("TRUST_PROXY=true trusts any sender's X-Forwarded-For; list your proxies instead (addresses, CIDR ranges, loopback, linklocal, uniquelocal)");
   }
   if ((given.NODE_ENV ?? 'development') === 'production' && !given.JWT_SECRET) {
     problems.push('JWT_SECRET is required when NODE_ENV=production');
@@ -291,7 +290,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsEnabled: e.METRICS_ENABLED === 'true',
     namespace: e.NAMESPACE ?? databaseName.replace(/[^A-Za-z0-9_-]/g, '_'),
     dataDir,
-    corsOrigins: e.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
+    corsOrigins: e.CORS_ORIGINS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     workersEnabled: e.WORKERS_ENABLED === 'true',
     trustProxy: trustProxyOf(e.TRUST_PROXY),
     uploadBytesInFlight: e.UPLOAD_BYTES_IN_FLIGHT ?? Math.max(192 * 1024 * 1024, 3 * e.MAX_BODY_BYTES),

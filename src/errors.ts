@@ -67,10 +67,8 @@ export const unauthenticated = () => new AppError('UNAUTHENTICATED', MESSAGES.un
 export const forbidden = () => new AppError('FORBIDDEN', MESSAGES.forbidden);
 /** Another user's project (or a session in it): 403 naming the project. */
 export const projectForbidden = (projectId: string) => new AppError('FORBIDDEN', MESSAGES.forbidden, { projectId });
-export const invalid = (message: string, details?: Record<string, unknown>) =>
-  new AppError('VALIDATION_ERROR', message, details);
-export const projectNotFound = (projectId: string) =>
-  new AppError('NOT_FOUND', MESSAGES.projectNotFound, { projectId });
+export const invalid = (message: string, details?: Record<string, unknown>) => new AppError('VALIDATION_ERROR', message, details);
+export const projectNotFound = (projectId: string) => new AppError('NOT_FOUND', MESSAGES.projectNotFound, { projectId });
 export const sessionNotFound = (sessionId: string, projectId?: string) =>
   new AppError('NOT_FOUND', MESSAGES.sessionNotFound, projectId ? { sessionId, projectId } : { sessionId });
 

@@ -104,8 +104,14 @@ describe('sign-in, session, sign-out', () => {
       expect(r.body).toEqual({ success: false, error: 'Invalid email or password' });
       expect(sessionCookieOf(r)).toBeNull();
     }
-    expect(Object.keys(wrong.headers).filter((h) => !['date', 'x-request-id', 'etag'].includes(h)).sort()).toEqual(
-      Object.keys(unknown.headers).filter((h) => !['date', 'x-request-id', 'etag'].includes(h)).sort(),
+    expect(
+      Object.keys(wrong.headers)
+        .filter((h) => !['date', 'x-request-id', 'etag'].includes(h))
+        .sort(),
+    ).toEqual(
+      Object.keys(unknown.headers)
+        .filter((h) => !['date', 'x-request-id', 'etag'].includes(h))
+        .sort(),
     );
     // A user without a password (made by the old CLI) cannot sign in either, with the same answer.
     const nopw = await createUser(app.deps.db, email('nopw'));
@@ -249,7 +255,11 @@ describe('cookie-authenticated API calls and CSRF', () => {
 
   test('Bearer requests need no CSRF token, and a bad cookie is not consulted when a Bearer header is sent', async () => {
     const u = await app.createUser('bearer');
-    const r = await app.request('POST', '/api/v1/projects', { token: u.token, body: { id: 'bearer-p', name: 'B' }, headers: { Cookie: 'sa_session=garbage', Origin: 'https://evil.example' } });
+    const r = await app.request('POST', '/api/v1/projects', {
+      token: u.token,
+      body: { id: 'bearer-p', name: 'B' },
+      headers: { Cookie: 'sa_session=garbage', Origin: 'https://evil.example' },
+    });
     expect(r.status).toBe(201);
   });
 

@@ -123,7 +123,10 @@ describe('default capacity', () => {
     const ids = Array.from({ length: 30 }, () => crypto.randomUUID());
     const results = await Promise.all(
       ids.map((id, i) =>
-        app.request('PUT', sessionPath('burst', id), { token: a.token, body: { name: `burst-${i}`, markdown: `# ${i}\n` + crypto.randomBytes(50_000 + i * 2000).toString('base64') } }),
+        app.request('PUT', sessionPath('burst', id), {
+          token: a.token,
+          body: { name: `burst-${i}`, markdown: `# ${i}\n` + crypto.randomBytes(50_000 + i * 2000).toString('base64') },
+        }),
       ),
     );
     expect(results.map((r) => r.status)).toEqual(ids.map(() => 201));
@@ -159,7 +162,10 @@ describe('a small capacity (1 MiB, bodies up to 256 KiB)', () => {
     try {
       // Some of A's requests must wait: reading paused, or not admitted yet.
       await until(async () => (await metric(app, 'uploads_paused')) + (await metric(app, 'uploads_queued')) >= 1, "A's uploads held back");
-      await until(async () => (await metric(app, 'uploads_paused')) + (await metric(app, 'uploads_queued')) + (await metric(app, 'uploads_admitted')) >= 4, 'all four seen');
+      await until(
+        async () => (await metric(app, 'uploads_paused')) + (await metric(app, 'uploads_queued')) + (await metric(app, 'uploads_admitted')) >= 4,
+        'all four seen',
+      );
       // Half of 1 MiB, to within one network read (at most 64 KiB) per admitted request.
       const held = await metric(app, 'upload_bytes_held');
       expect(held).toBeGreaterThan(300_000);

@@ -26,7 +26,14 @@ function upload(projectId: string, id: string, markdown: string, sessionData?: s
     markdown,
     rawData: '{"type":"user"}\n',
     sessionData,
-    metadata: { clientName: 'specstory-cli', clientVersion: CLI_VERSION, agentName: 'Claude Code', deviceId: 'dev-a', machineName: 'ada-laptop', title: 'A title' },
+    metadata: {
+      clientName: 'specstory-cli',
+      clientVersion: CLI_VERSION,
+      agentName: 'Claude Code',
+      deviceId: 'dev-a',
+      machineName: 'ada-laptop',
+      title: 'A title',
+    },
   };
 }
 const blob = (id: string) => JSON.stringify({ schemaVersion: '1.0', sessionId: id, exchanges: [] });
@@ -150,7 +157,10 @@ describe('POST /api/v1/search/resume (SearchCloudSessions)', () => {
   });
 
   test('bad bodies → 400 with the envelope', async () => {
-    expect(await cliApi(app, a.token, 'POST', '/api/v1/search/resume', {})).toMatchObject({ status: 400, body: { success: false, error: 'Missing required field: query' } });
+    expect(await cliApi(app, a.token, 'POST', '/api/v1/search/resume', {})).toMatchObject({
+      status: 400,
+      body: { success: false, error: 'Missing required field: query' },
+    });
     expect((await cliApi(app, a.token, 'POST', '/api/v1/search/resume', { query: '   ' })).status).toBe(400);
     expect((await cliApi(app, a.token, 'POST', '/api/v1/search/resume', { query: 5 })).status).toBe(400);
     expect((await cliApi(app, a.token, 'POST', '/api/v1/search/resume', { query: 'x', projectId: 7 })).status).toBe(400);

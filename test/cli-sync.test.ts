@@ -66,7 +66,14 @@ function upload(id: string, over: Partial<CliUpload> = {}): CliUpload {
     markdown: `# Why <a> & <b>\n\n_**User**_\n\nWhy is a < b?\n\n---\n\n_**Agent (claude)**_\n\nBecause.\n`,
     rawData: `{"type":"user","message":"a < b && c > d"}\n{"type":"assistant","message":"ok"}\n`,
     sessionData: sessionDataOf(id, 2),
-    metadata: { clientName: 'specstory-cli', clientVersion: CLI_VERSION, agentName: 'Claude Code', deviceId: 'dev-1', machineName: 'ada-laptop', title: 'Why is a < b?' },
+    metadata: {
+      clientName: 'specstory-cli',
+      clientVersion: CLI_VERSION,
+      agentName: 'Claude Code',
+      deviceId: 'dev-1',
+      machineName: 'ada-laptop',
+      title: 'Why is a < b?',
+    },
     ...over,
   };
 }
@@ -301,7 +308,9 @@ describe('GraphQL Session.sessionDataSize', () => {
     await cliPut(app, a.token, 'gql-sd', without, upload(without, { projectId: 'gql-sd', sessionData: undefined }));
     const r = await app.request('POST', '/api/v1/graphql', {
       token: a.token,
-      body: { query: `{ a: session(projectId: "gql-sd", id: "${withData}") { sessionDataSize } b: session(projectId: "gql-sd", id: "${without}") { sessionDataSize } }` },
+      body: {
+        query: `{ a: session(projectId: "gql-sd", id: "${withData}") { sessionDataSize } b: session(projectId: "gql-sd", id: "${without}") { sessionDataSize } }`,
+      },
     });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ data: { a: { sessionDataSize: Buffer.byteLength(up.sessionData!) }, b: { sessionDataSize: 0 } } });

@@ -17,10 +17,18 @@ function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr:
       [path.join(ROOT, 'src', 'cli', 'main.ts'), ...args],
       {
         cwd: ROOT,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: db.url, JWT_SECRET: 'test-secret-that-is-long-enough', DATA_DIR: path.join(os.tmpdir(), 'session-archive-cli-test'), LOG_LEVEL: 'silent' },
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          DATABASE_URL: db.url,
+          JWT_SECRET: 'test-secret-that-is-long-enough',
+          DATA_DIR: path.join(os.tmpdir(), 'session-archive-cli-test'),
+          LOG_LEVEL: 'silent',
+        },
         timeout: 120_000,
       },
-      (err, stdout, stderr) => resolve({ code: err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0, stdout: String(stdout), stderr: String(stderr) }),
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0, stdout: String(stdout), stderr: String(stderr) }),
     );
   });
 }
@@ -46,7 +54,10 @@ test('teams create, add-member, list; the members read the team through the API'
   const listed = await cli('teams', 'list');
   expect(listed.stdout).toMatch(new RegExp(`^${teamId}\\tPlatform\\tmembers 2\\tprojects 0\\t`, 'm'));
   const team = await app.request('GET', `/api/v1/teams/${teamId}`, { token: bob.token });
-  expect(team.body.data.members.map((m: any) => [m.user.email, m.role])).toEqual([[ada.email, 'admin'], [bob.email, 'viewer']]);
+  expect(team.body.data.members.map((m: any) => [m.user.email, m.role])).toEqual([
+    [ada.email, 'admin'],
+    [bob.email, 'viewer'],
+  ]);
 
   for (const [args, message] of [
     [['teams', 'add-member', '--team', teamId, '--email', bob.email, '--role', 'owner'], '--role must be one of: admin, member, viewer'],

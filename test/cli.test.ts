@@ -226,7 +226,9 @@ describe('redact rescan', () => {
     } finally {
       await off.close();
     }
-    const search: Record<string, string> = process.env.MEILI_URL ? { MEILI_URL: process.env.MEILI_URL, MEILI_MASTER_KEY: process.env.MEILI_MASTER_KEY ?? '' } : {};
+    const search: Record<string, string> = process.env.MEILI_URL
+      ? { MEILI_URL: process.env.MEILI_URL, MEILI_MASTER_KEY: process.env.MEILI_MASTER_KEY ?? '' }
+      : {};
 
     const dry = await cliWith(search, 'redact', 'rescan', '--dry-run');
     expect(dry.code).toBe(0);

@@ -52,9 +52,7 @@ test('20 parallel PUTs with different content to one session leave exactly one c
   const list = await app.request('GET', '/api/v1/projects/race/sessions', { token: a.token });
   expect(list.body.data.total).toBe(1);
   expect(list.body.data.sessions[0].etag).toBe(s.etag);
-  const [labels] = await app.deps.db.pool.query(
-    "SELECT COUNT(*) AS n FROM session_labels WHERE projectId = 'race' AND kind <> ''",
-  );
+  const [labels] = await app.deps.db.pool.query("SELECT COUNT(*) AS n FROM session_labels WHERE projectId = 'race' AND kind <> ''");
   expect(Number(labels.n)).toBe(1);
 });
 
@@ -87,9 +85,7 @@ test('parallel first PUTs by two users to one new project id: one owner, the oth
   const b = await app.createUser('conc-b');
   const users = [a, b, a, b, a, b];
   const results = await Promise.all(
-    users.map((u, i) =>
-      app.request('PUT', `/api/v1/projects/contested/sessions/${SID(200 + i)}`, { token: u.token, body: { name: 's', markdown: 'm' } }),
-    ),
+    users.map((u, i) => app.request('PUT', `/api/v1/projects/contested/sessions/${SID(200 + i)}`, { token: u.token, body: { name: 's', markdown: 'm' } })),
   );
   const winners = new Set(results.map((r, i) => (r.status === 201 ? users[i].id : null)).filter(Boolean));
   expect(winners.size).toBe(1);

@@ -193,7 +193,9 @@ test('TRUST_PROXY: loopback by default; false, hops, or a list of addresses and 
   expect(loadConfig(base()).trustProxy).toBe('loopback');
   expect(loadConfig({ ...base(), TRUST_PROXY: 'false' }).trustProxy).toBe(false);
   // Any sender could choose its own address for the failed-authentication limit.
-  expect(problemsOf({ ...base(), TRUST_PROXY: 'true' })).toEqual([expect.stringMatching(/^TRUST_PROXY=true trusts any sender's X-Forwarded-For; list your proxies/)]);
+  expect(problemsOf({ ...base(), TRUST_PROXY: 'true' })).toEqual([
+    expect.stringMatching(/^TRUST_PROXY=true trusts any sender's X-Forwarded-For; list your proxies/),
+  ]);
   expect(loadConfig({ ...base(), TRUST_PROXY: '2' }).trustProxy).toBe(2);
   expect(loadConfig({ ...base(), TRUST_PROXY: 'loopback, 10.0.0.0/8, fd00::/8, 192.0.2.7' }).trustProxy).toBe('loopback, 10.0.0.0/8, fd00::/8, 192.0.2.7');
   for (const bad of ['yes', '10.0.0.0/33', 'example.com', '10.0.0.1/8/2', '1.2.3']) {
@@ -222,20 +224,24 @@ test('accounts: SIGNUP_ENABLED and COOKIE_SECURE default off and take only true/
   expect(on.cookieSecure).toBe(true);
   expect(on.publicUrl).toBe('https://archive.example.com');
   const problems = problemsOf({ ...base(), SIGNUP_ENABLED: 'yes', COOKIE_SECURE: '1', PUBLIC_URL: 'ftp://x' });
-  expect(problems).toEqual([
-    'SIGNUP_ENABLED must be true or false',
-    'COOKIE_SECURE must be true or false',
-    'PUBLIC_URL must be a URL (http: or https:)',
-  ]);
+  expect(problems).toEqual(['SIGNUP_ENABLED must be true or false', 'COOKIE_SECURE must be true or false', 'PUBLIC_URL must be a URL (http: or https:)']);
 });
 
 test('admission and slow bodies: defaults, and a capacity of at least three bodies', () => {
   const d = loadConfig(base());
-  expect(d).toMatchObject({ uploadBytesInFlight: 192 * 1024 * 1024, uploadsPerUser: 24, uploadQueueWaitMs: 5000, bodyMinBytesPerSecond: 64 * 1024, bodyMinRateGraceS: 10 });
+  expect(d).toMatchObject({
+    uploadBytesInFlight: 192 * 1024 * 1024,
+    uploadsPerUser: 24,
+    uploadQueueWaitMs: 5000,
+    bodyMinBytesPerSecond: 64 * 1024,
+    bodyMinRateGraceS: 10,
+  });
   // Unset, the capacity grows with a larger body limit.
   expect(loadConfig({ ...base(), MAX_BODY_BYTES: String(100 * 1024 * 1024) }).uploadBytesInFlight).toBe(300 * 1024 * 1024);
   expect(loadConfig({ ...base(), MAX_BODY_BYTES: '1000', UPLOAD_BYTES_IN_FLIGHT: '3000' }).uploadBytesInFlight).toBe(3000);
-  expect(problemsOf({ ...base(), MAX_BODY_BYTES: '1000', UPLOAD_BYTES_IN_FLIGHT: '2999' })).toEqual([expect.stringMatching(/^UPLOAD_BYTES_IN_FLIGHT must be at least three times MAX_BODY_BYTES/)]);
+  expect(problemsOf({ ...base(), MAX_BODY_BYTES: '1000', UPLOAD_BYTES_IN_FLIGHT: '2999' })).toEqual([
+    expect.stringMatching(/^UPLOAD_BYTES_IN_FLIGHT must be at least three times MAX_BODY_BYTES/),
+  ]);
   expect(loadConfig({ ...base(), UPLOAD_QUEUE_WAIT_MS: '0' }).uploadQueueWaitMs).toBe(0);
   for (const [key, bad] of [
     ['UPLOAD_QUEUE_WAIT_MS', '600001'],

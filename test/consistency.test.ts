@@ -67,7 +67,13 @@ test('racing uploads: every read path answers with one committed version', async
       const s = r.body.data.session;
       seen.push({
         path: 'json',
-        claims: [Number(s.name.slice(1)), versionOfMarkdown(s.markdownContent), Number(s.metadata.tags[0].slice(1)), s.etag, s.markdownSize === Buffer.byteLength(version(Number(s.name.slice(1))).markdown) ? 'size ok' : 'size bad'],
+        claims: [
+          Number(s.name.slice(1)),
+          versionOfMarkdown(s.markdownContent),
+          Number(s.metadata.tags[0].slice(1)),
+          s.etag,
+          s.markdownSize === Buffer.byteLength(version(Number(s.name.slice(1))).markdown) ? 'size ok' : 'size bad',
+        ],
       });
     },
     markdown: async () => {
@@ -82,7 +88,10 @@ test('racing uploads: every read path answers with one committed version', async
     },
     head: async () => {
       const r = await app.request('HEAD', url, { token: a.token });
-      seen.push({ path: 'head', claims: [r.headers.etag as string, `md ${String(r.headers['x-markdown-size'])}`, `raw ${String(r.headers['x-raw-data-size'])}`] });
+      seen.push({
+        path: 'head',
+        claims: [r.headers.etag as string, `md ${String(r.headers['x-markdown-size'])}`, `raw ${String(r.headers['x-raw-data-size'])}`],
+      });
     },
     graphql: async () => {
       const r = await app.request('POST', '/api/v1/graphql', {
@@ -92,7 +101,12 @@ test('racing uploads: every read path answers with one committed version', async
       const s = r.body.data.session;
       seen.push({
         path: 'graphql',
-        claims: [Number(s.name.slice(1)), versionOfMarkdown(s.markdownContent), s.etag, s.markdownSize === Buffer.byteLength(s.markdownContent) ? 'size ok' : 'size bad'],
+        claims: [
+          Number(s.name.slice(1)),
+          versionOfMarkdown(s.markdownContent),
+          s.etag,
+          s.markdownSize === Buffer.byteLength(s.markdownContent) ? 'size ok' : 'size bad',
+        ],
       });
     },
   };
@@ -191,7 +205,7 @@ describe('large reads stream', () => {
     await until(() => {
       stable = yielded === last ? stable + 1 : 0;
       last = yielded;
-      if (process.env.DEBUG_CONS) console.log("yielded", yielded, app.deps.db.readPool.activeConnections());
+      if (process.env.DEBUG_CONS) console.log('yielded', yielded, app.deps.db.readPool.activeConnections());
       return stable >= 10;
     }, 'the reads to stop');
     expect(yielded).toBeLessThan(size / MiB - 8);

@@ -66,67 +66,85 @@ async function changePassword(next: string, revoke: boolean) {
   expect(await box.isChecked()).toBe(true);
 }
 
-test('change password: the checkbox is checked by default and revokes keys and logged-in clients', step(() => rec, async () => {
-  const page = rec.page;
-  await page.goto('/sign-in');
-  await page.getByLabel('Email').fill(user.email);
-  await page.getByLabel('Password', { exact: true }).fill(current);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
+test(
+  'change password: the checkbox is checked by default and revokes keys and logged-in clients',
+  step(
+    () => rec,
+    async () => {
+      const page = rec.page;
+      await page.goto('/sign-in');
+      await page.getByLabel('Email').fill(user.email);
+      await page.getByLabel('Password', { exact: true }).fill(current);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
 
-  await page.goto('/settings/account');
-  await page.getByRole('heading', { name: 'Account', level: 1 }).waitFor();
-  expect(await seriousAxeViolations(page)).toEqual([]);
+      await page.goto('/settings/account');
+      await page.getByRole('heading', { name: 'Account', level: 1 }).waitFor();
+      expect(await seriousAxeViolations(page)).toEqual([]);
 
-  const tokens = await credentials();
-  expect(await statuses(tokens)).toEqual([200, 200]);
-  await changePassword(PASSWORDS[1], true);
-  await page.getByRole('status').filter({ hasText: 'API keys and logged-in clients revoked' }).waitFor();
-  expect(await statuses(tokens)).toEqual([401, 401]);
-}));
+      const tokens = await credentials();
+      expect(await statuses(tokens)).toEqual([200, 200]);
+      await changePassword(PASSWORDS[1], true);
+      await page.getByRole('status').filter({ hasText: 'API keys and logged-in clients revoked' }).waitFor();
+      expect(await statuses(tokens)).toEqual([401, 401]);
+    },
+  ),
+);
 
-test('change password with the checkbox cleared keeps them', step(() => rec, async () => {
-  const tokens = await credentials();
-  await changePassword(PASSWORDS[2], false);
-  await rec.page.getByRole('status').filter({ hasText: 'your API keys and logged-in clients keep working' }).waitFor();
-  expect(await statuses(tokens)).toEqual([200, 200]);
-}));
+test(
+  'change password with the checkbox cleared keeps them',
+  step(
+    () => rec,
+    async () => {
+      const tokens = await credentials();
+      await changePassword(PASSWORDS[2], false);
+      await rec.page.getByRole('status').filter({ hasText: 'your API keys and logged-in clients keep working' }).waitFor();
+      expect(await statuses(tokens)).toEqual([200, 200]);
+    },
+  ),
+);
 
-test('the reset link page: the same checkbox, checked by default; cleared keeps them, checked revokes them', step(() => rec, async () => {
-  const reset = await newRecordedPage(browser, app.url);
-  try {
-    const page = reset.page;
-    const setThrough = async (password: string, revoke: boolean) => {
-      const { link } = await createResetLink(app.deps.db, user.id, app.url);
-      const url = new URL(link);
-      await page.goto(url.pathname + url.search);
-      await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
-      const box = page.getByRole('checkbox', { name: LABEL });
-      expect(await box.isChecked()).toBe(true);
-      if (!revoke) await box.uncheck();
-      await page.getByLabel('New password').fill(password);
-      await page.getByRole('button', { name: 'Set password' }).click();
-      await page.getByRole('status').filter({ hasText: 'Your password is set.' }).waitFor();
-      current = password;
-    };
+test(
+  'the reset link page: the same checkbox, checked by default; cleared keeps them, checked revokes them',
+  step(
+    () => rec,
+    async () => {
+      const reset = await newRecordedPage(browser, app.url);
+      try {
+        const page = reset.page;
+        const setThrough = async (password: string, revoke: boolean) => {
+          const { link } = await createResetLink(app.deps.db, user.id, app.url);
+          const url = new URL(link);
+          await page.goto(url.pathname + url.search);
+          await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
+          const box = page.getByRole('checkbox', { name: LABEL });
+          expect(await box.isChecked()).toBe(true);
+          if (!revoke) await box.uncheck();
+          await page.getByLabel('New password').fill(password);
+          await page.getByRole('button', { name: 'Set password' }).click();
+          await page.getByRole('status').filter({ hasText: 'Your password is set.' }).waitFor();
+          current = password;
+        };
 
-    const { link } = await createResetLink(app.deps.db, user.id, app.url);
-    await page.goto(new URL(link).pathname + new URL(link).search);
-    await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
-    expect(await seriousAxeViolations(page)).toEqual([]);
+        const { link } = await createResetLink(app.deps.db, user.id, app.url);
+        await page.goto(new URL(link).pathname + new URL(link).search);
+        await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
+        expect(await seriousAxeViolations(page)).toEqual([]);
 
-    const kept = await credentials();
-    await setThrough(PASSWORDS[3], false);
-    expect(await statuses(kept)).toEqual([200, 200]);
+        const kept = await credentials();
+        await setThrough(PASSWORDS[3], false);
+        expect(await statuses(kept)).toEqual([200, 200]);
 
-    await setThrough(PASSWORDS[4], true);
-    expect(await statuses(kept)).toEqual([401, 401]);
-    expect(reset.errors).toEqual([]);
-    expect(reset.requests.filter((u) => new URL(u).origin !== app.url)).toEqual([]);
-  } finally {
-    await reset.context.close();
-  }
-}));
+        await setThrough(PASSWORDS[4], true);
+        expect(await statuses(kept)).toEqual([401, 401]);
+        expect(reset.errors).toEqual([]);
+        expect(reset.requests.filter((u) => new URL(u).origin !== app.url)).toEqual([]);
+      } finally {
+        await reset.context.close();
+      }
+    },
+  ),
+);
 
 test('no request left the origin, no page error, no CSP violation', () => {
   expect(rec.requests.filter((u) => new URL(u).origin !== app.url)).toEqual([]);

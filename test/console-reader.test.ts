@@ -59,7 +59,8 @@ const HOSTILE_MD = [
 function largeMarkdown(): string {
   const para = 'The reconnect loop waits with exponential backoff before it tries the websocket again.\n\n';
   const out = ['# A large session\n\n'];
-  for (let i = 1; i <= 600; i++) out.push(`_**User**_\n\nQuestion ${i} about the backoff\n\n---\n\n_**Agent (model claude-sonnet-4)**_\n\n${para.repeat(55)}---\n\n`);
+  for (let i = 1; i <= 600; i++)
+    out.push(`_**User**_\n\nQuestion ${i} about the backoff\n\n---\n\n_**Agent (model claude-sonnet-4)**_\n\n${para.repeat(55)}---\n\n`);
   return out.join('');
 }
 
@@ -86,7 +87,14 @@ beforeAll(async () => {
     rawData: '{"type":"user","text":"why"}\n',
     sessionData: '{"session":"resumable"}',
     startedAt: '2025-01-02T10:00:00.000Z',
-    metadata: { clientName: 'specstory-cli', llmModels: ['claude-sonnet-4'], gitBranches: ['fix/login'], tags: ['auth'], title: 'Login flow fix', machineName: 'ada-laptop' },
+    metadata: {
+      clientName: 'specstory-cli',
+      llmModels: ['claude-sonnet-4'],
+      gitBranches: ['fix/login'],
+      tags: ['auth'],
+      title: 'Login flow fix',
+      machineName: 'ada-laptop',
+    },
   });
   await put(S.hostile, {
     name: HOSTILE,
@@ -130,175 +138,207 @@ function expectClean(page: Page) {
 
 test(
   'heading, metadata, table of contents, downloads, rename, tags, delete',
-  step(() => rec!, async () => {
-    const page = await signIn(sessionUrl(S.normal));
-    // Heading = metadata.title while there is no userTitle.
-    await page.getByRole('heading', { level: 1, name: 'Login flow fix' }).waitFor();
-    const details = page.getByRole('region', { name: 'Session details' });
-    await details.getByText('claude-sonnet-4').waitFor();
-    await details.getByText('fix/login').waitFor();
-    await details.getByText('ada-laptop').waitFor();
-    await details.getByText('login.md').waitFor();
+  step(
+    () => rec!,
+    async () => {
+      const page = await signIn(sessionUrl(S.normal));
+      // Heading = metadata.title while there is no userTitle.
+      await page.getByRole('heading', { level: 1, name: 'Login flow fix' }).waitFor();
+      const details = page.getByRole('region', { name: 'Session details' });
+      await details.getByText('claude-sonnet-4').waitFor();
+      await details.getByText('fix/login').waitFor();
+      await details.getByText('ada-laptop').waitFor();
+      await details.getByText('login.md').waitFor();
 
-    // Table of contents of the exchanges, by title; the transcript rendered.
-    const toc = page.getByRole('navigation', { name: 'Table of contents' });
-    await toc.getByRole('heading', { name: 'Exchanges (3)' }).waitFor();
-    expect(await toc.getByRole('link').allInnerTexts()).toEqual([
-      '1. Fix the login flow (2025-01-02 10:00Z)',
-      '2. Why does login fail with a 401?',
-      '3. Now refresh the token before it expires',
-    ]);
-    const transcript = page.getByRole('region', { name: 'Transcript' });
-    await transcript.getByRole('heading', { level: 2, name: '2. Why does login fail with a 401?' }).waitFor();
-    // Exchanges render as they come near the viewport: scroll to the third, as a reader would.
-    await transcript.locator('#exchange-3').scrollIntoViewIfNeeded();
-    await transcript.getByText('Done: the client refreshes one minute early.').waitFor();
-    const docs = transcript.getByRole('link', { name: 'the docs' });
-    expect(await docs.getAttribute('href')).toBe('https://example.com/docs');
-    expect(await docs.getAttribute('rel')).toBe('noopener noreferrer nofollow');
-    await transcript.getByRole('cell', { name: 'refresh' }).waitFor();
-    await toc.getByRole('link', { name: '3. Now refresh the token before it expires' }).click();
-    await page.waitForURL(/#exchange-3$/);
-    expect(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).toBe('3. Now refresh the token before it expires');
+      // Table of contents of the exchanges, by title; the transcript rendered.
+      const toc = page.getByRole('navigation', { name: 'Table of contents' });
+      await toc.getByRole('heading', { name: 'Exchanges (3)' }).waitFor();
+      expect(await toc.getByRole('link').allInnerTexts()).toEqual([
+        '1. Fix the login flow (2025-01-02 10:00Z)',
+        '2. Why does login fail with a 401?',
+        '3. Now refresh the token before it expires',
+      ]);
+      const transcript = page.getByRole('region', { name: 'Transcript' });
+      await transcript.getByRole('heading', { level: 2, name: '2. Why does login fail with a 401?' }).waitFor();
+      // Exchanges render as they come near the viewport: scroll to the third, as a reader would.
+      await transcript.locator('#exchange-3').scrollIntoViewIfNeeded();
+      await transcript.getByText('Done: the client refreshes one minute early.').waitFor();
+      const docs = transcript.getByRole('link', { name: 'the docs' });
+      expect(await docs.getAttribute('href')).toBe('https://example.com/docs');
+      expect(await docs.getAttribute('rel')).toBe('noopener noreferrer nofollow');
+      await transcript.getByRole('cell', { name: 'refresh' }).waitFor();
+      await toc.getByRole('link', { name: '3. Now refresh the token before it expires' }).click();
+      await page.waitForURL(/#exchange-3$/);
+      expect(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).toBe('3. Now refresh the token before it expires');
 
-    // Downloads: markdown, raw data and session data, byte-exact.
-    const saved = async (name: string) => {
-      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole(name === 'Download raw data' ? 'link' : 'button', { name }).click()]);
-      return fs.readFileSync(await download.path(), 'utf8');
-    };
-    expect(await saved('Download markdown')).toBe(NORMAL_MD);
-    expect(await saved('Download raw data')).toBe('{"type":"user","text":"why"}\n');
-    expect(await saved('Download session data')).toBe('{"session":"resumable"}');
+      // Downloads: markdown, raw data and session data, byte-exact.
+      const saved = async (name: string) => {
+        const [download] = await Promise.all([
+          page.waitForEvent('download'),
+          page.getByRole(name === 'Download raw data' ? 'link' : 'button', { name }).click(),
+        ]);
+        return fs.readFileSync(await download.path(), 'utf8');
+      };
+      expect(await saved('Download markdown')).toBe(NORMAL_MD);
+      expect(await saved('Download raw data')).toBe('{"type":"user","text":"why"}\n');
+      expect(await saved('Download session data')).toBe('{"session":"resumable"}');
 
-    // Rename (userTitle), then back to the uploaded title.
-    await page.getByRole('button', { name: 'Rename' }).click();
-    await page.getByLabel('Title').fill('Token refresh');
-    await page.getByRole('button', { name: 'Save title' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Token refresh' }).waitFor();
-    const api = await app.request('GET', `/api/v1/projects/${P}/sessions/${S.normal}`, { token });
-    expect(api.body.data.session.userTitle).toBe('Token refresh');
-    await page.getByRole('button', { name: 'Rename' }).click();
-    await page.getByLabel('Title').fill('');
-    await page.getByRole('button', { name: 'Save title' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Login flow fix' }).waitFor();
+      // Rename (userTitle), then back to the uploaded title.
+      await page.getByRole('button', { name: 'Rename' }).click();
+      await page.getByLabel('Title').fill('Token refresh');
+      await page.getByRole('button', { name: 'Save title' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Token refresh' }).waitFor();
+      const api = await app.request('GET', `/api/v1/projects/${P}/sessions/${S.normal}`, { token });
+      expect(api.body.data.session.userTitle).toBe('Token refresh');
+      await page.getByRole('button', { name: 'Rename' }).click();
+      await page.getByLabel('Title').fill('');
+      await page.getByRole('button', { name: 'Save title' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Login flow fix' }).waitFor();
 
-    // Tags: add one, remove one.
-    await page.getByLabel('New tag').fill('urgent');
-    await page.getByRole('button', { name: 'Add tag' }).click();
-    await page.getByRole('button', { name: 'Remove tag urgent' }).waitFor();
-    await page.getByRole('button', { name: 'Remove tag auth' }).click();
-    await page.getByRole('button', { name: 'Remove tag auth' }).waitFor({ state: 'detached' });
-    const tagged = await app.request('GET', `/api/v1/projects/${P}/sessions/${S.normal}`, { token });
-    expect(tagged.body.data.session.metadata.tags).toEqual(['urgent']);
+      // Tags: add one, remove one.
+      await page.getByLabel('New tag').fill('urgent');
+      await page.getByRole('button', { name: 'Add tag' }).click();
+      await page.getByRole('button', { name: 'Remove tag urgent' }).waitFor();
+      await page.getByRole('button', { name: 'Remove tag auth' }).click();
+      await page.getByRole('button', { name: 'Remove tag auth' }).waitFor({ state: 'detached' });
+      const tagged = await app.request('GET', `/api/v1/projects/${P}/sessions/${S.normal}`, { token });
+      expect(tagged.body.data.session.metadata.tags).toEqual(['urgent']);
 
-    expect(await seriousAxeViolations(page)).toEqual([]);
+      expect(await seriousAxeViolations(page)).toEqual([]);
 
-    // Delete: the confirmation names what is lost; the session is gone.
-    await page.getByRole('button', { name: 'Delete session' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Delete “Login flow fix”?' });
-    await dialog.waitFor();
-    const text = await dialog.innerText();
-    for (const part of ['transcript', 'raw data', 'session data', 'tags', 'search', 'cannot be undone']) expect(text).toContain(part);
-    expect(await seriousAxeViolations(page)).toEqual([]);
-    await dialog.getByRole('button', { name: 'Delete session' }).click();
-    await page.waitForURL(new RegExp(`/projects/${P}$`));
-    expect((await app.request('GET', `/api/v1/projects/${P}/sessions/${S.normal}`, { token })).status).toBe(404);
+      // Delete: the confirmation names what is lost; the session is gone.
+      await page.getByRole('button', { name: 'Delete session' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Delete “Login flow fix”?' });
+      await dialog.waitFor();
+      const text = await dialog.innerText();
+      for (const part of ['transcript', 'raw data', 'session data', 'tags', 'search', 'cannot be undone']) expect(text).toContain(part);
+      expect(await seriousAxeViolations(page)).toEqual([]);
+      await dialog.getByRole('button', { name: 'Delete session' }).click();
+      await page.waitForURL(new RegExp(`/projects/${P}$`));
+      expect((await app.request('GET', `/api/v1/projects/${P}/sessions/${S.normal}`, { token })).status).toBe(404);
 
-    // A session without a title is headed by its name.
-    await page.goto(sessionUrl(S.plain));
-    await page.getByRole('heading', { level: 1, name: 'plain-name.md' }).waitFor();
-    await expectClean(page);
-  }),
+      // A session without a title is headed by its name.
+      await page.goto(sessionUrl(S.plain));
+      await page.getByRole('heading', { level: 1, name: 'plain-name.md' }).waitFor();
+      await expectClean(page);
+    },
+  ),
   180_000,
 );
 
 test(
   'hostile markdown, name, tags and metadata never run, load nothing and keep the CSP',
-  step(() => rec!, async () => {
-    const page = await signIn(sessionUrl(S.hostile));
-    await page.getByRole('heading', { level: 1, name: HOSTILE }).waitFor();
-    const transcript = page.getByRole('region', { name: 'Transcript' });
-    // An exchange is rendered once it comes near the viewport: go to the second, as a reader would
-    // (whether it starts near enough depends on when the layout settles).
-    await transcript.locator('#exchange-2').scrollIntoViewIfNeeded();
-    await transcript.getByText('inside details').waitFor();
-    // Raw HTML is shown as text; markdown links to anything but http(s)/mailto are not links.
-    await transcript.getByText(`<script>window.__pwned = 'script'</script>`).waitFor();
-    await transcript.getByText(`<p onclick="window.__pwned='click'" onmouseover="window.__pwned='hover'">hover me</p>`).hover();
-    await transcript.getByText('md js link').click();
-    await transcript.getByText('md data link').click();
-    await transcript.getByText('vb link').click();
-    expect(await transcript.getByRole('link', { name: /md js link|md data link|vb link|rel link|proto link/ }).count()).toBe(0);
-    await page.getByText(`<svg onload="window.__pwned='tag'">`).waitFor();
-    await page.getByText(`<script>window.__pwned='client'</script>`).waitFor();
-    await page.getByText(`<img src="https://evil.example/summary.png" onerror="window.__pwned='summary'">`).waitFor();
+  step(
+    () => rec!,
+    async () => {
+      const page = await signIn(sessionUrl(S.hostile));
+      await page.getByRole('heading', { level: 1, name: HOSTILE }).waitFor();
+      const transcript = page.getByRole('region', { name: 'Transcript' });
+      // An exchange is rendered once it comes near the viewport: go to the second, as a reader would
+      // (whether it starts near enough depends on when the layout settles).
+      await transcript.locator('#exchange-2').scrollIntoViewIfNeeded();
+      await transcript.getByText('inside details').waitFor();
+      // Raw HTML is shown as text; markdown links to anything but http(s)/mailto are not links.
+      await transcript.getByText(`<script>window.__pwned = 'script'</script>`).waitFor();
+      await transcript.getByText(`<p onclick="window.__pwned='click'" onmouseover="window.__pwned='hover'">hover me</p>`).hover();
+      await transcript.getByText('md js link').click();
+      await transcript.getByText('md data link').click();
+      await transcript.getByText('vb link').click();
+      expect(await transcript.getByRole('link', { name: /md js link|md data link|vb link|rel link|proto link/ }).count()).toBe(0);
+      await page.getByText(`<svg onload="window.__pwned='tag'">`).waitFor();
+      await page.getByText(`<script>window.__pwned='client'</script>`).waitFor();
+      await page.getByText(`<img src="https://evil.example/summary.png" onerror="window.__pwned='summary'">`).waitFor();
 
-    // What the sanitiser let through: text-formatting elements with safe attributes only.
-    const found = await page.evaluate(() => {
-      const doc = (globalThis as any).document;
-      const md: any[] = [...doc.querySelectorAll('.md')];
-      const all: any[] = md.flatMap((m) => [...m.querySelectorAll('*')]);
-      return {
-        tags: [...new Set(all.map((e) => String(e.tagName).toLowerCase()))].sort(),
-        attrs: [...new Set(all.flatMap((e) => [...e.attributes].map((a: any) => String(a.name))))].sort(),
-        hrefs: all.filter((e) => e.hasAttribute('href')).map((e) => String(e.getAttribute('href'))),
-      };
-    });
-    for (const bad of ['script', 'img', 'svg', 'iframe', 'form', 'input', 'button', 'style', 'object', 'embed', 'video', 'audio', 'link', 'meta', 'base', 'math']) {
-      expect(found.tags).not.toContain(bad);
-    }
-    expect(found.attrs.filter((a) => !['href', 'title', 'open', 'target', 'rel', 'align', 'start'].includes(a))).toEqual([]);
-    expect(found.hrefs.every((h) => /^(https?:|mailto:)/.test(h))).toBe(true);
-    // A remote image is a link to it, never loaded; safe links stay links.
-    expect(await transcript.getByRole('link', { name: 'Image: remote image' }).getAttribute('href')).toBe('https://evil.example/pixel.png');
-    expect(await transcript.getByRole('link', { name: 'ok link' }).getAttribute('href')).toBe('https://example.com/ok');
-    expect(await transcript.getByRole('link', { name: 'Image: nested' }).getAttribute('href')).toBe('https://example.com/n');
-    expect(await transcript.getByRole('link', { name: 'Image: https://evil.example/empty.png' }).count()).toBe(1);
-    expect(await transcript.getByRole('link', { name: 'ada@example.com' }).getAttribute('href')).toBe('mailto:ada@example.com');
-    expect(page.url()).toContain(sessionUrl(S.hostile));
+      // What the sanitiser let through: text-formatting elements with safe attributes only.
+      const found = await page.evaluate(() => {
+        const doc = (globalThis as any).document;
+        const md: any[] = [...doc.querySelectorAll('.md')];
+        const all: any[] = md.flatMap((m) => [...m.querySelectorAll('*')]);
+        return {
+          tags: [...new Set(all.map((e) => String(e.tagName).toLowerCase()))].sort(),
+          attrs: [...new Set(all.flatMap((e) => [...e.attributes].map((a: any) => String(a.name))))].sort(),
+          hrefs: all.filter((e) => e.hasAttribute('href')).map((e) => String(e.getAttribute('href'))),
+        };
+      });
+      for (const bad of [
+        'script',
+        'img',
+        'svg',
+        'iframe',
+        'form',
+        'input',
+        'button',
+        'style',
+        'object',
+        'embed',
+        'video',
+        'audio',
+        'link',
+        'meta',
+        'base',
+        'math',
+      ]) {
+        expect(found.tags).not.toContain(bad);
+      }
+      expect(found.attrs.filter((a) => !['href', 'title', 'open', 'target', 'rel', 'align', 'start'].includes(a))).toEqual([]);
+      expect(found.hrefs.every((h) => /^(https?:|mailto:)/.test(h))).toBe(true);
+      // A remote image is a link to it, never loaded; safe links stay links.
+      expect(await transcript.getByRole('link', { name: 'Image: remote image' }).getAttribute('href')).toBe('https://evil.example/pixel.png');
+      expect(await transcript.getByRole('link', { name: 'ok link' }).getAttribute('href')).toBe('https://example.com/ok');
+      expect(await transcript.getByRole('link', { name: 'Image: nested' }).getAttribute('href')).toBe('https://example.com/n');
+      expect(await transcript.getByRole('link', { name: 'Image: https://evil.example/empty.png' }).count()).toBe(1);
+      expect(await transcript.getByRole('link', { name: 'ada@example.com' }).getAttribute('href')).toBe('mailto:ada@example.com');
+      expect(page.url()).toContain(sessionUrl(S.hostile));
 
-    expect(await seriousAxeViolations(page)).toEqual([]);
-    await expectClean(page);
-  }),
+      expect(await seriousAxeViolations(page)).toEqual([]);
+      await expectClean(page);
+    },
+  ),
   120_000,
 );
 
 test(
   'a large session is read a page at a time and opens at #exchange-<n>',
-  step(() => rec!, async () => {
-    const page = await signIn(sessionUrl(S.large, '#exchange-300'));
-    const sizes: Array<{ url: string; bytes: number }> = [];
-    page.on('response', async (r) => {
-      const body = await r.body().catch(() => Buffer.alloc(0));
-      sizes.push({ url: r.url(), bytes: body.length });
-    });
-    const transcript = page.getByRole('region', { name: 'Transcript' });
-    const h = transcript.getByRole('heading', { level: 2, name: '300. Question 299 about the backoff' });
-    await h.waitFor();
-    await page.waitForFunction(() => (globalThis as any).document.activeElement?.id === 'exchange-300-title');
-    // Only a window of the 601 exchanges is in the page.
-    expect(await page.locator('section.exchange').count()).toBeLessThanOrEqual(60);
-    await transcript.getByRole('button', { name: 'Show earlier exchanges' }).click();
-    await transcript.getByRole('heading', { level: 2, name: '299. Question 298 about the backoff' }).waitFor();
-    // Scrolling down pages more in.
-    for (let i = 0; i < 6; i++) {
-      await page.mouse.wheel(0, 20_000);
-      await page.waitForTimeout(150);
-    }
-    await transcript.getByRole('heading', { level: 2, name: /^3[2-9]\d\. / }).first().waitFor();
-    expect(await page.locator('section.exchange').count()).toBeLessThanOrEqual(60);
-    // The TOC pages too: 200 entries, then more on demand.
-    const toc = page.getByRole('navigation', { name: 'Table of contents' });
-    await toc.getByRole('heading', { name: 'Exchanges (601)' }).waitFor();
-    expect(await toc.getByRole('link').count()).toBe(200);
-    await toc.getByRole('button', { name: 'More exchanges' }).click();
-    await toc.getByRole('link', { name: '400. Question 399 about the backoff' }).waitFor();
+  step(
+    () => rec!,
+    async () => {
+      const page = await signIn(sessionUrl(S.large, '#exchange-300'));
+      const sizes: Array<{ url: string; bytes: number }> = [];
+      page.on('response', async (r) => {
+        const body = await r.body().catch(() => Buffer.alloc(0));
+        sizes.push({ url: r.url(), bytes: body.length });
+      });
+      const transcript = page.getByRole('region', { name: 'Transcript' });
+      const h = transcript.getByRole('heading', { level: 2, name: '300. Question 299 about the backoff' });
+      await h.waitFor();
+      await page.waitForFunction(() => (globalThis as any).document.activeElement?.id === 'exchange-300-title');
+      // Only a window of the 601 exchanges is in the page.
+      expect(await page.locator('section.exchange').count()).toBeLessThanOrEqual(60);
+      await transcript.getByRole('button', { name: 'Show earlier exchanges' }).click();
+      await transcript.getByRole('heading', { level: 2, name: '299. Question 298 about the backoff' }).waitFor();
+      // Scrolling down pages more in.
+      for (let i = 0; i < 6; i++) {
+        await page.mouse.wheel(0, 20_000);
+        await page.waitForTimeout(150);
+      }
+      await transcript
+        .getByRole('heading', { level: 2, name: /^3[2-9]\d\. / })
+        .first()
+        .waitFor();
+      expect(await page.locator('section.exchange').count()).toBeLessThanOrEqual(60);
+      // The TOC pages too: 200 entries, then more on demand.
+      const toc = page.getByRole('navigation', { name: 'Table of contents' });
+      await toc.getByRole('heading', { name: 'Exchanges (601)' }).waitFor();
+      expect(await toc.getByRole('link').count()).toBe(200);
+      await toc.getByRole('button', { name: 'More exchanges' }).click();
+      await toc.getByRole('link', { name: '400. Question 399 about the backoff' }).waitFor();
 
-    // Never the whole markdown: no response near its size, no full read.
-    expect(rec!.requests.filter((u) => /\/sessions\/[^/]+(\/raw)?$/.test(new URL(u).pathname) && u.includes('/api/'))).toEqual([]);
-    expect(Math.max(...sizes.map((s) => s.bytes))).toBeLessThan(1.2 * 1024 * 1024);
-    expect(await seriousAxeViolations(page)).toEqual([]);
-    await expectClean(page);
-  }),
+      // Never the whole markdown: no response near its size, no full read.
+      expect(rec!.requests.filter((u) => /\/sessions\/[^/]+(\/raw)?$/.test(new URL(u).pathname) && u.includes('/api/'))).toEqual([]);
+      expect(Math.max(...sizes.map((s) => s.bytes))).toBeLessThan(1.2 * 1024 * 1024);
+      expect(await seriousAxeViolations(page)).toEqual([]);
+      await expectClean(page);
+    },
+  ),
   120_000,
 );

@@ -35,13 +35,20 @@ test('sessions of a project: titles, Resumable, secrets redacted, hostile names 
   };
   const secret = `ghp_${'A1b2C3d4E5'.repeat(3)}abcdef`;
   await put('11111111-1111-4111-8111-111111111111', {
-    name: 'plain.md', markdown: '# hello\n', rawData: '{}', sessionData: '{"session":"resumable"}',
+    name: 'plain.md',
+    markdown: '# hello\n',
+    rawData: '{}',
+    sessionData: '{"session":"resumable"}',
   });
   await put('22222222-2222-4222-8222-222222222222', {
-    name: 'leaky.md', markdown: `# token\n\nexport GITHUB_TOKEN=${secret}\n`, rawData: '{}',
+    name: 'leaky.md',
+    markdown: `# token\n\nexport GITHUB_TOKEN=${secret}\n`,
+    rawData: '{}',
   });
   await put('33333333-3333-4333-8333-333333333333', {
-    name: '<img src=x onerror="window.__pwned=1">', markdown: '# x\n', rawData: '{}',
+    name: '<img src=x onerror="window.__pwned=1">',
+    markdown: '# x\n',
+    rawData: '{}',
   });
   for (let i = 0; i < 50; i++) {
     await put(`44444444-4444-4444-8444-${String(i).padStart(12, '0')}`, { name: `filler ${i}`, markdown: '# f\n', rawData: '{}' });

@@ -14,7 +14,20 @@ afterAll(async () => {
   await app?.close();
 });
 
-const ROUTES = ['/', '/sign-in', '/reset-password', '/join', '/cli-login', '/search', '/settings/api-keys', '/settings/account', '/settings/users', '/settings/teams', '/projects/p1', '/projects/p1/sessions/s1'];
+const ROUTES = [
+  '/',
+  '/sign-in',
+  '/reset-password',
+  '/join',
+  '/cli-login',
+  '/search',
+  '/settings/api-keys',
+  '/settings/account',
+  '/settings/users',
+  '/settings/teams',
+  '/projects/p1',
+  '/projects/p1/sessions/s1',
+];
 
 test('every console route answers index.html, revalidated on each load, under a strict CSP', async () => {
   for (const route of ROUTES) {

@@ -180,7 +180,18 @@ test('revoking the root key revokes the whole tree, from the next request on, on
 test('a credential cannot be derived from a source revoked before or while it is made; nothing live is left behind', async () => {
   const u = await person('race');
   const writes = app.deps.db.writes;
-  const draft = () => ({ id: `race-${process.pid}-${++seq}`, userId: u.id, name: 'late', createdAt: new Date(), lastUsedAt: null, expiresAt: null, revokedAt: null, parentKeyId: null, kind: 'key', scopes: 'read,write' });
+  const draft = () => ({
+    id: `race-${process.pid}-${++seq}`,
+    userId: u.id,
+    name: 'late',
+    createdAt: new Date(),
+    lastUsedAt: null,
+    expiresAt: null,
+    revokedAt: null,
+    parentKeyId: null,
+    kind: 'key',
+    scopes: 'read,write',
+  });
   const liveChildren = async () =>
     Number((await app.deps.db.pool.query('SELECT COUNT(*) n FROM api_keys WHERE parentKeyId = ? AND revokedAt IS NULL', [u.key.keyId]))[0].n);
 
@@ -280,7 +291,9 @@ describe('a new password revokes keys and device tokens unless asked not to', ()
 
   test('password reset with revokeCredentials: false keeps them (browser sessions still end)', async () => {
     const c = await credentials('reset-keep');
-    const r = await app.request('POST', '/api/v1/auth/reset-password', { body: { token: await resetLink(c.u.id), password: NEW_PASSWORD, revokeCredentials: false } });
+    const r = await app.request('POST', '/api/v1/auth/reset-password', {
+      body: { token: await resetLink(c.u.id), password: NEW_PASSWORD, revokeCredentials: false },
+    });
     expect(r.status).toBe(200);
     expect(await statuses(c.tokens)).toEqual([200, 200, 200, 200, 200]);
     expect(await Promise.all(c.devices.map(refreshStatus))).toEqual([200, 200]);

@@ -24,7 +24,11 @@ afterAll(async () => {
   await a?.end();
 });
 
-const caught = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
+const caught = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: unknown) => e,
+  );
 
 test('a duplicate key, bare or wrapped, is a duplicate and nothing else', async () => {
   const err = await caught(a.query('INSERT INTO t VALUES (1, ?)', ['x']));

@@ -81,16 +81,18 @@ function expectedColumnType(f: Field): string {
 }
 
 /** information_schema's COLUMN_TYPE, with integer display widths dropped (int(11) → int). */
-const normalizeType = (t: string) => t.toLowerCase().replace(/^(int|bigint)\(\d+\)/, '$1').replace(/ unsigned$/, '');
+const normalizeType = (t: string) =>
+  t
+    .toLowerCase()
+    .replace(/^(int|bigint)\(\d+\)/, '$1')
+    .replace(/ unsigned$/, '');
 
 async function q<T = any>(sql: string, params: unknown[] = []): Promise<T[]> {
   return conn.query(sql, params);
 }
 
 test('tables: exactly the models (@@map) plus _prisma_migrations', async () => {
-  const rows = await q<{ t: string }>(
-    "SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE'",
-  );
+  const rows = await q<{ t: string }>("SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE'");
   const expected = dmmf.datamodel.models.map(tableOf).concat('_prisma_migrations').sort();
   expect(rows.map((r) => r.t).sort()).toEqual(expected);
 });

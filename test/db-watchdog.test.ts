@@ -16,7 +16,8 @@ const config = loadConfig({ DATABASE_URL: 'mysql://root@127.0.0.1:3306/mysql', J
 /** This process's open sockets to MariaDB, by local port. */
 const mariadbSockets = () =>
   new Set(
-    ((process as unknown as { _getActiveHandles(): any[] })._getActiveHandles())
+    (process as unknown as { _getActiveHandles(): any[] })
+      ._getActiveHandles()
       .filter((h) => h?.constructor?.name === 'Socket' && h.remotePort === 3306 && !h.destroyed)
       .map((h) => `${h.localPort}`),
   );
@@ -37,7 +38,14 @@ function watchedMonitor() {
     return p;
   };
   const monitor = new DbMonitor({ ...connectionOptions(config.databaseUrl), connectTimeout: 10_000 }, createLogger('silent'), watched);
-  const cleanUp = () => made.forEach((p) => void p.then((c) => c.destroy(), () => undefined));
+  const cleanUp = () =>
+    made.forEach(
+      (p) =>
+        void p.then(
+          (c) => c.destroy(),
+          () => undefined,
+        ),
+    );
   return { monitor, made, cleanUp };
 }
 

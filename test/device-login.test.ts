@@ -96,7 +96,11 @@ test('the full flow as the CLI runs it: login → refresh → data with the acce
   expect(gql.body.data.projects.map((p: any) => p.id)).toEqual(['833c-d926-f753-7b4a']);
 
   // A refresh token is not an API key.
-  for (const [m, p] of [['GET', '/api/v1/projects'], ['GET', '/api/v1/keys'], ['POST', '/api/v1/device-codes']] as const) {
+  for (const [m, p] of [
+    ['GET', '/api/v1/projects'],
+    ['GET', '/api/v1/keys'],
+    ['POST', '/api/v1/device-codes'],
+  ] as const) {
     const r = await app.request(m, p, { token: login.body.refreshToken });
     expect(r.status).toBe(401);
     expect(r.body).toEqual({ success: false, error: 'Invalid session token' });

@@ -25,7 +25,8 @@ function largeMarkdown(): string {
   return out.join('');
 }
 
-const put = (n: number, markdown: string) => app.request('PUT', `/api/v1/projects/idx/sessions/${SID(n)}`, { token: user.token, body: { name: `s${n}`, markdown } });
+const put = (n: number, markdown: string) =>
+  app.request('PUT', `/api/v1/projects/idx/sessions/${SID(n)}`, { token: user.token, body: { name: `s${n}`, markdown } });
 const page = (n: number, q = '') => app.request('GET', `/api/v1/projects/idx/sessions/${SID(n)}/exchanges${q}`, { token: user.token });
 const stored = (n: number) => readStoredExchangeIndex(app.deps.db.reads, 'idx', SID(n));
 const scanned = (markdown: Buffer) => {
@@ -49,7 +50,10 @@ test('large markdown: the index is stored with it, of the redacted text, equal t
   const bytes = await stored(1);
   expect(bytes).not.toBeNull();
   expect(bytes!.toString('utf8')).not.toContain(SECRET_BODY);
-  const storedMd = Buffer.from((await app.request('GET', `/api/v1/projects/idx/sessions/${SID(1)}`, { token: user.token, headers: { Accept: 'text/markdown' } })).text, 'utf8');
+  const storedMd = Buffer.from(
+    (await app.request('GET', `/api/v1/projects/idx/sessions/${SID(1)}`, { token: user.token, headers: { Accept: 'text/markdown' } })).text,
+    'utf8',
+  );
   expect(storedMd.length).toBe(Buffer.byteLength(md));
   expect(decodeStoredIndex(bytes!, storedMd.length)).toEqual(scanned(storedMd));
   expect(decodeStoredIndex(bytes!, storedMd.length)!.entries[2].title).toMatch(/^Use token \[REDACTED:/);
@@ -61,7 +65,10 @@ test('the paged read serves the stored index (it is not scanned again)', async (
   const bytes = (await stored(2))!;
   const json = JSON.parse(bytes.toString('utf8'));
   json.e[1][2] = 'Title from the stored index';
-  await app.deps.db.pool.query("UPDATE session_chunks SET data = ? WHERE projectId = 'idx' AND sessionId = ? AND part = 'exchidx'", [Buffer.from(JSON.stringify(json)), SID(2)]);
+  await app.deps.db.pool.query("UPDATE session_chunks SET data = ? WHERE projectId = 'idx' AND sessionId = ? AND part = 'exchidx'", [
+    Buffer.from(JSON.stringify(json)),
+    SID(2),
+  ]);
   const r = await page(2, '?limit=3&content=false');
   expect(r.status).toBe(200);
   expect(r.body.data.exchanges[1]).toMatchObject({ number: 2, title: 'Title from the stored index' });
@@ -82,7 +89,10 @@ test('markdown of many one-line turns stores none (its index would outweigh an e
 test('a stored index that does not fit the markdown is ignored: the markdown is scanned', async () => {
   const md = largeMarkdown();
   expect((await put(3, md)).status).toBe(201);
-  await app.deps.db.pool.query("UPDATE session_chunks SET data = ? WHERE projectId = 'idx' AND sessionId = ? AND part = 'exchidx'", [Buffer.from('{"v":1,"size":5,"e":[[0,5,"x",0]]}'), SID(3)]);
+  await app.deps.db.pool.query("UPDATE session_chunks SET data = ? WHERE projectId = 'idx' AND sessionId = ? AND part = 'exchidx'", [
+    Buffer.from('{"v":1,"size":5,"e":[[0,5,"x",0]]}'),
+    SID(3),
+  ]);
   const r = await page(3, '?limit=3&content=false');
   expect(r.status).toBe(200);
   expect(r.body.data.total).toBe(scanned(Buffer.from(md)).entries.length);
@@ -115,7 +125,10 @@ test('REDACT_SECRETS=report keeps the secret in titles as in the content; redact
     await rescanSessions(report.deps.db, 'on', { dryRun: false });
     const after = await readStoredExchangeIndex(report.deps.db.reads, 'idx', SID(7));
     expect(after!.toString('utf8')).not.toContain(SECRET_BODY);
-    const masked = Buffer.from((await report.request('GET', `/api/v1/projects/idx/sessions/${SID(7)}`, { token: u.token, headers: { Accept: 'text/markdown' } })).text, 'utf8');
+    const masked = Buffer.from(
+      (await report.request('GET', `/api/v1/projects/idx/sessions/${SID(7)}`, { token: u.token, headers: { Accept: 'text/markdown' } })).text,
+      'utf8',
+    );
     expect(masked.toString('utf8')).not.toContain(SECRET_BODY);
     expect(decodeStoredIndex(after!, masked.length)).toEqual(scanned(masked));
   } finally {

@@ -43,7 +43,7 @@ const envFor = (app: TestApp) => ({
 function cli(app: TestApp, ...args: string[]): Promise<Result> {
   return new Promise((resolve) => {
     execFile(TSX, [MAIN, ...args], { cwd: ROOT, env: envFor(app), timeout: 180_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
       resolve({ code, stdout: String(stdout), stderr: String(stderr) });
     });
   });
@@ -54,9 +54,14 @@ function cliInTerminal(app: TestApp, ...args: string[]): Promise<Result> {
   const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   const command = [TSX, MAIN, ...args].map(quote).join(' ');
   return new Promise((resolve) => {
-    execFile('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: { ...envFor(app), TERM: 'xterm', COLUMNS: '160' }, timeout: 180_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? 1 : 0, stdout: String(stdout), stderr: String(stderr) });
-    });
+    execFile(
+      'script',
+      ['-qec', command, '/dev/null'],
+      { cwd: ROOT, env: { ...envFor(app), TERM: 'xterm', COLUMNS: '160' }, timeout: 180_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? 1 : 0, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
   });
 }
 
@@ -114,7 +119,11 @@ test('import-remote copies from a running server through its REST API, and a sec
   // Every session reads back as on the source: content, raw data, session data, times, title, tags, metadata, tag.
   const carolKey = await b.newKey({ id: (await b.deps.db.reads.query<{ id: string }>('SELECT id FROM users WHERE email = ?', carolEmail))[0].id });
   for (const id of ids1) {
-    for (const [accept, suffix] of [['application/json', ''], ['application/vnd.specstory.session-data+json', ''], ['application/octet-stream', '/raw']]) {
+    for (const [accept, suffix] of [
+      ['application/json', ''],
+      ['application/vnd.specstory.session-data+json', ''],
+      ['application/octet-stream', '/raw'],
+    ]) {
       const src = await a.request('GET', `/api/v1/projects/${P1}/sessions/${id}${suffix}`, { token: ada.token, headers: { Accept: accept } });
       const dst = await b.request('GET', `/api/v1/projects/${P1}/sessions/${id}${suffix}`, { token: carolKey.token, headers: { Accept: accept } });
       expect(dst.status).toBe(src.status);
@@ -147,7 +156,13 @@ test('import FILE: the summary, and a non-zero exit when entries were reported',
   const tampered = path.join(dir, 'tampered.tar');
   fs.writeFileSync(
     tampered,
-    await writeTar(entries.map((e) => ({ name: e.name, type: e.type as 'file', data: e.name.endsWith(`${ids1[1]}/markdown.md`) ? Buffer.from(e.data.toString('utf8').toUpperCase()) : e.data }))),
+    await writeTar(
+      entries.map((e) => ({
+        name: e.name,
+        type: e.type as 'file',
+        data: e.name.endsWith(`${ids1[1]}/markdown.md`) ? Buffer.from(e.data.toString('utf8').toUpperCase()) : e.data,
+      })),
+    ),
   );
   const bad = await cli(b, 'import', tampered, '--email', carolEmail, '--on-conflict', 'overwrite');
   expect(bad.code).toBe(1);

@@ -52,7 +52,8 @@ async function exportOf(app: TestApp, user: TestUser, query = ''): Promise<Buffe
 const importInto = (app: TestApp, user: TestUser, archive: Buffer, query: string) =>
   app.request('POST', `/api/v1/import${query}`, { token: user.token, body: archive, headers: tarHeaders });
 
-const projectsIn = (entries: TarEntry[]) => [...new Set(entries.filter((e) => e.name.startsWith('projects/') && e.name.length > 9).map((e) => e.name.split('/')[1]))].sort();
+const projectsIn = (entries: TarEntry[]) =>
+  [...new Set(entries.filter((e) => e.name.startsWith('projects/') && e.name.length > 9).map((e) => e.name.split('/')[1]))].sort();
 const fileOf = (entries: TarEntry[], name: string) => JSON.parse(entries.find((e) => e.name === name)!.data.toString('utf8'));
 const sessionCount = async (app: TestApp) => Number((await app.deps.db.reads.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM sessions'))[0].n);
 
@@ -64,8 +65,14 @@ beforeAll(async () => {
     const u = await createUser(b.deps.db, onA[name].email, name[0].toUpperCase() + name.slice(1));
     onB[name] = { id: u.id, email: u.email, ...(await b.newKey(u)) };
   }
-  teamA = await newTeam(a, onA.ada, [[onA.bob, 'member'], [onA.vic, 'viewer']]);
-  teamB = await newTeam(b, onB.ada, [[onB.bob, 'member'], [onB.vic, 'viewer']]);
+  teamA = await newTeam(a, onA.ada, [
+    [onA.bob, 'member'],
+    [onA.vic, 'viewer'],
+  ]);
+  teamB = await newTeam(b, onB.ada, [
+    [onB.bob, 'member'],
+    [onB.vic, 'viewer'],
+  ]);
   // A team project: Ada's corpus moved into the team, and one session Bob uploads into it.
   teamIds = await seedCorpus(a, onA.ada, TP);
   const moved = await req(a, onA.ada, 'POST', `/api/v1/projects/${TP}/move`, { teamId: teamA });
@@ -112,7 +119,11 @@ describe('export of team projects', () => {
       // Their own export has none of the team's projects.
       expect(projectsIn(await readTar(await exportOf(a, who)))).toEqual([]);
     }
-    for (const [who, team] of [[onA.eve, teamA], [onA.ada, UNKNOWN_TEAM], [onA.ada, 'not-a-uuid']] as const) {
+    for (const [who, team] of [
+      [onA.eve, teamA],
+      [onA.ada, UNKNOWN_TEAM],
+      [onA.ada, 'not-a-uuid'],
+    ] as const) {
       const r = await a.request('GET', `/api/v1/export?teamId=${team}`, { token: who.token });
       expect([r.status, r.body]).toEqual([404, { success: false, error: 'Team not found' }]);
     }
@@ -216,7 +227,13 @@ describe('the admin CLI: export --team and import --team', () => {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
   function cli(app: TestApp, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: app.db.url, JWT_SECRET: 'test-secret-that-is-long-enough', LOG_LEVEL: 'silent' };
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      DATABASE_URL: app.db.url,
+      JWT_SECRET: 'test-secret-that-is-long-enough',
+      LOG_LEVEL: 'silent',
+    };
     return new Promise((resolve) => {
       execFile(TSX, [MAIN, ...args], { cwd: ROOT, env, timeout: 180_000 }, (err, stdout, stderr) => {
         const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
@@ -239,7 +256,10 @@ describe('the admin CLI: export --team and import --team', () => {
     expect([outsider.code, outsider.stderr.trim()]).toEqual([1, 'Team not found']);
 
     // Into a new team on b, by its member Bob.
-    const fresh = await newTeamNamed(b, onB.ada, `Fresh ${crypto.randomUUID().slice(0, 6)}`, [[onB.bob, 'member'], [onB.vic, 'viewer']]);
+    const fresh = await newTeamNamed(b, onB.ada, `Fresh ${crypto.randomUUID().slice(0, 6)}`, [
+      [onB.bob, 'member'],
+      [onB.vic, 'viewer'],
+    ]);
     const viewer = await cli(b, 'import', file, '--email', onB.vic.email, '--team', fresh);
     expect([viewer.code, viewer.stderr.trim()]).toEqual([1, 'Insufficient permissions']);
     const unknown = await cli(b, 'import', file, '--email', onB.bob.email, '--team', UNKNOWN_TEAM);
@@ -256,7 +276,13 @@ describe('the admin CLI: export --team and import --team', () => {
     manifest.files = manifest.files.map((f: { path: string }) => ({ ...f, path: f.path.split(TP).join(other) }));
     fs.writeFileSync(
       renamed,
-      await writeTar(entries.map((e) => ({ name: e.name.split(TP).join(other), type: e.type as 'file', data: e.name === 'manifest.json' ? Buffer.from(JSON.stringify(manifest)) : e.data }))),
+      await writeTar(
+        entries.map((e) => ({
+          name: e.name.split(TP).join(other),
+          type: e.type as 'file',
+          data: e.name === 'manifest.json' ? Buffer.from(JSON.stringify(manifest)) : e.data,
+        })),
+      ),
     );
     const ok = await cli(b, 'import', renamed, '--email', onB.bob.email, '--team', fresh);
     expect(ok.code).toBe(0);

@@ -38,7 +38,10 @@ async function importInto(app: TestApp, user: TestUser, archive: Buffer, onConfl
 async function sessionView(app: TestApp, user: TestUser, projectId: string, id: string) {
   const json = await app.request('GET', `/api/v1/projects/${projectId}/sessions/${id}`, { token: user.token });
   const raw = await app.request('GET', `/api/v1/projects/${projectId}/sessions/${id}/raw`, { token: user.token });
-  const data = await app.request('GET', `/api/v1/projects/${projectId}/sessions/${id}`, { token: user.token, headers: { Accept: 'application/vnd.specstory.session-data+json' } });
+  const data = await app.request('GET', `/api/v1/projects/${projectId}/sessions/${id}`, {
+    token: user.token,
+    headers: { Accept: 'application/vnd.specstory.session-data+json' },
+  });
   // User ids differ between servers (the same person has an account on each): compared by name.
   const session = json.body?.data?.session;
   if (session?.uploadedBy) session.uploadedBy = { name: session.uploadedBy.name };
@@ -134,17 +137,24 @@ describe('the archive', () => {
     expect(res.body.data).toEqual({ projects: { created: 2, existing: 0 }, sessions: { created: 6, updated: 0, skipped: 0 }, errors: [] });
     const again = await exportOf(b, adaOnB);
     expect(sha256(again)).toBe(sha256(archive));
-    for (const [p, ids] of [[P1, ids1], [P2, ids2]] as const) {
+    for (const [p, ids] of [
+      [P1, ids1],
+      [P2, ids2],
+    ] as const) {
       for (const id of ids) expect(await sessionView(b, adaOnB, p, id)).toEqual(await sessionView(a, ada, p, id));
     }
     // Search covers imported sessions (through the outbox, like uploads).
-    await eventually('imported sessions found by search', async () => {
-      const r = await b.request('POST', '/api/v1/graphql', {
-        token: adaOnB.token,
-        body: { query: 'query($q: String!) { searchSessions(query: $q) { total } }', variables: { q: 'trailing' } },
-      });
-      return (r.body?.data?.searchSessions?.total ?? 0) >= 2;
-    }, 60_000);
+    await eventually(
+      'imported sessions found by search',
+      async () => {
+        const r = await b.request('POST', '/api/v1/graphql', {
+          token: adaOnB.token,
+          body: { query: 'query($q: String!) { searchSessions(query: $q) { total } }', variables: { q: 'trailing' } },
+        });
+        return (r.body?.data?.searchSessions?.total ?? 0) >= 2;
+      },
+      60_000,
+    );
   });
 
   test('a second import skips what exists; newer and overwrite replace', async () => {
@@ -192,10 +202,17 @@ describe('the archive', () => {
       const suffix = crypto.randomUUID().slice(0, 6);
       let e = renamed(renamed(entries, P1, `${P1}-${suffix}`), P2, `${P2}-${suffix}`);
       const manifest = JSON.parse(e[0].data.toString('utf8'));
-      manifest.files = manifest.files.map((f: { path: string }) => ({ ...f, path: f.path.split(P1).join(`${P1}-${suffix}`).split(P2).join(`${P2}-${suffix}`) }));
+      manifest.files = manifest.files.map((f: { path: string }) => ({
+        ...f,
+        path: f.path.split(P1).join(`${P1}-${suffix}`).split(P2).join(`${P2}-${suffix}`),
+      }));
       e[0] = { ...e[0], data: Buffer.from(JSON.stringify(manifest)) };
       e = mutate(e);
-      return { tar: await writeTar(e.map((x) => ({ name: x.name, data: x.data, type: x.type as 'file' | 'directory' }))), p1: `${P1}-${suffix}`, p2: `${P2}-${suffix}` };
+      return {
+        tar: await writeTar(e.map((x) => ({ name: x.name, data: x.data, type: x.type as 'file' | 'directory' }))),
+        p1: `${P1}-${suffix}`,
+        p2: `${P2}-${suffix}`,
+      };
     }
 
     test('a tampered file (same size, other bytes)', async () => {
@@ -205,7 +222,9 @@ describe('the archive', () => {
       const res = await importInto(b, fresh, tar);
       expect(res.status).toBe(200);
       expect(res.body.data.sessions.created).toBe(5);
-      expect(res.body.data.errors).toEqual([{ path: `projects/${p1}/sessions/${ids1[0]}/markdown.md`, error: 'sha256 does not match the manifest: session not imported' }]);
+      expect(res.body.data.errors).toEqual([
+        { path: `projects/${p1}/sessions/${ids1[0]}/markdown.md`, error: 'sha256 does not match the manifest: session not imported' },
+      ]);
       expect((await b.request('GET', `/api/v1/projects/${p1}/sessions/${ids1[0]}`, { token: fresh.token })).status).toBe(404);
     });
 
@@ -259,10 +278,16 @@ describe('the archive', () => {
       const cases: Array<[unknown, RegExp]> = [
         [{ format: 'other', version: 1, projects: 0, sessions: 0, files: [] }, /format is "other"/],
         [{ format: 'session-archive-export', version: 2, projects: 0, sessions: 0, files: [] }, /Unsupported archive version 2/],
-        [{ format: 'session-archive-export', version: 1, projects: 0, sessions: 0, files: [{ path: '../etc/passwd', size: 1, sha256: '0'.repeat(64) }] }, /Invalid path in manifest/],
+        [
+          { format: 'session-archive-export', version: 1, projects: 0, sessions: 0, files: [{ path: '../etc/passwd', size: 1, sha256: '0'.repeat(64) }] },
+          /Invalid path in manifest/,
+        ],
       ];
       for (const [manifest, message] of cases) {
-        const tar = await writeTar([{ name: 'manifest.json', data: Buffer.from(JSON.stringify(manifest)) }, ...entries.slice(1).map((e) => ({ name: e.name, data: e.data, type: e.type as 'file' }))]);
+        const tar = await writeTar([
+          { name: 'manifest.json', data: Buffer.from(JSON.stringify(manifest)) },
+          ...entries.slice(1).map((e) => ({ name: e.name, data: e.data, type: e.type as 'file' })),
+        ]);
         const res = await importInto(b, bob, tar);
         expect(res.status).toBe(400);
         expect(res.body.error).toMatch(message);
@@ -282,7 +307,13 @@ describe('the archive', () => {
         expect(res.status).toBe(413);
         expect(res.body.error).toMatch(/MAX_IMPORT_BYTES/);
         // A manifest that lists more than the limit: refused before anything is written.
-        const big = { format: 'session-archive-export', version: 1, projects: 1, sessions: 1, files: [{ path: `projects/p/sessions/${crypto.randomUUID()}/markdown.md`, size: 50000, sha256: '0'.repeat(64) }] };
+        const big = {
+          format: 'session-archive-export',
+          version: 1,
+          projects: 1,
+          sessions: 1,
+          files: [{ path: `projects/p/sessions/${crypto.randomUUID()}/markdown.md`, size: 50000, sha256: '0'.repeat(64) }],
+        };
         const tar = await writeTar([{ name: 'manifest.json', data: Buffer.from(JSON.stringify(big)) }]);
         const r2 = await small.request('POST', '/api/v1/import', { token: u.token, body: tar, headers: tarHeaders });
         expect(r2.status).toBe(413);
@@ -298,7 +329,10 @@ test('a client that stops reading pauses the export; reading on finishes it', as
   const user = await a.createUser('Slow');
   const big = 'x'.repeat(1000) + '\n';
   const markdown = `# big\n\n${big.repeat(24_000)}`; // ~24 MB
-  const put = await a.request('PUT', `/api/v1/projects/slow-${user.id.slice(0, 8)}/sessions/${crypto.randomUUID()}`, { token: user.token, body: { name: 'big', markdown } });
+  const put = await a.request('PUT', `/api/v1/projects/slow-${user.id.slice(0, 8)}/sessions/${crypto.randomUUID()}`, {
+    token: user.token,
+    body: { name: 'big', markdown },
+  });
   expect(put.status).toBe(201);
   const { received, total, afterResume } = await new Promise<{ received: number; total: number; afterResume: number }>((resolve, reject) => {
     const req = http.get(`${a.url}/api/v1/export`, { headers: { Authorization: `Bearer ${user.token}` }, agent: false }, (res) => {

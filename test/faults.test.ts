@@ -165,58 +165,56 @@ describe('database unreachable', () => {
     const burners = [0, 1].map(() => spawnTracked(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
     const refusedUploads: string[] = [];
     try {
-    for (const round of ['kill', 'freeze', 'kill again'] as const) {
-      if (round === 'freeze') mdb.freeze();
-      else await mdb.kill();
+      for (const round of ['kill', 'freeze', 'kill again'] as const) {
+        if (round === 'freeze') mdb.freeze();
+        else await mdb.kill();
 
-      const refused = crypto.randomUUID();
-      refusedUploads.push(refused);
-      const probes: Array<[string, string, unknown?]> = [
-        ['PUT', `/api/v1/projects/faults-proj/sessions/${refused}`, { name: 'during', markdown: 'x' }],
-        ['GET', '/api/v1/projects'],
-        ['GET', `/api/v1/projects/faults-proj/sessions/${sessionId}`],
-        ['GET', '/api/v1/keys'],
-      ];
-      for (const [method, p, body] of probes) {
-        const [res, ms] = await timed(() => server.request(method, p, { token, body }));
-        expect({ round, method, p, status: res.status, body: res.body }).toEqual({ round, method, p, status: 503, body: UNAVAILABLE });
-        expect(ms).toBeLessThan(FAIL_FAST_MS);
-      }
-      // Concurrent requests do not queue up behind each other beyond the bound either.
-      const [burst, burstMs] = await timed(() =>
-        Promise.all(Array.from({ length: 12 }, () => server.request('GET', '/api/v1/projects', { token }))),
-      );
-      expect(burst.map((r) => r.status)).toEqual(Array(12).fill(503));
-      expect(burstMs).toBeLessThan(FAIL_FAST_MS);
-
-      const [ready, readyMs] = await timed(() => server.request('GET', '/readyz'));
-      expect(ready.status).toBe(503);
-      expect(ready.body.status).toBe('not ready');
-      expect(readyMs).toBeLessThan(FAIL_FAST_MS);
-      expect((await server.request('GET', '/healthz')).status).toBe(200);
-
-      if (round === 'freeze') mdb.thaw();
-      else await mdb.start();
-
-      // Recovery: the same process, no restart — readiness returns, then requests succeed.
-      const deadline = Date.now() + 30_000;
-      let readyAgain = false;
-      while (Date.now() < deadline) {
-        if ((await server.request('GET', '/readyz')).status === 200) {
-          readyAgain = true;
-          break;
+        const refused = crypto.randomUUID();
+        refusedUploads.push(refused);
+        const probes: Array<[string, string, unknown?]> = [
+          ['PUT', `/api/v1/projects/faults-proj/sessions/${refused}`, { name: 'during', markdown: 'x' }],
+          ['GET', '/api/v1/projects'],
+          ['GET', `/api/v1/projects/faults-proj/sessions/${sessionId}`],
+          ['GET', '/api/v1/keys'],
+        ];
+        for (const [method, p, body] of probes) {
+          const [res, ms] = await timed(() => server.request(method, p, { token, body }));
+          expect({ round, method, p, status: res.status, body: res.body }).toEqual({ round, method, p, status: 503, body: UNAVAILABLE });
+          expect(ms).toBeLessThan(FAIL_FAST_MS);
         }
-        await sleep(200);
+        // Concurrent requests do not queue up behind each other beyond the bound either.
+        const [burst, burstMs] = await timed(() => Promise.all(Array.from({ length: 12 }, () => server.request('GET', '/api/v1/projects', { token }))));
+        expect(burst.map((r) => r.status)).toEqual(Array(12).fill(503));
+        expect(burstMs).toBeLessThan(FAIL_FAST_MS);
+
+        const [ready, readyMs] = await timed(() => server.request('GET', '/readyz'));
+        expect(ready.status).toBe(503);
+        expect(ready.body.status).toBe('not ready');
+        expect(readyMs).toBeLessThan(FAIL_FAST_MS);
+        expect((await server.request('GET', '/healthz')).status).toBe(200);
+
+        if (round === 'freeze') mdb.thaw();
+        else await mdb.start();
+
+        // Recovery: the same process, no restart — readiness returns, then requests succeed.
+        const deadline = Date.now() + 30_000;
+        let readyAgain = false;
+        while (Date.now() < deadline) {
+          if ((await server.request('GET', '/readyz')).status === 200) {
+            readyAgain = true;
+            break;
+          }
+          await sleep(200);
+        }
+        expect(readyAgain).toBe(true);
+        const after = await server.request('GET', `/api/v1/projects/faults-proj/sessions/${sessionId}`, {
+          token,
+          headers: { Accept: 'text/markdown' },
+        });
+        expect(after.status).toBe(200);
+        expect(after.text).toBe('# kept');
+        expect(server.alive).toBe(true);
       }
-      expect(readyAgain).toBe(true);
-      const after = await server.request('GET', `/api/v1/projects/faults-proj/sessions/${sessionId}`, {
-        token,
-        headers: { Accept: 'text/markdown' },
-      });
-      expect(after.status).toBe(200);
-      expect(after.text).toBe('# kept');
-      expect(server.alive).toBe(true);
-    }
     } finally {
       for (const b of burners) killGroup(b.pid!);
     }
@@ -243,7 +241,12 @@ describe('SIGTERM during uploads', () => {
         // ~1.5 MiB of markdown each, different per upload, plus raw data.
         // Fixed bytes, not random: random text now and then holds a run the secret redactor
         // rightly masks, and the read-back below compares bytes.
-        const markdown = `# upload ${i}\n` + fixedBytes(800 * 1024, `md ${i}`).toString('hex').slice(0, 1_500_000) + `\nend ${i}`;
+        const markdown =
+          `# upload ${i}\n` +
+          fixedBytes(800 * 1024, `md ${i}`)
+            .toString('hex')
+            .slice(0, 1_500_000) +
+          `\nend ${i}`;
         const rawData = fixedBytes(64 * 1024, `raw ${i}`).toString('base64');
         return { id, markdown, rawData };
       });

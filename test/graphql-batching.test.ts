@@ -76,7 +76,8 @@ test('the same number of statements for 3 projects and for 30', async () => {
 test('markdownContent and Project.stats batch too', async () => {
   const u = await app.createUser('content');
   await seed(u, 4, 'content');
-  const q = '{ projects { stats { totalSessions uniqueLLMModels topTags { tag } sessionsByDay(days: 2) { count } } sessions(limit: 3) { markdownContent project { id } } } }';
+  const q =
+    '{ projects { stats { totalSessions uniqueLLMModels topTags { tag } sessionsByDay(days: 2) { count } } sessions(limit: 3) { markdownContent project { id } } } }';
   await app.request('POST', '/api/v1/graphql', { token: u.token, body: { query: '{ apiKeys { id } }' } });
   await new Promise((r) => setTimeout(r, 50));
   statements = 0;

@@ -20,7 +20,10 @@ const gql = (query: string) => app.request('POST', '/api/v1/graphql', { token: a
 
 test.each([
   ['the default options', {}],
-  ['every option GraphiQL and codegen use', { descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true }],
+  [
+    'every option GraphiQL and codegen use',
+    { descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true },
+  ],
 ])('the standard introspection query with %s is answered', async (_label, options) => {
   const r = await gql(getIntrospectionQuery(options));
   expect(r.status).toBe(200);
@@ -42,7 +45,11 @@ const refused = (r: { status: number; body: any }) => {
 };
 
 test('100 aliased introspection fields are refused as over the budget', async () => {
-  refused(await gql(`{ ${Array.from({ length: 100 }, (_v, i) => `a${i}: __schema { types { name fields { name args { name } type { name ofType { name } } } } }`).join(' ')} }`));
+  refused(
+    await gql(
+      `{ ${Array.from({ length: 100 }, (_v, i) => `a${i}: __schema { types { name fields { name args { name } type { name ofType { name } } } } }`).join(' ')} }`,
+    ),
+  );
 });
 
 test('aliased repeats of the full introspection query are refused', async () => {

@@ -63,7 +63,12 @@ test('GraphiQL runs a query typed into its editor with the Authorization header 
     const req = res.request();
     if (req.method() !== 'POST' || new URL(req.url()).pathname !== '/api/v1/graphql') return;
     const authorization = req.headers()['authorization'];
-    reading.push(res.text().then((body) => void operations.push({ authorization, body }), () => undefined));
+    reading.push(
+      res.text().then(
+        (body) => void operations.push({ authorization, body }),
+        () => undefined,
+      ),
+    );
   });
   // Replace the whole text of the Monaco editor under `selector` as a user would: focus, select
   // all, type (insertText: one input event, so Monaco's bracket auto-closing does not add braces).
@@ -95,7 +100,11 @@ test('GraphiQL runs a query typed into its editor with the Authorization header 
       );
     };
     let ok = false;
-    for (let attempt = 0; attempt < 5 && !ok; attempt++) ok = await answered().then(() => true, () => false);
+    for (let attempt = 0; attempt < 5 && !ok; attempt++)
+      ok = await answered().then(
+        () => true,
+        () => false,
+      );
     expect(ok).toBe(true);
 
     await Promise.all(reading); // the answers' bodies (the page may show one before we read it)

@@ -203,7 +203,13 @@ describe('root queries', () => {
       return Promise.resolve({
         total: 4,
         hits: [
-          { projectId: 'alpha', sessionId: S1, rank: 0.5, snippet: 'some <mark>text</mark>', matchingExchanges: [{ id: `${S1}:0`, content: 'some text', orderNumber: 0 }] },
+          {
+            projectId: 'alpha',
+            sessionId: S1,
+            rank: 0.5,
+            snippet: 'some <mark>text</mark>',
+            matchingExchanges: [{ id: `${S1}:0`, content: 'some text', orderNumber: 0 }],
+          },
           { projectId: 'beta', sessionId: S3, rank: 0.9, snippet: '<mark>Charlie</mark>', matchingExchanges: [] },
           { projectId: 'gamma', sessionId: SB, rank: 1, snippet: 'bob', matchingExchanges: [] },
           { projectId: 'alpha', sessionId: '99999999-9999-4999-8999-999999999999', rank: 0.7, snippet: 'gone', matchingExchanges: [] },
@@ -397,10 +403,14 @@ describe('orders', () => {
     const seen: string[] = [];
     let after: string | null = null;
     for (let i = 0; i < 6; i++) {
-      const c: any = await gql(a.token, 'query($o: SessionOrder, $after: String) { sessionsConnection(orderBy: $o, first: 1, after: $after) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }', {
-        o: order,
-        after,
-      });
+      const c: any = await gql(
+        a.token,
+        'query($o: SessionOrder, $after: String) { sessionsConnection(orderBy: $o, first: 1, after: $after) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }',
+        {
+          o: order,
+          after,
+        },
+      );
       const conn = c.body.data.sessionsConnection;
       seen.push(...conn.edges.map((e: any) => e.node.id));
       if (!conn.pageInfo.hasNextPage) break;
@@ -418,7 +428,8 @@ describe('orders', () => {
 
 describe('connections', () => {
   test('sessionsConnection pages with opaque cursors that survive inserts', async () => {
-    const q = 'query($after: String) { sessionsConnection(first: 2, after: $after) { edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }';
+    const q =
+      'query($after: String) { sessionsConnection(first: 2, after: $after) { edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }';
     const p1 = (await gql(a.token, q)).body.data.sessionsConnection;
     expect(p1.edges.map((e: any) => e.node.id)).toEqual([S1, S2]);
     expect(p1.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false, startCursor: p1.edges[0].cursor, endCursor: p1.edges[1].cursor });
@@ -450,9 +461,13 @@ describe('connections', () => {
     expect(alpha.sessionsConnection.edges).toEqual([{ node: { id: S1 } }]);
     expect(beta.sessionsConnection.edges).toEqual([{ node: { id: S3 } }]);
     expect(alpha.sessionsConnection.pageInfo.hasNextPage).toBe(true);
-    const next = await gql(a.token, 'query($c: String) { project(id: "beta") { sessionsConnection(first: 5, after: $c) { edges { node { id } } pageInfo { hasNextPage hasPreviousPage } } } }', {
-      c: beta.sessionsConnection.pageInfo.endCursor,
-    });
+    const next = await gql(
+      a.token,
+      'query($c: String) { project(id: "beta") { sessionsConnection(first: 5, after: $c) { edges { node { id } } pageInfo { hasNextPage hasPreviousPage } } } }',
+      {
+        c: beta.sessionsConnection.pageInfo.endCursor,
+      },
+    );
     expect(next.body.data.project.sessionsConnection).toEqual({ edges: [{ node: { id: S4 } }], pageInfo: { hasNextPage: false, hasPreviousPage: true } });
   });
 });
@@ -463,7 +478,10 @@ describe('stats and analytics', () => {
   const dayKey = (d: Date) => d.toISOString().slice(0, 10);
 
   test('stats', async () => {
-    const r = await gql(a.token, '{ stats { totalSessions totalProjects sessionsThisWeek totalMarkdownSize topLLMModels { model count } top1: topLLMModels(limit: 1) { model count } } }');
+    const r = await gql(
+      a.token,
+      '{ stats { totalSessions totalProjects sessionsThisWeek totalMarkdownSize topLLMModels { model count } top1: topLLMModels(limit: 1) { model count } } }',
+    );
     expect(r.body.data.stats).toEqual({
       totalSessions: 4,
       totalProjects: 2,
@@ -505,8 +523,17 @@ describe('stats and analytics', () => {
   test('Project.stats of a project without sessions', async () => {
     await app.request('POST', '/api/v1/projects', { token: a.token, body: { id: 'empty', name: 'Empty' } });
     try {
-      const r = await gql(a.token, '{ project(id: "empty") { stats { totalSessions totalMarkdownSize uniqueLLMModels topTags { tag } sessionsByDay(days: 2) { count } } } }');
-      expect(r.body.data.project.stats).toEqual({ totalSessions: 0, totalMarkdownSize: 0, uniqueLLMModels: [], topTags: [], sessionsByDay: [{ count: 0 }, { count: 0 }] });
+      const r = await gql(
+        a.token,
+        '{ project(id: "empty") { stats { totalSessions totalMarkdownSize uniqueLLMModels topTags { tag } sessionsByDay(days: 2) { count } } } }',
+      );
+      expect(r.body.data.project.stats).toEqual({
+        totalSessions: 0,
+        totalMarkdownSize: 0,
+        uniqueLLMModels: [],
+        topTags: [],
+        sessionsByDay: [{ count: 0 }, { count: 0 }],
+      });
     } finally {
       await app.request('DELETE', '/api/v1/projects/empty', { token: a.token });
     }
@@ -590,7 +617,10 @@ describe('mutations', () => {
     const id = '88888888-8888-4888-8888-888888888888';
     await put(a, 'beta', id, { name: 'to change', markdown: 'm', metadata: { tags: ['old'] } });
     const before = await gql(a.token, `{ session(id: "${id}", projectId: "beta") { etag } }`);
-    const r = await gql(a.token, `mutation { updateSession(projectId: "beta", id: "${id}", input: { name: "changed", tags: ["new", "x"], userTitle: "Mine" }) { id name userTitle etag metadata { tags } } }`);
+    const r = await gql(
+      a.token,
+      `mutation { updateSession(projectId: "beta", id: "${id}", input: { name: "changed", tags: ["new", "x"], userTitle: "Mine" }) { id name userTitle etag metadata { tags } } }`,
+    );
     expect(r.body.data.updateSession).toMatchObject({ id, name: 'changed', userTitle: 'Mine', metadata: { tags: ['new', 'x'] } });
     expect(r.body.data.updateSession.etag).not.toBe(before.body.data.session.etag);
     const filtered = await gql(a.token, '{ sessions(filters: { tags: ["new"] }) { id } }');
@@ -681,8 +711,18 @@ describe('errors and statuses', () => {
     expect(r.status).toBe(200);
     expect(r.body.data).toEqual({ projects: [{ id: 'alpha' }, { id: 'beta' }], missing: null, theirs: null });
     const byPath = Object.fromEntries(r.body.errors.map((e: any) => [e.path[0], e]));
-    expect(byPath.missing).toEqual({ message: 'Project not found', locations: [{ line: 2, column: 3 }], path: ['missing'], extensions: { code: 'NOT_FOUND', projectId: 'no-such' } });
-    expect(byPath.theirs).toEqual({ message: 'Insufficient permissions', locations: [{ line: 3, column: 3 }], path: ['theirs'], extensions: { code: 'FORBIDDEN', projectId: 'gamma' } });
+    expect(byPath.missing).toEqual({
+      message: 'Project not found',
+      locations: [{ line: 2, column: 3 }],
+      path: ['missing'],
+      extensions: { code: 'NOT_FOUND', projectId: 'no-such' },
+    });
+    expect(byPath.theirs).toEqual({
+      message: 'Insufficient permissions',
+      locations: [{ line: 3, column: 3 }],
+      path: ['theirs'],
+      extensions: { code: 'FORBIDDEN', projectId: 'gamma' },
+    });
     const s = await gql(a.token, `{ session(id: "${SB}", projectId: "gamma") { id } }`);
     expect(s.body.errors[0].extensions).toEqual({ code: 'FORBIDDEN', projectId: 'gamma' });
   });
@@ -694,7 +734,12 @@ describe('errors and statuses', () => {
       expect(r.status).toBe(200);
       expect(r.body.data).toBeNull(); // topLLMModels is non-null, so null bubbles up to stats → data
       expect(r.body.errors).toEqual([
-        { message: 'Internal server error', locations: [{ line: 1, column: 25 }], path: ['stats', 'topLLMModels'], extensions: { code: 'INTERNAL_SERVER_ERROR' } },
+        {
+          message: 'Internal server error',
+          locations: [{ line: 1, column: 25 }],
+          path: ['stats', 'topLLMModels'],
+          extensions: { code: 'INTERNAL_SERVER_ERROR' },
+        },
       ]);
       expect(r.text).not.toContain('secret');
     } finally {
@@ -752,7 +797,10 @@ describe('guards (before execution → 400 VALIDATION_ERROR)', () => {
   test('cost budget: markdownContent × limit', async () => {
     const within = await gql(a.token, '{ sessions(limit: 200) { markdownContent } x: sessions(limit: 200) { markdownContent } }');
     expect(within.status).toBe(200);
-    const over = await gql(a.token, '{ a: sessions(limit: 200) { markdownContent } b: sessions(limit: 200) { markdownContent } c: sessions(limit: 200) { markdownContent } }');
+    const over = await gql(
+      a.token,
+      '{ a: sessions(limit: 200) { markdownContent } b: sessions(limit: 200) { markdownContent } c: sessions(limit: 200) { markdownContent } }',
+    );
     expect(over.status).toBe(400);
     expect(over.body.errors[0]).toMatchObject({ extensions: { code: 'VALIDATION_ERROR' }, message: expect.stringMatching(/expensive/) });
     // Nested lists multiply: 200 × (1 + 1 + 200 × 2) = 80,400 > 50,000; with one field 40,400 is fine.
@@ -761,7 +809,10 @@ describe('guards (before execution → 400 VALIDATION_ERROR)', () => {
     const nestedCost = await gql(a.token, '{ sessions(limit: 200) { project { sessions(limit: 200) { id name } } } }');
     expect(nestedCost.status).toBe(400);
     // Variables and defaults count too.
-    const viaVar = await gql(a.token, 'query($n: Int = 200) { a: sessions(limit: $n) { markdownContent } b: sessions(limit: $n) { markdownContent } c: sessions(limit: $n) { markdownContent } }');
+    const viaVar = await gql(
+      a.token,
+      'query($n: Int = 200) { a: sessions(limit: $n) { markdownContent } b: sessions(limit: $n) { markdownContent } c: sessions(limit: $n) { markdownContent } }',
+    );
     expect(viaVar.status).toBe(400);
   });
 

@@ -42,13 +42,22 @@ describe("both SDKs' basic-usage examples, one after the other, with their const
       const projects = (await tsSdk(app, a.token, 'GET', '/api/v1/projects')).body.data.projects;
       const project = projects[0];
       const sid = crypto.randomUUID();
-      const body = { name: 'Test Session', markdown: '# Test Session\n\nThis is a test session content.', rawData: JSON.stringify({ test: true }), metadata, projectName: 'Test Session' };
+      const body = {
+        name: 'Test Session',
+        markdown: '# Test Session\n\nThis is a test session content.',
+        rawData: JSON.stringify({ test: true }),
+        metadata,
+        projectName: 'Test Session',
+      };
       const w = await tsSdk(app, a.token, 'PUT', `/api/v1/projects/${project.id}/sessions/${sid}`, body, 'test-session-001');
       expect(w.status).toBe(201);
       expect(w.body.data.sessionId).toBe(sid);
       created.push(sid);
       expect((await tsSdk(app, a.token, 'GET', `/api/v1/projects/${project.id}/sessions`)).body.data.sessions.map((s: any) => s.id)).toContain(sid);
-      const read = await app.request('GET', `/api/v1/projects/${project.id}/sessions/${sid}`, { token: a.token, headers: { Accept: 'application/json', 'User-Agent': 'specstory-sdk-typescript/0.1.0' } });
+      const read = await app.request('GET', `/api/v1/projects/${project.id}/sessions/${sid}`, {
+        token: a.token,
+        headers: { Accept: 'application/json', 'User-Agent': 'specstory-sdk-typescript/0.1.0' },
+      });
       expect(read.body.data.session.name).toBe('Test Session');
       expect((await tsSdk(app, a.token, 'HEAD', `/api/v1/projects/${project.id}/sessions/${sid}`)).status).toBe(200);
       expect((await tsSdk(app, a.token, 'DELETE', `/api/v1/projects/${project.id}/sessions/${sid}`)).status).toBe(200);
@@ -60,7 +69,13 @@ describe("both SDKs' basic-usage examples, one after the other, with their const
       const project = projects[0];
       const sid = crypto.randomUUID();
       // WriteSessionRequest(...).model_dump(exclude_none=True): the model's field order.
-      const body = { projectName: 'Test Session', markdown: '# Test Session\n\nThis is a test session content.', rawData: '{"test": true}', name: 'Test Session', metadata };
+      const body = {
+        projectName: 'Test Session',
+        markdown: '# Test Session\n\nThis is a test session content.',
+        rawData: '{"test": true}',
+        name: 'Test Session',
+        metadata,
+      };
       const w = await pySdk(app, a.token, 'PUT', `/api/v1/projects/${project.id}/sessions/${sid}`, body, 'test-session-001');
       expect(w.status).toBe(201); // 422 while keys were scoped per user only
       expect(w.headers['idempotent-replayed']).toBeUndefined();
@@ -77,7 +92,11 @@ describe("both SDKs' basic-usage examples, one after the other, with their const
 });
 
 describe('answers that carry a credential or a one-time link are never stored or replayed', () => {
-  const paths = (p: string) => [p, p.toUpperCase().replace('/API/V1', '/api/v1'), p.replace(/\/([a-z])/g, (_m, c: string) => `/${c.toUpperCase()}`).replace('/Api/V1', '/api/v1')];
+  const paths = (p: string) => [
+    p,
+    p.toUpperCase().replace('/API/V1', '/api/v1'),
+    p.replace(/\/([a-z])/g, (_m, c: string) => `/${c.toUpperCase()}`).replace('/Api/V1', '/api/v1'),
+  ];
 
   test.each(paths('/api/v1/keys'))('POST %s: a new API token each time', async (path) => {
     const k = key();
@@ -99,7 +118,7 @@ describe('answers that carry a credential or a one-time link are never stored or
     expect(await rowsOf(k)).toEqual([]);
   });
 
-  test('reset links (POST /users/{id}/reset-password, any case) and a new user\'s set-password link', async () => {
+  test("reset links (POST /users/{id}/reset-password, any case) and a new user's set-password link", async () => {
     const member = await app.createUser('m');
     for (const path of [`/api/v1/users/${member.id}/reset-password`, `/api/v1/USERS/${member.id}/Reset-Password`]) {
       const k = key();

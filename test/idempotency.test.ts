@@ -26,7 +26,13 @@ describe('a repeat returns the first response without acting again', () => {
   test('TypeScript SDK: sessions.write (PUT) twice with one key → the first 201, body and ETag', async () => {
     const k = key();
     const sid = crypto.randomUUID();
-    const body = { name: 'Test Session', markdown: '# Test Session\n\nThis is a test session content.', rawData: '{"test":true}', metadata: { clientName: 'example-app', tags: ['test', 'demo'] }, projectName: 'Test Session' };
+    const body = {
+      name: 'Test Session',
+      markdown: '# Test Session\n\nThis is a test session content.',
+      rawData: '{"test":true}',
+      metadata: { clientName: 'example-app', tags: ['test', 'demo'] },
+      projectName: 'Test Session',
+    };
     const first = await tsSdk(app, a.token, 'PUT', `/api/v1/projects/idem-ts/sessions/${sid}`, body, k);
     expect(first.status).toBe(201);
     const again = await tsSdk(app, a.token, 'PUT', `/api/v1/projects/idem-ts/sessions/${sid}`, body, k);
@@ -65,7 +71,11 @@ describe('a repeat returns the first response without acting again', () => {
     const sid = crypto.randomUUID();
     const json = Buffer.from(JSON.stringify({ name: 'gz', markdown: '# gz' }));
     const headers = { 'Content-Type': 'application/json', 'Idempotency-Key': k };
-    const first = await app.request('PUT', `/api/v1/projects/idem-gz/sessions/${sid}`, { token: a.token, body: zlib.gzipSync(json), headers: { ...headers, 'Content-Encoding': 'gzip' } });
+    const first = await app.request('PUT', `/api/v1/projects/idem-gz/sessions/${sid}`, {
+      token: a.token,
+      body: zlib.gzipSync(json),
+      headers: { ...headers, 'Content-Encoding': 'gzip' },
+    });
     expect(first.status).toBe(201);
     const again = await app.request('PUT', `/api/v1/projects/idem-gz/sessions/${sid}`, { token: a.token, body: json, headers });
     expect(again.status).toBe(201);

@@ -139,13 +139,29 @@ describe('PUT a session (the upload body)', () => {
     ['a numeric clientName', { ...ok, metadata: { clientName: 5 } }, 'Invalid type for metadata.clientName: expected a string'],
     ['a clientName of 256', { ...ok, metadata: { clientName: 'x'.repeat(256) } }, 'Invalid value for metadata.clientName: must be 0-255 characters'],
     ['tags as a string', { ...ok, metadata: { tags: 'x' } }, 'Invalid type for metadata.tags: expected an array of strings'],
-    ['201 models', { ...ok, metadata: { llmModels: Array.from({ length: 201 }, (_, i) => `m${i}`) } }, 'Invalid value for metadata.llmModels: at most 200 items'],
+    [
+      '201 models',
+      { ...ok, metadata: { llmModels: Array.from({ length: 201 }, (_, i) => `m${i}`) } },
+      'Invalid value for metadata.llmModels: at most 200 items',
+    ],
     ['an empty branch', { ...ok, metadata: { gitBranches: ['main', ''] } }, 'Invalid value for metadata.gitBranches[1]: must not be empty'],
     ['33 extra keys', { ...ok, metadata: extras(33) }, 'Invalid metadata: at most 32 extra keys'],
     ['a numeric extra value', { ...ok, metadata: { title: 5 } }, 'Invalid type for metadata.title: extra metadata values must be strings'],
-    ['an extra value over 1 KiB', { ...ok, metadata: { title: 'x'.repeat(1025) } }, 'Invalid value for metadata.title: extra metadata keys and values are limited to 1 KiB'],
-    ['an extra value of 1 KiB in 342 three-byte characters', { ...ok, metadata: { title: '€'.repeat(342) } }, 'Invalid value for metadata.title: extra metadata keys and values are limited to 1 KiB'],
-    ['an extra key over 1 KiB', { ...ok, metadata: { ['k'.repeat(1025)]: 'v' } }, `Invalid value for metadata.${'k'.repeat(1025)}: extra metadata keys and values are limited to 1 KiB`],
+    [
+      'an extra value over 1 KiB',
+      { ...ok, metadata: { title: 'x'.repeat(1025) } },
+      'Invalid value for metadata.title: extra metadata keys and values are limited to 1 KiB',
+    ],
+    [
+      'an extra value of 1 KiB in 342 three-byte characters',
+      { ...ok, metadata: { title: '€'.repeat(342) } },
+      'Invalid value for metadata.title: extra metadata keys and values are limited to 1 KiB',
+    ],
+    [
+      'an extra key over 1 KiB',
+      { ...ok, metadata: { ['k'.repeat(1025)]: 'v' } },
+      `Invalid value for metadata.${'k'.repeat(1025)}: extra metadata keys and values are limited to 1 KiB`,
+    ],
     ['a lone surrogate in an extra value', { ...ok, metadata: { title: 'a\ud800' } }, 'Invalid value for metadata.title: not valid Unicode text'],
     ['a lone surrogate in rawData', { ...ok, rawData: '\udc00' }, 'Invalid value for rawData: not valid Unicode text'],
     ['a lone surrogate in sessionData', { ...ok, sessionData: 'x\ud800' }, 'Invalid value for sessionData: not valid Unicode text'],
@@ -158,7 +174,11 @@ describe('PUT a session (the upload body)', () => {
     ['the name checked first', { name: '', markdown: 5, metadata: 'x' }, 'Invalid value for name: must not be empty'],
     ['the markdown before rawData', { name: 'n', markdown: '', rawData: 5 }, 'Invalid value for markdown: must not be empty'],
     ['endedAt before metadata', { ...ok, endedAt: 'x', metadata: 5 }, 'Invalid value for endedAt: expected an ISO 8601 timestamp'],
-    ['a documented field before the extra keys', { ...ok, metadata: { ...extras(33), tags: 'x' } }, 'Invalid type for metadata.tags: expected an array of strings'],
+    [
+      'a documented field before the extra keys',
+      { ...ok, metadata: { ...extras(33), tags: 'x' } },
+      'Invalid type for metadata.tags: expected an array of strings',
+    ],
     ['the count of extra keys before their values', { ...ok, metadata: { ...extras(32), z: 5 } }, 'Invalid metadata: at most 32 extra keys'],
     ['extra values in key order', { ...ok, metadata: { a: 5, b: 'x'.repeat(1025) } }, 'Invalid type for metadata.a: extra metadata values must be strings'],
   ])('%s', async (_what, body, message) => {
@@ -167,8 +187,18 @@ describe('PUT a session (the upload body)', () => {
 
   test('accepted: null and empty optional fields, 32 extra keys, null extra values (dropped), a __proto__ key, a value of exactly 1 KiB', async () => {
     const sid = '6a6a6a6a-1111-4222-8333-444455556667';
-    const metadata = JSON.parse(JSON.stringify({ ...extras(30), clientName: null, tags: null, skipped: null, title: '€'.repeat(341) + 'x' }).replace('"k0"', '"__proto__"'));
-    const r = await rest('PUT', `/projects/mine/sessions/${sid}`, { ...ok, rawData: null, sessionData: '', projectName: null, startedAt: null, endedAt: null, metadata });
+    const metadata = JSON.parse(
+      JSON.stringify({ ...extras(30), clientName: null, tags: null, skipped: null, title: '€'.repeat(341) + 'x' }).replace('"k0"', '"__proto__"'),
+    );
+    const r = await rest('PUT', `/projects/mine/sessions/${sid}`, {
+      ...ok,
+      rawData: null,
+      sessionData: '',
+      projectName: null,
+      startedAt: null,
+      endedAt: null,
+      metadata,
+    });
     expect(r.status).toBe(201);
     const g = await rest('GET', `/projects/mine/sessions/${sid}`);
     expect(g.body.data.session.metadata).toMatchObject({ clientName: null, tags: [], title: '€'.repeat(341) + 'x', k1: 'v' });
@@ -227,25 +257,69 @@ describe('GraphQL arguments and inputs', () => {
   const guarded = (message: string) => ({ status: 400, message });
 
   test.each([
-    ['createProject: a bad id', 'mutation { createProject(input: {id: "-bad", name: "n"}) { id } }', 'Invalid value for id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$'],
+    [
+      'createProject: a bad id',
+      'mutation { createProject(input: {id: "-bad", name: "n"}) { id } }',
+      'Invalid value for id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$',
+    ],
     ['createProject: an empty name', 'mutation { createProject(input: {name: ""}) { id } }', 'Invalid value for name: must not be empty'],
     ['createProject: an unknown icon', 'mutation { createProject(input: {name: "n", icon: "Nope"}) { id } }', ICONS],
     ['updateProject: nothing', 'mutation { updateProject(id: "mine", input: {}) { id } }', 'Nothing to update: send name, icon or color'],
     ['updateProject: a null name', 'mutation { updateProject(id: "mine", input: {name: null}) { id } }', 'Invalid type for name: expected a string'],
     ['updateProject: an unknown color', 'mutation { updateProject(id: "nobody-has-this", input: {color: "red"}) { id } }', COLORS],
-    ['updateSession: nothing', `mutation { updateSession(projectId: "mine", id: "${SID}", input: {}) { id } }`, 'Nothing to update: send name, tags or userTitle'],
-    ['updateSession: an empty tag', `mutation { updateSession(projectId: "mine", id: "${SID}", input: {tags: [""]}) { id } }`, 'Invalid value for metadata.tags[0]: must not be empty'],
-    ['updateSession: a long userTitle', `mutation { updateSession(projectId: "nobody-has-this", id: "${SID}", input: {userTitle: "${'x'.repeat(1001)}"}) { id } }`, 'Invalid value for userTitle: must be 0-1000 characters'],
+    [
+      'updateSession: nothing',
+      `mutation { updateSession(projectId: "mine", id: "${SID}", input: {}) { id } }`,
+      'Nothing to update: send name, tags or userTitle',
+    ],
+    [
+      'updateSession: an empty tag',
+      `mutation { updateSession(projectId: "mine", id: "${SID}", input: {tags: [""]}) { id } }`,
+      'Invalid value for metadata.tags[0]: must not be empty',
+    ],
+    [
+      'updateSession: a long userTitle',
+      `mutation { updateSession(projectId: "nobody-has-this", id: "${SID}", input: {userTitle: "${'x'.repeat(1001)}"}) { id } }`,
+      'Invalid value for userTitle: must be 0-1000 characters',
+    ],
     ['searchSessions: a blank query', '{ searchSessions(query: "  ") { total } }', 'Invalid value for query: must not be empty'],
     ['searchSessions: 513 characters', `{ searchSessions(query: "${'a'.repeat(513)}") { total } }`, 'Invalid value for query: at most 512 characters'],
-    ['searchSessions: 33 words', `{ searchSessions(query: "${Array.from({ length: 33 }, (_, i) => `w${i}`).join(' ')}") { total } }`, 'Invalid value for query: at most 32 different words'],
+    [
+      'searchSessions: 33 words',
+      `{ searchSessions(query: "${Array.from({ length: 33 }, (_, i) => `w${i}`).join(' ')}") { total } }`,
+      'Invalid value for query: at most 32 different words',
+    ],
     ['searchSessions: a negative offset', '{ searchSessions(query: "x", offset: -1) { total } }', 'Invalid value for offset: must be an integer of at least 0'],
-    ['sessionsByDay: 0 days', '{ project(id: "mine") { stats { sessionsByDay(days: 0) { date } } } }', 'Invalid value for days: must be an integer between 1 and 366'],
-    ['sessionsByDay: 367 days', '{ project(id: "mine") { stats { sessionsByDay(days: 367) { date } } } }', 'Invalid value for days: must be an integer between 1 and 366'],
-    ['exchanges: a negative offset', `{ session(id: "${SID}", projectId: "mine") { exchanges(offset: -1) { total } } }`, 'Invalid value for offset: must be an integer between 0 and 10000000'],
-    ['analytics: a bad start', '{ analytics(timeRange: {start: "nope", end: "2024-01-01T00:00:00Z"}) { totalSessions } }', 'Invalid value for timeRange.start: expected an ISO 8601 timestamp'],
-    ['analytics: a bad end', '{ analytics(timeRange: {start: "2024-01-01T00:00:00Z", end: "2024-13-45T00:00:00Z"}) { totalSessions } }', 'Invalid value for timeRange.end: expected an ISO 8601 timestamp'],
-    ['analytics: start after end', '{ analytics(timeRange: {start: "2024-02-01T00:00:00Z", end: "2024-01-01T00:00:00Z"}) { totalSessions } }', 'Invalid timeRange: start must not be after end'],
+    [
+      'sessionsByDay: 0 days',
+      '{ project(id: "mine") { stats { sessionsByDay(days: 0) { date } } } }',
+      'Invalid value for days: must be an integer between 1 and 366',
+    ],
+    [
+      'sessionsByDay: 367 days',
+      '{ project(id: "mine") { stats { sessionsByDay(days: 367) { date } } } }',
+      'Invalid value for days: must be an integer between 1 and 366',
+    ],
+    [
+      'exchanges: a negative offset',
+      `{ session(id: "${SID}", projectId: "mine") { exchanges(offset: -1) { total } } }`,
+      'Invalid value for offset: must be an integer between 0 and 10000000',
+    ],
+    [
+      'analytics: a bad start',
+      '{ analytics(timeRange: {start: "nope", end: "2024-01-01T00:00:00Z"}) { totalSessions } }',
+      'Invalid value for timeRange.start: expected an ISO 8601 timestamp',
+    ],
+    [
+      'analytics: a bad end',
+      '{ analytics(timeRange: {start: "2024-01-01T00:00:00Z", end: "2024-13-45T00:00:00Z"}) { totalSessions } }',
+      'Invalid value for timeRange.end: expected an ISO 8601 timestamp',
+    ],
+    [
+      'analytics: start after end',
+      '{ analytics(timeRange: {start: "2024-02-01T00:00:00Z", end: "2024-01-01T00:00:00Z"}) { totalSessions } }',
+      'Invalid timeRange: start must not be after end',
+    ],
   ])('%s', async (_what, query, message) => {
     expect(await error(query)).toEqual(resolved(message));
   });
@@ -256,10 +330,18 @@ describe('GraphQL arguments and inputs', () => {
     ['101 clientNames', { clientNames: Array.from({ length: 101 }, (_, i) => `c${i}`) }, 'Invalid value for clientNames: at most 100 values'],
     ['a bad dateRange.start', { dateRange: { start: 'nope' } }, 'Invalid value for dateRange.start: expected an ISO 8601 timestamp'],
     ['a bad dateRange.end', { dateRange: { end: 'nope' } }, 'Invalid value for dateRange.end: expected an ISO 8601 timestamp'],
-    ['a dateRange that ends before it starts', { dateRange: { start: '2024-02-01T00:00:00Z', end: '2024-01-01T00:00:00Z' } }, 'Invalid dateRange: start must not be after end'],
+    [
+      'a dateRange that ends before it starts',
+      { dateRange: { start: '2024-02-01T00:00:00Z', end: '2024-01-01T00:00:00Z' } },
+      'Invalid dateRange: start must not be after end',
+    ],
     ['createdAfter 0', { createdAfter: 0 }, 'Invalid value for createdAfter: must be an integer of at least 1 (days)'],
     ['an unknown timeFilter', { timeFilter: 'yesterday' }, 'Invalid value for timeFilter. Must be one of: last24hours, last7days, last30days, last90days'],
-    ['a timeFilter naming an inherited property', { timeFilter: 'toString' }, 'Invalid value for timeFilter. Must be one of: last24hours, last7days, last30days, last90days'],
+    [
+      'a timeFilter naming an inherited property',
+      { timeFilter: 'toString' },
+      'Invalid value for timeFilter. Must be one of: last24hours, last7days, last30days, last90days',
+    ],
   ])('filters with %s, on sessions, the connection and search alike', async (_what, filters, message) => {
     for (const query of [
       'query($f: SessionFilters) { sessions(filters: $f) { id } }',
@@ -273,10 +355,22 @@ describe('GraphQL arguments and inputs', () => {
 
   test.each([
     ['sessions(limit: 0)', '{ sessions(limit: 0) { id } }', 'Invalid value for limit of sessions: must be between 1 and 200'],
-    ['sessionsConnection(first: 201)', '{ sessionsConnection(first: 201) { edges { cursor } } }', 'Invalid value for first of sessionsConnection: must be between 1 and 200'],
-    ['searchSessions(limit: 201)', '{ searchSessions(query: "x", limit: 201) { total } }', 'Invalid value for limit of searchSessions: must be between 1 and 200'],
+    [
+      'sessionsConnection(first: 201)',
+      '{ sessionsConnection(first: 201) { edges { cursor } } }',
+      'Invalid value for first of sessionsConnection: must be between 1 and 200',
+    ],
+    [
+      'searchSessions(limit: 201)',
+      '{ searchSessions(query: "x", limit: 201) { total } }',
+      'Invalid value for limit of searchSessions: must be between 1 and 200',
+    ],
     ['sessionFacets(limit: 0)', '{ sessionFacets(limit: 0) { tags { value } } }', 'Invalid value for limit of sessionFacets: must be between 1 and 200'],
-    ['exchanges(limit: 201)', `{ session(id: "${SID}", projectId: "mine") { exchanges(limit: 201) { total } } }`, 'Invalid value for limit of exchanges: must be between 1 and 200'],
+    [
+      'exchanges(limit: 201)',
+      `{ session(id: "${SID}", projectId: "mine") { exchanges(limit: 201) { total } } }`,
+      'Invalid value for limit of exchanges: must be between 1 and 200',
+    ],
   ])('page sizes are bounded before execution: %s', async (_what, query, message) => {
     expect(await error(query)).toEqual(guarded(message));
   });

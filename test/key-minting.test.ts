@@ -36,7 +36,7 @@ test('a 1-day key cannot mint a key that outlives it', async () => {
   expect(free.body.data.key.expiresAt).toBeNull();
 });
 
-test("revoking a key revokes the keys minted with it, and theirs; other keys stay", async () => {
+test('revoking a key revokes the keys minted with it, and theirs; other keys stay', async () => {
   const user = await app.createUser('mint-revoke');
   const parent = await app.newKey(user, 'parent', 1);
   const child = (await mint(parent.token, { name: 'child' })).body.data;

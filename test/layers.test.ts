@@ -43,7 +43,11 @@ function sources(dir: string): string[] {
   });
 }
 
-const unitOf = (file: string) => path.relative(SRC, file).split(path.sep)[0].replace(/\.tsx?$/, '');
+const unitOf = (file: string) =>
+  path
+    .relative(SRC, file)
+    .split(path.sep)[0]
+    .replace(/\.tsx?$/, '');
 
 test('every folder of src/ has a layer', () => {
   const units = new Set(sources(SRC).map(unitOf));

@@ -109,7 +109,13 @@ describe('over the bytes a user may hold (a capacity of 1 MiB, so half is 512 Ki
   beforeAll(async () => {
     small = await startTestApp({
       rateLimit: false,
-      env: { WORKERS_ENABLED: 'false', MAX_BODY_BYTES: String(256 * 1024), UPLOAD_BYTES_IN_FLIGHT: String(1024 * 1024), UPLOAD_QUEUE_WAIT_MS: '1000', BODY_MIN_RATE_GRACE_S: '300' },
+      env: {
+        WORKERS_ENABLED: 'false',
+        MAX_BODY_BYTES: String(256 * 1024),
+        UPLOAD_BYTES_IN_FLIGHT: String(1024 * 1024),
+        UPLOAD_QUEUE_WAIT_MS: '1000',
+        BODY_MIN_RATE_GRACE_S: '300',
+      },
     });
     c = await small.createUser('load-c');
     d = await small.createUser('load-d');
@@ -127,7 +133,10 @@ describe('over the bytes a user may hold (a capacity of 1 MiB, so half is 512 Ki
     expect(r.body).toEqual(BUSY);
     expect(r.headers['retry-after']).toMatch(/^\d+$/);
     expect((await small.request('HEAD', `/api/v1/projects/held/sessions/${id}`, { token: c.token })).status).toBe(404);
-    const other = await small.request('PUT', `/api/v1/projects/held-d/sessions/${crypto.randomUUID()}`, { token: d.token, body: { name: 'd', markdown: 'd'.repeat(100_000) } });
+    const other = await small.request('PUT', `/api/v1/projects/held-d/sessions/${crypto.randomUUID()}`, {
+      token: d.token,
+      body: { name: 'd', markdown: 'd'.repeat(100_000) },
+    });
     expect(other.status).toBe(201);
     held.forEach((h) => h.finish());
     expect((await Promise.all(held.map((h) => h.response))).map((x) => x.status)).toEqual([201, 201, 201]);

@@ -43,14 +43,21 @@ afterAll(async () => {
 function conformance(scenario: string): Promise<{ code: number; out: string }> {
   const bin = path.join(__dirname, '..', 'node_modules', '.bin', 'conformance');
   return new Promise((resolve) => {
-    execFile(bin, ['server', '--url', `${proxyUrl}/mcp`, '--scenario', scenario], { timeout: 120_000, env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1' } }, (err, stdout, stderr) =>
-      resolve({ code: err ? Number((err as any).code) || 1 : 0, out: `${stdout}\n${stderr}` }),
+    execFile(
+      bin,
+      ['server', '--url', `${proxyUrl}/mcp`, '--scenario', scenario],
+      { timeout: 120_000, env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1' } },
+      (err, stdout, stderr) => resolve({ code: err ? Number((err as any).code) || 1 : 0, out: `${stdout}\n${stderr}` }),
     );
   });
 }
 
-test.each(SCENARIOS)('conformance scenario %s passes', async (scenario) => {
-  const r = await conformance(scenario);
-  // On failure the suite's own report says which check failed.
-  expect([scenario, r.code, r.code === 0 ? '' : r.out.slice(-4000)]).toEqual([scenario, 0, '']);
-}, 150_000);
+test.each(SCENARIOS)(
+  'conformance scenario %s passes',
+  async (scenario) => {
+    const r = await conformance(scenario);
+    // On failure the suite's own report says which check failed.
+    expect([scenario, r.code, r.code === 0 ? '' : r.out.slice(-4000)]).toEqual([scenario, 0, '']);
+  },
+  150_000,
+);

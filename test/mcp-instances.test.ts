@@ -17,7 +17,10 @@ beforeAll(async () => {
   one = await startTestApp({ rateLimit: false });
   two = await startTestApp({ rateLimit: false, db: one.db });
   u = await one.createUser('inst');
-  const r = await one.request('PUT', `/api/v1/projects/inst/sessions/${SID}`, { token: u.token, body: { name: 'Two instances', markdown: '_**User**_\n\nhello\n\n---\n\n_**Agent**_\n\nworld\n' } });
+  const r = await one.request('PUT', `/api/v1/projects/inst/sessions/${SID}`, {
+    token: u.token,
+    body: { name: 'Two instances', markdown: '_**User**_\n\nhello\n\n---\n\n_**Agent**_\n\nworld\n' },
+  });
   expect(r.status).toBe(201);
 }, 120_000);
 afterAll(async () => {
@@ -62,9 +65,25 @@ test('the MCP Inspector CLI lists the tools and calls one', async () => {
   const auth = ['--header', `Authorization: Bearer ${u.token}`];
   const list = await inspector(['--cli', `${two.url}/mcp`, '--transport', 'http', ...auth, '--method', 'tools/list']);
   expect([list.code, list.stderr]).toEqual([0, expect.anything()]);
-  const tools = JSON.parse(list.stdout).tools.map((t: any) => t.name).sort();
+  const tools = JSON.parse(list.stdout)
+    .tools.map((t: any) => t.name)
+    .sort();
   expect(tools).toEqual(['gather_context', 'get_session', 'list_projects', 'list_sessions', 'read_exchanges', 'read_raw', 'search_sessions']);
-  const call = await inspector(['--cli', `${one.url}/mcp`, '--transport', 'http', ...auth, '--method', 'tools/call', '--tool-name', 'get_session', '--tool-arg', 'projectId=inst', '--tool-arg', `sessionId=${SID}`]);
+  const call = await inspector([
+    '--cli',
+    `${one.url}/mcp`,
+    '--transport',
+    'http',
+    ...auth,
+    '--method',
+    'tools/call',
+    '--tool-name',
+    'get_session',
+    '--tool-arg',
+    'projectId=inst',
+    '--tool-arg',
+    `sessionId=${SID}`,
+  ]);
   expect(call.code).toBe(0);
   expect(JSON.parse(call.stdout).structuredContent.title).toBe('Two instances');
 }, 240_000);

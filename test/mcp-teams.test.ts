@@ -56,7 +56,10 @@ async function upload(u: TestUser, f: Fixture) {
   const r = await rest(u, 'PUT', `/api/v1/projects/${f.projectId}/sessions/${f.sessionId}`, {
     name: f.title,
     projectName: f.projectName,
-    markdown: `# ${f.title}\n\n` + exchange(`Where is the ${COMMON}?`, `It points at ${f.marker}.`) + exchange('And then?', `Recalibrate the ${COMMON} near ${f.marker}.`),
+    markdown:
+      `# ${f.title}\n\n` +
+      exchange(`Where is the ${COMMON}?`, `It points at ${f.marker}.`) +
+      exchange('And then?', `Recalibrate the ${COMMON} near ${f.marker}.`),
     rawData: `{"note":"${f.marker} raw log"}\n`,
   });
   expect([f.projectId, r.status]).toEqual([f.projectId, 201]);
@@ -68,7 +71,10 @@ beforeAll(async () => {
   const team = await rest(ada, 'POST', '/api/v1/teams', { name: 'Orbiters' });
   expect(team.status).toBe(201);
   teamId = team.body.data.team.id;
-  for (const [u, role] of [[bob, 'member'], [val, 'viewer']] as const) {
+  for (const [u, role] of [
+    [bob, 'member'],
+    [val, 'viewer'],
+  ] as const) {
     expect((await rest(ada, 'POST', `/api/v1/teams/${teamId}/members`, { email: u.email, role })).status).toBe(201);
   }
   expect((await rest(ada, 'POST', '/api/v1/projects', { id: T, name: 'Orbit team', teamId })).status).toBe(201);
@@ -78,19 +84,23 @@ beforeAll(async () => {
   await upload(eve, F.eveOwn);
   await upload(uma, F.umaOwn);
   // Findable: every owner's search sees their sessions.
-  await eventually('every session to be searchable', async () => {
-    const counts = await Promise.all(
-      [ada, eve, uma].map(async (u) => {
-        const m = await connectMcp(app.url, u.token);
-        try {
-          return (await m.call('search_sessions', { query: COMMON, limit: 20 })).structuredContent?.total ?? 0;
-        } finally {
-          await m.close();
-        }
-      }),
-    );
-    return counts.join() === '3,1,1';
-  }, 60_000);
+  await eventually(
+    'every session to be searchable',
+    async () => {
+      const counts = await Promise.all(
+        [ada, eve, uma].map(async (u) => {
+          const m = await connectMcp(app.url, u.token);
+          try {
+            return (await m.call('search_sessions', { query: COMMON, limit: 20 })).structuredContent?.total ?? 0;
+          } finally {
+            await m.close();
+          }
+        }),
+      );
+      return counts.join() === '3,1,1';
+    },
+    60_000,
+  );
 }, 180_000);
 afterAll(() => app?.close());
 
@@ -135,7 +145,12 @@ describe.each(CALLERS)('$name', ({ user, reads }) => {
     expectNothingHidden('list_sessions', everything(sessions));
     for (const projectId of readable) {
       const own = await mcp.call('list_sessions', { projectId });
-      expect(own.structuredContent.sessions.map((s: any) => s.sessionId).sort()).toEqual(reads.filter((f) => f.projectId === projectId).map((f) => f.sessionId).sort());
+      expect(own.structuredContent.sessions.map((s: any) => s.sessionId).sort()).toEqual(
+        reads
+          .filter((f) => f.projectId === projectId)
+          .map((f) => f.sessionId)
+          .sort(),
+      );
     }
   });
 
@@ -194,7 +209,13 @@ describe.each(CALLERS)('$name', ({ user, reads }) => {
         expect([tool, sameShape(textOf(ghostSession), [[GHOST_S, f.sessionId]])]).toEqual([tool, textOf(r)]);
         expect(r.structuredContent).toBeUndefined();
         // The ids the caller sent are echoed; nothing else of the project.
-        expectNothingHidden(tool, sameShape(everything(r), [[f.projectId, ''], [f.sessionId, '']]));
+        expectNothingHidden(
+          tool,
+          sameShape(everything(r), [
+            [f.projectId, ''],
+            [f.sessionId, ''],
+          ]),
+        );
       }
     }
   });
@@ -219,7 +240,9 @@ describe.each(CALLERS)('$name', ({ user, reads }) => {
         const got = await errorOf(mine[i]);
         const expected = await errorOf(ghost[i]);
         expect(got).toMatchObject({ code: -32002 });
-        expect(JSON.parse(sameShape(JSON.stringify(got), [[mine[i], '<uri>']]))).toEqual(JSON.parse(sameShape(JSON.stringify(expected), [[ghost[i], '<uri>']])));
+        expect(JSON.parse(sameShape(JSON.stringify(got), [[mine[i], '<uri>']]))).toEqual(
+          JSON.parse(sameShape(JSON.stringify(expected), [[ghost[i], '<uri>']])),
+        );
         expectNothingHidden('resource', sameShape(JSON.stringify(got), [[mine[i], '']]));
       }
     }

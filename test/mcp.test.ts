@@ -66,7 +66,8 @@ beforeAll(async () => {
     projectName: 'Alpha',
     markdown: Array.from({ length: 30 }, (_, i) => exchange(`Zebra question ${i}`, `zebra stripes ${i} ${'zebra crossing '.repeat(3000)}`)).join(''),
   });
-  for (let i = 0; i < 4; i++) await put(a, `mcp-extra-${i}`, `b2b2b2b2-0000-4000-8000-00000000000${i}`, { name: `Extra ${i}`, markdown: exchange('hello', 'world') });
+  for (let i = 0; i < 4; i++)
+    await put(a, `mcp-extra-${i}`, `b2b2b2b2-0000-4000-8000-00000000000${i}`, { name: `Extra ${i}`, markdown: exchange('hello', 'world') });
   await put(b, 'mcp-beta', 'c3c3c3c3-0000-4000-8000-000000000001', { name: 'Beta flaky upload', markdown: exchange('flaky upload in beta', 'quokka backoff') });
   mcp = await connectMcp(app.url, a.token);
   // Findable: the search outbox has been applied for everything above.
@@ -74,10 +75,14 @@ beforeAll(async () => {
     const r = await mcp.call('search_sessions', { query: 'invalidate', limit: 20 });
     return !r.isError && r.structuredContent.results.length === 1;
   });
-  await eventually('the large session to be searchable', async () => {
-    const r = await mcp.call('search_sessions', { query: 'zebra crossing' });
-    return !r.isError && r.structuredContent.results.some((x: any) => x.sessionId === S.large);
-  }, 90_000);
+  await eventually(
+    'the large session to be searchable',
+    async () => {
+      const r = await mcp.call('search_sessions', { query: 'zebra crossing' });
+      return !r.isError && r.structuredContent.results.some((x: any) => x.sessionId === S.large);
+    },
+    90_000,
+  );
   await eventually('the flaky session to be searchable', async () => {
     const r = await mcp.call('search_sessions', { query: 'exponential backoff jitter' });
     return !r.isError && r.structuredContent.results.some((x: any) => x.sessionId === S.flaky);
@@ -102,7 +107,18 @@ describe('protocol', () => {
         expect(t.outputSchema?.type).toBe('object');
       }
       const search = tools.find((t) => t.name === 'search_sessions')!;
-      expect(Object.keys(search.inputSchema.properties!).sort()).toEqual(['agents', 'branches', 'cursor', 'from', 'limit', 'models', 'projectIds', 'query', 'tags', 'to']);
+      expect(Object.keys(search.inputSchema.properties!).sort()).toEqual([
+        'agents',
+        'branches',
+        'cursor',
+        'from',
+        'limit',
+        'models',
+        'projectIds',
+        'query',
+        'tags',
+        'to',
+      ]);
       expect(search.inputSchema.required).toEqual(['query']);
       expect(Object.keys(search.outputSchema!.properties!)).toEqual(expect.arrayContaining(['results', 'nextCursor']));
       // Transcript text never reaches descriptions or instructions.
@@ -125,7 +141,12 @@ describe('protocol', () => {
   });
 
   test('HTTP edges: 401 with WWW-Authenticate, GET/DELETE 405, foreign Origin 403, OAuth discovery JSON 404, 1 MiB body', async () => {
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
     const headers = { Accept: 'application/json, text/event-stream' };
     for (const token of [undefined, 'not-a-token']) {
       const r = await rawRequest(app.url, 'POST', '/mcp', { token, body: init, headers });
@@ -141,7 +162,11 @@ describe('protocol', () => {
     const foreign = await rawRequest(app.url, 'POST', '/mcp', { token: a.token, body: init, headers: { ...headers, Origin: 'https://evil.example' } });
     expect(foreign.status).toBe(403);
     // DNS rebinding: Host and Origin both the attacker's name.
-    const rebound = await rawRequest(app.url, 'POST', '/mcp', { token: a.token, body: init, headers: { ...headers, Host: 'evil.example', Origin: 'http://evil.example' } });
+    const rebound = await rawRequest(app.url, 'POST', '/mcp', {
+      token: a.token,
+      body: init,
+      headers: { ...headers, Host: 'evil.example', Origin: 'http://evil.example' },
+    });
     expect(rebound.status).toBe(403);
     const same = await rawRequest(app.url, 'POST', '/mcp', { token: a.token, body: init, headers: { ...headers, Origin: app.url } });
     expect(same.status).toBe(200);
@@ -171,8 +196,13 @@ describe('tools', () => {
     // Other users' sessions never appear.
     expect(r.structuredContent.results.every((x: any) => x.projectId !== 'mcp-beta')).toBe(true);
     // Matching exchanges carry the reader's titles: of a session indexed whole and of one indexed in fragments.
-    const large = (await mcp.call('search_sessions', { query: 'zebra crossing', limit: 20 })).structuredContent.results.find((x: any) => x.sessionId === S.large);
-    for (const [sessionId, h] of [[S.flaky, hit], [S.large, large]] as const) {
+    const large = (await mcp.call('search_sessions', { query: 'zebra crossing', limit: 20 })).structuredContent.results.find(
+      (x: any) => x.sessionId === S.large,
+    );
+    for (const [sessionId, h] of [
+      [S.flaky, hit],
+      [S.large, large],
+    ] as const) {
       expect(h.exchanges.length).toBeGreaterThan(0);
       const toc = (await mcp.call('get_session', { projectId: P, sessionId })).structuredContent.exchanges;
       for (const x of h.exchanges) expect([sessionId, x.number, x.title]).toEqual([sessionId, x.number, toc[x.number - 1].title]);
@@ -204,7 +234,12 @@ describe('tools', () => {
     const all = [...p1.structuredContent.projects, ...p2.structuredContent.projects];
     expect(all.map((p: any) => p.id).sort()).toEqual([P, 'mcp-extra-0', 'mcp-extra-1', 'mcp-extra-2', 'mcp-extra-3']);
     expect(p2.structuredContent.nextCursor).toBeNull();
-    expect(all.find((p: any) => p.id === P)).toMatchObject({ name: 'Alpha', sessionCount: 5, owner: { type: 'user', id: a.id }, url: `${app.url}/projects/${P}` });
+    expect(all.find((p: any) => p.id === P)).toMatchObject({
+      name: 'Alpha',
+      sessionCount: 5,
+      owner: { type: 'user', id: a.id },
+      url: `${app.url}/projects/${P}`,
+    });
 
     const s1 = await mcp.call('list_sessions', { projectId: P, limit: 3, order: 'NAME_ASC' });
     // NAME_ASC orders by the session name.
@@ -215,19 +250,31 @@ describe('tools', () => {
     const reused = await mcp.call('list_sessions', { projectId: P, limit: 3, order: 'UPDATED_AT_DESC', cursor: s1.structuredContent.nextCursor });
     expect(reused.isError).toBe(true);
     const byModel = await mcp.call('list_sessions', { models: ['gpt-5'] });
-    expect(byModel.structuredContent.sessions).toEqual([expect.objectContaining({ sessionId: S.cache, llmModels: ['gpt-5'], tags: ['cache'], url: `${app.url}/projects/${P}/sessions/${S.cache}` })]);
+    expect(byModel.structuredContent.sessions).toEqual([
+      expect.objectContaining({ sessionId: S.cache, llmModels: ['gpt-5'], tags: ['cache'], url: `${app.url}/projects/${P}/sessions/${S.cache}` }),
+    ]);
     const future = await mcp.call('list_sessions', { from: '2999-01-01' });
     expect(future.structuredContent.sessions).toEqual([]);
   });
 
   test('get_session and read_exchanges: table of contents, pages with nextFrom', async () => {
     const g = await mcp.call('get_session', { projectId: P, sessionId: S.flaky });
-    expect(g.structuredContent).toMatchObject({ projectId: P, sessionId: S.flaky, title: 'Fix the flaky upload test', totalExchanges: 4, nextExchangesFrom: null, redactions: [] });
+    expect(g.structuredContent).toMatchObject({
+      projectId: P,
+      sessionId: S.flaky,
+      title: 'Fix the flaky upload test',
+      totalExchanges: 4,
+      nextExchangesFrom: null,
+      redactions: [],
+    });
     expect(g.structuredContent.etag).toMatch(/^W\/"/);
     expect(g.structuredContent.exchanges.map((e: any) => e.number)).toEqual([1, 2, 3, 4]);
     const r1 = await mcp.call('read_exchanges', { projectId: P, sessionId: S.flaky, from: 2, count: 2 });
     expect(r1.structuredContent).toMatchObject({ total: 4, nextFrom: 4, etag: g.structuredContent.etag });
-    expect(r1.structuredContent.exchanges.map((e: any) => [e.number, e.truncated])).toEqual([[2, false], [3, false]]);
+    expect(r1.structuredContent.exchanges.map((e: any) => [e.number, e.truncated])).toEqual([
+      [2, false],
+      [3, false],
+    ]);
     expect(r1.structuredContent.exchanges[0].markdown).toContain('Why does the upload test fail sometimes?');
     const r2 = await mcp.call('read_exchanges', { projectId: P, sessionId: S.flaky, from: 4 });
     expect(r2.structuredContent.nextFrom).toBeNull();

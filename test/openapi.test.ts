@@ -44,26 +44,71 @@ test('the document is served without a token and is valid OpenAPI 3.1', async ()
 });
 
 test('every REST endpoint is described', () => {
-  const ops = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`));
+  const ops = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, item]) =>
+    Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`),
+  );
   expect(ops.sort()).toEqual(
     [
-      'GET /projects', 'POST /projects', 'GET /projects/{projectId}', 'PATCH /projects/{projectId}', 'DELETE /projects/{projectId}',
-      'GET /projects/{projectId}/sessions', 'GET /projects/{projectId}/sessions/sizes', 'GET /sessions/recent',
-      'GET /projects/{projectId}/sessions/{sessionId}', 'HEAD /projects/{projectId}/sessions/{sessionId}', 'PUT /projects/{projectId}/sessions/{sessionId}',
-      'PATCH /projects/{projectId}/sessions/{sessionId}', 'DELETE /projects/{projectId}/sessions/{sessionId}', 'GET /projects/{projectId}/sessions/{sessionId}/raw', 'GET /projects/{projectId}/sessions/{sessionId}/exchanges',
-      'GET /keys', 'POST /keys', 'DELETE /keys/{keyId}',
-      'POST /auth/sign-in', 'POST /auth/sign-out', 'GET /auth/session',
-      'GET /auth/setup', 'POST /auth/setup', 'POST /auth/sign-up', 'POST /auth/reset-password', 'POST /auth/password', 'POST /auth/sign-out-everywhere',
-      'GET /users', 'POST /users', 'POST /users/{userId}/reset-password', 'POST /users/{userId}/disable', 'POST /users/{userId}/enable',
-      'POST /device-codes', 'POST /device-login', 'POST /device-refresh', 'POST /device-logout',
-      'POST /search/resume', 'GET /billing/entitlement',
-      'GET /teams', 'POST /teams', 'GET /teams/{teamId}', 'PATCH /teams/{teamId}', 'DELETE /teams/{teamId}',
-      'POST /teams/{teamId}/members', 'PATCH /teams/{teamId}/members/{userId}', 'DELETE /teams/{teamId}/members/{userId}',
-      'POST /teams/{teamId}/invitations', 'GET /teams/{teamId}/invitations', 'DELETE /teams/{teamId}/invitations/{invitationId}',
-      'POST /teams/join', 'POST /invitations/lookup', 'POST /projects/{projectId}/move',
-      'POST /projects/{projectId}/sessions/{sessionId}/shares', 'GET /projects/{projectId}/sessions/{sessionId}/shares',
-      'GET /shares', 'PATCH /shares/{shareId}', 'DELETE /shares/{shareId}', 'GET /share/{token}',
-      'GET /export', 'POST /import',
+      'GET /projects',
+      'POST /projects',
+      'GET /projects/{projectId}',
+      'PATCH /projects/{projectId}',
+      'DELETE /projects/{projectId}',
+      'GET /projects/{projectId}/sessions',
+      'GET /projects/{projectId}/sessions/sizes',
+      'GET /sessions/recent',
+      'GET /projects/{projectId}/sessions/{sessionId}',
+      'HEAD /projects/{projectId}/sessions/{sessionId}',
+      'PUT /projects/{projectId}/sessions/{sessionId}',
+      'PATCH /projects/{projectId}/sessions/{sessionId}',
+      'DELETE /projects/{projectId}/sessions/{sessionId}',
+      'GET /projects/{projectId}/sessions/{sessionId}/raw',
+      'GET /projects/{projectId}/sessions/{sessionId}/exchanges',
+      'GET /keys',
+      'POST /keys',
+      'DELETE /keys/{keyId}',
+      'POST /auth/sign-in',
+      'POST /auth/sign-out',
+      'GET /auth/session',
+      'GET /auth/setup',
+      'POST /auth/setup',
+      'POST /auth/sign-up',
+      'POST /auth/reset-password',
+      'POST /auth/password',
+      'POST /auth/sign-out-everywhere',
+      'GET /users',
+      'POST /users',
+      'POST /users/{userId}/reset-password',
+      'POST /users/{userId}/disable',
+      'POST /users/{userId}/enable',
+      'POST /device-codes',
+      'POST /device-login',
+      'POST /device-refresh',
+      'POST /device-logout',
+      'POST /search/resume',
+      'GET /billing/entitlement',
+      'GET /teams',
+      'POST /teams',
+      'GET /teams/{teamId}',
+      'PATCH /teams/{teamId}',
+      'DELETE /teams/{teamId}',
+      'POST /teams/{teamId}/members',
+      'PATCH /teams/{teamId}/members/{userId}',
+      'DELETE /teams/{teamId}/members/{userId}',
+      'POST /teams/{teamId}/invitations',
+      'GET /teams/{teamId}/invitations',
+      'DELETE /teams/{teamId}/invitations/{invitationId}',
+      'POST /teams/join',
+      'POST /invitations/lookup',
+      'POST /projects/{projectId}/move',
+      'POST /projects/{projectId}/sessions/{sessionId}/shares',
+      'GET /projects/{projectId}/sessions/{sessionId}/shares',
+      'GET /shares',
+      'PATCH /shares/{shareId}',
+      'DELETE /shares/{shareId}',
+      'GET /share/{token}',
+      'GET /export',
+      'POST /import',
     ].sort(),
   );
 });
@@ -88,8 +133,25 @@ test('security schemes, error envelope and headers are described', () => {
 });
 
 describe('the validation hook every test request goes through', () => {
-  const json = (body: unknown, extra: Record<string, string> = {}) => ({ headers: { 'content-type': 'application/json; charset=utf-8', ...extra }, text: JSON.stringify(body), body });
-  const project = { id: 'p', ownerId: 'u', owner: { type: 'user', id: 'u', name: 'U' }, name: 'P', icon: 'Code2', color: 'blue', createdAt: '2024-01-15T10:30:00.000Z', updatedAt: '2024-01-15T10:30:00.000Z', sessionCount: 0, totalMarkdownSize: 0, lastActivity: '2024-01-15T10:30:00.000Z', lastUpdated: '2024-01-15T10:30:00.000Z' };
+  const json = (body: unknown, extra: Record<string, string> = {}) => ({
+    headers: { 'content-type': 'application/json; charset=utf-8', ...extra },
+    text: JSON.stringify(body),
+    body,
+  });
+  const project = {
+    id: 'p',
+    ownerId: 'u',
+    owner: { type: 'user', id: 'u', name: 'U' },
+    name: 'P',
+    icon: 'Code2',
+    color: 'blue',
+    createdAt: '2024-01-15T10:30:00.000Z',
+    updatedAt: '2024-01-15T10:30:00.000Z',
+    sessionCount: 0,
+    totalMarkdownSize: 0,
+    lastActivity: '2024-01-15T10:30:00.000Z',
+    lastUpdated: '2024-01-15T10:30:00.000Z',
+  };
 
   test('accepts a documented response', () => {
     expect(responseProblem('GET', '/api/v1/projects/p', { status: 200, ...json({ success: true, data: { project } }) })).toBeNull();
@@ -98,14 +160,18 @@ describe('the validation hook every test request goes through', () => {
     expect(responseProblem('GET', '/api/v1/projects/p', { status: 200, ...json({ success: true, data: { project: { ...project, secret: 1 } } }) })).toMatch(
       /GET \/projects\/\{projectId\} → 200: the body does not match the document: .*must NOT have additional properties: secret/,
     );
-    expect(responseProblem('GET', '/api/v1/projects/p', { status: 200, ...json({ success: true, data: { project: { ...project, sessionCount: '0' } } }) })).toMatch(/sessionCount must be integer/);
+    expect(
+      responseProblem('GET', '/api/v1/projects/p', { status: 200, ...json({ success: true, data: { project: { ...project, sessionCount: '0' } } }) }),
+    ).toMatch(/sessionCount must be integer/);
     expect(responseProblem('GET', '/api/v1/projects/p', { status: 418, ...json({ success: false, error: 'x' }) })).toMatch(/status 418 is not documented/);
-    expect(responseProblem('HEAD', '/api/v1/projects/p/sessions/3f2b8a4e-1c1d-4f5e-9a7b-2d6c8e9f0a1b', { status: 200, headers: {}, text: '', body: undefined })).toMatch(
-      /required header ETag is missing/,
-    );
+    expect(
+      responseProblem('HEAD', '/api/v1/projects/p/sessions/3f2b8a4e-1c1d-4f5e-9a7b-2d6c8e9f0a1b', { status: 200, headers: {}, text: '', body: undefined }),
+    ).toMatch(/required header ETag is missing/);
   });
   test('an operation the document does not describe fails unless it is the unknown-route error', () => {
-    expect(responseProblem('GET', '/api/v1/widgets', { status: 200, ...json({ success: true, data: {} }) })).toMatch(/undocumented operation: GET \/api\/v1\/widgets answered 200/);
+    expect(responseProblem('GET', '/api/v1/widgets', { status: 200, ...json({ success: true, data: {} }) })).toMatch(
+      /undocumented operation: GET \/api\/v1\/widgets answered 200/,
+    );
     expect(responseProblem('GET', '/api/v1/widgets', { status: 404, ...json({ success: false, error: 'Not found' }) })).toBeNull();
   });
   test('real responses pass through it (and an error response is checked too)', async () => {
@@ -152,7 +218,9 @@ describe('the reference page', () => {
     const page = await context.newPage();
     const foreign: string[] = [];
     const problems: string[] = [];
-    await context.route('**/*', (route) => (route.request().url().startsWith(app.url) ? route.continue() : (foreign.push(route.request().url()), route.abort())));
+    await context.route('**/*', (route) =>
+      route.request().url().startsWith(app.url) ? route.continue() : (foreign.push(route.request().url()), route.abort()),
+    );
     page.on('pageerror', (err) => problems.push(err.message));
     page.on('console', (msg) => {
       if (/Content Security Policy|Refused to/i.test(msg.text())) problems.push(msg.text());
@@ -160,8 +228,18 @@ describe('the reference page', () => {
     try {
       await page.goto(`${app.url}/api/v1/docs`, { waitUntil: 'load' });
       // The title, the description and the operations of the first group (the others start collapsed).
-      const expected = ['Session Archive REST API', 'Successes are {success: true, data}', 'List your projects', 'Delete a project with its sessions', 'Device login', 'Bearer Token'];
-      await page.waitForFunction((texts) => texts.every((t) => (globalThis as any).document.body.innerText.includes(t)), expected, { timeout: 60_000, polling: 250 });
+      const expected = [
+        'Session Archive REST API',
+        'Successes are {success: true, data}',
+        'List your projects',
+        'Delete a project with its sessions',
+        'Device login',
+        'Bearer Token',
+      ];
+      await page.waitForFunction((texts) => texts.every((t) => (globalThis as any).document.body.innerText.includes(t)), expected, {
+        timeout: 60_000,
+        polling: 250,
+      });
       expect(foreign).toEqual([]);
       expect(problems).toEqual([]);
     } finally {

@@ -127,7 +127,9 @@ describe('/metrics', () => {
   it('serves Prometheus text without auth: requests by route and status, latency, rate-limit rejections, outbox, search', async () => {
     const user = await app.createUser('metrics');
     const sid = '0e0f6a8e-6f0b-4c55-9c8e-3f7a8a0b1c2d';
-    expect((await app.request('PUT', `/api/v1/projects/metrics-proj/sessions/${sid}`, { token: user.token, body: { name: 'm', markdown: '# m' } })).status).toBe(201);
+    expect(
+      (await app.request('PUT', `/api/v1/projects/metrics-proj/sessions/${sid}`, { token: user.token, body: { name: 'm', markdown: '# m' } })).status,
+    ).toBe(201);
     expect((await app.request('GET', '/api/v1/projects/metrics-proj', { token: user.token })).status).toBe(200);
     expect((await app.request('GET', '/api/v1/projects', { token: user.token })).status).toBe(429);
     // A real search (through GraphQL, with its own rate limit) is timed into search_duration_seconds.

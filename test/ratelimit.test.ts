@@ -205,13 +205,14 @@ describe('shared budget across two instances through Redis', () => {
   it('lets exactly N requests through in total, then both instances answer 429', async () => {
     const user = await a.createUser('shared');
     // Interleaved and concurrent, across both instances.
-    const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => (i % 2 ? b : a).request('GET', '/api/v1/projects', { token: user.token })),
-    );
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? b : a).request('GET', '/api/v1/projects', { token: user.token })));
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(5);
     expect(statuses.filter((s) => s === 429)).toHaveLength(3);
-    const remaining = results.filter((r) => r.status === 200).map((r) => Number(r.headers['x-ratelimit-remaining'])).sort();
+    const remaining = results
+      .filter((r) => r.status === 200)
+      .map((r) => Number(r.headers['x-ratelimit-remaining']))
+      .sort();
     expect(remaining).toEqual([0, 1, 2, 3, 4]);
 
     expect((await a.request('GET', '/api/v1/projects', { token: user.token })).status).toBe(429);

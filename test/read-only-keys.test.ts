@@ -51,7 +51,12 @@ describe('creating keys with scopes', () => {
     const r = await gql(u.token, 'mutation { createApiKey(name: "g", scopes: ["read"]) { key { name scopes } token } }');
     expect(r.body.data.createApiKey.key).toEqual({ name: 'g', scopes: ['read'] });
     const list = await gql(r.body.data.createApiKey.token, '{ apiKeys { name scopes } }');
-    expect(list.body.data.apiKeys).toEqual(expect.arrayContaining([{ name: 'g', scopes: ['read'] }, { name: 'test', scopes: ['read', 'write'] }]));
+    expect(list.body.data.apiKeys).toEqual(
+      expect.arrayContaining([
+        { name: 'g', scopes: ['read'] },
+        { name: 'test', scopes: ['read', 'write'] },
+      ]),
+    );
   });
 
   test('admin CLI: keys create --read-only (and --scopes read) prints a read-only key', async () => {
@@ -60,7 +65,18 @@ describe('creating keys with scopes', () => {
         execFile(
           path.join(ROOT, 'node_modules', '.bin', 'tsx'),
           [path.join(ROOT, 'src', 'cli', 'main.ts'), ...args],
-          { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: app.db.url, JWT_SECRET: 'test-secret-that-is-long-enough', DATA_DIR: path.join(os.tmpdir(), 'session-archive-cli-test'), LOG_LEVEL: 'silent' }, timeout: 120_000 },
+          {
+            cwd: ROOT,
+            env: {
+              PATH: process.env.PATH,
+              HOME: process.env.HOME,
+              DATABASE_URL: app.db.url,
+              JWT_SECRET: 'test-secret-that-is-long-enough',
+              DATA_DIR: path.join(os.tmpdir(), 'session-archive-cli-test'),
+              LOG_LEVEL: 'silent',
+            },
+            timeout: 120_000,
+          },
           (err, stdout, stderr) => resolve({ code: err ? Number((err as any).code) || 1 : 0, stdout: String(stdout), stderr: String(stderr) }),
         );
       });
@@ -124,7 +140,9 @@ describe('a read-only key', () => {
       const r = await gql(ro, m);
       expect(r.status).toBe(403);
       expect(r.body.data ?? null).toBeNull();
-      expect(r.body.errors).toEqual([expect.objectContaining({ message: 'This key is read-only', extensions: expect.objectContaining({ code: 'FORBIDDEN' }) })]);
+      expect(r.body.errors).toEqual([
+        expect.objectContaining({ message: 'This key is read-only', extensions: expect.objectContaining({ code: 'FORBIDDEN' }) }),
+      ]);
     }
     const still = await gql(u.token, '{ projects { id } apiKeys { name revokedAt } }');
     expect(still.body.data.projects.map((p: any) => p.id)).toContain('ro-proj');

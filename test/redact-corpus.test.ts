@@ -63,7 +63,11 @@ test('escaped JSON: a secret right after \\n is found, escapes are never split, 
   const raw = lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
   const r = redact(Buffer.from(raw));
   expect(r.output.length).toBe(Buffer.byteLength(raw));
-  const back = r.output.toString('utf8').trim().split('\n').map((l) => JSON.parse(l).content as string);
+  const back = r.output
+    .toString('utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l).content as string);
   expect(back.join()).not.toContain(token);
   expect(back.join()).not.toContain('MII'.length && pem.split('\n')[1]);
   expect(back.join()).not.toContain('s3cr3t-Pa55word');

@@ -144,7 +144,12 @@ describe('REDACT_SECRETS=on (default)', () => {
     const inList = listed.body.data.sessions.find((s: { id: string }) => s.id === SID);
     expect(inList.redactions).toEqual(redactions);
 
-    const g = await gql(app, u, `query($p: ID!, $id: ID!) { session(projectId: $p, id: $id) { name markdownContent metadata { tags summary } redactions { rule count } } }`, { p: P, id: SID });
+    const g = await gql(
+      app,
+      u,
+      `query($p: ID!, $id: ID!) { session(projectId: $p, id: $id) { name markdownContent metadata { tags summary } redactions { rule count } } }`,
+      { p: P, id: SID },
+    );
     expect(g.body.data.session.redactions).toEqual(redactions);
     expect(leaked(g.text)).toEqual([]);
     expect(g.body.data.session.metadata.tags[1]).toMatch(/^\[REDACTED:npm-token\]\*+$/);

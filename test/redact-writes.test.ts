@@ -35,10 +35,12 @@ async function gql(query: string, variables: Record<string, unknown> = {}) {
 }
 
 const sessionRow = async (sid: string) =>
-  (await app.deps.db.prisma.$queryRawUnsafe<{ name: string; userTitle: string | null; metadataJson: string; redactionsJson: string }[]>(
-    'SELECT name, userTitle, metadataJson, redactionsJson FROM sessions WHERE id = ?',
-    sid,
-  ))[0];
+  (
+    await app.deps.db.prisma.$queryRawUnsafe<{ name: string; userTitle: string | null; metadataJson: string; redactionsJson: string }[]>(
+      'SELECT name, userTitle, metadataJson, redactionsJson FROM sessions WHERE id = ?',
+      sid,
+    )
+  )[0];
 const projectName = async (id: string) => (await app.deps.db.prisma.$queryRawUnsafe<{ name: string }[]>('SELECT name FROM projects WHERE id = ?', id))[0].name;
 const labels = async (sid: string) =>
   (await app.deps.db.prisma.$queryRawUnsafe<{ value: string }[]>('SELECT value FROM session_labels WHERE sessionId = ?', sid)).map((r) => r.value);
@@ -49,15 +51,20 @@ const noSecret = (text: string) => {
 };
 
 const search = async (q: string) =>
-  (await gql(`query($q: String!) { searchSessions(query: $q, limit: 50) { results { sessionId name snippet metadata { tags } } } }`, { q })).searchSessions.results as any[];
+  (await gql(`query($q: String!) { searchSessions(query: $q, limit: 50) { results { sessionId name snippet metadata { tags } } } }`, { q })).searchSessions
+    .results as any[];
 
 /** Waits until the index holds the session's patched (masked) name, then checks the secrets are not found. */
 async function notSearchable(sid: string) {
-  await eventually('the index to hold the patched session', async () => {
-    if ((await (app.deps.search as unknown as Search).backlog()) !== 0) return false;
-    const hit = (await search(MARKER)).find((r) => r.sessionId === sid);
-    return !!hit && String(hit.name).includes('[REDACTED');
-  }, 60_000);
+  await eventually(
+    'the index to hold the patched session',
+    async () => {
+      if ((await (app.deps.search as unknown as Search).backlog()) !== 0) return false;
+      const hit = (await search(MARKER)).find((r) => r.sessionId === sid);
+      return !!hit && String(hit.name).includes('[REDACTED');
+    },
+    60_000,
+  );
   for (const secret of [githubToken, npmToken]) {
     const hits = await search(secret);
     expect(hits.map((h) => h.sessionId)).not.toContain(sid);
@@ -67,7 +74,10 @@ async function notSearchable(sid: string) {
 
 async function upload(projectId: string) {
   const sid = crypto.randomUUID();
-  const r = await app.request('PUT', `/api/v1/projects/${projectId}/sessions/${sid}`, { token: u.token, body: { name: 'clean', markdown: `# clean\n\n${MARKER}\n` } });
+  const r = await app.request('PUT', `/api/v1/projects/${projectId}/sessions/${sid}`, {
+    token: u.token,
+    body: { name: 'clean', markdown: `# clean\n\n${MARKER}\n` },
+  });
   expect(r.status).toBe(201);
   return sid;
 }
@@ -119,7 +129,10 @@ test('project names: REST create and PATCH, GraphQL createProject and updateProj
   const created = await gql(`mutation($in: CreateProjectInput!) { createProject(input: $in) { id name } }`, { in: { id: 'rw-p3', name } });
   noSecret(JSON.stringify(created));
   expect(await projectName('rw-p3')).toMatch(/^Prod \[REDACTED/);
-  const updated = await gql(`mutation($id: ID!, $in: UpdateProjectInput!) { updateProject(id: $id, input: $in) { name } }`, { id: 'rw-p3', in: { name: `Again ${npmToken}` } });
+  const updated = await gql(`mutation($id: ID!, $in: UpdateProjectInput!) { updateProject(id: $id, input: $in) { name } }`, {
+    id: 'rw-p3',
+    in: { name: `Again ${npmToken}` },
+  });
   noSecret(JSON.stringify(updated));
   expect(await projectName('rw-p3')).toMatch(/^Again \[REDACTED/);
 });

@@ -26,7 +26,11 @@ describe('request bodies', () => {
   test('gzip body accepted and stored byte-exact', async () => {
     const md = '# gz 😀\n' + 'line\n'.repeat(1000);
     const body = zlib.gzipSync(Buffer.from(JSON.stringify({ name: 'gz', markdown: md })));
-    const r = await app.request('PUT', url('gz', SID(1)), { token: a.token, body, headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' } });
+    const r = await app.request('PUT', url('gz', SID(1)), {
+      token: a.token,
+      body,
+      headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+    });
     expect(r.status).toBe(201);
     const g = await app.request('GET', url('gz', SID(1)), { token: a.token, headers: { Accept: 'text/markdown' } });
     expect(g.text).toBe(md);
@@ -34,7 +38,11 @@ describe('request bodies', () => {
 
   test('Content-Encoding: identity accepted; br → 415 Unsupported content encoding', async () => {
     const body = Buffer.from(JSON.stringify({ name: 'id', markdown: 'm' }));
-    const ok = await app.request('PUT', url('enc', SID(1)), { token: a.token, body, headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'identity' } });
+    const ok = await app.request('PUT', url('enc', SID(1)), {
+      token: a.token,
+      body,
+      headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'identity' },
+    });
     expect(ok.status).toBe(201);
     const br = await app.request('PUT', url('enc', SID(2)), {
       token: a.token,
@@ -53,7 +61,11 @@ describe('request bodies', () => {
   });
 
   test('gzip header on a body that is not gzip → 400', async () => {
-    const r = await app.request('PUT', url('enc', SID(3)), { token: a.token, body: '{"name":"x","markdown":"y"}', headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' } });
+    const r = await app.request('PUT', url('enc', SID(3)), {
+      token: a.token,
+      body: '{"name":"x","markdown":"y"}',
+      headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+    });
     expect(r.status).toBe(400);
     expect(r.body.success).toBe(false);
   });
@@ -69,7 +81,11 @@ describe('request bodies', () => {
 
   test('gzip of a body whose inflated size exceeds the limit → 413', async () => {
     const json = Buffer.from(JSON.stringify({ name: 'big', markdown: 'x'.repeat(2 * MiB) }));
-    const r = await small.request('PUT', url('big', SID(2)), { token: s.token, body: zlib.gzipSync(json), headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' } });
+    const r = await small.request('PUT', url('big', SID(2)), {
+      token: s.token,
+      body: zlib.gzipSync(json),
+      headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+    });
     expect(r.status).toBe(413);
     expect(r.body.error).toBe('Request body too large');
   });
@@ -79,7 +95,11 @@ describe('request bodies', () => {
     expect(bomb.length).toBeLessThan(200 * 1024);
     global.gc?.();
     const before = process.memoryUsage().rss;
-    const r = await small.request('PUT', url('bomb', SID(1)), { token: s.token, body: bomb, headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' } });
+    const r = await small.request('PUT', url('bomb', SID(1)), {
+      token: s.token,
+      body: bomb,
+      headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+    });
     const after = process.memoryUsage().rss;
     expect(r.status).toBe(413);
     expect(r.body.error).toBe('Request body too large');
@@ -106,11 +126,15 @@ describe('request bodies', () => {
     const body = JSON.stringify({ name: 'x', markdown: 'y' });
     const none = await new Promise<{ status: number; body: any }>((resolve, reject) => {
       const u = new URL(url('ct', SID(1)), app.url);
-      const req = http.request(u, { method: 'PUT', headers: { Authorization: `Bearer ${a.token}`, 'Content-Length': String(Buffer.byteLength(body)) }, agent: false }, (res) => {
-        let t = '';
-        res.on('data', (c) => (t += c));
-        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(t) }));
-      });
+      const req = http.request(
+        u,
+        { method: 'PUT', headers: { Authorization: `Bearer ${a.token}`, 'Content-Length': String(Buffer.byteLength(body)) }, agent: false },
+        (res) => {
+          let t = '';
+          res.on('data', (c) => (t += c));
+          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(t) }));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -130,7 +154,11 @@ describe('request bodies', () => {
   });
 
   test('lone surrogate escape in JSON → 400', async () => {
-    const r = await app.request('PUT', url('sur', SID(1)), { token: a.token, body: '{"name":"x","markdown":"a\\ud800b"}', headers: { 'Content-Type': 'application/json' } });
+    const r = await app.request('PUT', url('sur', SID(1)), {
+      token: a.token,
+      body: '{"name":"x","markdown":"a\\ud800b"}',
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(r.status).toBe(400);
   });
 });

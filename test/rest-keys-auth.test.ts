@@ -106,7 +106,7 @@ describe('/api/v1/keys', () => {
     expect(list.body.data.keys.find((k: any) => k.id === k2.keyId).revokedAt).toBe(r.body.data.key.revokedAt);
   });
 
-  test('another user\'s key → 404 (and it keeps working); unknown id → 404', async () => {
+  test("another user's key → 404 (and it keeps working); unknown id → 404", async () => {
     const r = await app.request('DELETE', `/api/v1/keys/${b.keyId}`, { token: a.token });
     expect(r.status).toBe(404);
     expect(r.body.success).toBe(false);
@@ -205,7 +205,7 @@ describe('cross-user access', () => {
     list: (await app.request('GET', `/api/v1/projects/${P}/sessions`, { token: a.token })).body,
   });
 
-  test('user B gets 403 Insufficient permissions on each of A\'s resources; A\'s data unchanged', async () => {
+  test("user B gets 403 Insufficient permissions on each of A's resources; A's data unchanged", async () => {
     await app.request('POST', '/api/v1/projects', { token: a.token, body: { id: P, name: 'A private', color: 'slate' } });
     await app.request('PUT', url, { token: a.token, body: { name: 'secret', markdown: 'TOP SECRET', rawData: 'RAW SECRET', metadata: { tags: ['t'] } } });
     const before = await snapshot();

@@ -6,7 +6,20 @@ let b: TestUser;
 
 const SID = (n: number) => `0e6a2d7c-1111-4222-8333-${String(n).padStart(12, '0')}`;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const PROJECT_KEYS = ['color', 'createdAt', 'icon', 'id', 'lastActivity', 'lastUpdated', 'name', 'owner', 'ownerId', 'sessionCount', 'totalMarkdownSize', 'updatedAt'];
+const PROJECT_KEYS = [
+  'color',
+  'createdAt',
+  'icon',
+  'id',
+  'lastActivity',
+  'lastUpdated',
+  'name',
+  'owner',
+  'ownerId',
+  'sessionCount',
+  'totalMarkdownSize',
+  'updatedAt',
+];
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -38,7 +51,7 @@ describe('POST /api/v1/projects', () => {
     expect(r.body.data.project).toMatchObject({ icon: 'Rocket', color: 'rose' });
   });
 
-  test('409 for own id, 403 for another user\'s', async () => {
+  test("409 for own id, 403 for another user's", async () => {
     await app.request('POST', '/api/v1/projects', { token: a.token, body: { id: 'dup-proj', name: 'x' } });
     const again = await app.request('POST', '/api/v1/projects', { token: a.token, body: { id: 'dup-proj', name: 'y' } });
     expect(again.status).toBe(409);
@@ -51,16 +64,14 @@ describe('POST /api/v1/projects', () => {
     expect(still.body.data.project.name).toBe('x');
   });
 
-  test.each([
-    [{ id: '-bad', name: 'x' }],
-    [{ id: 'has space', name: 'x' }],
-    [{ id: 'a'.repeat(129), name: 'x' }],
-    [{ id: 42, name: 'x' }],
-  ])('bad id → 400 %#', async (body) => {
-    const r = await app.request('POST', '/api/v1/projects', { token: a.token, body });
-    expect(r.status).toBe(400);
-    expect(r.body.success).toBe(false);
-  });
+  test.each([[{ id: '-bad', name: 'x' }], [{ id: 'has space', name: 'x' }], [{ id: 'a'.repeat(129), name: 'x' }], [{ id: 42, name: 'x' }]])(
+    'bad id → 400 %#',
+    async (body) => {
+      const r = await app.request('POST', '/api/v1/projects', { token: a.token, body });
+      expect(r.status).toBe(400);
+      expect(r.body.success).toBe(false);
+    },
+  );
 
   test('id of 128 characters accepted', async () => {
     const id = 'A' + 'b'.repeat(127);

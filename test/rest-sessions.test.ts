@@ -7,7 +7,24 @@ let b: TestUser;
 const SID = (n: number) => `0e6a2d7c-1111-4222-8333-${String(n).padStart(12, '0')}`;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ETAG = /^W\/"[0-9a-f]+"$/;
-const SESSION_KEYS = ['clientId', 'createdAt', 'endedAt', 'etag', 'id', 'markdownSize', 'metadata', 'name', 'projectId', 'rawDataSize', 'redactions', 'sessionDataSize', 'startedAt', 'updatedAt', 'uploadedBy', 'userTitle'];
+const SESSION_KEYS = [
+  'clientId',
+  'createdAt',
+  'endedAt',
+  'etag',
+  'id',
+  'markdownSize',
+  'metadata',
+  'name',
+  'projectId',
+  'rawDataSize',
+  'redactions',
+  'sessionDataSize',
+  'startedAt',
+  'updatedAt',
+  'uploadedBy',
+  'userTitle',
+];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
@@ -56,7 +73,14 @@ describe('PUT upsert', () => {
   });
 
   test('etag changes with each readable field', async () => {
-    const base = { name: 'n', markdown: 'm', rawData: 'r', startedAt: '2024-01-01T00:00:00.000Z', endedAt: '2024-01-02T00:00:00.000Z', metadata: { clientName: 'c' } };
+    const base = {
+      name: 'n',
+      markdown: 'm',
+      rawData: 'r',
+      startedAt: '2024-01-01T00:00:00.000Z',
+      endedAt: '2024-01-02T00:00:00.000Z',
+      metadata: { clientName: 'c' },
+    };
     const e0 = (await put(a, 'up', SID(3), base)).body.data.etag;
     const variants = [
       { ...base, name: 'n2' },
@@ -93,7 +117,11 @@ describe('PUT upsert', () => {
     const c = await put(a, 'named-proj', SID(1), { name: 's', markdown: 'm', projectName: 'Nice Name', projectId: 'other', clientState: { x: 1 }, id: SID(9) });
     expect(c.status).toBe(201);
     expect(c.body.data).toMatchObject({ projectId: 'named-proj', sessionId: SID(1) });
-    expect((await app.request('GET', '/api/v1/projects/named-proj', { token: a.token })).body.data.project).toMatchObject({ name: 'Nice Name', icon: 'Code2', color: 'blue' });
+    expect((await app.request('GET', '/api/v1/projects/named-proj', { token: a.token })).body.data.project).toMatchObject({
+      name: 'Nice Name',
+      icon: 'Code2',
+      color: 'blue',
+    });
     await put(a, 'named-proj', SID(2), { name: 's', markdown: 'm', projectName: 'Other Name' });
     expect((await app.request('GET', '/api/v1/projects/named-proj', { token: a.token })).body.data.project.name).toBe('Nice Name');
     expect((await app.request('GET', '/api/v1/projects/other', { token: a.token })).status).toBe(404);
@@ -121,12 +149,25 @@ describe('PUT upsert', () => {
   test('metadata: documented fields null/[] when absent; extra string keys kept', async () => {
     await put(a, 'meta', SID(1), { name: 's', markdown: 'm' });
     expect((await get(a, 'meta', SID(1))).body.data.session.metadata).toEqual({
-      clientName: null, clientVersion: null, agentName: null, deviceId: null, gitBranches: [], llmModels: [], tags: [],
+      clientName: null,
+      clientVersion: null,
+      agentName: null,
+      deviceId: null,
+      gitBranches: [],
+      llmModels: [],
+      tags: [],
     });
     const meta = {
-      clientName: 'cli', clientVersion: '1.2.3', agentName: 'claude', deviceId: 'dev-1',
-      gitBranches: ['main', 'feat/x'], llmModels: ['m1'], tags: ['b', 'a'],
-      machineName: 'box', title: 'T', summary: 'S',
+      clientName: 'cli',
+      clientVersion: '1.2.3',
+      agentName: 'claude',
+      deviceId: 'dev-1',
+      gitBranches: ['main', 'feat/x'],
+      llmModels: ['m1'],
+      tags: ['b', 'a'],
+      machineName: 'box',
+      title: 'T',
+      summary: 'S',
     };
     await put(a, 'meta', SID(2), { name: 's', markdown: 'm', metadata: meta });
     expect((await get(a, 'meta', SID(2))).body.data.session.metadata).toEqual(meta);
@@ -153,7 +194,9 @@ describe('PUT upsert', () => {
   test('NUL characters kept in name, markdown, raw, metadata and userTitle; a __proto__ extra key is kept', async () => {
     const U = 'ABCDEF01-2345-4678-89AB-CDEF0123AAAA';
     const raw = JSON.stringify({
-      name: 'a\u0000b', markdown: 'm\u0000', rawData: '\u0000',
+      name: 'a\u0000b',
+      markdown: 'm\u0000',
+      rawData: '\u0000',
       metadata: { tags: ['t\u0000x'], clientName: 'c\u0000', PROTO: 'y', title: 'x\u0000y' },
     }).replace('"PROTO"', '"__proto__"');
     expect((await put(a, 'nul', U, raw, { 'Content-Type': 'application/json' })).status).toBe(201);
@@ -184,7 +227,12 @@ describe('PUT upsert', () => {
     const r = await put(a, 'ids', 'not-a-uuid');
     expect(r.status).toBe(400);
     expect(r.body.success).toBe(false);
-    for (const [m, suffix] of [['GET', ''], ['GET', '/raw'], ['DELETE', ''], ['PATCH', '']] as const) {
+    for (const [m, suffix] of [
+      ['GET', ''],
+      ['GET', '/raw'],
+      ['DELETE', ''],
+      ['PATCH', ''],
+    ] as const) {
       const res = await app.request(m, url('ids', 'not-a-uuid') + suffix, { token: a.token, body: m === 'PATCH' ? { name: 'x' } : undefined });
       expect(res.status).toBe(404);
     }
@@ -225,7 +273,7 @@ describe('PUT upsert', () => {
     expect((await app.request('GET', '/api/v1/projects/md', { token: a.token })).status).toBe(404);
   });
 
-  test('another user\'s project → 403, nothing written', async () => {
+  test("another user's project → 403, nothing written", async () => {
     await put(a, 'owned', SID(1), { name: 'mine', markdown: 'orig' });
     const r = await put(b, 'owned', SID(1), { name: 'theirs', markdown: 'evil' });
     // Teams: the 403 of an upload into another account's project says how to fix it.
@@ -253,8 +301,14 @@ describe('GET session', () => {
     const s = r.body.data.session;
     expect(Object.keys(s).sort()).toEqual([...SESSION_KEYS, 'markdownContent', 'project'].sort());
     expect(s).toMatchObject({
-      id: SID(1), projectId: 'rd', name: 'read me', userTitle: null, markdownContent: md,
-      markdownSize: Buffer.byteLength(md), rawDataSize: 12, etag,
+      id: SID(1),
+      projectId: 'rd',
+      name: 'read me',
+      userTitle: null,
+      markdownContent: md,
+      markdownSize: Buffer.byteLength(md),
+      rawDataSize: 12,
+      etag,
       project: { id: 'rd', name: 'Read', icon: 'Brain', color: 'emerald' },
     });
     expect(Object.keys(s.project).sort()).toEqual(['color', 'icon', 'id', 'name', 'owner']);
@@ -286,7 +340,12 @@ describe('GET session', () => {
     ['list', (e: string) => `W/"nope", ${e}`],
     ['star', () => '*'],
   ])('304 on If-None-Match %s (JSON, markdown, raw, HEAD)', async (_n, f) => {
-    for (const [method, suffix, accept] of [['GET', '', 'application/json'], ['GET', '', 'text/markdown'], ['GET', '/raw', '*/*'], ['HEAD', '', '*/*']]) {
+    for (const [method, suffix, accept] of [
+      ['GET', '', 'application/json'],
+      ['GET', '', 'text/markdown'],
+      ['GET', '/raw', '*/*'],
+      ['HEAD', '', '*/*'],
+    ]) {
       const r = await app.request(method, url('rd', SID(1)) + suffix, { token: a.token, headers: { 'If-None-Match': f(etag), Accept: accept } });
       expect(r.status).toBe(304);
       expect(r.headers.etag).toBe(etag);
@@ -397,7 +456,17 @@ describe('lists', () => {
   });
 
   test('limit bounds and bad cursor → 400', async () => {
-    for (const q of ['limit=0', 'limit=1001', 'limit=abc', 'limit=', 'limit=1.5', 'limit=-1', 'cursor=%21%21notbase64', 'cursor=', `cursor=${Buffer.from('["x"]').toString('base64url')}`]) {
+    for (const q of [
+      'limit=0',
+      'limit=1001',
+      'limit=abc',
+      'limit=',
+      'limit=1.5',
+      'limit=-1',
+      'cursor=%21%21notbase64',
+      'cursor=',
+      `cursor=${Buffer.from('["x"]').toString('base64url')}`,
+    ]) {
       const r = await app.request('GET', `/api/v1/projects/${P}/sessions?${q}`, { token: a.token });
       expect([q, r.status]).toEqual([q, 400]);
       expect(r.body.success).toBe(false);
@@ -433,8 +502,14 @@ describe('lists', () => {
 
   test('list: unknown project → 404, other user → 403', async () => {
     expect((await app.request('GET', '/api/v1/projects/unknown-p/sessions', { token: a.token })).status).toBe(404);
-    expect(await app.request('GET', `/api/v1/projects/${P}/sessions`, { token: b.token })).toMatchObject({ status: 403, body: { error: 'Insufficient permissions' } });
-    expect(await app.request('GET', `/api/v1/projects/${P}/sessions/sizes`, { token: b.token })).toMatchObject({ status: 403, body: { error: 'Insufficient permissions' } });
+    expect(await app.request('GET', `/api/v1/projects/${P}/sessions`, { token: b.token })).toMatchObject({
+      status: 403,
+      body: { error: 'Insufficient permissions' },
+    });
+    expect(await app.request('GET', `/api/v1/projects/${P}/sessions/sizes`, { token: b.token })).toMatchObject({
+      status: 403,
+      body: { error: 'Insufficient permissions' },
+    });
   });
 
   test('sizes: {sessionId: markdownSize}', async () => {
@@ -519,14 +594,20 @@ describe('PATCH and DELETE session', () => {
     expect((await app.request('PATCH', url('pt', SID(2)), { token: a.token, body: { tags: 'x' } })).status).toBe(400);
     expect((await app.request('PATCH', url('pt', SID(2)), { token: a.token, body: { userTitle: 5 } })).status).toBe(400);
     expect((await app.request('PATCH', url('pt', SID(3)), { token: a.token, body: { name: 'x' } })).status).toBe(404);
-    expect(await app.request('PATCH', url('pt', SID(2)), { token: b.token, body: { name: 'x' } })).toMatchObject({ status: 403, body: { error: 'Insufficient permissions' } });
+    expect(await app.request('PATCH', url('pt', SID(2)), { token: b.token, body: { name: 'x' } })).toMatchObject({
+      status: 403,
+      body: { error: 'Insufficient permissions' },
+    });
     expect((await get(a, 'pt', SID(2))).body.data.session.name).toBe('s');
   });
 
   test('DELETE → {success:true, data:{success:true}}, then 404', async () => {
     await put(a, 'dl', SID(1), { name: 's', markdown: 'm', rawData: 'r', metadata: { tags: ['t'] } });
     await put(a, 'dl', SID(2));
-    expect(await app.request('DELETE', url('dl', SID(1)), { token: b.token })).toMatchObject({ status: 403, body: { success: false, error: 'Insufficient permissions' } });
+    expect(await app.request('DELETE', url('dl', SID(1)), { token: b.token })).toMatchObject({
+      status: 403,
+      body: { success: false, error: 'Insufficient permissions' },
+    });
     const r = await app.request('DELETE', url('dl', SID(1)), { token: a.token });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ success: true, data: { success: true } });

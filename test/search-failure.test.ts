@@ -74,14 +74,18 @@ describe('engine outage', () => {
     await engine.ensure();
     expect(engine.url).toBe(url);
     expect(engine.pid).not.toBe(pid);
-    await h.eventually('work recorded during the outage to be applied', async () => {
-      try {
-        return ids(await h.find(alice, 'outageword')).includes(added);
-      } catch (err) {
-        if (err instanceof AppError && err.code === 'SERVICE_UNAVAILABLE') return false;
-        throw err;
-      }
-    }, 30_000);
+    await h.eventually(
+      'work recorded during the outage to be applied',
+      async () => {
+        try {
+          return ids(await h.find(alice, 'outageword')).includes(added);
+        } catch (err) {
+          if (err instanceof AppError && err.code === 'SERVICE_UNAVAILABLE') return false;
+          throw err;
+        }
+      },
+      30_000,
+    );
     await h.settle();
     expect(ids(await h.find(alice, 'updatedword'))).toEqual([kept]);
     expect(await h.find(alice, 'beforeword')).toEqual({ total: 0, results: [] });
@@ -116,13 +120,17 @@ describe('embedded engine', () => {
         await eventually('a new engine process', () => engine.pid !== pid && engine.pid !== null && isAlive(engine.pid), 30_000);
         const id = newSessionId();
         await h.put(alice, 'sup', id, { markdown: word });
-        await eventually('search to work again with new content', async () => {
-          try {
-            return ids(await h.find(alice, word)).includes(id);
-          } catch {
-            return false;
-          }
-        }, 30_000);
+        await eventually(
+          'search to work again with new content',
+          async () => {
+            try {
+              return ids(await h.find(alice, word)).includes(id);
+            } catch {
+              return false;
+            }
+          },
+          30_000,
+        );
         return id;
       };
       const second = await crashAndRecover(embedded, 'secondlifeword');

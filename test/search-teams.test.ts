@@ -71,7 +71,10 @@ describe('uploaderIds', () => {
     // A session stored before uploaders were recorded, indexed again as such.
     await h.put(req(admin), P, before, { markdown: `# old\n\n${w}` });
     await h.handles.pool.query('UPDATE sessions SET uploadedBy = NULL WHERE id = ?', [before]);
-    await h.handles.pool.query("INSERT INTO search_outbox (op, userId, projectId, sessionId) SELECT 'upsert', userId, projectId, id FROM sessions WHERE id = ?", [before]);
+    await h.handles.pool.query(
+      "INSERT INTO search_outbox (op, userId, projectId, sessionId) SELECT 'upsert', userId, projectId, id FROM sessions WHERE id = ?",
+      [before],
+    );
     h.search.notify();
     await h.settle();
   }, 120_000);
@@ -98,7 +101,8 @@ describe('uploaderIds', () => {
     expect((await find(admin, w, { uploaderIds: [admin.user.id], teamIds: [await teamOf(P)] })).total).toBe(3);
   };
 
-  const teamOf = async (projectId: string) => (await h.handles.pool.query<Array<{ ownerId: string }>>('SELECT ownerId FROM projects WHERE id = ?', [projectId]))[0]?.ownerId;
+  const teamOf = async (projectId: string) =>
+    (await h.handles.pool.query<Array<{ ownerId: string }>>('SELECT ownerId FROM projects WHERE id = ?', [projectId]))[0]?.ownerId;
 
   test('total counts exactly the sessions the filter selects (recent index)', check, 60_000);
 

@@ -19,7 +19,8 @@ describe('chunkMarkdown', () => {
       Array.from({ length: 40 }, (_, i) => `## User\n\nQuestion ${i}?\n\n## Assistant\n\n${'Answer text here. '.repeat(20 + (i % 7) * 30)}\n\n`).join('') +
       '```\n# not a heading inside a fence\n```\n' +
       'x'.repeat(5000) + // one long line without spaces
-      '\n' + '😀'.repeat(3000); // surrogate pairs
+      '\n' +
+      '😀'.repeat(3000); // surrogate pairs
     const chunks = chunkMarkdown(md);
     expect(chunks.join('')).toBe(md);
     for (const c of chunks) expect(c.length).toBeLessThanOrEqual(CHUNK_MAX);
@@ -55,8 +56,7 @@ describe('toDocuments', () => {
     contentDigest: 'd1',
   };
 
-  const large = (parts: number, tail = '') =>
-    Array.from({ length: parts }, (_, i) => `## Part ${i}\n\n${'text of the part '.repeat(100)}\n\n`).join('') + tail;
+  const large = (parts: number, tail = '') => Array.from({ length: parts }, (_, i) => `## Part ${i}\n\n${'text of the part '.repeat(100)}\n\n`).join('') + tail;
 
   test('a small session is one document holding the whole markdown and the fields filters need', () => {
     const md = `# a\n\n${'x '.repeat(600)}\n\n# b\n\n${'y '.repeat(600)}`;
@@ -87,7 +87,9 @@ describe('toDocuments', () => {
     const [session, ...fragments] = toDocuments(row, md, 5);
     expect(session).toMatchObject({ chunk: 0, chunks: fragments.length, content: '', tags: ['t'], userId: 'u1' });
     // Every distinct word once, lower-cased, in order of first appearance.
-    expect(session.terms).toBe('part 0 text of the 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 zeta omega');
+    expect(session.terms).toBe(
+      'part 0 text of the 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 zeta omega',
+    );
     expect(fragments.map((d) => d.chunk)).toEqual(fragments.map((_, i) => i + 1));
     expect(fragments.map((d) => d.content).join('')).toBe(md);
     expect(new Set([session, ...fragments].map((d) => d.id)).size).toBe(fragments.length + 1);
@@ -203,9 +205,7 @@ describe('search filter expressions', () => {
       { userId: 'u2', projectId: 'a', sessionId: 's' },
       { userId: 'u1', projectId: 'B', sessionId: 's' },
     ]);
-    expect(f).toBe(
-      `((userId = "u1" AND sessionDigest IN ["${keyOf('A/s')}", "${keyOf('B/s')}"]) OR (userId = "u2" AND sessionDigest IN ["${keyOf('a/s')}"]))`,
-    );
+    expect(f).toBe(`((userId = "u1" AND sessionDigest IN ["${keyOf('A/s')}", "${keyOf('B/s')}"]) OR (userId = "u2" AND sessionDigest IN ["${keyOf('a/s')}"]))`);
   });
 });
 
@@ -242,14 +242,12 @@ describe('outbox ordering', () => {
 
 describe('merging the recent and the main index', () => {
   test('any page of the merge is that page of all hits ranked together', () => {
-    const random = (seed: number) => () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = (seed: number) => () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let seed = 1; seed <= 200; seed++) {
       const r = random(seed);
       // Scores from a few values, so that ties happen (recent first on a tie).
       const hits = (n: number, tier: string) =>
-        Array.from({ length: n }, (_, i) => ({ id: `${tier}${i}`, _rankingScore: Math.floor(r() * 5) / 5 })).sort(
-          (a, b) => b._rankingScore - a._rankingScore,
-        );
+        Array.from({ length: n }, (_, i) => ({ id: `${tier}${i}`, _rankingScore: Math.floor(r() * 5) / 5 })).sort((a, b) => b._rankingScore - a._rankingScore);
       const recent = hits(Math.floor(r() * 6), 'r');
       const main = hits(Math.floor(r() * 12), 'm');
       const everything = [...recent, ...main].sort((a, b) => b._rankingScore - a._rankingScore || (a.id[0] === 'r' ? -1 : 1) - (b.id[0] === 'r' ? -1 : 1));
@@ -259,9 +257,7 @@ describe('merging the recent and the main index', () => {
       const fetchedRecent = recent.slice(0, offset + limit);
       const from = Math.max(0, offset - fetchedRecent.length);
       const fetchedMain = main.slice(from, offset + limit);
-      expect(mergeByScore(fetchedRecent, fetchedMain, from, offset, limit).map((h) => h.id)).toEqual(
-        everything.slice(offset, offset + limit).map((h) => h.id),
-      );
+      expect(mergeByScore(fetchedRecent, fetchedMain, from, offset, limit).map((h) => h.id)).toEqual(everything.slice(offset, offset + limit).map((h) => h.id));
     }
   });
 });

@@ -13,8 +13,7 @@ import type { Ctx } from '../src/services/context';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
 
 /** A random lower-case word, far (in edits) from any other: typo tolerance cannot confuse two. */
-const word = () =>
-  Array.from(crypto.randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
+const word = () => Array.from(crypto.randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
 const ids = (r: { results: Array<{ sessionId: string }> }) => r.results.map((x) => x.sessionId);
 
 let first: SearchHarness;
@@ -74,7 +73,10 @@ test('reindexAll rebuilds the index from the database, with progress', async () 
   const strayWord = word();
   try {
     for (const uid of [first.search.indexUid, recentUidOf(first.search.indexUid)]) {
-      await client.index(uid).deleteDocuments({ filter: `sessionDigest = "${sessionDigestOf('rebuild', kept)}"` }).waitTask();
+      await client
+        .index(uid)
+        .deleteDocuments({ filter: `sessionDigest = "${sessionDigestOf('rebuild', kept)}"` })
+        .waitTask();
     }
     const strayId = newSessionId();
     await index
@@ -113,9 +115,7 @@ test('reindexAll rebuilds the index from the database, with progress', async () 
 
   const progress: Array<{ done: number; total: number }> = [];
   const result = await first.search.reindexAll((p) => progress.push(p));
-  const sessionCount = Number(
-    (await first.handles.pool.query('SELECT COUNT(*) AS n FROM sessions'))[0].n,
-  );
+  const sessionCount = Number((await first.handles.pool.query('SELECT COUNT(*) AS n FROM sessions'))[0].n);
   expect(result.sessions).toBe(sessionCount);
   expect(progress.length).toBeGreaterThan(0);
   const last = progress[progress.length - 1];

@@ -26,7 +26,13 @@ afterAll(() => h?.close());
 
 const ids = (r: { results: Array<{ sessionId: string }> }) => r.results.map((x) => x.sessionId);
 const unescape = (s: string) =>
-  s.replace(/<\/?mark>/g, '').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+  s
+    .replace(/<\/?mark>/g, '')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
 
 async function expectAppError(p: Promise<unknown>, code: string) {
   await expect(p).rejects.toBeInstanceOf(AppError);
@@ -201,7 +207,7 @@ describe('every query word anywhere in the session', () => {
     expect(hit.matchingExchanges).toEqual([]);
   });
 
-    test('a word with a typo and a prefix, far from the other word', async () => {
+  test('a word with a typo and a prefix, far from the other word', async () => {
     expect(new Set(ids(await h.find(alice, 'firstspredword secondspr')))).toEqual(new Set([small, large]));
   });
 

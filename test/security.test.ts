@@ -280,7 +280,10 @@ describe('fuzz: malformed requests', () => {
   beforeAll(async () => {
     app = await startTestApp({ env: { MAX_BODY_BYTES: String(maxBody), RATE_LIMIT_REST_PER_HOUR: '100000', RATE_LIMIT_GRAPHQL_PER_HOUR: '100000' } });
     user = await app.createUser('fuzz');
-    const ok = await app.request('PUT', `/api/v1/projects/fuzz-proj/sessions/${crypto.randomUUID()}`, { token: user.token, body: { name: 'n', markdown: 'm' } });
+    const ok = await app.request('PUT', `/api/v1/projects/fuzz-proj/sessions/${crypto.randomUUID()}`, {
+      token: user.token,
+      body: { name: 'n', markdown: 'm' },
+    });
     expect(ok.status).toBe(201);
   });
   afterAll(async () => {
@@ -323,7 +326,13 @@ describe('fuzz: malformed requests', () => {
     }
     // Oversized: plain, and a gzip bomb.
     await probe('PUT', put, { name: 'x', markdown: 'y'.repeat(maxBody + 10) }, {}, 413);
-    await probe('PUT', put, zlib.gzipSync(Buffer.from(`{"name":"x","markdown":"${'a'.repeat(8 * 1024 * 1024)}"}`)), { ...json, 'Content-Encoding': 'gzip' }, 413);
+    await probe(
+      'PUT',
+      put,
+      zlib.gzipSync(Buffer.from(`{"name":"x","markdown":"${'a'.repeat(8 * 1024 * 1024)}"}`)),
+      { ...json, 'Content-Encoding': 'gzip' },
+      413,
+    );
   });
 
   it('survives 100k-deep nesting in bodies and GraphQL queries', async () => {
@@ -340,8 +349,25 @@ describe('fuzz: malformed requests', () => {
   it('answers 4xx for wrong types, bad values and odd paths on every endpoint (seeded random pass)', async () => {
     const sid = crypto.randomUUID();
     const weird: unknown[] = [
-      null, true, 0, -1, 1e309, 1.5, 'x'.repeat(70_000), '', ' ', '\u0000', '../../etc/passwd', '<script>alert(1)</script>',
-      "'; DROP TABLE sessions; --", [], ['a', 1, null], {}, { $gt: '' }, { __proto__: { admin: true } }, '\ud83d\ude00'.repeat(300),
+      null,
+      true,
+      0,
+      -1,
+      1e309,
+      1.5,
+      'x'.repeat(70_000),
+      '',
+      ' ',
+      '\u0000',
+      '../../etc/passwd',
+      '<script>alert(1)</script>',
+      "'; DROP TABLE sessions; --",
+      [],
+      ['a', 1, null],
+      {},
+      { $gt: '' },
+      { __proto__: { admin: true } },
+      '\ud83d\ude00'.repeat(300),
     ];
     let seed = 42;
     const rand = (n: number) => {
@@ -364,10 +390,19 @@ describe('fuzz: malformed requests', () => {
       await probe(method, path, body);
     }
     const paths = [
-      '/api/v1/projects/%00', `/api/v1/projects/${'a'.repeat(5000)}`, '/api/v1/projects/%E0%A4%A', '/api/v1/projects/..%2F..%2Fetc',
-      `/api/v1/projects/fuzz-proj/sessions/${'f'.repeat(36)}`, '/api/v1/projects/fuzz-proj/sessions/%ZZ', '/api/v1/sessions/recent?limit=-1',
-      '/api/v1/sessions/recent?limit=1e3', '/api/v1/sessions/recent?limit[]=1', '/api/v1/projects/fuzz-proj/sessions?cursor=%FF%FE',
-      '/api/v1/projects/fuzz-proj/sessions?limit=0', '/api/v1/projects/fuzz-proj/sessions?cursor=' + 'A'.repeat(3000), '/api/v1/keys/%00',
+      '/api/v1/projects/%00',
+      `/api/v1/projects/${'a'.repeat(5000)}`,
+      '/api/v1/projects/%E0%A4%A',
+      '/api/v1/projects/..%2F..%2Fetc',
+      `/api/v1/projects/fuzz-proj/sessions/${'f'.repeat(36)}`,
+      '/api/v1/projects/fuzz-proj/sessions/%ZZ',
+      '/api/v1/sessions/recent?limit=-1',
+      '/api/v1/sessions/recent?limit=1e3',
+      '/api/v1/sessions/recent?limit[]=1',
+      '/api/v1/projects/fuzz-proj/sessions?cursor=%FF%FE',
+      '/api/v1/projects/fuzz-proj/sessions?limit=0',
+      '/api/v1/projects/fuzz-proj/sessions?cursor=' + 'A'.repeat(3000),
+      '/api/v1/keys/%00',
       '/api/v1/projects?x=' + 'y'.repeat(7000),
     ];
     for (const p of paths) {

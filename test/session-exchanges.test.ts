@@ -34,7 +34,12 @@ describe('how a transcript is split into exchanges', () => {
   test('preamble, then one exchange per user turn outside code fences; contiguous; titles', () => {
     const idx = scan(TRANSCRIPT);
     expect(idx.entries.map((e) => e.number)).toEqual([1, 2, 3, 4]);
-    expect(idx.entries.map((e) => e.title)).toEqual(['Fix the login flow (2025-01-02 10:00Z)', 'Why does login fail with 401?', 'Now fix it, please', 'Exchange']);
+    expect(idx.entries.map((e) => e.title)).toEqual([
+      'Fix the login flow (2025-01-02 10:00Z)',
+      'Why does login fail with 401?',
+      'Now fix it, please',
+      'Exchange',
+    ]);
     expect(slices(TRANSCRIPT, idx).join('')).toBe(TRANSCRIPT);
     expect(slices(TRANSCRIPT, idx)[1].startsWith('_**User**_')).toBe(true);
     expect(slices(TRANSCRIPT, idx)[1]).toContain('not a turn: inside a fence');
@@ -167,7 +172,9 @@ function largeTranscript(): string {
   const para = 'The reconnect loop waits with exponential backoff before it tries the websocket again, and gives up after ten attempts.\n\n';
   const out = ['# A large session\n\n'];
   for (let i = 1; i <= 1600; i++) {
-    out.push(`_**User**_\n\nQuestion ${i}: what happens at step ${i}?\n\n---\n\n_**Agent (model claude-sonnet-4)**_\n\n${para.repeat(i === 800 ? 5800 : 24)}---\n\n`);
+    out.push(
+      `_**User**_\n\nQuestion ${i}: what happens at step ${i}?\n\n---\n\n_**Agent (model claude-sonnet-4)**_\n\n${para.repeat(i === 800 ? 5800 : 24)}---\n\n`,
+    );
   }
   return out.join('');
 }
@@ -176,9 +183,15 @@ beforeAll(async () => {
   app = await startTestApp();
   a = await app.createUser('xa');
   b = await app.createUser('xb');
-  expect((await app.request('PUT', `/api/v1/projects/xp/sessions/${SID(1)}`, { token: a.token, body: { name: 'small', markdown: TRANSCRIPT } })).status).toBe(201);
-  expect((await app.request('PUT', `/api/v1/projects/xp/sessions/${SID(2)}`, { token: a.token, body: { name: 'large', markdown: largeTranscript() } })).status).toBe(201);
-  expect((await app.request('PUT', `/api/v1/projects/xq/sessions/${SID(3)}`, { token: b.token, body: { name: 'theirs', markdown: TRANSCRIPT } })).status).toBe(201);
+  expect((await app.request('PUT', `/api/v1/projects/xp/sessions/${SID(1)}`, { token: a.token, body: { name: 'small', markdown: TRANSCRIPT } })).status).toBe(
+    201,
+  );
+  expect(
+    (await app.request('PUT', `/api/v1/projects/xp/sessions/${SID(2)}`, { token: a.token, body: { name: 'large', markdown: largeTranscript() } })).status,
+  ).toBe(201);
+  expect((await app.request('PUT', `/api/v1/projects/xq/sessions/${SID(3)}`, { token: b.token, body: { name: 'theirs', markdown: TRANSCRIPT } })).status).toBe(
+    201,
+  );
 }, 120_000);
 afterAll(() => app?.close());
 
@@ -260,7 +273,10 @@ describe('REST GET …/sessions/{id}/exchanges', () => {
     const s = SID(4);
     await app.request('PUT', `/api/v1/projects/xp/sessions/${s}`, { token: a.token, body: { name: 'v', markdown: '_**User**_\n\none\n' } });
     const v1 = await app.request('GET', url('xp', s), { token: a.token });
-    await app.request('PUT', `/api/v1/projects/xp/sessions/${s}`, { token: a.token, body: { name: 'v', markdown: '_**User**_\n\ntwo\n_**User**_\n\nthree\n' } });
+    await app.request('PUT', `/api/v1/projects/xp/sessions/${s}`, {
+      token: a.token,
+      body: { name: 'v', markdown: '_**User**_\n\ntwo\n_**User**_\n\nthree\n' },
+    });
     const v2 = await app.request('GET', url('xp', s), { token: a.token });
     expect(v1.body.data.exchanges.map((e: any) => e.title)).toEqual(['one']);
     expect(v2.body.data.exchanges.map((e: any) => e.title)).toEqual(['two', 'three']);
@@ -278,7 +294,10 @@ describe('GraphQL Session.exchanges', () => {
     const page = r.body.data.session.exchanges;
     const rest = await app.request('GET', url('xp', SID(1)), { token: a.token });
     expect(page).toEqual({ total: 4, offset: 0, nextOffset: null, exchanges: rest.body.data.exchanges });
-    const toc = await gql(a, `{ session(id: "${SID(2)}", projectId: "xp") { exchanges(offset: 1, limit: 200) { total nextOffset exchanges { number title } } } }`);
+    const toc = await gql(
+      a,
+      `{ session(id: "${SID(2)}", projectId: "xp") { exchanges(offset: 1, limit: 200) { total nextOffset exchanges { number title } } } }`,
+    );
     expect(toc.body.data.session.exchanges.exchanges.length).toBe(200);
     expect(toc.body.data.session.exchanges.nextOffset).toBe(201);
     expect(toc.body.data.session.exchanges.exchanges[0]).toEqual({ number: 2, title: 'Question 1: what happens at step 1?' });

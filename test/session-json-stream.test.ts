@@ -64,7 +64,9 @@ describe('GET of a session as JSON', () => {
   test('byte-identical to JSON.stringify of the same object, markdown across chunk boundaries included', async () => {
     const sid = crypto.randomUUID();
     const markdown = markdownOf(3 * MiB, 'alpha');
-    expect((await app.request('PUT', `/api/v1/projects/json-stream/sessions/${sid}`, { token: a.token, body: { name: `n ${TRICKY}`, markdown } })).status).toBe(201);
+    expect((await app.request('PUT', `/api/v1/projects/json-stream/sessions/${sid}`, { token: a.token, body: { name: `n ${TRICKY}`, markdown } })).status).toBe(
+      201,
+    );
     const r = await app.request('GET', `/api/v1/projects/json-stream/sessions/${sid}`, { token: a.token, headers: { Accept: 'application/json' } });
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toBe('application/json; charset=utf-8');

@@ -28,7 +28,13 @@ const transcript = (extra = '') =>
 const upload = (u: TestUser, p: string, s: string, markdown: string, on: TestApp = app) =>
   on.request('PUT', `/api/v1/projects/${p}/sessions/${s}`, {
     token: u.token,
-    body: { name: 'Login fix', markdown, rawData: '{"raw":"RAW-ONLY-MARKER"}', metadata: { tags: ['TAG-MARKER'], llmModels: ['claude-sonnet-4'], gitBranches: ['BRANCH-MARKER'] }, deviceId: 'DEVICE-MARKER' },
+    body: {
+      name: 'Login fix',
+      markdown,
+      rawData: '{"raw":"RAW-ONLY-MARKER"}',
+      metadata: { tags: ['TAG-MARKER'], llmModels: ['claude-sonnet-4'], gitBranches: ['BRANCH-MARKER'] },
+      deviceId: 'DEVICE-MARKER',
+    },
   });
 const create = (u: TestUser, p: string, s: string, body: unknown = {}, on: TestApp = app) =>
   on.request('POST', `/api/v1/projects/${p}/sessions/${s}/shares`, { token: u.token, body });
@@ -118,7 +124,9 @@ describe('reading a link', () => {
     expect(r.status).toBe(200);
     expectShareHeaders(r);
     const d = r.body.data;
-    expect(Object.keys(d).sort()).toEqual(['agentName', 'createdAt', 'exchangeCount', 'exchanges', 'from', 'hiddenCount', 'llmModels', 'nextFrom', 'sharedAt', 'title'].sort());
+    expect(Object.keys(d).sort()).toEqual(
+      ['agentName', 'createdAt', 'exchangeCount', 'exchanges', 'from', 'hiddenCount', 'llmModels', 'nextFrom', 'sharedAt', 'title'].sort(),
+    );
     expect(d).toMatchObject({ title: 'Login fix', exchangeCount: 4, hiddenCount: 1, llmModels: ['claude-sonnet-4'], from: 1, nextFrom: null });
     expect(d.exchanges.map((e: { number: number }) => e.number)).toEqual([1, 2, 3, 4]);
     expect(d.exchanges[2]).toEqual({ number: 3, hidden: true });
@@ -141,7 +149,12 @@ describe('reading a link', () => {
     expect((await read(token)).body.data.exchanges[2].markdown).toContain(HIDDEN_MARK);
     await app.request('PATCH', `/api/v1/shares/${s.id}`, { token: a.token, body: { hiddenExchanges: [3] } });
     expect((await read(token)).text).not.toContain(HIDDEN_MARK);
-    const again = await app.deps.db.writes.query<{ n: bigint }>('SELECT COUNT(*) AS n FROM share_exchanges WHERE shareId = ? AND (markdown LIKE ? OR title LIKE ?)', s.id, `%${HIDDEN_MARK}%`, `%${HIDDEN_MARK}%`);
+    const again = await app.deps.db.writes.query<{ n: bigint }>(
+      'SELECT COUNT(*) AS n FROM share_exchanges WHERE shareId = ? AND (markdown LIKE ? OR title LIKE ?)',
+      s.id,
+      `%${HIDDEN_MARK}%`,
+      `%${HIDDEN_MARK}%`,
+    );
     expect(Number(again[0].n)).toBe(0);
   });
 

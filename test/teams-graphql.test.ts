@@ -41,11 +41,20 @@ beforeAll(async () => {
   const t = await gql(admin, 'mutation { createTeam(name: "Graph") { id name role memberCount } }');
   expect(t.body.data.createTeam).toMatchObject({ name: 'Graph', role: 'ADMIN', memberCount: 1 });
   teamId = t.body.data.createTeam.id;
-  for (const [u, role] of [[member, 'MEMBER'], [viewer, 'VIEWER']] as const) {
-    const r = await gql(admin, 'mutation($t: ID!, $e: String!, $r: TeamRole!) { addTeamMember(teamId: $t, email: $e, role: $r) { user { id } email role } }', { t: teamId, e: u.email, r: role });
+  for (const [u, role] of [
+    [member, 'MEMBER'],
+    [viewer, 'VIEWER'],
+  ] as const) {
+    const r = await gql(admin, 'mutation($t: ID!, $e: String!, $r: TeamRole!) { addTeamMember(teamId: $t, email: $e, role: $r) { user { id } email role } }', {
+      t: teamId,
+      e: u.email,
+      r: role,
+    });
     expect(r.body.data.addTeamMember).toEqual({ user: { id: u.id }, email: u.email, role });
   }
-  expect((await gql(admin, 'mutation($t: ID) { createProject(input: {id: "gql-team-proj", name: "Team project", teamId: $t}) { id } }', { t: teamId })).body.errors).toBeUndefined();
+  expect(
+    (await gql(admin, 'mutation($t: ID) { createProject(input: {id: "gql-team-proj", name: "Team project", teamId: $t}) { id } }', { t: teamId })).body.errors,
+  ).toBeUndefined();
   expect((await rest(admin, 'PUT', `/api/v1/projects/${P}/sessions/${S_ADMIN}`, { name: 'by admin', markdown: 'zebracorn admin notes' })).status).toBe(201);
   expect((await rest(member, 'PUT', `/api/v1/projects/${P}/sessions/${S_MEMBER}`, { name: 'by member', markdown: 'zebracorn member notes' })).status).toBe(201);
 });
@@ -53,7 +62,10 @@ afterAll(() => app?.close());
 
 test('every member reads the project with its owner and uploaders; the outsider gets FORBIDDEN', async () => {
   for (const u of [admin, member, viewer]) {
-    const r = await gql(u, `{ project(id: "${P}") { id ownerId owner { __typename ... on Team { id name role } } sessions(limit: 10, orderBy: NAME_ASC) { id uploadedBy { id name } } } teams { id } }`);
+    const r = await gql(
+      u,
+      `{ project(id: "${P}") { id ownerId owner { __typename ... on Team { id name role } } sessions(limit: 10, orderBy: NAME_ASC) { id uploadedBy { id name } } } teams { id } }`,
+    );
     expect(r.body.errors).toBeUndefined();
     expect(r.body.data.project.owner).toMatchObject({ __typename: 'Team', id: teamId, name: 'Graph' });
     expect(r.body.data.project.sessions).toEqual([
@@ -66,7 +78,8 @@ test('every member reads the project with its owner and uploaders; the outsider 
   expect(out.body.errors.map((e: any) => e.extensions.code).sort()).toEqual(['FORBIDDEN', 'NOT_FOUND']);
   expect(out.body.errors.find((e: any) => e.extensions.code === 'NOT_FOUND').message).toBe('Team not found');
   // Lists, counts and stats cover the team's sessions for members only; teamIds narrows to the team.
-  const stats = async (u: TestUser) => (await gql(u, `{ stats { totalSessions totalProjects } sessions(filters: {teamIds: ["${teamId}"]}, limit: 10) { id } }`)).body.data;
+  const stats = async (u: TestUser) =>
+    (await gql(u, `{ stats { totalSessions totalProjects } sessions(filters: {teamIds: ["${teamId}"]}, limit: 10) { id } }`)).body.data;
   expect(await stats(viewer)).toEqual({ stats: { totalSessions: 2, totalProjects: 1 }, sessions: expect.arrayContaining([{ id: S_ADMIN }, { id: S_MEMBER }]) });
   expect(await stats(outsider)).toEqual({ stats: { totalSessions: 0, totalProjects: 0 }, sessions: [] });
   const byUploader = await gql(viewer, `{ sessions(filters: {uploaderIds: ["${member.id}"]}) { id } }`);
@@ -76,15 +89,22 @@ test('every member reads the project with its owner and uploaders; the outsider 
 test('writes: admin everything, member their own sessions, viewer and outsider nothing', async () => {
   const patch = (u: TestUser, id: string) => gql(u, `mutation { updateSession(projectId: "${P}", id: "${id}", input: {tags: ["t"]}) { id } }`);
   const code = (r: any) => r.body.errors?.[0]?.extensions?.code ?? 'OK';
-  expect([await patch(admin, S_MEMBER), await patch(member, S_MEMBER), await patch(member, S_ADMIN), await patch(viewer, S_MEMBER), await patch(outsider, S_MEMBER)].map(code)).toEqual([
-    'OK',
+  expect(
+    [
+      await patch(admin, S_MEMBER),
+      await patch(member, S_MEMBER),
+      await patch(member, S_ADMIN),
+      await patch(viewer, S_MEMBER),
+      await patch(outsider, S_MEMBER),
+    ].map(code),
+  ).toEqual(['OK', 'OK', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN']);
+  const rename = (u: TestUser) => gql(u, `mutation { updateProject(id: "${P}", input: {color: "rose"}) { id } }`);
+  expect([await rename(admin), await rename(member), await rename(viewer), await rename(outsider)].map(code)).toEqual([
     'OK',
     'FORBIDDEN',
     'FORBIDDEN',
     'FORBIDDEN',
   ]);
-  const rename = (u: TestUser) => gql(u, `mutation { updateProject(id: "${P}", input: {color: "rose"}) { id } }`);
-  expect([await rename(admin), await rename(member), await rename(viewer), await rename(outsider)].map(code)).toEqual(['OK', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN']);
   const roles = (u: TestUser) => gql(u, `mutation { setTeamMemberRole(teamId: "${teamId}", userId: "${viewer.id}", role: VIEWER) { role } }`);
   expect([await roles(admin), await roles(member), await roles(outsider)].map(code)).toEqual(['OK', 'FORBIDDEN', 'NOT_FOUND']);
   const last = await gql(admin, `mutation { setTeamMemberRole(teamId: "${teamId}", userId: "${admin.id}", role: MEMBER) { role } }`);
@@ -96,7 +116,10 @@ test('writes: admin everything, member their own sessions, viewer and outsider n
   // The link starts with the origin the request came to, as REST's does (not the listen address).
   expect(inv.body.data.createTeamInvitation.url).toMatch(new RegExp(`^${app.url.replace(/[.]/g, '\\.')}/join\\?token=[\\w-]{40,}$`));
   expect((await gql(admin, `{ team(id: "${teamId}") { invitations { id } members { role } } }`)).body.data.team.invitations).toHaveLength(1);
-  expect((await gql(admin, `mutation { revokeTeamInvitation(teamId: "${teamId}", id: "${inv.body.data.createTeamInvitation.invitation.id}") }`)).body.data.revokeTeamInvitation).toBe(true);
+  expect(
+    (await gql(admin, `mutation { revokeTeamInvitation(teamId: "${teamId}", id: "${inv.body.data.createTeamInvitation.invitation.id}") }`)).body.data
+      .revokeTeamInvitation,
+  ).toBe(true);
 });
 
 test('search covers the team for members, and a removal or a move applies from the next request', async () => {

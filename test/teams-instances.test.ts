@@ -107,7 +107,9 @@ test('the team, its project and both members’ sessions, written through both i
   expect((await rest(one, admin, 'POST', `/api/v1/teams/${teamId}/members`, { email: member.email, role: 'member' })).status).toBe(201);
   expect((await rest(one, admin, 'POST', '/api/v1/projects', { id: P, name: 'Instances', teamId })).status).toBe(201);
   expect((await rest(one, admin, 'PUT', `/api/v1/projects/${P}/sessions/${S_ADMIN}`, { name: 'by admin', markdown: `# admin\n\n${WORD}` })).status).toBe(201);
-  expect((await rest(two, member, 'PUT', `/api/v1/projects/${P}/sessions/${S_MEMBER}`, { name: 'by member', markdown: `# member\n\n${WORD}` })).status).toBe(201);
+  expect((await rest(two, member, 'PUT', `/api/v1/projects/${P}/sessions/${S_MEMBER}`, { name: 'by member', markdown: `# member\n\n${WORD}` })).status).toBe(
+    201,
+  );
   for (const on of [one, two]) {
     await eventually('both sessions to be found', async () => (await search(on, member)).total === 2, 60_000).catch((err) => {
       throw new Error(`${(err as Error).message}\n--- instance one:\n${one.output}\n--- instance two:\n${two.output}`);

@@ -141,7 +141,10 @@ describe('two teammates sync one repository into one team project', () => {
     expect((await cliPut(app, bobCli, repo, crypto.randomUUID(), upload(repo, '# after'))).status).toBe(403);
     // Their CLI, still bound to the team, can no longer create projects there.
     const stale = await cliPut(app, bobCli, 'bob-new-repo', crypto.randomUUID(), upload('bob-new-repo', '# new'));
-    expect(stale).toMatchObject({ status: 403, body: { error: expect.stringMatching(/^This client is logged in for a team where you can no longer create projects\./) } });
+    expect(stale).toMatchObject({
+      status: 403,
+      body: { error: expect.stringMatching(/^This client is logged in for a team where you can no longer create projects\./) },
+    });
   });
 });
 
@@ -149,7 +152,9 @@ describe('teams: CRUD, roles and their messages', () => {
   test('create, list, get, rename; unknown or foreign team → 404 Team not found', async () => {
     const teamId = await newTeam(ada, 'Data');
     const list = await req(ada, 'GET', '/api/v1/teams');
-    expect(list.body.data.teams).toEqual(expect.arrayContaining([expect.objectContaining({ id: teamId, name: 'Data', role: 'admin', memberCount: 1, projectCount: 0 })]));
+    expect(list.body.data.teams).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: teamId, name: 'Data', role: 'admin', memberCount: 1, projectCount: 0 })]),
+    );
     expect((await req(ada, 'PATCH', `/api/v1/teams/${teamId}`, { name: 'Data & ML' })).body.data.team.name).toBe('Data & ML');
     for (const [method, path, body] of [
       ['GET', `/api/v1/teams/${teamId}`],
@@ -189,7 +194,10 @@ describe('teams: CRUD, roles and their messages', () => {
     expect((await req(bob, 'POST', '/api/v1/projects', { name: 'p', teamId })).status).toBe(403);
     expect((await req(bob, 'PATCH', `/api/v1/teams/${teamId}`, { name: 'mine' })).status).toBe(403);
     // Promoted, then the first admin can step down; the viewer-turned-admin can leave only while another admin stays.
-    expect((await req(ada, 'PATCH', `/api/v1/teams/${teamId}/members/${bob.id}`, { role: 'admin' })).body.data.member).toMatchObject({ user: { id: bob.id }, role: 'admin' });
+    expect((await req(ada, 'PATCH', `/api/v1/teams/${teamId}/members/${bob.id}`, { role: 'admin' })).body.data.member).toMatchObject({
+      user: { id: bob.id },
+      role: 'admin',
+    });
     expect((await req(ada, 'DELETE', `/api/v1/teams/${teamId}/members/${ada.id}`)).status).toBe(200);
     expect(await req(bob, 'DELETE', `/api/v1/teams/${teamId}/members/${bob.id}`)).toMatchObject(last);
     expect((await req(bob, 'DELETE', `/api/v1/teams/${teamId}`)).status).toBe(200);
@@ -247,7 +255,10 @@ describe('invitations', () => {
     const created = await signUp({ email: 'newcomer@example.test', name: 'Newcomer', password: 'long enough password', invitationToken: token });
     expect(created.status).toBe(201);
     const members = (await req(ada, 'GET', `/api/v1/teams/${teamId}`)).body.data.members;
-    expect(members.map((m: any) => [m.user.email, m.role])).toEqual([[ada.email, 'admin'], ['newcomer@example.test', 'member']]);
+    expect(members.map((m: any) => [m.user.email, m.role])).toEqual([
+      [ada.email, 'admin'],
+      ['newcomer@example.test', 'member'],
+    ]);
     // One use.
     expect((await app.request('POST', '/api/v1/invitations/lookup', { body: { token } })).status).toBe(404);
     expect((await req(eve, 'POST', '/api/v1/teams/join', { token })).status).toBe(404);

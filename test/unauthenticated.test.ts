@@ -53,8 +53,7 @@ describe('first-run setup', () => {
     expect((await upload(0)).status).toBe(201);
     const baselineMs = Date.now() - t0;
 
-    const setup = (i: number) =>
-      app.request('POST', '/api/v1/auth/setup', { body: { email: `burst-${i}@example.test`, name: 'B', password: PASSWORD } });
+    const setup = (i: number) => app.request('POST', '/api/v1/auth/setup', { body: { email: `burst-${i}@example.test`, name: 'B', password: PASSWORD } });
     // Twice the pool's connections from one address, with the victim's upload and a readiness
     // probe in the middle of it.
     const burst = Array.from({ length: 20 }, (_, i) => setup(i));
@@ -186,7 +185,8 @@ describe('sign-up', () => {
   test('10 per address per hour, then 429 (and no account); another address may still sign up', async () => {
     const app = await startTestApp({ env: { SIGNUP_ENABLED: 'true' } });
     try {
-      const up = (e: string, ip: string) => app.request('POST', '/api/v1/auth/sign-up', { body: { email: e, name: 'N', password: PASSWORD }, headers: from(ip) });
+      const up = (e: string, ip: string) =>
+        app.request('POST', '/api/v1/auth/sign-up', { body: { email: e, name: 'N', password: PASSWORD }, headers: from(ip) });
       for (let i = 0; i < 10; i++) expect((await up(email('up'), '10.5.0.1')).status).toBe(201);
       const refused = email('up-refused');
       expect429(await up(refused, '10.5.0.1'));
@@ -235,7 +235,8 @@ describe('device login', () => {
     expect(r.status).toBe(201);
     return r.body.data.code as string;
   };
-  const login = (code: string, ip: string) => app.request('POST', '/api/v1/device-login', { body: { device_code: code, client: 'cli', hostname: 'h' }, headers: from(ip) });
+  const login = (code: string, ip: string) =>
+    app.request('POST', '/api/v1/device-login', { body: { device_code: code, client: 'cli', hostname: 'h' }, headers: from(ip) });
 
   test('a code lives exactly 10 minutes and works once', async () => {
     const code = await codeFor();

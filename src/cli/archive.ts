@@ -29,7 +29,14 @@ export function humanBytes(n: number): string {
   return `${u === 0 ? v : v.toFixed(1)} ${UNITS[u]}`;
 }
 
-const seconds = (s: number) => (!Number.isFinite(s) ? '?' : s >= 3600 ? `${Math.floor(s / 3600)}h${Math.round((s % 3600) / 60)}m` : s >= 60 ? `${Math.floor(s / 60)}m${Math.round(s % 60)}s` : `${Math.round(s)}s`);
+const seconds = (s: number) =>
+  !Number.isFinite(s)
+    ? '?'
+    : s >= 3600
+      ? `${Math.floor(s / 3600)}h${Math.round((s % 3600) / 60)}m`
+      : s >= 60
+        ? `${Math.floor(s / 60)}m${Math.round(s % 60)}s`
+        : `${Math.round(s)}s`;
 
 /**
  * A bar drawn by cli-progress on a terminal (stderr), else one plain line at most every
@@ -73,13 +80,26 @@ export function progressSink(tty: boolean, out: (line: string) => void, stream: 
             },
             cliProgress.Presets.shades_classic,
           );
-          bar.start(Math.max(1, p.bytesTotal ?? 1), 0, { label, sessions: 0, sessionsTotal: p.sessionsTotal, done: '0 B', all: humanBytes(p.bytesTotal ?? 0), rate: '0 B' });
+          bar.start(Math.max(1, p.bytesTotal ?? 1), 0, {
+            label,
+            sessions: 0,
+            sessionsTotal: p.sessionsTotal,
+            done: '0 B',
+            all: humanBytes(p.bytesTotal ?? 0),
+            rate: '0 B',
+          });
         }
       }
       last = p;
       if (bar) {
         if (p.bytesTotal !== null && p.bytesTotal !== bar.getTotal()) bar.setTotal(Math.max(1, p.bytesTotal));
-        bar.update(p.bytes, { sessions: p.sessions, sessionsTotal: p.sessionsTotal, done: humanBytes(p.bytes), all: humanBytes(p.bytesTotal ?? p.bytes), rate: humanBytes(rateOf(p.bytes)) });
+        bar.update(p.bytes, {
+          sessions: p.sessions,
+          sessionsTotal: p.sessionsTotal,
+          done: humanBytes(p.bytes),
+          all: humanBytes(p.bytesTotal ?? p.bytes),
+          rate: humanBytes(rateOf(p.bytes)),
+        });
       } else if (Date.now() - lastLine >= everyMs) {
         lastLine = Date.now();
         line(p);
@@ -115,7 +135,13 @@ export async function exportFromCli(
       projectIds: args.projectIds.length ? args.projectIds : undefined,
       teamId: args.teamId,
       onProgress: (p) =>
-        progress.update({ label: p.phase === 'scan' ? 'checksums' : 'export', sessions: p.sessions, sessionsTotal: p.sessionsTotal, bytes: p.bytes, bytesTotal: p.bytesTotal }),
+        progress.update({
+          label: p.phase === 'scan' ? 'checksums' : 'export',
+          sessions: p.sessions,
+          sessionsTotal: p.sessionsTotal,
+          bytes: p.bytes,
+          bytesTotal: p.bytesTotal,
+        }),
     });
     try {
       // Written beside the target and renamed at the end: a stopped export leaves no half file under its name.
@@ -126,7 +152,9 @@ export async function exportFromCli(
       progress.stop();
       fs.rmSync(tmp, { force: true });
     }
-    out(`exported ${exp.projects} project${exp.projects === 1 ? '' : 's'}, ${exp.sessions} session${exp.sessions === 1 ? '' : 's'} of ${args.email} (${humanBytes(exp.size)}) to ${args.outFile}`);
+    out(
+      `exported ${exp.projects} project${exp.projects === 1 ? '' : 's'}, ${exp.sessions} session${exp.sessions === 1 ? '' : 's'} of ${args.email} (${humanBytes(exp.size)}) to ${args.outFile}`,
+    );
   } finally {
     await close();
   }
@@ -157,7 +185,9 @@ export async function importFromCli(
       progress.stop();
     }
     const { projects: pr, sessions: s, errors } = summary;
-    out(`projects: ${pr.created} created, ${pr.existing} existing; sessions: ${s.created} created, ${s.updated} updated, ${s.skipped} skipped; ${errors.length} error${errors.length === 1 ? '' : 's'}`);
+    out(
+      `projects: ${pr.created} created, ${pr.existing} existing; sessions: ${s.created} created, ${s.updated} updated, ${s.skipped} skipped; ${errors.length} error${errors.length === 1 ? '' : 's'}`,
+    );
     for (const e of errors) out(`error: ${e.path || '(archive)'}: ${e.error}`);
     return summary;
   } finally {

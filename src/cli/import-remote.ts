@@ -62,7 +62,9 @@ function remoteClient(base: string, token: string, say: (line: string) => void) 
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
-        res = await fetch(`${root}/api/v1${path}`, { headers: { Authorization: `Bearer ${token}`, Accept: accept, 'User-Agent': 'session-archive-import-remote' } });
+        res = await fetch(`${root}/api/v1${path}`, {
+          headers: { Authorization: `Bearer ${token}`, Accept: accept, 'User-Agent': 'session-archive-import-remote' },
+        });
       } catch (err) {
         if (attempt >= 4) throw new RemoteError(0, `cannot reach ${root}: ${(err as Error).message}`);
         await sleep(500 * 2 ** attempt);
@@ -195,7 +197,11 @@ export async function importRemoteFromCli(
           // Resume: already here as the source has it (time and size; the tag when it is one of ours).
           const here = await importedSessionState(ctx, p.id, s.id);
           const srcUpdated = s.updatedAt ? Date.parse(s.updatedAt) : NaN;
-          if (here && ((s.etag && here.etag === s.etag) || (here.updatedAt.getTime() === srcUpdated && here.markdownSize === s.markdownSize)) && here.sessionDataSize >= (s.sessionDataSize ?? 0)) {
+          if (
+            here &&
+            ((s.etag && here.etag === s.etag) || (here.updatedAt.getTime() === srcUpdated && here.markdownSize === s.markdownSize)) &&
+            here.sessionDataSize >= (s.sessionDataSize ?? 0)
+          ) {
             counts.unchanged++;
             continue;
           }
@@ -241,7 +247,9 @@ export async function importRemoteFromCli(
     progress.stop();
     await offload.close();
   }
-  out(`copied ${counts.copied} session${counts.copied === 1 ? '' : 's'} (${counts.unchanged} already here), ${counts.projects} new project${counts.projects === 1 ? '' : 's'}`);
+  out(
+    `copied ${counts.copied} session${counts.copied === 1 ? '' : 's'} (${counts.unchanged} already here), ${counts.projects} new project${counts.projects === 1 ? '' : 's'}`,
+  );
   for (const w of warnings) out(`not copied: ${w}`);
   for (const n of notCopied) out(`could not copy: ${n}`);
   return notCopied.length;

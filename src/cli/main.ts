@@ -101,7 +101,11 @@ function parseArchiveArgs(argv: string[], allowed: string[]): { flags: Record<st
 }
 
 async function runArchive(command: 'export' | 'import' | 'import-remote', argv: string[], out: (line: string) => void): Promise<void> {
-  const allowed = { export: ['email', 'team', 'project', 'out'], import: ['email', 'team', 'on-conflict'], 'import-remote': ['from', 'token', 'email', 'project'] }[command];
+  const allowed = {
+    export: ['email', 'team', 'project', 'out'],
+    import: ['email', 'team', 'on-conflict'],
+    'import-remote': ['from', 'token', 'email', 'project'],
+  }[command];
   const { flags, projects, positional } = parseArchiveArgs(argv, allowed);
   const email = need(flags, 'email');
   if (command === 'import' ? positional.length !== 1 : positional.length) throw new UsageError(USAGE);
@@ -126,7 +130,13 @@ async function runArchive(command: 'export' | 'import' | 'import-remote', argv: 
       const summary = await importFromCli(config, db, { userId: user.id, email, teamId: flags.team, file: positional[0], onConflict }, out, progress);
       if (summary.errors.length) throw new Error(`import finished with ${summary.errors.length} error${summary.errors.length === 1 ? '' : 's'} (listed above)`);
     } else {
-      const failed = await importRemoteFromCli(config, db, { userId: user.id, from: need(flags, 'from'), token: need(flags, 'token'), projectIds: projects }, out, progress);
+      const failed = await importRemoteFromCli(
+        config,
+        db,
+        { userId: user.id, from: need(flags, 'from'), token: need(flags, 'token'), projectIds: projects },
+        out,
+        progress,
+      );
       if (failed) throw new Error(`import-remote finished: ${failed} item${failed === 1 ? '' : 's'} could not be copied (listed above)`);
     }
   } finally {
@@ -137,7 +147,19 @@ async function runArchive(command: 'export' | 'import' | 'import-remote', argv: 
 async function run(argv: string[], out: (line: string) => void, io: CliIo = {}): Promise<void> {
   const [group, command, ...rest] = argv;
   if (group === 'export' || group === 'import' || group === 'import-remote') return runArchive(group, argv.slice(1), out);
-  const known = ['users create', 'users reset-password', 'keys create', 'keys list', 'keys revoke', 'search reindex', 'search outbox-retry', 'redact rescan', 'teams create', 'teams add-member', 'teams list'];
+  const known = [
+    'users create',
+    'users reset-password',
+    'keys create',
+    'keys list',
+    'keys revoke',
+    'search reindex',
+    'search outbox-retry',
+    'redact rescan',
+    'teams create',
+    'teams add-member',
+    'teams list',
+  ];
   if (!group || !command || !known.includes(`${group} ${command}`)) {
     throw new UsageError(group ? `unknown command: ${[group, command].filter(Boolean).join(' ')}. ${USAGE}` : USAGE);
   }
@@ -157,7 +179,10 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
   // Boolean flags take no value.
   const dryRun = rest.includes('--dry-run');
   if (dryRun && `${group} ${command}` !== 'redact rescan') throw new UsageError('unknown option --dry-run');
-  const { flags, positional } = parseArgs(rest.filter((a) => a !== '--dry-run'), spec[`${group} ${command}`]);
+  const { flags, positional } = parseArgs(
+    rest.filter((a) => a !== '--dry-run'),
+    spec[`${group} ${command}`],
+  );
   const config = loadConfig();
   await migrate(config.databaseUrl);
   const db = createDb(config.databaseUrl);
@@ -280,7 +305,10 @@ if (require.main === module) {
   run(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`)).then(
     () => process.exit(0),
     (err) => {
-      const msg = err instanceof UsageError || err instanceof ConfigError || err instanceof AppError ? err.message : `error: ${err instanceof Error ? err.message : String(err)}`;
+      const msg =
+        err instanceof UsageError || err instanceof ConfigError || err instanceof AppError
+          ? err.message
+          : `error: ${err instanceof Error ? err.message : String(err)}`;
       process.stderr.write(`${msg.split('\n').join('; ')}\n`);
       process.exit(err instanceof UsageError ? 2 : 1);
     },

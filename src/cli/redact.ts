@@ -22,7 +22,9 @@ export async function rescanFromCli(config: Config, db: DbHandles, dryRun: boole
       }
     },
   });
-  const rules = Object.keys(result.found).sort().map((r) => `${r}: ${result.found[r]}`);
+  const rules = Object.keys(result.found)
+    .sort()
+    .map((r) => `${r}: ${result.found[r]}`);
   const verb = dryRun ? 'would change' : config.redactSecrets === 'on' ? 'redacted' : 'reported';
   out(`rescan complete: ${result.done} sessions scanned, ${verb} ${result.changed}${rules.length ? ` (${rules.join(', ')})` : ''}`);
   if (dryRun || result.changed === 0) return;

@@ -13,8 +13,7 @@ import { connectionOptions, ensureDatabase } from './client';
  */
 export const MIGRATIONS_DIR = path.resolve(__dirname, '..', '..', 'prisma', 'migrations');
 // When compiled to dist/src/db, the migrations folder is three levels up instead.
-const migrationsDir = () =>
-  fs.existsSync(MIGRATIONS_DIR) ? MIGRATIONS_DIR : path.resolve(__dirname, '..', '..', '..', 'prisma', 'migrations');
+const migrationsDir = () => (fs.existsSync(MIGRATIONS_DIR) ? MIGRATIONS_DIR : path.resolve(__dirname, '..', '..', '..', 'prisma', 'migrations'));
 
 export interface Migration {
   name: string;

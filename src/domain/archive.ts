@@ -175,9 +175,7 @@ const ISO = z.iso.datetime({ offset: true });
 const SHA256 = z.string().regex(/^[0-9a-f]{64}$/);
 
 /** What an archive path may name: a project file or one of a session's files. */
-export type ArchivePath =
-  | { kind: 'project'; projectId: string }
-  | { kind: 'session'; projectId: string; sessionId: string; file: SessionFile };
+export type ArchivePath = { kind: 'project'; projectId: string } | { kind: 'session'; projectId: string; sessionId: string; file: SessionFile };
 
 /** The meaning of a file path of an archive, or null when it is none an archive has. */
 export function parseArchivePath(path: string): ArchivePath | null {
@@ -233,9 +231,11 @@ export async function parseManifest(bytes: Buffer): Promise<Manifest> {
   for (let i = 0; i < m.files.length; i++) {
     if (i && i % MANIFEST_SLICE === 0) await nextTurn();
     const f = ManifestFileSchema.safeParse(m.files[i]);
-    if (!f.success) throw new Error(`manifest.json is not a valid manifest: ${['files', i, ...f.error.issues[0].path].join('.')}: ${f.error.issues[0].message}`);
+    if (!f.success)
+      throw new Error(`manifest.json is not a valid manifest: ${['files', i, ...f.error.issues[0].path].join('.')}: ${f.error.issues[0].message}`);
     const { path } = f.data;
-    if (!parseArchivePath(path)) throw new Error(`Invalid path in manifest: ${JSON.stringify(path)} (every file must be a project.json or a session file under projects/)`);
+    if (!parseArchivePath(path))
+      throw new Error(`Invalid path in manifest: ${JSON.stringify(path)} (every file must be a project.json or a session file under projects/)`);
     if (seen.has(path)) throw new Error(`Path listed twice in manifest: ${path}`);
     seen.add(path);
     files.push(f.data);

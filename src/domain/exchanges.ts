@@ -145,7 +145,10 @@ export class ExchangeScanner {
       this.split(buf, base, from, to);
       return;
     }
-    const headText = buf.subarray(from, Math.min(to, from + HEAD_BYTES)).toString('utf8').replace(/\r?\n$/, '');
+    const headText = buf
+      .subarray(from, Math.min(to, from + HEAD_BYTES))
+      .toString('utf8')
+      .replace(/\r?\n$/, '');
     const lineStart = base + from;
     let current = this.entries[this.entries.length - 1];
     const fence = FENCE_RE.exec(headText);

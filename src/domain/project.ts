@@ -1,9 +1,31 @@
 /** What a project is, without I/O. */
 
 export const PROJECT_ICONS = [
-  'Code2', 'Terminal', 'Bot', 'Brain', 'Sparkles', 'Database', 'GitBranch', 'Bug', 'FolderKanban', 'Folder',
-  'Files', 'Library', 'BookOpen', 'Briefcase', 'Package', 'Layers', 'AppWindow', 'Rocket', 'Palette',
-  'Paintbrush', 'PenTool', 'Lightbulb', 'BarChart3', 'Settings', 'Globe',
+  'Code2',
+  'Terminal',
+  'Bot',
+  'Brain',
+  'Sparkles',
+  'Database',
+  'GitBranch',
+  'Bug',
+  'FolderKanban',
+  'Folder',
+  'Files',
+  'Library',
+  'BookOpen',
+  'Briefcase',
+  'Package',
+  'Layers',
+  'AppWindow',
+  'Rocket',
+  'Palette',
+  'Paintbrush',
+  'PenTool',
+  'Lightbulb',
+  'BarChart3',
+  'Settings',
+  'Globe',
 ] as const;
 export const PROJECT_COLORS = ['rose', 'pink', 'orange', 'amber', 'emerald', 'cyan', 'blue', 'purple', 'slate', 'gray'] as const;
 export type ProjectIcon = (typeof PROJECT_ICONS)[number];

@@ -16,10 +16,7 @@ export interface RedactableUpload {
  * Applies REDACT_SECRETS to a validated upload before anything is stored, logged or indexed:
  * `on` masks every secret (same byte length), `report` only counts them, `off` does nothing.
  */
-export function redactUpload<T extends RedactableUpload>(
-  up: T,
-  mode: RedactMode,
-): { upload: T; findings: Findings; sessionDataFindings: Findings | null } {
+export function redactUpload<T extends RedactableUpload>(up: T, mode: RedactMode): { upload: T; findings: Findings; sessionDataFindings: Findings | null } {
   const sessionDataFindings: Findings | null = up.sessionData === undefined ? null : {};
   if (mode === 'off') return { upload: up, findings: {}, sessionDataFindings };
   const findings: Findings = {};

@@ -54,13 +54,21 @@ export interface ValidUpload {
 }
 
 /** `metadata`'s documented fields (docs/rest.md): in this order, before any extra key. */
-const KnownMetadata = z.object(
-  {
-    ...(Object.fromEntries(DOC_STRING_FIELDS.map((f) => [f, text(`metadata.${f}`, 0, 255).nullish()])) as Record<(typeof DOC_STRING_FIELDS)[number], z.ZodOptional<z.ZodNullable<ReturnType<typeof text>>>>),
-    ...(Object.fromEntries(DOC_ARRAY_FIELDS.map((f) => [f, textList(`metadata.${f}`, MAX_ARRAY_ITEMS, 1, 255)])) as Record<(typeof DOC_ARRAY_FIELDS)[number], ReturnType<typeof textList>>),
-  },
-  { error: 'Invalid type for metadata: expected an object' },
-).meta({ additionalProperties: { type: ['string', 'null'], maxLength: MAX_EXTRA_BYTES } });
+const KnownMetadata = z
+  .object(
+    {
+      ...(Object.fromEntries(DOC_STRING_FIELDS.map((f) => [f, text(`metadata.${f}`, 0, 255).nullish()])) as Record<
+        (typeof DOC_STRING_FIELDS)[number],
+        z.ZodOptional<z.ZodNullable<ReturnType<typeof text>>>
+      >),
+      ...(Object.fromEntries(DOC_ARRAY_FIELDS.map((f) => [f, textList(`metadata.${f}`, MAX_ARRAY_ITEMS, 1, 255)])) as Record<
+        (typeof DOC_ARRAY_FIELDS)[number],
+        ReturnType<typeof textList>
+      >),
+    },
+    { error: 'Invalid type for metadata: expected an object' },
+  )
+  .meta({ additionalProperties: { type: ['string', 'null'], maxLength: MAX_EXTRA_BYTES } });
 
 const isDocField = (k: string) => (DOC_STRING_FIELDS as readonly string[]).includes(k) || (DOC_ARRAY_FIELDS as readonly string[]).includes(k);
 
@@ -126,8 +134,14 @@ export const UploadInput = body({
     .nullish()
     .transform((v) => v ?? undefined)
     .meta({ description: 'Name of the project when this upload creates it.' }),
-  startedAt: timestamp('startedAt').meta(DATE_TIME).nullish().transform((v) => v ?? undefined),
-  endedAt: timestamp('endedAt').meta(DATE_TIME).nullish().transform((v) => v ?? undefined),
+  startedAt: timestamp('startedAt')
+    .meta(DATE_TIME)
+    .nullish()
+    .transform((v) => v ?? undefined),
+  endedAt: timestamp('endedAt')
+    .meta(DATE_TIME)
+    .nullish()
+    .transform((v) => v ?? undefined),
   metadata: Metadata,
 }).transform(({ metadata, ...rest }): ValidUpload => ({ ...rest, ...metadata }));
 

@@ -168,7 +168,7 @@ function measure(w: Walk, set: SelectionSetNode, parent: GraphQLNamedType, depth
       if (sel.selectionSet) child = measure(w, sel.selectionSet, getNamedType(field.type), d, seen);
       cost += (introspection ? INTROSPECTION_FIELD_COST : (FIELD_COST[name] ?? 1)) + (size ?? 1) * child;
     } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-      const type = sel.typeCondition ? w.schema.getType(sel.typeCondition.name.value) ?? parent : parent;
+      const type = sel.typeCondition ? (w.schema.getType(sel.typeCondition.name.value) ?? parent) : parent;
       cost += measure(w, sel.selectionSet, type, depth, seen);
     } else {
       const frag = w.fragments.get(sel.name.value);

@@ -156,9 +156,12 @@ export function createLoaders(ctx: Ctx, origin: string): Loaders {
   const chargeScan = (bytes: number): void => {
     scanned += bytes;
     if (scanned > SCAN_BUDGET_BYTES) {
-      throw invalid(`Query exceeds the exchange budget: at most ${SCAN_BUDGET_BYTES / (1024 * 1024)} MiB of markdown not read before may be split into exchanges per operation; ask for fewer sessions' exchanges at once`, {
-        budgetBytes: SCAN_BUDGET_BYTES,
-      });
+      throw invalid(
+        `Query exceeds the exchange budget: at most ${SCAN_BUDGET_BYTES / (1024 * 1024)} MiB of markdown not read before may be split into exchanges per operation; ask for fewer sessions' exchanges at once`,
+        {
+          budgetBytes: SCAN_BUDGET_BYTES,
+        },
+      );
     }
   };
 

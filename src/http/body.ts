@@ -119,7 +119,7 @@ function receive(req: Request, limit: number, gzip: boolean, withDigest: boolean
       length += chunk.length;
       if (length > limit) return fail(new AppError('PAYLOAD_TOO_LARGE', MESSAGES.tooLarge));
       hash?.update(chunk);
-      for (let off = 0; off < chunk.length; ) {
+      for (let off = 0; off < chunk.length;) {
         if (!piece || used === piece.length) {
           if (piece) pieces.push(piece);
           // Growing with what came so far (a client that declares 16 MiB and sends a byte gets
@@ -214,7 +214,9 @@ export function jsonBody(options: JsonBodyOptions) {
     }
     if (!req.is('application/json')) return next(invalid('Content-Type must be application/json'));
     // Only gzip and identity are accepted (docs/rest.md).
-    const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    const encoding = String(req.headers['content-encoding'] ?? 'identity')
+      .trim()
+      .toLowerCase();
     if (encoding !== 'gzip' && encoding !== 'identity') {
       return next(new AppError('UNSUPPORTED_MEDIA_TYPE', MESSAGES.unsupportedEncoding));
     }

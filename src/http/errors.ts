@@ -35,7 +35,10 @@ export function errorHandler(logger: Logger) {
       return;
     }
     if (appErr.code === 'INTERNAL_SERVER_ERROR' || appErr.code === 'SERVICE_UNAVAILABLE') {
-      logger.error({ reqId: req.id, err: err instanceof Error ? { message: err.message, stack: err.stack, code: (err as Error & { code?: unknown }).code } : String(err) }, 'request failed');
+      logger.error(
+        { reqId: req.id, err: err instanceof Error ? { message: err.message, stack: err.stack, code: (err as Error & { code?: unknown }).code } : String(err) },
+        'request failed',
+      );
     }
     sendError(req, res, appErr);
   };

@@ -47,7 +47,10 @@ const pathOf = (req: Request) => {
 
 /** The scope of a key: method and path (sha256 hex, the table's fixed-width column). */
 function scopeOf(req: Request): string {
-  return crypto.createHash('sha256').update(`${req.method} ${pathOf(req)}`).digest('hex');
+  return crypto
+    .createHash('sha256')
+    .update(`${req.method} ${pathOf(req)}`)
+    .digest('hex');
 }
 
 /** Fingerprint of the request: method, path and query, and the (decompressed) body bytes. */
@@ -125,7 +128,10 @@ export function idempotency(deps: Deps) {
       const c = got.claim;
       if (c.etag) res.setHeader('ETag', c.etag);
       res.setHeader('Idempotent-Replayed', 'true');
-      res.status(c.status!).type('application/json').send(c.responseJson ?? '');
+      res
+        .status(c.status!)
+        .type('application/json')
+        .send(c.responseJson ?? '');
       return;
     }
 

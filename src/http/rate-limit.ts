@@ -270,5 +270,8 @@ function prefix64(ip: string): string {
     const tailLen = t.reduce((n, g) => n + (g.includes('.') ? 2 : 1), 0);
     groups = [...h, ...Array<string>(8 - h.length - tailLen).fill('0'), ...t];
   } else groups = h;
-  return groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':');
+  return groups
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':');
 }

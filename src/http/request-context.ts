@@ -8,10 +8,7 @@ import './types';
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Request id (the client's if sane, else new) on every response, and one log line per request. */
-export function requestContext(
-  logger: Logger,
-  onFinish?: (req: Request, res: Response, seconds: number, route: string) => void,
-) {
+export function requestContext(logger: Logger, onFinish?: (req: Request, res: Response, seconds: number, route: string) => void) {
   return (req: Request, res: Response, next: NextFunction) => {
     const given = req.get('x-request-id');
     req.id = given && SANE_REQUEST_ID.test(given) ? given : crypto.randomUUID();

@@ -86,8 +86,7 @@ function precomputed(middleware: RequestHandler): RequestHandler {
 const apiHeadersOnce = precomputed(apiHeaders);
 const playgroundHeadersOnce = precomputed(playgroundHeaders);
 
-const isPlaygroundRequest = (req: Request) =>
-  (req.method === 'GET' || req.method === 'HEAD') && req.path.startsWith('/api/v1/graphql');
+const isPlaygroundRequest = (req: Request) => (req.method === 'GET' || req.method === 'HEAD') && req.path.startsWith('/api/v1/graphql');
 
 /** Security headers (helmet) on every response, and CORS for the configured origins only. */
 export function securityHeaders(config: Config): RequestHandler[] {
@@ -100,8 +99,7 @@ export function securityHeaders(config: Config): RequestHandler[] {
     maxAge: 600,
     optionsSuccessStatus: 204,
   });
-  const headers = (req: Request, res: Response, next: NextFunction) =>
-    (isPlaygroundRequest(req) ? playgroundHeadersOnce : apiHeadersOnce)(req, res, next);
+  const headers = (req: Request, res: Response, next: NextFunction) => (isPlaygroundRequest(req) ? playgroundHeadersOnce : apiHeadersOnce)(req, res, next);
   return [headers, corsHandler];
 }
 

@@ -50,7 +50,6 @@ function originAllowed(req: Request, config: Config, origin: string): boolean {
 const jsonRpcError = (res: Response, status: number, message: string) =>
   res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
 
-
 export function mcpRouter(deps: Deps, mw: McpMiddleware): Router {
   const r = Router();
   const body = mw.body;
@@ -60,38 +59,43 @@ export function mcpRouter(deps: Deps, mw: McpMiddleware): Router {
     res.status(404).json({ success: false, error: 'Not found: this server has no OAuth authorization server; send an API key as a Bearer token' });
   });
 
-  r.all('/mcp', (req: Request, res: Response, next: NextFunction) => {
-    if (req.method !== 'POST') {
-      res.setHeader('Allow', 'POST');
-      return jsonRpcError(res, 405, 'Method not allowed: this endpoint is stateless and answers POST only');
-    }
-    // DNS rebinding and cross-site pages: a browser's request from another origin is refused.
-    const origin = req.get('origin');
-    if (origin !== undefined && !originAllowed(req, deps.config, origin)) return next(new AppError('FORBIDDEN', 'Forbidden origin'));
-    // Cookies never authenticate here: only an Authorization header (a page cannot set one cross-site).
-    if (req.get('authorization') === undefined) {
-      res.setHeader('WWW-Authenticate', WWW_AUTHENTICATE);
-      return next(unauthenticated());
-    }
-    mw.auth(req, res, (err?: unknown) => {
-      if (err instanceof AppError && err.code === 'UNAUTHENTICATED') res.setHeader('WWW-Authenticate', WWW_AUTHENTICATE);
-      next(err);
-    });
-  }, mw.rateLimit, body, async (req: Request, res: Response, next: NextFunction) => {
-    try {
-      if (req.body === undefined) throw new AppError('VALIDATION_ERROR', 'Missing JSON-RPC message in request body');
-      const server = createMcpServer({ ctx: ctxOf(req, deps), origin: originOf(req, deps.config) });
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      res.once('close', () => {
-        void transport.close();
-        void server.close();
+  r.all(
+    '/mcp',
+    (req: Request, res: Response, next: NextFunction) => {
+      if (req.method !== 'POST') {
+        res.setHeader('Allow', 'POST');
+        return jsonRpcError(res, 405, 'Method not allowed: this endpoint is stateless and answers POST only');
+      }
+      // DNS rebinding and cross-site pages: a browser's request from another origin is refused.
+      const origin = req.get('origin');
+      if (origin !== undefined && !originAllowed(req, deps.config, origin)) return next(new AppError('FORBIDDEN', 'Forbidden origin'));
+      // Cookies never authenticate here: only an Authorization header (a page cannot set one cross-site).
+      if (req.get('authorization') === undefined) {
+        res.setHeader('WWW-Authenticate', WWW_AUTHENTICATE);
+        return next(unauthenticated());
+      }
+      mw.auth(req, res, (err?: unknown) => {
+        if (err instanceof AppError && err.code === 'UNAUTHENTICATED') res.setHeader('WWW-Authenticate', WWW_AUTHENTICATE);
+        next(err);
       });
-      await server.connect(transport);
-      await transport.handleRequest(req, res, req.body);
-    } catch (err) {
-      next(err);
-    }
-  });
+    },
+    mw.rateLimit,
+    body,
+    async (req: Request, res: Response, next: NextFunction) => {
+      try {
+        if (req.body === undefined) throw new AppError('VALIDATION_ERROR', 'Missing JSON-RPC message in request body');
+        const server = createMcpServer({ ctx: ctxOf(req, deps), origin: originOf(req, deps.config) });
+        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        res.once('close', () => {
+          void transport.close();
+          void server.close();
+        });
+        await server.connect(transport);
+        await transport.handleRequest(req, res, req.body);
+      } catch (err) {
+        next(err);
+      }
+    },
+  );
   return r;
 }
-

@@ -40,12 +40,14 @@ export function dateRange(f?: string, t?: string) {
   };
 }
 
-export const projectId = z.string({ error: 'projectId is required' }).min(1, { error: 'projectId is required' }).max(128).describe('The project id (from list_projects or a search result).');
+export const projectId = z
+  .string({ error: 'projectId is required' })
+  .min(1, { error: 'projectId is required' })
+  .max(128)
+  .describe('The project id (from list_projects or a search result).');
 export const sessionId = z.string({ error: 'sessionId is required' }).min(1, { error: 'sessionId is required' }).max(64).describe('The session id (a UUID).');
 export const cursor = z.string().max(2048).optional().describe('nextCursor of the previous page, with the same other arguments.');
-export const maxChars = int('maxChars', BUDGET.min, BUDGET.max)
-  .optional()
-  .describe(`Budget of transcript characters in the answer (default ${BUDGET.def}).`);
+export const maxChars = int('maxChars', BUDGET.min, BUDGET.max).optional().describe(`Budget of transcript characters in the answer (default ${BUDGET.def}).`);
 
 export const owner = z.object({ type: z.enum(['user', 'team']), id: z.string(), name: z.string().nullable() });
 export const exchangeRef = z.object({ number: z.number().int(), title: z.string(), snippet: z.string() });

@@ -60,7 +60,7 @@ export function createMcpServer(m: McpContext): McpServer {
   server.registerResource(
     'session',
     SESSION_TEMPLATE,
-    { title: 'A session', description: 'A session\'s metadata and table of contents (JSON), as get_session returns them.', mimeType: 'application/json' },
+    { title: 'A session', description: "A session's metadata and table of contents (JSON), as get_session returns them.", mimeType: 'application/json' },
     (uri, vars) =>
       readResource(m, uri, async (m) => {
         const row = await requireOwnedSession(m.ctx, one(vars.projectId), one(vars.sessionId));
@@ -87,7 +87,8 @@ export function createMcpServer(m: McpContext): McpServer {
   // The SDK answers a call of an unknown tool with an error *result*; the protocol (and agents)
   // expect a JSON-RPC error, so calls are screened by name first. (Its handler map is not public
   // API: the SDK's version is pinned, and test/mcp.test.ts checks this answer.)
-  const handlers = (server.server as unknown as { _requestHandlers: Map<string, (req: { params?: { name?: unknown } }, extra: unknown) => Promise<unknown>> })._requestHandlers;
+  const handlers = (server.server as unknown as { _requestHandlers: Map<string, (req: { params?: { name?: unknown } }, extra: unknown) => Promise<unknown>> })
+    ._requestHandlers;
   const call = handlers.get('tools/call');
   if (call) {
     handlers.set('tools/call', async (req, extra) => {

@@ -45,7 +45,11 @@ async function sessionWithToc(m: McpContext, projectId: string, sessionId: strin
   return { row, page };
 }
 
-export function sessionSummary(m: McpContext, row: SessionRow & { project?: { name: string } }, toc: { total: number; exchanges: Array<{ number: number; title: string; size: number }> }) {
+export function sessionSummary(
+  m: McpContext,
+  row: SessionRow & { project?: { name: string } },
+  toc: { total: number; exchanges: Array<{ number: number; title: string; size: number }> },
+) {
   const dto = toSession(row);
   return {
     projectId: row.projectId,
@@ -70,7 +74,7 @@ export function sessionSummary(m: McpContext, row: SessionRow & { project?: { na
 
 const LIST_PROJECTS = {
   title: 'List projects',
-  description: 'The projects you can read (yours and your teams\'), most recent activity first, with session counts and console links.',
+  description: "The projects you can read (yours and your teams'), most recent activity first, with session counts and console links.",
   inputSchema: z.object({ limit: S.int('limit', 1, 100).optional().describe('Projects per page (1-100, default 50).'), cursor: S.cursor }),
   outputSchema: z.object({
     projects: z.array(z.object({ id: z.string(), name: z.string(), owner: S.owner, sessionCount: z.number().int(), lastActivity: z.string(), url: S.url })),
@@ -81,10 +85,14 @@ const LIST_PROJECTS = {
 
 const LIST_SESSIONS = {
   title: 'List sessions',
-  description: 'Sessions you can read, in one project or all, filtered by model, tag and creation date, in the order asked (default most recently updated first).',
+  description:
+    'Sessions you can read, in one project or all, filtered by model, tag and creation date, in the order asked (default most recently updated first).',
   inputSchema: z.object({
     projectId: S.projectId.optional(),
-    order: z.enum(ORDERS, { error: `order must be one of ${ORDERS.join(', ')}` }).optional().describe('Default UPDATED_AT_DESC.'),
+    order: z
+      .enum(ORDERS, { error: `order must be one of ${ORDERS.join(', ')}` })
+      .optional()
+      .describe('Default UPDATED_AT_DESC.'),
     limit: S.int('limit', 1, 50).optional().describe('Sessions per page (1-50, default 20).'),
     cursor: S.cursor,
     models: S.words('models', 'Only sessions that used any of these models.'),
@@ -95,8 +103,15 @@ const LIST_SESSIONS = {
   outputSchema: z.object({
     sessions: z.array(
       z.object({
-        projectId: z.string(), sessionId: z.string(), title: z.string(), createdAt: z.string(), updatedAt: z.string(),
-        llmModels: z.array(z.string()), tags: z.array(z.string()), markdownSize: z.number().int(), url: S.url,
+        projectId: z.string(),
+        sessionId: z.string(),
+        title: z.string(),
+        createdAt: z.string(),
+        updatedAt: z.string(),
+        llmModels: z.array(z.string()),
+        tags: z.array(z.string()),
+        markdownSize: z.number().int(),
+        url: S.url,
       }),
     ),
     nextCursor: S.nextCursor,
@@ -106,19 +121,30 @@ const LIST_SESSIONS = {
 
 const GET_SESSION = {
   title: 'Get a session',
-  description: 'A session\'s metadata (title, times, models, tags, branches, sizes, redactions, etag) and its table of contents: the exchanges (a user turn and the answers to it) with number, title and size. Read them with read_exchanges.',
+  description:
+    "A session's metadata (title, times, models, tags, branches, sizes, redactions, etag) and its table of contents: the exchanges (a user turn and the answers to it) with number, title and size. Read them with read_exchanges.",
   inputSchema: z.object({
     projectId: S.projectId,
     sessionId: S.sessionId,
     exchangesFrom: S.int('exchangesFrom', 1, 10_000_000).optional().describe('First table-of-contents entry to list (default 1); see nextExchangesFrom.'),
   }),
   outputSchema: z.object({
-    projectId: z.string(), sessionId: z.string(), title: z.string(), name: z.string(), projectName: z.string().nullable(),
-    createdAt: z.string(), updatedAt: z.string(), startedAt: z.string(), endedAt: z.string(),
-    markdownSize: z.number().int(), rawDataSize: z.number().int(),
+    projectId: z.string(),
+    sessionId: z.string(),
+    title: z.string(),
+    name: z.string(),
+    projectName: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    startedAt: z.string(),
+    endedAt: z.string(),
+    markdownSize: z.number().int(),
+    rawDataSize: z.number().int(),
     metadata: z.record(z.string(), z.union([z.string(), z.array(z.string()), z.null()])),
     redactions: z.array(z.object({ rule: z.string(), count: z.number().int() })),
-    etag: z.string(), url: S.url, totalExchanges: z.number().int(),
+    etag: z.string(),
+    url: S.url,
+    totalExchanges: z.number().int(),
     exchanges: z.array(z.object({ number: z.number().int(), title: z.string(), size: z.number().int() })),
     nextExchangesFrom: z.number().int().nullable().describe('Pass it as exchangesFrom for the rest of the table of contents; null when complete.'),
   }),
@@ -127,7 +153,8 @@ const GET_SESSION = {
 
 const READ_EXCHANGES = {
   title: 'Read exchanges',
-  description: 'The markdown of a session\'s exchanges, from exchange `from`, `count` of them, within the character budget; an exchange cut to fit says truncated. Continue with from = nextFrom.',
+  description:
+    "The markdown of a session's exchanges, from exchange `from`, `count` of them, within the character budget; an exchange cut to fit says truncated. Continue with from = nextFrom.",
   inputSchema: z.object({
     projectId: S.projectId,
     sessionId: S.sessionId,
@@ -147,7 +174,8 @@ const READ_EXCHANGES = {
 
 const READ_RAW = {
   title: 'Read the raw log',
-  description: 'A page of the session\'s raw agent log (as the client uploaded it): `length` bytes from byte `offset`, cut on a character boundary. Continue with offset = nextOffset; pages concatenate to the stored bytes.',
+  description:
+    "A page of the session's raw agent log (as the client uploaded it): `length` bytes from byte `offset`, cut on a character boundary. Continue with offset = nextOffset; pages concatenate to the stored bytes.",
   inputSchema: z.object({
     projectId: S.projectId,
     sessionId: S.sessionId,
@@ -171,8 +199,11 @@ export function registerReadTools(server: McpServer, m: McpContext): void {
       const limit = args.limit ?? 50;
       const at = args.cursor ? Number(unseal(m, 'list_projects', {}, args.cursor)) : 0;
       const all = await listProjects(m.ctx);
-      const items = all.slice(at, at + limit).map((p) => ({ id: p.id, name: p.name, owner: ownerOf(p), sessionCount: p.sessionCount, lastActivity: p.lastActivity, url: projectUrl(m, p.id) }));
-      const render = (list: typeof items) => list.map((p) => `- ${p.name} (id ${p.id}): ${p.sessionCount} sessions, last activity ${p.lastActivity}`).join('\n');
+      const items = all
+        .slice(at, at + limit)
+        .map((p) => ({ id: p.id, name: p.name, owner: ownerOf(p), sessionCount: p.sessionCount, lastActivity: p.lastActivity, url: projectUrl(m, p.id) }));
+      const render = (list: typeof items) =>
+        list.map((p) => `- ${p.name} (id ${p.id}): ${p.sessionCount} sessions, last activity ${p.lastActivity}`).join('\n');
       const kept = fit(items, render, BUDGET.def);
       const next = at + kept.length < all.length ? seal(m, 'list_projects', {}, at + kept.length) : null;
       return { structured: { projects: kept, nextCursor: next }, text: `${render(kept) || 'No projects.'}${next ? '\n(more: pass nextCursor)' : ''}` };
@@ -194,11 +225,24 @@ export function registerReadTools(server: McpServer, m: McpContext): void {
       );
       const items = page.rows.map((r) => {
         const meta = metadataOf(r);
-        return { projectId: r.projectId, sessionId: r.id, title: titleOf(r), createdAt: r.createdAt.toISOString(), updatedAt: r.updatedAt.toISOString(), llmModels: meta.llmModels, tags: meta.tags, markdownSize: Number(r.markdownSize), url: sessionUrl(m, r.projectId, r.id) };
+        return {
+          projectId: r.projectId,
+          sessionId: r.id,
+          title: titleOf(r),
+          createdAt: r.createdAt.toISOString(),
+          updatedAt: r.updatedAt.toISOString(),
+          llmModels: meta.llmModels,
+          tags: meta.tags,
+          markdownSize: Number(r.markdownSize),
+          url: sessionUrl(m, r.projectId, r.id),
+        };
       });
       const next = page.nextCursor ? seal(m, 'list_sessions', filters, page.nextCursor) : null;
       const text = items.map((s) => `- ${s.title} (project ${s.projectId}, session ${s.sessionId}, updated ${s.updatedAt})`).join('\n');
-      return { structured: { sessions: items, nextCursor: next }, text: `${cutChars(text, BUDGET.def - 40) || 'No sessions.'}${next ? '\n(more: pass nextCursor)' : ''}` };
+      return {
+        structured: { sessions: items, nextCursor: next },
+        text: `${cutChars(text, BUDGET.def - 40) || 'No sessions.'}${next ? '\n(more: pass nextCursor)' : ''}`,
+      };
     }),
   );
 

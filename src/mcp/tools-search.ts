@@ -54,8 +54,14 @@ const SEARCH_SESSIONS = {
   outputSchema: z.object({
     results: z.array(
       z.object({
-        projectId: z.string(), sessionId: z.string(), title: z.string(), projectName: z.string(), updatedAt: z.string(),
-        snippet: z.string(), exchanges: z.array(S.exchangeRef), url: S.url,
+        projectId: z.string(),
+        sessionId: z.string(),
+        title: z.string(),
+        projectName: z.string(),
+        updatedAt: z.string(),
+        snippet: z.string(),
+        exchanges: z.array(S.exchangeRef),
+        url: S.url,
       }),
     ),
     total: z.number().int().describe('Sessions matching in all.'),
@@ -76,7 +82,15 @@ const GATHER_CONTEXT = {
   }),
   outputSchema: z.object({
     excerpts: z.array(
-      z.object({ projectId: z.string(), sessionId: z.string(), exchange: z.number().int(), title: z.string(), exchangeTitle: z.string(), text: z.string(), url: S.url }),
+      z.object({
+        projectId: z.string(),
+        sessionId: z.string(),
+        exchange: z.number().int(),
+        title: z.string(),
+        exchangeTitle: z.string(),
+        text: z.string(),
+        url: S.url,
+      }),
     ),
   }),
   annotations: READ_ONLY,
@@ -90,7 +104,14 @@ export function registerSearchTools(server: McpServer, m: McpContext): void {
       const found = await searchSessions(
         m.ctx,
         args.query,
-        { projectIds: args.projectIds, llmModels: args.models, tags: args.tags, gitBranches: args.branches, agentNames: args.agents, dateRange: S.dateRange(args.from, args.to) },
+        {
+          projectIds: args.projectIds,
+          llmModels: args.models,
+          tags: args.tags,
+          gitBranches: args.branches,
+          agentNames: args.agents,
+          dateRange: S.dateRange(args.from, args.to),
+        },
         limit,
         offset,
         { matchingExchanges: true },
@@ -116,14 +137,20 @@ export function registerSearchTools(server: McpServer, m: McpContext): void {
       await titleExchanges(m, found.results, results);
       const render = (list: typeof results) =>
         list
-          .map((r, i) => `${offset + i + 1}. ${r.title} (project ${r.projectName}, id ${r.projectId}; session ${r.sessionId}; updated ${r.updatedAt})\n   ${r.snippet}${r.exchanges.map((x) => `\n   - exchange ${x.number}: ${x.snippet}`).join('')}`)
+          .map(
+            (r, i) =>
+              `${offset + i + 1}. ${r.title} (project ${r.projectName}, id ${r.projectId}; session ${r.sessionId}; updated ${r.updatedAt})\n   ${r.snippet}${r.exchanges.map((x) => `\n   - exchange ${x.number}: ${x.snippet}`).join('')}`,
+          )
           .join('\n');
       let kept = results;
       while (kept.length > 1 && render(kept).length > BUDGET.def - 100) kept = kept.slice(0, -1);
       const end = offset + kept.length;
       const nextCursor = end < found.total && (kept.length < results.length || results.length === limit) ? seal(m, 'search_sessions', filters, end) : null;
       const text = kept.length ? cutChars(render(kept), BUDGET.def - 100) : `No sessions match "${cutChars(args.query, 200)}".`;
-      return { structured: { results: kept, total: found.total, nextCursor }, text: `${text}\n(${found.total} sessions match${nextCursor ? '; more: pass nextCursor' : ''})` };
+      return {
+        structured: { results: kept, total: found.total, nextCursor },
+        text: `${text}\n(${found.total} sessions match${nextCursor ? '; more: pass nextCursor' : ''})`,
+      };
     }),
   );
 
@@ -149,19 +176,34 @@ export function registerSearchTools(server: McpServer, m: McpContext): void {
           const { text, cut } = excerptAround(md, first ? first[0] : 0, Math.min(each, left - HEAD));
           const title = cutChars(titleOf(r.session), 200);
           const exchangeTitle = cutChars(e.title, 200);
-          excerpts.push({ projectId: r.projectId, sessionId: r.sessionId, exchange: e.number, title, exchangeTitle, text: cut ? `…${text}…` : text, url: sessionUrl(m, r.projectId, r.sessionId, e.number) });
+          excerpts.push({
+            projectId: r.projectId,
+            sessionId: r.sessionId,
+            exchange: e.number,
+            title,
+            exchangeTitle,
+            text: cut ? `…${text}…` : text,
+            url: sessionUrl(m, r.projectId, r.sessionId, e.number),
+          });
           left -= text.length + HEAD;
         }
       }
-      const rendered = excerpts.map((x) => `### ${x.title} — exchange ${x.exchange}: ${x.exchangeTitle}\n(project ${x.projectId}, session ${x.sessionId}; ${x.url})\n\n${x.text}`).join('\n\n');
-      return { structured: { excerpts }, text: excerpts.length ? cutChars(rendered, budget) : `Nothing in the archive matches "${cutChars(args.question, 200)}".` };
+      const rendered = excerpts
+        .map((x) => `### ${x.title} — exchange ${x.exchange}: ${x.exchangeTitle}\n(project ${x.projectId}, session ${x.sessionId}; ${x.url})\n\n${x.text}`)
+        .join('\n\n');
+      return {
+        structured: { excerpts },
+        text: excerpts.length ? cutChars(rendered, budget) : `Nothing in the archive matches "${cutChars(args.question, 200)}".`,
+      };
     }),
   );
 }
 
 /** Words a question carries that say nothing about what to find. */
 const STOP_WORDS = new Set(
-  'a an and are as at be but by can could did do does for from had has have how i if in into is it its me my of on or our should so that the their them then there these this those to us was we were what when where which who why will with would you your'.split(' '),
+  'a an and are as at be but by can could did do does for from had has have how i if in into is it its me my of on or our should so that the their them then there these this those to us was we were what when where which who why will with would you your'.split(
+    ' ',
+  ),
 );
 /** Searches after a question dropped its last words (the search needs every word): at most this many. */
 const RETRIES = 3;
@@ -172,7 +214,10 @@ const RETRIES = 3;
  */
 async function searchQuestion(m: McpContext, question: string, projectIds: string[] | undefined, limit: number) {
   const phrases = question.match(/"[^"]+"/g) ?? [];
-  const loose = question.replace(/"[^"]+"/g, ' ').split(/[^\p{L}\p{N}_./-]+/u).filter((w) => w && !STOP_WORDS.has(w.toLowerCase()));
+  const loose = question
+    .replace(/"[^"]+"/g, ' ')
+    .split(/[^\p{L}\p{N}_./-]+/u)
+    .filter((w) => w && !STOP_WORDS.has(w.toLowerCase()));
   let words = [...new Set(loose)].slice(0, 32);
   const queryOf = () => [...phrases, ...words].join(' ') || question;
   let found = await searchSessions(m.ctx, queryOf(), { projectIds }, limit, 0, { matchingExchanges: true });
@@ -198,7 +243,12 @@ async function exchangesToQuote(m: McpContext, r: SearchResultItem, q: string): 
     .map((e) => ({ n: e.number, score: new Set(matchRanges(e.markdown!, q).map(([a, b]) => e.markdown!.slice(a, b).toLowerCase())).size }))
     .filter((s) => s.score > 0)
     .sort((a, b) => b.score - a.score || a.n - b.n);
-  return scored.length ? scored.slice(0, EXCERPTS_PER_SESSION).map((s) => s.n).sort((a, b) => a - b) : [1];
+  return scored.length
+    ? scored
+        .slice(0, EXCERPTS_PER_SESSION)
+        .map((s) => s.n)
+        .sort((a, b) => a - b)
+    : [1];
 }
 
 /** The title of a matching exchange the search did not know (its session is indexed in fragments). */
@@ -208,7 +258,11 @@ const UNTITLED = '';
  * The exchanges named in results without a title (those of sessions indexed in fragments) get
  * theirs from the table of contents (cached per version): one read per such session, at once.
  */
-async function titleExchanges(m: McpContext, found: SearchResultItem[], results: Array<{ exchanges: Array<{ number: number; title: string }> }>): Promise<void> {
+async function titleExchanges(
+  m: McpContext,
+  found: SearchResultItem[],
+  results: Array<{ exchanges: Array<{ number: number; title: string }> }>,
+): Promise<void> {
   await Promise.all(
     found.map(async (hit, i) => {
       const wanted = results[i].exchanges.filter((x) => x.title === UNTITLED);

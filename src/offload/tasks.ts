@@ -62,9 +62,18 @@ export function prepareUploadJson({ bytes, mode }: { bytes: Pieces; mode: Redact
 const view = (u: Uint8Array): Buffer => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 
 /** A session of an archive validated, redacted and hashed (src/domain/import-session.ts). */
-export function prepareImport(input: { json: SessionJson; markdown: Uint8Array; raw: Uint8Array; sessionData: Uint8Array | null; mode: RedactMode }): TaskResult<PreparedUpload> {
+export function prepareImport(input: {
+  json: SessionJson;
+  markdown: Uint8Array;
+  raw: Uint8Array;
+  sessionData: Uint8Array | null;
+  mode: RedactMode;
+}): TaskResult<PreparedUpload> {
   const r = capture(() =>
-    prepareImportedSession({ json: input.json, markdown: view(input.markdown), raw: view(input.raw), sessionData: input.sessionData && view(input.sessionData) }, input.mode),
+    prepareImportedSession(
+      { json: input.json, markdown: view(input.markdown), raw: view(input.raw), sessionData: input.sessionData && view(input.sessionData) },
+      input.mode,
+    ),
   );
   if (!('value' in r)) return r;
   const u = r.value.upload;

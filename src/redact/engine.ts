@@ -139,10 +139,7 @@ export function findSpans(text: string): Span[] {
     if (equals !== -1 && equals < from) equals = text.indexOf('=', from);
     if (colon === -1 && equals === -1) break;
     const i = colon === -1 ? equals : equals === -1 ? colon : Math.min(colon, equals);
-    const end =
-      i === colon && text.charCodeAt(i + 1) === 47 && text.charCodeAt(i + 2) === 47
-        ? urlAt(text, i + 3, spans)
-        : separatorAt(text, i, spans);
+    const end = i === colon && text.charCodeAt(i + 1) === 47 && text.charCodeAt(i + 2) === 47 ? urlAt(text, i + 3, spans) : separatorAt(text, i, spans);
     from = Math.max(i + 1, end);
   }
   for (const r of MID_ANCHORED) for (const a of r.anchors) scanMidAnchor(text, r, a, spans);
@@ -203,8 +200,7 @@ function bearerAt(text: string, from: number, spans: Span[]): number {
   return start + value.length;
 }
 
-const AUTH_VALUE_RE =
-  /[ \t]{0,4}(?:\\?["'`])?(?:(?:bearer|basic|token|bot|digest|apikey|sso-key|negotiate)[ \t]{1,4})?([A-Za-z0-9._~+/=-]{8,4000})/iy;
+const AUTH_VALUE_RE = /[ \t]{0,4}(?:\\?["'`])?(?:(?:bearer|basic|token|bot|digest|apikey|sso-key|negotiate)[ \t]{1,4})?([A-Za-z0-9._~+/=-]{8,4000})/iy;
 
 /** The credential of an `Authorization` header (after the scheme word, if any). */
 function authorizationValue(text: string, from: number, spans: Span[]): number {
@@ -237,8 +233,10 @@ const isValueStop = (c: number) => c < 128 && VALUE_STOP[c] === 1;
 function separatorAt(text: string, i: number, spans: Span[]): number {
   let j = i + 1;
   const next = text.charCodeAt(j);
-  if (text.charCodeAt(i) === 58 && next === 61) j++; // :=
-  else if (text.charCodeAt(i) === 61 && next === 62) j++; // =>
+  if (text.charCodeAt(i) === 58 && next === 61)
+    j++; // :=
+  else if (text.charCodeAt(i) === 61 && next === 62)
+    j++; // =>
   else if (next === 58 || next === 61) return -1; // :: ==
   const prev = text.charCodeAt(i - 1);
   if (prev === 61 || prev === 33 || prev === 60 || prev === 62 || prev === 58) return -1; // == != <= >= ::

@@ -60,11 +60,19 @@ export const PREFIXED_RULES: PrefixedRule[] = [
   // Version control (gitleaks: github-pat, github-fine-grained-pat, gitlab-*)
   { id: 'github-token', pattern: 'gh[pousr]_[A-Za-z0-9]{36}', anchors: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'] },
   { id: 'github-token', pattern: 'github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}' },
-  { id: 'gitlab-token', pattern: 'gl(?:pat|dt|rt|ptt|ft|imt|agent|oas|cbt|soat)-[A-Za-z0-9_-]{20,64}', anchors: ['glpat-', 'gldt-', 'glrt-', 'glptt-', 'glft-', 'glimt-', 'glagent-', 'gloas-', 'glcbt-', 'glsoat-'] },
+  {
+    id: 'gitlab-token',
+    pattern: 'gl(?:pat|dt|rt|ptt|ft|imt|agent|oas|cbt|soat)-[A-Za-z0-9_-]{20,64}',
+    anchors: ['glpat-', 'gldt-', 'glrt-', 'glptt-', 'glft-', 'glimt-', 'glagent-', 'gloas-', 'glcbt-', 'glsoat-'],
+  },
   { id: 'gitlab-token', pattern: 'GR1348941[A-Za-z0-9_-]{20}' },
   { id: 'atlassian-token', pattern: 'ATATT3[A-Za-z0-9_=-]{186}' },
   // Payment (gitleaks: stripe-access-token, square-*, ...)
-  { id: 'stripe-key', pattern: '(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{24,247}', anchors: ['sk_live_', 'sk_test_', 'sk_prod_', 'rk_live_', 'rk_test_', 'rk_prod_'] },
+  {
+    id: 'stripe-key',
+    pattern: '(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{24,247}',
+    anchors: ['sk_live_', 'sk_test_', 'sk_prod_', 'rk_live_', 'rk_test_', 'rk_prod_'],
+  },
   { id: 'stripe-key', pattern: 'whsec_[A-Za-z0-9]{32,64}' },
   { id: 'square-token', pattern: 'sq0(?:atp|csp|idp)-[A-Za-z0-9_-]{22,43}', anchors: ['sq0'] },
   { id: 'square-token', pattern: 'EAAA[A-Za-z0-9_-]{60}' },

@@ -8,7 +8,9 @@ import { ctxOf, ok } from './context';
 type Handler = (req: Request, res: Response) => Promise<void>;
 const wrap = (h: Handler) => (req: Request, res: Response, next: NextFunction) => h(req, res).catch(next);
 const parse = (body: RequestHandler, req: Request, res: Response) =>
-  new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err instanceof Error ? err : new Error('request body could not be read')) : resolve())));
+  new Promise<void>((resolve, reject) =>
+    body(req, res, (err?: unknown) => (err ? reject(err instanceof Error ? err : new Error('request body could not be read')) : resolve())),
+  );
 
 /**
  * Device login for the upload CLI and the desktop app. Their answers carry no
@@ -30,34 +32,48 @@ export function deviceLoginRouter(deps: Deps, hooks: RateLimitHooks, body: Reque
   };
 
   // Spends from the address's budget first (before any lock or query).
-  r.post('/device-login', wrap(async (req, res) => {
-    await hooks.spendAddress?.(req, 'anonymous');
-    await hooks.beforeAuth?.(req);
-    // Codes are 6 characters (what the clients accept): guessing is bounded by the service-wide
-    // budget of failed device logins as well as by the address's.
-    await hooks.beforeDeviceLogin?.(req);
-    await parse(body, req, res);
-    res.json(await counted(req, async () => {
-      try {
-        return await device.deviceLogin(db, secret, req.body);
-      } catch (err) {
-        if ((err as { code?: string }).code === 'UNAUTHENTICATED') await hooks.onDeviceLoginFailure?.(req);
-        throw err;
-      }
-    }));
-  }));
+  r.post(
+    '/device-login',
+    wrap(async (req, res) => {
+      await hooks.spendAddress?.(req, 'anonymous');
+      await hooks.beforeAuth?.(req);
+      // Codes are 6 characters (what the clients accept): guessing is bounded by the service-wide
+      // budget of failed device logins as well as by the address's.
+      await hooks.beforeDeviceLogin?.(req);
+      await parse(body, req, res);
+      res.json(
+        await counted(req, async () => {
+          try {
+            return await device.deviceLogin(db, secret, req.body);
+          } catch (err) {
+            if ((err as { code?: string }).code === 'UNAUTHENTICATED') await hooks.onDeviceLoginFailure?.(req);
+            throw err;
+          }
+        }),
+      );
+    }),
+  );
 
   // Refresh and logout read the database only for a token whose signature checks out.
-  r.post('/device-refresh', wrap(async (req, res) => {
-    await hooks.beforeAuth?.(req);
-    const result = await counted(req, async () => (await device.deviceRefresh(db.writes, secret, req.get('authorization'))) ?? Promise.reject(unauthenticated()));
-    res.json(result);
-  }));
+  r.post(
+    '/device-refresh',
+    wrap(async (req, res) => {
+      await hooks.beforeAuth?.(req);
+      const result = await counted(
+        req,
+        async () => (await device.deviceRefresh(db.writes, secret, req.get('authorization'))) ?? Promise.reject(unauthenticated()),
+      );
+      res.json(result);
+    }),
+  );
 
-  r.post('/device-logout', wrap(async (req, res) => {
-    await device.deviceLogout(db.writes, secret, req.get('authorization'));
-    res.json({ success: true });
-  }));
+  r.post(
+    '/device-logout',
+    wrap(async (req, res) => {
+      await device.deviceLogout(db.writes, secret, req.get('authorization'));
+      res.json({ success: true });
+    }),
+  );
 
   return r;
 }

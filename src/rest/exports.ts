@@ -53,7 +53,9 @@ export function exportsRouter(deps: Deps): Router {
     if (declared !== undefined && Number(declared) > maxBytes) {
       throw new AppError('PAYLOAD_TOO_LARGE', `Archive too large: more than MAX_IMPORT_BYTES (${maxBytes} bytes)`);
     }
-    const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    const encoding = String(req.headers['content-encoding'] ?? 'identity')
+      .trim()
+      .toLowerCase();
     if (encoding !== 'identity') throw new AppError('UNSUPPORTED_MEDIA_TYPE', MESSAGES.unsupportedEncoding);
     const summary = await importArchive(ctxOf(req, deps), req, { onConflict, teamId, maxBytes, maxFileBytes: deps.config.maxBodyBytes });
     res.json(ok(summary));

@@ -60,10 +60,12 @@ async function streamContent(res: Response, content: Content, asJsonString?: { h
   if (Buffer.isBuffer(content)) {
     if (!asJsonString) return void res.end(content);
     if (content.length <= JSON_SLICE_BYTES) {
-      return void res.end(Buffer.concat([Buffer.from(asJsonString.head + '"', 'utf8'), escapeJsonStringBytes(content), Buffer.from('"' + asJsonString.tail, 'utf8')]));
+      return void res.end(
+        Buffer.concat([Buffer.from(asJsonString.head + '"', 'utf8'), escapeJsonStringBytes(content), Buffer.from('"' + asJsonString.tail, 'utf8')]),
+      );
     }
   }
-  const chunks: AsyncIterable<Buffer> = Buffer.isBuffer(content) ? [content] as unknown as AsyncIterable<Buffer> : content;
+  const chunks: AsyncIterable<Buffer> = Buffer.isBuffer(content) ? ([content] as unknown as AsyncIterable<Buffer>) : content;
   async function* body(): AsyncGenerator<Buffer> {
     if (!asJsonString) {
       yield* chunks;
@@ -200,9 +202,9 @@ export function sessionsRouter(deps: Deps): Router {
     });
     const s = result.session;
     res.setHeader('ETag', s.etag);
-    res.status(result.created ? 201 : 200).json(
-      ok({ sessionId: s.id, projectId: s.projectId, createdAt: s.createdAt.toISOString(), updatedAt: s.updatedAt.toISOString(), etag: s.etag }),
-    );
+    res
+      .status(result.created ? 201 : 200)
+      .json(ok({ sessionId: s.id, projectId: s.projectId, createdAt: s.createdAt.toISOString(), updatedAt: s.updatedAt.toISOString(), etag: s.etag }));
   });
 
   r.patch(`${base}/:sessionId`, async (req, res) => {

@@ -1,18 +1,12 @@
-import fs from "node:fs";
-import path from "node:path";
-import {
-  Router,
-  type NextFunction,
-  type Request,
-  type RequestHandler,
-  type Response,
-} from "express";
-import { AppError } from "../errors";
-import { findConsoleDir } from "../http/console";
-import type { Logger } from "../logger";
-import type { Deps } from "../services/context";
-import * as shares from "../services/shares";
-import { shareHeaders, signedInProbe } from "./shares";
+import fs from 'node:fs';
+import path from 'node:path';
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { AppError } from '../errors';
+import { findConsoleDir } from '../http/console';
+import type { Logger } from '../logger';
+import type { Deps } from '../services/context';
+import * as shares from '../services/shares';
+import { shareHeaders, signedInProbe } from './shares';
 
 /**
  * The public page of a share link, GET /s/<token> (docs/shares.md): share.html of the console's
@@ -30,21 +24,16 @@ export const SHARE_PAGE_EMBED_BYTES = 1024 * 1024;
 const TITLE_RE = /<title>[^<]*<\/title>/;
 const MAIN_RE = /<main id="share" class="share">[\s\S]*?<\/main>/;
 
-const escapeHtml = (s: string) =>
-  s
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;");
+const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** JSON that cannot end its <script> element or open a comment in it: `<`, `>`, `&` and line separators escaped. */
 export const inertJson = (value: unknown) =>
   JSON.stringify(value)
-    .replace(/</g, "\\u003c")
-    .replace(/>/g, "\\u003e")
-    .replace(/&/g, "\\u0026")
-    .replace(/\u2028/g, "\\u2028")
-    .replace(/\u2029/g, "\\u2029");
+    .replace(/</g, '\\u003c')
+    .replace(/>/g, '\\u003e')
+    .replace(/&/g, '\\u0026')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 
 interface Template {
   head: string;
@@ -54,127 +43,81 @@ interface Template {
 }
 
 function templateOf(html: string): Template {
-  if (!TITLE_RE.test(html) || !MAIN_RE.test(html))
-    throw new Error('share.html lacks its <title> or <main id="share">');
+  if (!TITLE_RE.test(html) || !MAIN_RE.test(html)) throw new Error('share.html lacks its <title> or <main id="share">');
   const message = (title: string, text: string) =>
     html
-      .replace(
-        TITLE_RE,
-        `<title>${escapeHtml(title)} · Session Archive</title>`,
-      )
-      .replace(
-        MAIN_RE,
-        `<main id="share" class="share"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p></main>`,
-      );
-  const marker = "\u0000DATA\u0000";
-  const [head, tail] = html
-    .replace(
-      MAIN_RE,
-      `<main id="share" class="share"><p role="status">Loading the shared session…</p></main>${marker}`,
-    )
-    .split(marker);
+      .replace(TITLE_RE, `<title>${escapeHtml(title)} · Session Archive</title>`)
+      .replace(MAIN_RE, `<main id="share" class="share"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p></main>`);
+  const marker = '\u0000DATA\u0000';
+  const [head, tail] = html.replace(MAIN_RE, `<main id="share" class="share"><p role="status">Loading the shared session…</p></main>${marker}`).split(marker);
   return {
     head,
     tail,
-    notFound: message(
-      "Link not found",
-      "This share link does not exist, has expired, or was revoked.",
-    ),
-    tooMany: message(
-      "Too many requests",
-      "Too many pages of shared sessions were read from this address. Wait a minute, then reload.",
-    ),
+    notFound: message('Link not found', 'This share link does not exist, has expired, or was revoked.'),
+    tooMany: message('Too many requests', 'Too many pages of shared sessions were read from this address. Wait a minute, then reload.'),
   };
 }
 
-export function sharePageRouter(
-  deps: Deps,
-  auth: RequestHandler,
-  limit: RequestHandler,
-  logger: Logger,
-  dir: string | null = findConsoleDir(),
-): Router {
+export function sharePageRouter(deps: Deps, auth: RequestHandler, limit: RequestHandler, logger: Logger, dir: string | null = findConsoleDir()): Router {
   const r = Router();
   let template: Template | null = null;
   const load = (): Template | null => {
     if (template) return template;
     const d = dir ?? findConsoleDir();
-    if (!d || !fs.existsSync(path.join(d, "share.html"))) return null;
-    template = templateOf(fs.readFileSync(path.join(d, "share.html"), "utf8"));
+    if (!d || !fs.existsSync(path.join(d, 'share.html'))) return null;
+    template = templateOf(fs.readFileSync(path.join(d, 'share.html'), 'utf8'));
     return template;
   };
   if (!dir)
     logger.warn({
-      msg: "share page not built (dist/web/share.html missing): run `npm run build`",
+      msg: 'share page not built (dist/web/share.html missing): run `npm run build`',
     });
 
   const send = (res: Response, status: number, html: string) => {
-    res.status(status).type("html").send(html);
+    res.status(status).type('html').send(html);
   };
 
   // Every path under /s/: a token holds no slash, so anything longer is a dead link too.
-  r.get(
-    /^\/s\/(.*)$/,
-    ...shareHeaders,
-    limit,
-    async (req: Request, res: Response) => {
-      const t = load();
-      if (!t) {
-        res
-          .status(503)
-          .type("text/plain")
-          .send(
-            "The web console is not built: run `npm run build`, then restart.\n",
-          );
-        return;
-      }
-      const token = String((req.params as Record<string, string>)[0] ?? "");
-      // Whether the link asked who the visitor is (signed-in links only): a public link's page
-      // never reads the cookie, and its script sends none.
-      let asked = false;
-      const probe = signedInProbe(auth, req, res);
-      const page = await shares.readShare(deps, token, {
-        from: 1,
-        limit: shares.SHARE_PAGE_MAX_LIMIT,
-        maxBytes: SHARE_PAGE_EMBED_BYTES,
-        countView: req.method === "GET",
-        signedIn: () => {
-          asked = true;
-          return probe();
-        },
-      });
-      const html = t.head.replace(
-        TITLE_RE,
-        `<title>${escapeHtml(page.title)} · Shared session</title>`,
-      );
-      const boot = inertJson({
-        audience: asked ? "signed-in" : "public",
-        page,
-      });
-      send(
-        res,
-        200,
-        `${html}<script type="application/json" id="share-data">${boot}</script>${t.tail}`,
-      );
-    },
-  );
+  r.get(/^\/s\/(.*)$/, ...shareHeaders, limit, async (req: Request, res: Response) => {
+    const t = load();
+    if (!t) {
+      res.status(503).type('text/plain').send('The web console is not built: run `npm run build`, then restart.\n');
+      return;
+    }
+    const token = String((req.params as Record<string, string>)[0] ?? '');
+    // Whether the link asked who the visitor is (signed-in links only): a public link's page
+    // never reads the cookie, and its script sends none.
+    let asked = false;
+    const probe = signedInProbe(auth, req, res);
+    const page = await shares.readShare(deps, token, {
+      from: 1,
+      limit: shares.SHARE_PAGE_MAX_LIMIT,
+      maxBytes: SHARE_PAGE_EMBED_BYTES,
+      countView: req.method === 'GET',
+      signedIn: () => {
+        asked = true;
+        return probe();
+      },
+    });
+    const html = t.head.replace(TITLE_RE, `<title>${escapeHtml(page.title)} · Shared session</title>`);
+    const boot = inertJson({
+      audience: asked ? 'signed-in' : 'public',
+      page,
+    });
+    send(res, 200, `${html}<script type="application/json" id="share-data">${boot}</script>${t.tail}`);
+  });
 
   r.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     const t = load();
-    if (
-      !(err instanceof AppError) ||
-      !t ||
-      !req.path.startsWith("/s/") ||
-      res.headersSent
-    ) {
+    if (!(err instanceof AppError) || !t || !req.path.startsWith('/s/') || res.headersSent) {
       next(err);
       return;
     }
-    if (err.code === "NOT_FOUND") return send(res, 404, t.notFound);
-    if (err.code === "RATE_LIMITED") return send(res, 429, t.tooMany);
-    if (err.code === "UNAUTHENTICATED") {
+    if (err.code === 'NOT_FOUND') return send(res, 404, t.notFound);
+    if (err.code === 'RATE_LIMITED') return send(res, 429, t.tooMany);
+    if (err.code === 'UNAUTHENTICATED') {
       // Back to this very link after signing in (the console's sign-in follows `next`).
-      const back = req.originalUrl.split("?")[0];
+      const back = req.originalUrl.split('?')[0];
       res.redirect(302, `/sign-in?next=${encodeURIComponent(back)}`);
       return;
     }

@@ -67,16 +67,21 @@ const wrap = (h: Handler) => (req: Request, res: Response, next: NextFunction) =
  */
 export function invitationLookupRouter(deps: Deps, hooks: RateLimitHooks, body: RequestHandler): Router {
   const r = Router();
-  r.post('/invitations/lookup', wrap(async (req, res) => {
-    await hooks.beforeAuth?.(req);
-    await new Promise<void>((resolve, reject) => body(req, res, (err?: unknown) => (err ? reject(err instanceof Error ? err : new Error('request body could not be read')) : resolve())));
-    try {
-      res.setHeader('Cache-Control', 'no-store');
-      res.json(ok(await teams.describeInvitation(deps.db, req.body)));
-    } catch (err) {
-      await hooks.onAuthFailure?.(req);
-      throw err;
-    }
-  }));
+  r.post(
+    '/invitations/lookup',
+    wrap(async (req, res) => {
+      await hooks.beforeAuth?.(req);
+      await new Promise<void>((resolve, reject) =>
+        body(req, res, (err?: unknown) => (err ? reject(err instanceof Error ? err : new Error('request body could not be read')) : resolve())),
+      );
+      try {
+        res.setHeader('Cache-Control', 'no-store');
+        res.json(ok(await teams.describeInvitation(deps.db, req.body)));
+      } catch (err) {
+        await hooks.onAuthFailure?.(req);
+        throw err;
+      }
+    }),
+  );
   return r;
 }

@@ -40,7 +40,10 @@ export function usersRouter(deps: Deps): Router {
     res.json(ok(await createResetLink(db, row.id, base(req))));
   });
 
-  for (const [action, disabled] of [['disable', true], ['enable', false]] as const) {
+  for (const [action, disabled] of [
+    ['disable', true],
+    ['enable', false],
+  ] as const) {
     r.post(`/users/:userId/${action}`, async (req, res) => {
       const ctx = admin(req);
       if (disabled && req.params.userId === ctx.user.id) throw invalid('You cannot disable your own account');

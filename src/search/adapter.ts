@@ -15,7 +15,10 @@ const CROP_WORDS = 48;
 /** Matching fragments returned per session (the rest are counted out). */
 export const MAX_EXCHANGES_PER_SESSION = 20;
 
-type Doc = Pick<SessionDocument, 'projectId' | 'sessionId' | 'chunk' | 'chunks' | 'sessionDigest' | 'content' | 'contentDigest' | 'start' | 'exchange' | 'exchangeBreaks'>;
+type Doc = Pick<
+  SessionDocument,
+  'projectId' | 'sessionId' | 'chunk' | 'chunks' | 'sessionDigest' | 'content' | 'contentDigest' | 'start' | 'exchange' | 'exchangeBreaks'
+>;
 
 const unavailable = () => new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
 
@@ -264,14 +267,7 @@ interface DetailedHit extends Omit<SearchHit, 'snippet'> {
  * word first, returns no fragment at all there in Meilisearch 1.21). The engine crops these
  * itself: fragments are small.
  */
-async function attachDetails(
-  conn: MeiliConnection,
-  indexUid: string,
-  query: string,
-  filter: string,
-  hits: DetailedHit[],
-  wantExchanges: boolean,
-) {
+async function attachDetails(conn: MeiliConnection, indexUid: string, query: string, filter: string, hits: DetailedHit[], wantExchanges: boolean) {
   const asked = hits.filter((h) => h.fragmented && (wantExchanges || h.snippet === null));
   const terms = parseQuery(query);
   const queries = asked.map((h) => ({

@@ -42,10 +42,7 @@ export function deferredRows(
   const deferred = new Set<number>();
   for (const r of rows) {
     const blocked = blockers.some(
-      (b) =>
-        b.id < r.id &&
-        b.projectId === r.projectId &&
-        (r.op === 'delete_project' || b.op === 'delete_project' || b.sessionId === r.sessionId),
+      (b) => b.id < r.id && b.projectId === r.projectId && (r.op === 'delete_project' || b.op === 'delete_project' || b.sessionId === r.sessionId),
     );
     if (blocked) deferred.add(r.id);
   }

@@ -48,7 +48,12 @@ export class Compaction {
     const now = await databaseNow(this.o.db);
     const filter = settledMs > 0 ? `syncedAt < ${now.getTime() - settledMs}` : undefined;
     for (let offset = 0; ; offset += 10_000) {
-      const page = await recent.getDocuments<Pick<SessionDocument, 'userId' | 'projectId' | 'sessionId'>>({ fields: ['userId', 'projectId', 'sessionId'], filter, limit: 10_000, offset });
+      const page = await recent.getDocuments<Pick<SessionDocument, 'userId' | 'projectId' | 'sessionId'>>({
+        fields: ['userId', 'projectId', 'sessionId'],
+        filter,
+        limit: 10_000,
+        offset,
+      });
       for (const d of page.results) bySession.set(sessionKeyOf(d.projectId, d.sessionId), d);
       if (page.results.length < 10_000) break;
     }

@@ -21,7 +21,6 @@ import type { Logger } from '../logger';
 import { readOrCreateSecret } from '../secret-file';
 import { answers, freePort, installBinary, isAlive, isEngineProcess, portIsFree, sleep } from './engine-host';
 
-
 /**
  * Indexing memory cap. Meilisearch's default (2/3 of RAM) made every small indexing task take
  * 0.3–1.5 s on a 24 GB machine (the task time is spent preparing that memory); with 64 MiB a
@@ -163,13 +162,20 @@ export class EmbeddedMeili {
       const out = fs.openSync(logFile, 'a');
       const args = [
         '--no-analytics',
-        '--env', 'development',
-        '--db-path', this.dbPath,
-        '--http-addr', `127.0.0.1:${port}`,
-        '--dump-dir', path.join(this.home, 'dumps'),
-        '--snapshot-dir', path.join(this.home, 'snapshots'),
-        '--log-level', 'WARN',
-        '--max-indexing-memory', this.opts.maxIndexingMemory ?? DEFAULT_MAX_INDEXING_MEMORY,
+        '--env',
+        'development',
+        '--db-path',
+        this.dbPath,
+        '--http-addr',
+        `127.0.0.1:${port}`,
+        '--dump-dir',
+        path.join(this.home, 'dumps'),
+        '--snapshot-dir',
+        path.join(this.home, 'snapshots'),
+        '--log-level',
+        'WARN',
+        '--max-indexing-memory',
+        this.opts.maxIndexingMemory ?? DEFAULT_MAX_INDEXING_MEMORY,
       ];
       // The master key goes through the environment, not argv: argv is world-readable in ps.
       const child = spawn(bin, args, {

@@ -126,4 +126,3 @@ function probe(url: string, key?: string, timeoutMs = 1000): Promise<number> {
 export async function answers(url: string, key: string): Promise<boolean> {
   return (await probe(`${url}/health`)) === 200 && (await probe(`${url}/version`, key)) === 200;
 }
-

@@ -14,8 +14,7 @@ export function meiliString(value: string): string {
  * sends for deletes and retirements. Digests are lower-case hex, so the engine's case-insensitive
  * comparison of strings is exact on them.
  */
-export const ownedProjectFilter = (userId: string, projectId: string) =>
-  `userId = ${meiliString(userId)} AND projectDigest = ${meiliString(keyOf(projectId))}`;
+export const ownedProjectFilter = (userId: string, projectId: string) => `userId = ${meiliString(userId)} AND projectDigest = ${meiliString(keyOf(projectId))}`;
 
 /** The documents of these sessions, each named with its owner (one group per owner). */
 export function ownedSessionsFilter(sessions: Array<{ userId: string; projectId: string; sessionId: string }>): string {
@@ -54,8 +53,20 @@ export function searchFilter(scopes: string | readonly string[], f: SessionFilte
   if (f.llmModels) parts.push(inList('llmModels', f.llmModels));
   if (f.tags) parts.push(inList('tags', f.tags));
   if (f.gitBranches) parts.push(inList('gitBranches', f.gitBranches));
-  if (f.clientNames) parts.push(inList('clientName', f.clientNames.map((s) => s.toLowerCase())));
-  if (f.agentNames) parts.push(inList('agentName', f.agentNames.map((s) => s.toLowerCase())));
+  if (f.clientNames)
+    parts.push(
+      inList(
+        'clientName',
+        f.clientNames.map((s) => s.toLowerCase()),
+      ),
+    );
+  if (f.agentNames)
+    parts.push(
+      inList(
+        'agentName',
+        f.agentNames.map((s) => s.toLowerCase()),
+      ),
+    );
   if (f.deviceIds) parts.push(inList('deviceId', f.deviceIds));
   // User ids compare exactly in the database: by their exact key here too.
   if (f.uploaderIds) parts.push(`uploaderDigest IN [${f.uploaderIds.map((u) => meiliString(keyOf(u))).join(', ')}]`);

@@ -65,33 +65,29 @@ export function createNodeHttpClient(opts: { maxSockets?: number; timeoutMs?: nu
         return;
       }
       const lib = proto === 'https:' ? https : http;
-      const req = lib.request(
-        url,
-        { method: init.method ?? 'GET', headers, agent: agents[proto] },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', reject);
-          res.on('end', () => {
-            signal?.removeEventListener('abort', onAbort);
-            const text = Buffer.concat(chunks).toString('utf8');
-            let parsed: unknown;
-            try {
-              parsed = text === '' ? undefined : JSON.parse(text);
-            } catch {
-              parsed = undefined;
-            }
-            const status = res.statusCode ?? 0;
-            if (status >= 200 && status < 300) {
-              resolve(parsed);
-            } else {
-              const answer = (parsed ?? {}) as { code?: unknown; message?: unknown };
-              const code = typeof answer.code === 'string' ? answer.code : undefined;
-              reject(new MeiliHttpError(status, code, typeof answer.message === 'string' ? answer.message : `HTTP ${status}`));
-            }
-          });
-        },
-      );
+      const req = lib.request(url, { method: init.method ?? 'GET', headers, agent: agents[proto] }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          signal?.removeEventListener('abort', onAbort);
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown;
+          try {
+            parsed = text === '' ? undefined : JSON.parse(text);
+          } catch {
+            parsed = undefined;
+          }
+          const status = res.statusCode ?? 0;
+          if (status >= 200 && status < 300) {
+            resolve(parsed);
+          } else {
+            const answer = (parsed ?? {}) as { code?: unknown; message?: unknown };
+            const code = typeof answer.code === 'string' ? answer.code : undefined;
+            reject(new MeiliHttpError(status, code, typeof answer.message === 'string' ? answer.message : `HTTP ${status}`));
+          }
+        });
+      });
       // Reject with the signal's own reason: the meilisearch client recognises its timeout by it.
       const onAbort = () => {
         reject((signal?.reason as Error | undefined) ?? new Error('request aborted'));

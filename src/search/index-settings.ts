@@ -134,7 +134,10 @@ export async function ensureIndex(client: Meilisearch, uid: string): Promise<boo
   }
   const diff = settingsDiff(current);
   if (Object.keys(diff).length > 0) {
-    const task = await client.index(uid).updateSettings(diff).waitTask({ timeout: 10 * 60_000 });
+    const task = await client
+      .index(uid)
+      .updateSettings(diff)
+      .waitTask({ timeout: 10 * 60_000 });
     if (task.status !== 'succeeded') throw new Error(`updating settings of ${uid}: ${task.error?.message}`);
   }
   return created;

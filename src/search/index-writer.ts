@@ -215,8 +215,14 @@ export class IndexWriter {
         const refs = slice.map((row) => ({ userId: row.userId, projectId: row.projectId, sessionId: row.id }));
         const keys = refs.map(refKey);
         const indexed = {
-          main: await this.indexedFragments(main, refs.filter((r) => target(refKey(r)) === 'main')),
-          recent: await this.indexedFragments(recent, refs.filter((r) => target(refKey(r)) === 'recent')),
+          main: await this.indexedFragments(
+            main,
+            refs.filter((r) => target(refKey(r)) === 'main'),
+          ),
+          recent: await this.indexedFragments(
+            recent,
+            refs.filter((r) => target(refKey(r)) === 'recent'),
+          ),
         };
         for (const [i, row] of slice.entries()) {
           const key = keys[i];
@@ -293,7 +299,12 @@ export class IndexWriter {
     const filter = ownedSessionsFilter(refs);
     const limit = 10_000;
     for (let offset = 0; ; offset += limit) {
-      const page = await index.getDocuments<Pick<SessionDocument, 'id' | 'sessionKey' | 'hash'>>({ filter, fields: ['id', 'sessionKey', 'hash'], limit, offset });
+      const page = await index.getDocuments<Pick<SessionDocument, 'id' | 'sessionKey' | 'hash'>>({
+        filter,
+        fields: ['id', 'sessionKey', 'hash'],
+        limit,
+        offset,
+      });
       for (const d of page.results) {
         const m = out.get(d.sessionKey) ?? new Map<string, string>();
         m.set(d.id, d.hash);
@@ -321,7 +332,10 @@ export class IndexWriter {
    * thread; joining them (tens of MB of fresh memory) is left to that thread.
    */
   private async readMarkdown(db: Sql, rows: Array<{ projectId: string; id: string }>): Promise<Map<string, Bytes>> {
-    const parts = await markdownChunksOf(db, rows.map((r) => ({ projectId: r.projectId, sessionId: r.id })));
+    const parts = await markdownChunksOf(
+      db,
+      rows.map((r) => ({ projectId: r.projectId, sessionId: r.id })),
+    );
     const buffers = new Map<string, Buffer[]>();
     for (const p of parts) {
       const key = sessionKeyOf(p.projectId, p.sessionId);

@@ -62,10 +62,7 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
   const indexUid = indexUidOf(config.namespace);
   const recentUid = recentUidOf(indexUid);
   const embedded = config.meiliUrl ? null : new EmbeddedMeili({ dataDir: config.dataDir, logger: log });
-  const conn = new MeiliConnection(
-    embedded ? { embedded } : { url: config.meiliUrl!, key: config.meiliMasterKey },
-    log,
-  );
+  const conn = new MeiliConnection(embedded ? { embedded } : { url: config.meiliUrl!, key: config.meiliMasterKey }, log);
   // The recent index on an engine of its own, when there is one: its small batches then never
   // wait behind the main index's (a compaction takes seconds to minutes on a large archive).
   const recentEmbedded = embedded ? new EmbeddedMeili({ dataDir: config.dataDir, name: 'meilisearch-recent', logger: log }) : null;
@@ -100,14 +97,22 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
           if (n > 0) log.info({ msg: 'search index created; rebuilding it from the database', sessions: n });
           // An index of an earlier document layout is not read any more.
           for (const uid of legacyIndexUidsOf(config.namespace)) {
-            for (const c of conns) await c.admin().deleteIndex(uid).catch(() => undefined);
+            for (const c of conns)
+              await c
+                .admin()
+                .deleteIndex(uid)
+                .catch(() => undefined);
           }
         } else if (recentCreated) {
           const n = await worker.queueRecent();
           if (n > 0) log.info({ msg: 'recent search index created; filling it with the sessions written lately', sessions: n });
         }
         // A recent index on the main engine is not read when the recent one has an engine of its own.
-        if (recentCreated && recentConn !== conn) await conn.admin().deleteIndex(recentUid).catch(() => undefined);
+        if (recentCreated && recentConn !== conn)
+          await conn
+            .admin()
+            .deleteIndex(recentUid)
+            .catch(() => undefined);
       } catch (err) {
         probeAll(conns);
         log.warn({ msg: 'search index not ready', err: String((err as Error)?.message ?? err) });
@@ -183,7 +188,17 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
     },
 
     search(scopes: readonly string[], query: string, filters: SessionFilters, limit: number, offset: number, options?: SearchOptions): Promise<SearchPage> {
-      return searchIndex({ main: conn, recent: recentConn }, { main: indexUid, recent: recentUid }, scopes, query, filters, limit, offset, options, recreateIndex);
+      return searchIndex(
+        { main: conn, recent: recentConn },
+        { main: indexUid, recent: recentUid },
+        scopes,
+        query,
+        filters,
+        limit,
+        offset,
+        options,
+        recreateIndex,
+      );
     },
 
     isHealthy: healthy,

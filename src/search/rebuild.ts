@@ -36,7 +36,7 @@ export async function reindexAll(o: RebuildDeps, onProgress?: (p: { done: number
   const total = await remaining();
   onProgress?.({ done: 0, total });
   let downSince: number | null = null;
-  for (let left = total; left > 0; ) {
+  for (let left = total; left > 0;) {
     let r: RunResult = { claimed: 0, applied: 0, failed: 0, deferred: 0 };
     if (o.conns.every((c) => c.isHealthy()) || (await allAnswer(o.conns))) {
       downSince = null;

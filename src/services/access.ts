@@ -59,7 +59,8 @@ function parseMemberships(pairs: string): Array<{ teamId: string; role: string }
 export function memberships(ctx: Ctx): Promise<Membership[]> {
   let p = perRequest.get(ctx.user);
   if (!p) {
-    const rows = ctx.user.memberships !== undefined ? Promise.resolve(parseMemberships(ctx.user.memberships)) : membershipsOfUser(ctx.deps.db.reads, ctx.user.id);
+    const rows =
+      ctx.user.memberships !== undefined ? Promise.resolve(parseMemberships(ctx.user.memberships)) : membershipsOfUser(ctx.deps.db.reads, ctx.user.id);
     p = rows.then((list) =>
       list.filter((r) => (TEAM_ROLES as readonly string[]).includes(r.role)).map((r) => ({ teamId: r.teamId, role: r.role as TeamRole })),
     );
@@ -236,6 +237,12 @@ export interface SessionPlace {
  */
 export function mayChangeSession(place: SessionPlace, userId: string, teamRole: string | null): boolean {
   const role: ProjectRole | null =
-    place.ownerType === 'team' ? ((TEAM_ROLES as readonly string[]).includes(teamRole ?? '') ? (teamRole as TeamRole) : null) : place.ownerId === userId ? 'owner' : null;
+    place.ownerType === 'team'
+      ? (TEAM_ROLES as readonly string[]).includes(teamRole ?? '')
+        ? (teamRole as TeamRole)
+        : null
+      : place.ownerId === userId
+        ? 'owner'
+        : null;
   return canManage(role) || (role === 'member' && place.uploadedBy === userId);
 }

@@ -15,9 +15,7 @@ const codePoints = (s: string) => [...s].length;
 
 /** A required string: absent, null or empty → missing; anything else not a string → its type. */
 function requiredString(field: string) {
-  return z
-    .string({ error: (iss) => (iss.input == null ? missing(field) : `Invalid value for ${field}. Must be a string`) })
-    .min(1, missing(field));
+  return z.string({ error: (iss) => (iss.input == null ? missing(field) : `Invalid value for ${field}. Must be a string`) }).min(1, missing(field));
 }
 
 /** A required string where anything but a non-empty string reads as missing. */
@@ -33,13 +31,11 @@ function newPassword(field = 'password') {
 }
 
 /** An email address: required; otherwise `Invalid email: <what was sent>`. */
-const email = z
-  .string({ error: (iss) => (iss.input == null ? missing('email') : `Invalid email: ${sentText(iss.input).slice(0, 320)}`) })
-  .check((ctx) => {
-    const v = ctx.value;
-    if (v === '') ctx.issues.push({ code: 'custom', input: v, message: missing('email') });
-    else if (!EMAIL_RE.test(v) || v.length > 320) ctx.issues.push({ code: 'custom', input: v, message: `Invalid email: ${v.slice(0, 320)}` });
-  });
+const email = z.string({ error: (iss) => (iss.input == null ? missing('email') : `Invalid email: ${sentText(iss.input).slice(0, 320)}`) }).check((ctx) => {
+  const v = ctx.value;
+  if (v === '') ctx.issues.push({ code: 'custom', input: v, message: missing('email') });
+  else if (!EMAIL_RE.test(v) || v.length > 320) ctx.issues.push({ code: 'custom', input: v, message: `Invalid email: ${v.slice(0, 320)}` });
+});
 
 const NAME = 'Invalid value for name. Must be a string of at most 255 characters';
 /** An optional display name; absent, null and empty are no name. */

@@ -108,12 +108,7 @@ async function afterNewPassword(db: DbHandles, userId: string, revokeCredentials
  * Changes a password after checking the current one; every other browser session of the user
  * ends, and (unless `revokeCredentials: false`) every API key and device token.
  */
-export async function changePassword(
-  db: DbHandles,
-  userId: string,
-  body: unknown,
-  keepSessionHash?: string,
-): Promise<void> {
+export async function changePassword(db: DbHandles, userId: string, body: unknown, keepSessionHash?: string): Promise<void> {
   const { currentPassword, newPassword, revokeCredentials } = passwordChangeOf(body);
   const user = await store.userById(db.writes, userId);
   if (!user || !(await verifyPassword(user.passwordHash, currentPassword.slice(0, 1024)))) {

@@ -20,10 +20,12 @@ export const ACCESS_VALID_MS = 60 * 60_000;
 export const INVALID_CODE = 'Invalid or expired device code';
 export const USED_CODE = 'Device code has already been used';
 
-
 /** `abc-123`, `ABC123` → `ABC123`; anything else → null (never matches a stored code). */
 export function normalizeCode(code: string): string | null {
-  const c = code.trim().replace(/^(.{3})-(.{3})$/s, '$1$2').toUpperCase();
+  const c = code
+    .trim()
+    .replace(/^(.{3})-(.{3})$/s, '$1$2')
+    .toUpperCase();
   return /^[A-Z0-9]{6}$/.test(c) ? c : null;
 }
 

@@ -115,7 +115,11 @@ function evict(): void {
  * of a version share one build; if that build fails for its own reader (its client went away and
  * its snapshot was released), the others build it again on their own snapshot.
  */
-export async function exchangeIndexOf(db: Sql, row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest' | 'markdownSize'>, offload?: Offload): Promise<ExchangeIndex> {
+export async function exchangeIndexOf(
+  db: Sql,
+  row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest' | 'markdownSize'>,
+  offload?: Offload,
+): Promise<ExchangeIndex> {
   const key = `${row.projectId}\0${row.id}\0${row.contentDigest}`;
   const shared = cache.get(key);
   if (shared) {

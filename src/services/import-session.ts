@@ -90,8 +90,7 @@ export async function writeImportedSession(
   };
   // The archive's tag is kept when this server found nothing more to redact (the content is then
   // the archive's, byte for byte); else the content changed and so does the tag.
-  next.etag =
-    keepEtag && found.length === 0 && WELL_FORMED_ETAG.test(json.etag) ? json.etag : sessionEtag({ ...next, metadata: metadataOf(next) });
+  next.etag = keepEtag && found.length === 0 && WELL_FORMED_ETAG.test(json.etag) ? json.etag : sessionEtag({ ...next, metadata: metadataOf(next) });
   const hasGitBranches = up.meta.gitBranches.length > 0;
 
   return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
@@ -105,11 +104,17 @@ export async function writeImportedSession(
     if (old) {
       if (onConflict === 'skip') return 'skipped';
       if (onConflict === 'newer' && !(updatedAt.getTime() > old.updatedAt.getTime())) return 'skipped';
-      if (old.etag === next.etag && old.updatedAt.getTime() === updatedAt.getTime() && old.createdAt.getTime() === createdAt.getTime() && old.userTitle === next.userTitle) {
+      if (
+        old.etag === next.etag &&
+        old.updatedAt.getTime() === updatedAt.getTime() &&
+        old.createdAt.getTime() === createdAt.getTime() &&
+        old.userTitle === next.userTitle
+      ) {
         return 'skipped';
       }
       // A team member replaces only the sessions they uploaded, as with an upload.
-      if (!canWriteSession(ctx, role, old)) throw invalid(`Session ${sessionId} was uploaded by someone else: a team member replaces only the sessions they uploaded`);
+      if (!canWriteSession(ctx, role, old))
+        throw invalid(`Session ${sessionId} was uploaded by someone else: a team member replaces only the sessions they uploaded`);
       await replaceImportedSession(tx, next, hasGitBranches);
       if (!up.sessionData) await deleteSessionData(tx, projectId, sessionId);
     } else {
@@ -130,5 +135,11 @@ export async function importedSessionState(
 ): Promise<{ etag: string; updatedAt: Date; markdownSize: number; sessionDataSize: number; ownerId: string } | null> {
   const row = await sessionByKey(ctx.deps.db.writes, projectId, sessionId.toLowerCase());
   if (!row) return null;
-  return { etag: row.etag, updatedAt: row.updatedAt, markdownSize: Number(row.markdownSize), sessionDataSize: Number(row.sessionDataSize), ownerId: row.userId };
+  return {
+    etag: row.etag,
+    updatedAt: row.updatedAt,
+    markdownSize: Number(row.markdownSize),
+    sessionDataSize: Number(row.sessionDataSize),
+    ownerId: row.userId,
+  };
 }

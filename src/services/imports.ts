@@ -232,7 +232,8 @@ export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptio
     throw invalid((err as Error).message);
   }
   const least = minimumArchiveBytes(manifest, manifestBytes.length);
-  if (least > opts.maxBytes) throw new AppError('PAYLOAD_TOO_LARGE', `Archive too large: its manifest lists ${least} bytes, more than MAX_IMPORT_BYTES (${opts.maxBytes} bytes)`);
+  if (least > opts.maxBytes)
+    throw new AppError('PAYLOAD_TOO_LARGE', `Archive too large: its manifest lists ${least} bytes, more than MAX_IMPORT_BYTES (${opts.maxBytes} bytes)`);
 
   const listed = new Map<string, ManifestFile>();
   const expectedFiles = new Map<string, Set<SessionFile>>();
@@ -261,7 +262,9 @@ export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptio
     const state = await ensureImportedProject(ctx, projectId, json, target);
     if (state === 'foreign') {
       const error =
-        target.ownerType === 'team' ? `Project ${projectId} is not a project of this team: not imported` : `Project ${projectId} belongs to another account: not imported`;
+        target.ownerType === 'team'
+          ? `Project ${projectId} is not a project of this team: not imported`
+          : `Project ${projectId} belongs to another account: not imported`;
       report(path, error);
       projectState.set(projectId, { ok: false, error });
       return;
@@ -292,7 +295,10 @@ export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptio
           { json, markdown: s.files['markdown.md'], raw: s.files.raw ?? Buffer.alloc(0), sessionData: s.files['session-data.json'] ?? null },
           ctx.deps.config.redactSecrets,
         );
-        outcome = await writeImportedSession(ctx, s.projectId, s.sessionId, json, prepared, opts.onConflict, { target, uploaderId: await uploaderOf(json.uploadedBy) });
+        outcome = await writeImportedSession(ctx, s.projectId, s.sessionId, json, prepared, opts.onConflict, {
+          target,
+          uploaderId: await uploaderOf(json.uploadedBy),
+        });
       } catch (err) {
         if (err instanceof AppError && err.code !== 'VALIDATION_ERROR') throw err;
         return void report(dir, `not imported: ${(err as Error).message}`);

@@ -29,7 +29,8 @@ export function optionalInteger(field: string, min: number, max: number) {
     .number({ error: typeMessage })
     .check((ctx) => {
       if (!Number.isInteger(ctx.value)) ctx.issues.push({ code: 'custom', input: ctx.value, message: typeMessage });
-      else if (ctx.value < min || ctx.value > max) ctx.issues.push({ code: 'custom', input: ctx.value, message: `Invalid value for ${field}: must be between ${min} and ${max}` });
+      else if (ctx.value < min || ctx.value > max)
+        ctx.issues.push({ code: 'custom', input: ctx.value, message: `Invalid value for ${field}: must be between ${min} and ${max}` });
     })
     .nullish()
     .openapi({ type: ['integer', 'null'], minimum: min, maximum: max });
@@ -95,10 +96,10 @@ export const CreateProjectInput = body({
   name: text('name', 1, 255),
   icon: optionalChoice('icon', ProjectIcon),
   color: optionalChoice('color', ProjectColor),
-  teamId: z
-    .string({ error: 'Invalid value for teamId: expected a string or null' })
-    .nullish()
-    .openapi({ description: "The team that owns the new project (admin or member). Absent: the credential's team (a key or device token bound to one), else yours; null: yours." }),
+  teamId: z.string({ error: 'Invalid value for teamId: expected a string or null' }).nullish().openapi({
+    description:
+      "The team that owns the new project (admin or member). Absent: the credential's team (a key or device token bound to one), else yours; null: yours.",
+  }),
 }).openapi('CreateProject', { description: 'Without `id` the server generates one; a null `icon` or `color` is the default.' });
 
 export const DeviceCodeInput = body({
@@ -150,11 +151,7 @@ export const PatchSessionInput = body({
 /** GET /projects/{id}/sessions: `limit` and the keyset `cursor`. */
 export const ProjectSessionsQuery = z.object({
   limit: queryInteger('limit', PAGES.projectSessions).openapi({ description: 'Sessions per page.' }),
-  cursor: z
-    .string({ error: 'Invalid cursor' })
-    .min(1, { error: 'Invalid cursor' })
-    .optional()
-    .openapi({ description: '`nextCursor` of the previous page.' }),
+  cursor: z.string({ error: 'Invalid cursor' }).min(1, { error: 'Invalid cursor' }).optional().openapi({ description: '`nextCursor` of the previous page.' }),
 });
 
 /** GET /sessions/recent. */
@@ -179,7 +176,10 @@ export const ExchangeArgs = z.object({
 // Session filters
 
 const filterList = (field: string) =>
-  z.array(z.string()).max(MAX_FILTER_VALUES, { error: `Invalid value for ${field}: at most ${MAX_FILTER_VALUES} values` }).nullish();
+  z
+    .array(z.string())
+    .max(MAX_FILTER_VALUES, { error: `Invalid value for ${field}: at most ${MAX_FILTER_VALUES} values` })
+    .nullish();
 
 /** A date filter: anything `Date` can read (GraphQL's `String`), else 400. */
 function filterDate(field: string) {
@@ -217,7 +217,8 @@ export const SessionFiltersArg = z
       .object({ start: filterDate('dateRange.start'), end: filterDate('dateRange.end') })
       .check((ctx) => {
         const { start, end } = ctx.value;
-        if (start && end && start.getTime() > end.getTime()) ctx.issues.push({ code: 'custom', input: ctx.value, message: 'Invalid dateRange: start must not be after end' });
+        if (start && end && start.getTime() > end.getTime())
+          ctx.issues.push({ code: 'custom', input: ctx.value, message: 'Invalid dateRange: start must not be after end' });
       })
       .nullish(),
     createdAfter: intRange('createdAfter', 1, Number.MAX_SAFE_INTEGER, 'Invalid value for createdAfter: must be an integer of at least 1 (days)').nullish(),
@@ -225,7 +226,8 @@ export const SessionFiltersArg = z
     timeFilter: z
       .string()
       .check((ctx) => {
-        if (!Object.hasOwn(TIME_FILTERS, ctx.value)) ctx.issues.push({ code: 'custom', input: ctx.value, message: `Invalid value for timeFilter. Must be one of: ${TIME_FILTER_NAMES.join(', ')}` });
+        if (!Object.hasOwn(TIME_FILTERS, ctx.value))
+          ctx.issues.push({ code: 'custom', input: ctx.value, message: `Invalid value for timeFilter. Must be one of: ${TIME_FILTER_NAMES.join(', ')}` });
       })
       .nullish(),
   })
@@ -267,26 +269,29 @@ export const SearchArgs = z.object({
  * SearchArgs' (checked by the search itself); a null `projectId` searches every project.
  */
 /** `?resumable=` (the upload CLI's resume): absent or `false` → every session, `true` → resumable ones only. */
-export const ResumableParam = queryBoolean('resumable', false).openapi({ description: '`true`: only what can be resumed (sessions with `sessionData`, the upload CLI\'s resume blob).' });
+export const ResumableParam = queryBoolean('resumable', false).openapi({
+  description: "`true`: only what can be resumed (sessions with `sessionData`, the upload CLI's resume blob).",
+});
 
 export const ResumeSearchInput = body({
   query: z
     .string({ error: (iss) => (iss.input == null ? 'Missing required field: query' : 'Invalid type for query: expected a string') })
     .openapi({ minLength: 1, maxLength: MAX_QUERY_CHARS }),
-  projectId: z.string({ error: 'Invalid type for projectId: expected a string' }).nullish().openapi({ description: 'Only this project; absent or null: every project.' }),
+  projectId: z
+    .string({ error: 'Invalid type for projectId: expected a string' })
+    .nullish()
+    .openapi({ description: 'Only this project; absent or null: every project.' }),
 }).openapi('ResumeSearch', { description: 'Words the session must contain (1–512 characters, at most 32 different words).' });
 
 // ------------------------------------------------------------------------------------------
 // Stats
 
 /** GraphQL `analytics(timeRange)`: a closed range of `createdAt`. */
-export const TimeRangeInput = z
-  .object({ start: timestamp('timeRange.start'), end: timestamp('timeRange.end') })
-  .check((ctx) => {
-    if (ctx.value.start.getTime() > ctx.value.end.getTime()) {
-      ctx.issues.push({ code: 'custom', input: ctx.value, message: 'Invalid timeRange: start must not be after end' });
-    }
-  });
+export const TimeRangeInput = z.object({ start: timestamp('timeRange.start'), end: timestamp('timeRange.end') }).check((ctx) => {
+  if (ctx.value.start.getTime() > ctx.value.end.getTime()) {
+    ctx.issues.push({ code: 'custom', input: ctx.value, message: 'Invalid timeRange: start must not be after end' });
+  }
+});
 
 /** ProjectStats.sessionsByDay(days). */
 export const DaysArg = intRange('days', PAGES.days.min, PAGES.days.max);
@@ -321,5 +326,5 @@ export const CreateKeyInput = body({
   teamId: z
     .string({ error: 'Invalid value for teamId: expected a string or null' })
     .nullish()
-    .openapi({ description: 'Bind the key to a team where you are admin or member: projects created through it are the team\'s. Absent or null: yours.' }),
+    .openapi({ description: "Bind the key to a team where you are admin or member: projects created through it are the team's. Absent or null: yours." }),
 }).openapi('CreateKey');

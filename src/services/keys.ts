@@ -69,7 +69,19 @@ export async function createKeyForUser(
   const expiresAt = expiresInDays ? new Date(now.getTime() + expiresInDays * 86_400_000) : null;
   const row = await insertDerivedKey(
     db.writes,
-    { id: crypto.randomUUID(), userId, name, createdAt: now, lastUsedAt: null, expiresAt, revokedAt: null, parentKeyId: null, kind: 'key', scopes: storeScopes(scopes), teamId },
+    {
+      id: crypto.randomUUID(),
+      userId,
+      name,
+      createdAt: now,
+      lastUsedAt: null,
+      expiresAt,
+      revokedAt: null,
+      parentKeyId: null,
+      kind: 'key',
+      scopes: storeScopes(scopes),
+      teamId,
+    },
     parentKeyId ?? null,
   );
   if (!row) throw unauthenticated();
@@ -123,7 +135,7 @@ export async function insertDerivedKey(db: Sql, row: KeyRow, sourceId: string | 
  */
 export async function revokeLineage(db: Sql, ids: readonly string[], at: Date): Promise<void> {
   const seen = new Set(ids);
-  for (let level = [...seen]; level.length > 0; ) {
+  for (let level = [...seen]; level.length > 0;) {
     await store.revokeKeys(db, level, at);
     level = (await store.childKeyIds(db, level)).filter((c) => !seen.has(c));
     for (const c of level) seen.add(c);
@@ -171,7 +183,16 @@ export const createApiKey = async (ctx: Ctx, input: unknown) => {
   const { name, expiresInDays, scopes, teamId } = validateKeyInput(input);
   // Binding a key to a team needs the role admin or member there.
   if (teamId !== null) await requireTeamWriter(ctx, teamId);
-  return createKeyForUser(ctx.deps.db, ctx.deps.config.jwtSecret, ctx.user.id, redactField(name, ctx.deps.config.redactSecrets), expiresInDays, ctx.user.keyId ?? undefined, scopes, teamId);
+  return createKeyForUser(
+    ctx.deps.db,
+    ctx.deps.config.jwtSecret,
+    ctx.user.id,
+    redactField(name, ctx.deps.config.redactSecrets),
+    expiresInDays,
+    ctx.user.keyId ?? undefined,
+    scopes,
+    teamId,
+  );
 };
 export const listApiKeys = (ctx: Ctx) => listKeysOfUser(ctx.deps.db, ctx.user.id);
 export const revokeApiKey = (ctx: Ctx, keyId: string) => revokeKeyById(ctx.deps.db, keyId, ctx.user.id);

@@ -6,15 +6,7 @@ import { inTransaction } from '../data/transaction';
 import { upsertOp } from '../domain/index-work';
 import { storedIndexOf } from '../domain/exchanges';
 import { maskedFindingsOf, redactionsToJson, redactUpload } from '../domain/redaction';
-import {
-  contentDigestOf,
-  DOC_STRING_FIELDS,
-  metadataOf,
-  parseStoredMeta,
-  sessionDataDigestOf,
-  sessionEtag,
-  labelsOf,
-} from './sessions';
+import { contentDigestOf, DOC_STRING_FIELDS, metadataOf, parseStoredMeta, sessionDataDigestOf, sessionEtag, labelsOf } from './sessions';
 import * as store from '../data/sessions';
 import type { SessionRow } from '../data/sessions';
 
@@ -64,9 +56,7 @@ export async function rescanSessions(
 /** Rescans one session in its own transaction; returns what was newly found, or null. */
 async function rescanOne(db: DbHandles, projectId: string, sessionId: string, mode: RedactMode, dryRun: boolean): Promise<Findings | null> {
   return inTransaction(db, async (tx) => {
-    const old = dryRun
-      ? await store.sessionByKey(tx, projectId, sessionId)
-      : await store.lockSession(tx, projectId, sessionId);
+    const old = dryRun ? await store.sessionByKey(tx, projectId, sessionId) : await store.lockSession(tx, projectId, sessionId);
     if (!old) return null; // deleted meanwhile
     const hasSessionData = Number(old.sessionDataSize ?? 0) > 0;
     const [markdown, rawData, sessionData] = await Promise.all([
@@ -105,7 +95,12 @@ async function rescanOne(db: DbHandles, projectId: string, sessionId: string, mo
     next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
     await store.updateRedactedSession(tx, next);
     if (next.contentDigest !== old.contentDigest) {
-      await writeContent(tx, projectId, sessionId, { markdown: upload.markdown, raw: upload.rawData, session: upload.sessionData, exchanges: storedIndexOf(upload.markdown) });
+      await writeContent(tx, projectId, sessionId, {
+        markdown: upload.markdown,
+        raw: upload.rawData,
+        session: upload.sessionData,
+        exchanges: storedIndexOf(upload.markdown),
+      });
     }
     await store.writeLabels(tx, next, labelsOf(upload.meta), true);
     await enqueueIndexWork(tx, upsertOp(Number(old.markdownSize)), old.userId, projectId, sessionId);

@@ -52,14 +52,7 @@ export async function searchSessions(
   }
 }
 
-async function searchChecked(
-  ctx: Ctx,
-  query: string,
-  filters: SessionFilters,
-  limit: number,
-  offset: number,
-  options?: SearchOptions,
-): Promise<SearchResults> {
+async function searchChecked(ctx: Ctx, query: string, filters: SessionFilters, limit: number, offset: number, options?: SearchOptions): Promise<SearchResults> {
   // The scopes the caller holds now (membership read for this request): a removed member's
   // searches return none of the team's sessions, and count none, from the next request.
   const scopes = await scopesFor(ctx, filters.teamIds);

@@ -43,7 +43,9 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
       name: patch.name ?? old.name,
       userTitle: patch.userTitle !== undefined ? patch.userTitle : old.userTitle,
       metadataJson: JSON.stringify(meta),
-      redactionsJson: Object.keys(patch.findings).length ? addRedactionsJson(old.redactionsJson, patch.findings, ctx.deps.config.redactSecrets) : old.redactionsJson,
+      redactionsJson: Object.keys(patch.findings).length
+        ? addRedactionsJson(old.redactionsJson, patch.findings, ctx.deps.config.redactSecrets)
+        : old.redactionsJson,
     };
     next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
     // A patch always counts as a change: it moves updatedAt.

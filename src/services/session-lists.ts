@@ -53,14 +53,15 @@ export interface SessionPage {
  * Sessions of the caller matching the filters, in the given order, one keyset page at a time.
  * Everything is decided in SQL; rows carry no content.
  */
-export async function querySessions(
-  ctx: Ctx,
-  filters: SessionFilters,
-  order: SessionOrder,
-  limit: number,
-  after?: string | null,
-): Promise<SessionPage> {
-  const rows = await store.sessionsInOrder(ctx.deps.db.reads, await scopesFor(ctx, filters.teamIds), filters, order, limit + 1, after ? decodeCursor(order, after) : undefined);
+export async function querySessions(ctx: Ctx, filters: SessionFilters, order: SessionOrder, limit: number, after?: string | null): Promise<SessionPage> {
+  const rows = await store.sessionsInOrder(
+    ctx.deps.db.reads,
+    await scopesFor(ctx, filters.teamIds),
+    filters,
+    order,
+    limit + 1,
+    after ? decodeCursor(order, after) : undefined,
+  );
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   return { rows: page, nextCursor: more ? encodeCursor(order, page[page.length - 1]) : null };
@@ -76,10 +77,7 @@ export async function listProjectSessions(ctx: Ctx, projectId: string, query: un
   if (cursor) decodeCursor('UPDATED_AT_DESC', cursor);
   await requireReadableProject(ctx, projectId);
   const filters = { projectIds: [projectId] };
-  const [page, total] = await Promise.all([
-    querySessions(ctx, filters, 'UPDATED_AT_DESC', limit, cursor),
-    countSessions(ctx, filters),
-  ]);
+  const [page, total] = await Promise.all([querySessions(ctx, filters, 'UPDATED_AT_DESC', limit, cursor), countSessions(ctx, filters)]);
   return { sessions: page.rows.map((r) => toSession(r)), total, projectId, nextCursor: page.nextCursor };
 }
 

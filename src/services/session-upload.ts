@@ -36,20 +36,13 @@ function checkUploadPath(projectId: string, sessionId: string): string {
 }
 
 /** PUT: creates or replaces a session (and its project when new), atomically. */
-export async function upsertSession(
-  ctx: Ctx,
-  projectId: string,
-  rawSessionId: string,
-  body: unknown,
-  cond: UploadConditions = {},
-): Promise<UploadResult> {
+export async function upsertSession(ctx: Ctx, projectId: string, rawSessionId: string, body: unknown, cond: UploadConditions = {}): Promise<UploadResult> {
   const sessionId = checkUploadPath(projectId, rawSessionId);
   // Secrets go before anything is stored, logged or indexed. The tag is taken over
   // what is stored, so re-sending the same original body is still a no-op. A large body is
   // prepared on a worker thread (src/offload), a small one here.
   const mode = ctx.deps.config.redactSecrets;
-  const prepared =
-    body instanceof DeferredJson ? await (ctx.deps.offload ?? inlineOffload).prepareUploadJson(body.bytes, mode) : prepareUpload(body, mode);
+  const prepared = body instanceof DeferredJson ? await (ctx.deps.offload ?? inlineOffload).prepareUploadJson(body.bytes, mode) : prepareUpload(body, mode);
   return writeUpload(ctx, projectId, sessionId, prepared, cond);
 }
 
@@ -83,11 +76,7 @@ async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepa
     // Kept session data is part of the digest: only then is it taken again (here, at its cost).
     const contentDigest = sessionDataDigest === sentDataDigest ? prepared.contentDigest : contentDigestOf(up.markdown, up.rawData, sessionDataDigest);
     // Findings of kept session data stay with it.
-    const redactionsJson = redactionsToJson(
-      findings,
-      sessionDataFindings ?? sessionDataFindingsOf(old?.redactionsJson),
-      ctx.deps.config.redactSecrets,
-    );
+    const redactionsJson = redactionsToJson(findings, sessionDataFindings ?? sessionDataFindingsOf(old?.redactionsJson), ctx.deps.config.redactSecrets);
     const startedAt = up.startedAt ?? old?.startedAt ?? now;
     const endedAt = up.endedAt ?? old?.endedAt ?? now;
     const userTitle = old?.userTitle ?? null;

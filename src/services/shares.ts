@@ -211,8 +211,18 @@ export async function createShare(ctx: Ctx, base: string, projectId: string, ses
       const now = new Date();
       // The row first (the snapshot rows refer to it); its count is set once the copy knows it.
       await store.insertShare(tx, {
-        id, nonce: newShareNonce(), projectId: row.projectId, sessionId: row.id, createdBy: ctx.user.id, createdAt: now,
-        snapshotAt: now, expiresAt, audience, hiddenJson: '[]', exchangeCount: 0, ...snapshotFields(row),
+        id,
+        nonce: newShareNonce(),
+        projectId: row.projectId,
+        sessionId: row.id,
+        createdBy: ctx.user.id,
+        createdAt: now,
+        snapshotAt: now,
+        expiresAt,
+        audience,
+        hiddenJson: '[]',
+        exchangeCount: 0,
+        ...snapshotFields(row),
       });
       const findings: Findings = {};
       scan(findings, titleOf(row));
@@ -245,7 +255,11 @@ export async function listSessionShares(ctx: Ctx, base: string, projectId: strin
  * (lower-case id): GraphQL's Session.shares for a list of sessions. Only links the caller made are
  * read, so no access check is needed beyond the one that gave the caller the sessions.
  */
-export async function sharesOfSessions(ctx: Ctx, base: string, keys: ReadonlyArray<{ projectId: string; sessionId: string }>): Promise<Map<string, ShareDto[]>> {
+export async function sharesOfSessions(
+  ctx: Ctx,
+  base: string,
+  keys: ReadonlyArray<{ projectId: string; sessionId: string }>,
+): Promise<Map<string, ShareDto[]>> {
   const out = new Map<string, ShareDto[]>();
   for (const r of await store.sharesOfSessions(ctx.deps.db.reads, ctx.user.id, keys)) {
     const k = `${r.projectId}/${r.sessionId}`;
@@ -292,7 +306,11 @@ export async function updateShare(ctx: Ctx, base: string, shareId: string, input
       } else if (body.hiddenExchanges !== undefined) {
         const hidden = hiddenOf(body.hiddenExchanges, count)!;
         const now = new Set(hidden);
-        await store.hideSnapshotExchanges(tx, state.id, hidden.filter((n) => !before.has(n)));
+        await store.hideSnapshotExchanges(
+          tx,
+          state.id,
+          hidden.filter((n) => !before.has(n)),
+        );
         // Un-hidden exchanges the snapshot never held: their current content is copied in.
         const shown = [...before].filter((n) => !now.has(n));
         const held = await store.heldNumbers(tx, state.id);

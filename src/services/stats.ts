@@ -14,7 +14,6 @@ export type { LabelKind } from '../data/session-filters';
 const DAY_MS = 86_400_000;
 const n = (v: unknown): number => (v == null ? 0 : Number(v));
 
-
 /** UTC midnight of the day `d` falls on. */
 const utcDay = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
 const dayKey = (d: Date) => d.toISOString().slice(0, 10);
@@ -81,17 +80,16 @@ export async function projectSessionsByDay(
   const out = new Map<string, Array<{ date: string; count: number }>>();
   for (const id of projectIds) {
     const m = counts.get(id);
-    out.set(id, keys.map((date) => ({ date, count: m?.get(date) ?? 0 })));
+    out.set(
+      id,
+      keys.map((date) => ({ date, count: m?.get(date) ?? 0 })),
+    );
   }
   return out;
 }
 
 /** The `limit` most used tags per project (count desc, then tag), one statement for all projects. */
-export async function projectTopTags(
-  ctx: Ctx,
-  projectIds: readonly string[],
-  limit: number,
-): Promise<Map<string, Array<{ tag: string; count: number }>>> {
+export async function projectTopTags(ctx: Ctx, projectIds: readonly string[], limit: number): Promise<Map<string, Array<{ tag: string; count: number }>>> {
   const out = new Map<string, Array<{ tag: string; count: number }>>();
   if (projectIds.length === 0) return out;
   const rows = await store.projectTopTags(ctx.deps.db.reads, await readableScopes(ctx), projectIds, limit);
@@ -191,7 +189,12 @@ export async function sessionFacets(ctx: Ctx, projectId: string | null, limit: n
   const counts = await store.facetCounts(ctx.deps.db.reads, await readableScopes(ctx), projectId, limit);
   const out: SessionFacets = { llmModels: [], tags: [], gitBranches: [], clientNames: [], agentNames: [], deviceIds: [] };
   const key: Record<string, keyof SessionFacets> = {
-    llmModel: 'llmModels', tag: 'tags', gitBranch: 'gitBranches', clientName: 'clientNames', agentName: 'agentNames', deviceId: 'deviceIds',
+    llmModel: 'llmModels',
+    tag: 'tags',
+    gitBranch: 'gitBranches',
+    clientName: 'clientNames',
+    agentName: 'agentNames',
+    deviceId: 'deviceIds',
   };
   for (const r of counts) out[key[r.kind]].push({ value: r.value, count: n(r.c) });
   return out;

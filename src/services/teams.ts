@@ -16,13 +16,19 @@ import { requireTeamAdmin, requireTeamMember, teamNotFound } from './access';
 import type { Ctx } from './context';
 import { body, choice, parseInput, text, z } from './inputs';
 
-export const TeamRoleInput = choice('role', TEAM_ROLES).openapi('TeamRole', { description: 'admin: everything of the team; member: reads, uploads, changes the sessions they uploaded; viewer: reads only.' });
+export const TeamRoleInput = choice('role', TEAM_ROLES).openapi('TeamRole', {
+  description: 'admin: everything of the team; member: reads, uploads, changes the sessions they uploaded; viewer: reads only.',
+});
 export const TeamNameInput = body({ name: text('name', 1, 100) }).openapi('TeamName');
 export const AddMemberInput = body({ email: text('email', 1, 320), role: TeamRoleInput }).openapi('AddTeamMember');
 export const MemberRoleInput = body({ role: TeamRoleInput }).openapi('TeamMemberRole');
 export const InvitationInput = body({
   role: TeamRoleInput,
-  email: z.string({ error: 'Invalid value for email: expected a string' }).max(320).nullish().openapi({ description: 'Only this email may accept it; absent: anyone holding the link.' }),
+  email: z
+    .string({ error: 'Invalid value for email: expected a string' })
+    .max(320)
+    .nullish()
+    .openapi({ description: 'Only this email may accept it; absent: anyone holding the link.' }),
 }).openapi('CreateTeamInvitation');
 export const InvitationTokenInput = body({ token: text('token', 1, 200) }).openapi('TeamInvitationToken');
 
@@ -271,5 +277,11 @@ export async function teamNameOf(db: DbHandles, teamId: string): Promise<string 
 
 /** Every team (admin CLI). */
 export async function allTeams(db: DbHandles) {
-  return (await store.allTeams(db.reads)).map((t) => ({ id: t.id, name: t.name, memberCount: Number(t.memberCount), projectCount: Number(t.projectCount), createdAt: t.createdAt.toISOString() }));
+  return (await store.allTeams(db.reads)).map((t) => ({
+    id: t.id,
+    name: t.name,
+    memberCount: Number(t.memberCount),
+    projectCount: Number(t.projectCount),
+    createdAt: t.createdAt.toISOString(),
+  }));
 }

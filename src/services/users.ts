@@ -60,7 +60,8 @@ export function newUserRow(email: string, name: string | null | undefined, passw
 /** Creates a user (the password, when given, already checked for length by the caller). */
 export async function createUser(db: DbHandles, email: string, name?: string | null, opts: NewUser = {}): Promise<UserDto & AccountDto> {
   checkEmail(email);
-  if (name !== undefined && name !== null && (typeof name !== 'string' || name.length > 255)) throw invalid('Invalid value for name. Must be at most 255 characters');
+  if (name !== undefined && name !== null && (typeof name !== 'string' || name.length > 255))
+    throw invalid('Invalid value for name. Must be at most 255 characters');
   const existing = await store.userByEmail(db.writes, email);
   if (existing) throw new AppError('CONFLICT', `A user with email ${email} already exists`);
   const passwordHash = opts.password ? await hashPassword(opts.password) : null;

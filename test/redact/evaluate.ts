@@ -38,7 +38,11 @@ export function runIn(container: Container, text: string): { visible: string; sh
     let visible = '';
     let valid = true;
     try {
-      visible = out.trim().split('\n').map((l) => JSON.parse(l).message.content).join('\n');
+      visible = out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).message.content)
+        .join('\n');
     } catch {
       valid = false;
       visible = out;
@@ -67,7 +71,13 @@ export interface Score {
 }
 
 export function score(corpus: Corpus): Score {
-  const s: Score = { byFormat: new Map(), prefixed: { total: 0, found: 0 }, contextual: { total: 0, found: 0 }, negatives: { total: 0, flagged: 0, examples: [] }, shapeBroken: 0 };
+  const s: Score = {
+    byFormat: new Map(),
+    prefixed: { total: 0, found: 0 },
+    contextual: { total: 0, found: 0 },
+    negatives: { total: 0, flagged: 0, examples: [] },
+    shapeBroken: 0,
+  };
   for (const p of corpus.positives) {
     for (const c of CONTAINERS) {
       const o = scorePositive(p, c);

@@ -26,13 +26,26 @@ export async function readTar(bytes: Buffer): Promise<TarEntry[]> {
     const chunks: Buffer[] = [];
     for await (const c of entry) chunks.push(c as Buffer);
     const h = entry.header;
-    out.push({ name: h.name, type: h.type, mode: h.mode, uid: h.uid, gid: h.gid, uname: h.uname, gname: h.gname, mtime: h.mtime, size: h.size, data: Buffer.concat(chunks) });
+    out.push({
+      name: h.name,
+      type: h.type,
+      mode: h.mode,
+      uid: h.uid,
+      gid: h.gid,
+      uname: h.uname,
+      gname: h.gname,
+      mtime: h.mtime,
+      size: h.size,
+      data: Buffer.concat(chunks),
+    });
   }
   return out;
 }
 
 /** A tar made of these entries as given (tests build damaged archives with it). */
-export async function writeTar(entries: Array<{ name: string; data?: Buffer; type?: 'file' | 'directory' | 'symlink'; mtime?: Date; size?: number }>): Promise<Buffer> {
+export async function writeTar(
+  entries: Array<{ name: string; data?: Buffer; type?: 'file' | 'directory' | 'symlink'; mtime?: Date; size?: number }>,
+): Promise<Buffer> {
   const pack = tar.pack();
   const chunks: Buffer[] = [];
   pack.on('data', (c: unknown) => void chunks.push(c as Buffer));
@@ -40,7 +53,13 @@ export async function writeTar(entries: Array<{ name: string; data?: Buffer; typ
   for (const e of entries) {
     await new Promise<void>((resolve, reject) => {
       const cb = (err?: Error | null) => (err ? reject(err) : resolve());
-      const header = { name: e.name, type: e.type ?? 'file', mode: e.type === 'directory' ? 0o755 : 0o644, mtime: e.mtime ?? new Date(0), ...(e.type === 'symlink' ? { linkname: '/etc/passwd' } : {}) };
+      const header = {
+        name: e.name,
+        type: e.type ?? 'file',
+        mode: e.type === 'directory' ? 0o755 : 0o644,
+        mtime: e.mtime ?? new Date(0),
+        ...(e.type === 'symlink' ? { linkname: '/etc/passwd' } : {}),
+      };
       if (e.type === 'directory' || e.type === 'symlink') pack.entry(header, cb);
       else pack.entry(header, e.data ?? Buffer.alloc(0), cb);
     });
@@ -65,7 +84,18 @@ export function corpus(projectId: string): Array<{ id: string; body: Record<stri
         startedAt: '2024-01-02T03:04:05.678Z',
         endedAt: '2024-01-02T04:05:06.789Z',
         projectName: `Project ${projectId} ✨`,
-        metadata: { clientName: 'specstory-cli', clientVersion: '1.2.3', agentName: 'Claude Code', deviceId: 'dev-1', llmModels: ['claude-sonnet'], gitBranches: ['main', 'feat/ü'], tags: [], machineName: 'ada-laptop', title: 'A “title”', summary: 'line1\nline2' },
+        metadata: {
+          clientName: 'specstory-cli',
+          clientVersion: '1.2.3',
+          agentName: 'Claude Code',
+          deviceId: 'dev-1',
+          llmModels: ['claude-sonnet'],
+          gitBranches: ['main', 'feat/ü'],
+          tags: [],
+          machineName: 'ada-laptop',
+          title: 'A “title”',
+          summary: 'line1\nline2',
+        },
       },
       tags: ['Résumé', 'two words'],
       title: 'My own title ✍',

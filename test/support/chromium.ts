@@ -8,7 +8,16 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
  * protocol (not a <script>: the console's CSP forbids inline scripts, and we keep it on).
  */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export async function launchBrowser(): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: run .ci/run-chromium.sh`);
@@ -59,7 +68,12 @@ export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> 
   if (!has) await page.evaluate(axeSource);
   const result = await page.evaluate(async () => {
     const r = await (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ['violations'] });
-    return (r.violations as any[]).map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: (v.nodes as any[]).map((n) => String(n.html).slice(0, 200)) }));
+    return (r.violations as any[]).map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: (v.nodes as any[]).map((n) => String(n.html).slice(0, 200)),
+    }));
   });
   return result.filter((v: AxeViolation) => v.impact === 'serious' || v.impact === 'critical');
 }
@@ -74,7 +88,10 @@ export function step(rec: () => Recorded, fn: () => Promise<void>): () => Promis
       await fn();
     } catch (err) {
       const r = rec();
-      const text = await r.page.locator('body').innerText({ timeout: 2000 }).catch(() => '(unreadable)');
+      const text = await r.page
+        .locator('body')
+        .innerText({ timeout: 2000 })
+        .catch(() => '(unreadable)');
       if (err instanceof Error) {
         err.message += `\n--- page ${r.page.url()}:\n${text.slice(0, 2000)}\n--- last requests:\n${r.requests.slice(-10).join('\n')}\n--- errors:\n${r.errors.join('\n')}`;
         // Jest prints the stack, which holds the message as it was when the error was made.

@@ -19,11 +19,7 @@ export interface McpClient {
   close(): Promise<void>;
 }
 
-export async function connectMcp(
-  url: string,
-  token: string,
-  opts: { protocol?: Protocol; fetch?: typeof fetch } = {},
-): Promise<McpClient> {
+export async function connectMcp(url: string, token: string, opts: { protocol?: Protocol; fetch?: typeof fetch } = {}): Promise<McpClient> {
   const transport = new StreamableHTTPClientTransport(new URL('/mcp', url), {
     requestInit: { headers: { Authorization: `Bearer ${token}` } },
     ...(opts.fetch ? { fetch: opts.fetch } : {}),

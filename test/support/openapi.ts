@@ -100,7 +100,10 @@ export function responseProblem(method: string, urlPath: string, res: CheckedRes
   const hasBody = m !== 'head' && res.status !== 304 && res.text.length > 0;
   if (!hasBody) return null;
   if (!response.content) return `${where}: a body was sent but none is documented`;
-  const mediaType = String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  const mediaType = String(res.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
   if (!(mediaType in response.content)) {
     return `${where}: Content-Type ${mediaType || '(none)'} is not documented (documented: ${Object.keys(response.content).join(', ')})`;
   }

@@ -119,7 +119,9 @@ export function tsSdk(app: TestApp, token: string, method: string, path: string,
 export function pyJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(pyJson).join(', ')}]`;
   if (v !== null && typeof v === 'object') {
-    return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${pyJson(k)}: ${pyJson(x)}`).join(', ')}}`;
+    return `{${Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${pyJson(k)}: ${pyJson(x)}`)
+      .join(', ')}}`;
   }
   const s = JSON.stringify(v);
   return typeof v === 'string' ? s.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : s;

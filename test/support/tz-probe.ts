@@ -12,7 +12,10 @@ async function main() {
   const secret = 'tz-probe-secret-long-enough';
   const u = await createUser(db, `tz-${Date.now()}@example.test`);
   const result: Record<string, boolean> = {};
-  for (const [label, offsetMs] of [['expiredAnHourAgo', -3_600_000], ['expiresInAnHour', 3_600_000]] as const) {
+  for (const [label, offsetMs] of [
+    ['expiredAnHourAgo', -3_600_000],
+    ['expiresInAnHour', 3_600_000],
+  ] as const) {
     const expiresAt = new Date(Date.now() + offsetMs);
     const id = `${label}-${Date.now()}`;
     await db.prisma.apiKey.create({ data: { id, userId: u.id, name: label, expiresAt } });

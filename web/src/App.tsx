@@ -27,17 +27,96 @@ export function App() {
       <Route path="/reset-password" element={<ResetPasswordPage />} />
       <Route path="/join" element={<JoinPage />} />
       <Route element={<Layout />}>
-        <Route path="/" element={<Private title="Projects"><ProjectsPage /></Private>} />
-        <Route path="/projects/:projectId" element={<Private title="Project"><ProjectPage /></Private>} />
-        <Route path="/projects/:projectId/sessions/:sessionId" element={<Private title="Session"><SessionPage /></Private>} />
-        <Route path="/search" element={<Private title="Search"><SearchPage /></Private>} />
-        <Route path="/dashboard" element={<Private title="Dashboard"><Suspense fallback={<p role="status">Loading…</p>}><DashboardPage /></Suspense></Private>} />
-        <Route path="/settings/api-keys" element={<Private title="API keys"><ApiKeysPage /></Private>} />
-        <Route path="/settings/teams" element={<Private title="Teams"><TeamsPage /></Private>} />
-        <Route path="/settings/shares" element={<Private title="Shared links"><SharesPage /></Private>} />
-        <Route path="/settings/account" element={<Private title="Account"><AccountPage /></Private>} />
-        <Route path="/settings/users" element={<Private title="Users"><UsersPage /></Private>} />
-        <Route path="/cli-login" element={<Private title="Log in a client"><CliLoginPage /></Private>} />
+        <Route
+          path="/"
+          element={
+            <Private title="Projects">
+              <ProjectsPage />
+            </Private>
+          }
+        />
+        <Route
+          path="/projects/:projectId"
+          element={
+            <Private title="Project">
+              <ProjectPage />
+            </Private>
+          }
+        />
+        <Route
+          path="/projects/:projectId/sessions/:sessionId"
+          element={
+            <Private title="Session">
+              <SessionPage />
+            </Private>
+          }
+        />
+        <Route
+          path="/search"
+          element={
+            <Private title="Search">
+              <SearchPage />
+            </Private>
+          }
+        />
+        <Route
+          path="/dashboard"
+          element={
+            <Private title="Dashboard">
+              <Suspense fallback={<p role="status">Loading…</p>}>
+                <DashboardPage />
+              </Suspense>
+            </Private>
+          }
+        />
+        <Route
+          path="/settings/api-keys"
+          element={
+            <Private title="API keys">
+              <ApiKeysPage />
+            </Private>
+          }
+        />
+        <Route
+          path="/settings/teams"
+          element={
+            <Private title="Teams">
+              <TeamsPage />
+            </Private>
+          }
+        />
+        <Route
+          path="/settings/shares"
+          element={
+            <Private title="Shared links">
+              <SharesPage />
+            </Private>
+          }
+        />
+        <Route
+          path="/settings/account"
+          element={
+            <Private title="Account">
+              <AccountPage />
+            </Private>
+          }
+        />
+        <Route
+          path="/settings/users"
+          element={
+            <Private title="Users">
+              <UsersPage />
+            </Private>
+          }
+        />
+        <Route
+          path="/cli-login"
+          element={
+            <Private title="Log in a client">
+              <CliLoginPage />
+            </Private>
+          }
+        />
         <Route path="*" element={<NotFound />} />
       </Route>
     </Routes>

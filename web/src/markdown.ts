@@ -20,8 +20,37 @@ import { Marked, type Tokens } from 'marked';
  */
 
 const ALLOWED_TAGS = [
-  'p', 'br', 'hr', 'h3', 'h4', 'h5', 'h6', 'strong', 'b', 'em', 'i', 'del', 's', 'code', 'pre', 'blockquote',
-  'ul', 'ol', 'li', 'a', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'details', 'summary', 'kbd', 'sup', 'sub',
+  'p',
+  'br',
+  'hr',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'strong',
+  'b',
+  'em',
+  'i',
+  'del',
+  's',
+  'code',
+  'pre',
+  'blockquote',
+  'ul',
+  'ol',
+  'li',
+  'a',
+  'table',
+  'thead',
+  'tbody',
+  'tr',
+  'th',
+  'td',
+  'details',
+  'summary',
+  'kbd',
+  'sup',
+  'sub',
 ];
 const ALLOWED_ATTR = ['href', 'title', 'start', 'align', 'colspan', 'rowspan', 'open'];
 const SAFE_URL = /^(?:https?:|mailto:)/i;
@@ -42,7 +71,9 @@ const marked = new Marked({
     },
     link({ href, title, tokens }: Tokens.Link) {
       // An image inside a link is its label (no link in a link); an empty label is the address.
-      let inner = tokens.map((t) => (t.type === 'image' ? escapeHtml(`Image: ${(t as Tokens.Image).text || (t as Tokens.Image).href}`) : this.parser.parseInline([t]))).join('');
+      let inner = tokens
+        .map((t) => (t.type === 'image' ? escapeHtml(`Image: ${(t as Tokens.Image).text || (t as Tokens.Image).href}`) : this.parser.parseInline([t])))
+        .join('');
       if (!inner.replace(/<[^>]*>/g, '').trim()) inner = escapeHtml(href ?? 'link');
       return `<a href="${escapeHtml(href ?? '')}"${title ? ` title="${escapeHtml(title)}"` : ''}>${inner}</a>`;
     },

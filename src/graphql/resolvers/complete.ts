@@ -30,11 +30,7 @@ type Serves<V, R> = [V] extends [never] ? false : [V] extends [Accepted<R>] ? tr
 
 /** The fields of `T` that the default resolver (reading the parent's property) cannot serve. */
 export type FieldsNeedingResolvers<T extends keyof Resolvers> = {
-  [K in FieldsOf<T>]-?: K extends keyof Parent<T>
-    ? Serves<Parent<T>[K], ResultOf<NonNullable<Resolvers[T]>[K]>> extends true
-      ? never
-      : K
-    : K;
+  [K in FieldsOf<T>]-?: K extends keyof Parent<T> ? (Serves<Parent<T>[K], ResultOf<NonNullable<Resolvers[T]>[K]>> extends true ? never : K) : K;
 }[FieldsOf<T>];
 
 type Needs<T extends keyof Resolvers> = [FieldsNeedingResolvers<T>] extends [never] ? false : true;

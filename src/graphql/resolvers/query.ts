@@ -52,7 +52,10 @@ export const Query: ResolversOf<'Query'> = {
     const found = await searchSessions(gql.ctx, query, filters, limit ?? 10, offset ?? 0, { matchingExchanges });
     // The re-check read the rows: they answer the results' fields and later `session` lookups.
     const results: SearchResultModel[] = found.results.map(({ session, ...hit }) => ({ ...session, hit }));
-    primeSessions(gql, found.results.map((r) => r.session));
+    primeSessions(
+      gql,
+      found.results.map((r) => r.session),
+    );
     return { total: found.total, results };
   },
   stats(_p, _a, { ctx }) {

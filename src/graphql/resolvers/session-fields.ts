@@ -9,7 +9,20 @@ import { userModel } from './team';
 
 const iso = (d: Date) => d.toISOString();
 
-type Shared = 'id' | 'projectId' | 'name' | 'userTitle' | 'createdAt' | 'updatedAt' | 'startedAt' | 'endedAt' | 'markdownSize' | 'markdownContent' | 'metadata' | 'project' | 'uploadedBy';
+type Shared =
+  | 'id'
+  | 'projectId'
+  | 'name'
+  | 'userTitle'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'startedAt'
+  | 'endedAt'
+  | 'markdownSize'
+  | 'markdownContent'
+  | 'metadata'
+  | 'project'
+  | 'uploadedBy';
 
 export const sessionFields = {
   id: (r) => r.id,

@@ -72,14 +72,27 @@ export function describe(registry: OpenAPIRegistry, op: Operation): void {
   // any write made with a read-only key → 403 `This key is read-only`.
   const csrf: ErrorStatus[] = op.auth === 'key' && op.method !== 'get' && op.method !== 'head' ? [403] : [];
   const common: ErrorStatus[] = op.auth === 'none' ? [400, 500, 503] : [400, 401, 429, 500, 503, ...csrf];
-  const errors = new Set<ErrorStatus>([...common, ...(op.errors ?? []), ...(op.body || op.rawBody ? ([400, 408, 413, 415] as ErrorStatus[]) : []), ...(op.idempotent ? ([409, 422] as ErrorStatus[]) : [])]);
+  const errors = new Set<ErrorStatus>([
+    ...common,
+    ...(op.errors ?? []),
+    ...(op.body || op.rawBody ? ([400, 408, 413, 415] as ErrorStatus[]) : []),
+    ...(op.idempotent ? ([409, 422] as ErrorStatus[]) : []),
+  ]);
   const rl = op.auth === 'key' ? RATE_LIMIT : [];
 
   const responses: Record<string, ResponseConfig> = {};
   for (const [status, r] of Object.entries(op.responses)) {
-    const content = r.schema ? { 'application/json': { schema: r.schema } } : r.content ? Object.fromEntries(Object.entries(r.content).map(([m, s]) => [m, { schema: s }])) : undefined;
+    const content = r.schema
+      ? { 'application/json': { schema: r.schema } }
+      : r.content
+        ? Object.fromEntries(Object.entries(r.content).map(([m, s]) => [m, { schema: s }]))
+        : undefined;
     const replayed: HeaderName[] = op.idempotent ? ['Idempotent-Replayed'] : [];
-    responses[status] = { description: r.description, headers: headersOf([...rl, ...(r.headers ?? []), ...replayed], r.requiredHeaders) as never, ...(content ? { content } : {}) };
+    responses[status] = {
+      description: r.description,
+      headers: headersOf([...rl, ...(r.headers ?? []), ...replayed], r.requiredHeaders) as never,
+      ...(content ? { content } : {}),
+    };
   }
   for (const status of [...errors].sort()) {
     const extra: HeaderName[] = status === 429 || status === 503 ? ['Retry-After'] : [];
@@ -105,7 +118,13 @@ export function describe(registry: OpenAPIRegistry, op: Operation): void {
       ...(headers ? { headers } : {}),
       ...(op.body ? { body: { required: !op.bodyOptional, content: { 'application/json': { schema: op.body } } } } : {}),
       ...(op.rawBody
-        ? { body: { required: true, description: op.rawBody.description, content: { [op.rawBody.mediaType]: { schema: z.string().openapi({ format: 'binary' }) } } } }
+        ? {
+            body: {
+              required: true,
+              description: op.rawBody.description,
+              content: { [op.rawBody.mediaType]: { schema: z.string().openapi({ format: 'binary' }) } },
+            },
+          }
         : {}),
     },
     responses,

@@ -7,11 +7,12 @@ const ExpiresInDays = z
   .union([z.literal(1), z.literal(7), z.literal(30), z.literal(90), z.null()])
   .optional()
   .openapi({ description: 'Days until the link stops working: 1, 7, 30 (the default) or 90; null for never, only with `SHARES_ALLOW_NEVER=true` (else 400).' });
-const Hidden = z
-  .array(z.int().min(1))
-  .optional()
-  .openapi({ description: 'Exchange numbers (1-based, as in the reader’s table of contents) the link leaves out. Hidden exchanges are never copied into the snapshot.' });
-const Audience = z.enum(['public', 'signed-in']).openapi({ description: '`public`: anyone with the link; `signed-in`: any signed-in account of this service.' });
+const Hidden = z.array(z.int().min(1)).optional().openapi({
+  description: 'Exchange numbers (1-based, as in the reader’s table of contents) the link leaves out. Hidden exchanges are never copied into the snapshot.',
+});
+const Audience = z
+  .enum(['public', 'signed-in'])
+  .openapi({ description: '`public`: anyone with the link; `signed-in`: any signed-in account of this service.' });
 
 const Share = z
   .strictObject({
@@ -56,7 +57,11 @@ const ShareParams = z.object({ shareId: z.string() });
 export function shareOperations(registry: OpenAPIRegistry): void {
   const tag = 'Share links';
   describe(registry, {
-    method: 'post', path: '/projects/{projectId}/sessions/{sessionId}/shares', tag, auth: 'key', summary: 'Share a session at a link',
+    method: 'post',
+    path: '/projects/{projectId}/sessions/{sessionId}/shares',
+    tag,
+    auth: 'key',
+    summary: 'Share a session at a link',
     description:
       'By whoever may change the session (its owner; in a team project its uploader or a team admin). Takes a snapshot of the session now; hidden exchanges are not copied. `SHARES=off` → 403; `SHARES=signed-in` refuses `public` (400). A session whose stored content still holds secrets (uploaded under `REDACT_SECRETS=report` or `off`) → 409 `Session holds unmasked secrets (<rules>)`.',
     params: SessionParams,
@@ -65,32 +70,53 @@ export function shareOperations(registry: OpenAPIRegistry): void {
     errors: [403, 404, 409],
   });
   describe(registry, {
-    method: 'get', path: '/projects/{projectId}/sessions/{sessionId}/shares', tag, auth: 'key', summary: 'Your links to a session',
+    method: 'get',
+    path: '/projects/{projectId}/sessions/{sessionId}/shares',
+    tag,
+    auth: 'key',
+    summary: 'Your links to a session',
     params: SessionParams,
     responses: { 200: { description: 'Newest first.', schema: envelope(z.strictObject({ shares: z.array(Share), total: z.int().min(0) })) } },
     errors: [403, 404],
   });
   describe(registry, {
-    method: 'get', path: '/shares', tag, auth: 'key', summary: 'All your share links',
+    method: 'get',
+    path: '/shares',
+    tag,
+    auth: 'key',
+    summary: 'All your share links',
     responses: { 200: { description: 'Newest first (at most 1000).', schema: envelope(z.strictObject({ shares: z.array(Share), total: z.int().min(0) })) } },
   });
   describe(registry, {
-    method: 'patch', path: '/shares/{shareId}', tag, auth: 'key', summary: 'Change what a link hides, its expiry, or take a new snapshot',
-    description: 'Un-hiding an exchange the snapshot never held copies its current content in. `refresh: true` replaces the snapshot with the session as it is now. Another user’s link → 404.',
+    method: 'patch',
+    path: '/shares/{shareId}',
+    tag,
+    auth: 'key',
+    summary: 'Change what a link hides, its expiry, or take a new snapshot',
+    description:
+      'Un-hiding an exchange the snapshot never held copies its current content in. `refresh: true` replaces the snapshot with the session as it is now. Another user’s link → 404.',
     params: ShareParams,
     body: z.strictObject({ expiresInDays: ExpiresInDays, hiddenExchanges: Hidden, refresh: z.boolean().optional() }),
     responses: { 200: { description: 'The link.', schema: envelope(z.strictObject({ share: Share })) } },
     errors: [403, 404, 409],
   });
   describe(registry, {
-    method: 'delete', path: '/shares/{shareId}', tag, auth: 'key', summary: 'Revoke a link',
+    method: 'delete',
+    path: '/shares/{shareId}',
+    tag,
+    auth: 'key',
+    summary: 'Revoke a link',
     description: 'The link answers 404 from the next request, on every instance.',
     params: ShareParams,
     responses: { 200: { description: 'Revoked.', schema: envelope(z.strictObject({})) } },
     errors: [404],
   });
   describe(registry, {
-    method: 'get', path: '/share/{token}', tag, auth: 'none', summary: 'Read a shared session',
+    method: 'get',
+    path: '/share/{token}',
+    tag,
+    auth: 'none',
+    summary: 'Read a shared session',
     description:
       'No account needed for `public` links; a `signed-in` link needs a key or browser session (else 401). Paged like the reader: `from` (exchange number, default 1) and `limit` (default 50, at most 500), at most 8 MiB of markdown a page (at least one exchange). Unknown, malformed, expired and revoked tokens all get the same 404 `Share link not found`. Sends `X-Robots-Tag: noindex, nofollow, noarchive`, `Referrer-Policy: no-referrer`, `Cache-Control: no-store`; sets no cookie. Reading the first page counts a view. Rate limited per address (`SHARE_READS_PER_MINUTE`, default 120) → 429.',
     params: z.object({ token: z.string() }),

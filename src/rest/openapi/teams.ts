@@ -37,86 +37,167 @@ const Empty = envelope(z.strictObject({}));
 export function teamOperations(registry: OpenAPIRegistry): void {
   const tag = 'Teams';
   describe(registry, {
-    method: 'get', path: '/teams', tag, auth: 'key', summary: 'List your teams',
+    method: 'get',
+    path: '/teams',
+    tag,
+    auth: 'key',
+    summary: 'List your teams',
     responses: { 200: { description: 'Your teams, by name.', schema: envelope(z.strictObject({ teams: z.array(Team) })) } },
   });
   describe(registry, {
-    method: 'post', path: '/teams', tag, auth: 'key', summary: 'Create a team (you are its first admin)', body: T.TeamNameInput, idempotent: true,
+    method: 'post',
+    path: '/teams',
+    tag,
+    auth: 'key',
+    summary: 'Create a team (you are its first admin)',
+    body: T.TeamNameInput,
+    idempotent: true,
     description: 'With `TEAMS=admins` only instance administrators may (else 403).',
     responses: { 201: { description: 'Created.', schema: envelope(z.strictObject({ team: Team })) } },
     errors: [403],
   });
   describe(registry, {
-    method: 'get', path: '/teams/{teamId}', tag, auth: 'key', summary: 'A team with its members', params: teamParam,
+    method: 'get',
+    path: '/teams/{teamId}',
+    tag,
+    auth: 'key',
+    summary: 'A team with its members',
+    params: teamParam,
     responses: { 200: { description: 'The team.', schema: envelope(z.strictObject({ team: Team, members: z.array(TeamMember) })) } },
     errors: [404],
   });
   describe(registry, {
-    method: 'patch', path: '/teams/{teamId}', tag, auth: 'key', summary: 'Rename a team (admins)', params: teamParam, body: T.TeamNameInput,
+    method: 'patch',
+    path: '/teams/{teamId}',
+    tag,
+    auth: 'key',
+    summary: 'Rename a team (admins)',
+    params: teamParam,
+    body: T.TeamNameInput,
     responses: { 200: { description: 'Renamed.', schema: envelope(z.strictObject({ team: Team })) } },
     errors: [403, 404],
   });
   describe(registry, {
-    method: 'delete', path: '/teams/{teamId}', tag, auth: 'key', summary: 'Delete a team (admins)', params: teamParam,
-    description: "409 `Move or delete the team's N projects first` while it owns projects. Keys and device tokens bound to it create personal projects afterwards.",
+    method: 'delete',
+    path: '/teams/{teamId}',
+    tag,
+    auth: 'key',
+    summary: 'Delete a team (admins)',
+    params: teamParam,
+    description:
+      "409 `Move or delete the team's N projects first` while it owns projects. Keys and device tokens bound to it create personal projects afterwards.",
     responses: { 200: { description: 'Deleted.', schema: Empty } },
     errors: [403, 404, 409],
   });
   describe(registry, {
-    method: 'post', path: '/teams/{teamId}/members', tag, auth: 'key', summary: 'Add an existing user (admins)', params: teamParam, body: T.AddMemberInput, idempotent: true,
+    method: 'post',
+    path: '/teams/{teamId}/members',
+    tag,
+    auth: 'key',
+    summary: 'Add an existing user (admins)',
+    params: teamParam,
+    body: T.AddMemberInput,
+    idempotent: true,
     description: 'Unknown email → 404 `No user with that email`; a bad role → 400 listing `admin, member, viewer`; already a member → 409.',
     responses: { 201: { description: 'Added.', schema: envelope(z.strictObject({ member: TeamMember })) } },
     errors: [403, 404, 409],
   });
   const memberParams = teamParam.extend({ userId: z.string() });
   describe(registry, {
-    method: 'patch', path: '/teams/{teamId}/members/{userId}', tag, auth: 'key', summary: "Change a member's role (admins)", params: memberParams, body: T.MemberRoleInput,
+    method: 'patch',
+    path: '/teams/{teamId}/members/{userId}',
+    tag,
+    auth: 'key',
+    summary: "Change a member's role (admins)",
+    params: memberParams,
+    body: T.MemberRoleInput,
     description: 'Demoting the last admin → 409 `A team needs at least one admin`. Takes effect from the next request.',
     responses: { 200: { description: 'Changed.', schema: envelope(z.strictObject({ member: TeamMember })) } },
     errors: [403, 404, 409],
   });
   describe(registry, {
-    method: 'delete', path: '/teams/{teamId}/members/{userId}', tag, auth: 'key', summary: 'Remove a member (admins), or leave', params: memberParams,
-    description: 'Removing the last admin → 409 `A team needs at least one admin`. From the next request the user reads, searches and counts none of the team\u2019s sessions.',
+    method: 'delete',
+    path: '/teams/{teamId}/members/{userId}',
+    tag,
+    auth: 'key',
+    summary: 'Remove a member (admins), or leave',
+    params: memberParams,
+    description:
+      'Removing the last admin → 409 `A team needs at least one admin`. From the next request the user reads, searches and counts none of the team\u2019s sessions.',
     responses: { 200: { description: 'Removed.', schema: Empty } },
     errors: [403, 404, 409],
   });
   describe(registry, {
-    method: 'post', path: '/teams/{teamId}/invitations', tag, auth: 'key', summary: 'Invite someone (admins)', params: teamParam, body: T.InvitationInput,
-    description: 'A one-time link `<base>/join?token=…`, valid 7 days, shown once. Whoever holds it signs in (or creates an account, even with sign-up off: for the invitation\u2019s email when it names one) and joins with the role. `Idempotency-Key` is not honoured here.',
+    method: 'post',
+    path: '/teams/{teamId}/invitations',
+    tag,
+    auth: 'key',
+    summary: 'Invite someone (admins)',
+    params: teamParam,
+    body: T.InvitationInput,
+    description:
+      'A one-time link `<base>/join?token=…`, valid 7 days, shown once. Whoever holds it signs in (or creates an account, even with sign-up off: for the invitation\u2019s email when it names one) and joins with the role. `Idempotency-Key` is not honoured here.',
     responses: { 201: { description: 'The invitation and its link.', schema: envelope(z.strictObject({ invitation: TeamInvitation, url: z.string() })) } },
     errors: [403, 404],
   });
   describe(registry, {
-    method: 'get', path: '/teams/{teamId}/invitations', tag, auth: 'key', summary: 'Open invitations (admins)', params: teamParam,
+    method: 'get',
+    path: '/teams/{teamId}/invitations',
+    tag,
+    auth: 'key',
+    summary: 'Open invitations (admins)',
+    params: teamParam,
     responses: { 200: { description: 'Unused and unexpired, newest first.', schema: envelope(z.strictObject({ invitations: z.array(TeamInvitation) })) } },
     errors: [403, 404],
   });
   describe(registry, {
-    method: 'delete', path: '/teams/{teamId}/invitations/{invitationId}', tag, auth: 'key', summary: 'Revoke an invitation (admins)',
+    method: 'delete',
+    path: '/teams/{teamId}/invitations/{invitationId}',
+    tag,
+    auth: 'key',
+    summary: 'Revoke an invitation (admins)',
     params: teamParam.extend({ invitationId: z.string() }),
     responses: { 200: { description: 'Revoked.', schema: Empty } },
     errors: [403, 404],
   });
   describe(registry, {
-    method: 'post', path: '/teams/join', tag, auth: 'key', summary: 'Accept an invitation', body: T.InvitationTokenInput, idempotent: true,
+    method: 'post',
+    path: '/teams/join',
+    tag,
+    auth: 'key',
+    summary: 'Accept an invitation',
+    body: T.InvitationTokenInput,
+    idempotent: true,
     description: '404 `Invalid or expired invitation` (unknown, used, revoked or expired); 403 when it names another email; 409 when you are a member already.',
     responses: { 200: { description: 'The team you joined.', schema: envelope(z.strictObject({ team: Team })) } },
     errors: [403, 404, 409],
   });
   describe(registry, {
-    method: 'post', path: '/invitations/lookup', tag, auth: 'none', summary: 'What an invitation is for (the /join page)', body: T.InvitationTokenInput,
+    method: 'post',
+    path: '/invitations/lookup',
+    tag,
+    auth: 'none',
+    summary: 'What an invitation is for (the /join page)',
+    body: T.InvitationTokenInput,
     description: 'No authentication; limited per address, an unknown token counts as a failed authentication. 404 `Invalid or expired invitation`.',
     responses: {
       200: {
         description: 'The team, role and email of an open invitation.',
-        schema: envelope(z.strictObject({ team: z.strictObject({ id: z.string(), name: z.string() }), role: Role, email: z.string().nullable(), expiresAt: Timestamp })),
+        schema: envelope(
+          z.strictObject({ team: z.strictObject({ id: z.string(), name: z.string() }), role: Role, email: z.string().nullable(), expiresAt: Timestamp }),
+        ),
       },
     },
     errors: [404, 429],
   });
   describe(registry, {
-    method: 'post', path: '/projects/{projectId}/move', tag: 'Projects', auth: 'key', summary: 'Move a project into a team, or take it personally', body: inputs.MoveProjectInput, idempotent: true,
+    method: 'post',
+    path: '/projects/{projectId}/move',
+    tag: 'Projects',
+    auth: 'key',
+    summary: 'Move a project into a team, or take it personally',
+    body: inputs.MoveProjectInput,
+    idempotent: true,
     params: z.object({ projectId: z.string() }),
     description:
       '`{teamId}`: by its owner or an admin of its team, into a team where you are admin or member (a team you are not in → 404 `Team not found`, a viewer → 403). `{teamId: null}`: a team admin takes a team project as their own. Sessions and uploaders stay; search follows within the usual freshness.',

@@ -1,9 +1,7 @@
 /** Accounts, browser sessions and device login (docs/accounts.md). */
 import { Timestamp, z } from './common';
 
-export const User = z
-  .strictObject({ id: z.string(), email: z.string(), name: z.string().nullable(), role: z.enum(['admin', 'member']) })
-  .openapi('User');
+export const User = z.strictObject({ id: z.string(), email: z.string(), name: z.string().nullable(), role: z.enum(['admin', 'member']) }).openapi('User');
 
 export const SignInBody = z.object({ email: z.string().min(1), password: z.string().min(1) }).openapi('SignIn');
 
@@ -40,7 +38,11 @@ export const DeviceLoginResult = z
   .openapi('DeviceLoginResult', { description: 'No `{success, data}` envelope (client-compatible).' });
 
 export const AccessToken = z
-  .strictObject({ accessToken: z.string().openapi({ description: 'A JWT valid 1 hour, accepted wherever an API key is.' }), createdAt: Timestamp, expiresAt: Timestamp })
+  .strictObject({
+    accessToken: z.string().openapi({ description: 'A JWT valid 1 hour, accepted wherever an API key is.' }),
+    createdAt: Timestamp,
+    expiresAt: Timestamp,
+  })
   .openapi('AccessToken', { description: 'No `{success, data}` envelope (client-compatible).' });
 
 export const DeviceLogout = z.strictObject({ success: z.literal(true) }).openapi('DeviceLogout');
@@ -107,7 +109,10 @@ export const AdminUserResult = z.strictObject({ user: AdminUser }).openapi('Admi
 
 export const DeviceCodeResult = z
   .strictObject({
-    code: z.string().regex(/^[A-Z0-9]{6}$/).openapi({ description: 'Six letters and digits; shown as `ABC-123`.' }),
+    code: z
+      .string()
+      .regex(/^[A-Z0-9]{6}$/)
+      .openapi({ description: 'Six letters and digits; shown as `ABC-123`.' }),
     expiresAt: Timestamp.openapi({ description: 'Ten minutes after it was issued.' }),
   })
   .openapi('DeviceCode');

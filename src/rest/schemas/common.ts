@@ -34,10 +34,19 @@ export const HEADERS = {
   'Last-Modified': { description: "The session's `updatedAt`, as an HTTP date.", schema: { type: 'string' } },
   'X-Markdown-Size': { description: 'Bytes of the markdown (UTF-8).', schema: { type: 'integer', minimum: 0 } },
   'X-Raw-Data-Size': { description: 'Bytes of the raw data.', schema: { type: 'integer', minimum: 0 } },
-  'X-Session-Data-Size': { description: 'Bytes of the session data (the upload CLI\'s resumable session data), 0 when none.', schema: { type: 'integer', minimum: 0 } },
-  'Idempotent-Replayed': { description: '`true` on the stored first response to an `Idempotency-Key`, sent again.', schema: { type: 'string', enum: ['true'] } },
+  'X-Session-Data-Size': {
+    description: "Bytes of the session data (the upload CLI's resumable session data), 0 when none.",
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'Idempotent-Replayed': {
+    description: '`true` on the stored first response to an `Idempotency-Key`, sent again.',
+    schema: { type: 'string', enum: ['true'] },
+  },
   'Content-Disposition': { description: '`attachment; filename="…"`: a file to save.', schema: { type: 'string' } },
-  'Set-Cookie': { description: 'The browser session: `sa_session=<token>; HttpOnly; SameSite=Lax; Path=/` (plus `Secure` on HTTPS).', schema: { type: 'string' } },
+  'Set-Cookie': {
+    description: 'The browser session: `sa_session=<token>; HttpOnly; SameSite=Lax; Path=/` (plus `Secure` on HTTPS).',
+    schema: { type: 'string' },
+  },
 } as const;
 export type HeaderName = keyof typeof HEADERS;
 

@@ -12,7 +12,10 @@ import { UploadInput } from '../../domain/upload';
 
 export const { ProjectIcon, ProjectColor } = inputs;
 export const ProjectId = z.string().regex(new RegExp(PROJECT_ID_PATTERN)).openapi({ example: '833c-d926-f753-7b4a' });
-export const SessionId = z.string().regex(new RegExp(UUID_PATTERN)).openapi({ description: 'A UUID; any case in paths, lower-case in responses.', example: '3f2b8a4e-1c1d-4f5e-9a7b-2d6c8e9f0a1b' });
+export const SessionId = z
+  .string()
+  .regex(new RegExp(UUID_PATTERN))
+  .openapi({ description: 'A UUID; any case in paths, lower-case in responses.', example: '3f2b8a4e-1c1d-4f5e-9a7b-2d6c8e9f0a1b' });
 
 const redactions = z
   .array(
@@ -38,7 +41,8 @@ export const SessionMetadata = z
   })
   .catchall(z.string().nullable())
   .openapi('SessionMetadata', {
-    description: 'The seven documented fields (unsent strings read `null`, unsent arrays `[]`), plus the extra string keys the client sent (e.g. `machineName`, `title`, `summary`), as they came.',
+    description:
+      'The seven documented fields (unsent strings read `null`, unsent arrays `[]`), plus the extra string keys the client sent (e.g. `machineName`, `title`, `summary`), as they came.',
   });
 
 export const Owner = z
@@ -62,7 +66,7 @@ const sessionFields = {
   userTitle: z.string().nullable(),
   markdownSize: z.int().min(0),
   rawDataSize: z.int().min(0),
-  sessionDataSize: z.int().min(0).openapi({ description: 'Bytes of `sessionData` (the upload CLI\'s resumable session data), 0 when none.' }),
+  sessionDataSize: z.int().min(0).openapi({ description: "Bytes of `sessionData` (the upload CLI's resumable session data), 0 when none." }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   startedAt: Timestamp,
@@ -114,7 +118,10 @@ export const DeletedProject = z.strictObject({ deletedProject: Project, deletedA
  * What validates the upload is what is described: the domain's schema. It runs on worker threads,
  * so it is plain zod (maybe built before the OpenAPI extension is loaded): named by zod's `.meta`.
  */
-export const UploadSessionBody = UploadInput.meta({ id: 'UploadSession', description: 'Unknown top-level fields (clients send `projectId`) are ignored; the path wins.' });
+export const UploadSessionBody = UploadInput.meta({
+  id: 'UploadSession',
+  description: 'Unknown top-level fields (clients send `projectId`) are ignored; the path wins.',
+});
 
 export const UploadResult = z
   .strictObject({ sessionId: z.string(), projectId: z.string(), createdAt: Timestamp, updatedAt: Timestamp, etag: z.string() })
@@ -174,15 +181,15 @@ export const ApiKey = z
     expiresAt: Timestamp.nullable(),
     revokedAt: Timestamp.nullable(),
     scopes: z.array(z.enum(['read', 'write'])).openapi({ description: '`["read"]`: a read-only key (every write → 403); `["read", "write"]`: full access.' }),
-    teamId: z.string().nullable().openapi({ description: 'The team that owns projects created through this key (new projects of an upload, `POST /projects` without `teamId`); null: your own.' }),
+    teamId: z.string().nullable().openapi({
+      description: 'The team that owns projects created through this key (new projects of an upload, `POST /projects` without `teamId`); null: your own.',
+    }),
   })
   .openapi('ApiKey', { description: 'Never the token.' });
 
 export const CreateKeyBody = inputs.CreateKeyInput;
 
-export const CreatedKey = z
-  .strictObject({ key: ApiKey, token: z.string().openapi({ description: 'The JWT, shown this once.' }) })
-  .openapi('CreatedKey');
+export const CreatedKey = z.strictObject({ key: ApiKey, token: z.string().openapi({ description: 'The JWT, shown this once.' }) }).openapi('CreatedKey');
 
 // ------------------------------------------------------------------------------------------
 // The paged read of a session, by exchange (docs/rest.md; src/services/exchanges.ts)
@@ -190,7 +197,10 @@ export const CreatedKey = z
 export const SessionExchange = z
   .strictObject({
     number: z.int().min(1).openapi({ description: 'Position of the exchange in the session, from 1 (the reader links to `#exchange-<number>`).' }),
-    title: z.string().openapi({ description: "The first line of the user's prompt (markdown marks removed, at most 120 characters); for what precedes the first prompt, the transcript's title. Text, never markup." }),
+    title: z.string().openapi({
+      description:
+        "The first line of the user's prompt (markdown marks removed, at most 120 characters); for what precedes the first prompt, the transcript's title. Text, never markup.",
+    }),
     start: z.int().min(0).openapi({ description: 'Byte offset of the exchange in the markdown.' }),
     size: z.int().min(0).openapi({ description: 'Bytes of the exchange (at most 262144: a longer exchange is served in pieces).' }),
     continuation: z.boolean().openapi({ description: '`true` for a later piece of an exchange longer than 256 KiB.' }),
@@ -215,6 +225,10 @@ export const ImportSummary = z
   .strictObject({
     projects: z.strictObject({ created: z.int().min(0), existing: z.int().min(0) }),
     sessions: z.strictObject({ created: z.int().min(0), updated: z.int().min(0), skipped: z.int().min(0) }),
-    errors: z.array(z.strictObject({ path: z.string().openapi({ description: 'The archive path concerned (empty for the archive as a whole).' }), error: z.string() })),
+    errors: z.array(
+      z.strictObject({ path: z.string().openapi({ description: 'The archive path concerned (empty for the archive as a whole).' }), error: z.string() }),
+    ),
   })
-  .openapi('ImportSummary', { description: 'Projects created or already yours; sessions created, updated, skipped (exists, or not newer); what was not imported and why.' });
+  .openapi('ImportSummary', {
+    description: 'Projects created or already yours; sessions created, updated, skipped (exists, or not newer); what was not imported and why.',
+  });

@@ -58,7 +58,16 @@ export function AccountPage() {
         <h2 id="pw-title">Change password</h2>
         <form onSubmit={(e) => void changePassword(e)}>
           <Field label="Current password" name="currentPassword" type="password" autoComplete="current-password" required />
-          <Field label="New password" name="newPassword" type="password" autoComplete="new-password" minLength={10} maxLength={256} required hint="10 to 256 characters." />
+          <Field
+            label="New password"
+            name="newPassword"
+            type="password"
+            autoComplete="new-password"
+            minLength={10}
+            maxLength={256}
+            required
+            hint="10 to 256 characters."
+          />
           <Field label="Confirm new password" name="confirmPassword" type="password" autoComplete="new-password" required />
           <RevokeCredentialsField />
           <FormError error={error} />
@@ -74,7 +83,12 @@ export function AccountPage() {
         </button>
       </section>
       {confirming && (
-        <ConfirmDialog title="Sign out everywhere?" confirmLabel="Sign out all sessions" onCancel={() => setConfirming(false)} onConfirm={() => void signOutEverywhere()}>
+        <ConfirmDialog
+          title="Sign out everywhere?"
+          confirmLabel="Sign out all sessions"
+          onCancel={() => setConfirming(false)}
+          onConfirm={() => void signOutEverywhere()}
+        >
           <p>Every browser signed in to this account has to sign in again.</p>
         </ConfirmDialog>
       )}

@@ -79,9 +79,9 @@ export function ApiKeysPage() {
     <>
       <h1>API keys</h1>
       <p>
-        A key authenticates the upload CLI, the SDKs and your scripts (<code>Authorization: Bearer …</code>). Clients logged in
-        through <a href="/cli-login">Log in a client</a> appear here too. Give coding agents (the archive&apos;s MCP endpoint,{' '}
-        <code>/mcp</code>) a read-only key: it can search and read, never change or delete.
+        A key authenticates the upload CLI, the SDKs and your scripts (<code>Authorization: Bearer …</code>). Clients logged in through{' '}
+        <a href="/cli-login">Log in a client</a> appear here too. Give coding agents (the archive&apos;s MCP endpoint, <code>/mcp</code>) a read-only key: it
+        can search and read, never change or delete.
       </p>
       <FormError error={error} />
       {created && <NewKey name={created.name} token={created.token} onDone={() => setCreated(null)} />}

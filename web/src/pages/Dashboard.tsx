@@ -189,18 +189,36 @@ export function DashboardPage() {
   useEffect(() => {
     const end = new Date();
     const start = new Date(Date.UTC(end.getUTCFullYear(), end.getUTCMonth(), end.getUTCDate() - (DAYS - 1)));
-    gql(DashboardDocument, { range: { start: start.toISOString(), end: end.toISOString() } }).then(setData, (err: unknown) =>
-      setError(errorText(err)),
-    );
+    gql(DashboardDocument, { range: { start: start.toISOString(), end: end.toISOString() } }).then(setData, (err: unknown) => setError(errorText(err)));
   }, []);
 
   const s = data?.stats;
   const a = data?.analytics;
-  const perDay = useSeries(a?.activityByDay, (d) => d.date.slice(5), (d) => d.sessions);
-  const models = useSeries(s?.topLLMModels, (m) => m.model, (m) => m.count);
-  const clients = useSeries(a?.sessionsByClient, (c) => c.client, (c) => c.count);
-  const modelSizes = useSeries(a?.sessionsByModel, (m) => m.model, (m) => m.totalSize);
-  const clientSizes = useSeries(a?.sessionsByClient, (c) => c.client, (c) => Math.round(c.averageSize));
+  const perDay = useSeries(
+    a?.activityByDay,
+    (d) => d.date.slice(5),
+    (d) => d.sessions,
+  );
+  const models = useSeries(
+    s?.topLLMModels,
+    (m) => m.model,
+    (m) => m.count,
+  );
+  const clients = useSeries(
+    a?.sessionsByClient,
+    (c) => c.client,
+    (c) => c.count,
+  );
+  const modelSizes = useSeries(
+    a?.sessionsByModel,
+    (m) => m.model,
+    (m) => m.totalSize,
+  );
+  const clientSizes = useSeries(
+    a?.sessionsByClient,
+    (c) => c.client,
+    (c) => Math.round(c.averageSize),
+  );
 
   return (
     <>
@@ -283,7 +301,12 @@ function useSeries<T>(rows: T[] | undefined, label: (r: T) => string, value: (r:
 }
 
 const top = (s: Series, format: (v: number) => string) =>
-  s.labels.length === 0 ? 'no data' : s.labels.slice(0, 3).map((l, i) => `${l} ${format(s.values[i])}`).join(', ') + (s.labels.length > 3 ? ', …' : '');
+  s.labels.length === 0
+    ? 'no data'
+    : s.labels
+        .slice(0, 3)
+        .map((l, i) => `${l} ${format(s.values[i])}`)
+        .join(', ') + (s.labels.length > 3 ? ', …' : '');
 
 function busiest(days: Array<{ date: string; sessions: number }>): string {
   const best = days.reduce<{ date: string; sessions: number } | null>((b, d) => (!b || d.sessions > b.sessions ? d : b), null);

@@ -84,8 +84,7 @@ export function JoinPage() {
           You are now {joined.role === 'admin' ? 'an' : 'a'} {joined.role} of {joined.name}.
         </p>
         <p>
-          Its projects are on your <Link to="/">Projects</Link> page; the team and its members are under{' '}
-          <Link to="/settings/teams">Teams</Link>.
+          Its projects are on your <Link to="/">Projects</Link> page; the team and its members are under <Link to="/settings/teams">Teams</Link>.
         </p>
       </>
     );
@@ -145,7 +144,11 @@ export function JoinPage() {
       </>
     );
   }
-  return <main id="main" className="narrow">{body}</main>;
+  return (
+    <main id="main" className="narrow">
+      {body}
+    </main>
+  );
 }
 
 /** An account made through the invitation (allowed even with sign-up off): signed in and joined at once. */

@@ -8,10 +8,31 @@ import { errorText, FormError } from './ui';
 
 /** A glyph per icon name (text, no icon font or image: nothing to load, nothing to inject). */
 export const GLYPHS: Record<string, string> = {
-  Code2: '</>', Terminal: '>_', Bot: '🤖', Brain: '🧠', Sparkles: '✨', Database: '🗄', GitBranch: '⑂', Bug: '🐞',
-  FolderKanban: '📋', Folder: '📁', Files: '🗂', Library: '📚', BookOpen: '📖', Briefcase: '💼', Package: '📦',
-  Layers: '☰', AppWindow: '🗔', Rocket: '🚀', Palette: '🎨', Paintbrush: '🖌', PenTool: '✒', Lightbulb: '💡',
-  BarChart3: '📊', Settings: '⚙', Globe: '🌐',
+  Code2: '</>',
+  Terminal: '>_',
+  Bot: '🤖',
+  Brain: '🧠',
+  Sparkles: '✨',
+  Database: '🗄',
+  GitBranch: '⑂',
+  Bug: '🐞',
+  FolderKanban: '📋',
+  Folder: '📁',
+  Files: '🗂',
+  Library: '📚',
+  BookOpen: '📖',
+  Briefcase: '💼',
+  Package: '📦',
+  Layers: '☰',
+  AppWindow: '🗔',
+  Rocket: '🚀',
+  Palette: '🎨',
+  Paintbrush: '🖌',
+  PenTool: '✒',
+  Lightbulb: '💡',
+  BarChart3: '📊',
+  Settings: '⚙',
+  Globe: '🌐',
 };
 
 const UpdateProjectDocument = graphql(`
@@ -61,7 +82,8 @@ export function EditProjectDialog({ project, teams, onDone }: { project: Project
   const [busy, setBusy] = useState(false);
   // Teams a project may move into; the team that owns it now is listed even if the list is stale.
   const targets = teams.filter((t) => canUploadTo(t.role) || t.id === ownerNow);
-  if (project.owner.__typename === 'Team' && !targets.some((t) => t.id === ownerNow)) targets.push({ id: ownerNow, name: project.owner.name, role: project.owner.role });
+  if (project.owner.__typename === 'Team' && !targets.some((t) => t.id === ownerNow))
+    targets.push({ id: ownerNow, name: project.owner.name, role: project.owner.role });
   useEffect(() => {
     const d = ref.current;
     if (d && !d.open) d.showModal();

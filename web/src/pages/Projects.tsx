@@ -99,7 +99,6 @@ export function groupProjects(projects: Project[], teams: Team[]): Group[] {
 /** Settings, move and delete: the owning user, or an admin of the owning team. */
 export const canManage = (p: Project) => p.owner.__typename !== 'Team' || p.owner.role === 'ADMIN';
 
-
 const sessions = (n: number) => (n === 1 ? '1 session' : `${n} sessions`);
 
 export function ProjectsPage() {
@@ -153,8 +152,7 @@ export function ProjectsPage() {
         !error && <p role="status">Loading projects…</p>
       ) : projects.length === 0 && teams.length === 0 ? (
         <p>
-          No projects yet. Upload sessions with the upload CLI (<Link to="/cli-login">log it in</Link>) or with an{' '}
-          <Link to="/settings/api-keys">API key</Link>.
+          No projects yet. Upload sessions with the upload CLI (<Link to="/cli-login">log it in</Link>) or with an <Link to="/settings/api-keys">API key</Link>.
         </p>
       ) : teams.length === 0 ? (
         // Without teams there is nothing to group: one list, as before teams existed.
@@ -191,8 +189,8 @@ export function ProjectsPage() {
           onCancel={() => setDeleting(null)}
         >
           <p>
-            This deletes the project <strong>{deleting.name}</strong> and its {sessions(deleting.sessionCount)} (
-            {size(deleting.totalMarkdownSize)} of markdown, their raw data and search entries). It cannot be undone.
+            This deletes the project <strong>{deleting.name}</strong> and its {sessions(deleting.sessionCount)} ({size(deleting.totalMarkdownSize)} of markdown,
+            their raw data and search entries). It cannot be undone.
           </p>
         </ConfirmDialog>
       )}

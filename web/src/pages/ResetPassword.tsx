@@ -34,7 +34,16 @@ export function ResetPasswordPage() {
         </p>
       ) : (
         <form onSubmit={(e) => void submit(e)}>
-          <Field label="New password" name="password" type="password" autoComplete="new-password" minLength={10} maxLength={256} required hint="10 to 256 characters." />
+          <Field
+            label="New password"
+            name="password"
+            type="password"
+            autoComplete="new-password"
+            minLength={10}
+            maxLength={256}
+            required
+            hint="10 to 256 characters."
+          />
           <RevokeCredentialsField />
           <FormError error={error} />
           <button type="submit">Set password</button>

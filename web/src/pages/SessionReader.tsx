@@ -86,8 +86,13 @@ const DeleteDocument = graphql(`
 type Session = NonNullable<SessionReaderQuery['session']>;
 
 const bytes = (n: number) => (n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1048576).toFixed(1)} MiB`);
-const fileBase = (s: Session) => (displayTitle(s).replace(/[^\p{L}\p{N}._ -]+/gu, '').trim().slice(0, 80) || s.id).replace(/\s+/g, '-');
-
+const fileBase = (s: Session) =>
+  (
+    displayTitle(s)
+      .replace(/[^\p{L}\p{N}._ -]+/gu, '')
+      .trim()
+      .slice(0, 80) || s.id
+  ).replace(/\s+/g, '-');
 
 /** Fetches with the session cookie and saves the body as a file (markdown and session data need an Accept header). */
 async function download(url: string, accept: string, filename: string): Promise<void> {
@@ -190,7 +195,14 @@ function SessionDetails({ session, onChange }: { session: Session; onChange: (s:
     try {
       const r = await gql(UpdateDocument, { ...vars, input });
       const u = r.updateSession;
-      onChange({ ...session, name: u.name, userTitle: u.userTitle, etag: u.etag, updatedAt: u.updatedAt, metadata: { ...session.metadata, tags: u.metadata.tags } });
+      onChange({
+        ...session,
+        name: u.name,
+        userTitle: u.userTitle,
+        etag: u.etag,
+        updatedAt: u.updatedAt,
+        metadata: { ...session.metadata, tags: u.metadata.tags },
+      });
       return true;
     } catch (err) {
       setError(errorText(err));
@@ -343,11 +355,16 @@ function SessionDetails({ session, onChange }: { session: Session; onChange: (s:
       <FormError error={error} />
 
       {confirmDelete && (
-        <ConfirmDialog title={`Delete “${displayTitle(session)}”?`} confirmLabel="Delete session" onConfirm={() => void remove()} onCancel={() => setConfirmDelete(false)}>
+        <ConfirmDialog
+          title={`Delete “${displayTitle(session)}”?`}
+          confirmLabel="Delete session"
+          onConfirm={() => void remove()}
+          onCancel={() => setConfirmDelete(false)}
+        >
           <p>
             This deletes the session for good: its transcript ({bytes(session.markdownSize)} of markdown), its raw data ({bytes(session.rawDataSize)})
-            {session.sessionDataSize > 0 ? `, its session data for resuming (${bytes(session.sessionDataSize)})` : ''}, its tags and its search
-            entries. It cannot be undone.
+            {session.sessionDataSize > 0 ? `, its session data for resuming (${bytes(session.sessionDataSize)})` : ''}, its tags and its search entries. It
+            cannot be undone.
           </p>
         </ConfirmDialog>
       )}

@@ -24,13 +24,7 @@ export function SignInPage() {
   if (user) return <Navigate to={next} replace />;
   return (
     <main id="main" className="narrow">
-      {needsSetup ? (
-        <NewAccount first />
-      ) : signingUp ? (
-        <NewAccount first={false} />
-      ) : (
-        <SignInForm />
-      )}
+      {needsSetup ? <NewAccount first /> : signingUp ? <NewAccount first={false} /> : <SignInForm />}
       {!needsSetup && signupEnabled && (
         <p>
           <button type="button" className="link" onClick={() => setSigningUp(!signingUp)}>

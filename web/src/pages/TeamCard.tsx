@@ -146,7 +146,10 @@ export function TeamCard({ team, onChanged }: { team: TeamData; onChanged: (mess
           confirmLabel="Remove member"
           onCancel={() => setConfirm(null)}
           onConfirm={() =>
-            void run(() => gql(RemoveMemberDocument, { teamId: team.id, userId: confirm.member.user.id }), `Removed ${confirm.member.user.name} from ${team.name}.`)
+            void run(
+              () => gql(RemoveMemberDocument, { teamId: team.id, userId: confirm.member.user.id }),
+              `Removed ${confirm.member.user.name} from ${team.name}.`,
+            )
           }
         >
           <p>From their next request on they no longer see the team&apos;s projects. Sessions they uploaded stay in the team.</p>
@@ -261,7 +264,12 @@ function Invitations({ team, onChanged, onError }: { team: TeamData; onChanged: 
                 <td>{when(i.createdAt)}</td>
                 <td>{when(i.expiresAt)}</td>
                 <td>
-                  <button type="button" className="danger" aria-label={`Revoke invitation for ${forWhom(i)} as ${roleName(i.role)}`} onClick={() => void revoke(i)}>
+                  <button
+                    type="button"
+                    className="danger"
+                    aria-label={`Revoke invitation for ${forWhom(i)} as ${roleName(i.role)}`}
+                    onClick={() => void revoke(i)}
+                  >
                     Revoke
                   </button>
                 </td>

@@ -72,9 +72,8 @@ export function TeamsPage() {
     <>
       <h1>Teams</h1>
       <p>
-        A team owns projects that all its members read; members and admins upload into them, viewers only read. Log the upload CLI
-        in for a team (<a href="/cli-login">Log in a client</a>) so that every teammate&apos;s sync of a repository lands in one
-        project.
+        A team owns projects that all its members read; members and admins upload into them, viewers only read. Log the upload CLI in for a team (
+        <a href="/cli-login">Log in a client</a>) so that every teammate&apos;s sync of a repository lands in one project.
       </p>
       <p role="status" className="status">
         {status}

@@ -40,32 +40,24 @@ export function useTeams(): { teams: UploadTeam[] | null; error: string | null }
 }
 
 /** The select `Upload new projects to`; value '' is Personal. */
-export function UploadTargetField({
-  teams,
-  value,
-  onChange,
-  name,
-}: {
-  teams: UploadTeam[];
-  value: string;
-  onChange: (teamId: string) => void;
-  name?: string;
-}) {
+export function UploadTargetField({ teams, value, onChange, name }: { teams: UploadTeam[]; value: string; onChange: (teamId: string) => void; name?: string }) {
   const id = useId();
   return (
     <div className="field">
       <label htmlFor={id}>Upload new projects to</label>
       <select id={id} name={name} value={value} onChange={(e) => onChange(e.target.value)} aria-describedby={`${id}-hint`}>
         <option value="">Personal</option>
-        {teams.filter((t) => canUploadTo(t.role)).map((t) => (
-          <option key={t.id} value={t.id}>
-            {t.name}
-          </option>
-        ))}
+        {teams
+          .filter((t) => canUploadTo(t.role))
+          .map((t) => (
+            <option key={t.id} value={t.id}>
+              {t.name}
+            </option>
+          ))}
       </select>
       <small id={`${id}-hint`} className="hint">
-        Projects this client creates (a sync of a new repository) belong there; with a team, every teammate&apos;s sync of a
-        repository lands in the same project.
+        Projects this client creates (a sync of a new repository) belong there; with a team, every teammate&apos;s sync of a repository lands in the same
+        project.
       </small>
     </div>
   );

@@ -139,7 +139,12 @@ export function UsersPage() {
         </table>
       )}
       {disabling && (
-        <ConfirmDialog title={`Disable ${disabling.email}?`} confirmLabel="Disable user" onCancel={() => setDisabling(null)} onConfirm={() => void setDisabled(disabling, true)}>
+        <ConfirmDialog
+          title={`Disable ${disabling.email}?`}
+          confirmLabel="Disable user"
+          onCancel={() => setDisabling(null)}
+          onConfirm={() => void setDisabled(disabling, true)}
+        >
           <p>Their keys, logged-in clients and browser sessions stop working at once.</p>
         </ConfirmDialog>
       )}

@@ -62,12 +62,30 @@ export const hasFilters = (params: URLSearchParams) => FACETS.some((x) => params
 const SessionFacetsDocument = graphql(`
   query SessionFacets($projectId: ID) {
     sessionFacets(projectId: $projectId, limit: 100) {
-      llmModels { value count }
-      tags { value count }
-      gitBranches { value count }
-      clientNames { value count }
-      agentNames { value count }
-      deviceIds { value count }
+      llmModels {
+        value
+        count
+      }
+      tags {
+        value
+        count
+      }
+      gitBranches {
+        value
+        count
+      }
+      clientNames {
+        value
+        count
+      }
+      agentNames {
+        value
+        count
+      }
+      deviceIds {
+        value
+        count
+      }
     }
   }
 `);

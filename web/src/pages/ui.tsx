@@ -119,7 +119,16 @@ export function NewAccountFields({ email }: { email?: string | null }) {
         <Field label="Email" name="email" type="email" autoComplete="username" required />
       )}
       <Field label="Name" name="name" autoComplete="name" required />
-      <Field label="Password" name="password" type="password" autoComplete="new-password" minLength={10} maxLength={256} required hint="10 to 256 characters." />
+      <Field
+        label="Password"
+        name="password"
+        type="password"
+        autoComplete="new-password"
+        minLength={10}
+        maxLength={256}
+        required
+        hint="10 to 256 characters."
+      />
     </>
   );
 }

@@ -1,7 +1,7 @@
-import { renderMarkdown } from "../markdown";
-import "../styles.css";
-import "../reader.css";
-import "./share.css";
+import { renderMarkdown } from '../markdown';
+import '../styles.css';
+import '../reader.css';
+import './share.css';
 
 /*
  * The public page of a share link (/s/<token>): the shared session read-only, without the
@@ -34,7 +34,7 @@ interface SharePage {
 }
 
 interface Boot {
-  audience: "public" | "signed-in";
+  audience: 'public' | 'signed-in';
   page: SharePage;
 }
 
@@ -59,43 +59,40 @@ function el<K extends keyof HTMLElementTagNameMap>(
 }
 
 const dateFormat = new Intl.DateTimeFormat(undefined, {
-  dateStyle: "medium",
-  timeStyle: "short",
+  dateStyle: 'medium',
+  timeStyle: 'short',
 });
 
 function time(iso: string): HTMLTimeElement {
-  const t = el("time", {
-    text: Number.isNaN(Date.parse(iso))
-      ? iso
-      : dateFormat.format(new Date(iso)),
+  const t = el('time', {
+    text: Number.isNaN(Date.parse(iso)) ? iso : dateFormat.format(new Date(iso)),
   });
   t.dateTime = iso;
   return t;
 }
 
 function metaItem(label: string, value: Node | string): HTMLDivElement {
-  const dd = el("dd");
+  const dd = el('dd');
   dd.append(value);
-  return el("div", {}, el("dt", { text: label }), dd);
+  return el('div', {}, el('dt', { text: label }), dd);
 }
 
 function header(page: SharePage): HTMLElement {
-  const meta = el("dl", { className: "meta" });
-  if (page.agentName) meta.append(metaItem("Agent", page.agentName));
-  if (page.llmModels.length)
-    meta.append(metaItem("Models", page.llmModels.join(", ")));
-  meta.append(metaItem("Session started", time(page.createdAt)));
-  meta.append(metaItem("Shared", time(page.sharedAt)));
-  const count = `${page.exchangeCount}${page.hiddenCount ? ` (${page.hiddenCount} hidden by the person who shared it)` : ""}`;
-  meta.append(metaItem("Exchanges", count));
+  const meta = el('dl', { className: 'meta' });
+  if (page.agentName) meta.append(metaItem('Agent', page.agentName));
+  if (page.llmModels.length) meta.append(metaItem('Models', page.llmModels.join(', ')));
+  meta.append(metaItem('Session started', time(page.createdAt)));
+  meta.append(metaItem('Shared', time(page.sharedAt)));
+  const count = `${page.exchangeCount}${page.hiddenCount ? ` (${page.hiddenCount} hidden by the person who shared it)` : ''}`;
+  meta.append(metaItem('Exchanges', count));
   return el(
-    "header",
-    { className: "details" },
-    el("p", {
-      className: "muted share-note",
-      text: "A shared session, read-only.",
+    'header',
+    { className: 'details' },
+    el('p', {
+      className: 'muted share-note',
+      text: 'A shared session, read-only.',
     }),
-    el("h1", { id: "share-title", text: page.title }),
+    el('h1', { id: 'share-title', text: page.title }),
     meta,
   );
 }
@@ -113,51 +110,47 @@ const nearViewport = new IntersectionObserver(
       renderInto(entry.target as HTMLElement, md);
     }
   },
-  { rootMargin: "800px" },
+  { rootMargin: '800px' },
 );
 
 function renderInto(box: HTMLElement, markdown: string): void {
-  box.classList.remove("pending");
-  box.style.minHeight = "";
+  box.classList.remove('pending');
+  box.style.minHeight = '';
   box.innerHTML = renderMarkdown(markdown);
 }
 
 function exchangeView(e: SharedExchange, renderNow: boolean): HTMLElement {
   const headingId = `exchange-${e.number}-title`;
-  const section = el("section", {
+  const section = el('section', {
     id: `exchange-${e.number}`,
-    className: e.hidden ? "exchange hidden-exchange" : "exchange",
+    className: e.hidden ? 'exchange hidden-exchange' : 'exchange',
   });
-  section.setAttribute("aria-labelledby", headingId);
+  section.setAttribute('aria-labelledby', headingId);
   const h2 = el(
-    "h2",
+    'h2',
     { id: headingId },
-    el("span", { className: "num", text: `${e.number}.` }),
-    document.createTextNode(
-      ` ${e.hidden ? "Hidden exchange" : (e.title ?? "")}`,
-    ),
+    el('span', { className: 'num', text: `${e.number}.` }),
+    document.createTextNode(` ${e.hidden ? 'Hidden exchange' : (e.title ?? '')}`),
   );
   section.append(h2);
   if (e.hidden) {
     section.append(
-      el("p", {
-        className: "muted",
-        text: "The person who shared this session left this exchange out.",
+      el('p', {
+        className: 'muted',
+        text: 'The person who shared this session left this exchange out.',
       }),
     );
     return section;
   }
-  const markdown = e.markdown ?? "";
-  const box = el("div", { className: "md" });
+  const markdown = e.markdown ?? '';
+  const box = el('div', { className: 'md' });
   section.append(box);
   if (renderNow) {
     renderInto(box, markdown);
   } else {
-    box.classList.add("pending");
+    box.classList.add('pending');
     box.style.minHeight = `${Math.min(6000, Math.max(60, Math.round(markdown.length / 5)))}px`;
-    box.append(
-      el("span", { className: "visually-hidden", text: "Not rendered yet" }),
-    );
+    box.append(el('span', { className: 'visually-hidden', text: 'Not rendered yet' }));
     pending.set(box, markdown);
     nearViewport.observe(box);
   }
@@ -165,65 +158,54 @@ function exchangeView(e: SharedExchange, renderNow: boolean): HTMLElement {
 }
 
 function start(): void {
-  const data = document.getElementById("share-data");
-  const root = document.getElementById("share");
+  const data = document.getElementById('share-data');
+  const root = document.getElementById('share');
   // The page of a dead link carries no data: its text is already on the page.
   if (!data || !root) return;
-  const boot = JSON.parse(data.textContent ?? "") as Boot;
-  const token = location.pathname.slice("/s/".length);
+  const boot = JSON.parse(data.textContent ?? '') as Boot;
+  const token = location.pathname.slice('/s/'.length);
   const first = boot.page;
 
-  const transcript = el("div", { className: "transcript" });
-  transcript.setAttribute("role", "region");
-  transcript.setAttribute("aria-label", "Transcript");
-  const status = el("p", { className: "status" });
-  status.setAttribute("role", "status");
-  const more = el("button", { text: "Show more exchanges" });
-  more.type = "button";
-  const sentinel = el("div", { className: "sentinel" });
+  const transcript = el('div', { className: 'transcript' });
+  transcript.setAttribute('role', 'region');
+  transcript.setAttribute('aria-label', 'Transcript');
+  const status = el('p', { className: 'status' });
+  status.setAttribute('role', 'status');
+  const more = el('button', { text: 'Show more exchanges' });
+  more.type = 'button';
+  const sentinel = el('div', { className: 'sentinel' });
   root.replaceChildren(header(first), transcript, sentinel, status);
 
   let next = first.nextFrom;
   let loading = false;
   const append = (exchanges: SharedExchange[], renderFirst: boolean) => {
-    exchanges.forEach((e, i) =>
-      transcript.append(exchangeView(e, renderFirst && i === 0)),
-    );
+    exchanges.forEach((e, i) => transcript.append(exchangeView(e, renderFirst && i === 0)));
   };
   append(first.exchanges, true);
-  if (first.exchangeCount === 0)
-    transcript.append(
-      el("p", { className: "muted", text: "This session has no exchanges." }),
-    );
+  if (first.exchangeCount === 0) transcript.append(el('p', { className: 'muted', text: 'This session has no exchanges.' }));
 
   const loadMore = async () => {
     if (loading || next === null) return;
     loading = true;
     more.disabled = true;
-    transcript.setAttribute("aria-busy", "true");
-    status.textContent = "Loading…";
+    transcript.setAttribute('aria-busy', 'true');
+    status.textContent = 'Loading…';
     let loaded = false;
     try {
-      const r = await fetch(
-        `/api/v1/share/${encodeURIComponent(token)}?from=${next}&limit=${PAGE_LIMIT}`,
-        {
-          // A public link's reads carry no cookie; a signed-in link's carry the session's.
-          credentials: boot.audience === "public" ? "omit" : "same-origin",
-          headers: { accept: "application/json" },
-          cache: "no-store",
-          referrerPolicy: "no-referrer",
-        },
-      );
+      const r = await fetch(`/api/v1/share/${encodeURIComponent(token)}?from=${next}&limit=${PAGE_LIMIT}`, {
+        // A public link's reads carry no cookie; a signed-in link's carry the session's.
+        credentials: boot.audience === 'public' ? 'omit' : 'same-origin',
+        headers: { accept: 'application/json' },
+        cache: 'no-store',
+        referrerPolicy: 'no-referrer',
+      });
       if (r.status === 401) {
-        location.assign(
-          `/sign-in?next=${encodeURIComponent(location.pathname)}`,
-        );
+        location.assign(`/sign-in?next=${encodeURIComponent(location.pathname)}`);
         return;
       }
       if (r.status === 404) {
         next = null;
-        status.textContent =
-          "This link is no longer available: the rest of the session cannot be shown.";
+        status.textContent = 'This link is no longer available: the rest of the session cannot be shown.';
         return;
       }
       const body = (await r.json().catch(() => null)) as {
@@ -237,33 +219,24 @@ function start(): void {
       }
       append(body.data.exchanges, false);
       next = body.data.nextFrom;
-      status.textContent = "";
+      status.textContent = '';
       loaded = true;
     } catch {
-      status.textContent =
-        "The next exchanges could not be loaded (network error). Try again.";
+      status.textContent = 'The next exchanges could not be loaded (network error). Try again.';
     } finally {
       loading = false;
       more.disabled = false;
-      transcript.removeAttribute("aria-busy");
+      transcript.removeAttribute('aria-busy');
       if (next === null) more.remove();
       else if (!more.isConnected) root.append(more);
       // Still near the end (short exchanges): the observer reports changes only, so look again.
-      if (
-        loaded &&
-        next !== null &&
-        sentinel.getBoundingClientRect().top < innerHeight + 1200
-      )
-        setTimeout(() => void loadMore(), 0);
+      if (loaded && next !== null && sentinel.getBoundingClientRect().top < innerHeight + 1200) setTimeout(() => void loadMore(), 0);
     }
   };
-  more.addEventListener("click", () => void loadMore());
+  more.addEventListener('click', () => void loadMore());
   if (next !== null) {
     root.append(more);
-    new IntersectionObserver(
-      (entries) => entries.some((e) => e.isIntersecting) && void loadMore(),
-      { rootMargin: "1200px" },
-    ).observe(sentinel);
+    new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && void loadMore(), { rootMargin: '1200px' }).observe(sentinel);
   }
 }
 
