@@ -7,9 +7,12 @@ import type { Deps } from './services/context';
 
 export type AppDeps = Deps & { search: Search; start(): Promise<void>; close(): Promise<void> };
 
-/** Builds the process-wide dependencies; `start()` brings up background parts (search). */
-export function createDeps(config: Config, logger: Logger): AppDeps {
-  const db = createDb(config.databaseUrl);
+/**
+ * Builds the process-wide dependencies; `start()` brings up background parts (search).
+ * `warmReads`: the serving process keeps its read connections open (see createDb).
+ */
+export function createDeps(config: Config, logger: Logger, options: { warmReads?: boolean } = {}): AppDeps {
+  const db = createDb(config.databaseUrl, options);
   const offload =
     config.offloadThreads === 0
       ? inlineOffload

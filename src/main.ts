@@ -32,7 +32,7 @@ async function main(): Promise<void> {
     process.exit(1);
   });
   await migrate(config.databaseUrl, (msg) => logger.info({ msg }));
-  const deps = createDeps(config, logger);
+  const deps = createDeps(config, logger, { warmReads: true });
   await deps.start();
   const rateLimit = createRateLimitHooks(config, logger);
   const built = await buildApp(deps, rateLimit);

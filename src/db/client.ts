@@ -68,7 +68,12 @@ export function connectionOptions(databaseUrl: string, withDatabase = true): mar
   };
 }
 
-export function createDb(databaseUrl: string): DbHandles {
+/**
+ * `warmReads`: keep as many read connections open as the write pool holds (the service does; a CLI
+ * or a test app opens them as it needs them). The driver opens missing connections one after the
+ * other, so a burst of concurrent reads on a cold pool got its first bytes in a staircase.
+ */
+export function createDb(databaseUrl: string, options: { warmReads?: boolean } = {}): DbHandles {
   const pool = mariadb.createPool(connectionOptions(databaseUrl));
   // The driver throws a connection's fatal socket error (e.g. ECONNRESET when the server dies)
   // from inside a promise when that connection has no 'error' listener — an unhandled rejection
@@ -80,11 +85,16 @@ export function createDb(databaseUrl: string): DbHandles {
   });
   let prisma: PrismaClient | null = null;
   const base = connectionOptions(databaseUrl);
-  // Grown on demand: most processes (CLI, tests) read little. (minimumIdle 0 makes the driver's
+  // Grown on demand beyond `minimumIdle`: most processes (CLI, tests) read little. (minimumIdle 0 makes the driver's
   // pool hand out nothing at all, mariadb 3.4.5.) Twice the write pool: a streamed download holds
   // its snapshot's connection until the last byte, so ten concurrent large downloads must still
   // leave connections for every other read (and for their own first byte).
-  const readPool = mariadb.createPool({ ...base, connectionLimit: 2 * (base.connectionLimit ?? 10), minimumIdle: 1, idleTimeout: 30 });
+  const readPool = mariadb.createPool({
+    ...base,
+    connectionLimit: 2 * (base.connectionLimit ?? 10),
+    minimumIdle: options.warmReads ? (base.connectionLimit ?? 10) : 1,
+    idleTimeout: 30,
+  });
   readPool.on('connection', (conn: unknown) => {
     const c = conn as { on?: (event: string, fn: (err: unknown) => void) => void };
     c.on?.('error', () => undefined);
