@@ -578,3 +578,51 @@ test(
     await teamCard(a, TEAM).getByText('No open invitations.').waitFor();
   }),
 );
+
+test(
+  'a hostile team name is plain text wherever the console shows it (group heading, Teams page, key form)',
+  step(ada, async () => {
+    const hostile = `<img src=/pwned-img onerror="window.__pwned=1"><script>window.__pwned=2</script>"'&amp;`;
+    const team = await app.request('POST', '/api/v1/teams', { token: people.ada.token, body: { name: hostile } });
+    expect(team.status).toBe(201);
+    const project = await app.request('POST', '/api/v1/projects', {
+      token: people.ada.token,
+      body: { id: 'hostile-team-project', name: 'Hostile team project', teamId: team.body.data.team.id },
+    });
+    expect(project.status).toBe(201);
+    const { page } = ada();
+    const dialogs: string[] = [];
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
+    const notRun = async (label: string) => {
+      // The markup never became elements: no script ran, no image was asked for, no dialog opened.
+      const found = await page.evaluate(
+        `({ pwned: window.__pwned ?? null, elements: [...document.querySelectorAll('img, script')].filter((e) => /pwned/.test(e.outerHTML)).length })`,
+      );
+      expect({ label, found, dialogs, img: ada().requests.filter((u) => u.includes('pwned-img')) }).toEqual({
+        label,
+        found: { pwned: null, elements: 0 },
+        dialogs: [],
+        img: [],
+      });
+    };
+
+    await page.goto('/');
+    // The group heading carries the name as text, exactly as stored.
+    await page.getByRole('heading', { name: hostile, exact: true, level: 2 }).waitFor();
+    await card(page, hostile, 'Hostile team project').waitFor();
+    await notRun('projects page');
+
+    await page.goto('/settings/teams');
+    await teamCard(page, hostile).waitFor();
+    await notRun('teams page');
+
+    await page.goto('/settings/api-keys');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    expect(await optionsOf(page, 'Upload new projects to')).toContain(hostile);
+    await notRun('key form');
+    await clean(ada(), 'hostile team name');
+  }),
+);
