@@ -18,6 +18,7 @@ const RANK: Record<string, number> = {
   mcp: 8,
   metrics: 8,
   http: 7,
+  api: 6.5,
   auth: 6,
   services: 5,
   search: 4,

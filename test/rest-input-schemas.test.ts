@@ -1,7 +1,7 @@
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 
 /**
- * Inputs parsed by the REST zod schemas (src/rest/schemas/) keep the documented exact 400
+ * Inputs parsed by the REST zod schemas (src/api/schemas/) keep the documented exact 400
  * messages. Pinned here for every input moved from a hand-written validator onto a schema.
  */
 

@@ -1,7 +1,7 @@
 /** Operations of browser sessions and device login (docs/accounts.md). */
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import * as A from '../schemas/accounts';
-import { envelope, z } from '../schemas/common';
+import * as A from '../../api/schemas/accounts';
+import { envelope, z } from '../../api/schemas/common';
 import { describe } from './operation';
 import * as inputs from '../../services/inputs';
 

@@ -1,7 +1,7 @@
 /**
  * GET /api/v1/openapi.json: the OpenAPI 3.1 document of every REST endpoint,
- * generated from the zod schemas of src/rest/schemas/. To describe a new endpoint, add one
- * `describe(registry, {...})` call below (and its schemas to src/rest/schemas/); the test suite
+ * generated from the zod schemas of src/api/schemas/. To describe a new endpoint, add one
+ * `describe(registry, {...})` call below (and its schemas to src/api/schemas/); the test suite
  * fails on any response of an operation that is not described here.
  */
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
@@ -9,8 +9,8 @@ import { accountOperations } from './accounts';
 import { teamOperations } from './teams';
 import { shareOperations } from './shares';
 import { describe } from './operation';
-import { envelope, HEADERS, PROJECT_ID_PATTERN, z } from '../schemas/common';
-import * as R from '../schemas/resources';
+import { envelope, HEADERS, PROJECT_ID_PATTERN, z } from '../../api/schemas/common';
+import * as R from '../../api/schemas/resources';
 import * as inputs from '../../services/inputs';
 
 const projectParam = z.object({

@@ -5,7 +5,7 @@
  */
 import type { OpenAPIRegistry, ResponseConfig, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { ZodObject, ZodType } from 'zod';
-import { ERROR_STATUSES, ErrorEnvelope, HEADERS, type ErrorStatus, type HeaderName, z } from '../schemas/common';
+import { ERROR_STATUSES, ErrorEnvelope, HEADERS, type ErrorStatus, type HeaderName, z } from '../../api/schemas/common';
 
 /** `key`: an API key, device access token or browser session; `none`: public; `refresh`: a device refresh token. */
 export type Auth = 'key' | 'none' | 'refresh';

@@ -1,6 +1,6 @@
 /** Share links: making and managing them (a key or browser session), and reading one (no account for public links). */
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { envelope, PROJECT_ID_PATTERN, Timestamp, UUID_PATTERN, z } from '../schemas/common';
+import { envelope, PROJECT_ID_PATTERN, Timestamp, UUID_PATTERN, z } from '../../api/schemas/common';
 import { describe } from './operation';
 
 const ExpiresInDays = z

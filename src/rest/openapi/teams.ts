@@ -1,7 +1,7 @@
 /** OpenAPI operations of teams, members, invitations and moving projects. */
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { envelope, Timestamp, z } from '../schemas/common';
-import * as R from '../schemas/resources';
+import { envelope, Timestamp, z } from '../../api/schemas/common';
+import * as R from '../../api/schemas/resources';
 import * as inputs from '../../services/inputs';
 import * as T from '../../services/teams';
 import { describe } from './operation';

@@ -1,7 +1,7 @@
 /**
  * Building blocks of the REST schemas: the zod instance extended with `.openapi()`,
  * the `{success, data}` envelope, the error envelope, and the response headers every description
- * refers to. Every schema of src/rest/schemas/ is plain zod: it validates input where a router
+ * refers to. Every schema of src/api/schemas/ is plain zod: it validates input where a router
  * uses it and it is what GET /api/v1/openapi.json is generated from.
  */
 import { z } from '../../services/inputs';
