@@ -17,7 +17,8 @@ import path from 'node:path';
 import * as mariadb from 'mariadb';
 import { createDb } from '../src/db/client';
 import { migrate } from '../src/db/migrate';
-import { createKeyForUser } from '../src/services/keys';
+import { createApiKey } from '../src/services/keys';
+import { operatorCtx } from '../src/services/context';
 import { createUser } from '../src/services/users';
 
 const KiB = 1024;
@@ -86,10 +87,10 @@ async function main() {
   const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}`;
   await migrate(dbUrl);
   const db = createDb(dbUrl);
-  const a = await createUser(db, 'bench-a@example.test', 'a');
-  const b = await createUser(db, 'bench-b@example.test', 'b');
-  const tokenA = (await createKeyForUser(db, JWT_SECRET, a.id, 'bench')).token;
-  const tokenB = (await createKeyForUser(db, JWT_SECRET, b.id, 'bench')).token;
+  const a = await createUser(operatorCtx(db), 'bench-a@example.test', 'a');
+  const b = await createUser(operatorCtx(db), 'bench-b@example.test', 'b');
+  const tokenA = (await createApiKey(operatorCtx(db, { jwtSecret: JWT_SECRET }), { name: 'bench' }, a.id)).token;
+  const tokenB = (await createApiKey(operatorCtx(db, { jwtSecret: JWT_SECRET }), { name: 'bench' }, b.id)).token;
   await db.close();
 
   const port = await freePort();

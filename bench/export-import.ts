@@ -25,6 +25,7 @@ import { openExport } from '../src/services/exports';
 import { importArchive } from '../src/services/imports';
 import { upsertSession } from '../src/services/session-upload';
 import { createUser } from '../src/services/users';
+import { operatorCtx } from '../src/services/context';
 import { markdownOfSize } from './corpus-lite';
 
 const MiB = 1024 * 1024;
@@ -162,8 +163,8 @@ async function main(): Promise<void> {
   const dst = await freshDb(`sa_bench_imp_${tag}`);
   const file = path.join(os.tmpdir(), `sa-bench-${tag}.tar`);
   try {
-    const ada = await createUser(src.db, `ada-${tag}@example.test`, 'Ada');
-    const adaDst = await createUser(dst.db, ada.email, 'Ada');
+    const ada = await createUser(operatorCtx(src.db), `ada-${tag}@example.test`, 'Ada');
+    const adaDst = await createUser(operatorCtx(dst.db), ada.email, 'Ada');
     const s = ctxFor(src.db, ada.id, src.url);
     // Seed: up to SIZE_MB, in every 255 MiB one session of 47 MiB (49 MB, near the 50 MB an
     // upload takes at most) and 52 of 4 MiB; each 7/8 markdown and 1/8 raw data.

@@ -16,7 +16,8 @@ import path from 'node:path';
 import * as mariadb from 'mariadb';
 import { createDb } from '../src/db/client';
 import { migrate } from '../src/db/migrate';
-import { createKeyForUser } from '../src/services/keys';
+import { createApiKey } from '../src/services/keys';
+import { operatorCtx } from '../src/services/context';
 import { createUser } from '../src/services/users';
 import { markdownOfSize } from './corpus-lite';
 
@@ -83,8 +84,8 @@ async function main() {
   const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}${process.env.BENCH_DB_QUERY ?? ''}`;
   await migrate(dbUrl);
   const db = createDb(dbUrl);
-  const user = await createUser(db, 'bench-json@example.test', 'bench');
-  const { token } = await createKeyForUser(db, JWT_SECRET, user.id, 'bench');
+  const user = await createUser(operatorCtx(db), 'bench-json@example.test', 'bench');
+  const { token } = await createApiKey(operatorCtx(db, { jwtSecret: JWT_SECRET }), { name: 'bench' }, user.id);
   await db.close();
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-json-'));

@@ -30,7 +30,8 @@ import { buildApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { createDeps } from '../src/deps';
 import { createLogger } from '../src/logger';
-import { createKeyForUser } from '../src/services/keys';
+import { createApiKey } from '../src/services/keys';
+import { operatorCtx } from '../src/services/context';
 import { createTestDatabase, ROOT_URL, type TestDatabase } from '../test/support/db';
 import { generateSession, rng, vocabulary } from './corpus';
 
@@ -116,7 +117,9 @@ async function main() {
     server = http.createServer(built.app);
     await new Promise<void>((res) => server!.listen(0, '127.0.0.1', res));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const tokens = await Promise.all(users.map(async (u) => (await createKeyForUser(deps.db, config.jwtSecret, u.id, 'bench')).token));
+    const tokens = await Promise.all(
+      users.map(async (u) => (await createApiKey(operatorCtx(deps.db, { jwtSecret: config.jwtSecret }), { name: 'bench' }, u.id)).token),
+    );
     const connect = async (token: string, f: typeof fetch) => {
       const c = new Client({ name: 'bench', version: '1' });
       await c.connect(new StreamableHTTPClientTransport(new URL('/mcp', url), { fetch: f, requestInit: { headers: { Authorization: `Bearer ${token}` } } }));

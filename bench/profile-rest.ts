@@ -17,7 +17,8 @@ import path from 'node:path';
 import * as mariadb from 'mariadb';
 import { connectionOptions, createDb } from '../src/db/client';
 import { migrate } from '../src/db/migrate';
-import { createKeyForUser } from '../src/services/keys';
+import { createApiKey } from '../src/services/keys';
+import { operatorCtx } from '../src/services/context';
 import { createUser } from '../src/services/users';
 import { markdownOfSize } from './corpus-lite';
 
@@ -154,8 +155,8 @@ async function main() {
       if (i > 300) throw new Error('service did not come up');
       await new Promise((r) => setTimeout(r, 200));
     }
-    const user = await createUser(handles, `prof-${dbName}@example.test`, 'prof');
-    const { token } = await createKeyForUser(handles, secret, user.id, 'prof');
+    const user = await createUser(operatorCtx(handles), `prof-${dbName}@example.test`, 'prof');
+    const { token } = await createApiKey(operatorCtx(handles, { jwtSecret: secret }), { name: 'prof' }, user.id);
     const md = markdownOfSize(20 * 1024, 1);
     const ids: string[] = [];
     for (let i = 0; i < 50; i++) {

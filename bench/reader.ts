@@ -26,7 +26,8 @@ import path from 'node:path';
 import * as mariadb from 'mariadb';
 import { createDb } from '../src/db/client';
 import { migrate } from '../src/db/migrate';
-import { createKeyForUser } from '../src/services/keys';
+import { createApiKey } from '../src/services/keys';
+import { operatorCtx } from '../src/services/context';
 import { createUser } from '../src/services/users';
 
 const JWT_SECRET = 'bench-reader-secret-long-enough';
@@ -121,8 +122,8 @@ async function main() {
   const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}`;
   await migrate(dbUrl);
   const db = createDb(dbUrl);
-  const user = await createUser(db, EMAIL, 'bench', { password: PASSWORD, role: 'member' });
-  const { token } = await createKeyForUser(db, JWT_SECRET, user.id, 'bench');
+  const user = await createUser(operatorCtx(db), EMAIL, 'bench', { password: PASSWORD, role: 'member' });
+  const { token } = await createApiKey(operatorCtx(db, { jwtSecret: JWT_SECRET }), { name: 'bench' }, user.id);
   await db.close();
 
   const port = await freePort();

@@ -18,7 +18,8 @@ import path from 'node:path';
 import * as mariadb from 'mariadb';
 import { connectionOptions } from '../src/db/client';
 import { migrate } from '../src/db/migrate';
-import { createKeyForUser } from '../src/services/keys';
+import { createApiKey } from '../src/services/keys';
+import { operatorCtx } from '../src/services/context';
 import { createUser } from '../src/services/users';
 import { createDb } from '../src/db/client';
 import { markdownOfSize } from './corpus-lite';
@@ -208,8 +209,8 @@ async function main() {
     children.push(service);
     await waitFor(`${base}/readyz`);
 
-    const user = await createUser(handles, `bench-${dbName}@example.test`, 'bench');
-    const { token } = await createKeyForUser(handles, SECRET, user.id, 'bench');
+    const user = await createUser(operatorCtx(handles), `bench-${dbName}@example.test`, 'bench');
+    const { token } = await createApiKey(operatorCtx(handles, { jwtSecret: SECRET }), { name: 'bench' }, user.id);
     const put = (projectId: string, id: string, md: string, extra: Record<string, unknown> = {}) =>
       request(
         base,

@@ -40,7 +40,8 @@ import type { Search } from '../src/search';
 import { toDocuments, type IndexableSession, type SessionDocument } from '../src/domain/search-documents';
 import { EmbeddedMeili } from '../src/search/embedded';
 import { createNodeHttpClient } from '../src/search/http-client';
-import { createKeyForUser } from '../src/services/keys';
+import { createApiKey } from '../src/services/keys';
+import { operatorCtx } from '../src/services/context';
 import { createUser } from '../src/services/users';
 import { launchBrowser, newRecordedPage } from '../test/support/chromium';
 import { startTestApp, type TestApp } from '../test/support/app';
@@ -162,7 +163,7 @@ async function main() {
   };
   try {
     // The first user can sign in to the console (--browser); the others only have keys.
-    const first = await createUser(app.deps.db, 'typing0@example.test', 'Typist', { password: PASSWORD, role: 'member' });
+    const first = await createUser(operatorCtx(app.deps.db), 'typing0@example.test', 'Typist', { password: PASSWORD, role: 'member' });
     const users = [
       { id: first.id, email: first.email },
       ...Array.from({ length: USERS - 1 }, (_, i) => ({ id: crypto.randomUUID(), email: `typing${i + 1}@example.test` })),
@@ -174,7 +175,9 @@ async function main() {
         .join(', ')}`,
       users.slice(1).flatMap((u) => [u.id, u.email]),
     );
-    const tokens = await Promise.all(users.map(async (u) => (await createKeyForUser(app.deps.db, app.deps.config.jwtSecret, u.id, 'bench')).token));
+    const tokens = await Promise.all(
+      users.map(async (u) => (await createApiKey(operatorCtx(app.deps.db, { jwtSecret: app.deps.config.jwtSecret }), { name: 'bench' }, u.id)).token),
+    );
     const projects = users.flatMap((u) => Array.from({ length: PROJECTS_PER_USER }, (_, j) => ({ id: `p-${u.id.slice(0, 8)}-${j}`, ownerId: u.id })));
     await pool.query(
       `INSERT INTO projects (id, ownerId, name, icon, color) VALUES ${projects.map(() => "(?, ?, ?, 'Code2', 'blue')").join(', ')}`,

@@ -1,5 +1,6 @@
 import { sha256 } from '../src/domain/tokens';
 import { createUser } from '../src/services/users';
+import { operatorCtx } from '../src/services/context';
 import { startTestApp, type TestApp } from './support/app';
 import { browser, sessionCookieOf } from './support/cookie-client';
 
@@ -16,7 +17,7 @@ afterAll(() => app?.close());
 /** A user with a password (and, through the harness, nothing else). */
 async function member(prefix = 'm', role: 'admin' | 'member' = 'member') {
   const e = email(prefix);
-  const u = await createUser(app.deps.db, e, prefix, { password: PASSWORD, role });
+  const u = await createUser(operatorCtx(app.deps.db), e, prefix, { password: PASSWORD, role });
   return { ...u, email: e };
 }
 
@@ -114,7 +115,7 @@ describe('sign-in, session, sign-out', () => {
         .sort(),
     );
     // A user without a password (made by the old CLI) cannot sign in either, with the same answer.
-    const nopw = await createUser(app.deps.db, email('nopw'));
+    const nopw = await createUser(operatorCtx(app.deps.db), email('nopw'));
     const r = await app.request('POST', '/api/v1/auth/sign-in', { body: { email: nopw.email, password: 'whatever it is' } });
     expect(r.body).toEqual({ success: false, error: 'Invalid email or password' });
   });

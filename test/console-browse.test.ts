@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, newRecordedPage, seriousAxeViolations, step, type Recorded } from './support/chromium';
 import { startTestApp, type TestApp } from './support/app';
 import { createUser } from '../src/services/users';
+import { operatorCtx } from '../src/services/context';
 
 /**
  * Console II in real Chromium against the real service, search engine included (docs/console.md):
@@ -67,7 +68,7 @@ async function untilSearchable(words: Record<string, number>) {
 beforeAll(async () => {
   app = await startTestApp({ env: { RATE_LIMIT_REST_PER_HOUR: '100000', RATE_LIMIT_GRAPHQL_PER_HOUR: '100000' } });
   email = `browse-${process.pid}-${Date.now()}@example.test`;
-  const user = await createUser(app.deps.db, email, 'Browser', { password: PASSWORD, role: 'member' });
+  const user = await createUser(operatorCtx(app.deps.db), email, 'Browser', { password: PASSWORD, role: 'member' });
   ({ token } = await app.newKey(user));
 
   // Two ordinary projects (one to edit, one to delete) and one per hostile name.

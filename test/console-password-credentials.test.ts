@@ -1,6 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { createResetLink } from '../src/services/accounts';
 import { createUser } from '../src/services/users';
+import { operatorCtx } from '../src/services/context';
 import { launchBrowser, newRecordedPage, seriousAxeViolations, step, type Recorded } from './support/chromium';
 import { rawRequest, startTestApp, type TestApp } from './support/app';
 import { browser as cookieBrowser } from './support/cookie-client';
@@ -26,7 +27,7 @@ beforeAll(async () => {
   browser = await launchBrowser();
   rec = await newRecordedPage(browser, app.url);
   const email = `pw-console-${process.pid}@example.test`;
-  const u = await createUser(app.deps.db, email, 'Ada', { password: PASSWORDS[0] });
+  const u = await createUser(operatorCtx(app.deps.db), email, 'Ada', { password: PASSWORDS[0] });
   user = { id: u.id, email };
 }, 120_000);
 afterAll(async () => {
@@ -113,7 +114,7 @@ test(
       try {
         const page = reset.page;
         const setThrough = async (password: string, revoke: boolean) => {
-          const { link } = await createResetLink(app.deps.db, user.id, app.url);
+          const { link } = await createResetLink(operatorCtx(app.deps.db), user.id, app.url);
           const url = new URL(link);
           await page.goto(url.pathname + url.search);
           await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
@@ -126,7 +127,7 @@ test(
           current = password;
         };
 
-        const { link } = await createResetLink(app.deps.db, user.id, app.url);
+        const { link } = await createResetLink(operatorCtx(app.deps.db), user.id, app.url);
         await page.goto(new URL(link).pathname + new URL(link).search);
         await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
         expect(await seriousAxeViolations(page)).toEqual([]);

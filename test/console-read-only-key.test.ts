@@ -2,6 +2,7 @@ import type { Browser } from 'playwright-core';
 import { launchBrowser, newRecordedPage, seriousAxeViolations, step, type Recorded } from './support/chromium';
 import { rawRequest, startTestApp, type TestApp } from './support/app';
 import { createUser } from '../src/services/users';
+import { operatorCtx } from '../src/services/context';
 
 /**
  * The console's key form in real Chromium: a key created with "Read-only (for agents)" checked is
@@ -35,7 +36,7 @@ test(
     () => rec,
     async () => {
       const email = `ro-key-${process.pid}-${Date.now()}@example.test`;
-      const user = await createUser(app.deps.db, email, 'Agent Owner', { password: PASSWORD, role: 'member' });
+      const user = await createUser(operatorCtx(app.deps.db), email, 'Agent Owner', { password: PASSWORD, role: 'member' });
       const { token: full } = await app.newKey(user);
       const body = { name: 'Before', markdown: '# before\n' };
       expect((await rawRequest(app.url, 'PUT', `/api/v1/projects/${PROJECT}/sessions/${SESSION}`, { token: full, body })).status).toBe(201);

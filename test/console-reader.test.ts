@@ -3,6 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, newRecordedPage, seriousAxeViolations, step, type Recorded } from './support/chromium';
 import { startTestApp, type TestApp } from './support/app';
 import { createUser } from '../src/services/users';
+import { operatorCtx } from '../src/services/context';
 
 /**
  * The session reader (docs/console.md) in real Chromium, by accessible names: heading = display
@@ -75,7 +76,7 @@ beforeAll(async () => {
   app = await startTestApp({ env: { WORKERS_ENABLED: 'false', RATE_LIMIT_REST_PER_HOUR: '100000', RATE_LIMIT_GRAPHQL_PER_HOUR: '100000' } });
   browser = await launchBrowser();
   email = `reader-${process.pid}-${Date.now()}@example.test`;
-  const user = await createUser(app.deps.db, email, 'Reader', { password: PASSWORD, role: 'member' });
+  const user = await createUser(operatorCtx(app.deps.db), email, 'Reader', { password: PASSWORD, role: 'member' });
   ({ token } = await app.newKey(user));
   const put = async (id: string, body: Record<string, unknown>) => {
     const r = await app.request('PUT', `/api/v1/projects/${P}/sessions/${id}`, { token, body: { projectName: 'Reader app', ...body } });

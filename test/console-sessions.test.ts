@@ -2,6 +2,7 @@ import type { Browser } from 'playwright-core';
 import { launchBrowser, newRecordedPage, seriousAxeViolations, type Recorded } from './support/chromium';
 import { startTestApp, type TestApp } from './support/app';
 import { createUser } from '../src/services/users';
+import { operatorCtx } from '../src/services/context';
 
 /**
  * A project's sessions in the console (docs/console.md), in real Chromium: display titles, which
@@ -27,7 +28,7 @@ afterAll(async () => {
 
 test('sessions of a project: titles, Resumable, secrets redacted, hostile names as text, Show more', async () => {
   const email = `reader-${process.pid}-${Date.now()}@example.test`;
-  const user = await createUser(app.deps.db, email, 'Reader', { password: PASSWORD, role: 'member' });
+  const user = await createUser(operatorCtx(app.deps.db), email, 'Reader', { password: PASSWORD, role: 'member' });
   const { token } = await app.newKey(user);
   const put = async (id: string, body: Record<string, unknown>) => {
     const r = await app.request('PUT', `/api/v1/projects/web-app/sessions/${id}`, { token, body });

@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, newRecordedPage, seriousAxeViolations, step, type Recorded } from './support/chromium';
 import { startTestApp, type TestApp } from './support/app';
 import { createUser } from '../src/services/users';
+import { operatorCtx } from '../src/services/context';
 
 /**
  * Share links in the console (docs/shares.md) in real Chromium, by accessible names: the reader's
@@ -46,7 +47,7 @@ beforeAll(async () => {
   app = await startTestApp({ env });
   browser = await launchBrowser();
   email = `sharer-${process.pid}-${Date.now()}@example.test`;
-  const user = await createUser(app.deps.db, email, 'Sharer', {
+  const user = await createUser(operatorCtx(app.deps.db), email, 'Sharer', {
     password: PASSWORD,
     role: 'member',
   });

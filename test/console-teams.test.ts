@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, newRecordedPage, seriousAxeViolations, step, type Recorded } from './support/chromium';
 import { startTestApp, type TestApp } from './support/app';
 import { createUser } from '../src/services/users';
+import { operatorCtx } from '../src/services/context';
 import { CLI_USER_AGENT, CLI_VERSION, cliPut, type CliUpload } from './support/specstory-clients';
 
 /**
@@ -79,7 +80,7 @@ beforeAll(async () => {
   for (const who of ['ada', 'bob'] as const) {
     const p = people[who];
     p.email = `${who}-${process.pid}-${Date.now()}@example.test`;
-    const u = await createUser(app.deps.db, p.email, p.name, { password: PASSWORD, role: 'member' });
+    const u = await createUser(operatorCtx(app.deps.db), p.email, p.name, { password: PASSWORD, role: 'member' });
     p.id = u.id;
     p.token = (await app.newKey(u)).token;
   }

@@ -8,6 +8,7 @@
  */
 import jwt from 'jsonwebtoken';
 import { insertDerivedKey } from '../src/services/keys';
+import { operatorCtx } from '../src/services/context';
 import { createUser } from '../src/services/users';
 import { startTestApp, type TestApp } from './support/app';
 import { browser } from './support/cookie-client';
@@ -26,7 +27,7 @@ afterAll(() => app?.close());
 /** A user with a password and a 1-day key (the source of most lineages here). */
 async function person(prefix: string) {
   const email = `${prefix}-${process.pid}-${++seq}@example.test`;
-  const u = await createUser(app.deps.db, email, prefix, { password: PASSWORD });
+  const u = await createUser(operatorCtx(app.deps.db), email, prefix, { password: PASSWORD });
   const key = await app.newKey(u, 'one day', 1);
   return { id: u.id, email, key };
 }
@@ -221,7 +222,7 @@ test('a credential cannot be derived from a source revoked before or while it is
 
 test('a disabled user: every credential of every lineage stops at once, and no new one can be derived', async () => {
   const u = await person('disable');
-  const admin = await createUser(app.deps.db, `admin-${process.pid}-${++seq}@example.test`, 'admin', { password: PASSWORD, role: 'admin' });
+  const admin = await createUser(operatorCtx(app.deps.db), `admin-${process.pid}-${++seq}@example.test`, 'admin', { password: PASSWORD, role: 'admin' });
   const d1 = await deviceLogin(await codeWith(u.key.token), 'd1');
   const k1 = await mint(d1.accessToken);
   const d2 = await deviceLogin(await codeWith(k1.token), 'd2');
@@ -273,7 +274,10 @@ describe('a new password revokes keys and device tokens unless asked not to', ()
   });
 
   async function resetLink(userId: string): Promise<string> {
-    const admin = await createUser(app.deps.db, `reset-admin-${process.pid}-${++seq}@example.test`, 'admin', { password: PASSWORD, role: 'admin' });
+    const admin = await createUser(operatorCtx(app.deps.db), `reset-admin-${process.pid}-${++seq}@example.test`, 'admin', {
+      password: PASSWORD,
+      role: 'admin',
+    });
     const a = browser(app);
     await a.signIn(admin.email, PASSWORD);
     const link = await a.request('POST', `/api/v1/users/${userId}/reset-password`);

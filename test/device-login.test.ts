@@ -1,5 +1,6 @@
 import jwt from 'jsonwebtoken';
 import { createUser } from '../src/services/users';
+import { operatorCtx } from '../src/services/context';
 import { startTestApp, type TestApp } from './support/app';
 import { browser, type Browser } from './support/cookie-client';
 
@@ -16,7 +17,7 @@ afterAll(() => app?.close());
 
 async function signedIn(): Promise<{ b: Browser; id: string; email: string }> {
   const email = `dev-${process.pid}-${++seq}@example.test`;
-  const u = await createUser(app.deps.db, email, 'Dev', { password: PASSWORD });
+  const u = await createUser(operatorCtx(app.deps.db), email, 'Dev', { password: PASSWORD });
   const b = browser(app);
   expect((await b.signIn(email, PASSWORD)).status).toBe(200);
   return { b, id: u.id, email };

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createUser } from '../src/services/users';
+import { operatorCtx } from '../src/services/context';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 import { readTar, seedCorpus, sha256, writeTar } from './support/archive';
 
@@ -73,7 +74,7 @@ beforeAll(async () => {
   ids1 = await seedCorpus(a, ada, P1);
   await seedCorpus(a, ada, P2);
   carolEmail = `carol-${crypto.randomUUID().slice(0, 8)}@example.test`;
-  await createUser(b.deps.db, carolEmail, 'Carol');
+  await createUser(operatorCtx(b.deps.db), carolEmail, 'Carol');
 }, 120_000);
 
 afterAll(async () => {

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createUser } from '../src/services/users';
+import { operatorCtx } from '../src/services/context';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 import { readTar, seedCorpus, sha256, writeTar, type TarEntry } from './support/archive';
 
@@ -62,7 +63,7 @@ beforeAll(async () => {
   b = await startTestApp({ rateLimit: false });
   for (const name of ['ada', 'bob', 'vic', 'eve'] as const) {
     onA[name] = await a.createUser(name[0].toUpperCase() + name.slice(1));
-    const u = await createUser(b.deps.db, onA[name].email, name[0].toUpperCase() + name.slice(1));
+    const u = await createUser(operatorCtx(b.deps.db), onA[name].email, name[0].toUpperCase() + name.slice(1));
     onB[name] = { id: u.id, email: u.email, ...(await b.newKey(u)) };
   }
   teamA = await newTeam(a, onA.ada, [

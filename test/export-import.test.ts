@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { createUser } from '../src/services/users';
+import { operatorCtx } from '../src/services/context';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 import { readTar, seedCorpus, sha256, writeTar, type TarEntry } from './support/archive';
 import { eventually } from './support/meili-harness';
@@ -54,7 +55,7 @@ beforeAll(async () => {
   b = await startTestApp({ rateLimit: false });
   ada = await a.createUser('Ada');
   // The same person on the second server: same email and name.
-  const u = await createUser(b.deps.db, ada.email, 'Ada');
+  const u = await createUser(operatorCtx(b.deps.db), ada.email, 'Ada');
   adaOnB = { id: u.id, email: u.email, ...(await b.newKey(u)) };
   bob = await b.createUser('Bob');
   ids1 = await seedCorpus(a, ada, P1);

@@ -16,7 +16,8 @@ import path from 'node:path';
 import * as mariadb from 'mariadb';
 import { createDb } from '../src/db/client';
 import { migrate } from '../src/db/migrate';
-import { createKeyForUser } from '../src/services/keys';
+import { createApiKey } from '../src/services/keys';
+import { operatorCtx } from '../src/services/context';
 import { createUser } from '../src/services/users';
 import { startTestApp } from './support/app';
 import { createTestDatabase } from './support/db';
@@ -123,8 +124,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function userWithToken(databaseUrl: string): Promise<{ userId: string; token: string }> {
   const db = createDb(databaseUrl);
   try {
-    const user = await createUser(db, `faults-${crypto.randomBytes(4).toString('hex')}@example.test`, 'faults');
-    const { token } = await createKeyForUser(db, JWT_SECRET, user.id, 'faults');
+    const user = await createUser(operatorCtx(db), `faults-${crypto.randomBytes(4).toString('hex')}@example.test`, 'faults');
+    const { token } = await createApiKey(operatorCtx(db, { jwtSecret: JWT_SECRET }), { name: 'faults' }, user.id);
     return { userId: user.id, token };
   } finally {
     await db.close();

@@ -11,6 +11,7 @@
 import crypto from 'node:crypto';
 import type { Search } from '../src/search';
 import { createUser } from '../src/services/users';
+import { operatorCtx } from '../src/services/context';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 import { eventually } from './support/meili-harness';
 import { cliApi, cliPut, CLI_VERSION, pySdk, tsSdk } from './support/specstory-clients';
@@ -22,7 +23,10 @@ let admin: TestUser;
 beforeAll(async () => {
   app = await startTestApp({ env: { RATE_LIMIT_REST_PER_HOUR: '100000' } });
   a = await app.createUser('a');
-  const u = await createUser(app.deps.db, `admin-${process.pid}-${Date.now()}@example.test`, 'Admin', { password: 'correct horse battery', role: 'admin' });
+  const u = await createUser(operatorCtx(app.deps.db), `admin-${process.pid}-${Date.now()}@example.test`, 'Admin', {
+    password: 'correct horse battery',
+    role: 'admin',
+  });
   admin = { id: u.id, email: u.email, ...(await app.newKey(u)) };
 });
 afterAll(() => app?.close());

@@ -11,7 +11,8 @@ import { loadConfig } from '../src/config';
 import { createDeps } from '../src/deps';
 import { createRateLimitHooks } from '../src/http/rate-limit';
 import { createLogger } from '../src/logger';
-import { createKeyForUser } from '../src/services/keys';
+import { createApiKey } from '../src/services/keys';
+import { operatorCtx } from '../src/services/context';
 import { createUser } from '../src/services/users';
 import { rawRequest, startTestApp, type TestApp } from './support/app';
 import { createTestDatabase, type TestDatabase } from './support/db';
@@ -62,9 +63,9 @@ describe('request ids and the access log', () => {
     server = http.createServer(built.app);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const user = await createUser(deps.db, `ops-${Date.now()}@example.test`, 'ops');
+    const user = await createUser(operatorCtx(deps.db), `ops-${Date.now()}@example.test`, 'ops');
     userId = user.id;
-    ({ token } = await createKeyForUser(deps.db, config.jwtSecret, user.id, 'ops'));
+    ({ token } = await createApiKey(operatorCtx(deps.db, { jwtSecret: config.jwtSecret }), { name: 'ops' }, user.id));
     stop = async () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));

@@ -10,10 +10,10 @@
  *   read.
  */
 import crypto from 'node:crypto';
-import type { Ctx } from '../src/services/context';
+import { operatorCtx, type Ctx } from '../src/services/context';
 import { createProject, moveProject } from '../src/services/projects';
 import { sessionFacets } from '../src/services/stats';
-import { addMemberByUserId, createTeamFor } from '../src/services/teams';
+import { addMember, createTeam } from '../src/services/teams';
 import type { TeamRole } from '../src/domain/teams';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
 
@@ -36,8 +36,11 @@ const find = (c: Ctx, q: string, filters?: Parameters<SearchHarness['find']>[2],
 
 /** A team whose first admin is `admin`, with further members. */
 async function team(admin: Ctx, ...members: Array<[Ctx, TeamRole]>): Promise<string> {
-  const id = await createTeamFor(h.handles, `team ${word()}`, admin.user.id);
-  for (const [c, role] of members) await addMemberByUserId(h.handles, id, c.user.id, role);
+  const { id } = await createTeam(operatorCtx(h.handles), { name: `team ${word()}` }, admin.user.id);
+  for (const [c, role] of members) {
+    const [{ email }] = await h.handles.reads.query<{ email: string }>('SELECT email FROM users WHERE id = ?', c.user.id);
+    await addMember(operatorCtx(h.handles), id, { email, role });
+  }
   return id;
 }
 

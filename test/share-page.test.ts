@@ -3,6 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, newRecordedPage, seriousAxeViolations, step, type Recorded } from './support/chromium';
 import { startTestApp, type TestApp, type TestResponse } from './support/app';
 import { createUser } from '../src/services/users';
+import { operatorCtx } from '../src/services/context';
 
 /*
  * The public page of a share link (/s/<token>) in real Chromium: title, details and exchanges,
@@ -92,9 +93,9 @@ beforeAll(async () => {
   });
   browser = await launchBrowser();
   const stamp = `${process.pid}-${Date.now()}`;
-  const owner = await createUser(app.deps.db, `share-owner-${stamp}@example.test`, 'Owner', { password: PASSWORD, role: 'member' });
+  const owner = await createUser(operatorCtx(app.deps.db), `share-owner-${stamp}@example.test`, 'Owner', { password: PASSWORD, role: 'member' });
   visitor.email = `share-visitor-${stamp}@example.test`;
-  await createUser(app.deps.db, visitor.email, 'Visitor', {
+  await createUser(operatorCtx(app.deps.db), visitor.email, 'Visitor', {
     password: PASSWORD,
     role: 'member',
   });

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { setUserDisabled } from '../src/services/users';
+import { operatorCtx } from '../src/services/context';
 import { startTestApp, type TestApp, type TestResponse, type TestUser } from './support/app';
 
 /*
@@ -305,9 +306,9 @@ describe('what ends a link, from the next request', () => {
     await upload(c, 'sh-cas3', SID(32), transcript());
     const s3 = tokenOf((await create(c, 'sh-cas3', SID(32))).body.data.share.url);
     expect((await read(s3)).status).toBe(200);
-    await setUserDisabled(app.deps.db, c.id, true);
+    await setUserDisabled(operatorCtx(app.deps.db), c.id, true);
     expect((await read(s3)).status).toBe(404);
-    await setUserDisabled(app.deps.db, c.id, false);
+    await setUserDisabled(operatorCtx(app.deps.db), c.id, false);
     expect((await read(s3)).status).toBe(200);
   });
 

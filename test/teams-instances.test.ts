@@ -12,7 +12,8 @@ import { Meilisearch } from 'meilisearch';
 import { createDb } from '../src/db/client';
 import { createNodeHttpClient } from '../src/search/http-client';
 import { indexUidOf, recentUidOf } from '../src/search/index-settings';
-import { createKeyForUser } from '../src/services/keys';
+import { createApiKey } from '../src/services/keys';
+import { operatorCtx } from '../src/services/context';
 import { createUser } from '../src/services/users';
 import { createTestDatabase, type TestDatabase } from './support/db';
 import { eventually } from './support/meili-harness';
@@ -42,8 +43,8 @@ beforeAll(async () => {
   try {
     const caller = async (name: string): Promise<Caller> => {
       const email = `${name}-${crypto.randomBytes(4).toString('hex')}@example.test`;
-      const u = await createUser(handles, email, name);
-      return { id: u.id, email, token: (await createKeyForUser(handles, JWT_SECRET, u.id, name)).token };
+      const u = await createUser(operatorCtx(handles), email, name);
+      return { id: u.id, email, token: (await createApiKey(operatorCtx(handles, { jwtSecret: JWT_SECRET }), { name }, u.id)).token };
     };
     admin = await caller('admin');
     member = await caller('member');

@@ -6,6 +6,7 @@
  */
 import crypto from 'node:crypto';
 import { createUser } from '../src/services/users';
+import { operatorCtx } from '../src/services/context';
 import { sha256 } from '../src/domain/tokens';
 import { startTestApp, type TestApp, type TestResponse } from './support/app';
 import { browser, sessionCookieOf } from './support/cookie-client';
@@ -113,7 +114,7 @@ describe('successful sign-ins and browser sessions', () => {
 
   const member = async (prefix: string) => {
     const e = email(prefix);
-    const u = await createUser(app.deps.db, e, prefix, { password: PASSWORD });
+    const u = await createUser(operatorCtx(app.deps.db), e, prefix, { password: PASSWORD });
     return { id: u.id, email: e };
   };
   const signIn = (a: TestApp, who: { email: string }, ip: string) =>
@@ -228,7 +229,7 @@ describe('device login', () => {
 
   const codeFor = async () => {
     const e = email('dev');
-    await createUser(app.deps.db, e, 'Dev', { password: PASSWORD });
+    await createUser(operatorCtx(app.deps.db), e, 'Dev', { password: PASSWORD });
     const b = browser(app);
     expect((await b.signIn(e, PASSWORD)).status).toBe(200);
     const r = await b.request('POST', '/api/v1/device-codes');

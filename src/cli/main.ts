@@ -1,7 +1,7 @@
 import { ConfigError, loadConfig } from '../config';
 import { createDb } from '../db/client';
 import { migrate } from '../db/migrate';
-import { createKeyForUser, listKeysOfUser, revokeKeyById, validateKeyInput } from '../services/keys';
+import { createApiKey, listApiKeys, revokeApiKey } from '../services/keys';
 import { createUser, findUserByEmail } from '../services/users';
 import { createResetLink } from '../services/accounts';
 import { checkPassword } from '../domain/passwords';
@@ -12,7 +12,8 @@ import { retryDeadRows } from '../data/outbox';
 import { exportFromCli, importFromCli, progressSink } from './archive';
 import { importRemoteFromCli } from './import-remote';
 import { parseOnConflict } from '../services/imports';
-import { addMemberByUserId, allTeams, createTeamFor, teamNameOf } from '../services/teams';
+import { addMember, allTeams, createTeam, teamNameOf } from '../services/teams';
+import { operatorCtx } from '../services/context';
 import { isTeamRole, TEAM_ROLES } from '../domain/teams';
 
 /**
@@ -121,7 +122,7 @@ async function runArchive(command: 'export' | 'import' | 'import-remote', argv: 
   await migrate(config.databaseUrl);
   const db = createDb(config.databaseUrl);
   try {
-    const user = await findUserByEmail(db, email);
+    const user = await findUserByEmail(operatorCtx(db, config), email);
     if (!user) throw new UsageError(`no user with email ${email}`);
     const progress = progressSink(Boolean(process.stderr.isTTY), out);
     if (command === 'export') {
@@ -186,9 +187,11 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
   const config = loadConfig();
   await migrate(config.databaseUrl);
   const db = createDb(config.databaseUrl);
+  // The admin CLI acts as the operator: every rule of the services applies to it as such.
+  const operator = operatorCtx(db, config);
   try {
     const userByEmail = async (email: string) => {
-      const u = await findUserByEmail(db, email);
+      const u = await findUserByEmail(operator, email);
       if (!u) throw new UsageError(`no user with email ${email}`);
       return u;
     };
@@ -203,14 +206,14 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
             throw new UsageError(e instanceof AppError ? e.message : 'could not read the password from standard input');
           }
         }
-        const u = await createUser(db, email, flags.name, { password, role: flags.admin ? 'admin' : 'member' });
+        const u = await createUser(operator, email, flags.name, { password, role: flags.admin ? 'admin' : 'member' });
         out(`created ${u.role === 'admin' ? 'admin' : 'user'} ${u.id} ${u.email}`);
         return;
       }
       case 'users reset-password': {
         const u = await userByEmail(need(flags, 'email'));
         const base = config.publicUrl ?? `http://${/^(0\.0\.0\.0|::)$/.test(config.host) ? 'localhost' : config.host}:${config.port}`;
-        const { link, expiresAt } = await createResetLink(db, u.id, base);
+        const { link, expiresAt } = await createResetLink(operator, u.id, base);
         out(`reset link for ${u.email}, valid until ${expiresAt} (one use):`);
         out(link);
         return;
@@ -229,8 +232,7 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
           if (!['read', 'read,write', 'write,read'].includes(scopeList.join(','))) throw new UsageError('--scopes must be read or read,write');
         } else if (flags['read-only']) scopeList = ['read'];
         // Same rules as POST /keys (name 1–100 characters).
-        const { name, scopes } = validateKeyInput({ name: flags.name ?? 'cli', expiresInDays: days, scopes: scopeList });
-        const { key, token } = await createKeyForUser(db, config.jwtSecret, u.id, name, days, undefined, scopes);
+        const { key, token } = await createApiKey(operator, { name: flags.name ?? 'cli', expiresInDays: days, scopes: scopeList }, u.id);
         const readOnly = key.scopes.includes('write') ? '' : ' (read-only)';
         out(`created key ${key.id} for ${u.email}${readOnly}${key.expiresAt ? ` (expires ${key.expiresAt})` : ''}`);
         out(token);
@@ -238,7 +240,7 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
       }
       case 'keys list': {
         const u = await userByEmail(need(flags, 'email'));
-        for (const k of await listKeysOfUser(db, u.id)) {
+        for (const k of await listApiKeys(operator, u.id)) {
           const state = k.revokedAt ? `revoked ${k.revokedAt}` : k.expiresAt && Date.parse(k.expiresAt) <= Date.now() ? `expired ${k.expiresAt}` : 'active';
           out(`${k.id}\t${k.name}\t${state}\tcreated ${k.createdAt}\tlast used ${k.lastUsedAt ?? 'never'}\tscopes ${k.scopes.join(',')}`);
         }
@@ -248,7 +250,7 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
         const name = need(flags, 'name');
         if ([...name].length < 1 || [...name].length > 100) throw new UsageError('--name must be 1 to 100 characters');
         const u = await userByEmail(need(flags, 'admin-email'));
-        const id = await createTeamFor(db, name, u.id);
+        const { id } = await createTeam(operator, { name }, u.id);
         out(`created team ${id} ${name} (admin ${u.email})`);
         out(id);
         return;
@@ -257,21 +259,21 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
         const teamId = need(flags, 'team');
         const role = need(flags, 'role');
         if (!isTeamRole(role)) throw new UsageError(`--role must be one of: ${TEAM_ROLES.join(', ')}`);
-        if ((await teamNameOf(db, teamId)) === null) throw new UsageError(`no team with id ${teamId}`);
+        if ((await teamNameOf(operator, teamId)) === null) throw new UsageError(`no team with id ${teamId}`);
         const u = await userByEmail(need(flags, 'email'));
-        const m = await addMemberByUserId(db, teamId, u.id, role).catch((e) => {
+        const m = await addMember(operator, teamId, { email: u.email, role }).catch((e) => {
           throw e instanceof AppError && e.code === 'CONFLICT' ? new UsageError(`${u.email} is already a member of team ${teamId}`) : e;
         });
         out(`added ${m.user.email} to team ${teamId} as ${m.role}`);
         return;
       }
       case 'teams list': {
-        for (const t of await allTeams(db)) out(`${t.id}\t${t.name}\tmembers ${t.memberCount}\tprojects ${t.projectCount}\tcreated ${t.createdAt}`);
+        for (const t of await allTeams(operator)) out(`${t.id}\t${t.name}\tmembers ${t.memberCount}\tprojects ${t.projectCount}\tcreated ${t.createdAt}`);
         return;
       }
       case 'keys revoke': {
         if (positional.length !== 1) throw new UsageError('usage: keys revoke KEY_ID');
-        const k = await revokeKeyById(db, positional[0]).catch((e) => {
+        const k = await revokeApiKey(operator, positional[0]).catch((e) => {
           throw e instanceof AppError && e.code === 'NOT_FOUND' ? new UsageError(`no key with id ${positional[0]}`) : e;
         });
         out(`revoked key ${k.id} at ${k.revokedAt}`);

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { parseCookie } from 'cookie';
 import type { NextFunction, Request, Response } from 'express';
-import { authenticate } from '../auth/authenticate';
-import { resolveBrowserSession, SESSION_COOKIE, SESSION_IDLE_MS, type BrowserSession } from '../auth/browser-sessions';
+import { authenticate } from '../services/authenticate';
+import { resolveBrowserSession, SESSION_COOKIE, SESSION_IDLE_MS, type BrowserSession } from '../services/browser-sessions';
 import type { Config } from '../config';
 import { AppError, unauthenticated } from '../errors';
 import type { Deps } from '../services/context';

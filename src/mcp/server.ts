@@ -64,7 +64,7 @@ export function createMcpServer(m: McpContext): McpServer {
     (uri, vars) =>
       readResource(m, uri, async (m) => {
         const row = await requireOwnedSession(m.ctx, one(vars.projectId), one(vars.sessionId));
-        const page = await exchangePage(m.ctx.deps.db.reads, row, { offset: 0, limit: 10_000, content: false, offload: m.ctx.deps.offload });
+        const page = await exchangePage(m.ctx, row, { offset: 0, limit: 10_000, content: false });
         return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(sessionSummary(m, row, page)) }] };
       }),
   );
@@ -77,7 +77,7 @@ export function createMcpServer(m: McpContext): McpServer {
         const row = await requireOwnedSession(m.ctx, one(vars.projectId), one(vars.sessionId));
         const n = Number(one(vars.n));
         if (!Number.isInteger(n) || n < 1) throw new McpError(-32002, `Resource not found: ${uri.href}`);
-        const page = await exchangePage(m.ctx.deps.db.reads, row, { offset: n - 1, limit: 1, content: true, offload: m.ctx.deps.offload });
+        const page = await exchangePage(m.ctx, row, { offset: n - 1, limit: 1, content: true });
         const e = page.exchanges[0];
         if (!e) throw new McpError(-32002, `Resource not found: ${uri.href}`);
         return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: e.markdown! }] };

@@ -41,7 +41,7 @@ function fit<T>(items: T[], render: (items: T[]) => string, budget: number): T[]
 /** A session the caller can read (another user's reads as not found), with its table of contents. */
 async function sessionWithToc(m: McpContext, projectId: string, sessionId: string, from = 1) {
   const row = await requireOwnedSession(m.ctx, projectId, sessionId);
-  const page = await exchangePage(m.ctx.deps.db.reads, row, { offset: from - 1, limit: TOC_PAGE, content: false, offload: m.ctx.deps.offload });
+  const page = await exchangePage(m.ctx, row, { offset: from - 1, limit: TOC_PAGE, content: false });
   return { row, page };
 }
 
@@ -267,7 +267,7 @@ export function registerReadTools(server: McpServer, m: McpContext): void {
       const from = args.from ?? 1;
       const budget = args.maxChars ?? BUDGET.def;
       const row = await requireOwnedSession(m.ctx, args.projectId, args.sessionId);
-      const page = await exchangePage(m.ctx.deps.db.reads, row, { offset: from - 1, limit: args.count ?? 3, content: true, offload: m.ctx.deps.offload });
+      const page = await exchangePage(m.ctx, row, { offset: from - 1, limit: args.count ?? 3, content: true });
       if (from > page.total) throw new ToolError(`from must be at most ${page.total}: the session has ${page.total} exchanges`);
       const out: Array<{ number: number; title: string; markdown: string; truncated: boolean }> = [];
       let left = budget;

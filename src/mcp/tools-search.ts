@@ -168,7 +168,7 @@ export function registerSearchTools(server: McpServer, m: McpContext): void {
       for (const { r, numbers } of picks) {
         for (const n of numbers) {
           if (left < HEAD + 200) break;
-          const page = await exchangePage(m.ctx.deps.db.reads, r.session, { offset: n - 1, limit: 1, content: true, offload: m.ctx.deps.offload });
+          const page = await exchangePage(m.ctx, r.session, { offset: n - 1, limit: 1, content: true });
           const e = page.exchanges[0];
           if (!e) continue;
           const md = e.markdown!;
@@ -238,7 +238,7 @@ async function exchangesToQuote(m: McpContext, r: SearchResultItem, q: string): 
     const named = [...new Set(r.matchingExchanges.map((x) => x.exchange).filter((n): n is number => typeof n === 'number'))];
     return named.length ? named.slice(0, EXCERPTS_PER_SESSION) : [1];
   }
-  const page = await exchangePage(m.ctx.deps.db.reads, r.session, { offset: 0, limit: 1000, content: true, offload: m.ctx.deps.offload });
+  const page = await exchangePage(m.ctx, r.session, { offset: 0, limit: 1000, content: true });
   const scored = page.exchanges
     .map((e) => ({ n: e.number, score: new Set(matchRanges(e.markdown!, q).map(([a, b]) => e.markdown!.slice(a, b).toLowerCase())).size }))
     .filter((s) => s.score > 0)
@@ -269,7 +269,7 @@ async function titleExchanges(
       if (!wanted.length) return;
       const lo = Math.min(...wanted.map((x) => x.number));
       const hi = Math.max(...wanted.map((x) => x.number));
-      const page = await exchangePage(m.ctx.deps.db.reads, hit.session, { offset: lo - 1, limit: hi - lo + 1, content: false, offload: m.ctx.deps.offload });
+      const page = await exchangePage(m.ctx, hit.session, { offset: lo - 1, limit: hi - lo + 1, content: false });
       const titles = new Map(page.exchanges.map((e) => [e.number, e.title]));
       for (const x of wanted) x.title = cutChars(titles.get(x.number) || `Exchange ${x.number}`, 200);
     }),

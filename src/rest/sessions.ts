@@ -2,11 +2,10 @@ import { Router, type Request, type Response } from 'express';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Snapshot } from '../data/sql';
 import { escapeJsonStringBytes } from '../domain/json-escape';
 import { AppError, MESSAGES } from '../errors';
-import { CHUNK_BYTES, contentChunks, type ContentPart } from '../data/content';
-import { withReads, type Ctx, type Deps } from '../services/context';
+import type { Deps } from '../services/context';
+import { onSessionSnapshot, readSessionContent, type ContentPart, type SessionContent } from '../services/session-reads';
 import { resumableParam, resumableSessionsOfProject } from '../services/resume';
 import * as access from '../services/access';
 import * as exchanges from '../services/exchanges';
@@ -48,8 +47,7 @@ function notModified(req: Request, res: Response, row: SessionRow): boolean {
 /** How much markdown is escaped for a JSON answer in one turn of the event loop. */
 const JSON_SLICE_BYTES = 256 * 1024;
 
-/** A part's content: whole (read with its row) or chunk by chunk from a snapshot. */
-type Content = Buffer | AsyncIterable<Buffer>;
+type Content = SessionContent;
 
 /**
  * Sends `head`, then the content, then `tail`. Content read whole and small enough to escape at
@@ -91,29 +89,10 @@ async function streamContent(res: Response, content: Content, asJsonString?: { h
   }
 }
 
-/** A read of one session on one snapshot, released whatever happens. */
-async function onSnapshot(req: Request, deps: Deps, fn: (ctx: Ctx, snap: Snapshot) => Promise<void>): Promise<void> {
-  const snap = deps.db.lazySnapshot();
-  try {
-    await fn(withReads(ctxOf(req, deps), snap), snap);
-  } finally {
-    await snap.release();
-  }
-}
-
-/**
- * A read of one session and one part of its content, all of one version. A part that fits in one
- * chunk comes with the row in a single statement (consistent by itself); a larger one is read on
- * a snapshot, chunk by chunk, the row read again there.
- */
-async function readSession(req: Request, deps: Deps, part: ContentPart, fn: (row: OwnedSession, content: Content) => Promise<void>): Promise<void> {
+/** A read of one session and one part of its content, all of one version. */
+function readSession(req: Request, deps: Deps, part: ContentPart, fn: (row: OwnedSession, content: Content) => Promise<void>): Promise<void> {
   const { projectId, sessionId } = req.params as Record<string, string>;
-  const row = await access.requireOwnedSession(ctxOf(req, deps), projectId, sessionId, { part, upTo: CHUNK_BYTES });
-  if (row.inline) return fn(row, row.inline);
-  await onSnapshot(req, deps, async (ctx, snap) => {
-    const again = await access.requireOwnedSession(ctx, projectId, sessionId);
-    await fn(again, contentChunks(snap, again.projectId, again.id, part));
-  });
+  return readSessionContent(ctxOf(req, deps), projectId, sessionId, part, fn);
 }
 
 export function sessionsRouter(deps: Deps): Router {
@@ -186,11 +165,10 @@ export function sessionsRouter(deps: Deps): Router {
   // The paged read by exchange (docs/rest.md, "The paged read of a session"): one snapshot, like every read.
   r.get(`${base}/:sessionId/exchanges`, async (req, res) => {
     const { offset, limit, content } = parseInput(ExchangesQuery, req.query);
-    await onSnapshot(req, deps, async (ctx, snap) => {
-      const row = await access.requireOwnedSession(ctx, req.params.projectId, req.params.sessionId);
+    await onSessionSnapshot(ctxOf(req, deps), req.params.projectId, req.params.sessionId, async (row, sctx) => {
       setValidators(res, row);
       if (notModified(req, res, row)) return;
-      const page = await exchanges.exchangePage(snap, row, { offset, limit, content, offload: deps.offload });
+      const page = await exchanges.exchangePage(sctx, row, { offset, limit, content });
       res.json(ok({ projectId: row.projectId, sessionId: row.id, etag: row.etag, markdownSize: Number(row.markdownSize), ...page }));
     });
   });

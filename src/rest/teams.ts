@@ -1,7 +1,7 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { ownOrigin } from '../http/auth';
 import type { RateLimitHooks } from '../http/rate-limit';
-import type { Deps } from '../services/context';
+import { publicCtx, type Deps } from '../services/context';
 import { moveProject } from '../services/projects';
 import * as teams from '../services/teams';
 import { ctxOf, ok } from './context';
@@ -76,7 +76,7 @@ export function invitationLookupRouter(deps: Deps, hooks: RateLimitHooks, body: 
       );
       try {
         res.setHeader('Cache-Control', 'no-store');
-        res.json(ok(await teams.describeInvitation(deps.db, req.body)));
+        res.json(ok(await teams.describeInvitation(publicCtx(deps), req.body)));
       } catch (err) {
         await hooks.onAuthFailure?.(req);
         throw err;

@@ -22,10 +22,12 @@
  * - `requireReadableProject` / `requireReadableSession`: 404 / 403, else the row.
  * - `requireProjectAdmin`: settings, move, delete. `requireWritableSession`: patch, delete.
  * - `checkUpload`: an upload into a project (the upload path applies it to the row it locked).
+ * - `requireWriteAccess`: a read-only key writes nothing (every write check above applies it).
  * - `teamRole(ctx, teamId)`: the caller's role in a team, or null.
  */
 import { AppError, MESSAGES, projectForbidden, projectNotFound, sessionNotFound } from '../errors';
-import type { AuthUser, Ctx } from './context';
+import { isUserCtx, type AnyCtx, type AuthUser, type Ctx } from './context';
+import { READ_ONLY_MESSAGE } from '../domain/scopes';
 import { projectById, type ProjectRow } from '../data/projects';
 import { inlinePartOf, sessionWithProject, type InlinePart, type SessionRow } from '../data/sessions';
 import { membershipsOfUser } from '../data/teams';
@@ -101,6 +103,7 @@ export async function requireTeamMember(ctx: Ctx, teamId: string): Promise<TeamR
 
 /** Admin or member of the team (binding a credential, creating or moving a project into it); a viewer → 403. */
 export async function requireTeamWriter(ctx: Ctx, teamId: string): Promise<TeamRole> {
+  requireWriteAccess(ctx);
   const role = await requireTeamMember(ctx, teamId);
   if (role === 'viewer') throw new AppError('FORBIDDEN', MESSAGES.forbidden, { teamId });
   return role;
@@ -110,6 +113,14 @@ export async function requireTeamWriter(ctx: Ctx, teamId: string): Promise<TeamR
 export async function requireTeamAdmin(ctx: Ctx, teamId: string): Promise<void> {
   const role = await requireTeamMember(ctx, teamId);
   if (role !== 'admin') throw new AppError('FORBIDDEN', MESSAGES.forbidden, { teamId });
+}
+
+/**
+ * A write by a read-only key (scopes ["read"]) → 403 `This key is read-only`. The doors refuse
+ * such requests before reading their bodies; every write of a service checks again.
+ */
+export function requireWriteAccess(ctx: AnyCtx): void {
+  if (isUserCtx(ctx) && ctx.user.readOnly) throw new AppError('FORBIDDEN', READ_ONLY_MESSAGE);
 }
 
 /** The caller's standing towards a project owned by `ownerId`, or null (no access). */
@@ -151,6 +162,7 @@ export const belongsToAnotherAccount = (projectId: string) =>
  * `Project <id> belongs to another account` (with how to fix it); a viewer → 403.
  */
 export async function checkUpload(ctx: Ctx, projectId: string, ownerId: string | null | undefined): Promise<ProjectRole> {
+  requireWriteAccess(ctx);
   if (ownerId == null) throw projectNotFound(projectId);
   const role = await projectRole(ctx, ownerId);
   if (!role) throw belongsToAnotherAccount(projectId);
@@ -160,6 +172,7 @@ export async function checkUpload(ctx: Ctx, projectId: string, ownerId: string |
 
 /** For writes that lock the project row: the caller must own it or be an admin of its team. */
 export async function checkProjectAdmin(ctx: Ctx, projectId: string, ownerId: string | null | undefined): Promise<ProjectRole> {
+  requireWriteAccess(ctx);
   const role = await roleOrThrow(ctx, projectId, ownerId);
   if (!canManage(role)) throw projectForbidden(projectId);
   return role;
@@ -181,6 +194,7 @@ export async function requireReadableProject(ctx: Ctx, projectId: string): Promi
 
 /** A project whose settings the caller may change (owner or team admin), or 404 / 403. */
 export async function requireProjectAdmin(ctx: Ctx, projectId: string): Promise<ProjectRow & { role: ProjectRole }> {
+  requireWriteAccess(ctx);
   const p = await requireReadableProject(ctx, projectId);
   if (!canManage(p.role)) throw projectForbidden(projectId);
   return p;
@@ -215,6 +229,7 @@ export async function requireReadableSession(
 
 /** A session the caller may change or delete, or 404 / 403. */
 export async function requireWritableSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<OwnedSession & { role: ProjectRole }> {
+  requireWriteAccess(ctx);
   const s = await requireReadableSession(ctx, projectId, rawSessionId);
   if (!canWriteSession(ctx, s.role, s)) throw projectForbidden(projectId);
   return s;

@@ -6,7 +6,23 @@ import type { DbHandles } from '../db/client';
 import { hashPassword, verifyPassword } from '../domain/passwords';
 import { randomToken, sha256 } from '../domain/tokens';
 import { AppError, invalid } from '../errors';
-import { checkEmail, newUserRow, toAccount, type AccountDto } from './users';
+import { requireWriteAccess } from './access';
+import { browserSessionOf, endSessionsOfUser, startBrowserSession } from './browser-sessions';
+import type { AnyCtx, Ctx, PublicCtx } from './context';
+import * as teams from './teams';
+import {
+  accountOf,
+  checkEmail,
+  createUser,
+  getAdminUser,
+  insertNewUser,
+  newUserRow,
+  requireAccountAdmin,
+  toAccount,
+  userNotFound,
+  type AccountDto,
+  type AdminUserDto,
+} from './users';
 import { AccountByAdminInput, NewAccountInput, PasswordChangeInput, PasswordResetInput, SignInInput, UserByAdminInput } from './account-inputs';
 import { parseInput } from './inputs';
 
@@ -22,7 +38,8 @@ const usersSeen = new WeakSet<DbHandles>();
  * Whether any user exists: one query until the answer is yes, then none (first-run setup and its
  * check must cost nothing once the service is set up).
  */
-export async function anyUserExists(db: DbHandles): Promise<boolean> {
+export async function anyUserExists(ctx: AnyCtx): Promise<boolean> {
+  const { db } = ctx.deps;
   if (usersSeen.has(db)) return true;
   if ((await store.countUsers(db.writes)) === 0) return false;
   usersSeen.add(db);
@@ -44,8 +61,8 @@ export function credentialsOf(body: unknown): Credentials {
  * disabled user and a wrong password all cost one argon2 verification and all give null, so the
  * answer and its time say nothing about which it was.
  */
-export async function signIn(db: DbHandles, { email, password }: Credentials): Promise<AccountDto | null> {
-  const user = email.length <= 320 && password.length <= 1024 ? await store.userByEmail(db.writes, email) : null;
+export async function signIn(ctx: AnyCtx, { email, password }: Credentials): Promise<AccountDto | null> {
+  const user = email.length <= 320 && password.length <= 1024 ? await store.userByEmail(ctx.deps.db.writes, email) : null;
   const ok = await verifyPassword(user?.passwordHash, password.slice(0, 1024));
   if (!user || !ok || user.disabledAt) return null;
   return toAccount(user);
@@ -68,11 +85,12 @@ export function userByAdminOf(body: unknown): { email: string; name: string | nu
  * one account: the count and the insert run on the locked connection, and an attempt that finds
  * the lock taken is told at once that the first account is being made (409).
  */
-export async function setupFirstAccount(db: DbHandles, lockName: string, body: unknown): Promise<AccountDto> {
+export async function setupFirstAccount(ctx: PublicCtx, body: unknown): Promise<SignedIn> {
+  const { db, config } = ctx.deps;
   const { email, name, password } = newAccountOf(body);
   checkEmail(email);
   const row = newUserRow(email, name, await hashPassword(password!), 'admin');
-  const locked = await tryNamedLock(db.pool, lockName, async (sql) => {
+  const locked = await tryNamedLock(db.pool, `${config.namespace}:setup`, async (sql) => {
     if ((await store.countUsers(sql)) > 0) return false;
     await store.insertUser(sql, row);
     return true;
@@ -81,7 +99,45 @@ export async function setupFirstAccount(db: DbHandles, lockName: string, body: u
   if (!locked.got) throw new AppError('CONFLICT', SETUP_DONE);
   usersSeen.add(db);
   if (!locked.value) throw new AppError('CONFLICT', SETUP_DONE);
-  return toAccount(row);
+  const user = toAccount(row);
+  return { user, session: await startBrowserSession(ctx, user.id) };
+}
+
+/** What the sign-in page needs to know: whether the first account is still to be made, whether sign-up is on. */
+export async function setupState(ctx: PublicCtx): Promise<{ needsSetup: boolean; signupEnabled: boolean }> {
+  return { needsSetup: !(await anyUserExists(ctx)), signupEnabled: ctx.deps.config.signupEnabled };
+}
+
+/** A new account signed in: the account and its browser session's tokens (the cookie's, never stored, and the CSRF token). */
+export interface SignedIn {
+  user: AccountDto;
+  session: { token: string; csrfToken: string };
+}
+
+/** `invitationToken` of a sign-up body, when it carries one. */
+const invitationTokenOf = (b: unknown): string | null => {
+  const t = b && typeof b === 'object' ? (b as { invitationToken?: unknown }).invitationToken : undefined;
+  return typeof t === 'string' && t.length > 0 && t.length <= 200 ? t : null;
+};
+
+/**
+ * Sign-up: a new member account, signed in at once. Only with sign-up on (`SIGNUP_ENABLED`; off →
+ * 403 `Sign-up is disabled`), except with an invitation to a team: its holder may create an account
+ * even with sign-up off (for the invitation's email when it names one), and joins the team with it.
+ * `beforeCreate` runs once the body is well-formed, before anything is written (the door counts
+ * each such attempt against the address: a taken email too, which bounds probing for accounts).
+ */
+export async function signUp(ctx: PublicCtx, body: unknown, beforeCreate?: () => Promise<void>): Promise<SignedIn> {
+  const invitationToken = invitationTokenOf(body);
+  const invitation = invitationToken ? await teams.openInvitation(ctx, invitationToken) : null;
+  if (!ctx.deps.config.signupEnabled && !invitation) throw new AppError('FORBIDDEN', 'Sign-up is disabled');
+  const { email, name, password } = newAccountOf(body);
+  if (invitation) teams.checkInvitationEmail(invitation, email);
+  await beforeCreate?.();
+  const created = await insertNewUser(ctx, email, name, { password, role: 'member' });
+  const user: AccountDto = { id: created.id, email: created.email, name: created.name, role: created.role };
+  if (invitationToken) await teams.joinWithInvitation(ctx, invitationToken, user);
+  return { user, session: await startBrowserSession(ctx, user.id) };
 }
 
 /** `{currentPassword, newPassword, revokeCredentials}` of a password change (`revokeCredentials` defaults to true). */
@@ -108,7 +164,10 @@ async function afterNewPassword(db: DbHandles, userId: string, revokeCredentials
  * Changes a password after checking the current one; every other browser session of the user
  * ends, and (unless `revokeCredentials: false`) every API key and device token.
  */
-export async function changePassword(db: DbHandles, userId: string, body: unknown, keepSessionHash?: string): Promise<void> {
+export async function changePassword(ctx: Ctx, body: unknown): Promise<void> {
+  requireWriteAccess(ctx);
+  const { db } = ctx.deps;
+  const { id: userId, sessionTokenHash: keepSessionHash } = ctx.user;
   const { currentPassword, newPassword, revokeCredentials } = passwordChangeOf(body);
   const user = await store.userById(db.writes, userId);
   if (!user || !(await verifyPassword(user.passwordHash, currentPassword.slice(0, 1024)))) {
@@ -118,8 +177,14 @@ export async function changePassword(db: DbHandles, userId: string, body: unknow
   await afterNewPassword(db, userId, revokeCredentials, keepSessionHash);
 }
 
-/** A one-time password reset link `<base>/reset-password?token=…`, valid one hour. */
-export async function createResetLink(db: DbHandles, userId: string, base: string): Promise<{ link: string; expiresAt: string }> {
+/**
+ * A one-time password reset link `<base>/reset-password?token=…`, valid one hour, for a user: made
+ * by an admin or the operator (403 for anyone else), 404 `User not found` for no such user.
+ */
+export async function createResetLink(ctx: AnyCtx, userId: string, base: string): Promise<{ link: string; expiresAt: string }> {
+  requireAccountAdmin(ctx);
+  const { db } = ctx.deps;
+  if (!(await store.userById(db.writes, userId))) throw userNotFound();
   const token = randomToken();
   const expiresAt = new Date(Date.now() + RESET_VALID_MS);
   await store.insertPasswordReset(db.writes, sha256(token), userId, expiresAt);
@@ -131,7 +196,8 @@ export async function createResetLink(db: DbHandles, userId: string, base: strin
  * not disabled; it is spent atomically (one of two concurrent uses wins). All of the user's
  * browser sessions end, and (unless `revokeCredentials: false`) every API key and device token.
  */
-export async function resetPassword(db: DbHandles, body: unknown): Promise<AccountDto> {
+export async function resetPassword(ctx: AnyCtx, body: unknown): Promise<AccountDto> {
+  const { db } = ctx.deps;
   const { token, password, revokeCredentials } = passwordResetOf(body);
   const tokenHash = sha256(token);
   const now = new Date();
@@ -141,4 +207,30 @@ export async function resetPassword(db: DbHandles, body: unknown): Promise<Accou
   await store.setPasswordHash(db.writes, user.id, await hashPassword(password));
   await afterNewPassword(db, user.id, revokeCredentials);
   return toAccount(user);
+}
+
+/**
+ * An admin adds a user (the console's Users page; the operator may too): a new account, and when
+ * it has no password a reset link (valid one hour) through which the user sets one.
+ */
+export async function addUser(ctx: AnyCtx, body: unknown, linkBase: string): Promise<{ user: AdminUserDto; link?: string; expiresAt?: string }> {
+  requireAccountAdmin(ctx);
+  requireWriteAccess(ctx);
+  const { email, name, password, role } = userByAdminOf(body);
+  const created = await createUser(ctx, email, name, { password, role });
+  const user = await getAdminUser(ctx, created.id);
+  const reset = password ? {} : await createResetLink(ctx, created.id, linkBase);
+  return { user, ...reset };
+}
+
+/** Signs the caller out of every browser (their keys and device tokens stay). */
+export async function signOutEverywhere(ctx: Ctx): Promise<void> {
+  await endSessionsOfUser(ctx, ctx.user.id);
+}
+
+/** The signed-in account a browser's cookie names, with its CSRF token; null when the session is over or its user disabled. */
+export async function currentAccount(ctx: PublicCtx, cookieToken: string): Promise<{ user: AccountDto; csrfToken: string } | null> {
+  const session = await browserSessionOf(ctx, cookieToken);
+  const user = session && (await accountOf(ctx, session.userId));
+  return session && user ? { user, csrfToken: session.csrfToken } : null;
 }

@@ -33,7 +33,11 @@ export interface AuthUser {
   memberships?: string;
 }
 
-/** What every service call gets: who is asking, and where to log. */
+/**
+ * What a service call gets from a signed-in caller: who is asking (the user, their role and teams,
+ * the credential), and where to log. Every service function takes a context first and decides
+ * every rule itself (ownership, roles, admin-only, switches); doors only translate.
+ */
 export interface Ctx {
   deps: Deps;
   user: AuthUser;
@@ -50,3 +54,28 @@ export function withReads(ctx: Ctx, reads: Sql): Ctx {
   const deps: Deps = { ...ctx.deps, db: { ...ctx.deps.db, reads } };
   return Object.create(ctx, { deps: { value: deps, enumerable: true } }) as Ctx;
 }
+
+/**
+ * The operator of the service: the admin CLI (and set-up code acting as it). No user and no team;
+ * it manages accounts, keys and teams of anyone, and never reads sessions through the access rule.
+ * It carries what it has of the configuration (the CLI: all of it; set-up code: the signing secret).
+ */
+export interface OperatorCtx {
+  caller: 'operator';
+  deps: { db: DbHandles; config: Partial<Config> };
+}
+
+/** Someone not signed in: sign-in, sign-up, first-run setup, reset links, device login. */
+export interface PublicCtx {
+  caller: 'public';
+  deps: { db: DbHandles; config: Config };
+}
+
+/** Any caller: a user (`Ctx`), the operator or the public. */
+export type AnyCtx = Ctx | OperatorCtx | PublicCtx;
+
+export const operatorCtx = (db: DbHandles, config: Partial<Config> = {}): OperatorCtx => ({ caller: 'operator', deps: { db, config } });
+export const publicCtx = (deps: { db: DbHandles; config: Config }): PublicCtx => ({ caller: 'public', deps: { db: deps.db, config: deps.config } });
+
+/** A signed-in user's context (the others carry no `user`). */
+export const isUserCtx = (ctx: AnyCtx): ctx is Ctx => 'user' in ctx;

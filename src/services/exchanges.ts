@@ -177,15 +177,17 @@ export interface ExchangePage {
 /**
  * One page of `row`'s exchanges, from `offset` (0-based: exchange number offset + 1), at most
  * `limit` of them; with content, also at most PAGE_CONTENT_BYTES of markdown (always at least one
- * exchange). `db` must be the snapshot `row` was read on; `offload` (the service's worker pool)
- * scans a version not indexed yet off the event loop.
+ * exchange). `row` was read by the caller (the access rule applied) through `ctx`'s reads, which
+ * are the snapshot it was read on where one was taken; the service's worker pool scans a version
+ * not indexed yet off the event loop.
  */
 export async function exchangePage(
-  db: Sql,
+  ctx: Ctx,
   row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest' | 'markdownSize'>,
-  args: { offset: number; limit: number; content: boolean; offload?: Offload },
+  args: { offset: number; limit: number; content: boolean },
 ): Promise<ExchangePage> {
-  const index = await exchangeIndexOf(db, row, args.offload);
+  const db = ctx.deps.db.reads;
+  const index = await exchangeIndexOf(db, row, ctx.deps.offload);
   const all = index.entries;
   const picked: ExchangeEntry[] = [];
   let bytes = 0;

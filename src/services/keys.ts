@@ -2,13 +2,12 @@ import crypto from 'node:crypto';
 import * as store from '../data/api-keys';
 import type { KeyRow, KeyRowState } from '../data/api-keys';
 import type { Sql } from '../data/sql';
-import type { DbHandles } from '../db/client';
 import { signKeyToken, type TokenClaims } from '../domain/tokens';
 import { redactField } from '../domain/redaction';
-import { AppError, unauthenticated } from '../errors';
-import { FULL_SCOPES, parseScopes, storeScopes, type KeyScope } from '../domain/scopes';
-import type { Ctx } from './context';
-import { requireTeamWriter } from './access';
+import { AppError, invalid, unauthenticated } from '../errors';
+import { parseScopes, storeScopes, type KeyScope } from '../domain/scopes';
+import { isUserCtx, type Ctx, type OperatorCtx } from './context';
+import { requireTeamWriter, requireWriteAccess } from './access';
 import { CreateKeyInput, parseInput } from './inputs';
 
 export interface ApiKeyDto {
@@ -47,45 +46,6 @@ export interface KeyInput {
 export function validateKeyInput(input: unknown): { name: string; expiresInDays: number | undefined; scopes: KeyScope[]; teamId: string | null } {
   const { name, expiresInDays, scopes, teamId } = parseInput(CreateKeyInput, input);
   return { name, expiresInDays: expiresInDays ?? undefined, scopes, teamId: teamId ?? null };
-}
-
-/** Creates a key row and returns its token; the token is never stored. */
-export async function createKeyForUser(
-  db: DbHandles,
-  secret: string,
-  userId: string,
-  name: string,
-  expiresInDays?: number,
-  /**
-   * The key or device token the request was made with: the new key expires no later than it and
-   * is revoked with it. When it is no longer live (revoked meanwhile) nothing is created: 401.
-   */
-  parentKeyId?: string,
-  scopes: readonly KeyScope[] = FULL_SCOPES,
-  /** The team whose projects the key creates (null: the user's own); the caller checked the role. */
-  teamId: string | null = null,
-): Promise<{ key: ApiKeyDto; token: string }> {
-  const now = new Date();
-  const expiresAt = expiresInDays ? new Date(now.getTime() + expiresInDays * 86_400_000) : null;
-  const row = await insertDerivedKey(
-    db.writes,
-    {
-      id: crypto.randomUUID(),
-      userId,
-      name,
-      createdAt: now,
-      lastUsedAt: null,
-      expiresAt,
-      revokedAt: null,
-      parentKeyId: null,
-      kind: 'key',
-      scopes: storeScopes(scopes),
-      teamId,
-    },
-    parentKeyId ?? null,
-  );
-  if (!row) throw unauthenticated();
-  return { key: toApiKey(row), token: signKeyToken(secret, userId, row.id, row.expiresAt) };
 }
 
 /** The key or device token `id` if it can still be the source of another: the user's own, not revoked, not expired. */
@@ -142,14 +102,30 @@ export async function revokeLineage(db: Sql, ids: readonly string[], at: Date): 
   }
 }
 
-export async function listKeysOfUser(db: DbHandles, userId: string): Promise<ApiKeyDto[]> {
-  return (await store.keysOfUser(db.writes, userId)).map(toApiKey);
+/**
+ * The user whose keys a caller manages: a signed-in user always their own (`userId` is ignored);
+ * the operator (the admin CLI) names the user.
+ */
+function keyOwner(ctx: Ctx | OperatorCtx, userId: string | undefined): string {
+  if (isUserCtx(ctx)) return ctx.user.id;
+  if (!userId) throw invalid('Missing required field: userId');
+  return userId;
 }
 
-/** Revokes a key (or device token) and what was created with it; already revoked keys keep their first revocation time. */
-export async function revokeKeyById(db: DbHandles, keyId: string, userId?: string): Promise<ApiKeyDto> {
+/** The caller's keys (the operator: `userId`'s). */
+export async function listApiKeys(ctx: Ctx | OperatorCtx, userId?: string): Promise<ApiKeyDto[]> {
+  return (await store.keysOfUser(ctx.deps.db.writes, keyOwner(ctx, userId))).map(toApiKey);
+}
+
+/**
+ * Revokes a key (or device token) and what was created with it; already revoked keys keep their
+ * first revocation time. A user revokes only their own keys (anyone else's is 404); the operator any.
+ */
+export async function revokeApiKey(ctx: Ctx | OperatorCtx, keyId: string): Promise<ApiKeyDto> {
+  requireWriteAccess(ctx);
+  const { db } = ctx.deps;
   const row = await store.keyById(db.writes, keyId);
-  if (!row || (userId !== undefined && row.userId !== userId)) {
+  if (!row || (isUserCtx(ctx) && row.userId !== ctx.user.id)) {
     throw new AppError('NOT_FOUND', 'API key not found', { keyId });
   }
   // The key and every credential created with it, at any depth.
@@ -178,21 +154,38 @@ export function touchKey(db: Sql, keyId: string, lastUsedAt: Date | null): void 
   }
 }
 
-// The front doors' view: always the caller's own keys.
-export const createApiKey = async (ctx: Ctx, input: unknown) => {
+/**
+ * Creates an API key and returns its token (never stored). A signed-in user makes their own: the
+ * key expires no later than, has no scope beyond, and is revoked with the credential the request
+ * was made with (a credential no longer live → 401, nothing created); binding it to a team needs
+ * the role admin or member there; its name is redacted like any text. The operator (the admin CLI)
+ * makes one for `userId`, as a root of its own lineage.
+ */
+export async function createApiKey(ctx: Ctx | OperatorCtx, input: unknown, userId?: string): Promise<{ key: ApiKeyDto; token: string }> {
+  requireWriteAccess(ctx);
+  const owner = keyOwner(ctx, userId);
   const { name, expiresInDays, scopes, teamId } = validateKeyInput(input);
-  // Binding a key to a team needs the role admin or member there.
-  if (teamId !== null) await requireTeamWriter(ctx, teamId);
-  return createKeyForUser(
-    ctx.deps.db,
-    ctx.deps.config.jwtSecret,
-    ctx.user.id,
-    redactField(name, ctx.deps.config.redactSecrets),
-    expiresInDays,
-    ctx.user.keyId ?? undefined,
-    scopes,
-    teamId,
+  if (isUserCtx(ctx) && teamId !== null) await requireTeamWriter(ctx, teamId);
+  const secret = ctx.deps.config.jwtSecret;
+  if (!secret) throw new Error('createApiKey: the context carries no signing secret');
+  const now = new Date();
+  const row = await insertDerivedKey(
+    ctx.deps.db.writes,
+    {
+      id: crypto.randomUUID(),
+      userId: owner,
+      name: isUserCtx(ctx) ? redactField(name, ctx.deps.config.redactSecrets) : name,
+      createdAt: now,
+      lastUsedAt: null,
+      expiresAt: expiresInDays ? new Date(now.getTime() + expiresInDays * 86_400_000) : null,
+      revokedAt: null,
+      parentKeyId: null,
+      kind: 'key',
+      scopes: storeScopes(scopes),
+      teamId,
+    },
+    isUserCtx(ctx) ? ctx.user.keyId : null,
   );
-};
-export const listApiKeys = (ctx: Ctx) => listKeysOfUser(ctx.deps.db, ctx.user.id);
-export const revokeApiKey = (ctx: Ctx, keyId: string) => revokeKeyById(ctx.deps.db, keyId, ctx.user.id);
+  if (!row) throw unauthenticated();
+  return { key: toApiKey(row), token: signKeyToken(secret, owner, row.id, row.expiresAt) };
+}

@@ -71,6 +71,23 @@ export async function countSessions(ctx: Ctx, filters: SessionFilters): Promise<
   return store.countSessions(ctx.deps.db.reads, await scopesFor(ctx, filters.teamIds), filters);
 }
 
+/**
+ * One project's sessions matching the filters, one keyset page (a project's `sessionsConnection`
+ * after its first page): a `projectIds` filter that leaves this project out matches nothing, and
+ * the rows are only those the caller reads.
+ */
+export async function projectSessionsPage(
+  ctx: Ctx,
+  projectId: string,
+  filters: SessionFilters,
+  order: SessionOrder,
+  limit: number,
+  after?: string | null,
+): Promise<SessionPage> {
+  if (filters.projectIds && !filters.projectIds.includes(projectId)) return { rows: [], nextCursor: null };
+  return querySessions(ctx, { ...filters, projectIds: [projectId] }, order, limit, after);
+}
+
 /** GET /projects/{id}/sessions: most recently updated first, keyset paging. */
 export async function listProjectSessions(ctx: Ctx, projectId: string, query: unknown) {
   const { limit, cursor } = parseInput(ProjectSessionsQuery, query);

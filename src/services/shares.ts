@@ -10,7 +10,6 @@ import { addFindings, redact, type Findings } from '../redact';
 import * as store from '../data/shares';
 import type { ShareListRow, ShareState, SnapshotExchange } from '../data/shares';
 import { inTransaction, type Tx } from '../data/transaction';
-import type { Snapshot } from '../data/sql';
 import { newShareNonce, shareTokenOf, verifyShareToken } from '../domain/share-token';
 import { mayChangeSession, requireWritableSession } from './access';
 import { withReads, type Ctx, type Deps } from './context';
@@ -146,18 +145,18 @@ function scan(findings: Findings, text: string | null): void {
  */
 async function copyExchanges(
   tx: Tx,
-  snap: Snapshot,
+  /** Reading through the snapshot `row` was read on. */
+  sctx: Ctx,
   row: SessionRow,
   shareId: string,
   hidden: ReadonlySet<number>,
   findings: Findings,
   only?: ReadonlySet<number>,
-  offload?: Deps['offload'],
 ): Promise<number> {
   let offset = 0;
   let total = 0;
   for (;;) {
-    const page = await exchangePage(snap, row, { offset, limit: COPY_BATCH, content: true, offload });
+    const page = await exchangePage(sctx, row, { offset, limit: COPY_BATCH, content: true });
     total = page.total;
     const batch: SnapshotExchange[] = [];
     for (const e of page.exchanges) {
@@ -185,10 +184,10 @@ function snapshotFields(row: SessionRow) {
   };
 }
 
-async function onSnapshot<T>(ctx: Ctx, fn: (ctx: Ctx, snap: Snapshot) => Promise<T>): Promise<T> {
+async function onSnapshot<T>(ctx: Ctx, fn: (ctx: Ctx) => Promise<T>): Promise<T> {
   const snap = ctx.deps.db.lazySnapshot();
   try {
-    return await fn(withReads(ctx, snap), snap);
+    return await fn(withReads(ctx, snap));
   } finally {
     await snap.release();
   }
@@ -205,7 +204,7 @@ export async function createShare(ctx: Ctx, base: string, projectId: string, ses
   const expiresAt = expiry === undefined ? new Date(Date.now() + DEFAULT_EXPIRY_DAYS * 86_400_000) : expiry;
   const audience = audienceOf(ctx.deps, body.audience);
   const id = crypto.randomUUID();
-  await onSnapshot(ctx, async (sctx, snap) => {
+  await onSnapshot(ctx, async (sctx) => {
     const row = await requireWritableSession(sctx, projectId, sessionId);
     await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
       const now = new Date();
@@ -229,7 +228,7 @@ export async function createShare(ctx: Ctx, base: string, projectId: string, ses
       // Hidden numbers are checked against the session's exchanges once they are known.
       const requested = body.hiddenExchanges;
       const pre = hiddenOf(requested, Number.MAX_SAFE_INTEGER) ?? [];
-      const count = await copyExchanges(tx, snap, row, id, new Set(pre), findings, undefined, ctx.deps.offload);
+      const count = await copyExchanges(tx, sctx, row, id, new Set(pre), findings);
       if (Object.keys(findings).length) throw secretsRefusal(findings);
       const hidden = hiddenOf(requested, count) ?? [];
       await store.updateShareRow(tx, id, { exchangeCount: count, hiddenJson: JSON.stringify(hidden) });
@@ -289,7 +288,7 @@ export async function updateShare(ctx: Ctx, base: string, shareId: string, input
   if (body.refresh !== undefined && body.refresh !== true && body.refresh !== false) throw invalid(SHARE_MESSAGES.refresh);
   const expiry = expiryOf(ctx.deps, body.expiresInDays);
   const state = await ownShare(ctx, shareId);
-  await onSnapshot(ctx, async (sctx, snap) => {
+  await onSnapshot(ctx, async (sctx) => {
     // Still allowed to share this session (the write rule, as now).
     const row = await requireWritableSession(sctx, state.projectId, state.sessionId);
     await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
@@ -300,7 +299,7 @@ export async function updateShare(ctx: Ctx, base: string, shareId: string, input
         const hidden = hiddenOf(body.hiddenExchanges, Number.MAX_SAFE_INTEGER) ?? [...before];
         await store.deleteSnapshotExchanges(tx, state.id);
         scan(findings, titleOf(row));
-        count = await copyExchanges(tx, snap, row, state.id, new Set(hidden), findings, undefined, ctx.deps.offload);
+        count = await copyExchanges(tx, sctx, row, state.id, new Set(hidden), findings);
         const kept = hiddenOf(body.hiddenExchanges, count) ?? hidden.filter((n) => n <= count);
         await store.updateShareRow(tx, state.id, { ...snapshotFields(row), snapshotAt: new Date(), exchangeCount: count, hiddenJson: JSON.stringify(kept) });
       } else if (body.hiddenExchanges !== undefined) {
@@ -315,7 +314,7 @@ export async function updateShare(ctx: Ctx, base: string, shareId: string, input
         const shown = [...before].filter((n) => !now.has(n));
         const held = await store.heldNumbers(tx, state.id);
         const missing = new Set(shown.filter((n) => !held.has(n)));
-        if (missing.size) await copyExchanges(tx, snap, row, state.id, now, findings, missing, ctx.deps.offload);
+        if (missing.size) await copyExchanges(tx, sctx, row, state.id, now, findings, missing);
         await store.updateShareRow(tx, state.id, { hiddenJson: JSON.stringify(hidden) });
       }
       if (Object.keys(findings).length) throw secretsRefusal(findings);

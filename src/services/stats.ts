@@ -1,7 +1,7 @@
 import type { LabelKind } from '../data/session-filters';
 import * as store from '../data/stats';
 import type { Ctx } from './context';
-import { readableScopes } from './access';
+import { readableScopes, requireReadableProject } from './access';
 import { DaysArg, FacetLimitArg, parseInput, TimeRangeInput } from './inputs';
 
 /**
@@ -185,6 +185,8 @@ export function checkFacetLimit(limit: number): number {
  * rows per facet (a window function over the labels, one ordered LIMIT per session column).
  */
 export async function sessionFacets(ctx: Ctx, projectId: string | null, limit: number): Promise<SessionFacets> {
+  // One project's: only one the caller reads (404 / 403 otherwise), checked before the limit.
+  if (projectId != null) await requireReadableProject(ctx, projectId);
   checkFacetLimit(limit);
   const counts = await store.facetCounts(ctx.deps.db.reads, await readableScopes(ctx), projectId, limit);
   const out: SessionFacets = { llmModels: [], tags: [], gitBranches: [], clientNames: [], agentNames: [], deviceIds: [] };

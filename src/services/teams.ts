@@ -8,12 +8,12 @@ import { projectCountOf } from '../data/projects';
 import * as store from '../data/teams';
 import { inTransaction } from '../data/transaction';
 import { userByEmail, userById } from '../data/users';
-import type { DbHandles } from '../db/client';
 import { INVITATION_TTL_MS, TEAM_ROLES, type TeamRole } from '../domain/teams';
 import { sha256 } from '../domain/tokens';
-import { AppError, MESSAGES } from '../errors';
-import { requireTeamAdmin, requireTeamMember, teamNotFound } from './access';
-import type { Ctx } from './context';
+import type { Sql } from '../data/sql';
+import { AppError, invalid, MESSAGES } from '../errors';
+import { requireTeamAdmin, requireTeamMember, requireWriteAccess, teamNotFound } from './access';
+import { isUserCtx, type AnyCtx, type Ctx, type OperatorCtx } from './context';
 import { body, choice, parseInput, text, z } from './inputs';
 
 export const TeamRoleInput = choice('role', TEAM_ROLES).openapi('TeamRole', {
@@ -88,7 +88,12 @@ export async function listTeams(ctx: Ctx): Promise<TeamDto[]> {
 
 /** One of the caller's teams (404 `Team not found` for anyone else). */
 export async function getTeamSummary(ctx: Ctx, teamId: string): Promise<TeamDto> {
-  const t = (await store.teamsOfUser(ctx.deps.db.reads, ctx.user.id)).find((x) => x.id === teamId);
+  return summaryFor(ctx.deps.db.reads, ctx.user.id, teamId);
+}
+
+/** The team as one of its members sees it. */
+async function summaryFor(db: Sql, userId: string, teamId: string): Promise<TeamDto> {
+  const t = (await store.teamsOfUser(db, userId)).find((x) => x.id === teamId);
   if (!t) throw teamNotFound(teamId);
   return toTeam(t);
 }
@@ -99,23 +104,25 @@ export async function getTeam(ctx: Ctx, teamId: string): Promise<{ team: TeamDto
   return { team, members: members.map(toMember) };
 }
 
-/** Creates a team with the caller as its first admin (`TEAMS=admins`: instance admins only). */
-export async function createTeam(ctx: Ctx, input: unknown): Promise<TeamDto> {
+/**
+ * Creates a team. A user creates it with themselves as its first admin (`TEAMS=admins`: instance
+ * admins only); the operator (the admin CLI) names its first admin (`adminUserId`). The team as
+ * its first admin sees it.
+ */
+export async function createTeam(ctx: Ctx | OperatorCtx, input: unknown, adminUserId?: string): Promise<TeamDto> {
+  requireWriteAccess(ctx);
   const { name } = parseInput(TeamNameInput, input);
-  if (ctx.deps.config.teams === 'admins' && ctx.user.role !== 'admin') throw new AppError('FORBIDDEN', 'Only administrators can create teams');
-  const teamId = await createTeamFor(ctx.deps.db, name, ctx.user.id);
-  return getTeamSummary(ctx, teamId);
-}
-
-/** A new team whose first admin is `adminUserId` (also the admin CLI's). */
-export async function createTeamFor(db: DbHandles, name: string, adminUserId: string): Promise<string> {
+  if (isUserCtx(ctx) && ctx.deps.config.teams === 'admins' && ctx.user.role !== 'admin')
+    throw new AppError('FORBIDDEN', 'Only administrators can create teams');
+  const admin = isUserCtx(ctx) ? ctx.user.id : adminUserId;
+  if (!admin) throw invalid('Missing required field: adminUserId');
   const id = crypto.randomUUID();
   const now = new Date();
-  await inTransaction(db, undefined, async (tx) => {
+  await inTransaction(ctx.deps.db, undefined, async (tx) => {
     await store.insertTeam(tx, { id, name, createdAt: now });
-    await store.insertMember(tx, id, adminUserId, 'admin', now);
+    await store.insertMember(tx, id, admin, 'admin', now);
   });
-  return id;
+  return summaryFor(ctx.deps.db.writes, admin, id);
 }
 
 export async function renameTeam(ctx: Ctx, teamId: string, input: unknown): Promise<TeamDto> {
@@ -136,21 +143,23 @@ export async function deleteTeam(ctx: Ctx, teamId: string): Promise<void> {
   });
 }
 
-/** Adds an existing user (by email) with a role: admins only. */
-export async function addMember(ctx: Ctx, teamId: string, input: unknown): Promise<MemberDto> {
+/**
+ * Adds an existing user (by email) with a role: an admin of the team, or the operator (a team
+ * that does not exist → 404 `Team not found`); an existing member → 409.
+ */
+export async function addMember(ctx: Ctx | OperatorCtx, teamId: string, input: unknown): Promise<MemberDto> {
   const { email, role } = parseInput(AddMemberInput, input);
-  await requireTeamAdmin(ctx, teamId);
-  const user = await userByEmail(ctx.deps.db.writes, email);
+  const { db } = ctx.deps;
+  if (isUserCtx(ctx)) {
+    requireWriteAccess(ctx);
+    await requireTeamAdmin(ctx, teamId);
+  } else if (!(await store.teamById(db.writes, teamId))) throw teamNotFound(teamId);
+  const user = await userByEmail(db.writes, email);
   if (!user) throw new AppError('NOT_FOUND', 'No user with that email');
-  return addMemberByUserId(ctx.deps.db, teamId, user.id, role);
-}
-
-/** Adds the user (also the admin CLI's and an invitation's way in); an existing member → 409. */
-export async function addMemberByUserId(db: DbHandles, teamId: string, userId: string, role: TeamRole): Promise<MemberDto> {
-  if (!(await store.insertMember(db.writes, teamId, userId, role, new Date()))) {
-    throw new AppError('CONFLICT', 'Already a member of this team', { teamId, userId });
+  if (!(await store.insertMember(db.writes, teamId, user.id, role, new Date()))) {
+    throw new AppError('CONFLICT', 'Already a member of this team', { teamId, userId: user.id });
   }
-  return toMember((await store.memberOf(db.writes, teamId, userId))!);
+  return toMember((await store.memberOf(db.writes, teamId, user.id))!);
 }
 
 /**
@@ -226,7 +235,8 @@ export async function revokeInvitation(ctx: Ctx, teamId: string, invitationId: s
 export const INVALID_INVITATION = 'Invalid or expired invitation';
 
 /** An open invitation by its token, with its team's name; else 404 `Invalid or expired invitation`. */
-export async function openInvitation(db: DbHandles, token: string): Promise<store.InvitationRow & { teamName: string }> {
+export async function openInvitation(ctx: AnyCtx, token: string): Promise<store.InvitationRow & { teamName: string }> {
+  const { db } = ctx.deps;
   const row = await store.invitationByTokenHash(db.writes, sha256(token));
   const team = row && (await store.teamById(db.writes, row.teamId));
   if (!row || !team || row.usedAt || row.expiresAt.getTime() <= Date.now()) throw new AppError('NOT_FOUND', INVALID_INVITATION);
@@ -234,9 +244,9 @@ export async function openInvitation(db: DbHandles, token: string): Promise<stor
 }
 
 /** What the /join page shows before anyone signs in: the team, the role, the email it is for. */
-export async function describeInvitation(db: DbHandles, input: unknown) {
+export async function describeInvitation(ctx: AnyCtx, input: unknown) {
   const { token } = parseInput(InvitationTokenInput, input);
-  const i = await openInvitation(db, token);
+  const i = await openInvitation(ctx, token);
   return { team: { id: i.teamId, name: i.teamName }, role: i.role as TeamRole, email: i.email, expiresAt: i.expiresAt.toISOString() };
 }
 
@@ -248,8 +258,9 @@ export function checkInvitationEmail(invitation: { email: string | null }, email
 }
 
 /** Spends the invitation and adds the user with its role (one use: of two concurrent joins one wins). */
-export async function joinWithInvitation(db: DbHandles, token: string, user: { id: string; email: string }): Promise<{ teamId: string; role: TeamRole }> {
-  const invitation = await openInvitation(db, token);
+export async function joinWithInvitation(ctx: AnyCtx, token: string, user: { id: string; email: string }): Promise<{ teamId: string; role: TeamRole }> {
+  const { db } = ctx.deps;
+  const invitation = await openInvitation(ctx, token);
   checkInvitationEmail(invitation, user.email);
   const role = invitation.role as TeamRole;
   await inTransaction(db, undefined, async (tx) => {
@@ -266,18 +277,18 @@ export async function acceptInvitation(ctx: Ctx, input: unknown): Promise<TeamDt
   const { token } = parseInput(InvitationTokenInput, input);
   const me = await userById(ctx.deps.db.writes, ctx.user.id);
   if (!me) throw new AppError('UNAUTHENTICATED', MESSAGES.unauthenticated);
-  const { teamId } = await joinWithInvitation(ctx.deps.db, token, { id: me.id, email: me.email });
+  const { teamId } = await joinWithInvitation(ctx, token, { id: me.id, email: me.email });
   return getTeamSummary(ctx, teamId);
 }
 
-/** The team's name, or null when there is no such team (admin CLI). */
-export async function teamNameOf(db: DbHandles, teamId: string): Promise<string | null> {
-  return (await store.teamById(db.writes, teamId))?.name ?? null;
+/** The team's name, or null when there is no such team (the operator's view). */
+export async function teamNameOf(ctx: OperatorCtx, teamId: string): Promise<string | null> {
+  return (await store.teamById(ctx.deps.db.writes, teamId))?.name ?? null;
 }
 
-/** Every team (admin CLI). */
-export async function allTeams(db: DbHandles) {
-  return (await store.allTeams(db.reads)).map((t) => ({
+/** Every team (the operator's view). */
+export async function allTeams(ctx: OperatorCtx) {
+  return (await store.allTeams(ctx.deps.db.reads)).map((t) => ({
     id: t.id,
     name: t.name,
     memberCount: Number(t.memberCount),

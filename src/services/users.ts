@@ -3,10 +3,10 @@ import { deleteSessionsOfUser } from '../data/browser-sessions';
 import { isDuplicateKey } from '../data/errors';
 import * as store from '../data/users';
 import type { UserRow } from '../data/users';
-import type { DbHandles } from '../db/client';
 import { hashPassword } from '../domain/passwords';
 import { sentText } from '../domain/text';
-import { AppError, invalid } from '../errors';
+import { AppError, forbidden, invalid } from '../errors';
+import { isUserCtx, type AnyCtx, type OperatorCtx } from './context';
 
 export type Role = 'admin' | 'member';
 
@@ -57,8 +57,26 @@ export function newUserRow(email: string, name: string | null | undefined, passw
   return { id: crypto.randomUUID(), email, name: name || null, createdAt: new Date(), passwordHash, role, disabledAt: null };
 }
 
-/** Creates a user (the password, when given, already checked for length by the caller). */
-export async function createUser(db: DbHandles, email: string, name?: string | null, opts: NewUser = {}): Promise<UserDto & AccountDto> {
+/**
+ * Managing accounts (the console's Users page, the admin CLI) is for an admin user or the
+ * operator; anyone else → 403.
+ */
+export function requireAccountAdmin(ctx: AnyCtx): void {
+  if (isUserCtx(ctx) ? ctx.user.role === 'admin' : ctx.caller === 'operator') return;
+  throw forbidden();
+}
+
+export const userNotFound = () => new AppError('NOT_FOUND', 'User not found');
+
+/** Creates a user (an admin or the operator; the password, when given, already checked for length). */
+export async function createUser(ctx: AnyCtx, email: string, name?: string | null, opts: NewUser = {}): Promise<UserDto & AccountDto> {
+  requireAccountAdmin(ctx);
+  return insertNewUser(ctx, email, name, opts);
+}
+
+/** The insert behind every way an account comes to be (an admin, sign-up, an invitation); the caller applied its rule. */
+export async function insertNewUser(ctx: AnyCtx, email: string, name?: string | null, opts: NewUser = {}): Promise<UserDto & AccountDto> {
+  const { db } = ctx.deps;
   checkEmail(email);
   if (name !== undefined && name !== null && (typeof name !== 'string' || name.length > 255))
     throw invalid('Invalid value for name. Must be at most 255 characters');
@@ -75,31 +93,41 @@ export async function createUser(db: DbHandles, email: string, name?: string | n
   return { ...toAccount(row), createdAt: row.createdAt.toISOString() };
 }
 
-export async function findUserByEmail(db: DbHandles, email: string): Promise<(UserDto & AccountDto) | null> {
-  const row = await store.userByEmail(db.writes, email);
+/** The operator finds a user by email (the admin CLI names users by email). */
+export async function findUserByEmail(ctx: OperatorCtx, email: string): Promise<(UserDto & AccountDto) | null> {
+  const row = await store.userByEmail(ctx.deps.db.writes, email);
   return row ? { ...toAccount(row), createdAt: row.createdAt.toISOString() } : null;
 }
 
-/** The user as an admin sees it (the Users page), or null. */
-export async function getAdminUser(db: DbHandles, userId: string): Promise<AdminUserDto | null> {
-  const row = await store.userById(db.writes, userId);
-  return row ? toAdminUser(row) : null;
+/** A user as an admin sees it (the Users page); an admin or the operator only; unknown → 404 `User not found`. */
+export async function getAdminUser(ctx: AnyCtx, userId: string): Promise<AdminUserDto> {
+  requireAccountAdmin(ctx);
+  const row = await store.userById(ctx.deps.db.writes, userId);
+  if (!row) throw userNotFound();
+  return toAdminUser(row);
 }
 
-export async function getAccount(db: DbHandles, userId: string): Promise<AccountDto | null> {
-  const row = await store.userById(db.writes, userId);
+/** The account of a user who is signed in (null once disabled). */
+export async function accountOf(ctx: AnyCtx, userId: string): Promise<AccountDto | null> {
+  const row = await store.userById(ctx.deps.db.writes, userId);
   return row && !row.disabledAt ? toAccount(row) : null;
 }
 
-export async function listUsers(db: DbHandles): Promise<AdminUserDto[]> {
-  return (await store.allUsers(db.writes)).map(toAdminUser);
+/** Every user, for an admin or the operator. */
+export async function listUsers(ctx: AnyCtx): Promise<AdminUserDto[]> {
+  requireAccountAdmin(ctx);
+  return (await store.allUsers(ctx.deps.db.writes)).map(toAdminUser);
 }
 
 /**
- * Disables (or enables) a user. Disabling ends their browser sessions here; their keys and device
- * tokens are refused from the next request on, because every authentication reads the user row.
+ * Disables (or enables) a user: an admin or the operator; an admin cannot disable their own account
+ * (400). Disabling ends the user's browser sessions here; their keys and device tokens are refused
+ * from the next request on, because every authentication reads the user row.
  */
-export async function setUserDisabled(db: DbHandles, userId: string, disabled: boolean): Promise<AdminUserDto> {
+export async function setUserDisabled(ctx: AnyCtx, userId: string, disabled: boolean): Promise<AdminUserDto> {
+  requireAccountAdmin(ctx);
+  if (disabled && isUserCtx(ctx) && userId === ctx.user.id) throw invalid('You cannot disable your own account');
+  const { db } = ctx.deps;
   const row = await store.userById(db.writes, userId);
   if (!row) throw new AppError('NOT_FOUND', 'User not found', { userId });
   if (disabled === Boolean(row.disabledAt)) return toAdminUser(row);
@@ -107,8 +135,4 @@ export async function setUserDisabled(db: DbHandles, userId: string, disabled: b
   await store.setUserDisabledAt(db.writes, userId, disabledAt);
   if (disabled) await deleteSessionsOfUser(db.writes, userId);
   return toAdminUser({ ...row, disabledAt });
-}
-
-export function countUsers(db: DbHandles): Promise<number> {
-  return store.countUsers(db.writes);
 }

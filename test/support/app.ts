@@ -7,7 +7,8 @@ import { loadConfig } from '../../src/config';
 import { createDeps } from '../../src/deps';
 import { createRateLimitHooks } from '../../src/http/rate-limit';
 import { createLogger } from '../../src/logger';
-import { createKeyForUser } from '../../src/services/keys';
+import { createApiKey } from '../../src/services/keys';
+import { operatorCtx } from '../../src/services/context';
 import { createUser } from '../../src/services/users';
 import type { Deps } from '../../src/services/context';
 import { createTestDatabase, type TestDatabase } from './db';
@@ -129,7 +130,7 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const newKey = async (user: { id: string }, name = 'test', expiresInDays?: number) => {
-    const { key, token } = await createKeyForUser(deps.db, config.jwtSecret, user.id, name, expiresInDays);
+    const { key, token } = await createApiKey(operatorCtx(deps.db, { jwtSecret: config.jwtSecret }), { name, expiresInDays }, user.id);
     return { token, keyId: key.id };
   };
   return {
@@ -139,7 +140,7 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
     request: (method, urlPath, opts) => rawRequest(url, method, urlPath, opts),
     async createUser(name?: string) {
       const email = `${name ?? 'user'}-${process.pid}-${++userSeq}-${Date.now()}@example.test`;
-      const u = await createUser(deps.db, email, name);
+      const u = await createUser(operatorCtx(deps.db), email, name);
       const k = await newKey(u);
       return { id: u.id, email, ...k };
     },

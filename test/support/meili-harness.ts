@@ -23,6 +23,7 @@ import { deleteProject } from '../../src/services/projects';
 import { deleteSession } from '../../src/services/session-changes';
 import { upsertSession } from '../../src/services/session-upload';
 import { createUser } from '../../src/services/users';
+import { operatorCtx } from '../../src/services/context';
 import { createTestDatabase, type TestDatabase } from './db';
 
 export interface SessionInput {
@@ -105,7 +106,7 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
     deps,
     logger,
     async user() {
-      const u = await createUser(handles, `search-${process.pid}-${++users}-${Date.now()}@example.test`);
+      const u = await createUser(operatorCtx(handles), `search-${process.pid}-${++users}-${Date.now()}@example.test`);
       return { deps, user: { id: u.id, keyId: 'test' }, log: logger };
     },
     async put(ctx, projectId, sessionId, input) {

@@ -18,6 +18,6 @@ export const Session: ResolversOf<'Session'> = {
     if (args.content) gql.loaders.chargeContent(Math.min(Number(r.markdownSize), exchanges.PAGE_CONTENT_BYTES));
     // And a version not split into exchanges yet costs a scan of its markdown, bounded per operation.
     if (!exchanges.isIndexCached(r)) gql.loaders.chargeScan(Number(r.markdownSize));
-    return exchanges.exchangePage(gql.ctx.deps.db.reads, r, { ...args, offload: gql.ctx.deps.offload });
+    return exchanges.exchangePage(gql.ctx, r, args);
   },
 };

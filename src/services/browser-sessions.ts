@@ -1,6 +1,7 @@
 import * as store from '../data/browser-sessions';
 import type { Sql } from '../data/sql';
 import { randomToken, sha256 } from '../domain/tokens';
+import type { AnyCtx } from './context';
 
 export { randomToken, sha256 } from '../domain/tokens';
 
@@ -23,9 +24,11 @@ export const SESSIONS_PER_USER = 100;
 
 /**
  * Starts a session; returns the cookie's token (never stored) and the session's CSRF token. A
- * user holds at most `maxSessions`: beyond it, the oldest end.
+ * user holds at most `BROWSER_SESSIONS_PER_USER`: beyond it, the oldest end.
  */
-export async function startBrowserSession(db: Sql, userId: string, maxSessions = SESSIONS_PER_USER): Promise<{ token: string; csrfToken: string }> {
+export async function startBrowserSession(ctx: AnyCtx, userId: string): Promise<{ token: string; csrfToken: string }> {
+  const db = ctx.deps.db.writes;
+  const maxSessions = ctx.deps.config.browserSessionsPerUser ?? SESSIONS_PER_USER;
   const token = randomToken();
   const csrfToken = randomToken();
   await store.insertBrowserSession(db, sha256(token), userId, csrfToken);
@@ -34,6 +37,9 @@ export async function startBrowserSession(db: Sql, userId: string, maxSessions =
 }
 
 /**
+ * Authentication (this and `authenticate`) is what makes a caller's context, so it takes the
+ * database handle to read through rather than a context.
+ *
  * The live session a cookie token names: it exists, was used within 30 days, and its user is not
  * disabled; else null. Use is recorded at one-minute resolution (that is what keeps it alive).
  */
@@ -52,11 +58,17 @@ export async function resolveBrowserSession(db: Sql, token: string): Promise<Bro
   return { tokenHash, userId: row.userId, role: row.role, csrfToken: row.csrfToken, touched };
 }
 
-export function endBrowserSession(db: Sql, tokenHash: string): Promise<void> {
-  return store.deleteBrowserSession(db, tokenHash);
+/** The session a cookie names, as sign-out and the session check read it (from the primary: a session just made). */
+export function browserSessionOf(ctx: AnyCtx, token: string): Promise<BrowserSession | null> {
+  return resolveBrowserSession(ctx.deps.db.writes, token);
+}
+
+/** Ends the browser session the caller holds (sign-out). */
+export function endBrowserSession(ctx: AnyCtx, session: BrowserSession): Promise<void> {
+  return store.deleteBrowserSession(ctx.deps.db.writes, session.tokenHash);
 }
 
 /** Ends every session of a user, except `keepTokenHash` when given. */
-export function endSessionsOfUser(db: Sql, userId: string, keepTokenHash?: string): Promise<void> {
-  return store.deleteSessionsOfUser(db, userId, keepTokenHash);
+export function endSessionsOfUser(ctx: AnyCtx, userId: string, keepTokenHash?: string): Promise<void> {
+  return store.deleteSessionsOfUser(ctx.deps.db.writes, userId, keepTokenHash);
 }

@@ -1,8 +1,8 @@
 import type { Sql } from '../data/sql';
 import { bearerToken, verifyKeyToken } from '../domain/tokens';
-import type { AuthUser } from '../services/context';
-import { liveKeyRow, touchKey } from '../services/keys';
-import { roleOf } from '../services/users';
+import type { AuthUser } from './context';
+import { liveKeyRow, touchKey } from './keys';
+import { roleOf } from './users';
 import { parseScopes } from '../domain/scopes';
 
 /**
