@@ -12,6 +12,12 @@ export interface Config {
   host: string;
   databaseUrl: string;
   databaseName: string;
+  /** A read replica of the database (GTID replication); null: every read goes to DATABASE_URL. */
+  databaseReplicaUrl: string | null;
+  /** How long a read waits for the replica to apply the reader's own last write before reading from the primary. */
+  databaseReplicaWaitMs: number;
+  /** A replica further behind than this is not read from. */
+  databaseReplicaMaxLagMs: number;
   jwtSecret: string;
   meiliUrl: string | null;
   meiliMasterKey: string | null;
@@ -123,6 +129,19 @@ const schema = z.object({
     .default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: urlOf('DATABASE_URL', ['mysql:', 'mariadb:']).default('mysql://root@127.0.0.1:3306/session_archive'),
+  DATABASE_REPLICA_URL: urlOf('DATABASE_REPLICA_URL', ['mysql:', 'mariadb:']).optional(),
+  DATABASE_REPLICA_WAIT_MS: z
+    .string()
+    .regex(/^\d{1,5}$/, 'DATABASE_REPLICA_WAIT_MS must be an integer from 0 to 10000')
+    .transform(Number)
+    .refine((n) => n <= 10_000, 'DATABASE_REPLICA_WAIT_MS must be an integer from 0 to 10000')
+    .default(200),
+  DATABASE_REPLICA_MAX_LAG_MS: z
+    .string()
+    .regex(/^\d{1,6}$/, 'DATABASE_REPLICA_MAX_LAG_MS must be an integer from 1 to 600000')
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 600_000, 'DATABASE_REPLICA_MAX_LAG_MS must be an integer from 1 to 600000')
+    .default(5000),
   JWT_SECRET: z.string().min(16, 'JWT_SECRET must be at least 16 characters').optional(),
   MEILI_URL: urlOf('MEILI_URL', ['http:', 'https:']).optional(),
   MEILI_MASTER_KEY: z.string().optional(),
@@ -239,6 +258,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problems.push('DATABASE_URL must name a database (letters, digits, _, $ or -)');
     }
   }
+  const rawReplicaUrl = parsed.success ? parsed.data.DATABASE_REPLICA_URL : given.DATABASE_REPLICA_URL;
+  if (rawReplicaUrl !== undefined && !problems.some((p) => p.includes('DATABASE_REPLICA_URL'))) {
+    const replicaDb = databaseNameOf(rawReplicaUrl);
+    if (replicaDb !== '' && !/^[A-Za-z0-9_$-]{1,64}$/.test(replicaDb)) {
+      problems.push("DATABASE_REPLICA_URL must name no database (the primary's is read) or a valid one (letters, digits, _, $ or -)");
+    }
+  }
   if (given.MEILI_RECENT_URL && !given.MEILI_URL) {
     problems.push('MEILI_RECENT_URL needs MEILI_URL (without MEILI_URL both engines are embedded)');
   }
@@ -267,6 +293,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
     databaseName,
+    databaseReplicaUrl: e.DATABASE_REPLICA_URL ?? null,
+    databaseReplicaWaitMs: e.DATABASE_REPLICA_WAIT_MS,
+    databaseReplicaMaxLagMs: e.DATABASE_REPLICA_MAX_LAG_MS,
     jwtSecret: e.JWT_SECRET ?? localJwtSecret(dataDir),
     meiliUrl: e.MEILI_URL ?? null,
     meiliMasterKey: e.MEILI_MASTER_KEY ?? null,

@@ -1,5 +1,5 @@
 import type { Config } from './config';
-import { createDb } from './db/client';
+import { createDb, dbOptionsOf } from './db/client';
 import type { Logger } from './logger';
 import { createOffload, inlineOffload } from './offload';
 import { createSearch, type Search } from './search';
@@ -12,7 +12,7 @@ export type AppDeps = Deps & { search: Search; start(): Promise<void>; close(): 
  * `warmReads`: the serving process keeps its read connections open (see createDb).
  */
 export function createDeps(config: Config, logger: Logger, options: { warmReads?: boolean } = {}): AppDeps {
-  const db = createDb(config.databaseUrl, options);
+  const db = createDb(config.databaseUrl, { ...options, ...dbOptionsOf(config, logger) });
   const offload =
     config.offloadThreads === 0
       ? inlineOffload

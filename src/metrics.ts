@@ -6,6 +6,7 @@ import { routeOf } from './http/request-context';
 import type { AdmissionStats } from './http/admission';
 import { backlogCount, deadCount } from './data/outbox';
 import { onSearch } from './search/timing';
+import type { Replica } from './db/replica';
 import type { Deps } from './services/context';
 
 /** Prometheus metrics of one app instance (its own Registry, so two apps in a process never clash). */
@@ -44,6 +45,8 @@ export function createMetrics(deps: Deps, admission?: () => AdmissionStats, auth
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   if (admission) admissionMetrics(registry, admission);
+  const replica = deps.db.replica;
+  if (replica) replicaMetrics(registry, replica);
 
   const requests = new Counter({
     name: 'http_requests_total',
@@ -145,6 +148,45 @@ export function createMetrics(deps: Deps, admission?: () => AdmissionStats, auth
   // Every search the process runs (src/services/search.ts records them).
   const stopListening = onSearch((seconds) => metrics.observeSearch(seconds));
   return metrics;
+}
+
+/** The read replica's state (src/db/replica.ts), read at each scrape. */
+function replicaMetrics(registry: Registry, replica: Replica): void {
+  new Gauge({
+    name: 'db_replica_up',
+    help: 'The read replica answered its last probe (1) or not (0: reads go to the primary)',
+    registers: [registry],
+    collect() {
+      this.set(replica.status().up ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'db_replica_lag_seconds',
+    help: 'How far the read replica is behind the primary (the age of the oldest primary GTID position it has not applied); -1 before the first measure',
+    registers: [registry],
+    collect() {
+      this.set(replica.status().lagSeconds ?? -1);
+    },
+  });
+  new Counter({
+    name: 'db_replica_reads_total',
+    help: 'Requests whose reads went to the read replica',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(replica.status().replicaReads);
+    },
+  });
+  new Counter({
+    name: 'db_replica_fallbacks_total',
+    help: 'Requests whose reads went to the primary although a replica is configured, by reason (down, lagging, starting, wait_timeout, error, marks_unavailable)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [reason, n] of Object.entries(replica.status().fallbacks)) this.inc({ reason }, n);
+    },
+  });
 }
 
 /** Admission control's state (http/admission.ts), read at each scrape. */

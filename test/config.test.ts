@@ -252,3 +252,26 @@ test('admission and slow bodies: defaults, and a capacity of at least three bodi
     expect(problemsOf({ ...base(), [key]: bad })).toEqual([expect.stringContaining(key)]);
   }
 });
+
+test('a read replica: DATABASE_REPLICA_URL (a mysql/mariadb URL), its wait budget and its maximum lag', () => {
+  const none = loadConfig(base());
+  expect([none.databaseReplicaUrl, none.databaseReplicaWaitMs, none.databaseReplicaMaxLagMs]).toEqual([null, 200, 5000]);
+  const c = loadConfig({
+    ...base(),
+    DATABASE_REPLICA_URL: 'mysql://app:pw@replica:3306/session_archive',
+    DATABASE_REPLICA_WAIT_MS: '0',
+    DATABASE_REPLICA_MAX_LAG_MS: '600000',
+  });
+  expect([c.databaseReplicaUrl, c.databaseReplicaWaitMs, c.databaseReplicaMaxLagMs]).toEqual(['mysql://app:pw@replica:3306/session_archive', 0, 600000]);
+  expect(loadConfig({ ...base(), DATABASE_REPLICA_URL: 'mariadb://replica' }).databaseReplicaUrl).toBe('mariadb://replica');
+  expect(
+    problemsOf({ ...base(), DATABASE_REPLICA_URL: 'http://replica/x', DATABASE_REPLICA_WAIT_MS: '10001', DATABASE_REPLICA_MAX_LAG_MS: '0' }).sort(),
+  ).toEqual([
+    'DATABASE_REPLICA_MAX_LAG_MS must be an integer from 1 to 600000',
+    'DATABASE_REPLICA_URL must be a URL (mysql: or mariadb:)',
+    'DATABASE_REPLICA_WAIT_MS must be an integer from 0 to 10000',
+  ]);
+  expect(problemsOf({ ...base(), DATABASE_REPLICA_URL: 'mysql://replica/bad%20name' })).toEqual([
+    "DATABASE_REPLICA_URL must name no database (the primary's is read) or a valid one (letters, digits, _, $ or -)",
+  ]);
+});

@@ -24,6 +24,8 @@ export interface CommitGuard {
 export interface TxHandles {
   pool: mariadb.Pool;
   signals: DataSignals;
+  /** Awaited after the commit, before the hooks (a read replica records the writer's position). */
+  committed?: () => Promise<void>;
 }
 
 const ATTEMPTS = 8;
@@ -76,6 +78,7 @@ export async function inTransaction<T>(
     } finally {
       guard?.commitSettled();
     }
+    await db.committed?.().catch(() => undefined);
     for (const hook of hooks) {
       try {
         hook();

@@ -4,6 +4,9 @@ import { PrismaClient } from '../generated/prisma/client';
 import { createDatabaseIfMissing } from '../data/migrations';
 import { createSignals, type DataSignals } from '../data/signal';
 import { snapshotOn, sqlOn, type Snapshot, type Sql } from '../data/sql';
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import { createReplica, type Replica, type ReplicaOptions } from './replica';
 
 // DATETIME columns hold UTC wall-clock values. Prisma reads and writes them as UTC, but the
 // mariadb driver converts with the process's local zone whatever its `timezone` option says, so
@@ -41,6 +44,17 @@ export interface DbHandles {
   lazySnapshot(): Snapshot;
   /** What committed writes announce (index work written → the search worker wakes). */
   signals: DataSignals;
+  /** The read replica (DATABASE_REPLICA_URL), when one is configured. */
+  replica: Replica | null;
+  /**
+   * The same handles for one user's request: with a replica, `reads` and `lazySnapshot` go to it
+   * once it has applied that user's last write (src/db/replica.ts), and writes made through
+   * `writes` or a transaction on these handles record the user's write position. Without a
+   * replica, these very handles.
+   */
+  forUser(userId: string): DbHandles;
+  /** Called by a transaction on these handles after it committed (src/data/transaction.ts). */
+  committed?: () => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -73,7 +87,7 @@ export function connectionOptions(databaseUrl: string, withDatabase = true): mar
  * or a test app opens them as it needs them). The driver opens missing connections one after the
  * other, so a burst of concurrent reads on a cold pool got its first bytes in a staircase.
  */
-export function createDb(databaseUrl: string, options: { warmReads?: boolean } = {}): DbHandles {
+export function createDb(databaseUrl: string, options: { warmReads?: boolean; replica?: ReplicaOptions } = {}): DbHandles {
   const pool = mariadb.createPool(connectionOptions(databaseUrl));
   // The driver throws a connection's fatal socket error (e.g. ECONNRESET when the server dies)
   // from inside a promise when that connection has no 'error' listener — an unhandled rejection
@@ -99,20 +113,102 @@ export function createDb(databaseUrl: string, options: { warmReads?: boolean } =
     const c = conn as { on?: (event: string, fn: (err: unknown) => void) => void };
     c.on?.('error', () => undefined);
   });
-  return {
+  const writes = sqlOn(pool);
+  const replica = options.replica
+    ? createReplica({ readPool, writes }, options.replica, replicaPoolConfig(options.replica.url, base.database, base.connectionLimit ?? 10))
+    : null;
+  const db: DbHandles = {
     get prisma() {
       return (prisma ??= new PrismaClient({ adapter: new PrismaMariaDb(pool, { database: base.database }) }));
     },
     reads: sqlOn(readPool),
-    writes: sqlOn(pool),
+    writes,
     pool,
     readPool,
     lazySnapshot: () => snapshotOn(readPool),
     signals: createSignals(),
+    replica,
+    forUser: (userId) => (replica ? userView(db, replica, userId) : db),
     async close() {
+      await replica?.close();
       await prisma?.$disconnect().catch(() => undefined);
       await pool.end().catch(() => undefined);
       await readPool.end().catch(() => undefined);
+    },
+  };
+  return db;
+}
+
+/**
+ * The replica's pool: the replica URL's options, the primary's database unless it names one; as
+ * many connections as the read pool (twice its `connection_limit`, else twice the primary's).
+ */
+function replicaPoolConfig(url: string, primaryDatabase: string | undefined, writeConnections: number): mariadb.PoolConfig {
+  const opts = connectionOptions(url);
+  const own = new URL(url).searchParams.has('connection_limit');
+  return { ...opts, database: opts.database ?? primaryDatabase, connectionLimit: 2 * (own ? (opts.connectionLimit ?? 10) : writeConnections) };
+}
+
+/** A statement that may change rows (anything but a plain read). */
+const WRITES = /^\s*(?!select\b|show\b)/i;
+
+/** `base` for one user's request, reading through the replica (see DbHandles.forUser). */
+function userView(base: DbHandles, replica: Replica, userId: string): DbHandles {
+  const router = replica.router(userId);
+  const wrote = async (): Promise<void> => {
+    router.wrote();
+    await replica.markWrite(userId);
+  };
+  const writes: Sql = {
+    isSql: true,
+    async query<T>(sql: string, ...values: unknown[]) {
+      const rows = await base.writes.query<T>(sql, ...values);
+      if (WRITES.test(sql)) await wrote();
+      return rows;
+    },
+    async execute(sql, ...values) {
+      const n = await base.writes.execute(sql, ...values);
+      await wrote();
+      return n;
+    },
+    ...(base.writes.executeBinary
+      ? {
+          executeBinary: async (sql: string, ...values: unknown[]) => {
+            const n = await base.writes.executeBinary!(sql, ...values);
+            await wrote();
+            return n;
+          },
+        }
+      : {}),
+  };
+  return {
+    get prisma() {
+      return base.prisma;
+    },
+    reads: router.reads,
+    writes,
+    pool: base.pool,
+    readPool: base.readPool,
+    lazySnapshot: () => router.lazySnapshot(),
+    signals: base.signals,
+    replica,
+    forUser: (id) => base.forUser(id),
+    committed: wrote,
+    close: () => base.close(),
+  };
+}
+
+/** The database options a configuration asks for beyond its URL (the read replica). */
+export function dbOptionsOf(config: Config, logger?: Logger): { replica?: ReplicaOptions } {
+  if (!config.databaseReplicaUrl) return {};
+  return {
+    replica: {
+      url: config.databaseReplicaUrl,
+      waitMs: config.databaseReplicaWaitMs,
+      maxLagMs: config.databaseReplicaMaxLagMs,
+      redisUrl: config.redisUrl,
+      namespace: config.namespace,
+      onProblem: (msg, err) => logger?.warn({ msg, err: err instanceof Error ? err.message : err }),
     },
   };
 }

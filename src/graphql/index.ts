@@ -9,7 +9,7 @@ import { Router, type NextFunction, type Request, type RequestHandler, type Resp
 import { invalid, unauthenticated } from '../errors';
 import { ownOrigin } from '../http/auth';
 import '../http/types';
-import type { Deps } from '../services/context';
+import { depsFor, type Deps } from '../services/context';
 import { isPlainObject } from '../domain/validation';
 import { createGraphqlContext, type GraphqlContext } from './context';
 import { formatErrorWith } from './errors';
@@ -94,7 +94,10 @@ export async function createGraphqlRouter(deps: Deps, mw: GraphqlMiddleware): Pr
   const apollo = expressMiddleware(server, {
     context: ({ req, res }) => {
       if (!req.user) return Promise.reject(unauthenticated());
-      const gql = createGraphqlContext({ deps, user: req.user, guard: req.guard, log: deps.logger.child({ reqId: req.id }) }, ownOrigin(req, deps.config));
+      const gql = createGraphqlContext(
+        { deps: depsFor(deps, req.user.id), user: req.user, guard: req.guard, log: deps.logger.child({ reqId: req.id }) },
+        ownOrigin(req, deps.config),
+      );
       res.once('close', () => void gql.release());
       return Promise.resolve(gql);
     },

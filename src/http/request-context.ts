@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { unauthenticated } from '../errors';
 import type { Logger } from '../logger';
-import type { Ctx, Deps } from '../services/context';
+import { depsFor, type Ctx, type Deps } from '../services/context';
 import './types';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -49,7 +49,7 @@ export function ctxOf(req: Request, deps: Deps): Ctx {
   if (!user) throw unauthenticated();
   let log: Logger | undefined;
   return {
-    deps,
+    deps: depsFor(deps, user.id),
     user,
     guard: req.guard,
     get log() {

@@ -79,3 +79,11 @@ export const publicCtx = (deps: { db: DbHandles; config: Config }): PublicCtx =>
 
 /** A signed-in user's context (the others carry no `user`). */
 export const isUserCtx = (ctx: AnyCtx): ctx is Ctx => 'user' in ctx;
+
+/**
+ * The dependencies of one user's request: with a read replica, their reads follow that user
+ * (src/db/replica.ts: the replica once it has applied the user's last write, else the primary).
+ */
+export function depsFor(deps: Deps, userId: string): Deps {
+  return deps.db.replica ? { ...deps, db: deps.db.forUser(userId) } : deps;
+}

@@ -119,6 +119,8 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
     JWT_SECRET: 'test-secret-that-is-long-enough',
     LOG_LEVEL: 'silent',
     NAMESPACE: db.name,
+    // TEST_REPLICA=1 (support/global-setup.ts): every app reads through a replica of the run's private primary.
+    ...(process.env.TEST_REPLICA_URL ? { DATABASE_REPLICA_URL: process.env.TEST_REPLICA_URL } : {}),
     ...options.env,
   });
   const deps = createDeps(config, createLogger(config.logLevel, options.logDestination));

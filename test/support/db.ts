@@ -10,16 +10,16 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh, migrated database for one test file. */
-export async function createTestDatabase(prefix = 'sa_test'): Promise<TestDatabase> {
+/** A fresh, migrated database for one test file (on `rootUrl`'s server: by default the run's). */
+export async function createTestDatabase(prefix = 'sa_test', rootUrl = ROOT_URL): Promise<TestDatabase> {
   const name = `${prefix}_${crypto.randomBytes(5).toString('hex')}`;
-  const url = `${ROOT_URL}/${name}`;
+  const url = `${rootUrl}/${name}`;
   await migrate(url);
   return {
     url,
     name,
     async drop() {
-      const u = new URL(ROOT_URL);
+      const u = new URL(rootUrl);
       const conn = await mariadb.createConnection({ host: u.hostname, port: Number(u.port || 3306), user: u.username || 'root' });
       try {
         await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);

@@ -2,8 +2,10 @@
  * Runs once before all test files: checks the database answers and starts one embedded
  * Meilisearch for the whole run (in this run's DATA_DIR under the OS temp dir, shared with the
  * test apps, which use that DATA_DIR). Its address and key reach the test workers through the environment.
+ * With TEST_REPLICA=1 it also starts a private MariaDB primary and a replica of it (support/mariadb-pair.ts).
  */
 import * as mariadb from 'mariadb';
+import { startMariadbPair, type MariadbPair } from './mariadb-pair';
 import { startTestMeili, testDataDir } from './meili-engine';
 
 export default async function globalSetup(): Promise<void> {
@@ -14,4 +16,12 @@ export default async function globalSetup(): Promise<void> {
   const conn = await mariadb.createConnection({ host: '127.0.0.1', port: 3306, user: 'root', connectTimeout: 5000 });
   await conn.end();
   await startTestMeili();
+  if (process.env.TEST_REPLICA === '1') {
+    // The test matrix's replica mode: the run's databases live on a private primary with a
+    // replica of it, and every test app reads through the replica (support/app.ts).
+    const pair = await startMariadbPair();
+    (globalThis as { saMariadbPair?: MariadbPair }).saMariadbPair = pair;
+    process.env.TEST_DATABASE_ROOT_URL = pair.primary.rootUrl;
+    process.env.TEST_REPLICA_URL = pair.replica.appUrl;
+  }
 }

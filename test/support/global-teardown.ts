@@ -1,7 +1,9 @@
 import { stopTestMeili } from './meili-engine';
+import type { MariadbPair } from './mariadb-pair';
 import { killAllTracked } from './processes';
 
 export default async function globalTeardown(): Promise<void> {
+  await (globalThis as { saMariadbPair?: MariadbPair }).saMariadbPair?.close();
   killAllTracked();
   await stopTestMeili();
 }

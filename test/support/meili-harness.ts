@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import { testDataDir } from './meili-engine';
 import { loadConfig, type Config } from '../../src/config';
-import { createDb, type DbHandles } from '../../src/db/client';
+import { createDb, dbOptionsOf, type DbHandles } from '../../src/db/client';
 import { createLogger, type Logger } from '../../src/logger';
 import type { Offload } from '../../src/offload';
 import { Meilisearch } from 'meilisearch';
@@ -17,7 +17,7 @@ import { sessionDigestOf } from '../../src/domain/search-documents';
 import { createNodeHttpClient } from '../../src/search/http-client';
 import { recentUidOf } from '../../src/search/index-settings';
 import { searchSessions, type SearchResults } from '../../src/services/search';
-import type { Ctx, Deps } from '../../src/services/context';
+import { depsFor, type Ctx, type Deps } from '../../src/services/context';
 import type { SessionFiltersInput } from '../../src/domain/filters';
 import { deleteProject } from '../../src/services/projects';
 import { deleteSession } from '../../src/services/session-changes';
@@ -84,6 +84,8 @@ export function searchTestConfig(db: TestDatabase, env: Record<string, string> =
     NAMESPACE: db.name,
     MEILI_URL: process.env.MEILI_URL ?? '',
     MEILI_MASTER_KEY: process.env.MEILI_MASTER_KEY ?? '',
+    // TEST_REPLICA=1: reads (the re-check of search hits among them) go through the run's replica.
+    ...(process.env.TEST_REPLICA_URL ? { DATABASE_REPLICA_URL: process.env.TEST_REPLICA_URL } : {}),
     ...env,
   });
 }
@@ -92,7 +94,7 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
   const db = opts.db ?? (await createTestDatabase('sa_search'));
   const config = searchTestConfig(db, opts.env);
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-  const handles = createDb(config.databaseUrl);
+  const handles = createDb(config.databaseUrl, dbOptionsOf(config));
   const search = createSearch({ config, db: handles, logger, offload: opts.offload, worker: { pollMs: 50 } });
   await search.start();
   const deps: Deps = { config, db: handles, logger, search, offload: opts.offload };
@@ -107,7 +109,7 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
     logger,
     async user() {
       const u = await createUser(operatorCtx(handles), `search-${process.pid}-${++users}-${Date.now()}@example.test`);
-      return { deps, user: { id: u.id, keyId: 'test' }, log: logger };
+      return { deps: depsFor(deps, u.id), user: { id: u.id, keyId: 'test' }, log: logger };
     },
     async put(ctx, projectId, sessionId, input) {
       await upsertSession(ctx, projectId, sessionId, { name: input.name ?? 'session', markdown: input.markdown, metadata: input.metadata });
@@ -116,7 +118,8 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
     async removeProject(ctx, projectId) {
       await deleteProject(ctx, projectId);
     },
-    find: (ctx, query, filters, limit = 10, offset = 0) => searchSessions({ deps, user: ctx.user, log: ctx.log }, query, filters, limit, offset),
+    find: (ctx, query, filters, limit = 10, offset = 0) =>
+      searchSessions({ deps: depsFor(deps, ctx.user.id), user: ctx.user, log: ctx.log }, query, filters, limit, offset),
     async settle(timeoutMs = 30_000) {
       await eventually('the search outbox to be applied', async () => (await search.backlog()) === 0, timeoutMs);
     },

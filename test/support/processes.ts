@@ -38,16 +38,34 @@ export function killGroup(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void
   }
 }
 
-/** Global teardown: every group still recorded for this run. */
+const dirRecord = (dir: string) => path.join(trackedDir(), `${Buffer.from(dir).toString('base64url')}.dir`);
+
+/** A temp directory of this run (a scratch server's files): the global teardown removes it if its owner could not. */
+export function trackDir(dir: string): void {
+  fs.mkdirSync(trackedDir(), { recursive: true });
+  fs.writeFileSync(dirRecord(dir), dir);
+}
+
+export function untrackDir(dir: string): void {
+  fs.rmSync(dirRecord(dir), { force: true });
+}
+
+/** Global teardown: every group still recorded for this run, then every directory recorded. */
 export function killAllTracked(): void {
   const dir = trackedDir();
   if (!fs.existsSync(dir)) return;
+  const dirs: string[] = [];
   for (const f of fs.readdirSync(dir)) {
+    if (f.endsWith('.dir')) {
+      dirs.push(fs.readFileSync(path.join(dir, f), 'utf8'));
+      continue;
+    }
     const pid = Number(f);
     if (Number.isInteger(pid) && pid > 0) {
       killGroup(pid, 'SIGCONT');
       killGroup(pid);
     }
   }
+  for (const d of dirs) if (d.startsWith(os.tmpdir())) fs.rmSync(d, { recursive: true, force: true });
   fs.rmSync(dir, { recursive: true, force: true });
 }
