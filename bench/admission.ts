@@ -7,53 +7,15 @@
  *   - a burst of 30 concurrent ~150 KB uploads by one user: acknowledged / busy / other.
  * Run: npx tsx bench/admission.ts [--runs=N]
  */
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import * as mariadb from 'mariadb';
-import { createDb } from '../src/db/client';
-import { migrate } from '../src/db/migrate';
-import { createApiKey } from '../src/services/keys';
-import { operatorCtx } from '../src/services/context';
-import { createUser } from '../src/services/users';
+import { arg, BenchServer, freshDatabase, median, request, seedUsers } from './support';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
-const JWT_SECRET = 'bench-admission-secret-long-enough';
-const RUNS = Number(/^--runs=(\d+)$/.exec(process.argv.find((a) => a.startsWith('--runs=')) ?? '')?.[1] ?? 5);
+const RUNS = Number(arg('runs') ?? 5);
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function put(url: string, token: string, body: Buffer): Promise<{ status: number; ms: number; text: string }> {
-  return new Promise((resolve) => {
-    const t0 = performance.now();
-    const req = http.request(
-      url,
-      { method: 'PUT', agent: false, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': String(body.length) } },
-      (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => {
-          if (text.length < 200) text += c.toString('utf8', 0, 200);
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0, text }));
-        res.on('error', () => resolve({ status: -1, ms: performance.now() - t0, text }));
-      },
-    );
-    req.on('error', () => resolve({ status: -1, ms: performance.now() - t0, text: '' }));
-    req.end(body);
-  });
-}
+const put = (url: string, token: string, body: Buffer) => request(url, { method: 'PUT', token, body, keep: 200, tolerant: true });
 
 /** One upload that declares 16 MiB and sends 1 byte every 2 s until stopped or cut off. */
 function trickle(url: string, token: string, onCut: () => void): { stop(): void } {
@@ -80,45 +42,18 @@ function trickle(url: string, token: string, onCut: () => void): { stop(): void 
   };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
 async function main() {
-  const dbName = `sa_bench_adm_${crypto.randomBytes(3).toString('hex')}`;
-  const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}`;
-  await migrate(dbUrl);
-  const db = createDb(dbUrl);
-  const a = await createUser(operatorCtx(db), 'bench-a@example.test', 'a');
-  const b = await createUser(operatorCtx(db), 'bench-b@example.test', 'b');
-  const tokenA = (await createApiKey(operatorCtx(db, { jwtSecret: JWT_SECRET }), { name: 'bench' }, a.id)).token;
-  const tokenB = (await createApiKey(operatorCtx(db, { jwtSecret: JWT_SECRET }), { name: 'bench' }, b.id)).token;
-  await db.close();
-
-  const port = await freePort();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-adm-'));
-  const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: path.resolve(__dirname, '..'),
-    env: {
-      ...process.env,
-      DATABASE_URL: dbUrl,
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      JWT_SECRET,
-      LOG_LEVEL: 'warn',
-      WORKERS_ENABLED: 'false',
-      RATE_LIMIT_REST_PER_HOUR: '1000000',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-    detached: true,
-  });
-  const base = `http://127.0.0.1:${port}`;
-  const url = (project: string) => `${base}/api/v1/projects/${project}/sessions/${crypto.randomUUID()}`;
+  const db = await freshDatabase('sa_bench_adm');
+  let server: BenchServer | null = null;
   try {
-    for (let i = 0; ; i++) {
-      const ok = await new Promise<boolean>((r) => http.get(`${base}/healthz`, (res) => (res.resume(), r(res.statusCode === 200))).on('error', () => r(false)));
-      if (ok) break;
-      if (i > 600) throw new Error('server did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const [a, b] = await seedUsers(db.url, [
+      { email: 'bench-a@example.test', name: 'a' },
+      { email: 'bench-b@example.test', name: 'b' },
+    ]);
+    const [tokenA, tokenB] = [a.token, b.token];
+    server = await BenchServer.start({ env: { DATABASE_URL: db.url, RATE_LIMIT_REST_PER_HOUR: '1000000' } });
+    const base = server.url;
+    const url = (project: string) => `${base}/api/v1/projects/${project}/sessions/${crypto.randomUUID()}`;
     const sizes: [string, number][] = [
       ['1 KB', 1000],
       ['1 MB', 1_000_000],
@@ -180,15 +115,8 @@ async function main() {
       `30 concurrent ~150 KB uploads by one user: ${ack} acknowledged, ${busy} busy, ${30 - ack - busy} other; slowest ${Math.max(...burst.map((r) => r.ms)).toFixed(0)} ms`,
     );
   } finally {
-    try {
-      process.kill(-server.pid!, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
-    fs.rmSync(dataDir, { recursive: true, force: true });
-    const c = await mariadb.createConnection({ host: '127.0.0.1', user: 'root' });
-    await c.query(`DROP DATABASE IF EXISTS \`${dbName}\``);
-    await c.end();
+    await server?.stop();
+    await db.drop();
   }
 }
 

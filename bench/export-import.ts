@@ -17,7 +17,6 @@ import path from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { loadConfig } from '../src/config';
 import { createDb, type DbHandles } from '../src/db/client';
-import { migrate } from '../src/db/migrate';
 import { createLogger } from '../src/logger';
 import { createOffload, inlineOffload } from '../src/offload';
 import type { Ctx, Deps } from '../src/services/context';
@@ -27,10 +26,10 @@ import { upsertSession } from '../src/services/session-upload';
 import { createUser } from '../src/services/users';
 import { operatorCtx } from '../src/services/context';
 import { markdownOfSize } from './corpus-lite';
+import { freshDatabase } from './support';
 
 const MiB = 1024 * 1024;
 const SIZE_MB = Number(process.env.SIZE_MB ?? 256);
-const ROOT = process.env.DATABASE_ROOT_URL ?? 'mysql://root@127.0.0.1:3306';
 
 function ctxFor(db: DbHandles, userId: string, url: string): { ctx: Ctx; close: () => Promise<void> } {
   const config = loadConfig({ DATABASE_URL: url, JWT_SECRET: 'bench-export-secret-long-enough', LOG_LEVEL: 'silent', REDACT_SECRETS: 'on' });
@@ -143,24 +142,24 @@ function memTrace(): ((p: { sessions: number }) => void) | undefined {
   };
 }
 
-async function freshDb(name: string): Promise<{ url: string; db: DbHandles; drop: () => Promise<void> }> {
-  const url = `${ROOT}/${name}`;
-  await migrate(url);
-  const db = createDb(url);
+/** A fresh database (bench/support.ts) with handles open on it. */
+async function freshDb(prefix: string): Promise<{ url: string; db: DbHandles; drop: () => Promise<void> }> {
+  const fresh = await freshDatabase(prefix);
+  const db = createDb(fresh.url);
   return {
-    url,
+    url: fresh.url,
     db,
     drop: async () => {
-      await db.writes.execute(`DROP DATABASE \`${name}\``).catch(() => undefined);
       await db.close();
+      await fresh.drop();
     },
   };
 }
 
 async function main(): Promise<void> {
   const tag = crypto.randomBytes(3).toString('hex');
-  const src = await freshDb(`sa_bench_exp_${tag}`);
-  const dst = await freshDb(`sa_bench_imp_${tag}`);
+  const src = await freshDb('sa_bench_exp');
+  const dst = await freshDb('sa_bench_imp');
   const file = path.join(os.tmpdir(), `sa-bench-${tag}.tar`);
   try {
     const ada = await createUser(operatorCtx(src.db), `ada-${tag}@example.test`, 'Ada');

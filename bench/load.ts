@@ -11,61 +11,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import * as mariadb from 'mariadb';
-import { createDb } from '../src/db/client';
-import { migrate } from '../src/db/migrate';
-import { createApiKey } from '../src/services/keys';
-import { operatorCtx } from '../src/services/context';
-import { createUser } from '../src/services/users';
+import { BenchServer, freshDatabaseWithUser, request as send } from './support';
 
 const MiB = 1024 * 1024;
-const JWT_SECRET = 'bench-load-secret-long-enough';
 const burn = !process.argv.includes('--no-burn');
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function request(url: string, method: string, token: string, body?: Buffer, headers: Record<string, string> = {}) {
-  return new Promise<{ status: number; bytes: number; firstByteMs: number; text: string }>((resolve) => {
-    const t0 = performance.now();
-    const req = http.request(
-      url,
-      {
-        method,
-        agent: false,
-        headers: {
-          Authorization: `Bearer ${token}`,
-          ...headers,
-          ...(body ? { 'Content-Type': 'application/json', 'Content-Length': String(body.length) } : {}),
-        },
-      },
-      (res) => {
-        let bytes = 0;
-        let firstByteMs = -1;
-        let text = '';
-        res.on('data', (c: Buffer) => {
-          if (firstByteMs < 0) firstByteMs = performance.now() - t0;
-          bytes += c.length;
-          if (text.length < 200) text += c.toString('utf8', 0, 200);
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, firstByteMs, text }));
-        res.on('error', () => resolve({ status: -1, bytes, firstByteMs, text }));
-      },
-    );
-    req.on('error', () => resolve({ status: -1, bytes: 0, firstByteMs: -1, text: '' }));
-    req.end(body);
-  });
-}
+/** A request whose body is counted, not kept (its first 200 bytes are, for messages). */
+const request = (url: string, method: string, token: string, body?: Buffer, headers: Record<string, string> = {}) =>
+  send(url, { method, token, body, headers, keep: 200, tolerant: true });
 
 function rssMiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -84,41 +37,15 @@ async function peakRss<T>(pid: number, work: () => Promise<T>): Promise<[T, numb
 }
 
 async function main() {
-  const dbName = `sa_bench_load_${crypto.randomBytes(3).toString('hex')}`;
-  const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}`;
-  await migrate(dbUrl);
-  const db = createDb(dbUrl);
-  const user = await createUser(operatorCtx(db), 'bench-load@example.test', 'bench');
-  const { token } = await createApiKey(operatorCtx(db, { jwtSecret: JWT_SECRET }), { name: 'bench' }, user.id);
-  await db.close();
-
-  const port = await freePort();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-load-'));
-  const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: path.resolve(__dirname, '..'),
-    env: {
-      ...process.env,
-      DATABASE_URL: dbUrl,
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      JWT_SECRET,
-      LOG_LEVEL: 'warn',
-      WORKERS_ENABLED: 'false',
-      RATE_LIMIT_REST_PER_HOUR: '1000000',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-    detached: true,
-  });
-  const base = `http://127.0.0.1:${port}`;
+  const { db, user } = await freshDatabaseWithUser('sa_bench_load');
+  const token = user.token;
+  let server: BenchServer | null = null;
   const burners: ChildProcess[] = [];
   try {
-    for (let i = 0; ; i++) {
-      if ((await request(`${base}/healthz`, 'GET', token)).status === 200) break;
-      if (i > 600) throw new Error('server did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    server = await BenchServer.start({ env: { DATABASE_URL: db.url, RATE_LIMIT_REST_PER_HOUR: '1000000' } });
+    const base = server.url;
     if (burn) for (let i = 0; i < 2; i++) burners.push(spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
-    const pid = server.pid!;
+    const pid = server.pid;
     console.log(`service pid ${pid}, CPU burners: ${burners.length}, idle RSS ${rssMiB(pid).toFixed(0)} MiB\n`);
 
     const body5 = (i: number) =>
@@ -180,15 +107,8 @@ async function main() {
     console.log(`20 concurrent readers of it: ${okReads}/20 complete, RSS ${before.toFixed(0)} → peak ${peak.toFixed(0)} MiB (+${(peak - before).toFixed(0)})`);
   } finally {
     for (const b of burners) b.kill('SIGKILL');
-    try {
-      process.kill(-server.pid!, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
-    fs.rmSync(dataDir, { recursive: true, force: true });
-    const c = await mariadb.createConnection({ host: '127.0.0.1', user: 'root' });
-    await c.query(`DROP DATABASE IF EXISTS \`${dbName}\``);
-    await c.end();
+    await server?.stop();
+    await db.drop();
   }
 }
 

@@ -32,7 +32,7 @@ import { createDeps } from '../src/deps';
 import { createLogger } from '../src/logger';
 import { createApiKey } from '../src/services/keys';
 import { operatorCtx } from '../src/services/context';
-import { createTestDatabase, ROOT_URL, type TestDatabase } from '../test/support/db';
+import { databaseNamed, freshDatabase, nodeFetch as makeNodeFetch, percentile, type BenchDatabase } from './support';
 import { generateSession, rng, vocabulary } from './corpus';
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -47,37 +47,15 @@ const SESSIONS = Number(arg('sessions') ?? 2000);
 const QUERIES = Number(arg('queries') ?? 200);
 const USERS = 10;
 const PROJECTS_PER_USER = 10;
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
 const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
 const log = (s: string) => process.stdout.write(`${s}\n`);
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
 /** A fetch made of node:http keep-alive (for the SDK's client and GraphQL alike). */
-async function nodeFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
-  const u = new URL(input instanceof Request ? input.url : input);
-  const headers: Record<string, string> = {};
-  new Headers(init.headers).forEach((v, k) => (headers[k] = v));
-  const body = init.body == null ? undefined : typeof init.body === 'string' ? init.body : Buffer.from(await new Response(init.body).arrayBuffer());
-  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-  return new Promise((resolve, reject) => {
-    const req = http.request(u, { method: init.method ?? 'GET', headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => {
-        const out = new Headers();
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out.set(k, Array.isArray(v) ? v.join(', ') : v);
-        const status = res.statusCode ?? 0;
-        resolve(new Response([204, 205, 304].includes(status) ? null : Buffer.concat(chunks), { status, headers: out }));
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const nodeFetch = makeNodeFetch(agent);
 
 async function main() {
-  const db: TestDatabase = reuse ? { name: reuse[0], url: `${ROOT_URL}/${reuse[0]}`, drop: () => Promise.resolve() } : await createTestDatabase('sa_bench_mcp');
+  const db: BenchDatabase = reuse ? databaseNamed(reuse[0]) : await freshDatabase('sa_bench_mcp');
   const dataDir = reuse ? reuse[1] : fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-mcp-'));
   // A kept corpus is measured as it is: no search worker (at start it would queue a refill of the
   // whole index, an hour of indexing at 100k on this machine).

@@ -11,20 +11,15 @@ import { execFileSync, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import * as mariadb from 'mariadb';
-import { connectionOptions, createDb } from '../src/db/client';
-import { migrate } from '../src/db/migrate';
-import { createApiKey } from '../src/services/keys';
-import { operatorCtx } from '../src/services/context';
-import { createUser } from '../src/services/users';
+import { connectionOptions } from '../src/db/client';
 import { markdownOfSize } from './corpus-lite';
+import { BenchServer, freshDatabaseWithUser, request, ROOT } from './support';
 
 const argv = process.argv.slice(2);
 const opt = (name: string, dflt: string) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
-const ROOT = path.resolve(__dirname, '..');
 
 interface Frame {
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -82,30 +77,7 @@ export function summarise(file: string, lastSeconds = Infinity, top = 25): strin
   return out;
 }
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-
-function send(base: string, method: string, p: string, token: string, body?: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      new URL(p, base),
-      { method, headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) } },
-      (res) => {
-        let s = '';
-        res.setEncoding('utf8');
-        res.on('data', (c) => (s += c));
-        res.on('end', () => resolve({ status: res.statusCode!, body: s }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const send = (base: string, method: string, p: string, token: string, body?: string) => request(new URL(p, base), { method, token, body });
 
 async function main() {
   const given = argv.find((a) => a.startsWith('--summarise='));
@@ -116,47 +88,30 @@ async function main() {
   const which = argv.find((a) => !a.startsWith('--')) ?? 'recent';
   const seconds = Number(opt('seconds', '10'));
   const connections = Number(opt('connections', '50'));
-  const dbName = `sa_prof_${crypto.randomBytes(4).toString('hex')}`;
-  const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}`;
-  const secret = 'prof-secret-' + crypto.randomBytes(8).toString('hex');
-  await migrate(dbUrl);
-  const pool = mariadb.createPool({ ...connectionOptions(dbUrl), connectionLimit: 1 });
-  const handles = createDb(dbUrl);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-prof-'));
+  const { db, user } = await freshDatabaseWithUser('sa_prof');
+  const token = user.token;
+  const pool = mariadb.createPool({ ...connectionOptions(db.url), connectionLimit: 1 });
   const profDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-prof-out-'));
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
   const baseline = argv.includes('--baseline');
   const prof = argv.includes('--no-prof') ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
-  const service = spawn(process.execPath, [...prof, 'dist/src/main.js'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: {
-      ...process.env,
-      DATABASE_URL: dbUrl + opt('url-query', ''),
-      PORT: String(port),
-      JWT_SECRET: secret,
-      LOG_LEVEL: opt('log-level', 'warn'),
-      DATA_DIR: dataDir,
-      RATE_LIMIT_REST_PER_HOUR: '1000000000',
-      RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000000',
-      AUTH_FAILURE_LIMIT: '1000000000',
-      WORKERS_ENABLED: 'false',
-      ...(argv.includes('--redis') ? { REDIS_URL: 'redis://127.0.0.1:6379', NAMESPACE: dbName } : {}),
-    },
-  });
+  let service: BenchServer | null = null;
+  let baselineProc: BenchServer | null = null;
   try {
-    for (let i = 0; ; i++) {
-      const up = await send(base, 'GET', '/readyz', '').then(
-        (r) => r.status === 200,
-        () => false,
-      );
-      if (up) break;
-      if (i > 300) throw new Error('service did not come up');
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    const user = await createUser(operatorCtx(handles), `prof-${dbName}@example.test`, 'prof');
-    const { token } = await createApiKey(operatorCtx(handles, { jwtSecret: secret }), { name: 'prof' }, user.id);
+    service = await BenchServer.start({
+      entry: ['dist/src/main.js'],
+      nodeArgs: prof,
+      output: 'stderr',
+      ready: '/readyz',
+      env: {
+        DATABASE_URL: db.url + opt('url-query', ''),
+        LOG_LEVEL: opt('log-level', 'warn'),
+        RATE_LIMIT_REST_PER_HOUR: '1000000000',
+        RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000000',
+        AUTH_FAILURE_LIMIT: '1000000000',
+        ...(argv.includes('--redis') ? { REDIS_URL: 'redis://127.0.0.1:6379', NAMESPACE: db.name } : {}),
+      },
+    });
+    const base = service.url;
     const md = markdownOfSize(20 * 1024, 1);
     const ids: string[] = [];
     for (let i = 0; i < 50; i++) {
@@ -168,7 +123,7 @@ async function main() {
         metadata: { clientName: 'bench', llmModels: ['claude-sonnet-4'], tags: ['bench'] },
       });
       const r = await send(base, 'PUT', `/api/v1/projects/bench-list/sessions/${id}`, token, body);
-      if (r.status >= 300) throw new Error(`seed failed: ${r.status} ${r.body}`);
+      if (r.status >= 300) throw new Error(`seed failed: ${r.status} ${r.text}`);
     }
     const paths: Record<string, [string, string, string?]> = {
       list: ['GET', '/api/v1/projects/bench-list/sessions'],
@@ -178,29 +133,20 @@ async function main() {
     };
     const [method, p, accept] = paths[which];
     let target = base;
-    let baselineProc: ReturnType<typeof spawn> | null = null;
     if (baseline) {
       // The baseline server instead, profiled the same way (its own SIGTERM handler exits cleanly).
-      const bport = await freePort();
-      baselineProc = spawn(process.execPath, [...prof, '--import', 'tsx', 'bench/baseline-server.ts'], {
-        cwd: ROOT,
-        stdio: ['ignore', 'ignore', 'inherit'],
-        env: { ...process.env, DATABASE_URL: dbUrl, PORT: String(bport), JWT_SECRET: secret },
+      baselineProc = await BenchServer.start({
+        name: 'baseline',
+        entry: ['--import', 'tsx', 'bench/baseline-server.ts'],
+        nodeArgs: prof,
+        output: 'stderr',
+        ready: '/',
+        readyStatus: () => true,
+        env: { DATABASE_URL: db.url },
       });
-      target = `http://127.0.0.1:${bport}`;
-      for (
-        let i = 0;
-        !(await send(target, 'GET', '/', '').then(
-          () => true,
-          () => false,
-        ));
-        i++
-      ) {
-        if (i > 300) throw new Error('baseline did not come up');
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      target = baselineProc.url;
       // The service's profile is not wanted: stop it now.
-      await new Promise<void>((resolve) => (service.once('exit', () => resolve()), service.kill('SIGTERM')));
+      await service.stop();
       for (const f of fs.readdirSync(profDir)) fs.rmSync(path.join(profDir, f));
     }
     // Statements per request: the smallest Questions delta of a few single requests (minus our SHOW).
@@ -214,7 +160,7 @@ async function main() {
     }
     if (argv.includes('--strace')) {
       // System calls per request: strace counts them over 500 requests (10 at a time, keep-alive).
-      const pid = (baselineProc ?? service).pid!;
+      const pid = (baselineProc ?? service).pid;
       const tracer = spawn('strace', ['-f', '-c', '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
       let report = '';
       tracer.stderr.on('data', (d) => (report += d));
@@ -243,7 +189,7 @@ async function main() {
     let load: { rps: number; p50: number; p99: number; non2xx: number };
     // CPU the server spent under the load (user + system, /proc), per request: unlike req/s, it
     // barely moves with what else runs on the machine.
-    const serverPid = (baselineProc ?? service).pid!;
+    const serverPid = (baselineProc ?? service).pid;
     const times = () =>
       fs
         .readFileSync(`/proc/${serverPid}/stat`, 'utf8')
@@ -278,7 +224,7 @@ async function main() {
     }
     const cpuMs = cpuOf() - cpu0;
     const userMs = times()[0] - user0;
-    if (baselineProc) await new Promise<void>((resolve) => (baselineProc.once('exit', () => resolve()), baselineProc.kill('SIGTERM')));
+    if (baselineProc) await baselineProc.stop();
     console.log(
       `${baseline ? 'BASELINE ' : ''}${which}: ${method} ${p}${accept ? ` (Accept: ${accept})` : ''}${argv.includes('--redis') ? ', rate limits in Redis' : ''}`,
     );
@@ -286,15 +232,10 @@ async function main() {
       `${Math.round(load.rps)} req/s, p50 ${load.p50} ms, p99 ${load.p99} ms, non-2xx ${load.non2xx}; ${statements} SQL statements per request; ${((1000 * cpuMs) / (load.rps * seconds)).toFixed(0)} µs CPU per request (${((1000 * userMs) / (load.rps * seconds)).toFixed(0)} µs user)`,
     );
   } finally {
-    await new Promise<void>((resolve) => {
-      if (service.exitCode !== null) return resolve();
-      service.once('exit', () => resolve());
-      service.kill('SIGTERM');
-    });
-    await pool.query(`DROP DATABASE IF EXISTS \`${dbName}\``).catch(() => undefined);
+    await baselineProc?.stop();
+    await service?.stop();
     await pool.end();
-    await handles.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await db.drop();
   }
   const file = fs.readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) {

@@ -16,21 +16,10 @@
  * share the CPU with what is measured.
  * Run: npx tsx bench/reader.ts
  */
-import { spawn } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import * as mariadb from 'mariadb';
-import { createDb } from '../src/db/client';
-import { migrate } from '../src/db/migrate';
-import { createApiKey } from '../src/services/keys';
-import { operatorCtx } from '../src/services/context';
-import { createUser } from '../src/services/users';
+import { BenchServer, freshDatabase, median, request as send, seedUsers, type Reply } from './support';
 
-const JWT_SECRET = 'bench-reader-secret-long-enough';
 const PASSWORD = 'bench reader passphrase';
 const EMAIL = 'bench-reader@example.test';
 const TARGET_BYTES = 50_000_000;
@@ -47,53 +36,10 @@ function cpuMs(pid: number, mainThread: boolean): number | null {
   }
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-export interface Reply {
-  status: number;
-  bytes: number;
-  ms: number;
-  body: string;
-}
 export const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
-export function request(url: string, method: string, token: string, body?: Buffer, headers: Record<string, string> = {}, keep = true): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const req = http.request(
-      url,
-      {
-        method,
-        agent,
-        headers: {
-          Authorization: `Bearer ${token}`,
-          ...headers,
-          ...(body ? { 'Content-Type': 'application/json', 'Content-Length': String(body.length) } : {}),
-        },
-      },
-      (res) => {
-        const parts: Buffer[] = [];
-        let bytes = 0;
-        res.on('data', (c: Buffer) => {
-          bytes += c.length;
-          if (keep) parts.push(c);
-        });
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - t0, body: keep ? Buffer.concat(parts).toString('utf8') : '' }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+/** A request on the keep-alive agent above; `keep` false counts the body without keeping it. */
+export const request = (url: string, method: string, token: string, body?: Buffer, headers: Record<string, string> = {}, keep = true): Promise<Reply> =>
+  send(url, { method, token, body, headers, keep, agent });
 
 /** ~50 MB of fixed text: about 9,000 exchanges of ~5 KB, and one of 2 MB (served in pieces). */
 export function transcript(variant: string): string {
@@ -114,53 +60,21 @@ const READER_QUERY = `query SessionReader($projectId: ID!, $id: ID!) { session(i
 const TOC_QUERY = `query SessionToc($projectId: ID!, $id: ID!, $offset: Int!) { session(id: $id, projectId: $projectId) { etag exchanges(offset: $offset, limit: 200) { total nextOffset exchanges { number title size continuation } } } }`;
 const PAGE_QUERY = `query SessionExchangesPage($projectId: ID!, $id: ID!, $offset: Int!, $limit: Int!) { session(id: $id, projectId: $projectId) { etag exchanges(offset: $offset, limit: $limit) { total nextOffset exchanges { number title size continuation markdown } } } }`;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
 
 async function main() {
-  const dbName = `sa_bench_reader_${crypto.randomBytes(3).toString('hex')}`;
-  const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}`;
-  await migrate(dbUrl);
-  const db = createDb(dbUrl);
-  const user = await createUser(operatorCtx(db), EMAIL, 'bench', { password: PASSWORD, role: 'member' });
-  const { token } = await createApiKey(operatorCtx(db, { jwtSecret: JWT_SECRET }), { name: 'bench' }, user.id);
-  await db.close();
-
-  const port = await freePort();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-reader-'));
-  const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: path.resolve(__dirname, '..'),
-    env: {
-      ...process.env,
-      DATABASE_URL: dbUrl,
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      JWT_SECRET,
-      LOG_LEVEL: 'warn',
-      WORKERS_ENABLED: 'false',
-      RATE_LIMIT_REST_PER_HOUR: '1000000',
-      RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-    detached: true,
-  });
-  const base = `http://127.0.0.1:${port}`;
+  const db = await freshDatabase('sa_bench_reader');
+  let server: BenchServer | null = null;
   try {
-    for (let i = 0; ; i++) {
-      const ok = await request(`${base}/healthz`, 'GET', token).then(
-        (r) => r.status === 200,
-        () => false,
-      );
-      if (ok) break;
-      if (i > 600) throw new Error('server did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const [{ token }] = await seedUsers(db.url, [{ email: EMAIL, password: PASSWORD, role: 'member' }]);
+    server = await BenchServer.start({ env: { DATABASE_URL: db.url, RATE_LIMIT_REST_PER_HOUR: '1000000', RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000' } });
+    const base = server.url;
     const ids = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
     for (const [i, id] of ids.entries()) {
       const md = transcript(`copy ${i + 1}`);
       const body = Buffer.from(JSON.stringify({ name: `big-${i + 1}`, markdown: md, rawData: '{}' }));
       const up = await request(`${base}/api/v1/projects/bench-reader/sessions/${id}`, 'PUT', token, body);
-      if (up.status !== 201) throw new Error(`upload: ${up.status} ${up.body.slice(0, 200)}`);
+      if (up.status !== 201) throw new Error(`upload: ${up.status} ${up.text.slice(0, 200)}`);
       if (i === 0) console.log(`session: ${(Buffer.byteLength(md) / 1e6).toFixed(1)} MB of markdown\n`);
     }
 
@@ -178,8 +92,8 @@ async function main() {
           return r;
         }),
       ]);
-      for (const r of replies) if (r.status !== 200 || r.body.includes('"errors"')) throw new Error(`query failed: ${r.body.slice(0, 300)}`);
-      const page = JSON.parse(replies[2].body).data.session.exchanges;
+      for (const r of replies) if (r.status !== 200 || r.text.includes('"errors"')) throw new Error(`query failed: ${r.text.slice(0, 300)}`);
+      const page = JSON.parse(replies[2].text).data.session.exchanges;
       return {
         firstExchangeMs,
         allMs: performance.now() - t0,
@@ -207,9 +121,9 @@ async function main() {
     // CPU of a cold open alone (another copy, nothing else asked meanwhile: the pings above cost
     // the event loop in proportion to how long the open takes).
     await new Promise((r) => setTimeout(r, 1000));
-    const cpu0 = { main: cpuMs(server.pid!, true), all: cpuMs(server.pid!, false) };
+    const cpu0 = { main: cpuMs(server.pid, true), all: cpuMs(server.pid, false) };
     await open(ids[2], 0);
-    const cpu1 = { main: cpuMs(server.pid!, true), all: cpuMs(server.pid!, false) };
+    const cpu1 = { main: cpuMs(server.pid, true), all: cpuMs(server.pid, false) };
     const warm: Array<Awaited<ReturnType<typeof open>>> = [];
     for (let i = 0; i < 5; i++) warm.push(await open(ids[0], 0));
     const deep: Array<Awaited<ReturnType<typeof open>>> = [];
@@ -286,15 +200,8 @@ async function main() {
     }
   } finally {
     agent.destroy();
-    try {
-      process.kill(-server.pid!, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
-    fs.rmSync(dataDir, { recursive: true, force: true });
-    const c = await mariadb.createConnection({ host: '127.0.0.1', user: 'root' });
-    await c.query(`DROP DATABASE IF EXISTS \`${dbName}\``);
-    await c.end();
+    await server?.stop();
+    await db.drop();
   }
 }
 

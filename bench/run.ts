@@ -8,21 +8,16 @@
  * table per area, and ends with one line per ratio/figure so a regression shows at a glance.
  * No test asserts a timing; numbers live here and in BENCHMARKS.md.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import * as mariadb from 'mariadb';
 import { connectionOptions } from '../src/db/client';
-import { migrate } from '../src/db/migrate';
-import { createApiKey } from '../src/services/keys';
-import { operatorCtx } from '../src/services/context';
-import { createUser } from '../src/services/users';
-import { createDb } from '../src/db/client';
 import { markdownOfSize } from './corpus-lite';
+import { BenchServer, freshDatabaseWithUser, request as send, ROOT, type Reply } from './support';
 
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
@@ -34,92 +29,19 @@ const ONLY = (
 ).map((s) => s.trim());
 const DURATION = QUICK ? 3 : 20;
 const CONNECTIONS = 50;
-const ROOT = path.resolve(__dirname, '..');
 const SECRET = 'bench-secret-' + crypto.randomBytes(8).toString('hex');
 const summary: string[] = [];
 const STARTED = Date.now();
 const elapsed = () => `${Math.round((Date.now() - STARTED) / 1000)} s`;
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-
-async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    const ok = await new Promise<boolean>((r) =>
-      http
-        .get(url, (res) => {
-          res.resume();
-          r(res.statusCode! < 500);
-        })
-        .on('error', () => r(false)),
-    );
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${url} did not come up`);
-}
-
-/** Starts a server; its output goes to LOG_DIR/<name>.log, kept so a failed run can be read. */
+/** Server output goes to LOG_DIR/<name>.log, kept so a failed run can be read. */
 const LOG_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-logs-'));
-function startChild(name: string, cmd: string, args: string[], env: Record<string, string>): ChildProcess {
-  const out = fs.openSync(path.join(LOG_DIR, `${name}.log`), 'a');
-  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
-  fs.closeSync(out);
-  child.on('exit', (code, signal) => {
-    if (!stopping) console.error(`${name} exited early (code ${code}, signal ${signal}); see ${LOG_DIR}/${name}.log`);
-  });
-  return child;
-}
-let stopping = false;
 
-interface Reply {
-  status: number;
-  body: Buffer;
-  headers: http.IncomingHttpHeaders;
-}
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 /** One request; a connection-level failure (a keep-alive socket the server closed while this
  * client idled through a load phase) is retried on a fresh connection. */
-async function request(base: string, method: string, p: string, token: string, body?: Buffer, headers: Record<string, string> = {}): Promise<Reply> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await requestOnce(base, method, p, token, body, headers);
-    } catch (err) {
-      if (attempt >= 3 || !/ECONNRESET|ECONNREFUSED|EPIPE|socket hang up/.test(String((err as Error).message))) throw err;
-      await new Promise((r) => setTimeout(r, 200 * attempt));
-    }
-  }
-}
-function requestOnce(base: string, method: string, p: string, token: string, body?: Buffer, headers: Record<string, string> = {}): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      new URL(p, base),
-      {
-        method,
-        agent,
-        headers: {
-          Authorization: `Bearer ${token}`,
-          ...(body ? { 'Content-Type': 'application/json', 'Content-Length': String(body.length) } : {}),
-          ...headers,
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks), headers: res.headers }));
-      },
-    );
-    req.on('error', reject);
-    if (body) req.write(body);
-    req.end();
-  });
-}
+const request = (base: string, method: string, p: string, token: string, body?: Buffer, headers: Record<string, string> = {}): Promise<Reply> =>
+  send(new URL(p, base), { method, token, body, headers, agent, retries: 2 });
 
 interface Load {
   rps: number;
@@ -185,32 +107,30 @@ async function main() {
   execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'ignore' });
   console.log(`built [at ${elapsed()}]`);
 
-  const dbName = `sa_bench_${crypto.randomBytes(4).toString('hex')}`;
-  const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}`;
-  await migrate(dbUrl);
-  const pool = mariadb.createPool({ ...connectionOptions(dbUrl), connectionLimit: 2 });
-  const handles = createDb(dbUrl);
-  const children: ChildProcess[] = [];
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-'));
+  const { db, user } = await freshDatabaseWithUser('sa_bench', SECRET);
+  const { token } = user;
+  const dbName = db.name;
+  const pool = mariadb.createPool({ ...connectionOptions(db.url), connectionLimit: 2 });
+  const servers: BenchServer[] = [];
   try {
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const service = startChild('service', process.execPath, ['dist/src/main.js'], {
-      DATABASE_URL: dbUrl,
-      PORT: String(port),
-      JWT_SECRET: SECRET,
-      LOG_LEVEL: 'warn',
-      DATA_DIR: dataDir,
-      RATE_LIMIT_REST_PER_HOUR: '1000000000',
-      RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000000',
-      AUTH_FAILURE_LIMIT: '1000000000',
-      WORKERS_ENABLED: ONLY.includes('search') ? 'true' : 'false',
+    const service = await BenchServer.start({
+      name: 'service',
+      entry: ['dist/src/main.js'],
+      output: { file: path.join(LOG_DIR, 'service.log') },
+      ready: '/readyz',
+      env: {
+        DATABASE_URL: db.url,
+        JWT_SECRET: SECRET,
+        RATE_LIMIT_REST_PER_HOUR: '1000000000',
+        RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000000',
+        AUTH_FAILURE_LIMIT: '1000000000',
+        WORKERS_ENABLED: ONLY.includes('search') ? 'true' : 'false',
+      },
     });
-    children.push(service);
-    await waitFor(`${base}/readyz`);
+    servers.push(service);
+    const base = service.url;
+    const dataDir = service.dataDir;
 
-    const user = await createUser(operatorCtx(handles), `bench-${dbName}@example.test`, 'bench');
-    const { token } = await createApiKey(operatorCtx(handles, { jwtSecret: SECRET }), { name: 'bench' }, user.id);
     const put = (projectId: string, id: string, md: string, extra: Record<string, unknown> = {}) =>
       request(
         base,
@@ -236,14 +156,16 @@ async function main() {
         const r = await put('bench-list', id, md20k + `\n\nsession ${i}\n`);
         if (r.status >= 300) throw new Error(`seed failed: ${r.status} ${r.body.toString('utf8')}`);
       }
-      const bport = await freePort();
-      const baseline = startChild('baseline', process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bench/baseline-server.ts'], {
-        DATABASE_URL: dbUrl,
-        PORT: String(bport),
-        JWT_SECRET: SECRET,
+      const baseline = await BenchServer.start({
+        name: 'baseline',
+        entry: ['node_modules/tsx/dist/cli.mjs', 'bench/baseline-server.ts'],
+        output: { file: path.join(LOG_DIR, 'baseline.log') },
+        ready: '/',
+        readyStatus: (s) => s < 500,
+        env: { DATABASE_URL: db.url, JWT_SECRET: SECRET },
       });
-      children.push(baseline);
-      await waitFor(`http://127.0.0.1:${bport}/`);
+      servers.push(baseline);
+      const bport = baseline.port;
       const cases: Array<[string, string, string?]> = [
         ['rest list', '/api/v1/projects/bench-list/sessions'],
         ['rest recent', '/api/v1/sessions/recent'],
@@ -333,11 +255,11 @@ async function main() {
       table('Uploads (PUT, new sessions)', ['markdown', 'sessions', 'clients', 'sessions/s', 'MB/s'], rows);
       // Peak RSS while 20 clients upload 5 MB sessions at once.
       const md5 = markdownOfSize(5 * 1024 * 1024, 4);
-      const before = rssOf(service.pid!);
+      const before = rssOf(service.pid);
       let peak = before;
       const sampler = setInterval(() => {
         try {
-          peak = Math.max(peak, rssOf(service.pid!));
+          peak = Math.max(peak, rssOf(service.pid));
         } catch {
           /* exited */
         }
@@ -379,23 +301,10 @@ async function main() {
       );
     }
   } finally {
-    stopping = true;
     // Let the servers drain and exit before their database is dropped under them.
-    await Promise.all(
-      children.map((c) =>
-        c.exitCode !== null || c.signalCode !== null
-          ? Promise.resolve()
-          : new Promise<void>((resolve) => {
-              const t = setTimeout(resolve, 15_000);
-              c.once('exit', () => (clearTimeout(t), resolve()));
-              c.kill('SIGTERM');
-            }),
-      ),
-    );
-    await pool.query(`DROP DATABASE IF EXISTS \`${dbName}\``).catch(() => undefined);
+    await Promise.all(servers.map((s) => s.stop(15_000)));
     await pool.end();
-    await handles.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await db.drop();
   }
 
   if (ONLY.includes('search') && fs.existsSync(path.join(ROOT, 'bench/search.ts'))) {

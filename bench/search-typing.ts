@@ -47,6 +47,7 @@ import { launchBrowser, newRecordedPage } from '../test/support/chromium';
 import { startTestApp, type TestApp } from '../test/support/app';
 import { SearchSessionsDocument } from '../web/src/gql/graphql';
 import { generateSession, rng, vocabulary } from './corpus';
+import { percentile, request } from './support';
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const sizes = (arg('sizes') ?? '10000').split(',').map(Number);
@@ -62,45 +63,13 @@ const USERS = 10;
 const PROJECTS_PER_USER = 10;
 const log = (s: string) => process.stdout.write(`${s}\n`);
 const now = () => performance.now();
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-};
 const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
-function post(app: TestApp, token: string, body: string): Promise<{ status: number; json: any }> {
-  const u = new URL('/api/v1/graphql', app.url);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      u,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          Authorization: `Bearer ${token}`,
-          'Content-Type': 'application/json',
-          Accept: 'application/json',
-          'Content-Length': Buffer.byteLength(body),
-        },
-      },
-      (res) => {
-        const parts: Buffer[] = [];
-        res.on('data', (c: Buffer) => parts.push(c));
-        res.on('end', () => {
-          try {
-            resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(parts).toString('utf8')) });
-          } catch (err) {
-            reject(err instanceof Error ? err : new Error(String(err)));
-          }
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+async function post(app: TestApp, token: string, body: string): Promise<{ status: number; json: any }> {
+  const r = await request(new URL('/api/v1/graphql', app.url), { method: 'POST', token, body, headers: { Accept: 'application/json' }, agent });
+  return { status: r.status, json: JSON.parse(r.text) };
 }
 
 async function main() {

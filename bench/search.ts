@@ -40,7 +40,7 @@ import { createNodeHttpClient } from '../src/search/http-client';
 import { searchSessions } from '../src/services/search';
 import type { Ctx, Deps } from '../src/services/context';
 import { upsertSession } from '../src/services/session-upload';
-import { createTestDatabase, ROOT_URL, type TestDatabase } from '../test/support/db';
+import { databaseNamed, freshDatabase, percentile, type BenchDatabase } from './support';
 import { generateSession, rng, vocabulary } from './corpus';
 
 /** Written to the data dir by --keep: the queries sampled while loading, for --reuse. */
@@ -64,16 +64,12 @@ if (reuse && (reuse.length !== 2 || !fs.existsSync(path.join(reuse[1], QUERIES_F
   throw new Error(`--reuse=DATABASE,DATA_DIR: a database and data dir kept by --keep (with ${QUERIES_FILE})`);
 }
 
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-};
 const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
 const now = () => performance.now();
 const log = (s: string) => process.stdout.write(`${s}\n`);
 
 async function main() {
-  const db: TestDatabase = reuse ? { name: reuse[0], url: `${ROOT_URL}/${reuse[0]}`, drop: () => Promise.resolve() } : await createTestDatabase('sa_bench');
+  const db: BenchDatabase = reuse ? databaseNamed(reuse[0]) : await freshDatabase('sa_bench');
   const dataDir = reuse ? reuse[1] : fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-'));
   let engine: EmbeddedMeili | null = null;
   let recentEngine: EmbeddedMeili | null = null;

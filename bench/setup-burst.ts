@@ -6,82 +6,35 @@
  * the console's API), so the same script measures an older checkout too.
  * Run: npx tsx bench/setup-burst.ts [--root=DIR]   (DIR: the checkout whose server to run; default this one)
  */
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import * as mariadb from 'mariadb';
+import { BenchServer, databaseNamed, median, request as send, type Reply } from './support';
 
 const ROOT = path.resolve(process.argv.find((a) => a.startsWith('--root='))?.slice(7) ?? path.join(__dirname, '..'));
-const JWT_SECRET = 'bench-setup-burst-secret-long-enough';
 const PASSWORD = 'correct horse battery';
 const ROUNDS = 5;
 const BURST = 12;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
+const request = (url: string, method: string, headers: Record<string, string> = {}, body?: object): Promise<Reply> =>
+  send(url, { method, headers, body, tolerant: true });
 
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  json: any;
-  ms: number;
-}
-
-function request(url: string, method: string, headers: Record<string, string> = {}, body?: unknown): Promise<Answer> {
-  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  const h: Record<string, string> = { ...headers };
-  if (payload) Object.assign(h, { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) });
-  const t = performance.now();
-  return new Promise((resolve) => {
-    const req = http.request(url, { method, agent: false, headers: h }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        let json: any;
-        try {
-          json = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, json, ms: performance.now() - t });
-      });
-      res.on('error', () => resolve({ status: -1, headers: {}, json: undefined, ms: performance.now() - t }));
-    });
-    req.on('error', () => resolve({ status: -1, headers: {}, json: undefined, ms: performance.now() - t }));
-    req.end(payload);
-  });
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const tally = (xs: number[]) =>
   Object.entries(xs.reduce<Record<number, number>>((m, s) => ({ ...m, [s]: (m[s] ?? 0) + 1 }), {}))
     .map(([s, n]) => `${n}×${s}`)
     .join(' ');
 
 async function main() {
-  const dbName = `sa_bench_setup_${crypto.randomBytes(3).toString('hex')}`;
-  const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}`;
-  const port = await freePort();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-setup-'));
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: dbUrl, PORT: String(port), DATA_DIR: dataDir, JWT_SECRET, LOG_LEVEL: 'warn', MEILI_URL: '' };
-  const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'], detached: true });
-  const base = `http://127.0.0.1:${port}`;
+  // The server creates and migrates its database itself (so an older checkout's schema is used).
+  const db = databaseNamed(`sa_bench_setup_${crypto.randomBytes(3).toString('hex')}`);
+  let server: BenchServer | null = null;
   try {
-    for (let i = 0; ; i++) {
-      if ((await request(`${base}/readyz`, 'GET')).status === 200) break;
-      if (i > 1200) throw new Error('server did not become ready');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    server = await BenchServer.start({
+      cwd: ROOT,
+      env: { DATABASE_URL: db.url, MEILI_URL: '', WORKERS_ENABLED: undefined },
+      output: 'stderr',
+      ready: '/readyz',
+    });
+    const base = server.url;
     // The first account (through setup), then the victim's key through its browser session.
     const first = await request(`${base}/api/v1/auth/setup`, 'POST', {}, { email: 'admin@example.test', name: 'Admin', password: PASSWORD });
     if (first.status !== 201) throw new Error(`setup answered ${first.status}`);
@@ -130,26 +83,8 @@ async function main() {
     console.log(`  /readyz:       median ${median(ready).toFixed(0)} ms, max ${Math.max(...ready).toFixed(0)} ms (${tally(readyStatus)})`);
     console.log(`  burst:         median ${median(burstMs).toFixed(0)} ms to its last answer; answers ${tally(burstStatus)}`);
   } finally {
-    const exited = new Promise((r) => server.once('exit', r));
-    server.kill('SIGTERM');
-    const killed = setTimeout(() => {
-      try {
-        process.kill(-server.pid!, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }, 10_000);
-    await exited;
-    clearTimeout(killed);
-    try {
-      process.kill(-server.pid!, 'SIGKILL');
-    } catch {
-      /* the group is gone */
-    }
-    fs.rmSync(dataDir, { recursive: true, force: true });
-    const c = await mariadb.createConnection({ host: '127.0.0.1', port: 3306, user: 'root' });
-    await c.query(`DROP DATABASE IF EXISTS \`${dbName}\``);
-    await c.end();
+    await server?.stop();
+    await db.drop();
   }
 }
 

@@ -9,64 +9,22 @@
  * The session is bench/reader.ts's (about 9,000 exchanges of ~5 KB and one of 2 MB).
  * Run: npx tsx bench/share-page.ts
  */
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import * as mariadb from 'mariadb';
-import { createDb } from '../src/db/client';
-import { migrate } from '../src/db/migrate';
-import { createApiKey } from '../src/services/keys';
-import { operatorCtx } from '../src/services/context';
-import { createUser } from '../src/services/users';
-import { agent, freePort, request, transcript } from './reader';
+import { agent, request, transcript } from './reader';
+import { BenchServer, freshDatabaseWithUser, median } from './support';
 
-const JWT_SECRET = 'bench-share-page-secret-long-enough';
 const RUNS = 6;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
 
 async function main() {
-  const dbName = `sa_bench_share_${crypto.randomBytes(3).toString('hex')}`;
-  const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}`;
-  await migrate(dbUrl);
-  const db = createDb(dbUrl);
-  const user = await createUser(operatorCtx(db), 'bench-share@example.test', 'bench', {
-    role: 'member',
-  });
-  const { token } = await createApiKey(operatorCtx(db, { jwtSecret: JWT_SECRET }), { name: 'bench' }, user.id);
-  await db.close();
-
-  const port = await freePort();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-share-'));
-  const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: path.resolve(__dirname, '..'),
-    env: {
-      ...process.env,
-      DATABASE_URL: dbUrl,
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      JWT_SECRET,
-      LOG_LEVEL: 'warn',
-      WORKERS_ENABLED: 'false',
-      SHARE_READS_PER_MINUTE: '100000',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-    detached: true,
-  });
-  const base = `http://127.0.0.1:${port}`;
+  const { db, user } = await freshDatabaseWithUser('sa_bench_share');
+  const token = user.token;
+  let server: BenchServer | null = null;
   try {
-    for (let i = 0; ; i++) {
-      const ok = await request(`${base}/healthz`, 'GET', token).then(
-        (r) => r.status === 200,
-        () => false,
-      );
-      if (ok) break;
-      if (i > 600) throw new Error('server did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    server = await BenchServer.start({ env: { DATABASE_URL: db.url, SHARE_READS_PER_MINUTE: '100000' } });
+    const base = server.url;
     const id = crypto.randomUUID();
     const md = transcript('shared');
     const up = await request(
@@ -75,11 +33,11 @@ async function main() {
       token,
       Buffer.from(JSON.stringify({ name: 'big-shared', markdown: md, rawData: '{}' })),
     );
-    if (up.status !== 201) throw new Error(`upload: ${up.status} ${up.body.slice(0, 200)}`);
+    if (up.status !== 201) throw new Error(`upload: ${up.status} ${up.text.slice(0, 200)}`);
     const made = await request(`${base}/api/v1/projects/bench-share/sessions/${id}/shares`, 'POST', token, Buffer.from('{}'));
-    if (made.status !== 201) throw new Error(`share: ${made.status} ${made.body.slice(0, 200)}`);
+    if (made.status !== 201) throw new Error(`share: ${made.status} ${made.text.slice(0, 200)}`);
     const share = (
-      JSON.parse(made.body) as {
+      JSON.parse(made.text) as {
         data: { share: { url: string; exchangeCount: number } };
       }
     ).data.share;
@@ -147,18 +105,8 @@ async function main() {
     }
   } finally {
     agent.destroy();
-    try {
-      process.kill(-server.pid!, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
-    fs.rmSync(dataDir, { recursive: true, force: true });
-    const c = await mariadb.createConnection({
-      host: '127.0.0.1',
-      user: 'root',
-    });
-    await c.query(`DROP DATABASE IF EXISTS \`${dbName}\``);
-    await c.end();
+    await server?.stop();
+    await db.drop();
   }
 }
 

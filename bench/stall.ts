@@ -7,48 +7,14 @@
  * same work on the event loop), the baseline.
  * Run: npx tsx bench/stall.ts [--prof=DIR]   (--prof: a V8 CPU profile of each server run in DIR)
  */
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import * as mariadb from 'mariadb';
-import { createDb } from '../src/db/client';
-import { migrate } from '../src/db/migrate';
-import { createApiKey } from '../src/services/keys';
-import { operatorCtx } from '../src/services/context';
-import { createUser } from '../src/services/users';
 import { markdownOfSize } from './corpus-lite';
+import { arg, BenchServer, freshDatabaseWithUser, request as send } from './support';
 
 const MiB = 1024 * 1024;
-const JWT_SECRET = 'bench-stall-secret-long-enough';
-const PROF = process.argv.find((a) => a.startsWith('--prof='))?.slice(7);
+const PROF = arg('prof');
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function request(url: string, method: string, token: string, body?: Buffer) {
-  return new Promise<{ status: number; text: string }>((resolve) => {
-    const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
-    if (body) Object.assign(headers, { 'Content-Type': 'application/json', 'Content-Length': String(body.length) });
-    const req = http.request(url, { method, agent: false, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', () => resolve({ status: -1, text: '' }));
-    });
-    req.on('error', () => resolve({ status: -1, text: '' }));
-    req.end(body);
-  });
-}
+const request = (url: string, method: string, token: string, body?: Buffer) => send(url, { method, token, body, tolerant: true });
 
 /** Runs `work` while pinging /healthz every 5 ms; returns its result and the slowest answer. */
 async function whilePinging<T>(base: string, work: () => Promise<T>): Promise<[T, number]> {
@@ -105,31 +71,17 @@ interface Run {
 }
 
 async function run(threads: string | undefined, body: Buffer): Promise<Run> {
-  const dbName = `sa_bench_stall_${crypto.randomBytes(3).toString('hex')}`;
-  const dbUrl = `mysql://root@127.0.0.1:3306/${dbName}`;
-  await migrate(dbUrl);
-  const db = createDb(dbUrl);
-  const user = await createUser(operatorCtx(db), 'bench-stall@example.test', 'bench');
-  const { token } = await createApiKey(operatorCtx(db, { jwtSecret: JWT_SECRET }), { name: 'bench' }, user.id);
-  await db.close();
-  const port = await freePort();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-stall-'));
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: dbUrl, PORT: String(port), DATA_DIR: dataDir, JWT_SECRET, LOG_LEVEL: 'warn', MEILI_URL: '' };
-  if (threads !== undefined) env.OFFLOAD_THREADS = threads;
-  const prof = PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`] : [];
-  const server = spawn(process.execPath, [...prof, '--import', 'tsx', 'src/main.ts'], {
-    cwd: path.resolve(__dirname, '..'),
-    env,
-    stdio: ['ignore', 'inherit', 'inherit'],
-    detached: true,
-  });
-  const base = `http://127.0.0.1:${port}`;
+  const { db, user } = await freshDatabaseWithUser('sa_bench_stall');
+  const token = user.token;
+  let server: BenchServer | null = null;
   try {
-    for (let i = 0; ; i++) {
-      if ((await request(`${base}/readyz`, 'GET', token)).status === 200) break;
-      if (i > 1200) throw new Error('server did not become ready');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    server = await BenchServer.start({
+      // The search worker on (the server's default), with its embedded engine.
+      env: { DATABASE_URL: db.url, MEILI_URL: '', WORKERS_ENABLED: undefined, ...(threads !== undefined ? { OFFLOAD_THREADS: threads } : {}) },
+      nodeArgs: PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`] : [],
+      ready: '/readyz',
+    });
+    const base = server.url;
     // Warm-up: the first large upload starts a thread (and compiles its code under tsx).
     const warm = Buffer.from(JSON.stringify({ name: 'warm', markdown: markdownOfSize(2 * MiB, 7) }));
     await request(`${base}/api/v1/projects/warm/sessions/${crypto.randomUUID()}`, 'PUT', token, warm);
@@ -144,27 +96,9 @@ async function run(threads: string | undefined, body: Buffer): Promise<Run> {
     const [indexed, index] = await whilePinging(base, () => untilIndexed(base));
     return { upload, uploadLag, uploadMs, index, indexLag: indexed.lagMs, indexMs: indexed.ms };
   } finally {
-    const exited = new Promise((r) => server.once('exit', r));
     // SIGTERM first: a profiled server writes its profile as it exits.
-    server.kill('SIGTERM');
-    const killed = setTimeout(() => {
-      try {
-        process.kill(-server.pid!, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }, 10_000);
-    await exited;
-    clearTimeout(killed);
-    try {
-      process.kill(-server.pid!, 'SIGKILL');
-    } catch {
-      /* the group is gone */
-    }
-    fs.rmSync(dataDir, { recursive: true, force: true });
-    const c = await mariadb.createConnection({ host: '127.0.0.1', port: 3306, user: 'root' });
-    await c.query(`DROP DATABASE IF EXISTS \`${dbName}\``);
-    await c.end();
+    await server?.stop();
+    await db.drop();
   }
 }
 

@@ -1,0 +1,346 @@
+/**
+ * The scale rehearsal: several service instances (no load balancer: the clients go round-robin),
+ * with their own Redis and search engine and one database, driven with uploads, reads and searches
+ * while one instance is killed (SIGKILL) halfway. Prints what held:
+ *   - no acknowledged write lost: every upload answered 200/201 reads back, byte for byte, at the
+ *     end (or a later attempt of the same client on that session, whose answer it never got);
+ *   - no 5xx other than the documented 503s ('Server busy, retry later', 'Service temporarily
+ *     unavailable'), listed by message;
+ *   - upload, read and search latencies (p50 / p95).
+ * A request that cannot connect (the killed instance) goes to the next instance, as a client
+ * behind a load balancer would see it; one cut off mid-flight is counted, and its write is
+ * "unknown" (neither acknowledged nor refused).
+ *
+ *   npm run rehearse -- [--seconds=60] [--instances=3] [--clients=12] [--users=4] [--no-kill]
+ *   npm run rehearse -- --quick        # 20 s
+ *
+ * The topology is a list of parts (database, redis, engine, and the switches below), each starting
+ * what it needs, adding environment to every instance, and offering faults to inject mid-run:
+ *   --s3         CONTENT_STORE=s3 on an s3rver of its own       (not available yet)
+ *   --replica    DATABASE_REPLICA_URL on a second mariadbd       (not available yet)
+ *   --engines=N  MEILI_URLS with N engines (--standby: one each) (not available yet)
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EmbeddedMeili } from '../src/search/embedded';
+import { arg, BenchServer, freePort, freshDatabase, percentile, request, seedUsers, sleep, type BenchDatabase, type BenchUser, type Reply } from './support';
+
+const QUICK = process.argv.includes('--quick');
+const SECONDS = Number(arg('seconds') ?? (QUICK ? 20 : 60));
+const INSTANCES = Number(arg('instances') ?? 3);
+const CLIENTS = Number(arg('clients') ?? 12);
+const USERS = Number(arg('users') ?? 4);
+const KILL = !process.argv.includes('--no-kill');
+const log = (s: string) => process.stdout.write(`${s}\n`);
+
+/** A fault a part can inject mid-run (kill an instance, an engine, the replica). */
+interface Fault {
+  name: string;
+  inject(): void | Promise<void>;
+}
+
+/** One piece of the topology: what it starts, what it tells every instance, what can break. */
+interface Part {
+  name: string;
+  /** Starts what the part needs; returns the environment every instance gets from it. */
+  start(run: Run): Promise<Record<string, string>>;
+  faults?(): Fault[];
+  stop(): Promise<void>;
+}
+
+interface Run {
+  db: BenchDatabase;
+  dir: string;
+}
+
+/** True when a Redis on `port` answers PING. */
+function redisPing(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect(port, '127.0.0.1', () => sock.write('PING\r\n'));
+    sock.setTimeout(500, () => (sock.destroy(), resolve(false)));
+    sock.on('data', (d) => (sock.destroy(), resolve(d.toString().startsWith('+PONG'))));
+    sock.on('error', () => resolve(false));
+  });
+}
+
+/** Redis of its own (rate limits, shared by the instances), on a free port, nothing saved. */
+function redisPart(): Part {
+  let proc: ChildProcess | null = null;
+  return {
+    name: 'redis',
+    async start() {
+      const port = await freePort();
+      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      const url = `redis://127.0.0.1:${port}`;
+      for (let i = 0; ; i++) {
+        if (await redisPing(port)) break;
+        if (i > 100 || proc.exitCode !== null) throw new Error('redis-server did not start');
+        await sleep(100);
+      }
+      return { REDIS_URL: url };
+    },
+    async stop() {
+      proc?.kill('SIGKILL');
+      await sleep(0);
+    },
+  };
+}
+
+/** One search engine of the harness's own (the instances share it; none embeds one). */
+function enginePart(): Part {
+  let engine: EmbeddedMeili | null = null;
+  return {
+    name: 'engine',
+    async start(run) {
+      engine = new EmbeddedMeili({ dataDir: path.join(run.dir, 'engine') });
+      await engine.start();
+      return { MEILI_URL: engine.url!, MEILI_MASTER_KEY: engine.masterKey };
+    },
+    async stop() {
+      await engine?.stop();
+    },
+  };
+}
+
+/**
+ * A switch that is not available yet: what it needs to plug in (its part starts the store,
+ * replica or engines, returns their environment, and offers its fault).
+ */
+function pending(flag: string, needs: string): Part {
+  return {
+    name: flag,
+    start() {
+      throw new Error(`--${flag} is not available yet: ${needs}`);
+    },
+    stop: () => Promise.resolve(),
+  };
+}
+
+const SWITCHES: Record<string, () => Part> = {
+  s3: () => pending('s3', 'CONTENT_STORE=s3 and the S3_* variables, with an s3rver started here (bucket created); fault: none'),
+  replica: () =>
+    pending('replica', 'DATABASE_REPLICA_URL to a second mariadbd replicating the database (GTID, read-only application user); fault: kill the replica'),
+  engines: () => pending('engines', 'MEILI_URLS with several engines started here (and a standby each with --standby); fault: kill one engine'),
+};
+
+interface Stats {
+  ms: Record<'upload' | 'read' | 'search', number[]>;
+  statuses: Map<string, number>;
+  /** 5xx other than the documented 503s: what was asked, what came back. */
+  violations: string[];
+  busy: Map<string, number>;
+  cutOff: number;
+  rerouted: number;
+}
+
+const DOCUMENTED_503 = ['Server busy, retry later', 'Service temporarily unavailable'];
+
+/** Counts an answer; a GraphQL error counts by its code (SERVICE_UNAVAILABLE as a 503, INTERNAL_SERVER_ERROR as a 500). */
+function note(stats: Stats, what: string, r: Reply): void {
+  const gqlError = (r.json as { errors?: Array<{ message: string; extensions?: { code?: string } }> } | undefined)?.errors?.[0];
+  const code = gqlError?.extensions?.code;
+  const status = code === 'SERVICE_UNAVAILABLE' ? 503 : code === 'INTERNAL_SERVER_ERROR' ? 500 : r.status;
+  const key = `${what} ${status}${code && status < 500 ? ` ${code}` : ''}`;
+  stats.statuses.set(key, (stats.statuses.get(key) ?? 0) + 1);
+  if (status < 500) return;
+  const message = String(gqlError?.message ?? r.json?.error ?? r.text.slice(0, 80));
+  if (status === 503 && DOCUMENTED_503.some((m) => message.startsWith(m))) stats.busy.set(message, (stats.busy.get(message) ?? 0) + 1);
+  else stats.violations.push(`${what} → ${status} ${message}`);
+}
+
+/** A session a client wrote: the digest it last had acknowledged, and those of later attempts it never heard back about. */
+interface Written {
+  user: BenchUser;
+  project: string;
+  id: string;
+  acked: string | null;
+  unknown: string[];
+  word: string;
+}
+
+const WORDS = 'retry backoff socket parser schema migration index token cache deploy branch commit review queue worker'.split(' ');
+const digest = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
+
+async function main(): Promise<void> {
+  const chosen = Object.keys(SWITCHES).filter((k) => process.argv.some((a) => a === `--${k}` || a.startsWith(`--${k}=`)));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-rehearse-'));
+  const db = await freshDatabase('sa_rehearse');
+  const parts: Part[] = [redisPart(), enginePart(), ...chosen.map((k) => SWITCHES[k]())];
+  const started: Part[] = [];
+  const servers: BenchServer[] = [];
+  try {
+    const run: Run = { db, dir };
+    const env: Record<string, string> = {};
+    for (const p of parts) {
+      Object.assign(env, await p.start(run));
+      started.push(p);
+    }
+    const users = await seedUsers(
+      db.url,
+      Array.from({ length: USERS }, (_, i) => ({ email: `rehearse-${i}@example.test` })),
+    );
+    // Every instance: the same database, Redis and engines; search workers on (they share the outbox).
+    for (let i = 0; i < INSTANCES; i++) {
+      servers.push(
+        await BenchServer.start({
+          name: `instance ${i + 1}`,
+          output: 'stderr',
+          ready: '/readyz',
+          env: {
+            DATABASE_URL: db.url,
+            NAMESPACE: db.name,
+            WORKERS_ENABLED: 'true',
+            RATE_LIMIT_REST_PER_HOUR: '100000000',
+            RATE_LIMIT_GRAPHQL_PER_HOUR: '100000000',
+            AUTH_FAILURE_LIMIT: '100000000',
+            ...env,
+          },
+        }),
+      );
+    }
+    log(`rehearsal: ${INSTANCES} instances, ${CLIENTS} clients, ${USERS} users, ${SECONDS} s; parts: ${started.map((p) => p.name).join(', ')}`);
+    const faults: Fault[] = [
+      ...(KILL && INSTANCES > 1 ? [{ name: `SIGKILL ${servers[1].name}`, inject: () => servers[1].kill() }] : []),
+      ...started.flatMap((p) => p.faults?.() ?? []),
+    ];
+
+    const stats: Stats = { ms: { upload: [], read: [], search: [] }, statuses: new Map(), violations: [], busy: new Map(), cutOff: 0, rerouted: 0 };
+    const agents = servers.map(() => new http.Agent({ keepAlive: true, maxSockets: CLIENTS }));
+    let turn = 0;
+    /** Round-robin over the instances; one that does not accept the connection is skipped. */
+    const send = async (p: string, o: Parameters<typeof request>[1]): Promise<Reply | null> => {
+      for (let tries = 0; tries < servers.length; tries++) {
+        const i = turn++ % servers.length;
+        try {
+          return await request(`${servers[i].url}${p}`, { ...o, agent: agents[i] });
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ECONNREFUSED') {
+            stats.rerouted++;
+            continue;
+          }
+          stats.cutOff++;
+          return null;
+        }
+      }
+      return null;
+    };
+
+    const written: Written[] = [];
+    const deadline = Date.now() + SECONDS * 1000;
+    const faultAt = Date.now() + (SECONDS * 1000) / 2;
+    const faultsDone = (async () => {
+      await sleep(Math.max(0, faultAt - Date.now()));
+      for (const f of faults) {
+        log(`  [${((SECONDS * 1000 - (deadline - Date.now())) / 1000).toFixed(1)} s] fault: ${f.name}`);
+        await f.inject();
+      }
+    })();
+
+    const client = async (c: number) => {
+      const user = users[c % users.length];
+      const mine: Written[] = [];
+      let n = 0;
+      while (Date.now() < deadline) {
+        const roll = (c * 7919 + n++ * 104729) % 10;
+        if (roll < 4 || mine.length === 0) {
+          // An upload: a new session, or (one in four) a new version of one of this client's own.
+          const update = mine.length > 0 && roll === 0;
+          const w: Written = update
+            ? mine[n % mine.length]
+            : { user, project: `rehearse-${c % 3}`, id: crypto.randomUUID(), acked: null, unknown: [], word: `rh${c}x${n}` };
+          const markdown = `# ${w.word}\n\n${Array.from({ length: 200 + (n % 400) }, (_, i) => WORDS[(i * 31 + n) % WORDS.length]).join(' ')}\n\n${w.word} ${n}\n`;
+          const t = performance.now();
+          const r = await send(`/api/v1/projects/${w.project}/sessions/${w.id}`, { method: 'PUT', token: user.token, body: { name: w.word, markdown } });
+          if (!update) {
+            mine.push(w);
+            written.push(w);
+          }
+          if (!r) w.unknown.push(digest(markdown));
+          else {
+            note(stats, 'upload', r);
+            if (r.status === 200 || r.status === 201) {
+              stats.ms.upload.push(performance.now() - t);
+              w.acked = digest(markdown);
+              w.unknown = [];
+            }
+          }
+        } else if (roll < 8) {
+          const w = mine[n % mine.length];
+          if (!w.acked) continue;
+          const t = performance.now();
+          const r = await send(`/api/v1/projects/${w.project}/sessions/${w.id}`, { token: user.token, headers: { Accept: 'text/markdown' } });
+          if (r) {
+            note(stats, 'read', r);
+            if (r.status === 200) stats.ms.read.push(performance.now() - t);
+          }
+        } else {
+          const w = mine[n % mine.length];
+          const t = performance.now();
+          const r = await send('/api/v1/graphql', {
+            method: 'POST',
+            token: user.token,
+            body: { query: 'query($q: String!) { searchSessions(query: $q, limit: 10) { total results { sessionId } } }', variables: { q: `${w.word} retry` } },
+          });
+          if (r) {
+            note(stats, 'search', r);
+            if (r.status === 200 && !r.json?.errors) stats.ms.search.push(performance.now() - t);
+          }
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
+    await faultsDone;
+    agents.forEach((a) => a.destroy());
+
+    // Every acknowledged write reads back from a surviving instance.
+    const alive = servers.filter((s) => s.alive);
+    let verified = 0;
+    const lost: string[] = [];
+    const acked = written.filter((w) => w.acked);
+    for (const [i, w] of acked.entries()) {
+      const r = await request(`${alive[i % alive.length].url}/api/v1/projects/${w.project}/sessions/${w.id}`, {
+        token: w.user.token,
+        headers: { Accept: 'text/markdown' },
+      });
+      const got = r.status === 200 ? digest(r.text) : `status ${r.status}`;
+      if (got === w.acked || w.unknown.includes(got)) verified++;
+      else lost.push(`${w.project}/${w.id}: ${got === `status ${r.status}` ? got : 'other content'}`);
+    }
+
+    const row = (label: string, xs: number[]) =>
+      xs.length
+        ? `  ${label.padEnd(8)} ${String(xs.length).padStart(6)} ok   p50 ${percentile(xs, 50).toFixed(1).padStart(7)} ms   p95 ${percentile(xs, 95).toFixed(1).padStart(7)} ms`
+        : `  ${label}: none`;
+    log('');
+    log(row('upload', stats.ms.upload));
+    log(row('read', stats.ms.read));
+    log(row('search', stats.ms.search));
+    log(`  answers: ${[...stats.statuses].map(([k, v]) => `${k}×${v}`).join(', ')}`);
+    log(`  connections refused (rerouted to the next instance): ${stats.rerouted}; cut off mid-request: ${stats.cutOff}`);
+    log(`  documented 503s: ${stats.busy.size ? [...stats.busy].map(([m, v]) => `${v}× ${m}`).join(', ') : 'none'}`);
+    log(`  other 5xx: ${stats.violations.length}${stats.violations.length ? ` (first: ${stats.violations.slice(0, 5).join('; ')})` : ''}`);
+    log(
+      `  acknowledged sessions: ${acked.length}, read back intact: ${verified}, lost: ${lost.length}${lost.length ? ` (first: ${lost.slice(0, 5).join('; ')})` : ''}`,
+    );
+    const held = lost.length === 0 && stats.violations.length === 0;
+    log(
+      `\n${held ? 'HELD' : 'DID NOT HOLD'}: no acknowledged write lost ${lost.length === 0 ? 'yes' : 'NO'}; no undocumented 5xx ${stats.violations.length === 0 ? 'yes' : 'NO'}`,
+    );
+    if (!held) process.exitCode = 1;
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+    for (const p of started.reverse()) await p.stop().catch(() => undefined);
+    await db.drop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});
