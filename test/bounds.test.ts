@@ -12,9 +12,6 @@ let a: TestUser;
 const GRAPHQL_LIMIT = 4 * 1024 * 1024;
 const METRICS_TOKEN = 'metrics-token-for-the-bounds-test';
 
-const gql = (token: string, query: string, variables?: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-  app.request('POST', '/api/v1/graphql', { token, body: { query, variables, ...extra } });
-
 const SEARCH = 'query($q: String!, $f: SessionFilters) { searchSessions(query: $q, filters: $f) { total results { sessionId snippet } } }';
 
 beforeAll(async () => {
@@ -37,7 +34,7 @@ describe('search query size', () => {
   test('a 400 KB query is a VALIDATION_ERROR, answered at once, and /healthz stays responsive', async () => {
     const words = Array.from({ length: 40_000 }, (_, i) => `w${i.toString(36)}x`).join(' ');
     const q = words.slice(0, 400 * 1024);
-    const [r, health] = await Promise.all([gql(a.token, SEARCH, { q }), app.request('GET', '/healthz')]);
+    const [r, health] = await Promise.all([app.gql(a.token, SEARCH, { q }), app.request('GET', '/healthz')]);
     expect(r.status).toBe(200);
     expect(r.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
     expect(r.body.errors[0].message).toMatch(/at most 512 characters/);
@@ -46,13 +43,13 @@ describe('search query size', () => {
 
   test('more than 32 different words is a VALIDATION_ERROR; repeated words count once', async () => {
     const distinct = Array.from({ length: 33 }, (_, i) => `t${i}`).join(' ');
-    const r = await gql(a.token, SEARCH, { q: distinct });
+    const r = await app.gql(a.token, SEARCH, { q: distinct });
     expect(r.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
     expect(r.body.errors[0].message).toMatch(/at most 32 different words/);
 
     const repeated = Array.from({ length: 100 }, (_, i) => `t${i % 32}`).join(' ');
     expect(repeated.length).toBeLessThanOrEqual(512);
-    const ok = await gql(a.token, SEARCH, { q: repeated });
+    const ok = await app.gql(a.token, SEARCH, { q: repeated });
     expect(ok.body.errors).toBeUndefined();
     expect(ok.body.data.searchSessions.total).toBe(0);
   });
@@ -72,7 +69,7 @@ describe('search query size', () => {
     let res: any;
     const deadline = Date.now() + 30_000;
     do {
-      res = (await gql(a.token, SEARCH, { q })).body;
+      res = (await app.gql(a.token, SEARCH, { q })).body;
       if (res.data?.searchSessions?.total === 5) break;
       await new Promise((r) => setTimeout(r, 200));
     } while (Date.now() < deadline);
@@ -85,7 +82,7 @@ describe('filter lists', () => {
   test('300,000 filter values → VALIDATION_ERROR naming the limit (no stack overflow, no 5xx)', async () => {
     const projectIds = Array.from({ length: 300_000 }, (_, i) => i.toString(36));
     for (const query of [SEARCH, 'query($f: SessionFilters) { sessions(filters: $f) { id } }']) {
-      const r = await gql(a.token, query, { q: 'anything', f: { projectIds } });
+      const r = await app.gql(a.token, query, { q: 'anything', f: { projectIds } });
       expect(r.status).toBe(200);
       expect(r.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
       expect(r.body.errors[0].message).toBe('Invalid value for projectIds: at most 100 values');
@@ -94,15 +91,15 @@ describe('filter lists', () => {
 
   test('101 values in a list → VALIDATION_ERROR; 100 are fine', async () => {
     const tags = Array.from({ length: 101 }, (_, i) => `tag${i}`);
-    const r = await gql(a.token, SEARCH, { q: 'x', f: { tags } });
+    const r = await app.gql(a.token, SEARCH, { q: 'x', f: { tags } });
     expect(r.body.errors[0].message).toBe('Invalid value for tags: at most 100 values');
-    const ok = await gql(a.token, SEARCH, { q: 'x', f: { tags: tags.slice(0, 100) } });
+    const ok = await app.gql(a.token, SEARCH, { q: 'x', f: { tags: tags.slice(0, 100) } });
     expect(ok.body.errors).toBeUndefined();
   });
 });
 
 test('a GraphQL body over MAX_GRAPHQL_BODY_BYTES → 413, whatever the upload limit', async () => {
-  const r = await gql(a.token, '{ __typename }', { pad: 'x'.repeat(GRAPHQL_LIMIT) });
+  const r = await app.gql(a.token, '{ __typename }', { pad: 'x'.repeat(GRAPHQL_LIMIT) });
   expect(r.status).toBe(413);
   expect(JSON.stringify(r.body)).not.toMatch(/at \w+ \(/);
   // Uploads keep their own (larger) limit.
@@ -117,7 +114,7 @@ test('automatic persisted queries are off: a hash alone runs nothing, and is not
   const query = '{ __typename }';
   const sha256Hash = crypto.createHash('sha256').update(query).digest('hex');
   const persistedQuery = { version: 1, sha256Hash };
-  const registered = await gql(a.token, query, undefined, { extensions: { persistedQuery } });
+  const registered = await app.gql(a.token, query, undefined, { extensions: { persistedQuery } });
   expect(registered.body.data).toBeUndefined();
   expect(registered.body.errors[0].message).toMatch(/PersistedQueryNotSupported/);
   const b = await app.createUser('apq-b');

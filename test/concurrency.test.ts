@@ -1,9 +1,7 @@
-import { startTestApp, type TestApp, type TestUser } from './support/app';
+import { SID, startTestApp, type TestApp, type TestUser } from './support/app';
 
 let app: TestApp;
 let a: TestUser;
-
-const SID = (n: number) => `5a1c7e00-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
 beforeAll(async () => {
   app = await startTestApp();

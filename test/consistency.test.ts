@@ -1,6 +1,6 @@
 import http from 'node:http';
 import * as contentStore from '../src/data/content';
-import { startTestApp, type TestApp, type TestResponse, type TestUser } from './support/app';
+import { SID, startTestApp, type TestApp, type TestResponse, type TestUser } from './support/app';
 
 /**
  * Everything one response says about a session comes from one committed version,
@@ -9,7 +9,6 @@ import { startTestApp, type TestApp, type TestResponse, type TestUser } from './
 let app: TestApp;
 let a: TestUser;
 
-const SID = (n: number) => `c0a5e000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const MiB = 1024 * 1024;
 
 beforeAll(async () => {

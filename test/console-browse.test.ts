@@ -48,15 +48,13 @@ async function put(projectId: string, id: string, body: Record<string, unknown>)
   expect([200, 201]).toContain(r.status);
 }
 
-const gql = (query: string, variables?: Record<string, unknown>) => app.request('POST', '/api/v1/graphql', { token, body: { query, variables } });
-
 /** Until every listed word is findable (the index applies its outbox within a second or so). */
 async function untilSearchable(words: Record<string, number>) {
   const deadline = Date.now() + 60_000;
   for (;;) {
     let ok = true;
     for (const [q, n] of Object.entries(words)) {
-      const r = await gql('query($q: String!) { searchSessions(query: $q) { total } }', { q });
+      const r = await app.gql(token, 'query($q: String!) { searchSessions(query: $q) { total } }', { q });
       if (r.body.data?.searchSessions?.total !== n) ok = false;
     }
     if (ok) return;
@@ -195,17 +193,17 @@ async function poll<T>(read: () => Promise<T>, expected: unknown) {
 
 test("matching exchanges carry the reader's exchange number, for sessions indexed whole and in fragments", async () => {
   const q = `query($q: String!) { searchSessions(query: $q) { results { sessionId matchingExchanges { exchange start content } } } }`;
-  const large = (await gql(q, { q: 'narwhal' })).body.data.searchSessions.results[0];
+  const large = (await app.gql(token, q, { q: 'narwhal' })).body.data.searchSessions.results[0];
   expect(large.sessionId).toBe(sid(9));
   expect(large.matchingExchanges.map((m: { exchange: number }) => m.exchange)).toEqual([43, 78]);
   // The reader numbers them the same way: exchange 43 (42nd user turn after the title's exchange 1) holds the word.
-  const page = await gql(`{ session(projectId: "big", id: "${sid(9)}") { exchanges(offset: 42, limit: 1) { exchanges { number markdown } } } }`);
+  const page = await app.gql(token, `{ session(projectId: "big", id: "${sid(9)}") { exchanges(offset: 42, limit: 1) { exchanges { number markdown } } } }`);
   expect(page.body.errors).toBeUndefined();
   expect(page.body.data.session.exchanges.exchanges[0]).toMatchObject({ number: 43 });
   expect(page.body.data.session.exchanges.exchanges[0].markdown).toContain('narwhal');
   for (const m of large.matchingExchanges) expect(m.start).toBeGreaterThan(0);
 
-  const small = (await gql(q, { q: 'eviction' })).body.data.searchSessions.results[0];
+  const small = (await app.gql(token, q, { q: 'eviction' })).body.data.searchSessions.results[0];
   expect(small.sessionId).toBe(sid(1));
   // alpha: "# Alpha" is exchange 1, the first user turn 2, the second (with "eviction") 3.
   expect(small.matchingExchanges.map((m: { exchange: number }) => m.exchange)).toEqual([3]);
@@ -214,7 +212,7 @@ test("matching exchanges carry the reader's exchange number, for sessions indexe
 test('sessionFacets: the values of each list filter with counts, per project or over all, validated', async () => {
   const F =
     'query($p: ID, $l: Int) { sessionFacets(projectId: $p, limit: $l) { llmModels { value count } tags { value count } gitBranches { value count } clientNames { value count } agentNames { value count } deviceIds { value count } } }';
-  const web = (await gql(F, { p: 'web-app' })).body.data.sessionFacets;
+  const web = (await app.gql(token, F, { p: 'web-app' })).body.data.sessionFacets;
   expect(web).toEqual({
     llmModels: [
       { value: 'claude-sonnet', count: 2 },
@@ -241,22 +239,22 @@ test('sessionFacets: the values of each list filter with counts, per project or 
       { value: 'desktop-2', count: 1 },
     ],
   });
-  const all = (await gql(F, { l: 1 })).body.data.sessionFacets;
+  const all = (await app.gql(token, F, { l: 1 })).body.data.sessionFacets;
   expect(all.tags).toEqual([{ value: 'hostile', count: HOSTILE.length }]);
   expect(all.llmModels).toEqual([{ value: 'claude-sonnet', count: 2 }]);
-  expect((await gql(F, { l: 0 })).body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
-  expect((await gql(F, { l: 201 })).body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
-  expect((await gql(F, { p: 'no-such-project' })).body.errors[0].extensions).toMatchObject({ code: 'NOT_FOUND', projectId: 'no-such-project' });
+  expect((await app.gql(token, F, { l: 0 })).body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
+  expect((await app.gql(token, F, { l: 201 })).body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
+  expect((await app.gql(token, F, { p: 'no-such-project' })).body.errors[0].extensions).toMatchObject({ code: 'NOT_FOUND', projectId: 'no-such-project' });
   const stranger = await app.createUser('stranger');
   const theirs = await app.request('POST', '/api/v1/projects', { token: stranger.token, body: { id: 'strangers', name: 'Theirs' } });
   expect(theirs.status).toBe(201);
-  expect((await gql(F, { p: 'strangers' })).body.errors[0].extensions.code).toBe('FORBIDDEN');
+  expect((await app.gql(token, F, { p: 'strangers' })).body.errors[0].extensions.code).toBe('FORBIDDEN');
   // Someone else's sessions never count.
   await app.request('PUT', `/api/v1/projects/strangers/sessions/${sid(999)}`, {
     token: stranger.token,
     body: { name: 'x', markdown: 'x', rawData: '{}', metadata: { llmModels: ['claude-sonnet'] } },
   });
-  expect((await gql(F, { l: 1 })).body.data.sessionFacets.llmModels).toEqual([{ value: 'claude-sonnet', count: 2 }]);
+  expect((await app.gql(token, F, { l: 1 })).body.data.sessionFacets.llmModels).toEqual([{ value: 'claude-sonnet', count: 2 }]);
 });
 
 test(
@@ -296,7 +294,7 @@ test(
       await page.getByRole('status').filter({ hasText: 'Saved project Web app (renamed).' }).waitFor();
       const item = page.getByRole('listitem').filter({ has: page.getByRole('link', { name: 'Web app (renamed)', exact: true }) });
       expect(await item.innerText()).toContain('Bug, purple');
-      const r = await gql('{ project(id: "web-app") { name icon color } }');
+      const r = await app.gql(token, '{ project(id: "web-app") { name icon color } }');
       expect(r.body.data.project).toEqual({ name: 'Web app (renamed)', icon: 'Bug', color: 'purple' });
     },
   ),
@@ -312,12 +310,12 @@ test(
       await dialog.waitFor();
       await clean('delete dialog');
       await dialog.getByRole('button', { name: 'Cancel' }).click();
-      expect((await gql('{ project(id: "old-stuff") { sessionCount } }')).body.data.project.sessionCount).toBe(2);
+      expect((await app.gql(token, '{ project(id: "old-stuff") { sessionCount } }')).body.data.project.sessionCount).toBe(2);
       await page.getByRole('button', { name: 'Delete Old stuff' }).click();
       await dialog.getByRole('button', { name: 'Delete project' }).click();
       await page.getByRole('status').filter({ hasText: 'Deleted project Old stuff and 2 sessions.' }).waitFor();
       expect(await page.getByRole('link', { name: 'Old stuff', exact: true }).count()).toBe(0);
-      expect((await gql('{ project(id: "old-stuff") { id } }')).body.errors[0].extensions.code).toBe('NOT_FOUND');
+      expect((await app.gql(token, '{ project(id: "old-stuff") { id } }')).body.errors[0].extensions.code).toBe('NOT_FOUND');
     },
   ),
 );

@@ -34,14 +34,11 @@ async function put(token: string, projectId: string, id: string, body: Record<st
   expect({ id, status: r.status, body: r.status < 300 ? null : r.body }).toEqual({ id, status: 201, body: null });
 }
 
-const gql = (token: string, query: string, variables?: Record<string, unknown>) =>
-  app.request('POST', '/api/v1/graphql', { token, body: { query, variables } });
-
 /** Until a word is findable by this person (the index applies its outbox within a second or so). */
 async function untilSearchable(token: string, q: string, n: number) {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const r = await gql(token, 'query($q: String!) { searchSessions(query: $q) { total } }', { q });
+    const r = await app.gql(token, 'query($q: String!) { searchSessions(query: $q) { total } }', { q });
     if (r.body.data?.searchSessions?.total === n) return;
     if (Date.now() > deadline) throw new Error(`search never found ${n} × ${q}`);
     await new Promise((r) => setTimeout(r, 250));

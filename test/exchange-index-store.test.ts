@@ -7,11 +7,10 @@
 import { readStoredExchangeIndex } from '../src/data/content';
 import { decodeStoredIndex, ExchangeScanner, STORED_INDEX_FROM } from '../src/domain/exchanges';
 import { rescanSessions } from '../src/services/rescan';
-import { startTestApp, type TestApp, type TestUser } from './support/app';
+import { SID, startTestApp, type TestApp, type TestUser } from './support/app';
 
 let app: TestApp;
 let user: TestUser;
-const SID = (n: number) => `7e7e7e7e-2222-4333-8444-${String(n).padStart(12, '0')}`;
 const SECRET_BODY = `${'A1b2C3d4E5'.repeat(3)}x9Y8z7`;
 const TOKEN = `ghp_${SECRET_BODY}`;
 

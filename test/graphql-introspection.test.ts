@@ -16,8 +16,6 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
-const gql = (query: string) => app.request('POST', '/api/v1/graphql', { token: a.token, body: { query } });
-
 test.each([
   ['the default options', {}],
   [
@@ -25,7 +23,7 @@ test.each([
     { descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true },
   ],
 ])('the standard introspection query with %s is answered', async (_label, options) => {
-  const r = await gql(getIntrospectionQuery(options));
+  const r = await app.gql(a, getIntrospectionQuery(options));
   expect(r.status).toBe(200);
   expect(r.body.errors).toBeUndefined();
   const names = r.body.data.__schema.types.map((t: { name: string }) => t.name);
@@ -33,7 +31,7 @@ test.each([
 });
 
 test('small introspection (one type, __typename) is cheap and answered', async () => {
-  const r = await gql('{ __typename __type(name: "Session") { name fields { name type { name kind ofType { name } } } } }');
+  const r = await app.gql(a, '{ __typename __type(name: "Session") { name fields { name type { name kind ofType { name } } } } }');
   expect(r.status).toBe(200);
   expect(r.body.data.__type.fields.length).toBeGreaterThan(5);
 });
@@ -46,7 +44,8 @@ const refused = (r: { status: number; body: any }) => {
 
 test('100 aliased introspection fields are refused as over the budget', async () => {
   refused(
-    await gql(
+    await app.gql(
+      a,
       `{ ${Array.from({ length: 100 }, (_v, i) => `a${i}: __schema { types { name fields { name args { name } type { name ofType { name } } } } }`).join(' ')} }`,
     ),
   );
@@ -55,5 +54,5 @@ test('100 aliased introspection fields are refused as over the budget', async ()
 test('aliased repeats of the full introspection query are refused', async () => {
   const standard = getIntrospectionQuery();
   const fragments = standard.slice(standard.indexOf('fragment'));
-  refused(await gql(`query { ${Array.from({ length: 10 }, (_v, i) => `s${i}: __schema { types { ...FullType } }`).join(' ')} }\n${fragments}`));
+  refused(await app.gql(a, `query { ${Array.from({ length: 10 }, (_v, i) => `s${i}: __schema { types { ...FullType } }`).join(' ')} }\n${fragments}`));
 });

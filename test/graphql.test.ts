@@ -39,16 +39,6 @@ const markdown: Record<string, string> = {
   [S4]: '# delta',
 };
 
-function gql(token: string | null, query: string, variables?: Record<string, unknown>, extra: Record<string, unknown> = {}) {
-  return app.request('POST', '/api/v1/graphql', { token, body: { query, variables, ...extra } });
-}
-
-async function put(user: TestUser, projectId: string, sessionId: string, body: Record<string, unknown>) {
-  const r = await app.request('PUT', `/api/v1/projects/${projectId}/sessions/${sessionId}`, { token: user.token, body });
-  expect([200, 201]).toContain(r.status);
-  return r;
-}
-
 const ids = (list: Array<{ id: string }>) => list.map((s) => s.id);
 
 beforeAll(async () => {
@@ -58,7 +48,7 @@ beforeAll(async () => {
   b = await app.createUser('bob');
   const p = await app.request('POST', '/api/v1/projects', { token: a.token, body: { id: 'alpha', name: 'Alpha', icon: 'Rocket', color: 'rose' } });
   expect(p.status).toBe(201);
-  await put(a, 'alpha', S1, {
+  await app.upload(a, 'alpha', S1, {
     name: 'Alpha one',
     markdown: markdown[S1],
     rawData: 'raw-1',
@@ -75,21 +65,21 @@ beforeAll(async () => {
       summary: 'The summary',
     },
   });
-  await put(a, 'alpha', S2, {
+  await app.upload(a, 'alpha', S2, {
     name: 'Beta two',
     markdown: markdown[S2],
     startedAt: '2024-02-01T00:00:00.000Z',
     metadata: { clientName: 'cursor', agentName: 'agentX', deviceId: 'dev-2', llmModels: ['claude-3'], tags: ['feature'] },
   });
-  await put(a, 'beta', S3, {
+  await app.upload(a, 'beta', S3, {
     name: 'Charlie',
     projectName: 'Beta project',
     markdown: markdown[S3],
     startedAt: '2023-12-01T00:00:00.000Z',
     metadata: { llmModels: ['gpt-4'], tags: ['bug'], gitBranches: ['dev', 'main'], deviceId: 'DEV-1' },
   });
-  await put(a, 'beta', S4, { name: 'delta', markdown: markdown[S4], startedAt: '2024-03-01T00:00:00.000Z' });
-  await put(b, 'gamma', SB, { name: 'Bob session', markdown: '# bob', metadata: { llmModels: ['gpt-4'] } });
+  await app.upload(a, 'beta', S4, { name: 'delta', markdown: markdown[S4], startedAt: '2024-03-01T00:00:00.000Z' });
+  await app.upload(b, 'gamma', SB, { name: 'Bob session', markdown: '# bob', metadata: { llmModels: ['gpt-4'] } });
   for (const id of [S1, S2, S3, S4]) {
     await app.deps.db.prisma.$executeRawUnsafe('UPDATE sessions SET createdAt = ?, updatedAt = ? WHERE id = ?', created[id], updated[id], id);
   }
@@ -100,7 +90,7 @@ afterAll(() => app?.close());
 
 describe('root queries', () => {
   test('projects lists the caller’s projects, most recent activity first, with aggregates', async () => {
-    const r = await gql(a.token, '{ projects { id ownerId name icon color createdAt updatedAt sessionCount totalMarkdownSize lastActivity } }');
+    const r = await app.gql(a.token, '{ projects { id ownerId name icon color createdAt updatedAt sessionCount totalMarkdownSize lastActivity } }');
     expect(r.status).toBe(200);
     expect(r.body.errors).toBeUndefined();
     const list = r.body.data.projects;
@@ -113,14 +103,14 @@ describe('root queries', () => {
   });
 
   test('project(id) returns one project; REST and GraphQL agree', async () => {
-    const r = await gql(a.token, '{ project(id: "beta") { id name sessionCount totalMarkdownSize lastActivity createdAt } }');
+    const r = await app.gql(a.token, '{ project(id: "beta") { id name sessionCount totalMarkdownSize lastActivity createdAt } }');
     const rest = await app.request('GET', '/api/v1/projects/beta', { token: a.token });
     const { ownerId: _o, owner: _ow, icon: _i, color: _c, updatedAt: _u, lastUpdated: _l, ...restProject } = rest.body.data.project;
     expect(r.body.data.project).toEqual(restProject);
   });
 
   test('session(id, projectId) returns every Session field', async () => {
-    const r = await gql(
+    const r = await app.gql(
       a.token,
       `query($id: ID!, $p: ID) { session(id: $id, projectId: $p) {
         id projectId name userTitle markdownSize rawDataSize createdAt updatedAt startedAt endedAt etag markdownContent
@@ -160,31 +150,31 @@ describe('root queries', () => {
 
   test('session(id) without projectId finds the caller’s most recently updated one', async () => {
     const shared = '66666666-6666-4666-8666-666666666666';
-    await put(a, 'alpha', shared, { name: 'in alpha', markdown: 'a' });
-    await put(a, 'beta', shared, { name: 'in beta', markdown: 'b' });
+    await app.upload(a, 'alpha', shared, { name: 'in alpha', markdown: 'a' });
+    await app.upload(a, 'beta', shared, { name: 'in beta', markdown: 'b' });
     await app.deps.db.prisma.$executeRawUnsafe("UPDATE sessions SET updatedAt = ? WHERE id = ? AND projectId = 'alpha'", new Date(NOW + DAY), shared);
-    const r = await gql(a.token, `{ session(id: "${shared}") { projectId name } }`);
+    const r = await app.gql(a.token, `{ session(id: "${shared}") { projectId name } }`);
     expect(r.body.data.session).toEqual({ projectId: 'alpha', name: 'in alpha' });
     await app.request('DELETE', `/api/v1/projects/alpha/sessions/${shared}`, { token: a.token });
-    const r2 = await gql(a.token, `{ session(id: "${shared}") { projectId name } }`);
+    const r2 = await app.gql(a.token, `{ session(id: "${shared}") { projectId name } }`);
     expect(r2.body.data.session).toEqual({ projectId: 'beta', name: 'in beta' });
     await app.request('DELETE', `/api/v1/projects/beta/sessions/${shared}`, { token: a.token });
     // Bob's session is never found by Alice.
-    const r3 = await gql(a.token, `{ session(id: "${SB}") { id } }`);
+    const r3 = await app.gql(a.token, `{ session(id: "${SB}") { id } }`);
     expect(r3.status).toBe(200);
     expect(r3.body.data.session).toBeNull();
     expect(r3.body.errors[0].extensions).toMatchObject({ code: 'NOT_FOUND', sessionId: SB });
   });
 
   test('apiKeys lists the caller’s keys without tokens', async () => {
-    const r = await gql(a.token, '{ apiKeys { id userId name createdAt lastUsedAt expiresAt revokedAt } }');
+    const r = await app.gql(a.token, '{ apiKeys { id userId name createdAt lastUsedAt expiresAt revokedAt } }');
     expect(r.body.data.apiKeys.map((k: any) => k.id)).toContain(a.keyId);
     expect(r.body.data.apiKeys.every((k: any) => k.userId === a.id)).toBe(true);
     expect(JSON.stringify(r.body)).not.toContain(a.token);
   });
 
   test('introspection is on and describes every type', async () => {
-    const r = await gql(a.token, '{ __schema { queryType { fields { name description } } types { name description } } }');
+    const r = await app.gql(a.token, '{ __schema { queryType { fields { name description } } types { name description } } }');
     expect(r.status).toBe(200);
     const fields = r.body.data.__schema.queryType.fields.map((f: any) => f.name);
     expect(fields).toEqual(
@@ -217,7 +207,7 @@ describe('root queries', () => {
       });
     };
     try {
-      const r = await gql(
+      const r = await app.gql(
         a.token,
         `{ searchSessions(query: "text", limit: 5) { total results {
             id sessionId clientId projectId name userTitle rank snippet createdAt updatedAt startedAt endedAt markdownSize markdownContent
@@ -249,7 +239,7 @@ describe('root queries', () => {
       // The engine is asked for the caller's scopes: their own id (and their teams', none here).
       expect(calls[0].slice(0, 5)).toEqual([[a.id], 'text', {}, 5, 0]);
       expect(calls[0][5]).toEqual({ matchingExchanges: true });
-      await gql(a.token, '{ searchSessions(query: "text") { results { id } } }');
+      await app.gql(a.token, '{ searchSessions(query: "text") { results { id } } }');
       expect(calls[1][5]).toEqual({ matchingExchanges: false });
     } finally {
       search.search = original;
@@ -257,7 +247,7 @@ describe('root queries', () => {
   });
 
   test('searchSessions is in the schema and resolves (blank query → VALIDATION_ERROR)', async () => {
-    const r = await gql(a.token, '{ searchSessions(query: "   ") { total results { id sessionId clientId rank snippet } } }');
+    const r = await app.gql(a.token, '{ searchSessions(query: "   ") { total results { id sessionId clientId rank snippet } } }');
     expect(r.status).toBe(200);
     expect(r.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
     expect(r.body.errors[0].path).toEqual(['searchSessions']);
@@ -268,7 +258,7 @@ describe('root queries', () => {
 
 describe('the two real-client queries', () => {
   test('GetProjectWithSessions', async () => {
-    const r = await gql(
+    const r = await app.gql(
       a.token,
       `query GetProjectWithSessions($projectId: ID!) { project(id: $projectId) { id name icon color sessions(limit: 10) { id name createdAt markdownSize metadata { clientName llmModels tags } } } }`,
       { projectId: 'alpha' },
@@ -304,7 +294,7 @@ describe('the two real-client queries', () => {
 
   test('SessionsByModel, with and without projectId', async () => {
     const q = `query SessionsByModel($model: String!, $projectId: ID) { sessions(filters: { llmModels: [$model] projectId: $projectId } orderBy: CREATED_AT_DESC limit: 25) { id name createdAt markdownSize project { name icon } metadata { llmModels clientName gitBranches } } }`;
-    const all = await gql(a.token, q, { model: 'gpt-4' });
+    const all = await app.gql(a.token, q, { model: 'gpt-4' });
     expect(all.status).toBe(200);
     expect(all.body.data.sessions).toEqual([
       {
@@ -324,7 +314,7 @@ describe('the two real-client queries', () => {
         metadata: { llmModels: ['gpt-4'], clientName: null, gitBranches: ['dev', 'main'] },
       },
     ]);
-    const one = await gql(a.token, q, { model: 'gpt-4', projectId: 'beta' });
+    const one = await app.gql(a.token, q, { model: 'gpt-4', projectId: 'beta' });
     expect(ids(one.body.data.sessions)).toEqual([S3]);
   });
 });
@@ -361,7 +351,7 @@ describe('filters (each applied in SQL, AND-ed)', () => {
     ['another user’s project matches nothing', { projectId: 'gamma' }, []],
   ];
   test.each(cases)('%s', async (_name, filters, expected) => {
-    const r = await gql(a.token, 'query($f: SessionFilters) { sessions(filters: $f, orderBy: CREATED_AT_DESC, limit: 50) { id } }', { f: filters });
+    const r = await app.gql(a.token, 'query($f: SessionFilters) { sessions(filters: $f, orderBy: CREATED_AT_DESC, limit: 50) { id } }', { f: filters });
     expect(r.body.errors).toBeUndefined();
     expect(ids(r.body.data.sessions)).toEqual(expected);
   });
@@ -372,14 +362,14 @@ describe('filters (each applied in SQL, AND-ed)', () => {
     ['createdAfter below 1', { createdAfter: 0 }, /createdAfter/],
     ['unreadable date', { dateRange: { start: 'yesterday' } }, /dateRange\.start/],
   ])('%s → VALIDATION_ERROR', async (_name, filters, message) => {
-    const r = await gql(a.token, 'query($f: SessionFilters) { sessions(filters: $f) { id } }', { f: filters });
+    const r = await app.gql(a.token, 'query($f: SessionFilters) { sessions(filters: $f) { id } }', { f: filters });
     expect(r.body.data).toBeNull();
     expect(r.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
     expect(r.body.errors[0].message).toMatch(message);
   });
 
   test('Project.sessions applies filters within the project', async () => {
-    const r = await gql(a.token, '{ projects { id sessions(filters: { tags: ["bug"] }) { id } } }');
+    const r = await app.gql(a.token, '{ projects { id sessions(filters: { tags: ["bug"] }) { id } } }');
     expect(r.body.data.projects).toEqual([
       { id: 'alpha', sessions: [{ id: S1 }] },
       { id: 'beta', sessions: [{ id: S3 }] },
@@ -397,13 +387,13 @@ describe('orders', () => {
     ['STARTED_AT_ASC', [S3, S1, S2, S4]],
     ['NAME_ASC', [S1, S2, S3, S4]],
   ])('%s', async (order, expected) => {
-    const r = await gql(a.token, `{ sessions(orderBy: ${order}, limit: 10) { id } }`);
+    const r = await app.gql(a.token, `{ sessions(orderBy: ${order}, limit: 10) { id } }`);
     expect(ids(r.body.data.sessions)).toEqual(expected);
     // Paging through the connection one at a time yields the same order.
     const seen: string[] = [];
     let after: string | null = null;
     for (let i = 0; i < 6; i++) {
-      const c: any = await gql(
+      const c: any = await app.gql(
         a.token,
         'query($o: SessionOrder, $after: String) { sessionsConnection(orderBy: $o, first: 1, after: $after) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }',
         {
@@ -420,7 +410,7 @@ describe('orders', () => {
   });
 
   test('sessions limit is applied and defaults to 20', async () => {
-    const r = await gql(a.token, '{ two: sessions(limit: 2) { id } all: sessions { id } }');
+    const r = await app.gql(a.token, '{ two: sessions(limit: 2) { id } all: sessions { id } }');
     expect(ids(r.body.data.two)).toEqual([S1, S2]);
     expect(r.body.data.all).toHaveLength(4);
   });
@@ -430,14 +420,14 @@ describe('connections', () => {
   test('sessionsConnection pages with opaque cursors that survive inserts', async () => {
     const q =
       'query($after: String) { sessionsConnection(first: 2, after: $after) { edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }';
-    const p1 = (await gql(a.token, q)).body.data.sessionsConnection;
+    const p1 = (await app.gql(a.token, q)).body.data.sessionsConnection;
     expect(p1.edges.map((e: any) => e.node.id)).toEqual([S1, S2]);
     expect(p1.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false, startCursor: p1.edges[0].cursor, endCursor: p1.edges[1].cursor });
     // A new session (newest of all) arrives between two page requests.
     const fresh = '77777777-7777-4777-8777-777777777777';
-    await put(a, 'alpha', fresh, { name: 'fresh', markdown: 'new' });
+    await app.upload(a, 'alpha', fresh, { name: 'fresh', markdown: 'new' });
     try {
-      const p2 = (await gql(a.token, q, { after: p1.pageInfo.endCursor })).body.data.sessionsConnection;
+      const p2 = (await app.gql(a.token, q, { after: p1.pageInfo.endCursor })).body.data.sessionsConnection;
       expect(p2.edges.map((e: any) => e.node.id)).toEqual([S3, S4]);
       expect(p2.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
     } finally {
@@ -446,12 +436,12 @@ describe('connections', () => {
   });
 
   test('an unreadable cursor → VALIDATION_ERROR', async () => {
-    const r = await gql(a.token, '{ sessionsConnection(after: "garbage") { edges { cursor } } }');
+    const r = await app.gql(a.token, '{ sessionsConnection(after: "garbage") { edges { cursor } } }');
     expect(r.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
   });
 
   test('Project.sessions and Project.sessionsConnection page per project', async () => {
-    const r = await gql(
+    const r = await app.gql(
       a.token,
       '{ projects { id sessions(limit: 1, orderBy: CREATED_AT_ASC) { id } sessionsConnection(first: 1) { edges { node { id } } pageInfo { hasNextPage endCursor } } } }',
     );
@@ -461,7 +451,7 @@ describe('connections', () => {
     expect(alpha.sessionsConnection.edges).toEqual([{ node: { id: S1 } }]);
     expect(beta.sessionsConnection.edges).toEqual([{ node: { id: S3 } }]);
     expect(alpha.sessionsConnection.pageInfo.hasNextPage).toBe(true);
-    const next = await gql(
+    const next = await app.gql(
       a.token,
       'query($c: String) { project(id: "beta") { sessionsConnection(first: 5, after: $c) { edges { node { id } } pageInfo { hasNextPage hasPreviousPage } } } }',
       {
@@ -478,7 +468,7 @@ describe('stats and analytics', () => {
   const dayKey = (d: Date) => d.toISOString().slice(0, 10);
 
   test('stats', async () => {
-    const r = await gql(
+    const r = await app.gql(
       a.token,
       '{ stats { totalSessions totalProjects sessionsThisWeek totalMarkdownSize topLLMModels { model count } top1: topLLMModels(limit: 1) { model count } } }',
     );
@@ -496,7 +486,7 @@ describe('stats and analytics', () => {
   });
 
   test('Project.stats', async () => {
-    const r = await gql(
+    const r = await app.gql(
       a.token,
       '{ project(id: "alpha") { stats { totalSessions totalMarkdownSize totalRawDataSize uniqueLLMModels uniqueGitBranches sessionsByDay(days: 3) { date count } topTags { tag count } top2: topTags(limit: 2) { tag } } } }',
     );
@@ -523,7 +513,7 @@ describe('stats and analytics', () => {
   test('Project.stats of a project without sessions', async () => {
     await app.request('POST', '/api/v1/projects', { token: a.token, body: { id: 'empty', name: 'Empty' } });
     try {
-      const r = await gql(
+      const r = await app.gql(
         a.token,
         '{ project(id: "empty") { stats { totalSessions totalMarkdownSize uniqueLLMModels topTags { tag } sessionsByDay(days: 2) { count } } } }',
       );
@@ -542,7 +532,7 @@ describe('stats and analytics', () => {
   test('analytics over a time range', async () => {
     const start = new Date(NOW - 15 * DAY);
     const end = new Date(NOW);
-    const r = await gql(
+    const r = await app.gql(
       a.token,
       'query($t: TimeRange!) { analytics(timeRange: $t) { totalSessions totalProjects sessionsByModel { model count totalSize } sessionsByClient { client count averageSize } activityByDay { date sessions projects } } }',
       { t: { start: start.toISOString(), end: end.toISOString() } },
@@ -572,7 +562,7 @@ describe('stats and analytics', () => {
   });
 
   test('analytics with start after end → VALIDATION_ERROR', async () => {
-    const r = await gql(a.token, '{ analytics(timeRange: { start: "2024-02-01T00:00:00.000Z", end: "2024-01-01T00:00:00.000Z" }) { totalSessions } }');
+    const r = await app.gql(a.token, '{ analytics(timeRange: { start: "2024-02-01T00:00:00.000Z", end: "2024-01-01T00:00:00.000Z" }) { totalSessions } }');
     expect(r.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
   });
 });
@@ -582,78 +572,78 @@ describe('stats and analytics', () => {
 describe('mutations', () => {
   test('createProject, CONFLICT, FORBIDDEN, validation as in REST', async () => {
     const q = 'mutation($i: CreateProjectInput!) { createProject(input: $i) { id name icon color sessionCount ownerId } }';
-    const r = await gql(a.token, q, { i: { id: 'made-by-gql', name: 'Made', color: 'emerald' } });
+    const r = await app.gql(a.token, q, { i: { id: 'made-by-gql', name: 'Made', color: 'emerald' } });
     expect(r.body.data.createProject).toEqual({ id: 'made-by-gql', name: 'Made', icon: 'Code2', color: 'emerald', sessionCount: 0, ownerId: a.id });
-    const again = await gql(a.token, q, { i: { id: 'made-by-gql', name: 'Made' } });
+    const again = await app.gql(a.token, q, { i: { id: 'made-by-gql', name: 'Made' } });
     expect(again.status).toBe(200);
     expect(again.body.errors[0]).toMatchObject({ path: ['createProject'], extensions: { code: 'CONFLICT', projectId: 'made-by-gql' } });
-    const theirs = await gql(b.token, q, { i: { id: 'made-by-gql', name: 'Mine' } });
+    const theirs = await app.gql(b.token, q, { i: { id: 'made-by-gql', name: 'Mine' } });
     expect(theirs.body.errors[0].extensions).toEqual({ code: 'FORBIDDEN', projectId: 'made-by-gql' });
-    const bad = await gql(a.token, q, { i: { name: 'x', color: 'neon' } });
+    const bad = await app.gql(a.token, q, { i: { name: 'x', color: 'neon' } });
     const rest = await app.request('POST', '/api/v1/projects', { token: a.token, body: { name: 'x', color: 'neon' } });
     expect(bad.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
     expect(bad.body.errors[0].message).toBe(rest.body.error);
     expect(bad.body.errors[0].message).toMatch(/^Invalid value for color\. Must be one of: rose, pink/);
-    const generated = await gql(a.token, q, { i: { name: 'No id' } });
+    const generated = await app.gql(a.token, q, { i: { name: 'No id' } });
     expect(generated.body.data.createProject.id).toMatch(/^[0-9a-f-]{36}$/);
-    await gql(a.token, 'mutation($id: ID!) { deleteProject(id: $id) { deletedAt } }', { id: generated.body.data.createProject.id });
+    await app.gql(a.token, 'mutation($id: ID!) { deleteProject(id: $id) { deletedAt } }', { id: generated.body.data.createProject.id });
   });
 
   test('updateProject and deleteProject', async () => {
-    const up = await gql(a.token, 'mutation { updateProject(id: "made-by-gql", input: { name: "Renamed", icon: "Bug" }) { id name icon color } }');
+    const up = await app.gql(a.token, 'mutation { updateProject(id: "made-by-gql", input: { name: "Renamed", icon: "Bug" }) { id name icon color } }');
     expect(up.body.data.updateProject).toEqual({ id: 'made-by-gql', name: 'Renamed', icon: 'Bug', color: 'emerald' });
-    const empty = await gql(a.token, 'mutation { updateProject(id: "made-by-gql", input: {}) { id } }');
+    const empty = await app.gql(a.token, 'mutation { updateProject(id: "made-by-gql", input: {}) { id } }');
     expect(empty.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
-    const forbidden = await gql(b.token, 'mutation { updateProject(id: "made-by-gql", input: { name: "x" }) { id } }');
+    const forbidden = await app.gql(b.token, 'mutation { updateProject(id: "made-by-gql", input: { name: "x" }) { id } }');
     expect(forbidden.body.errors[0].extensions).toMatchObject({ code: 'FORBIDDEN', projectId: 'made-by-gql' });
-    const del = await gql(a.token, 'mutation { deleteProject(id: "made-by-gql") { project { id name } deletedAt } }');
+    const del = await app.gql(a.token, 'mutation { deleteProject(id: "made-by-gql") { project { id name } deletedAt } }');
     expect(del.body.data.deleteProject.project).toEqual({ id: 'made-by-gql', name: 'Renamed' });
     expect(Number.isNaN(Date.parse(del.body.data.deleteProject.deletedAt))).toBe(false);
-    const gone = await gql(a.token, '{ project(id: "made-by-gql") { id } }');
+    const gone = await app.gql(a.token, '{ project(id: "made-by-gql") { id } }');
     expect(gone.body.errors[0].extensions).toMatchObject({ code: 'NOT_FOUND', projectId: 'made-by-gql' });
   });
 
   test('updateSession and deleteSession', async () => {
     const id = '88888888-8888-4888-8888-888888888888';
-    await put(a, 'beta', id, { name: 'to change', markdown: 'm', metadata: { tags: ['old'] } });
-    const before = await gql(a.token, `{ session(id: "${id}", projectId: "beta") { etag } }`);
-    const r = await gql(
+    await app.upload(a, 'beta', id, { name: 'to change', markdown: 'm', metadata: { tags: ['old'] } });
+    const before = await app.gql(a.token, `{ session(id: "${id}", projectId: "beta") { etag } }`);
+    const r = await app.gql(
       a.token,
       `mutation { updateSession(projectId: "beta", id: "${id}", input: { name: "changed", tags: ["new", "x"], userTitle: "Mine" }) { id name userTitle etag metadata { tags } } }`,
     );
     expect(r.body.data.updateSession).toMatchObject({ id, name: 'changed', userTitle: 'Mine', metadata: { tags: ['new', 'x'] } });
     expect(r.body.data.updateSession.etag).not.toBe(before.body.data.session.etag);
-    const filtered = await gql(a.token, '{ sessions(filters: { tags: ["new"] }) { id } }');
+    const filtered = await app.gql(a.token, '{ sessions(filters: { tags: ["new"] }) { id } }');
     expect(ids(filtered.body.data.sessions)).toEqual([id]);
     const rest = await app.request('GET', `/api/v1/projects/beta/sessions/${id}`, { token: a.token });
     expect(rest.body.data.session).toMatchObject({ name: 'changed', userTitle: 'Mine', etag: r.body.data.updateSession.etag });
-    const cleared = await gql(a.token, `mutation { updateSession(projectId: "beta", id: "${id}", input: { userTitle: null }) { userTitle } }`);
+    const cleared = await app.gql(a.token, `mutation { updateSession(projectId: "beta", id: "${id}", input: { userTitle: null }) { userTitle } }`);
     expect(cleared.body.data.updateSession.userTitle).toBeNull();
-    const empty = await gql(a.token, `mutation { updateSession(projectId: "beta", id: "${id}", input: {}) { id } }`);
+    const empty = await app.gql(a.token, `mutation { updateSession(projectId: "beta", id: "${id}", input: {}) { id } }`);
     expect(empty.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
-    const notMine = await gql(b.token, `mutation { deleteSession(projectId: "beta", id: "${id}") }`);
+    const notMine = await app.gql(b.token, `mutation { deleteSession(projectId: "beta", id: "${id}") }`);
     expect(notMine.body.errors[0].extensions).toMatchObject({ code: 'FORBIDDEN', projectId: 'beta' });
-    const del = await gql(a.token, `mutation { deleteSession(projectId: "beta", id: "${id}") }`);
+    const del = await app.gql(a.token, `mutation { deleteSession(projectId: "beta", id: "${id}") }`);
     expect(del.body.data.deleteSession).toBe(true);
-    const after = await gql(a.token, `{ session(id: "${id}", projectId: "beta") { id } }`);
+    const after = await app.gql(a.token, `{ session(id: "${id}", projectId: "beta") { id } }`);
     expect(after.body.errors[0].extensions).toMatchObject({ code: 'NOT_FOUND', sessionId: id, projectId: 'beta' });
   });
 
   test('createApiKey and revokeApiKey', async () => {
-    const c = await gql(a.token, 'mutation { createApiKey(name: "ci", expiresInDays: 30) { token key { id name userId expiresAt revokedAt } } }');
+    const c = await app.gql(a.token, 'mutation { createApiKey(name: "ci", expiresInDays: 30) { token key { id name userId expiresAt revokedAt } } }');
     const { token, key } = c.body.data.createApiKey;
     expect(key).toMatchObject({ name: 'ci', userId: a.id, revokedAt: null });
     expect(Date.parse(key.expiresAt)).toBeGreaterThan(Date.now() + 29 * DAY);
-    expect((await gql(token, '{ projects { id } }')).status).toBe(200);
-    const badName = await gql(a.token, 'mutation { createApiKey(name: "") { token } }');
+    expect((await app.gql(token, '{ projects { id } }')).status).toBe(200);
+    const badName = await app.gql(a.token, 'mutation { createApiKey(name: "") { token } }');
     expect(badName.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
-    const badDays = await gql(a.token, 'mutation { createApiKey(name: "k", expiresInDays: 0) { token } }');
+    const badDays = await app.gql(a.token, 'mutation { createApiKey(name: "k", expiresInDays: 0) { token } }');
     expect(badDays.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
-    const otherUser = await gql(b.token, `mutation { revokeApiKey(id: "${key.id}") { id } }`);
+    const otherUser = await app.gql(b.token, `mutation { revokeApiKey(id: "${key.id}") { id } }`);
     expect(otherUser.body.errors[0].extensions).toMatchObject({ code: 'NOT_FOUND', keyId: key.id });
-    const rev = await gql(a.token, `mutation { revokeApiKey(id: "${key.id}") { id revokedAt } }`);
+    const rev = await app.gql(a.token, `mutation { revokeApiKey(id: "${key.id}") { id revokedAt } }`);
     expect(rev.body.data.revokeApiKey.revokedAt).not.toBeNull();
-    const denied = await gql(token, '{ projects { id } }');
+    const denied = await app.gql(token, '{ projects { id } }');
     expect(denied.status).toBe(401);
   });
 });
@@ -663,33 +653,33 @@ describe('mutations', () => {
 describe('errors and statuses', () => {
   test('401 UNAUTHENTICATED without or with a bad token', async () => {
     for (const token of [null, 'not-a-jwt']) {
-      const r = await gql(token, '{ projects { id } }');
+      const r = await app.gql(token, '{ projects { id } }');
       expect(r.status).toBe(401);
       expect(r.body).toEqual({ errors: [{ message: 'Invalid session token', extensions: { code: 'UNAUTHENTICATED' } }] });
     }
   });
 
   test('400 for unparsable operations', async () => {
-    const r = await gql(a.token, '{ projects { id ');
+    const r = await app.gql(a.token, '{ projects { id ');
     expect(r.status).toBe(400);
     expect(r.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
     expect(r.body.data).toBeUndefined();
   });
 
   test('400 for invalid operations', async () => {
-    const r = await gql(a.token, '{ projects { id nope } }');
+    const r = await app.gql(a.token, '{ projects { id nope } }');
     expect(r.status).toBe(400);
     expect(r.body.errors[0]).toMatchObject({ extensions: { code: 'VALIDATION_ERROR' }, message: expect.stringContaining('nope') });
   });
 
   test('400 for bad variables', async () => {
-    const missing = await gql(a.token, 'query($id: ID!) { project(id: $id) { id } }');
+    const missing = await app.gql(a.token, 'query($id: ID!) { project(id: $id) { id } }');
     expect(missing.status).toBe(400);
     expect(missing.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
-    const wrongType = await gql(a.token, 'query($n: Int) { sessions(limit: $n) { id } }', { n: 'ten' });
+    const wrongType = await app.gql(a.token, 'query($n: Int) { sessions(limit: $n) { id } }', { n: 'ten' });
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
-    const badEnum = await gql(a.token, 'query($o: SessionOrder) { sessions(orderBy: $o) { id } }', { o: 'SIDEWAYS' });
+    const badEnum = await app.gql(a.token, 'query($o: SessionOrder) { sessions(orderBy: $o) { id } }', { o: 'SIDEWAYS' });
     expect(badEnum.status).toBe(400);
     expect(badEnum.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
   });
@@ -707,7 +697,7 @@ describe('errors and statuses', () => {
   });
 
   test('NOT_FOUND and FORBIDDEN carry path, locations and the id; data is partial', async () => {
-    const r = await gql(a.token, '{ projects { id }\n  missing: project(id: "no-such") { id }\n  theirs: project(id: "gamma") { id } }');
+    const r = await app.gql(a.token, '{ projects { id }\n  missing: project(id: "no-such") { id }\n  theirs: project(id: "gamma") { id } }');
     expect(r.status).toBe(200);
     expect(r.body.data).toEqual({ projects: [{ id: 'alpha' }, { id: 'beta' }], missing: null, theirs: null });
     const byPath = Object.fromEntries(r.body.errors.map((e: any) => [e.path[0], e]));
@@ -723,14 +713,14 @@ describe('errors and statuses', () => {
       path: ['theirs'],
       extensions: { code: 'FORBIDDEN', projectId: 'gamma' },
     });
-    const s = await gql(a.token, `{ session(id: "${SB}", projectId: "gamma") { id } }`);
+    const s = await app.gql(a.token, `{ session(id: "${SB}", projectId: "gamma") { id } }`);
     expect(s.body.errors[0].extensions).toEqual({ code: 'FORBIDDEN', projectId: 'gamma' });
   });
 
   test('unexpected errors are masked as INTERNAL_SERVER_ERROR, beside partial data', async () => {
     const spy = jest.spyOn(statsService, 'topLLMModels').mockRejectedValueOnce(new Error('SELECT secret FROM internals'));
     try {
-      const r = await gql(a.token, '{ stats { totalSessions topLLMModels { model } } }');
+      const r = await app.gql(a.token, '{ stats { totalSessions topLLMModels { model } } }');
       expect(r.status).toBe(200);
       expect(r.body.data).toBeNull(); // topLLMModels is non-null, so null bubbles up to stats → data
       expect(r.body.errors).toEqual([
@@ -766,17 +756,17 @@ describe('guards (before execution → 400 VALIDATION_ERROR)', () => {
   }
 
   test('depth 12 runs; depth 13 is rejected', async () => {
-    const ok = await gql(a.token, nested(12));
+    const ok = await app.gql(a.token, nested(12));
     expect(ok.status).toBe(200);
     expect(ok.body.errors).toBeUndefined();
-    const deep = await gql(a.token, nested(13));
+    const deep = await app.gql(a.token, nested(13));
     expect(deep.status).toBe(400);
     expect(deep.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
     expect(deep.body.errors[0].message).toMatch(/deep/);
   });
 
   test('depth counts through fragments', async () => {
-    const r = await gql(
+    const r = await app.gql(
       a.token,
       `query { project(id: "alpha") { ...P } }
        fragment P on Project { sessions(limit: 1) { project { sessions(limit: 1) { project { sessions(limit: 1) { project { sessions(limit: 1) { project { sessions(limit: 1) { project { sessions(limit: 1) { id } } } } } } } } } } } }`,
@@ -786,7 +776,7 @@ describe('guards (before execution → 400 VALIDATION_ERROR)', () => {
   });
 
   test('introspection fields are exempt from depth', async () => {
-    const r = await gql(
+    const r = await app.gql(
       a.token,
       '{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } } } } }',
     );
@@ -795,21 +785,21 @@ describe('guards (before execution → 400 VALIDATION_ERROR)', () => {
   });
 
   test('cost budget: markdownContent × limit', async () => {
-    const within = await gql(a.token, '{ sessions(limit: 200) { markdownContent } x: sessions(limit: 200) { markdownContent } }');
+    const within = await app.gql(a.token, '{ sessions(limit: 200) { markdownContent } x: sessions(limit: 200) { markdownContent } }');
     expect(within.status).toBe(200);
-    const over = await gql(
+    const over = await app.gql(
       a.token,
       '{ a: sessions(limit: 200) { markdownContent } b: sessions(limit: 200) { markdownContent } c: sessions(limit: 200) { markdownContent } }',
     );
     expect(over.status).toBe(400);
     expect(over.body.errors[0]).toMatchObject({ extensions: { code: 'VALIDATION_ERROR' }, message: expect.stringMatching(/expensive/) });
     // Nested lists multiply: 200 × (1 + 1 + 200 × 2) = 80,400 > 50,000; with one field 40,400 is fine.
-    const nestedOk = await gql(a.token, '{ sessions(limit: 200) { project { sessions(limit: 200) { id } } } }');
+    const nestedOk = await app.gql(a.token, '{ sessions(limit: 200) { project { sessions(limit: 200) { id } } } }');
     expect(nestedOk.status).toBe(200);
-    const nestedCost = await gql(a.token, '{ sessions(limit: 200) { project { sessions(limit: 200) { id name } } } }');
+    const nestedCost = await app.gql(a.token, '{ sessions(limit: 200) { project { sessions(limit: 200) { id name } } } }');
     expect(nestedCost.status).toBe(400);
     // Variables and defaults count too.
-    const viaVar = await gql(
+    const viaVar = await app.gql(
       a.token,
       'query($n: Int = 200) { a: sessions(limit: $n) { markdownContent } b: sessions(limit: $n) { markdownContent } c: sessions(limit: $n) { markdownContent } }',
     );
@@ -818,19 +808,19 @@ describe('guards (before execution → 400 VALIDATION_ERROR)', () => {
 
   test('100 aliases run; 101 are rejected', async () => {
     const aliases = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: apiKeys { id }`).join(' ')} }`;
-    const ok = await gql(a.token, aliases(100));
+    const ok = await app.gql(a.token, aliases(100));
     expect(ok.status).toBe(200);
-    const over = await gql(a.token, aliases(101));
+    const over = await app.gql(a.token, aliases(101));
     expect(over.status).toBe(400);
     expect(over.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
   });
 
   test('query text over 100 KB → 400', async () => {
     const padding = '#'.repeat(100 * 1024) + '\n';
-    const r = await gql(a.token, `${padding}{ projects { id } }`);
+    const r = await app.gql(a.token, `${padding}{ projects { id } }`);
     expect(r.status).toBe(400);
     expect(r.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
-    const small = await gql(a.token, `${'#'.repeat(90 * 1024)}\n{ projects { id } }`);
+    const small = await app.gql(a.token, `${'#'.repeat(90 * 1024)}\n{ projects { id } }`);
     expect(small.status).toBe(200);
   });
 
@@ -843,13 +833,13 @@ describe('guards (before execution → 400 VALIDATION_ERROR)', () => {
     ['stats.topLLMModels(limit: 500)', '{ stats { topLLMModels(limit: 500) { model } } }', undefined],
     ['searchSessions(limit: 0)', '{ searchSessions(query: "x", limit: 0) { total } }', undefined],
   ])('%s → 400', async (_name, query, variables) => {
-    const r = await gql(a.token, query, variables);
+    const r = await app.gql(a.token, query, variables);
     expect(r.status).toBe(400);
     expect(r.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
   });
 
   test('limits of 1 and 200 are accepted', async () => {
-    const r = await gql(a.token, '{ one: sessions(limit: 1) { id } max: sessions(limit: 200) { id } }');
+    const r = await app.gql(a.token, '{ one: sessions(limit: 1) { id } max: sessions(limit: 200) { id } }');
     expect(r.status).toBe(200);
     expect(r.body.data.one).toHaveLength(1);
   });

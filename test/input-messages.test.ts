@@ -29,8 +29,6 @@ afterAll(async () => {
 });
 
 const rest = (method: string, path: string, body?: unknown) => app.request(method, `/api/v1${path}`, { token: user.token, body });
-const gql = (query: string, variables?: Record<string, unknown>) => app.request('POST', '/api/v1/graphql', { token: user.token, body: { query, variables } });
-
 function expect400(r: Awaited<ReturnType<typeof rest>>, message: string) {
   expect({ status: r.status, body: r.body }).toEqual({ status: 400, body: { success: false, error: message } });
 }
@@ -247,7 +245,7 @@ describe('REST query parameters', () => {
 
 describe('GraphQL arguments and inputs', () => {
   async function error(query: string, variables?: Record<string, unknown>) {
-    const r = await gql(query, variables);
+    const r = await app.gql(user, query, variables);
     expect(r.body.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
     return { status: r.status, message: r.body.errors[0].message as string };
   }

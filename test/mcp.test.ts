@@ -29,16 +29,11 @@ let a: TestUser;
 let b: TestUser;
 let mcp: McpClient;
 
-async function put(user: TestUser, projectId: string, sessionId: string, body: Record<string, unknown>) {
-  const r = await app.request('PUT', `/api/v1/projects/${projectId}/sessions/${sessionId}`, { token: user.token, body });
-  expect([200, 201]).toContain(r.status);
-}
-
 beforeAll(async () => {
   app = await startTestApp({ rateLimit: false });
   a = await app.createUser('mcp-a');
   b = await app.createUser('mcp-b');
-  await put(a, P, S.flaky, {
+  await app.upload(a, P, S.flaky, {
     name: 'Fix the flaky upload test',
     projectName: 'Alpha',
     markdown:
@@ -48,27 +43,30 @@ beforeAll(async () => {
       exchange('Anything else?', 'Pin the fake clock in the test.'),
     metadata: { llmModels: ['claude-sonnet'], tags: ['ci', 'flaky'], gitBranches: ['fix/upload'], agentName: 'claude-code' },
   });
-  await put(a, P, S.cache, {
+  await app.upload(a, P, S.cache, {
     name: 'Cache invalidation notes',
     projectName: 'Alpha',
     markdown: exchange('How do we invalidate the session cache?', 'Bump the version key; old entries expire.'),
     metadata: { llmModels: ['gpt-5'], tags: ['cache'] },
   });
-  await put(a, P, S.raw, { name: 'Raw log session', projectName: 'Alpha', markdown: exchange('raw?', 'see the raw log'), rawData: RAW });
-  await put(a, P, S.many, {
+  await app.upload(a, P, S.raw, { name: 'Raw log session', projectName: 'Alpha', markdown: exchange('raw?', 'see the raw log'), rawData: RAW });
+  await app.upload(a, P, S.many, {
     name: 'Many exchanges',
     projectName: 'Alpha',
     markdown: Array.from({ length: 25 }, (_, i) => exchange(`Question number ${i + 1}`, `Answer ${i + 1}: ${'lorem ipsum '.repeat(200)}`)).join(''),
   });
   // ~1.5 MB, indexed in fragments: the search tools' budgets.
-  await put(a, P, S.large, {
+  await app.upload(a, P, S.large, {
     name: 'Large zebra notes',
     projectName: 'Alpha',
     markdown: Array.from({ length: 30 }, (_, i) => exchange(`Zebra question ${i}`, `zebra stripes ${i} ${'zebra crossing '.repeat(3000)}`)).join(''),
   });
   for (let i = 0; i < 4; i++)
-    await put(a, `mcp-extra-${i}`, `b2b2b2b2-0000-4000-8000-00000000000${i}`, { name: `Extra ${i}`, markdown: exchange('hello', 'world') });
-  await put(b, 'mcp-beta', 'c3c3c3c3-0000-4000-8000-000000000001', { name: 'Beta flaky upload', markdown: exchange('flaky upload in beta', 'quokka backoff') });
+    await app.upload(a, `mcp-extra-${i}`, `b2b2b2b2-0000-4000-8000-00000000000${i}`, { name: `Extra ${i}`, markdown: exchange('hello', 'world') });
+  await app.upload(b, 'mcp-beta', 'c3c3c3c3-0000-4000-8000-000000000001', {
+    name: 'Beta flaky upload',
+    markdown: exchange('flaky upload in beta', 'quokka backoff'),
+  });
   mcp = await connectMcp(app.url, a.token);
   // Findable: the search outbox has been applied for everything above.
   await eventually('the sessions to be searchable', async () => {

@@ -16,9 +16,6 @@ let app: TestApp;
 let u: TestUser;
 let ro: string;
 
-const gql = (token: string, query: string, variables?: Record<string, unknown>) =>
-  app.request('POST', '/api/v1/graphql', { token, body: { query, variables } });
-
 beforeAll(async () => {
   app = await startTestApp({ rateLimit: false });
   u = await app.createUser('ro');
@@ -48,9 +45,9 @@ describe('creating keys with scopes', () => {
   });
 
   test('GraphQL: createApiKey(scopes) and ApiKey.scopes', async () => {
-    const r = await gql(u.token, 'mutation { createApiKey(name: "g", scopes: ["read"]) { key { name scopes } token } }');
+    const r = await app.gql(u.token, 'mutation { createApiKey(name: "g", scopes: ["read"]) { key { name scopes } token } }');
     expect(r.body.data.createApiKey.key).toEqual({ name: 'g', scopes: ['read'] });
-    const list = await gql(r.body.data.createApiKey.token, '{ apiKeys { name scopes } }');
+    const list = await app.gql(r.body.data.createApiKey.token, '{ apiKeys { name scopes } }');
     expect(list.body.data.apiKeys).toEqual(
       expect.arrayContaining([
         { name: 'g', scopes: ['read'] },
@@ -127,7 +124,7 @@ describe('a read-only key', () => {
   });
 
   test('queries GraphQL but every mutation is FORBIDDEN "This key is read-only" (HTTP 403), nothing executed', async () => {
-    const q = await gql(ro, '{ projects { id } }');
+    const q = await app.gql(ro, '{ projects { id } }');
     expect(q.status).toBe(200);
     expect(q.body.data.projects.map((p: any) => p.id)).toContain('ro-proj');
     const mutations = [
@@ -137,14 +134,14 @@ describe('a read-only key', () => {
       `mutation { updateSession(projectId: "ro-proj", id: "${SID}", input: { userTitle: "x" }) { id } }`,
     ];
     for (const m of mutations) {
-      const r = await gql(ro, m);
+      const r = await app.gql(ro, m);
       expect(r.status).toBe(403);
       expect(r.body.data ?? null).toBeNull();
       expect(r.body.errors).toEqual([
         expect.objectContaining({ message: 'This key is read-only', extensions: expect.objectContaining({ code: 'FORBIDDEN' }) }),
       ]);
     }
-    const still = await gql(u.token, '{ projects { id } apiKeys { name revokedAt } }');
+    const still = await app.gql(u.token, '{ projects { id } apiKeys { name revokedAt } }');
     expect(still.body.data.projects.map((p: any) => p.id)).toContain('ro-proj');
     expect(still.body.data.apiKeys.find((k: any) => k.name === 'test').revokedAt).toBeNull();
   });

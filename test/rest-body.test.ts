@@ -1,13 +1,12 @@
 import http from 'node:http';
 import zlib from 'node:zlib';
-import { startTestApp, type TestApp, type TestUser } from './support/app';
+import { SID, startTestApp, type TestApp, type TestUser } from './support/app';
 
 let app: TestApp;
 let small: TestApp;
 let a: TestUser;
 let s: TestUser;
 
-const SID = (n: number) => `0e6a2d7c-1111-4222-8333-${String(n).padStart(12, '0')}`;
 const url = (p: string, id: string) => `/api/v1/projects/${p}/sessions/${id}`;
 const MiB = 1024 * 1024;
 

@@ -1,12 +1,11 @@
 import jwt from 'jsonwebtoken';
-import { startTestApp, type TestApp, type TestUser } from './support/app';
+import { SID, startTestApp, type TestApp, type TestUser } from './support/app';
 
 let app: TestApp;
 let a: TestUser;
 let b: TestUser;
 
 const SECRET = 'test-secret-that-is-long-enough';
-const SID = (n: number) => `0e6a2d7c-1111-4222-8333-${String(n).padStart(12, '0')}`;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const KEY_FIELDS = ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'revokedAt', 'scopes', 'teamId', 'userId'];
 const UNAUTH = { success: false, error: 'Invalid session token' };

@@ -1,10 +1,9 @@
-import { startTestApp, type TestApp, type TestUser } from './support/app';
+import { SID, startTestApp, type TestApp, type TestUser } from './support/app';
 
 let app: TestApp;
 let a: TestUser;
 let b: TestUser;
 
-const SID = (n: number) => `0e6a2d7c-1111-4222-8333-${String(n).padStart(12, '0')}`;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const PROJECT_KEYS = [
   'color',
@@ -27,9 +26,6 @@ beforeAll(async () => {
   b = await app.createUser('b');
 });
 afterAll(() => app.close());
-
-const put = (u: TestUser, p: string, s: string, body: Record<string, unknown> = { name: 's', markdown: '# m' }) =>
-  app.request('PUT', `/api/v1/projects/${p}/sessions/${s}`, { token: u.token, body });
 
 describe('POST /api/v1/projects', () => {
   test('creates with defaults and returns the full project', async () => {
@@ -116,7 +112,7 @@ describe('GET /api/v1/projects', () => {
     await app.request('POST', '/api/v1/projects', { token: u.token, body: { id: 'l-old', name: 'old' } });
     await app.request('POST', '/api/v1/projects', { token: u.token, body: { id: 'l-mid', name: 'mid' } });
     await new Promise((r) => setTimeout(r, 5));
-    await put(u, 'l-old', SID(1), { name: 's', markdown: 'héllo' });
+    await app.put(u, 'l-old', SID(1), { name: 's', markdown: 'héllo' });
     const r = await app.request('GET', '/api/v1/projects', { token: u.token });
     expect(r.status).toBe(200);
     expect(r.body.data.total).toBe(2);
@@ -187,8 +183,8 @@ describe('GET/PATCH/DELETE /api/v1/projects/{id}', () => {
 
   test('DELETE: other → 403 (kept), own → 200 with deletedProject, cascades sessions and content', async () => {
     await app.request('POST', '/api/v1/projects', { token: a.token, body: { id: 'del-me', name: 'D', color: 'cyan' } });
-    await put(a, 'del-me', SID(1), { name: 's1', markdown: 'abc', rawData: 'raw' });
-    await put(a, 'del-me', SID(2), { name: 's2', markdown: 'de' });
+    await app.put(a, 'del-me', SID(1), { name: 's1', markdown: 'abc', rawData: 'raw' });
+    await app.put(a, 'del-me', SID(2), { name: 's2', markdown: 'de' });
     const forb = await app.request('DELETE', '/api/v1/projects/del-me', { token: b.token });
     expect(forb).toMatchObject({ status: 403, body: { success: false, error: 'Insufficient permissions' } });
     expect((await app.request('GET', '/api/v1/projects/del-me/sessions', { token: a.token })).body.data.total).toBe(2);
@@ -209,7 +205,7 @@ describe('GET/PATCH/DELETE /api/v1/projects/{id}', () => {
     const [l] = await pool.query("SELECT COUNT(*) AS n FROM session_labels WHERE projectId = 'del-me'");
     expect([Number(s.n), Number(c.n), Number(l.n)]).toEqual([0, 0, 0]);
     // The id is free again and can be re-created, empty.
-    await put(a, 'del-me', SID(1));
+    await app.put(a, 'del-me', SID(1));
     expect((await app.request('GET', '/api/v1/projects/del-me/sessions', { token: a.token })).body.data.total).toBe(1);
   });
 

@@ -1,10 +1,9 @@
-import { startTestApp, type TestApp, type TestUser } from './support/app';
+import { SID, startTestApp, type TestApp, type TestUser } from './support/app';
 
 let app: TestApp;
 let a: TestUser;
 let b: TestUser;
 
-const SID = (n: number) => `0e6a2d7c-1111-4222-8333-${String(n).padStart(12, '0')}`;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ETAG = /^W\/"[0-9a-f]+"$/;
 const SESSION_KEYS = [
@@ -35,13 +34,11 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 const url = (p: string, s: string) => `/api/v1/projects/${p}/sessions/${s}`;
-const put = (u: TestUser, p: string, s: string, body: unknown = { name: 's', markdown: '# m' }, headers?: Record<string, string>) =>
-  app.request('PUT', url(p, s), { token: u.token, body, headers });
 const get = (u: TestUser, p: string, s: string, headers?: Record<string, string>) => app.request('GET', url(p, s), { token: u.token, headers });
 
 describe('PUT upsert', () => {
   test('201 on create then 200 on update, body and ETag header', async () => {
-    const c = await put(a, 'up', SID(1), { name: 'first', markdown: 'one' });
+    const c = await app.put(a, 'up', SID(1), { name: 'first', markdown: 'one' });
     expect(c.status).toBe(201);
     expect(c.body.success).toBe(true);
     expect(Object.keys(c.body.data).sort()).toEqual(['createdAt', 'etag', 'projectId', 'sessionId', 'updatedAt']);
@@ -50,7 +47,7 @@ describe('PUT upsert', () => {
     expect(c.body.data.etag).toMatch(ETAG);
     expect(c.headers.etag).toBe(c.body.data.etag);
     await sleep(5);
-    const u = await put(a, 'up', SID(1), { name: 'first', markdown: 'two' });
+    const u = await app.put(a, 'up', SID(1), { name: 'first', markdown: 'two' });
     expect(u.status).toBe(200);
     expect(u.body.data.createdAt).toBe(c.body.data.createdAt);
     expect(u.body.data.etag).not.toBe(c.body.data.etag);
@@ -60,15 +57,15 @@ describe('PUT upsert', () => {
 
   test('identical re-PUT → 200, same etag, same updatedAt', async () => {
     const body = { name: 'same', markdown: 'x', rawData: 'r', startedAt: '2024-01-15T10:30:00.000Z', metadata: { tags: ['t'] } };
-    const first = await put(a, 'up', SID(2), body);
+    const first = await app.put(a, 'up', SID(2), body);
     await sleep(5);
-    const again = await put(a, 'up', SID(2), body);
+    const again = await app.put(a, 'up', SID(2), body);
     expect(again.status).toBe(200);
     expect(again.body.data.etag).toBe(first.body.data.etag);
     expect(again.body.data.updatedAt).toBe(first.body.data.updatedAt);
     // Without startedAt/endedAt: kept from the stored values, still a no-op.
     const { startedAt: _s, ...noDates } = body;
-    const third = await put(a, 'up', SID(2), noDates);
+    const third = await app.put(a, 'up', SID(2), noDates);
     expect(third.body.data).toEqual(first.body.data);
   });
 
@@ -81,7 +78,7 @@ describe('PUT upsert', () => {
       endedAt: '2024-01-02T00:00:00.000Z',
       metadata: { clientName: 'c' },
     };
-    const e0 = (await put(a, 'up', SID(3), base)).body.data.etag;
+    const e0 = (await app.put(a, 'up', SID(3), base)).body.data.etag;
     const variants = [
       { ...base, name: 'n2' },
       { ...base, rawData: 'r2' },
@@ -92,29 +89,36 @@ describe('PUT upsert', () => {
     ];
     const seen = new Set([e0]);
     for (const v of variants) {
-      const e = (await put(a, 'up', SID(3), v)).body.data.etag;
+      const e = (await app.put(a, 'up', SID(3), v)).body.data.etag;
       expect(seen.has(e)).toBe(false);
       seen.add(e);
     }
   });
 
   test('If-Match mismatch → 412, match → 200; If-None-Match: * on existing → 412, on new → 201', async () => {
-    const c = await put(a, 'up', SID(4));
-    const bad = await put(a, 'up', SID(4), { name: 's', markdown: 'changed' }, { 'If-Match': 'W/"0000"' });
+    const c = await app.put(a, 'up', SID(4));
+    const bad = await app.put(a, 'up', SID(4), { name: 's', markdown: 'changed' }, { 'If-Match': 'W/"0000"' });
     expect(bad).toMatchObject({ status: 412, body: { success: false, error: 'Precondition failed' } });
     expect((await get(a, 'up', SID(4))).body.data.session.markdownContent).toBe('# m');
-    const good = await put(a, 'up', SID(4), { name: 's', markdown: 'changed' }, { 'If-Match': c.body.data.etag });
+    const good = await app.put(a, 'up', SID(4), { name: 's', markdown: 'changed' }, { 'If-Match': c.body.data.etag });
     expect(good.status).toBe(200);
-    const inm = await put(a, 'up', SID(4), { name: 's', markdown: 'again' }, { 'If-None-Match': '*' });
+    const inm = await app.put(a, 'up', SID(4), { name: 's', markdown: 'again' }, { 'If-None-Match': '*' });
     expect(inm).toMatchObject({ status: 412, body: { success: false, error: 'Precondition failed' } });
-    const fresh = await put(a, 'up', SID(5), { name: 's', markdown: 'new' }, { 'If-None-Match': '*' });
+    const fresh = await app.put(a, 'up', SID(5), { name: 's', markdown: 'new' }, { 'If-None-Match': '*' });
     expect(fresh.status).toBe(201);
-    const ifMatchNew = await put(a, 'up', SID(6), { name: 's', markdown: 'new' }, { 'If-Match': '"x"' });
+    const ifMatchNew = await app.put(a, 'up', SID(6), { name: 's', markdown: 'new' }, { 'If-Match': '"x"' });
     expect(ifMatchNew.status).toBe(412);
   });
 
   test('projectName used on create only; unknown top-level fields ignored; path wins', async () => {
-    const c = await put(a, 'named-proj', SID(1), { name: 's', markdown: 'm', projectName: 'Nice Name', projectId: 'other', clientState: { x: 1 }, id: SID(9) });
+    const c = await app.put(a, 'named-proj', SID(1), {
+      name: 's',
+      markdown: 'm',
+      projectName: 'Nice Name',
+      projectId: 'other',
+      clientState: { x: 1 },
+      id: SID(9),
+    });
     expect(c.status).toBe(201);
     expect(c.body.data).toMatchObject({ projectId: 'named-proj', sessionId: SID(1) });
     expect((await app.request('GET', '/api/v1/projects/named-proj', { token: a.token })).body.data.project).toMatchObject({
@@ -122,32 +126,32 @@ describe('PUT upsert', () => {
       icon: 'Code2',
       color: 'blue',
     });
-    await put(a, 'named-proj', SID(2), { name: 's', markdown: 'm', projectName: 'Other Name' });
+    await app.put(a, 'named-proj', SID(2), { name: 's', markdown: 'm', projectName: 'Other Name' });
     expect((await app.request('GET', '/api/v1/projects/named-proj', { token: a.token })).body.data.project.name).toBe('Nice Name');
     expect((await app.request('GET', '/api/v1/projects/other', { token: a.token })).status).toBe(404);
-    await put(a, 'no-name-proj', SID(1));
+    await app.put(a, 'no-name-proj', SID(1));
     expect((await app.request('GET', '/api/v1/projects/no-name-proj', { token: a.token })).body.data.project.name).toBe('no-name-proj');
   });
 
   test('startedAt/endedAt default to upload time on create and are kept on update', async () => {
-    const c = await put(a, 'dates', SID(1));
+    const c = await app.put(a, 'dates', SID(1));
     const s1 = (await get(a, 'dates', SID(1))).body.data.session;
     expect(s1.startedAt).toBe(c.body.data.createdAt);
     expect(s1.endedAt).toBe(c.body.data.createdAt);
     await sleep(5);
-    await put(a, 'dates', SID(1), { name: 's', markdown: 'changed' });
+    await app.put(a, 'dates', SID(1), { name: 's', markdown: 'changed' });
     const s2 = (await get(a, 'dates', SID(1))).body.data.session;
     expect(s2.startedAt).toBe(s1.startedAt);
     expect(s2.endedAt).toBe(s1.endedAt);
     expect(s2.updatedAt > s1.updatedAt).toBe(true);
-    await put(a, 'dates', SID(1), { name: 's', markdown: 'changed', startedAt: '2020-05-05T05:05:05.555Z', endedAt: '2020-05-05T06:00:00Z' });
+    await app.put(a, 'dates', SID(1), { name: 's', markdown: 'changed', startedAt: '2020-05-05T05:05:05.555Z', endedAt: '2020-05-05T06:00:00Z' });
     const s3 = (await get(a, 'dates', SID(1))).body.data.session;
     expect(s3.startedAt).toBe('2020-05-05T05:05:05.555Z');
     expect(s3.endedAt).toBe('2020-05-05T06:00:00.000Z');
   });
 
   test('metadata: documented fields null/[] when absent; extra string keys kept', async () => {
-    await put(a, 'meta', SID(1), { name: 's', markdown: 'm' });
+    await app.put(a, 'meta', SID(1), { name: 's', markdown: 'm' });
     expect((await get(a, 'meta', SID(1))).body.data.session.metadata).toEqual({
       clientName: null,
       clientVersion: null,
@@ -169,7 +173,7 @@ describe('PUT upsert', () => {
       title: 'T',
       summary: 'S',
     };
-    await put(a, 'meta', SID(2), { name: 's', markdown: 'm', metadata: meta });
+    await app.put(a, 'meta', SID(2), { name: 's', markdown: 'm', metadata: meta });
     expect((await get(a, 'meta', SID(2))).body.data.session.metadata).toEqual(meta);
     const list = await app.request('GET', '/api/v1/projects/meta/sessions', { token: a.token });
     expect(list.body.data.sessions.find((s: any) => s.id === SID(2)).metadata).toEqual(meta);
@@ -177,17 +181,17 @@ describe('PUT upsert', () => {
 
   test('metadata limits: 32 extra keys ok, 33 → 400; non-string → 400; >1 KiB → 400', async () => {
     const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, 'v']));
-    expect((await put(a, 'meta', SID(3), { name: 's', markdown: 'm', metadata: keys(32) })).status).toBe(201);
-    const over = await put(a, 'meta', SID(4), { name: 's', markdown: 'm', metadata: keys(33) });
+    expect((await app.put(a, 'meta', SID(3), { name: 's', markdown: 'm', metadata: keys(32) })).status).toBe(201);
+    const over = await app.put(a, 'meta', SID(4), { name: 's', markdown: 'm', metadata: keys(33) });
     expect(over.status).toBe(400);
     expect(over.body.success).toBe(false);
     for (const bad of [{ x: 1 }, { x: { y: 'z' } }, { x: ['a'] }, { x: true }, { x: 'é'.repeat(513) }]) {
-      const r = await put(a, 'meta', SID(4), { name: 's', markdown: 'm', metadata: bad });
+      const r = await app.put(a, 'meta', SID(4), { name: 's', markdown: 'm', metadata: bad });
       expect(r.status).toBe(400);
     }
-    expect((await put(a, 'meta', SID(4), { name: 's', markdown: 'm', metadata: { x: 'y'.repeat(1024) } })).status).toBe(201);
-    expect((await put(a, 'meta', SID(5), { name: 's', markdown: 'm', metadata: { tags: 'notarray' } })).status).toBe(400);
-    expect((await put(a, 'meta', SID(5), { name: 's', markdown: 'm', metadata: 'str' })).status).toBe(400);
+    expect((await app.put(a, 'meta', SID(4), { name: 's', markdown: 'm', metadata: { x: 'y'.repeat(1024) } })).status).toBe(201);
+    expect((await app.put(a, 'meta', SID(5), { name: 's', markdown: 'm', metadata: { tags: 'notarray' } })).status).toBe(400);
+    expect((await app.put(a, 'meta', SID(5), { name: 's', markdown: 'm', metadata: 'str' })).status).toBe(400);
     expect((await get(a, 'meta', SID(5))).status).toBe(404);
   });
 
@@ -199,7 +203,7 @@ describe('PUT upsert', () => {
       rawData: '\u0000',
       metadata: { tags: ['t\u0000x'], clientName: 'c\u0000', PROTO: 'y', title: 'x\u0000y' },
     }).replace('"PROTO"', '"__proto__"');
-    expect((await put(a, 'nul', U, raw, { 'Content-Type': 'application/json' })).status).toBe(201);
+    expect((await app.put(a, 'nul', U, raw, { 'Content-Type': 'application/json' })).status).toBe(201);
     const g = await get(a, 'nul', U);
     const s = g.body.data.session;
     expect(s).toMatchObject({ name: 'a\u0000b', markdownContent: 'm\u0000', markdownSize: 2, rawDataSize: 1 });
@@ -217,14 +221,14 @@ describe('PUT upsert', () => {
 
   test('documented metadata fields: wrong type or over 255 characters → 400', async () => {
     for (const metadata of [{ clientName: 5 }, { clientName: 'x'.repeat(256) }, { deviceId: ['a'] }, { llmModels: [1] }, { gitBranches: ['x'.repeat(256)] }]) {
-      const r = await put(a, 'meta-doc', SID(1), { name: 's', markdown: 'm', metadata });
+      const r = await app.put(a, 'meta-doc', SID(1), { name: 's', markdown: 'm', metadata });
       expect([metadata, r.status]).toEqual([metadata, 400]);
     }
     expect((await app.request('GET', '/api/v1/projects/meta-doc', { token: a.token })).status).toBe(404);
   });
 
   test('session id: non-UUID → 400 on PUT, 404 on reads and deletes; upper case accepted, stored lower-case', async () => {
-    const r = await put(a, 'ids', 'not-a-uuid');
+    const r = await app.put(a, 'ids', 'not-a-uuid');
     expect(r.status).toBe(400);
     expect(r.body.success).toBe(false);
     for (const [m, suffix] of [
@@ -238,47 +242,50 @@ describe('PUT upsert', () => {
     }
     expect((await app.request('HEAD', url('ids', 'not-a-uuid'), { token: a.token })).status).toBe(404);
     const upper = 'ABCDEF01-2345-4678-89AB-CDEF01234567';
-    const c = await put(a, 'ids', upper);
+    const c = await app.put(a, 'ids', upper);
     expect(c.status).toBe(201);
     expect(c.body.data.sessionId).toBe(upper.toLowerCase());
     expect((await get(a, 'ids', upper)).body.data.session.id).toBe(upper.toLowerCase());
     expect((await get(a, 'ids', upper.toLowerCase())).status).toBe(200);
-    expect((await put(a, 'ids', upper.toLowerCase())).status).toBe(200);
+    expect((await app.put(a, 'ids', upper.toLowerCase())).status).toBe(200);
     const list = await app.request('GET', '/api/v1/projects/ids/sessions', { token: a.token });
     expect(list.body.data.sessions.map((s: any) => s.id)).toEqual([upper.toLowerCase()]);
   });
 
   test('bad project id → 400 on PUT, 404 on reads', async () => {
-    expect((await put(a, '-bad', SID(1))).status).toBe(400);
+    expect((await app.put(a, '-bad', SID(1))).status).toBe(400);
     expect((await get(a, '-bad', SID(1))).status).toBe(404);
     expect((await app.request('GET', '/api/v1/projects/-bad/sessions', { token: a.token })).status).toBe(404);
     expect((await app.request('GET', '/api/v1/projects/-bad/sessions/sizes', { token: a.token })).status).toBe(404);
   });
 
   test('name: 1–255 code points (emoji count 1), missing → 400 Missing required field: name', async () => {
-    expect((await put(a, 'names', SID(1), { name: '😀'.repeat(255), markdown: 'm' })).status).toBe(201);
+    expect((await app.put(a, 'names', SID(1), { name: '😀'.repeat(255), markdown: 'm' })).status).toBe(201);
     expect((await get(a, 'names', SID(1))).body.data.session.name).toBe('😀'.repeat(255));
-    expect((await put(a, 'names', SID(2), { name: 'x'.repeat(256), markdown: 'm' })).status).toBe(400);
-    expect((await put(a, 'names', SID(2), { name: '', markdown: 'm' })).status).toBe(400);
-    expect((await put(a, 'names', SID(2), { name: 5, markdown: 'm' })).status).toBe(400);
-    expect(await put(a, 'names', SID(2), { markdown: 'm' })).toMatchObject({ status: 400, body: { success: false, error: 'Missing required field: name' } });
+    expect((await app.put(a, 'names', SID(2), { name: 'x'.repeat(256), markdown: 'm' })).status).toBe(400);
+    expect((await app.put(a, 'names', SID(2), { name: '', markdown: 'm' })).status).toBe(400);
+    expect((await app.put(a, 'names', SID(2), { name: 5, markdown: 'm' })).status).toBe(400);
+    expect(await app.put(a, 'names', SID(2), { markdown: 'm' })).toMatchObject({
+      status: 400,
+      body: { success: false, error: 'Missing required field: name' },
+    });
   });
 
   test('markdown: empty → 400, missing → 400, non-string → 400; rawData non-string → 400', async () => {
-    expect((await put(a, 'md', SID(1), { name: 's', markdown: '' })).status).toBe(400);
-    expect((await put(a, 'md', SID(1), { name: 's' })).status).toBe(400);
-    expect((await put(a, 'md', SID(1), { name: 's', markdown: 7 })).status).toBe(400);
-    expect((await put(a, 'md', SID(1), { name: 's', markdown: 'm', rawData: { a: 1 } })).status).toBe(400);
-    expect((await put(a, 'md', SID(1), { name: 's', markdown: 'm', startedAt: 'yesterday' })).status).toBe(400);
+    expect((await app.put(a, 'md', SID(1), { name: 's', markdown: '' })).status).toBe(400);
+    expect((await app.put(a, 'md', SID(1), { name: 's' })).status).toBe(400);
+    expect((await app.put(a, 'md', SID(1), { name: 's', markdown: 7 })).status).toBe(400);
+    expect((await app.put(a, 'md', SID(1), { name: 's', markdown: 'm', rawData: { a: 1 } })).status).toBe(400);
+    expect((await app.put(a, 'md', SID(1), { name: 's', markdown: 'm', startedAt: 'yesterday' })).status).toBe(400);
     expect((await app.request('GET', '/api/v1/projects/md', { token: a.token })).status).toBe(404);
   });
 
   test("another user's project → 403, nothing written", async () => {
-    await put(a, 'owned', SID(1), { name: 'mine', markdown: 'orig' });
-    const r = await put(b, 'owned', SID(1), { name: 'theirs', markdown: 'evil' });
+    await app.put(a, 'owned', SID(1), { name: 'mine', markdown: 'orig' });
+    const r = await app.put(b, 'owned', SID(1), { name: 'theirs', markdown: 'evil' });
     // Teams: the 403 of an upload into another account's project says how to fix it.
     expect(r).toMatchObject({ status: 403, body: { success: false, error: expect.stringMatching(/^Project owned belongs to another account\. /) } });
-    expect((await put(b, 'owned', SID(2))).status).toBe(403);
+    expect((await app.put(b, 'owned', SID(2))).status).toBe(403);
     const s = (await get(a, 'owned', SID(1))).body.data.session;
     expect(s).toMatchObject({ name: 'mine', markdownContent: 'orig' });
     expect((await app.request('GET', '/api/v1/projects/owned/sessions', { token: a.token })).body.data.total).toBe(1);
@@ -290,7 +297,7 @@ describe('GET session', () => {
   const md = '# Title\n\nhéllo 😀 世界\n';
   beforeAll(async () => {
     await app.request('POST', '/api/v1/projects', { token: a.token, body: { id: 'rd', name: 'Read', icon: 'Brain', color: 'emerald' } });
-    const r = await put(a, 'rd', SID(1), { name: 'read me', markdown: md, rawData: '{"raw":true}', metadata: { tags: ['x'] } });
+    const r = await app.put(a, 'rd', SID(1), { name: 'read me', markdown: md, rawData: '{"raw":true}', metadata: { tags: ['x'] } });
     etag = r.body.data.etag;
   });
 
@@ -392,7 +399,7 @@ describe('GET session', () => {
     expect(r.headers['content-type']).toBe('application/octet-stream');
     expect(r.text).toBe('{"raw":true}');
     expect(r.headers.etag).toBe(etag);
-    await put(a, 'rd', SID(2), { name: 'noraw', markdown: 'm' });
+    await app.put(a, 'rd', SID(2), { name: 'noraw', markdown: 'm' });
     const e = await app.request('GET', url('rd', SID(2)) + '/raw', { token: a.token });
     expect(e.status).toBe(200);
     expect(e.raw.length).toBe(0);
@@ -401,7 +408,7 @@ describe('GET session', () => {
   });
 
   test('session under a different project → 404; unknown session → 404 Session not found', async () => {
-    await put(a, 'rd-other', SID(7));
+    await app.put(a, 'rd-other', SID(7));
     expect(await get(a, 'rd', SID(7))).toMatchObject({ status: 404, body: { success: false, error: 'Session not found' } });
     expect(await get(a, 'rd', SID(8))).toMatchObject({ status: 404, body: { error: 'Session not found' } });
     expect(await get(a, 'zz', SID(8))).toMatchObject({ status: 404, body: { error: 'Project not found' } });
@@ -414,12 +421,12 @@ describe('lists', () => {
   const ids: string[] = [];
   beforeAll(async () => {
     for (let i = 1; i <= 7; i++) {
-      await put(a, P, SID(i), { name: `s${i}`, markdown: 'x'.repeat(i), rawData: 'raw' });
+      await app.put(a, P, SID(i), { name: `s${i}`, markdown: 'x'.repeat(i), rawData: 'raw' });
       ids.push(SID(i));
       await sleep(3);
     }
     // Touch s2: now the most recently updated.
-    await put(a, P, SID(2), { name: 's2', markdown: 'yy' });
+    await app.put(a, P, SID(2), { name: 's2', markdown: 'yy' });
   });
   const expectedOrder = () => [SID(2), SID(7), SID(6), SID(5), SID(4), SID(3), SID(1)];
 
@@ -482,7 +489,7 @@ describe('lists', () => {
     const p = 'manyp';
     const values: unknown[] = [];
     const now = new Date();
-    await put(u, p, SID(0));
+    await app.put(u, p, SID(0));
     for (let i = 1; i <= 204; i++) {
       values.push(p, SID(i), u.id, `s${i}`, 1, 0, 'W/"x"', 'd'.repeat(64), now, new Date(now.getTime() - i), now, now, '{}');
     }
@@ -530,7 +537,7 @@ describe('lists', () => {
     const u = await app.createUser('recent');
     const order: string[] = [];
     for (let i = 1; i <= 7; i++) {
-      await put(u, i % 2 ? 'rp1' : 'rp2', SID(i));
+      await app.put(u, i % 2 ? 'rp1' : 'rp2', SID(i));
       order.unshift(SID(i));
       await sleep(3);
     }
@@ -565,7 +572,7 @@ describe('lists', () => {
 
 describe('PATCH and DELETE session', () => {
   test('PATCH name, tags, userTitle: updatedAt and etag change; response has session', async () => {
-    const c = await put(a, 'pt', SID(1), { name: 'orig', markdown: 'm', metadata: { tags: ['a'], llmModels: ['x'] } });
+    const c = await app.put(a, 'pt', SID(1), { name: 'orig', markdown: 'm', metadata: { tags: ['a'], llmModels: ['x'] } });
     await sleep(3);
     const r = await app.request('PATCH', url('pt', SID(1)), { token: a.token, body: { name: 'new', tags: ['b', 'c'], userTitle: 'My title' } });
     expect(r.status).toBe(200);
@@ -583,12 +590,12 @@ describe('PATCH and DELETE session', () => {
     expect(t.body.data.session.etag).not.toBe(s.etag);
     // A re-PUT keeps userTitle (not part of upload).
     await app.request('PATCH', url('pt', SID(1)), { token: a.token, body: { userTitle: 'kept' } });
-    await put(a, 'pt', SID(1), { name: 'new', markdown: 'm2' });
+    await app.put(a, 'pt', SID(1), { name: 'new', markdown: 'm2' });
     expect((await get(a, 'pt', SID(1))).body.data.session.userTitle).toBe('kept');
   });
 
   test('PATCH errors: empty → 400, bad types → 400, unknown → 404, other user → 403', async () => {
-    await put(a, 'pt', SID(2));
+    await app.put(a, 'pt', SID(2));
     expect((await app.request('PATCH', url('pt', SID(2)), { token: a.token, body: {} })).status).toBe(400);
     expect((await app.request('PATCH', url('pt', SID(2)), { token: a.token, body: { name: '' } })).status).toBe(400);
     expect((await app.request('PATCH', url('pt', SID(2)), { token: a.token, body: { tags: 'x' } })).status).toBe(400);
@@ -602,8 +609,8 @@ describe('PATCH and DELETE session', () => {
   });
 
   test('DELETE → {success:true, data:{success:true}}, then 404', async () => {
-    await put(a, 'dl', SID(1), { name: 's', markdown: 'm', rawData: 'r', metadata: { tags: ['t'] } });
-    await put(a, 'dl', SID(2));
+    await app.put(a, 'dl', SID(1), { name: 's', markdown: 'm', rawData: 'r', metadata: { tags: ['t'] } });
+    await app.put(a, 'dl', SID(2));
     expect(await app.request('DELETE', url('dl', SID(1)), { token: b.token })).toMatchObject({
       status: 403,
       body: { success: false, error: 'Insufficient permissions' },

@@ -4,7 +4,7 @@ import type { Sql } from '../src/data/sql';
 import { createOffload, type Offload } from '../src/offload';
 import type { Ctx } from '../src/services/context';
 import { createLoaders, SCAN_BUDGET_BYTES } from '../src/graphql/loaders';
-import { startTestApp, type TestApp, type TestUser } from './support/app';
+import { SID, startTestApp, type TestApp, type TestUser } from './support/app';
 
 /*
  * The paged read of a session by exchange (docs/rest.md): how a transcript is
@@ -164,7 +164,6 @@ test('one GraphQL operation may make the service split at most 64 MiB of markdow
 let app: TestApp;
 let a: TestUser;
 let b: TestUser;
-const SID = (n: number) => `7a1c0b2e-3333-4444-8555-${String(n).padStart(12, '0')}`;
 const url = (p: string, s: string, q = '') => `/api/v1/projects/${p}/sessions/${s}/exchanges${q}`;
 
 /** ~5 MB of fixed text: 1,600 exchanges and one of ~700 KB in the middle. */
@@ -194,8 +193,6 @@ beforeAll(async () => {
   );
 }, 120_000);
 afterAll(() => app?.close());
-
-const gql = (u: TestUser, query: string, variables?: unknown) => app.request('POST', '/api/v1/graphql', { token: u.token, body: { query, variables } });
 
 describe('REST GET …/sessions/{id}/exchanges', () => {
   test('a page with content: exchanges, their markdown byte-exact, the version', async () => {
@@ -288,13 +285,13 @@ describe('GraphQL Session.exchanges', () => {
   const Q = `query($id: ID!, $p: ID, $o: Int, $l: Int) { session(id: $id, projectId: $p) { etag exchanges(offset: $o, limit: $l) { total offset nextOffset exchanges { number title start size continuation markdown } } } }`;
 
   test('the same pages as REST', async () => {
-    const r = await gql(a, Q, { id: SID(1), p: 'xp', o: 0, l: 20 });
+    const r = await app.gql(a, Q, { id: SID(1), p: 'xp', o: 0, l: 20 });
     expect(r.status).toBe(200);
     expect(r.body.errors).toBeUndefined();
     const page = r.body.data.session.exchanges;
     const rest = await app.request('GET', url('xp', SID(1)), { token: a.token });
     expect(page).toEqual({ total: 4, offset: 0, nextOffset: null, exchanges: rest.body.data.exchanges });
-    const toc = await gql(
+    const toc = await app.gql(
       a,
       `{ session(id: "${SID(2)}", projectId: "xp") { exchanges(offset: 1, limit: 200) { total nextOffset exchanges { number title } } } }`,
     );
@@ -304,7 +301,7 @@ describe('GraphQL Session.exchanges', () => {
   });
 
   test('with markdown, a page of a large session stops before 1 MiB', async () => {
-    const r = await gql(a, Q, { id: SID(2), p: 'xp', o: 790, l: 200 });
+    const r = await app.gql(a, Q, { id: SID(2), p: 'xp', o: 790, l: 200 });
     const page = r.body.data.session.exchanges;
     const bytes = page.exchanges.reduce((n: number, e: any) => n + Buffer.byteLength(e.markdown), 0);
     expect(bytes).toBeLessThanOrEqual(PAGE_CONTENT_BYTES);
@@ -313,14 +310,14 @@ describe('GraphQL Session.exchanges', () => {
   });
 
   test('bounds and ownership', async () => {
-    const over = await gql(a, Q, { id: SID(1), p: 'xp', o: 0, l: 201 });
+    const over = await app.gql(a, Q, { id: SID(1), p: 'xp', o: 0, l: 201 });
     expect(over.status).toBe(400);
     expect(over.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
-    const neg = await gql(a, Q, { id: SID(1), p: 'xp', o: -1, l: 5 });
+    const neg = await app.gql(a, Q, { id: SID(1), p: 'xp', o: -1, l: 5 });
     expect(neg.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
-    const theirs = await gql(a, Q, { id: SID(3), p: 'xq' });
+    const theirs = await app.gql(a, Q, { id: SID(3), p: 'xq' });
     expect(theirs.body.errors[0].extensions.code).toBe('FORBIDDEN');
-    const unknown = await gql(a, Q, { id: SID(9), p: 'xp' });
+    const unknown = await app.gql(a, Q, { id: SID(9), p: 'xp' });
     expect(unknown.body.errors[0].extensions.code).toBe('NOT_FOUND');
   });
 });

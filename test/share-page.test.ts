@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, newRecordedPage, seriousAxeViolations, step, type Recorded } from './support/chromium';
-import { startTestApp, type TestApp, type TestResponse } from './support/app';
+import { SID, startTestApp, type TestApp, type TestResponse } from './support/app';
 import { createUser } from '../src/services/users';
 import { operatorCtx } from '../src/services/context';
 
@@ -15,7 +15,6 @@ import { operatorCtx } from '../src/services/context';
 
 const PASSWORD = 'a long enough passphrase';
 const P = 'share-page';
-const SID = (n: number) => `5a9e0000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const HIDDEN_MARK = 'HIDDEN-EXCHANGE-MARKER-k3v';
 const HOSTILE_TITLE = `</script><script>window.__pwned='title'</script><!-- <img src=x onerror="window.__pwned='title-img'">`;
 

@@ -4,7 +4,7 @@
  * values, the SHARES switch, the refusal of unmasked secrets), with GraphQL's error codes; the
  * lists cost a fixed number of statements however many sessions and links they hold.
  */
-import { startTestApp, type TestApp, type TestUser } from './support/app';
+import { SID, startTestApp, type TestApp, type TestUser } from './support/app';
 import { countOn } from './support/statements';
 
 let app: TestApp;
@@ -12,7 +12,6 @@ let a: TestUser;
 let b: TestUser;
 let statements = 0;
 let counting = false;
-const SID = (n: number) => `5a7e9000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const HIDDEN_MARK = 'GQL-HIDDEN-EXCHANGE-k3v';
 const SECRET = `ghp_${'Z9y8X7w6V5'.repeat(3)}abcdef`;
 
@@ -30,8 +29,6 @@ const upload = (u: TestUser, p: string, s: string, markdown = transcript(), on: 
     token: u.token,
     body: { name: `Login fix ${s.slice(-2)}`, markdown },
   });
-const gql = (token: string, query: string, variables?: unknown, on: TestApp = app) =>
-  on.request('POST', '/api/v1/graphql', { token, body: { query, variables } });
 const tokenOf = (url: string) => url.slice(url.lastIndexOf('/s/') + 3);
 const read = (url: string) => app.request('GET', `/api/v1/share/${tokenOf(url)}`);
 
@@ -60,7 +57,7 @@ afterAll(() => app?.close());
 describe('making, listing, changing and revoking a link', () => {
   test('createShare: the link as REST gives it; hidden exchanges absent from the link and the answer', async () => {
     expect((await upload(a, 'gsh-make', SID(1))).status).toBe(201);
-    const r = await gql(a.token, CREATE, {
+    const r = await app.gql(a.token, CREATE, {
       p: 'gsh-make',
       s: SID(1),
       i: { hiddenExchanges: [3], expiresInDays: 7, audience: 'PUBLIC' },
@@ -88,11 +85,11 @@ describe('making, listing, changing and revoking a link', () => {
     expect(rest.body.data.shares.map((x: { url: string }) => x.url)).toEqual([s.url]);
 
     // Defaults: public, 30 days, nothing hidden.
-    const plain = (await gql(a.token, CREATE, { p: 'gsh-make', s: SID(1) })).body.data.createShare;
+    const plain = (await app.gql(a.token, CREATE, { p: 'gsh-make', s: SID(1) })).body.data.createShare;
     expect(plain).toMatchObject({ audience: 'PUBLIC', hiddenExchanges: [] });
     expect(Math.abs(Date.parse(plain.expiresAt) - Date.now() - 30 * 86_400_000)).toBeLessThan(60_000);
     const signedIn = (
-      await gql(a.token, CREATE, {
+      await app.gql(a.token, CREATE, {
         p: 'gsh-make',
         s: SID(1),
         i: { audience: 'SIGNED_IN' },
@@ -105,7 +102,7 @@ describe('making, listing, changing and revoking a link', () => {
   test('Session.shares and Query.shares: the caller’s links with their session and views; nobody else’s', async () => {
     await upload(a, 'gsh-list', SID(2));
     const made = (
-      await gql(a.token, CREATE, {
+      await app.gql(a.token, CREATE, {
         p: 'gsh-list',
         s: SID(2),
         i: { hiddenExchanges: [1] },
@@ -113,7 +110,7 @@ describe('making, listing, changing and revoking a link', () => {
     ).body.data.createShare;
     await read(made.url);
     await read(made.url);
-    const r = await gql(
+    const r = await app.gql(
       a.token,
       `query($s: ID!) { session(id: $s, projectId: "gsh-list") { id shares { id url views hiddenExchanges session { id name } } }
         shares { id sessionId views session { id project { id } } } }`,
@@ -135,31 +132,31 @@ describe('making, listing, changing and revoking a link', () => {
       views: 2,
       session: { id: SID(2), project: { id: 'gsh-list' } },
     });
-    const other = await gql(b.token, '{ shares { id } }');
+    const other = await app.gql(b.token, '{ shares { id } }');
     expect(other.body).toEqual({ data: { shares: [] } });
   });
 
   test('updateShare: hide and show, refresh after a new upload, new expiry', async () => {
     await upload(a, 'gsh-upd', SID(3));
     const s = (
-      await gql(a.token, CREATE, {
+      await app.gql(a.token, CREATE, {
         p: 'gsh-upd',
         s: SID(3),
         i: { hiddenExchanges: [3] },
       })
     ).body.data.createShare;
-    const shown = await gql(a.token, UPDATE, {
+    const shown = await app.gql(a.token, UPDATE, {
       id: s.id,
       i: { hiddenExchanges: [] },
     });
     expect(shown.body.data.updateShare.hiddenExchanges).toEqual([]);
     expect((await read(s.url)).text).toContain(HIDDEN_MARK);
-    await gql(a.token, UPDATE, { id: s.id, i: { hiddenExchanges: [3] } });
+    await app.gql(a.token, UPDATE, { id: s.id, i: { hiddenExchanges: [3] } });
     expect((await read(s.url)).text).not.toContain(HIDDEN_MARK);
 
     expect((await upload(a, 'gsh-upd', SID(3), transcript('_**User**_\n\nA LATER QUESTION\n'))).status).toBe(200);
     expect((await read(s.url)).text).not.toContain('A LATER QUESTION');
-    const refreshed = await gql(a.token, UPDATE, {
+    const refreshed = await app.gql(a.token, UPDATE, {
       id: s.id,
       i: { refresh: true, expiresInDays: 90 },
     });
@@ -176,14 +173,14 @@ describe('making, listing, changing and revoking a link', () => {
 
   test('deleteShare: true, and the link answers 404 from the next request; it leaves the lists', async () => {
     await upload(a, 'gsh-del', SID(4));
-    const s = (await gql(a.token, CREATE, { p: 'gsh-del', s: SID(4) })).body.data.createShare;
+    const s = (await app.gql(a.token, CREATE, { p: 'gsh-del', s: SID(4) })).body.data.createShare;
     expect((await read(s.url)).status).toBe(200);
-    expect((await gql(b.token, DELETE, { id: s.id })).body.errors[0].extensions.code).toBe('NOT_FOUND');
+    expect((await app.gql(b.token, DELETE, { id: s.id })).body.errors[0].extensions.code).toBe('NOT_FOUND');
     expect((await read(s.url)).status).toBe(200);
-    const r = await gql(a.token, DELETE, { id: s.id });
+    const r = await app.gql(a.token, DELETE, { id: s.id });
     expect(r.body).toEqual({ data: { deleteShare: true } });
     expect((await read(s.url)).status).toBe(404);
-    const lists = await gql(a.token, `{ session(id: "${SID(4)}", projectId: "gsh-del") { shares { id } } shares { id } }`);
+    const lists = await app.gql(a.token, `{ session(id: "${SID(4)}", projectId: "gsh-del") { shares { id } } shares { id } }`);
     expect(lists.body.data.session.shares).toEqual([]);
     expect(lists.body.data.shares.map((x: { id: string }) => x.id)).not.toContain(s.id);
   });
@@ -193,7 +190,7 @@ describe('the service’s rules, with GraphQL’s error codes', () => {
   test('expiry values, hidden numbers: VALIDATION_ERROR with the REST message; nothing is made', async () => {
     await upload(a, 'gsh-bad', SID(5));
     for (const days of [0, 2, 365, -1]) {
-      const r = await gql(a.token, CREATE, {
+      const r = await app.gql(a.token, CREATE, {
         p: 'gsh-bad',
         s: SID(5),
         i: { expiresInDays: days },
@@ -201,14 +198,14 @@ describe('the service’s rules, with GraphQL’s error codes', () => {
       expect(codeOf(r)).toBe('VALIDATION_ERROR');
       expect(r.body.errors[0].message).toBe('expiresInDays must be 1, 7, 30 or 90');
     }
-    const never = await gql(a.token, CREATE, {
+    const never = await app.gql(a.token, CREATE, {
       p: 'gsh-bad',
       s: SID(5),
       i: { expiresInDays: null },
     });
     expect(codeOf(never)).toBe('VALIDATION_ERROR');
     expect(never.body.errors[0].message).toMatch(/never expire are turned off/);
-    const beyond = await gql(a.token, CREATE, {
+    const beyond = await app.gql(a.token, CREATE, {
       p: 'gsh-bad',
       s: SID(5),
       i: { hiddenExchanges: [9] },
@@ -216,7 +213,7 @@ describe('the service’s rules, with GraphQL’s error codes', () => {
     expect(beyond.body.errors[0].message).toMatch(/no exchange 9 \(it has 4\)/);
     expect(
       codeOf(
-        await gql(a.token, CREATE, {
+        await app.gql(a.token, CREATE, {
           p: 'gsh-bad',
           s: SID(5),
           i: { hiddenExchanges: [0] },
@@ -225,41 +222,41 @@ describe('the service’s rules, with GraphQL’s error codes', () => {
     ).toBe('VALIDATION_ERROR');
     expect(
       codeOf(
-        await gql(a.token, CREATE, {
+        await app.gql(a.token, CREATE, {
           p: 'gsh-bad',
           s: SID(5),
           i: { audience: 'EVERYONE' },
         }),
       ),
     ).toBe('VALIDATION_ERROR');
-    expect((await gql(a.token, `{ session(id: "${SID(5)}", projectId: "gsh-bad") { shares { id } } }`)).body.data.session.shares).toEqual([]);
+    expect((await app.gql(a.token, `{ session(id: "${SID(5)}", projectId: "gsh-bad") { shares { id } } }`)).body.data.session.shares).toEqual([]);
   });
 
   test("another user's session → FORBIDDEN, unknown → NOT_FOUND; another user's link cannot be changed; a read-only key cannot share", async () => {
     await upload(a, 'gsh-own', SID(6));
-    expect(codeOf(await gql(b.token, CREATE, { p: 'gsh-own', s: SID(6) }))).toBe('FORBIDDEN');
-    expect(codeOf(await gql(a.token, CREATE, { p: 'gsh-own', s: SID(99) }))).toBe('NOT_FOUND');
-    const s = (await gql(a.token, CREATE, { p: 'gsh-own', s: SID(6) })).body.data.createShare;
-    const stolen = await gql(b.token, UPDATE, {
+    expect(codeOf(await app.gql(b.token, CREATE, { p: 'gsh-own', s: SID(6) }))).toBe('FORBIDDEN');
+    expect(codeOf(await app.gql(a.token, CREATE, { p: 'gsh-own', s: SID(99) }))).toBe('NOT_FOUND');
+    const s = (await app.gql(a.token, CREATE, { p: 'gsh-own', s: SID(6) })).body.data.createShare;
+    const stolen = await app.gql(b.token, UPDATE, {
       id: s.id,
       i: { hiddenExchanges: [] },
     });
     expect(codeOf(stolen)).toBe('NOT_FOUND');
     expect(stolen.body.errors[0].message).toBe('Share link not found');
-    expect(codeOf(await gql(a.token, UPDATE, { id: 'not-a-uuid', i: { refresh: true } }))).toBe('NOT_FOUND');
-    expect(codeOf(await gql(a.token, UPDATE, { id: s.id, i: { expiresInDays: 3 } }))).toBe('VALIDATION_ERROR');
+    expect(codeOf(await app.gql(a.token, UPDATE, { id: 'not-a-uuid', i: { refresh: true } }))).toBe('NOT_FOUND');
+    expect(codeOf(await app.gql(a.token, UPDATE, { id: s.id, i: { expiresInDays: 3 } }))).toBe('VALIDATION_ERROR');
     const key = await app.request('POST', '/api/v1/keys', {
       token: a.token,
       body: { name: 'agent', scopes: ['read'] },
     });
-    const ro = await gql(key.body.data.token, CREATE, {
+    const ro = await app.gql(key.body.data.token, CREATE, {
       p: 'gsh-own',
       s: SID(6),
     });
     expect(ro.status).toBe(403);
     expect(codeOf(ro)).toBe('FORBIDDEN');
     // The read-only key still reads the links.
-    expect((await gql(key.body.data.token, '{ shares { id } }')).body.data.shares.map((x: { id: string }) => x.id)).toContain(s.id);
+    expect((await app.gql(key.body.data.token, '{ shares { id } }')).body.data.shares.map((x: { id: string }) => x.id)).toContain(s.id);
   });
 
   describe('switches', () => {
@@ -279,17 +276,17 @@ describe('the service’s rules, with GraphQL’s error codes', () => {
         },
       });
       expect((await upload(a, 'gsh-secret', SID(7), transcript(`_**User**_\n\nmy token is ${SECRET}\n`), other)).status).toBe(201);
-      const r = await gql(a.token, CREATE, { p: 'gsh-secret', s: SID(7) }, other);
+      const r = await other.gql(a.token, CREATE, { p: 'gsh-secret', s: SID(7) });
       expect(codeOf(r)).toBe('CONFLICT');
       expect(r.body.errors[0].message).toMatch(/^Session holds unmasked secrets \(.*github-token.*\)/);
       expect(r.body.errors[0].extensions.rules).toContain('github-token');
       expect(r.text).not.toContain(SECRET);
-      expect((await gql(a.token, '{ shares { projectId } }', undefined, other)).body.data.shares.map((x: { projectId: string }) => x.projectId)).not.toContain(
+      expect((await other.gql(a.token, '{ shares { projectId } }')).body.data.shares.map((x: { projectId: string }) => x.projectId)).not.toContain(
         'gsh-secret',
       );
 
       await upload(a, 'gsh-never', SID(8), transcript(), other);
-      const never = await gql(a.token, CREATE, { p: 'gsh-never', s: SID(8), i: { expiresInDays: null } }, other);
+      const never = await other.gql(a.token, CREATE, { p: 'gsh-never', s: SID(8), i: { expiresInDays: null } });
       expect(never.body.errors).toBeUndefined();
       expect(never.body.data.createShare.expiresAt).toBeNull();
     });
@@ -300,7 +297,7 @@ describe('the service’s rules, with GraphQL’s error codes', () => {
         db: app.db,
         env: { SHARES: 'off', WORKERS_ENABLED: 'false' },
       });
-      const off = await gql(a.token, CREATE, { p: 'gsh-sw', s: SID(9) }, other);
+      const off = await other.gql(a.token, CREATE, { p: 'gsh-sw', s: SID(9) });
       expect(codeOf(off)).toBe('FORBIDDEN');
       expect(off.body.errors[0].message).toBe('Share links are turned off on this server');
       await other.close();
@@ -308,8 +305,8 @@ describe('the service’s rules, with GraphQL’s error codes', () => {
         db: app.db,
         env: { SHARES: 'signed-in', WORKERS_ENABLED: 'false' },
       });
-      expect(codeOf(await gql(a.token, CREATE, { p: 'gsh-sw', s: SID(9), i: { audience: 'PUBLIC' } }, other))).toBe('VALIDATION_ERROR');
-      expect((await gql(a.token, CREATE, { p: 'gsh-sw', s: SID(9) }, other)).body.data.createShare.audience).toBe('SIGNED_IN');
+      expect(codeOf(await other.gql(a.token, CREATE, { p: 'gsh-sw', s: SID(9), i: { audience: 'PUBLIC' } }))).toBe('VALIDATION_ERROR');
+      expect((await other.gql(a.token, CREATE, { p: 'gsh-sw', s: SID(9) })).body.data.createShare.audience).toBe('SIGNED_IN');
     });
   });
 });
@@ -317,11 +314,11 @@ describe('the service’s rules, with GraphQL’s error codes', () => {
 describe('batching', () => {
   async function measure(u: TestUser, query: string): Promise<{ n: number; data: any }> {
     // Warm-up: the first request of a key also records lastUsedAt (once per minute).
-    await gql(u.token, '{ apiKeys { id } }');
+    await app.gql(u.token, '{ apiKeys { id } }');
     await new Promise((r) => setTimeout(r, 50));
     statements = 0;
     counting = true;
-    const r = await gql(u.token, query);
+    const r = await app.gql(u.token, query);
     counting = false;
     expect(r.body.errors).toBeUndefined();
     return { n: statements, data: r.body.data };

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { setUserDisabled } from '../src/services/users';
 import { operatorCtx } from '../src/services/context';
-import { startTestApp, type TestApp, type TestResponse, type TestUser } from './support/app';
+import { SID, startTestApp, type TestApp, type TestResponse, type TestUser } from './support/app';
 
 /*
  * Share links: snapshots, hidden exchanges never copied, expiry, audience and the SHARES switch,
@@ -13,7 +13,6 @@ import { startTestApp, type TestApp, type TestResponse, type TestUser } from './
 let app: TestApp;
 let a: TestUser;
 let b: TestUser;
-const SID = (n: number) => `5a7e0000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const HIDDEN_MARK = 'HIDDEN-EXCHANGE-MARKER-q7z';
 const SECRET = `ghp_${'A1b2C3d4E5'.repeat(3)}abcdef`;
 

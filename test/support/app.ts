@@ -38,17 +38,31 @@ export interface TestUser {
   keyId: string;
 }
 
+/** Who sends a request: a token, a user (their token), or nobody. */
+export type Caller = string | { token: string } | null;
+
+/** The n-th session id of a test (a fixed UUID v4, so failures name the same ids every run). */
+export const SID = (n: number) => `0e6a2d7c-1111-4222-8333-${String(n).padStart(12, '0')}`;
+
 export interface TestApp {
   url: string;
   deps: Deps;
   db: TestDatabase;
   request(method: string, urlPath: string, opts?: RequestOptions): Promise<TestResponse>;
+  /** POST /api/v1/graphql with { query, variables, ...extra }. */
+  gql(caller: Caller, query: string, variables?: unknown, extra?: Record<string, unknown>): Promise<TestResponse>;
+  /** PUT a session (default body: a minimal one); the response, whatever it is. */
+  put(caller: Caller, projectId: string, sessionId: string, body?: unknown, headers?: Record<string, string>): Promise<TestResponse>;
+  /** PUT a session that must be stored (200 or 201). */
+  upload(caller: Caller, projectId: string, sessionId: string, body: Record<string, unknown>): Promise<TestResponse>;
   createUser(name?: string): Promise<TestUser>;
   newKey(user: { id: string }, name?: string, expiresInDays?: number): Promise<{ token: string; keyId: string }>;
   close(): Promise<void>;
 }
 
 let userSeq = 0;
+
+const tokenOf = (caller: Caller) => (caller === null || typeof caller === 'string' ? caller : caller.token);
 
 /** Sends one HTTP request with node:http (no global fetch: exact control over headers and bytes). */
 export function rawRequest(baseUrl: string, method: string, urlPath: string, opts: RequestOptions = {}): Promise<TestResponse> {
@@ -135,11 +149,21 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
     const { key, token } = await createApiKey(operatorCtx(deps.db, { jwtSecret: config.jwtSecret }), { name, expiresInDays }, user.id);
     return { token, keyId: key.id };
   };
+  const request = (method: string, urlPath: string, opts?: RequestOptions) => rawRequest(url, method, urlPath, opts);
+  const put: TestApp['put'] = (caller, projectId, sessionId, body = { name: 's', markdown: '# m' }, headers) =>
+    request('PUT', `/api/v1/projects/${projectId}/sessions/${sessionId}`, { token: tokenOf(caller), body, headers });
   return {
     url,
     deps,
     db,
-    request: (method, urlPath, opts) => rawRequest(url, method, urlPath, opts),
+    request,
+    gql: (caller, query, variables, extra = {}) => request('POST', '/api/v1/graphql', { token: tokenOf(caller), body: { query, variables, ...extra } }),
+    put,
+    async upload(caller, projectId, sessionId, body) {
+      const r = await put(caller, projectId, sessionId, body);
+      expect([200, 201]).toContain(r.status);
+      return r;
+    },
     async createUser(name?: string) {
       const email = `${name ?? 'user'}-${process.pid}-${++userSeq}-${Date.now()}@example.test`;
       const u = await createUser(operatorCtx(deps.db), email, name);
