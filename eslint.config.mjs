@@ -11,7 +11,7 @@ import tseslint from 'typescript-eslint';
 const typescript = tseslint.config(
   {
     files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'web/**/*.{ts,tsx,mts}'],
-    ignores: ['src/generated/**', 'web/src/gql/**'],
+    ignores: ['src/generated/**', 'web/src/gql/**', 'web/src/openapi/**'],
     extends: [...tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },

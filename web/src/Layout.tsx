@@ -1,6 +1,5 @@
 import { NavLink, Outlet, useNavigate } from 'react-router';
-import { ENDPOINTS } from './api/endpoints';
-import { api } from './api/http';
+import { rest } from './api/rest';
 import { useSession } from './session';
 
 /** The frame of signed-in pages: navigation (Projects, Search, API keys, …) and Sign out. */
@@ -8,7 +7,7 @@ export function Layout() {
   const { user, signedOut } = useSession();
   const navigate = useNavigate();
   const signOut = async () => {
-    await api('POST', ENDPOINTS.signOut);
+    await rest.post('/auth/sign-out');
     signedOut();
     void navigate('/sign-in');
   };

@@ -1,13 +1,8 @@
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
-import { ENDPOINTS } from './api/endpoints';
-import { api, SESSION_LOST, setCsrfToken } from './api/http';
+import { SESSION_LOST, setCsrfToken } from './api/http';
+import { rest, type Schema } from './api/rest';
 
-export interface User {
-  id: string;
-  email: string;
-  name: string;
-  role: 'admin' | 'member';
-}
+export type User = Schema<'User'>;
 
 interface SessionState {
   /** undefined while loading, null when signed out. */
@@ -37,7 +32,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     // (Sign in instead of Create the first account) would stay up until a reload.
     for (let attempt = 0; ; attempt++) {
       const retry = attempt < 8;
-      const r = await api<{ user: User; csrfToken: string }>('GET', ENDPOINTS.session);
+      const r = await rest.get('/auth/session');
       if (r.ok && r.data) {
         setCsrfToken(r.data.csrfToken);
         setNeedsSetup(false);
@@ -49,7 +44,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         continue;
       }
       setCsrfToken(null);
-      const setup = await api<{ needsSetup: boolean; signupEnabled?: boolean }>('GET', ENDPOINTS.setup);
+      const setup = await rest.get('/auth/setup');
       if (retry && !setup.ok && transient(setup.status)) {
         await pause(attempt);
         continue;

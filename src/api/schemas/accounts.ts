@@ -59,6 +59,13 @@ export const SetupState = z
 
 export const NewAccountBody = z.object({ email: z.string(), name: z.string().nullable().optional(), password: Password }).openapi('NewAccount');
 
+export const SignUpBody = NewAccountBody.extend({
+  invitationToken: z
+    .string()
+    .optional()
+    .openapi({ description: 'An open team invitation: the account joins its team (and may be created with sign-up disabled).' }),
+}).openapi('SignUp');
+
 const RevokeCredentials = z.boolean().nullable().optional().openapi({
   description: 'Also revoke every API key and device token of the user (and what was created with them). Absent or null: true; false keeps them.',
   default: true,

@@ -66,7 +66,7 @@ export function accountOperations(registry: OpenAPIRegistry): void {
     summary: 'Create a member account and sign it in',
     description:
       'Only with `SIGNUP_ENABLED=true`, else 403 `Sign-up is disabled` — unless the body carries `invitationToken`, an open team invitation: then the account is created (for the invitation’s email when it names one, else 403) and joins the team. An email in use → 409. Each well-formed attempt counts against the address’s `SIGN_UPS_PER_HOUR` (10) → 429.',
-    body: A.NewAccountBody,
+    body: A.SignUpBody,
     responses: { 201: { description: 'Created and signed in.', schema: envelope(A.SignedIn), headers: ['Set-Cookie'] } },
     errors: [403, 409, 429],
   });

@@ -1,7 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
-import { ENDPOINTS } from '../api/endpoints';
-import { api } from '../api/http';
+import { formText, rest } from '../api/rest';
 import { useSession } from '../session';
 import { ConfirmDialog, Field, FormError, RevokeCredentialsField } from './ui';
 
@@ -24,7 +23,9 @@ export function AccountPage() {
       return;
     }
     const revokeCredentials = form.get('revokeCredentials') === 'on';
-    const r = await api('POST', ENDPOINTS.password, { currentPassword: form.get('currentPassword'), newPassword: form.get('newPassword'), revokeCredentials });
+    const r = await rest.post('/auth/password', {
+      body: { currentPassword: formText(form, 'currentPassword'), newPassword: formText(form, 'newPassword'), revokeCredentials },
+    });
     if (r.ok) {
       formEl.reset();
       setDone(
@@ -37,7 +38,7 @@ export function AccountPage() {
 
   const signOutEverywhere = async () => {
     setConfirming(false);
-    const r = await api('POST', ENDPOINTS.signOutEverywhere);
+    const r = await rest.post('/auth/sign-out-everywhere');
     if (!r.ok) {
       setError(r.error ?? 'Signing out failed');
       return;

@@ -1,12 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { ENDPOINTS } from '../api/endpoints';
-import { api } from '../api/http';
+import { rest, type Schema } from '../api/rest';
 import { UploadTargetField, useTeams } from './UploadTarget';
 
-interface DeviceCode {
-  code: string;
-  expiresAt: string;
-}
+type DeviceCode = Schema<'DeviceCode'>;
 
 /** `ABC123` → `ABC-123` (the dash is cosmetic; the service compares case-insensitively). */
 export function displayCode(code: string): string {
@@ -30,7 +26,7 @@ export function CliLoginPage() {
     const mine = ++latest.current;
     setError(null);
     setCode(null);
-    const r = await api<DeviceCode>('POST', ENDPOINTS.deviceCodes, team ? { teamId: team } : {});
+    const r = await rest.post('/device-codes', { body: team ? { teamId: team } : {} });
     if (mine !== latest.current) return;
     if (r.ok && r.data) setCode(r.data);
     else setError(r.error ?? 'No code could be issued');

@@ -1,10 +1,9 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import { ENDPOINTS } from '../api/endpoints';
 import { gql } from '../api/graphql';
-import { api } from '../api/http';
+import { formText, rest, type Data } from '../api/rest';
 import { graphql } from '../gql';
-import { useSession, type User } from '../session';
+import { useSession } from '../session';
 import { errorText, FormError, NewAccountFields } from './ui';
 
 /*
@@ -24,12 +23,7 @@ const JoinTeamDocument = graphql(`
   }
 `);
 
-interface Invitation {
-  team: { id: string; name: string };
-  role: 'admin' | 'member' | 'viewer';
-  email: string | null;
-  expiresAt: string;
-}
+type Invitation = Data<'post', '/invitations/lookup'>;
 
 export function JoinPage() {
   const { user, signedOut } = useSession();
@@ -47,7 +41,7 @@ export function JoinPage() {
   useEffect(() => {
     if (!token) return;
     let live = true;
-    void api<Invitation>('POST', ENDPOINTS.invitationLookup, { token }).then((r) => {
+    void rest.post('/invitations/lookup', { body: { token } }).then((r) => {
       if (!live) return;
       if (r.ok && r.data) setInvitation(r.data);
       else setLookupError(r.error ?? 'The invitation could not be read');
@@ -70,7 +64,7 @@ export function JoinPage() {
     }
   };
   const signOut = async () => {
-    await api('POST', ENDPOINTS.signOut);
+    await rest.post('/auth/sign-out');
     signedOut();
   };
 
@@ -161,11 +155,8 @@ function NewAccountForJoin({ token, email, onJoined }: { token: string; email: s
     const form = new FormData(e.currentTarget);
     setBusy(true);
     setError(null);
-    const r = await api<{ user: User }>('POST', ENDPOINTS.signUp, {
-      email: email ?? form.get('email'),
-      name: form.get('name'),
-      password: form.get('password'),
-      invitationToken: token,
+    const r = await rest.post('/auth/sign-up', {
+      body: { email: email ?? formText(form, 'email'), name: formText(form, 'name'), password: formText(form, 'password'), invitationToken: token },
     });
     if (r.ok) {
       onJoined();

@@ -1,7 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import { ENDPOINTS } from '../api/endpoints';
-import { api } from '../api/http';
+import { formText, rest } from '../api/rest';
 import { Field, FormError, RevokeCredentialsField } from './ui';
 
 /** `/reset-password?token=…`: the one-time link printed by `users reset-password` (valid 1 hour). */
@@ -17,7 +16,7 @@ export function ResetPasswordPage() {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
     const revokeCredentials = form.get('revokeCredentials') === 'on';
-    const r = await api('POST', ENDPOINTS.resetPassword, { token, password: form.get('password'), revokeCredentials });
+    const r = await rest.post('/auth/reset-password', { body: { token, password: formText(form, 'password'), revokeCredentials } });
     if (r.ok) setDone(true);
     else setError(r.error ?? 'The password could not be set');
   };

@@ -1,8 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Navigate, useSearchParams } from 'react-router';
-import { ENDPOINTS } from '../api/endpoints';
-import { api } from '../api/http';
-import { useSession, type User } from '../session';
+import { formText, rest } from '../api/rest';
+import { useSession } from '../session';
 import { Field, FormError, NewAccountFields } from './ui';
 
 /** `/sign-in`: the sign-in form, or "Create the first account" while no account exists. */
@@ -50,7 +49,7 @@ function SignInForm() {
     const form = new FormData(e.currentTarget);
     setBusy(true);
     setError(null);
-    const r = await api<{ user: User }>('POST', ENDPOINTS.signIn, { email: form.get('email'), password: form.get('password') });
+    const r = await rest.post('/auth/sign-in', { body: { email: formText(form, 'email'), password: formText(form, 'password') } });
     // The session (and its CSRF token) is read back before any page calls the API.
     if (r.ok) await refresh();
     else setError(r.error ?? 'Sign-in failed');
@@ -80,11 +79,8 @@ function NewAccount({ first }: { first: boolean }) {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
     setBusy(true);
-    const r = await api<{ user: User }>('POST', first ? ENDPOINTS.setup : ENDPOINTS.signUp, {
-      email: form.get('email'),
-      name: form.get('name'),
-      password: form.get('password'),
-    });
+    const account = { email: formText(form, 'email'), name: formText(form, 'name'), password: formText(form, 'password') };
+    const r = first ? await rest.post('/auth/setup', { body: account }) : await rest.post('/auth/sign-up', { body: account });
     if (r.ok) await refresh();
     else setError(r.error ?? 'The account could not be created');
     setBusy(false);

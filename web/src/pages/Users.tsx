@@ -1,17 +1,9 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { ENDPOINTS } from '../api/endpoints';
-import { api } from '../api/http';
+import { formText, rest, type Schema } from '../api/rest';
 import { useSession } from '../session';
 import { ConfirmDialog, Field, FormError, when } from './ui';
 
-interface AdminUser {
-  id: string;
-  email: string;
-  name: string;
-  role: 'admin' | 'member';
-  createdAt?: string;
-  disabledAt?: string | null;
-}
+type AdminUser = Schema<'AdminUser'>;
 
 /** `/settings/users` (admins): create, reset a password (one-time link), disable. */
 export function UsersPage() {
@@ -22,7 +14,7 @@ export function UsersPage() {
   const [disabling, setDisabling] = useState<AdminUser | null>(null);
 
   const load = useCallback(async () => {
-    const r = await api<{ users: AdminUser[] }>('GET', ENDPOINTS.users);
+    const r = await rest.get('/users');
     if (r.ok && r.data) setUsers(r.data.users);
     else setError(r.error ?? 'Users could not be listed');
   }, []);
@@ -44,10 +36,8 @@ export function UsersPage() {
     const formEl = e.currentTarget;
     const form = new FormData(formEl);
     setError(null);
-    const r = await api<{ link?: string }>('POST', ENDPOINTS.users, {
-      email: form.get('email'),
-      name: form.get('name'),
-      role: form.get('admin') ? 'admin' : 'member',
+    const r = await rest.post('/users', {
+      body: { email: formText(form, 'email'), name: formText(form, 'name'), role: form.get('admin') ? 'admin' : 'member' },
     });
     if (!r.ok) return setError(r.error ?? 'The user could not be created');
     setLink(r.data?.link ?? null);
@@ -55,14 +45,15 @@ export function UsersPage() {
     await load();
   };
   const reset = async (u: AdminUser) => {
-    const r = await api<{ link: string }>('POST', `${ENDPOINTS.users}/${encodeURIComponent(u.id)}/reset-password`, {});
+    const r = await rest.post('/users/{userId}/reset-password', { params: { userId: u.id } });
     if (r.ok) setLink(r.data?.link ?? null);
     else setError(r.error ?? 'No reset link could be made');
   };
   const setDisabled = async (u: AdminUser, disabled: boolean) => {
     setDisabling(null);
     setError(null);
-    const r = await api('POST', `${ENDPOINTS.users}/${encodeURIComponent(u.id)}/${disabled ? 'disable' : 'enable'}`, {});
+    const params = { userId: u.id };
+    const r = disabled ? await rest.post('/users/{userId}/disable', { params }) : await rest.post('/users/{userId}/enable', { params });
     if (!r.ok) setError(r.error ?? 'The user could not be changed');
     await load();
   };
