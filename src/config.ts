@@ -92,6 +92,24 @@ export interface Config {
   shareReadsPerMinute: number;
   /** The key that signs share link tokens (derived from JWT_SECRET unless SHARE_LINK_SECRET is set). */
   shareLinkSecret: string;
+  /** Where content (markdown, raw data, session data) is written: database rows (`db`) or S3 objects (`s3`). */
+  contentStore: 'db' | 's3';
+  /** The object store; required with `contentStore: 's3'`, optional with `db` (reads and `content migrate` of objects already there). */
+  s3: S3Config | null;
+}
+
+/** An S3-compatible bucket holding content objects. */
+export interface S3Config {
+  /** null: the AWS endpoint of the region. */
+  endpoint: string | null;
+  bucket: string;
+  region: string;
+  /** null (both): the SDK's own credential chain (instance role, web identity). */
+  accessKeyId: string | null;
+  secretAccessKey: string | null;
+  forcePathStyle: boolean;
+  /** `when_required`: no CRC32 on requests and responses unless an operation demands it (stores that reject the SDK's default). */
+  checksums: 'when_supported' | 'when_required';
 }
 
 export class ConfigError extends Error {
@@ -209,6 +227,17 @@ const schema = z.object({
   SHARES_ALLOW_NEVER: z.enum(['true', 'false'], { error: 'SHARES_ALLOW_NEVER must be true or false' }).default('false'),
   SHARE_READS_PER_MINUTE: positiveInt('SHARE_READS_PER_MINUTE').default(120),
   SHARE_LINK_SECRET: z.string().min(32, 'SHARE_LINK_SECRET must be at least 32 characters').optional(),
+  CONTENT_STORE: z.enum(['db', 's3'], { error: 'CONTENT_STORE must be db or s3' }).default('db'),
+  S3_ENDPOINT: urlOf('S3_ENDPOINT', ['http:', 'https:']).optional(),
+  S3_BUCKET: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'S3_BUCKET must be a bucket name (3-63 lower-case letters, digits, dots or hyphens)')
+    .optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_ACCESS_KEY_ID: z.string().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
+  S3_FORCE_PATH_STYLE: z.enum(['true', 'false'], { error: 'S3_FORCE_PATH_STYLE must be true or false' }).default('false'),
+  S3_CHECKSUMS: z.enum(['when_supported', 'when_required'], { error: 'S3_CHECKSUMS must be when_supported or when_required' }).default('when_supported'),
 });
 
 const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
@@ -282,6 +311,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'UPLOAD_BYTES_IN_FLIGHT must be at least three times MAX_BODY_BYTES (one user holds at most half of it, and one upload may be MAX_BODY_BYTES)',
     );
   }
+  if (given.CONTENT_STORE === 's3' && !given.S3_BUCKET) problems.push('CONTENT_STORE=s3 needs S3_BUCKET (an existing bucket)');
+  const s3Given = ['S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE', 'S3_CHECKSUMS'].filter(
+    (k) => given[k] !== undefined,
+  );
+  if (!given.S3_BUCKET && s3Given.length && given.CONTENT_STORE !== 's3')
+    problems.push(`${s3Given.join(', ')} ${s3Given.length === 1 ? 'needs' : 'need'} S3_BUCKET`);
+  if (Boolean(given.S3_ACCESS_KEY_ID) !== Boolean(given.S3_SECRET_ACCESS_KEY)) {
+    problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together (or leave both unset for the SDK credential chain)');
+  }
   if (!parsed.success || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
   const databaseName = databaseNameOf(e.DATABASE_URL);
@@ -340,6 +378,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sharesAllowNever: e.SHARES_ALLOW_NEVER === 'true',
     shareReadsPerMinute: e.SHARE_READS_PER_MINUTE,
     shareLinkSecret: e.SHARE_LINK_SECRET ?? shareKeyOf(e.JWT_SECRET ?? localJwtSecret(dataDir)),
+    contentStore: e.CONTENT_STORE,
+    s3: e.S3_BUCKET
+      ? Object.freeze({
+          endpoint: e.S3_ENDPOINT ?? null,
+          bucket: e.S3_BUCKET,
+          region: e.S3_REGION,
+          accessKeyId: e.S3_ACCESS_KEY_ID ?? null,
+          secretAccessKey: e.S3_SECRET_ACCESS_KEY ?? null,
+          forcePathStyle: e.S3_FORCE_PATH_STYLE === 'true',
+          checksums: e.S3_CHECKSUMS,
+        })
+      : null,
   });
 }
 

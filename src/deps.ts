@@ -1,5 +1,7 @@
 import type { Config } from './config';
 import { createDb, dbOptionsOf } from './db/client';
+import { openContentStore } from './data/content-store';
+import { startSweeper } from './data/content-store/sweep';
 import type { Logger } from './logger';
 import { createOffload, inlineOffload } from './offload';
 import { createSearch, type Search } from './search';
@@ -18,6 +20,8 @@ export function createDeps(config: Config, logger: Logger, options: { warmReads?
       ? inlineOffload
       : createOffload({ threads: config.offloadThreads, onError: (err) => logger.error({ err, msg: 'offload thread failed' }) });
   const search = createSearch({ config, db, logger, offload });
+  let content: Awaited<ReturnType<typeof openContentStore>> | null = null;
+  let sweeper: ReturnType<typeof startSweeper> | null = null;
   return {
     config,
     db,
@@ -25,12 +29,19 @@ export function createDeps(config: Config, logger: Logger, options: { warmReads?
     search,
     offload,
     async start() {
+      // First: a missing bucket is a start-up error before anything else runs.
+      content = await openContentStore(config);
+      if (content.objects && config.workersEnabled) {
+        sweeper = startSweeper(db.writes, content, (err) => logger.error({ err, msg: 'content sweep failed' }));
+      }
       await search.start();
     },
     async close() {
+      await sweeper?.stop().catch(() => undefined);
       await search.stop().catch(() => undefined);
       await offload.close().catch(() => undefined);
       await db.close();
+      content?.close();
     },
   };
 }

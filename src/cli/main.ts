@@ -15,6 +15,8 @@ import { parseOnConflict } from '../services/imports';
 import { addMember, allTeams, createTeam, teamNameOf } from '../services/teams';
 import { operatorCtx } from '../services/context';
 import { isTeamRole, TEAM_ROLES } from '../domain/teams';
+import { openContentStore } from '../data/content-store';
+import { migrateFromCli, sweepFromCli } from './content';
 
 /**
  * Admin CLI. Errors: one line on stderr and a non-zero exit.
@@ -31,11 +33,13 @@ import { isTeamRole, TEAM_ROLES } from '../domain/teams';
  *   teams create --name N --admin-email E                     (prints the team id)
  *   teams add-member --team ID --email E --role admin|member|viewer
  *   teams list                                                  (one team per line, id first)
+ *   content migrate --to s3|db                                  (moves stored content; resumable: run again)
+ *   content sweep [--grace-minutes M]                           (deletes objects no row names, unreferenced for the grace period)
  */
 class UsageError extends Error {}
 
 const USAGE =
-  'usage: cli users create --email E [--name N] [--admin] [--password-stdin] | users reset-password --email E | keys create --email E [--name N] [--expires-in-days D] [--read-only | --scopes read|read,write] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID] | redact rescan [--dry-run] | export --email E [--team ID] [--project ID]... --out FILE | import FILE --email E [--team ID] [--on-conflict skip|overwrite|newer] | import-remote --from URL --token T --email E [--project ID]... | teams create --name N --admin-email E | teams add-member --team ID --email E --role admin|member|viewer | teams list';
+  'usage: cli users create --email E [--name N] [--admin] [--password-stdin] | users reset-password --email E | keys create --email E [--name N] [--expires-in-days D] [--read-only | --scopes read|read,write] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID] | redact rescan [--dry-run] | export --email E [--team ID] [--project ID]... --out FILE | import FILE --email E [--team ID] [--on-conflict skip|overwrite|newer] | import-remote --from URL --token T --email E [--project ID]... | teams create --name N --admin-email E | teams add-member --team ID --email E --role admin|member|viewer | teams list | content migrate --to s3|db | content sweep [--grace-minutes M]';
 
 /** Options that take no value. */
 const SWITCHES = new Set(['admin', 'password-stdin', 'read-only']);
@@ -121,6 +125,10 @@ async function runArchive(command: 'export' | 'import' | 'import-remote', argv: 
   const config = loadConfig();
   await migrate(config.databaseUrl);
   const db = createDb(config.databaseUrl);
+  const content = await openContentStore(config).catch(async (err: unknown) => {
+    await db.close();
+    throw err;
+  });
   try {
     const user = await findUserByEmail(operatorCtx(db, config), email);
     if (!user) throw new UsageError(`no user with email ${email}`);
@@ -142,6 +150,7 @@ async function runArchive(command: 'export' | 'import' | 'import-remote', argv: 
     }
   } finally {
     await db.close();
+    content.close();
   }
 }
 
@@ -160,6 +169,8 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
     'teams create',
     'teams add-member',
     'teams list',
+    'content migrate',
+    'content sweep',
   ];
   if (!group || !command || !known.includes(`${group} ${command}`)) {
     throw new UsageError(group ? `unknown command: ${[group, command].filter(Boolean).join(' ')}. ${USAGE}` : USAGE);
@@ -176,6 +187,8 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
     'teams create': ['name', 'admin-email'],
     'teams add-member': ['team', 'email', 'role'],
     'teams list': [],
+    'content migrate': ['to'],
+    'content sweep': ['grace-minutes'],
   };
   // Boolean flags take no value.
   const dryRun = rest.includes('--dry-run');
@@ -189,6 +202,10 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
   const db = createDb(config.databaseUrl);
   // The admin CLI acts as the operator: every rule of the services applies to it as such.
   const operator = operatorCtx(db, config);
+  const content = await openContentStore(config).catch(async (err: unknown) => {
+    await db.close();
+    throw err;
+  });
   try {
     const userByEmail = async (email: string) => {
       const u = await findUserByEmail(operator, email);
@@ -297,9 +314,23 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
         await rescanFromCli(config, db, dryRun, out);
         return;
       }
+      case 'content migrate': {
+        const to = need(flags, 'to');
+        if (positional.length || (to !== 's3' && to !== 'db')) throw new UsageError('usage: content migrate --to s3|db');
+        if (!content.objects) throw new UsageError('content migrate needs S3_BUCKET (and the other S3_* settings) for the bucket to move content to or from');
+        await migrateFromCli(config, db, content, to, out);
+        return;
+      }
+      case 'content sweep': {
+        const grace = flags['grace-minutes'];
+        if (positional.length || (grace !== undefined && !/^\d{1,6}$/.test(grace))) throw new UsageError('usage: content sweep [--grace-minutes M]');
+        await sweepFromCli(db, content, grace === undefined ? undefined : Number(grace), out);
+        return;
+      }
     }
   } finally {
     await db.close();
+    content.close();
   }
 }
 

@@ -2,6 +2,7 @@
 import type { ProjectRow } from './projects';
 import { SESSION_COLUMNS, type SessionRow } from './sessions';
 import { marks, type Sql } from './sql';
+import { deleteContentPart } from './content';
 
 const PROJECT_COLUMNS = 'id, ownerId, ownerType, name, icon, color, createdAt, updatedAt';
 
@@ -56,5 +57,5 @@ export async function replaceImportedSession(tx: Sql, row: SessionRow, hasGitBra
 
 /** Session data is replaced whole by an import, also by none: drops the stored part. */
 export async function deleteSessionData(tx: Sql, projectId: string, sessionId: string): Promise<void> {
-  await tx.execute(`DELETE FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = 'session'`, projectId, sessionId);
+  await deleteContentPart(tx, projectId, sessionId, 'session');
 }

@@ -13,6 +13,7 @@ import { createUser } from '../../src/services/users';
 import type { Deps } from '../../src/services/context';
 import { createTestDatabase, type TestDatabase } from './db';
 import { checkResponse } from './openapi';
+import { matrixStoreEnv } from './s3';
 
 export interface TestResponse {
   status: number;
@@ -135,6 +136,8 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
     NAMESPACE: db.name,
     // TEST_REPLICA=1 (support/global-setup.ts): every app reads through a replica of the run's private primary.
     ...(process.env.TEST_REPLICA_URL ? { DATABASE_REPLICA_URL: process.env.TEST_REPLICA_URL } : {}),
+    // TEST_CONTENT_STORE=s3: content in a bucket of this database's own (a test's env still wins).
+    ...(options.env?.CONTENT_STORE ? {} : await matrixStoreEnv(db.name)),
     ...options.env,
   });
   const deps = createDeps(config, createLogger(config.logLevel, options.logDestination));

@@ -7,6 +7,7 @@
 import * as mariadb from 'mariadb';
 import { startMariadbPair, type MariadbPair } from './mariadb-pair';
 import { startTestMeili, testDataDir } from './meili-engine';
+import { startRunS3 } from './s3';
 
 export default async function globalSetup(): Promise<void> {
   // Names this run's directory of child processes to sweep at the end (support/processes.ts).
@@ -24,4 +25,6 @@ export default async function globalSetup(): Promise<void> {
     process.env.TEST_DATABASE_ROOT_URL = pair.primary.rootUrl;
     process.env.TEST_REPLICA_URL = pair.replica.appUrl;
   }
+  // TEST_CONTENT_STORE=s3: one s3rver for the run (support/s3.ts).
+  await startRunS3();
 }

@@ -1,0 +1,74 @@
+/**
+ * Which store new content is written to, process-wide: database rows (`db`, session_chunks) or
+ * S3 objects (`s3`, session_objects naming them). Reads follow where each part is: a part is in
+ * one store or the other (`content migrate` moves parts one transaction at a time), so both are
+ * read whatever the mode, and objects are readable whenever a bucket is configured.
+ *
+ * Set once at start (createDeps, the admin CLI) from the configuration; the data layer reads it
+ * here rather than through every caller.
+ */
+import type { Config } from '../../config';
+import { createS3Store, type ObjectStore } from './s3';
+
+export interface ContentStore {
+  /** Where writes go. */
+  readonly writeTo: 'db' | 's3';
+  /** The bucket, when one is configured. */
+  readonly objects: ObjectStore | null;
+  /** Keys of this installation's objects start with it (`<NAMESPACE>/`). */
+  readonly prefix: string;
+}
+
+const DB_ONLY: ContentStore = Object.freeze({ writeTo: 'db', objects: null, prefix: '' });
+
+let current: ContentStore = DB_ONLY;
+
+export function contentStore(): ContentStore {
+  return current;
+}
+
+/** Makes `store` the process's content store; returns a function that puts the previous one back. */
+export function useContentStore(store: ContentStore): () => void {
+  const previous = current;
+  current = store;
+  return () => {
+    if (current === store) current = previous;
+  };
+}
+
+/** The store the configuration describes (not yet checked: see openContentStore). */
+export function contentStoreOf(config: Pick<Config, 'contentStore' | 's3' | 'namespace'>): ContentStore {
+  if (!config.s3) return config.contentStore === 'db' ? DB_ONLY : failConfig();
+  return Object.freeze({ writeTo: config.contentStore, objects: createS3Store(config.s3), prefix: `${config.namespace}/` });
+}
+
+function failConfig(): never {
+  throw new Error('CONTENT_STORE=s3 needs S3_BUCKET');
+}
+
+/**
+ * The configured store, its bucket checked (a missing bucket fails here, at start, with a message
+ * naming it), made the process's content store. `close()` puts the previous one back.
+ */
+export async function openContentStore(config: Pick<Config, 'contentStore' | 's3' | 'namespace'>): Promise<ContentStore & { close(): void }> {
+  const store = contentStoreOf(config);
+  try {
+    await store.objects?.checkBucket();
+  } catch (err) {
+    store.objects?.close();
+    throw err;
+  }
+  const restore = useContentStore(store);
+  return {
+    ...store,
+    close() {
+      restore();
+      store.objects?.close();
+    },
+  };
+}
+
+/** A new, never reused key for one version of one part. */
+export function newObjectKey(store: ContentStore, sessionId: string, part: string, id: string): string {
+  return `${store.prefix}content/${sessionId}/${part}/${id}`;
+}
