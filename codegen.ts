@@ -17,7 +17,7 @@ const config: CodegenConfig = {
         useTypeImports: true,
         useIndexSignature: false,
         mappers: {
-          Project: '../services/projects#ProjectDto',
+          Project: '../services/presenters/project#ProjectDto',
           Session: '../services/sessions#SessionRow',
           SessionMetadata: '../services/sessions#SessionMetadata as SessionMetadataModel',
           SessionConnection: '../graphql/models#SessionConnectionModel',
@@ -27,7 +27,7 @@ const config: CodegenConfig = {
           Analytics: '../graphql/models#AnalyticsModel',
           SearchSessionsResult: '../graphql/models#SearchSessionsModel',
           SearchResult: '../graphql/models#SearchResultModel',
-          ApiKey: '../services/keys#ApiKeyDto',
+          ApiKey: '../services/presenters/key#ApiKeyDto',
           CreatedApiKey: '../graphql/models#CreatedApiKeyModel',
           DeletedProject: '../graphql/models#DeletedProjectModel',
           SessionExchangePage: '../services/exchanges#ExchangePage',

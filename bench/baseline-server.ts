@@ -11,7 +11,7 @@ import * as mariadb from 'mariadb';
 import { connectionOptions } from '../src/db/client';
 import { CHUNK_BYTES } from '../src/data/content';
 import { SESSION_COLUMNS, type SessionRow } from '../src/data/sessions';
-import { toSession } from '../src/services/sessions';
+import { presentSession } from '../src/services/presenters/session';
 
 const pool = mariadb.createPool({ ...connectionOptions(process.env.DATABASE_URL!), connectionLimit: 10 });
 // A KeyObject built once, as the service does (src/auth/tokens.ts): handing jsonwebtoken the string
@@ -52,7 +52,10 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
         [userId, projectId, 201],
       );
       const [{ n }] = await pool.query('SELECT COUNT(*) AS n FROM sessions s WHERE s.userId = ? AND s.projectId IN (?)', [userId, projectId]);
-      return send(res, 200, { success: true, data: { sessions: rows.slice(0, 200).map((r) => toSession(r)), total: Number(n), projectId, nextCursor: null } });
+      return send(res, 200, {
+        success: true,
+        data: { sessions: rows.slice(0, 200).map((r) => presentSession(r)), total: Number(n), projectId, nextCursor: null },
+      });
     }
     if (url.pathname === '/api/v1/sessions/recent') {
       const limit = Number(url.searchParams.get('limit') ?? 5);
@@ -60,7 +63,7 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
         `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC LIMIT ?`,
         [userId, limit + 1],
       );
-      const sessions = rows.slice(0, limit).map((r) => toSession(r, false));
+      const sessions = rows.slice(0, limit).map((r) => presentSession(r, false));
       return send(res, 200, { success: true, data: { sessions, total: sessions.length } });
     }
     if ((m = /^\/api\/v1\/projects\/([^/]+)\/sessions\/([^/]+)$/.exec(url.pathname))) {

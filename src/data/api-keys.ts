@@ -2,40 +2,34 @@
  * The API keys store (table `api_keys`): keys and device logins' refresh tokens (kind 'device').
  * Every read of a key goes through here, on the driver.
  */
-import { marks, type Sql } from './sql';
+import type { ApiKeyModel, UserModel } from '../generated/prisma/models';
+import { marks, type DriverRow, type Sql } from './sql';
 
-export interface KeyRow {
-  id: string;
-  userId: string;
-  name: string;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-  expiresAt: Date | null;
-  revokedAt: Date | null;
-  parentKeyId: string | null;
-  /** "key" (an API key) or "device" (a device login's refresh token). */
-  kind: string;
-  /** "read" (read-only) or "read,write". */
-  scopes: string;
+/** The columns a read of a key returns (every column of `api_keys`). */
+const KEY_KEYS = ['id', 'userId', 'name', 'createdAt', 'lastUsedAt', 'expiresAt', 'revokedAt', 'parentKeyId', 'kind', 'scopes', 'teamId'] as const satisfies ReadonlyArray<
+  keyof ApiKeyModel
+>;
+
+// A column added to the model and not to KEY_KEYS fails the typecheck.
+const _everyColumn: [Exclude<keyof ApiKeyModel, (typeof KEY_KEYS)[number]>] extends [never] ? true : never = true;
+
+/**
+ * A key's row (prisma/schema.prisma's `ApiKey`, as the driver returns it): kind "key" (an API key) or
+ * "device" (a device login's refresh token); scopes "read" or "read,write".
+ */
+export type KeyRow = Pick<DriverRow<ApiKeyModel>, Exclude<(typeof KEY_KEYS)[number], 'teamId'>> & {
   /** The team that owns projects created through this credential (null or absent: the user's own). */
-  teamId?: string | null;
-}
+  teamId?: ApiKeyModel['teamId'];
+};
 
 /** A key row with what authentication needs of its user. */
-export interface KeyRowState {
-  userId: string;
-  kind: string;
-  expiresAt: Date | null;
-  revokedAt: Date | null;
-  lastUsedAt: Date | null;
-  role: string;
-  disabledAt: Date | null;
-  scopes: string;
-  /** The user's team memberships as `teamId:role` pairs joined by commas, in teamId order (null: none). */
-  memberships: string | null;
-}
+export type KeyRowState = Pick<KeyRow, 'userId' | 'kind' | 'expiresAt' | 'revokedAt' | 'lastUsedAt' | 'scopes'> &
+  Pick<DriverRow<UserModel>, 'role' | 'disabledAt'> & {
+    /** The user's team memberships as `teamId:role` pairs joined by commas, in teamId order (null: none). */
+    memberships: string | null;
+  };
 
-const KEY_COLUMNS = 'id, userId, name, createdAt, lastUsedAt, expiresAt, revokedAt, parentKeyId, kind, scopes, teamId';
+const KEY_COLUMNS = KEY_KEYS.join(', ');
 
 export async function keyById(db: Sql, id: string): Promise<KeyRow | undefined> {
   return (await db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`, id))[0];
@@ -70,20 +64,7 @@ export async function childKeyIds(db: Sql, parentIds: readonly string[]): Promis
 }
 
 export async function insertKey(db: Sql, k: KeyRow): Promise<void> {
-  await db.execute(
-    `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${marks(11)})`,
-    k.id,
-    k.userId,
-    k.name,
-    k.createdAt,
-    k.lastUsedAt,
-    k.expiresAt,
-    k.revokedAt,
-    k.parentKeyId,
-    k.kind,
-    k.scopes,
-    k.teamId ?? null,
-  );
+  await db.execute(`INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (${marks(KEY_KEYS.length)})`, ...KEY_KEYS.map((c) => k[c] ?? null));
 }
 
 /** Revokes those of `ids` not revoked yet (a revoked key keeps its first revocation time). */

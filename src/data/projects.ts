@@ -1,25 +1,18 @@
 /** The projects store: every statement on `projects`, and the per-project aggregates of its sessions. */
-import { inScopes, marks, type Sql } from './sql';
+import type { ProjectModel, SessionModel } from '../generated/prisma/models';
+import { inScopes, marks, type DriverRow, type Sql } from './sql';
 
-export interface ProjectRow {
-  id: string;
-  /** The owning user's or team's id. */
-  ownerId: string;
-  /** 'user' or 'team'. */
-  ownerType: string;
+/** A project's row (prisma/schema.prisma's `Project`, as the driver returns it). ownerType is 'user' or 'team'. */
+export type ProjectRow = Pick<DriverRow<ProjectModel>, 'id' | 'ownerId' | 'ownerType' | 'name' | 'icon' | 'color' | 'createdAt' | 'updatedAt'> & {
   /** The owner's name (a user's name, else email; a team's name), when the read selected it. */
   ownerName?: string | null;
-  name: string;
-  icon: string;
-  color: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
+};
 
+/** A project's aggregates over its sessions (COUNT and SUM come back as numbers: src/data/sql.ts). */
 export interface ProjectStatsRow {
   sessionCount: number;
   totalMarkdownSize: number;
-  lastSessionUpdate: Date | null;
+  lastSessionUpdate: SessionModel['updatedAt'] | null;
 }
 
 export type ProjectWithStatsRow = ProjectRow & ProjectStatsRow;
@@ -111,8 +104,8 @@ export async function setProjectOwner(tx: Sql, projectId: string, ownerType: 'us
 
 /** How many projects the owner (a team) has. */
 export async function projectCountOf(db: Sql, ownerId: string): Promise<number> {
-  const [r] = await db.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM projects WHERE ownerId = ?', ownerId);
-  return Number(r.n);
+  const [r] = await db.query<{ n: number }>('SELECT COUNT(*) AS n FROM projects WHERE ownerId = ?', ownerId);
+  return r.n;
 }
 
 /** Deletes the project; its sessions, content and labels go with it (foreign keys cascade). */

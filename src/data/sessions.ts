@@ -6,43 +6,49 @@ import type { SessionFilters } from '../domain/filters';
 import type { IndexableSession } from '../domain/search-documents';
 import { filtersToSql, type LabelKind } from './session-filters';
 import { OWNER_NAME } from './projects';
-import { inScopes, toBuffer, type Sql } from './sql';
+import { inScopes, marks, toBuffer, type DriverRow, type Sql } from './sql';
+import type { SessionModel } from '../generated/prisma/models';
 
-export interface SessionRow {
-  projectId: string;
-  id: string;
-  userId: string;
-  name: string;
-  userTitle: string | null;
-  markdownSize: number;
-  rawDataSize: number;
-  etag: string;
-  contentDigest: string;
-  createdAt: Date;
-  updatedAt: Date;
-  startedAt: Date;
-  endedAt: Date;
-  clientName: string | null;
-  clientVersion: string | null;
-  agentName: string | null;
-  deviceId: string | null;
-  metadataJson: string;
-  /** Bytes of the session data; 0 when none. */
-  sessionDataSize: number;
-  sessionDataDigest: string | null;
-  /** Findings of secret redaction: JSON [{rule, count}]. */
-  redactionsJson: string;
-  /** The user whose credential first created the session; null for sessions stored before teams. */
-  uploadedBy: string | null;
-  /** That user's name (else email), when the read selected it. */
+/**
+ * The columns a read of a session row returns, in this order: every column of `sessions` but
+ * hasGitBranches (only filters and the search index read it).
+ */
+const ROW_KEYS = [
+  'projectId',
+  'id',
+  'userId',
+  'name',
+  'userTitle',
+  'markdownSize',
+  'rawDataSize',
+  'etag',
+  'contentDigest',
+  'createdAt',
+  'updatedAt',
+  'startedAt',
+  'endedAt',
+  'clientName',
+  'clientVersion',
+  'agentName',
+  'deviceId',
+  'metadataJson',
+  'sessionDataSize',
+  'sessionDataDigest',
+  'redactionsJson',
+  'uploadedBy',
+] as const satisfies ReadonlyArray<keyof SessionModel>;
+
+// A column added to the model and not to ROW_KEYS (nor left out on purpose here) fails the typecheck.
+const _everyColumn: [Exclude<keyof SessionModel, (typeof ROW_KEYS)[number] | 'hasGitBranches'>] extends [never] ? true : never = true;
+
+/** A session's row (prisma/schema.prisma's `Session`, as the driver returns it). */
+export type SessionRow = Pick<DriverRow<SessionModel>, (typeof ROW_KEYS)[number]> & {
+  /** The uploader's name (else email), when the read selected it. */
   uploaderName?: string | null;
-}
+};
 
 /** The row's own columns (what a locking read takes: it locks nothing else). */
-const ROW_COLUMNS =
-  's.projectId, s.id, s.userId, s.name, s.userTitle, s.markdownSize, s.rawDataSize, s.etag, s.contentDigest, ' +
-  's.createdAt, s.updatedAt, s.startedAt, s.endedAt, s.clientName, s.clientVersion, s.agentName, s.deviceId, s.metadataJson, ' +
-  's.sessionDataSize, s.sessionDataDigest, s.redactionsJson, s.uploadedBy';
+const ROW_COLUMNS = ROW_KEYS.map((k) => `s.${k}`).join(', ');
 
 /** The row and the name of its uploader (a primary-key lookup per row). */
 export const SESSION_COLUMNS = `${ROW_COLUMNS}, (SELECT COALESCE(u.name, u.email) FROM users u WHERE u.id = s.uploadedBy) AS uploaderName`;
@@ -109,7 +115,7 @@ export async function sessionsInOrder(
 export async function countSessions(db: Sql, scopes: readonly string[], filters: SessionFilters): Promise<number> {
   const { where, params } = filtersToSql(scopes, filters);
   const [r] = await db.query<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions s WHERE ${where}`, ...params);
-  return Number(r.n);
+  return r.n;
 }
 
 /**
@@ -162,7 +168,7 @@ interface ProjectOfSession {
  * and the first chunk come from one statement, so a first chunk of exactly that size is all of it.
  */
 export function inlinePartOf(row: { inlineData?: unknown } & Partial<Pick<SessionRow, 'markdownSize' | 'rawDataSize' | 'sessionDataSize'>>, inline: InlinePart): Buffer | undefined {
-  const size = Number((inline.part === 'markdown' ? row.markdownSize : inline.part === 'raw' ? row.rawDataSize : row.sessionDataSize) ?? 0);
+  const size = (inline.part === 'markdown' ? row.markdownSize : inline.part === 'raw' ? row.rawDataSize : row.sessionDataSize) ?? 0;
   if (size > inline.upTo) return undefined;
   const data = row.inlineData == null ? Buffer.alloc(0) : toBuffer(row.inlineData);
   return data.length === size ? data : undefined;
@@ -249,7 +255,7 @@ export function sessionsMatchingAmong(db: Sql, scopes: readonly string[], filter
 }
 
 /** Markdown size and session-data size of every session of a project, by id. */
-export function sessionSizes(db: Sql, projectId: string): Promise<Array<{ id: string; markdownSize: number; sessionDataSize: number }>> {
+export function sessionSizes(db: Sql, projectId: string): Promise<Array<Pick<SessionRow, 'id' | 'markdownSize' | 'sessionDataSize'>>> {
   return db.query('SELECT id, markdownSize, sessionDataSize FROM sessions WHERE projectId = ? ORDER BY id', projectId);
 }
 
@@ -286,8 +292,8 @@ export function resumableSessionsByKeys(
 
 /** How many sessions there are (all users). */
 export async function sessionCount(db: Sql): Promise<number> {
-  const [{ n }] = await db.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM sessions');
-  return Number(n);
+  const [{ n }] = await db.query<{ n: number }>('SELECT COUNT(*) AS n FROM sessions');
+  return n;
 }
 
 /** Keys of all sessions in key order, `limit` at a time after `after` (a walk over everything). */
@@ -300,16 +306,13 @@ export function sessionKeysAfter(db: Sql, after: [string, string] | null, limit:
 // ---------------------------------------------------------------------------------------------
 // Writes (inside the caller's transaction)
 
+const INSERT_SESSION = `INSERT INTO sessions (${ROW_KEYS.join(', ')}, hasGitBranches) VALUES (${marks(ROW_KEYS.length + 1)})`;
+
 export async function insertSession(tx: Sql, row: SessionRow, hasGitBranches: boolean): Promise<void> {
   await tx.execute(
-    `INSERT INTO sessions (projectId, id, userId, name, userTitle, markdownSize, rawDataSize, etag, contentDigest,
-            createdAt, updatedAt, startedAt, endedAt, clientName, clientVersion, agentName, deviceId, metadataJson, hasGitBranches,
-            sessionDataSize, sessionDataDigest, redactionsJson, uploadedBy)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    row.projectId, row.id, row.userId, row.name, row.userTitle, row.markdownSize, row.rawDataSize, row.etag, row.contentDigest,
-    row.createdAt, row.updatedAt, row.startedAt, row.endedAt, row.clientName, row.clientVersion,
-    row.agentName, row.deviceId, row.metadataJson, hasGitBranches, row.sessionDataSize, row.sessionDataDigest, row.redactionsJson,
-    row.uploadedBy,
+    INSERT_SESSION,
+    ...ROW_KEYS.map((k) => row[k]),
+    hasGitBranches,
   );
 }
 
@@ -377,9 +380,7 @@ export async function writeLabels(
 }
 
 /** What the search worker indexes of a session (src/domain/search-documents.ts), with its markdown size. */
-export interface IndexableSessionRow extends IndexableSession {
-  markdownSize: number;
-}
+export type IndexableSessionRow = IndexableSession & Pick<SessionRow, 'markdownSize'>;
 
 /** The indexable part of those of these sessions that exist (any owner), in one statement. */
 export function indexableSessions(db: Sql, keys: readonly SessionKey[]): Promise<IndexableSessionRow[]> {

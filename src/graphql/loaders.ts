@@ -1,7 +1,8 @@
 import DataLoader from 'dataloader';
 import type { Ctx } from '../services/context';
 import type { SessionFilters } from '../domain/filters';
-import { projectsWithStats, type ProjectDto } from '../services/projects';
+import { projectsWithStats } from '../services/projects';
+import type { ProjectDto } from '../services/presenters/project';
 import { markdownOfSessions, sessionsByKeys, sessionsForProjects } from '../services/session-lists';
 import type { SessionKey, SessionOrder, SessionRow } from '../services/sessions';
 import { sharesOfSessions, type ShareDto } from '../services/shares';

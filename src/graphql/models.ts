@@ -1,7 +1,7 @@
 import type { SearchHit } from '../search/port';
-import type { ApiKeyDto } from '../services/keys';
+import type { ApiKeyDto } from '../services/presenters/key';
 import type { InvitationDto, TeamDto } from '../services/teams';
-import type { ProjectDto } from '../services/projects';
+import type { ProjectDto } from '../services/presenters/project';
 import type { SessionRow } from '../services/sessions';
 import type { AnalyticsRange, UserTotals } from '../services/stats';
 

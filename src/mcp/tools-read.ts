@@ -8,9 +8,11 @@ import { z } from 'zod';
 import { displayTitle } from '../domain/session';
 import { requireOwnedProject, requireOwnedSession } from '../services/access';
 import { exchangePage } from '../services/exchanges';
-import { listProjects, type ProjectDto } from '../services/projects';
+import { listProjects } from '../services/projects';
+import type { ProjectDto } from '../services/presenters/project';
 import { findSessions, getSessionContentRange } from '../services/session-lists';
-import { metadataOf, toSession, type SessionRow } from '../services/sessions';
+import { metadataOf, type SessionRow } from '../services/sessions';
+import { presentSession } from '../services/presenters/session';
 import { projectUrl, runTool, seal, sessionUrl, ToolError, unseal, type McpContext } from './context';
 import * as S from './schemas';
 import { BUDGET, cutChars, utf8End } from './text';
@@ -50,7 +52,7 @@ export function sessionSummary(
   row: SessionRow & { project?: { name: string } },
   toc: { total: number; exchanges: Array<{ number: number; title: string; size: number }> },
 ) {
-  const dto = toSession(row);
+  const dto = presentSession(row);
   return {
     projectId: row.projectId,
     sessionId: row.id,
@@ -233,7 +235,7 @@ export function registerReadTools(server: McpServer, m: McpContext): void {
           updatedAt: r.updatedAt.toISOString(),
           llmModels: meta.llmModels,
           tags: meta.tags,
-          markdownSize: Number(r.markdownSize),
+          markdownSize: r.markdownSize,
           url: sessionUrl(m, r.projectId, r.id),
         };
       });
@@ -295,7 +297,7 @@ export function registerReadTools(server: McpServer, m: McpContext): void {
       const offset = args.offset ?? 0;
       const length = args.length ?? RAW.def;
       const row = await requireOwnedSession(m.ctx, args.projectId, args.sessionId);
-      const total = Number(row.rawDataSize);
+      const total = row.rawDataSize;
       if (offset > total) throw new ToolError(`offset must be at most ${total} (the raw log's size in bytes)`);
       // Three bytes more than asked: enough to see whether the page's end splits a character.
       const buf = await getSessionContentRange(m.ctx, row, 'raw', offset, Math.min(total, offset + length + 3));

@@ -234,7 +234,7 @@ async function searchQuestion(m: McpContext, question: string, projectIds: strin
  * fragments); else the first.
  */
 async function exchangesToQuote(m: McpContext, r: SearchResultItem, q: string): Promise<number[]> {
-  if (Number(r.session.markdownSize) > SCORE_WHOLE_BYTES) {
+  if (r.session.markdownSize > SCORE_WHOLE_BYTES) {
     const named = [...new Set(r.matchingExchanges.map((x) => x.exchange).filter((n): n is number => typeof n === 'number'))];
     return named.length ? named.slice(0, EXCERPTS_PER_SESSION) : [1];
   }

@@ -10,6 +10,8 @@ import { resumableParam, resumableSessionsOfProject } from '../services/resume';
 import * as access from '../services/access';
 import * as exchanges from '../services/exchanges';
 import * as sessions from '../services/sessions';
+import { presentProjectRef } from '../services/presenters/project';
+import { presentSession } from '../services/presenters/session';
 import * as sessionLists from '../services/session-lists';
 import * as sessionChanges from '../services/session-changes';
 import { upsertSession } from '../services/session-upload';
@@ -27,7 +29,7 @@ function setValidators(res: Response, row: SessionRow): void {
   res.setHeader('Last-Modified', row.updatedAt.toUTCString());
   res.setHeader('X-Markdown-Size', String(row.markdownSize));
   res.setHeader('X-Raw-Data-Size', String(row.rawDataSize));
-  res.setHeader('X-Session-Data-Size', String(Number(row.sessionDataSize ?? 0)));
+  res.setHeader('X-Session-Data-Size', String(row.sessionDataSize));
   res.setHeader('Cache-Control', 'private, no-cache');
   // One URL answers JSON, markdown or session data by Accept, under one ETag: a cache must keep
   // them apart (a browser revalidating the JSON form must not be handed the markdown).
@@ -131,7 +133,7 @@ export function sessionsRouter(deps: Deps): Router {
     await readSession(req, deps, wanted === SESSION_DATA_MEDIA_TYPE ? 'session' : 'markdown', async (row, content) => {
       res.vary('Accept');
       if (wanted === SESSION_DATA_MEDIA_TYPE) {
-        if (!(Number(row.sessionDataSize) > 0)) throw new AppError('NOT_FOUND', MESSAGES.sessionDataNotFound);
+        if (!(row.sessionDataSize > 0)) throw new AppError('NOT_FOUND', MESSAGES.sessionDataNotFound);
         setValidators(res, row);
         if (notModified(req, res, row)) return;
         res.status(200).type(SESSION_DATA_MEDIA_TYPE).setHeader('Content-Length', String(row.sessionDataSize));
@@ -144,11 +146,11 @@ export function sessionsRouter(deps: Deps): Router {
         return streamContent(res, content);
       }
       // {"success":true,"data":{"session":{…,"markdownContent":"<streamed>","project":{…}}}}
-      const session = JSON.stringify(sessions.toSession(row));
+      const session = JSON.stringify(presentSession(row));
       res.status(200).type('application/json; charset=utf-8');
       return streamContent(res, content, {
         head: `{"success":true,"data":{"session":${session.slice(0, -1)},"markdownContent":`,
-        tail: `,"project":${JSON.stringify(sessions.presentProjectRef(row.project))}}}}`,
+        tail: `,"project":${JSON.stringify(presentProjectRef(row.project))}}}}`,
       });
     });
   });
@@ -169,7 +171,7 @@ export function sessionsRouter(deps: Deps): Router {
       setValidators(res, row);
       if (notModified(req, res, row)) return;
       const page = await exchanges.exchangePage(sctx, row, { offset, limit, content });
-      res.json(ok({ projectId: row.projectId, sessionId: row.id, etag: row.etag, markdownSize: Number(row.markdownSize), ...page }));
+      res.json(ok({ projectId: row.projectId, sessionId: row.id, etag: row.etag, markdownSize: row.markdownSize, ...page }));
     });
   });
 
@@ -188,7 +190,7 @@ export function sessionsRouter(deps: Deps): Router {
   r.patch(`${base}/:sessionId`, async (req, res) => {
     const row = await sessionChanges.patchSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId, req.body);
     res.setHeader('ETag', row.etag);
-    res.json(ok({ session: sessions.toSession(row) }));
+    res.json(ok({ session: presentSession(row) }));
   });
 
   r.delete(`${base}/:sessionId`, async (req, res) => {

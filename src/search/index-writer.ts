@@ -54,13 +54,13 @@ function slicesBySize<T extends { markdownSize: number }>(rows: T[], max: number
   let cur: T[] = [];
   let size = 0;
   for (const r of rows) {
-    if (cur.length && size + Number(r.markdownSize) > max) {
+    if (cur.length && size + r.markdownSize > max) {
       out.push(cur);
       cur = [];
       size = 0;
     }
     cur.push(r);
-    size += Number(r.markdownSize);
+    size += r.markdownSize;
   }
   if (cur.length) out.push(cur);
   return out;
@@ -258,7 +258,7 @@ export class IndexWriter {
             batches[to].push(tombstoneOf(id, row, syncedAt));
           }
         }
-        bytes += slice.reduce((n, r) => n + Number(r.markdownSize), 0);
+        bytes += slice.reduce((n, r) => n + r.markdownSize, 0);
       }
       await flush();
       // Once the main index has the sessions, their recent copies written before this claim go

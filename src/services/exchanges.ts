@@ -132,7 +132,7 @@ export async function exchangeIndexOf(
       /* built on another request's snapshot, which failed: build on ours below */
     }
   }
-  const p = buildIndex(db, row.projectId, row.id, Number(row.markdownSize), offload);
+  const p = buildIndex(db, row.projectId, row.id, row.markdownSize, offload);
   forget(key);
   cache.set(key, p);
   p.then(

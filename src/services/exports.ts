@@ -83,9 +83,9 @@ export interface OpenExport {
 
 /** The files of a session that the archive carries: markdown always, raw data and session data when stored. */
 function filesOf(s: SessionRow): Array<[SessionFile, ContentPart | null, number]> {
-  const out: Array<[SessionFile, ContentPart | null, number]> = [['markdown.md', 'markdown', Number(s.markdownSize)]];
-  if (Number(s.rawDataSize) > 0) out.push(['raw', 'raw', Number(s.rawDataSize)]);
-  if (Number(s.sessionDataSize) > 0) out.push(['session-data.json', 'session', Number(s.sessionDataSize)]);
+  const out: Array<[SessionFile, ContentPart | null, number]> = [['markdown.md', 'markdown', s.markdownSize]];
+  if (s.rawDataSize > 0) out.push(['raw', 'raw', s.rawDataSize]);
+  if (s.sessionDataSize > 0) out.push(['session-data.json', 'session', s.sessionDataSize]);
   out.push(['session.json', null, 0]);
   return out;
 }
@@ -210,12 +210,12 @@ async function planExport(ctx: Ctx, snap: Snapshot, opts: ExportOptions): Promis
   let contentTotal = 0;
   if (projects.length) {
     const ids = projects.map((p) => p.id);
-    const [t] = await snap.query<{ n: unknown; bytes: unknown }>(
+    const [t] = await snap.query<{ n: number; bytes: number }>(
       `SELECT COUNT(*) AS n, COALESCE(SUM(markdownSize + rawDataSize + sessionDataSize), 0) AS bytes FROM sessions WHERE projectId IN (${ids.map(() => '?').join(', ')})`,
       ...ids,
     );
-    sessionsTotal = Number(t.n);
-    contentTotal = Number(t.bytes);
+    sessionsTotal = t.n;
+    contentTotal = t.bytes;
   }
 
   // First pass: sizes and digests of every file; the latest update inside each project.

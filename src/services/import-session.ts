@@ -138,8 +138,8 @@ export async function importedSessionState(
   return {
     etag: row.etag,
     updatedAt: row.updatedAt,
-    markdownSize: Number(row.markdownSize),
-    sessionDataSize: Number(row.sessionDataSize),
+    markdownSize: row.markdownSize,
+    sessionDataSize: row.sessionDataSize,
     ownerId: row.userId,
   };
 }

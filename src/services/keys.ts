@@ -9,33 +9,7 @@ import { parseScopes, storeScopes, type KeyScope } from '../domain/scopes';
 import { isUserCtx, type Ctx, type OperatorCtx } from './context';
 import { requireTeamWriter, requireWriteAccess } from './access';
 import { CreateKeyInput, parseInput } from './inputs';
-
-export interface ApiKeyDto {
-  id: string;
-  userId: string;
-  name: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-  revokedAt: string | null;
-  scopes: KeyScope[];
-  /** The team that owns projects created through this key (null: the user's own). */
-  teamId: string | null;
-}
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
-export const toApiKey = (k: KeyRow): ApiKeyDto => ({
-  id: k.id,
-  userId: k.userId,
-  name: k.name,
-  createdAt: k.createdAt.toISOString(),
-  lastUsedAt: iso(k.lastUsedAt),
-  expiresAt: iso(k.expiresAt),
-  revokedAt: iso(k.revokedAt),
-  scopes: parseScopes(k.scopes),
-  teamId: k.teamId ?? null,
-});
+import { presentApiKey, type ApiKeyDto } from './presenters/key';
 
 export interface KeyInput {
   name?: unknown;
@@ -114,7 +88,7 @@ function keyOwner(ctx: Ctx | OperatorCtx, userId: string | undefined): string {
 
 /** The caller's keys (the operator: `userId`'s). */
 export async function listApiKeys(ctx: Ctx | OperatorCtx, userId?: string): Promise<ApiKeyDto[]> {
-  return (await store.keysOfUser(ctx.deps.db.writes, keyOwner(ctx, userId))).map(toApiKey);
+  return (await store.keysOfUser(ctx.deps.db.writes, keyOwner(ctx, userId))).map(presentApiKey);
 }
 
 /**
@@ -130,7 +104,7 @@ export async function revokeApiKey(ctx: Ctx | OperatorCtx, keyId: string): Promi
   }
   // The key and every credential created with it, at any depth.
   await revokeLineage(db.writes, [keyId], new Date());
-  return toApiKey((await store.keyById(db.writes, keyId))!);
+  return presentApiKey((await store.keyById(db.writes, keyId))!);
 }
 
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -187,5 +161,5 @@ export async function createApiKey(ctx: Ctx | OperatorCtx, input: unknown, userI
     isUserCtx(ctx) ? ctx.user.keyId : null,
   );
   if (!row) throw unauthenticated();
-  return { key: toApiKey(row), token: signKeyToken(secret, owner, row.id, row.expiresAt) };
+  return { key: presentApiKey(row), token: signKeyToken(secret, owner, row.id, row.expiresAt) };
 }

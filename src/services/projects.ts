@@ -2,61 +2,26 @@ import crypto from 'node:crypto';
 import { AppError } from '../errors';
 import { DEFAULT_COLOR, DEFAULT_ICON } from '../domain/project';
 import { redactField } from '../domain/redaction';
-import { ownerOf, type OwnerRef } from '../domain/teams';
 import { keyById } from '../data/api-keys';
 import { enqueueIndexWork, enqueueProjectReindex } from '../data/outbox';
 import * as store from '../data/projects';
-import type { ProjectRow, ProjectStatsRow } from '../data/projects';
+import type { ProjectRow } from '../data/projects';
 import { moveSessionsOfProject } from '../data/sessions';
 import { inTransaction } from '../data/transaction';
 import { canUpload, checkProjectAdmin, projectRole, teamRole, readableScopes, requireProjectAdmin, requireReadableProject, requireTeamWriter } from './access';
 import type { Ctx } from './context';
 import { CreateProjectInput, MoveProjectInput, parseInput, UpdateProjectInput } from './inputs';
+import { presentProject, type ProjectDto } from './presenters/project';
 
 export { DEFAULT_COLOR, DEFAULT_ICON, PROJECT_COLORS, PROJECT_ICONS } from '../domain/project';
 
 export type { ProjectRow, ProjectStatsRow } from '../data/projects';
 
-export interface ProjectDto {
-  id: string;
-  /** The owning user's or team's id. */
-  ownerId: string;
-  owner: OwnerRef;
-  name: string;
-  icon: string;
-  color: string;
-  createdAt: string;
-  updatedAt: string;
-  sessionCount: number;
-  totalMarkdownSize: number;
-  lastActivity: string;
-  /** = lastActivity (client-compatible: the upload CLI reads this name). */
-  lastUpdated: string;
-}
-
-export const toProject = (p: ProjectRow, s: ProjectStatsRow): ProjectDto => {
-  const lastActivity = (s.lastSessionUpdate ?? p.updatedAt).toISOString();
-  return {
-    id: p.id,
-    ownerId: p.ownerId,
-    owner: ownerOf(p),
-    name: p.name,
-    icon: p.icon,
-    color: p.color,
-    createdAt: p.createdAt.toISOString(),
-    updatedAt: p.updatedAt.toISOString(),
-    sessionCount: Number(s.sessionCount),
-    totalMarkdownSize: Number(s.totalMarkdownSize),
-    lastActivity,
-    lastUpdated: lastActivity,
-  };
-};
-
 /** Projects the caller can read (their own and their teams') with their aggregates, in one statement. */
 export async function projectsWithStats(ctx: Ctx, ids?: string[]): Promise<ProjectDto[]> {
   if (ids && ids.length === 0) return [];
   const rows = await store.projectsWithStats(ctx.deps.db.reads, await readableScopes(ctx), ids);
-  return rows.map((r) => toProject(r, r));
+  return rows.map((r) => presentProject(r, r));
 }
 
 export const listProjects = (ctx: Ctx) => projectsWithStats(ctx);
@@ -128,7 +93,7 @@ export async function deleteProject(ctx: Ctx, projectId: string): Promise<{ dele
     const before = (await store.projectWithStats(tx, projectId))!;
     await enqueueIndexWork(tx, 'delete_project', ownerId!, projectId, null);
     await store.deleteProjectRow(tx, projectId);
-    return toProject(before, before);
+    return presentProject(before, before);
   });
   return { deletedProject: result, deletedAt: new Date().toISOString() };
 }

@@ -58,7 +58,7 @@ async function rescanOne(db: DbHandles, projectId: string, sessionId: string, mo
   return inTransaction(db, async (tx) => {
     const old = dryRun ? await store.sessionByKey(tx, projectId, sessionId) : await store.lockSession(tx, projectId, sessionId);
     if (!old) return null; // deleted meanwhile
-    const hasSessionData = Number(old.sessionDataSize ?? 0) > 0;
+    const hasSessionData = old.sessionDataSize > 0;
     const [markdown, rawData, sessionData] = await Promise.all([
       readContent(tx, projectId, sessionId, 'markdown'),
       readContent(tx, projectId, sessionId, 'raw'),
@@ -103,7 +103,7 @@ async function rescanOne(db: DbHandles, projectId: string, sessionId: string, mo
       });
     }
     await store.writeLabels(tx, next, labelsOf(upload.meta), true);
-    await enqueueIndexWork(tx, upsertOp(Number(old.markdownSize)), old.userId, projectId, sessionId);
+    await enqueueIndexWork(tx, upsertOp(old.markdownSize), old.userId, projectId, sessionId);
     return fresh;
   });
 }

@@ -7,10 +7,11 @@ import { buildSnippet } from '../search/snippet';
 import { matchRanges, snippetSource } from '../search/highlight';
 import { searchSessions, MAX_SEARCH_LIMIT, type SearchResultItem } from './search';
 import type { Ctx } from './context';
-import { projectsWithStats, type ProjectDto } from './projects';
+import { projectsWithStats } from './projects';
+import type { ProjectDto } from './presenters/project';
 import { readableScopes, requireReadableProject } from './access';
 import { resumableSessions, resumableSessionsByKeys } from '../data/sessions';
-import { toSession, type SessionDto } from './sessions';
+import { presentSession, type SessionDto } from './presenters/session';
 import { parseInput, ResumableParam, ResumeSearchInput } from './inputs';
 
 /** At most this many results from POST /search/resume. */
@@ -27,7 +28,7 @@ export function resumableParam(raw: unknown): boolean {
 export async function resumableSessionsOfProject(ctx: Ctx, projectId: string) {
   await requireReadableProject(ctx, projectId);
   const rows = await resumableSessions(ctx.deps.db.reads, await readableScopes(ctx), projectId);
-  const sessions = rows.map((r) => toSession(r));
+  const sessions = rows.map((r) => presentSession(r));
   return { sessions, total: sessions.length, projectId, nextCursor: null };
 }
 
@@ -37,7 +38,7 @@ export async function resumableProjects(ctx: Ctx): Promise<{ projects: Array<Pro
   const byProject = new Map<string, SessionDto[]>();
   for (const r of rows) {
     const list = byProject.get(r.projectId) ?? [];
-    list.push(toSession(r));
+    list.push(presentSession(r));
     byProject.set(r.projectId, list);
   }
   const projects = (await projectsWithStats(ctx, [...byProject.keys()]))
@@ -86,7 +87,7 @@ export async function searchResumable(ctx: Ctx, body: unknown): Promise<{ result
   const keys = [...hits.values()];
   const rows = await resumableSessionsByKeys(ctx.deps.db.reads, await readableScopes(ctx), keys, RESUME_SEARCH_MAX);
   const results = rows.map(({ projectName, ...row }) => ({
-    ...toSession(row),
+    ...presentSession(row),
     projectName,
     snippet: snippetOf(hits.get(`${row.projectId}/${row.id}`)!, query.trim()),
   }));

@@ -52,7 +52,7 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
     next.updatedAt = new Date(Math.max(Date.now(), old.updatedAt.getTime() + 1));
     await updateSessionNaming(tx, next);
     if (patch.tags) await writeLabels(tx, next, labelsOf(meta), true);
-    await enqueueIndexWork(tx, upsertOp(Number(old.markdownSize)), old.userId, old.projectId, old.id);
+    await enqueueIndexWork(tx, upsertOp(old.markdownSize), old.userId, old.projectId, old.id);
     return next;
   });
 }

@@ -6,7 +6,7 @@ import { AppError, invalid, projectNotFound, sessionNotFound } from '../errors';
 import { readableScopes, requireReadableProject, scopesFor } from './access';
 import type { Ctx } from './context';
 import type { SessionFilters, SessionFiltersInput } from '../domain/filters';
-import { toSession } from './sessions';
+import { presentSession } from './presenters/session';
 import { filtersOf, parseInput, ProjectSessionsQuery, RecentSessionsQuery } from './inputs';
 import { PROJECT_ID_RE, UUID_RE } from '../domain/validation';
 
@@ -95,7 +95,7 @@ export async function listProjectSessions(ctx: Ctx, projectId: string, query: un
   await requireReadableProject(ctx, projectId);
   const filters = { projectIds: [projectId] };
   const [page, total] = await Promise.all([querySessions(ctx, filters, 'UPDATED_AT_DESC', limit, cursor), countSessions(ctx, filters)]);
-  return { sessions: page.rows.map((r) => toSession(r)), total, projectId, nextCursor: page.nextCursor };
+  return { sessions: page.rows.map((r) => presentSession(r)), total, projectId, nextCursor: page.nextCursor };
 }
 
 /**
@@ -115,8 +115,8 @@ export async function projectSessionSizes(ctx: Ctx, projectId: string): Promise<
   }
   const out: Record<string, number> = {};
   for (const r of await store.sessionSizes(ctx.deps.db.reads, projectId)) {
-    out[r.id] = Number(r.markdownSize);
-    if (Number(r.sessionDataSize) > 0) out[`${r.id}:sessionData`] = Number(r.sessionDataSize);
+    out[r.id] = r.markdownSize;
+    if (r.sessionDataSize > 0) out[`${r.id}:sessionData`] = r.sessionDataSize;
   }
   return out;
 }
@@ -124,7 +124,7 @@ export async function projectSessionSizes(ctx: Ctx, projectId: string): Promise<
 export async function listRecentSessions(ctx: Ctx, query: unknown) {
   const { limit } = parseInput(RecentSessionsQuery, query);
   const page = await querySessions(ctx, {}, 'UPDATED_AT_DESC', limit);
-  const sessions = page.rows.map((r) => toSession(r, false));
+  const sessions = page.rows.map((r) => presentSession(r, false));
   return { sessions, total: sessions.length };
 }
 

@@ -72,7 +72,7 @@ async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepa
 
     // An upload without session data keeps the stored one (its digest stays part of the etag).
     const sessionDataDigest = sentDataDigest ?? old?.sessionDataDigest ?? null;
-    const sessionDataSize = up.sessionData ? up.sessionData.length : Number(old?.sessionDataSize ?? 0);
+    const sessionDataSize = up.sessionData ? up.sessionData.length : (old?.sessionDataSize ?? 0);
     // Kept session data is part of the digest: only then is it taken again (here, at its cost).
     const contentDigest = sessionDataDigest === sentDataDigest ? prepared.contentDigest : contentDigestOf(up.markdown, up.rawData, sessionDataDigest);
     // Findings of kept session data stay with it.

@@ -1,12 +1,13 @@
 /** SearchResult: the session's fields as Session maps them (session-fields.ts), and the hit's. */
 import { sessionNotFound } from '../../errors';
 import type { ResolversOf } from './complete';
+import { sessionFields as present } from '../../services/presenters/session';
 import { sessionFields } from './session-fields';
 
 export const SearchResult: ResolversOf<'SearchResult'> = {
   ...sessionFields,
   sessionId: (r) => r.id,
-  clientId: (r) => r.id,
+  clientId: present.clientId,
   rank: (r) => r.hit.rank,
   snippet: (r) => r.hit.snippet,
   matchingExchanges: (r) => r.hit.matchingExchanges.map((m) => ({ ...m, start: m.start ?? null, exchange: m.exchange ?? null })),

@@ -1,13 +1,11 @@
 /**
- * The one mapping of a session row to the fields `Session` and `SearchResult` share (a search
- * result is the session row with its hit beside it: src/graphql/models.ts).
+ * The fields `Session` and `SearchResult` share (a search result is the session row with its hit
+ * beside it: src/graphql/models.ts): the session presenter's, as REST shows them, and the loads.
  */
 import { projectNotFound } from '../../errors';
 import type { SessionResolvers } from '../../generated/graphql';
-import { metadataOf } from '../../services/sessions';
+import { sessionFields as present } from '../../services/presenters/session';
 import { userModel } from './team';
-
-const iso = (d: Date) => d.toISOString();
 
 type Shared =
   | 'id'
@@ -25,18 +23,21 @@ type Shared =
   | 'uploadedBy';
 
 export const sessionFields = {
-  id: (r) => r.id,
-  projectId: (r) => r.projectId,
-  name: (r) => r.name,
-  userTitle: (r) => r.userTitle,
-  createdAt: (r) => iso(r.createdAt),
-  updatedAt: (r) => iso(r.updatedAt),
-  startedAt: (r) => iso(r.startedAt),
-  endedAt: (r) => iso(r.endedAt),
-  markdownSize: (r) => Number(r.markdownSize),
-  markdownContent: (r, _a, { loaders }) => loaders.markdown({ projectId: r.projectId, sessionId: r.id }, Number(r.markdownSize)),
-  metadata: (r) => metadataOf(r),
-  uploadedBy: (r) => (r.uploadedBy ? userModel(r.uploadedBy, r.uploaderName) : null),
+  id: present.id,
+  projectId: present.projectId,
+  name: present.name,
+  userTitle: present.userTitle,
+  createdAt: present.createdAt,
+  updatedAt: present.updatedAt,
+  startedAt: present.startedAt,
+  endedAt: present.endedAt,
+  markdownSize: present.markdownSize,
+  markdownContent: (r, _a, { loaders }) => loaders.markdown({ projectId: r.projectId, sessionId: r.id }, r.markdownSize),
+  metadata: present.metadata,
+  uploadedBy: (r) => {
+    const u = present.uploadedBy(r);
+    return u && userModel(u.id, u.name);
+  },
   async project(r, _a, { loaders }) {
     const p = await loaders.project.load(r.projectId);
     if (!p) throw projectNotFound(r.projectId);

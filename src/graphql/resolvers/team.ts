@@ -1,6 +1,6 @@
 /** Teams: Team, TeamMember, TeamInvitation, User and the Owner union (roles are lower-case in services, enum values here). */
 import type { TeamRole as ServiceRole } from '../../domain/teams';
-import type { ProjectDto } from '../../services/projects';
+import type { ProjectDto } from '../../services/presenters/project';
 import * as teams from '../../services/teams';
 import type { GraphqlContext } from '../context';
 import type { OwnerModel, UserModel } from '../models';
