@@ -1,4 +1,4 @@
-// `npm run lint`: TypeScript (type-aware, typescript-eslint) over src, web, test, bench and scripts,
+// `npm run lint`: TypeScript (type-aware, typescript-eslint) over src, web, test, bench, scripts and the root configs,
 // and `npm run schema:lint`: schema.graphql (graphql-eslint). Formatting is Prettier's job
 // (`npm run format:check`), so no stylistic rules here.
 import graphqlPlugin from '@graphql-eslint/eslint-plugin';
@@ -10,7 +10,7 @@ import tseslint from 'typescript-eslint';
 // `void promise`, everything else is awaited or given a rejection handler.
 const typescript = tseslint.config(
   {
-    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'web/**/*.{ts,tsx,mts}'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'web/**/*.{ts,tsx,mts}', 'codegen.ts', 'prisma.config.ts'],
     ignores: ['src/generated/**', 'web/src/gql/**', 'web/src/openapi/**'],
     extends: [...tseslint.configs.recommendedTypeChecked],
     languageOptions: {
