@@ -1,3 +1,4 @@
+import { replicaCaughtUp } from './support/replica-sync';
 import { SID, startTestApp, type TestApp, type TestUser } from './support/app';
 
 let app: TestApp;
@@ -498,6 +499,7 @@ describe('lists', () => {
        VALUES ${Array(204).fill('(?,?,?,?,?,?,?,?,?,?,?,?,?)').join(',')}`,
       values,
     );
+    await replicaCaughtUp(app.deps.db);
     const r = await app.request('GET', `/api/v1/projects/${p}/sessions`, { token: u.token });
     expect(r.body.data.total).toBe(205);
     expect(r.body.data.sessions.length).toBe(200);

@@ -11,6 +11,7 @@ import { enqueueIndexWork } from '../src/data/outbox';
 import { inTransaction } from '../src/data/transaction';
 import { searchSessions } from '../src/services/search';
 import type { Ctx } from '../src/services/context';
+import { replicaCaughtUp } from './support/replica-sync';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
 
 let h: SearchHarness;
@@ -317,6 +318,7 @@ describe('filters', () => {
     // Committed index work wakes the worker (no notify by hand).
     await inTransaction(h.handles, (tx) => enqueueIndexWork(tx, 'upsert', alice.user.id, 'pf1', f.c));
     await h.settle();
+    await replicaCaughtUp(h.handles);
   });
 
   const cases: Array<[string, Record<string, unknown>, Array<keyof typeof f>]> = [
@@ -394,6 +396,7 @@ describe('deletions', () => {
 
     // The row goes, the index still has it (no outbox row: the index cannot catch up).
     await h.handles.prisma.$executeRawUnsafe('DELETE FROM sessions WHERE projectId = ? AND id = ?', 'del', id);
+    await replicaCaughtUp(h.handles);
     expect((await h.find(alice, 'vanishingword')).results).toEqual([]);
   });
 
@@ -422,6 +425,7 @@ describe('deletions', () => {
     expect(await h.find(alice, 'doomedword')).toEqual({ total: 0, results: [] });
 
     await h.handles.prisma.$executeRawUnsafe('DELETE FROM projects WHERE id = ?', 'doomed-raw');
+    await replicaCaughtUp(h.handles);
     expect((await h.find(alice, 'rawdoomedword')).results).toEqual([]);
   });
 });
