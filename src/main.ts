@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from './config';
 import { migrate } from './db/migrate';
 import { createDeps } from './deps';
 import { createRateLimitHooks } from './http/rate-limit';
-import { isDatabaseUnavailable } from './data/errors';
+import { isDatabaseUnavailable } from './services/errors';
 import { createLogger } from './logger';
 
 /** start: config → migrations → app → listen; SIGTERM drains in-flight requests, then exits 0. */

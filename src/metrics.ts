@@ -4,10 +4,10 @@ import { unauthenticated } from './errors';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { routeOf } from './http/request-context';
 import type { AdmissionStats } from './http/admission';
-import { backlogCount, deadCount } from './data/outbox';
 import { onSearch } from './search/timing';
 import type { Replica } from './db/replica';
-import type { Deps } from './services/context';
+import { operatorCtx, type Deps } from './services/context';
+import { outboxBacklog, outboxDeadCount } from './services/search-outbox';
 
 /** Prometheus metrics of one app instance (its own Registry, so two apps in a process never clash). */
 export interface AppMetrics {
@@ -80,7 +80,7 @@ export function createMetrics(deps: Deps, admission?: () => AdmissionStats, auth
     async collect() {
       try {
         const n = await Promise.race([
-          deadCount(deps.db.writes),
+          outboxDeadCount(operatorCtx(deps.db, deps.config)),
           new Promise<never>((_, reject) => setTimeout(() => reject(new Error('dead-letter count timed out')), 1000).unref()),
         ]);
         this.set(n);
@@ -97,7 +97,7 @@ export function createMetrics(deps: Deps, admission?: () => AdmissionStats, auth
       try {
         // Bounded: a scrape must not hang on a frozen database.
         const n = await Promise.race([
-          backlogCount(deps.db.writes),
+          outboxBacklog(operatorCtx(deps.db, deps.config)),
           new Promise<never>((_, reject) => setTimeout(() => reject(new Error('outbox count timed out')), 1000).unref()),
         ]);
         this.set(n);

@@ -69,3 +69,19 @@ test('no import runs upward', () => {
   }
   expect(upward).toEqual([]);
 });
+
+/** The doors: they translate HTTP, GraphQL, MCP and command lines to service calls and back. */
+const DOORS = new Set(['rest', 'graphql', 'http', 'cli', 'mcp', 'metrics', 'app', 'main']);
+
+test('no door imports src/data (rules and storage are reached through services)', () => {
+  const reached: string[] = [];
+  for (const file of sources(SRC)) {
+    if (!DOORS.has(unitOf(file))) continue;
+    const text = fs.readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/(?:from|import|require\()\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      const target = path.resolve(path.dirname(file), m[1]);
+      if (target.startsWith(SRC + path.sep) && unitOf(target) === 'data') reached.push(`${path.relative(SRC, file)} → ${m[1]}`);
+    }
+  }
+  expect(reached).toEqual([]);
+});

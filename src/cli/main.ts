@@ -8,12 +8,12 @@ import { checkPassword } from '../domain/passwords';
 import { AppError } from '../errors';
 import { rescanFromCli } from './redact';
 import { reindexFromCli } from './reindex';
-import { retryDeadRows } from '../data/outbox';
 import { exportFromCli, importFromCli, progressSink } from './archive';
 import { importRemoteFromCli } from './import-remote';
 import { parseOnConflict } from '../services/imports';
 import { addMember, allTeams, createTeam, teamNameOf } from '../services/teams';
 import { operatorCtx } from '../services/context';
+import { retryDeadIndexWork } from '../services/search-outbox';
 import { isTeamRole, TEAM_ROLES } from '../domain/teams';
 import { openContentStore } from '../data/content-store';
 import { migrateFromCli, sweepFromCli } from './content';
@@ -301,7 +301,7 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
         if (positional.length > 1 || (positional[0] !== undefined && !/^\d+$/.test(positional[0]))) {
           throw new UsageError('usage: search outbox-retry [ID]');
         }
-        const n = await retryDeadRows(db, positional[0] === undefined ? undefined : Number(positional[0]));
+        const n = await retryDeadIndexWork(operator, positional[0] === undefined ? undefined : Number(positional[0]));
         out(`requeued ${n} search outbox row${n === 1 ? '' : 's'}`);
         return;
       }

@@ -1,5 +1,4 @@
-import type { Snapshot, Sql } from '../data/sql';
-import { withReads, type Ctx } from '../services/context';
+import { withSnapshotOnDemand, type Ctx } from '../services/context';
 import { createLoaders, type Loaders } from './loaders';
 
 /** Per-request GraphQL context: the service context plus this request's batching loaders. */
@@ -22,23 +21,12 @@ export interface GraphqlContext {
  * `markdownContent` — comes from one committed version.
  */
 export function createGraphqlContext(ctx: Ctx, origin: string): GraphqlContext {
-  const plain = ctx.deps.db.reads;
-  let snapshot: Snapshot | null = null;
-  const reads: Sql = {
-    isSql: true,
-    query: (q, ...v) => (snapshot ?? plain).query(q, ...v),
-    execute: (q, ...v) => (snapshot ?? plain).execute(q, ...v),
-  };
-  const readCtx = withReads(ctx, reads);
+  const reads = withSnapshotOnDemand(ctx);
   return {
-    ctx: readCtx,
-    loaders: createLoaders(readCtx, origin),
+    ctx: reads.ctx,
+    loaders: createLoaders(reads.ctx, origin),
     origin,
-    readFromSnapshot() {
-      snapshot ??= ctx.deps.db.lazySnapshot();
-    },
-    async release() {
-      await snapshot?.release();
-    },
+    readFromSnapshot: () => reads.useSnapshot(),
+    release: () => reads.release(),
   };
 }

@@ -20,24 +20,17 @@
  */
 import crypto from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import { isDuplicateKey } from '../data/errors';
-import * as store from '../data/idempotency';
 import { trackIssuedSecrets, type IssuedSecrets } from '../domain/issued-secrets';
-import { AppError, invalid, MESSAGES } from '../errors';
+import { invalid } from '../errors';
 import type { Deps } from '../services/context';
+import { claimIdempotencyKey, completeIdempotencyClaim, deleteExpiredClaims, releaseIdempotencyClaim } from '../services/idempotency';
+import { ctxOf } from './request-context';
 import './types';
 
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** The largest response (bytes of its JSON) that is kept for replay. */
 export const MAX_STORED_BYTES = 1024 * 1024;
-/** A pending claim older than this belongs to a request that never finished (process died). */
-const STALE_PENDING_MS = 10 * 60 * 1000;
-/** How long a repeat waits for the first request's response before giving up with a 409. */
-const WAIT_MS = 5 * 60 * 1000;
 const CLEANUP_EVERY_MS = 10 * 60 * 1000;
 const KEY_RE = /^[\x21-\x7e]{1,255}$/;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The path of the request as sent (no query string). */
 const pathOf = (req: Request) => {
@@ -71,56 +64,24 @@ function notKeptBecause(res: Response, secrets: IssuedSecrets, json: string): st
 }
 
 export function idempotency(deps: Deps) {
-  const db = deps.db.writes;
   let lastCleanup = 0;
 
   const cleanup = () => {
     if (Date.now() - lastCleanup < CLEANUP_EVERY_MS) return;
     lastCleanup = Date.now();
-    store
-      .deleteClaimsBefore(db, new Date(Date.now() - IDEMPOTENCY_TTL_MS))
-      .catch((err) => deps.logger.warn({ msg: 'idempotency cleanup failed', err: err instanceof Error ? err.message : String(err) }));
+    deleteExpiredClaims(deps).catch((err) => deps.logger.warn({ msg: 'idempotency cleanup failed', err: err instanceof Error ? err.message : String(err) }));
   };
-
-  const release = (id: store.ClaimId, createdAt: Date) => store.releaseClaim(db, id, createdAt);
-
-  /** Our claim on the key, or the existing one (after waiting for its response when pending). */
-  async function claim(id: store.ClaimId, fingerprint: string): Promise<{ mine: true; createdAt: Date } | { mine: false; claim: store.IdempotencyClaim }> {
-    const waitUntil = Date.now() + WAIT_MS;
-    let delay = 10;
-    for (;;) {
-      const createdAt = new Date();
-      try {
-        await store.insertClaim(db, id, fingerprint, createdAt);
-        return { mine: true, createdAt };
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-      }
-      const existing = await store.claimOf(db, id);
-      if (!existing) continue; // released or expired between our two statements
-      const age = Date.now() - existing.createdAt.getTime();
-      if (age > IDEMPOTENCY_TTL_MS || (existing.status === null && age > STALE_PENDING_MS)) {
-        await store.deleteClaim(db, id, existing.createdAt);
-        continue;
-      }
-      if (existing.fingerprint !== fingerprint) throw new AppError('UNPROCESSABLE', MESSAGES.idempotencyMismatch);
-      if (existing.status !== null) return { mine: false, claim: existing };
-      if (Date.now() > waitUntil) throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still in progress');
-      await sleep(delay);
-      delay = Math.min(delay * 2, 200);
-    }
-  }
 
   return async (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'PUT' && req.method !== 'POST') return next();
     const key = req.get('idempotency-key');
     if (key === undefined || !req.user) return next();
     if (!KEY_RE.test(key)) return next(invalid('Invalid Idempotency-Key: 1 to 255 visible ASCII characters'));
-    const id: store.ClaimId = { userId: req.user.id, scope: scopeOf(req), key };
+    const ctx = ctxOf(req, deps);
     cleanup();
-    let got: Awaited<ReturnType<typeof claim>>;
+    let got: Awaited<ReturnType<typeof claimIdempotencyKey>>;
     try {
-      got = await claim(id, fingerprintOf(req));
+      got = await claimIdempotencyKey(ctx, scopeOf(req), key, fingerprintOf(req));
     } catch (err) {
       return next(err);
     }
@@ -135,7 +96,8 @@ export function idempotency(deps: Deps) {
       return;
     }
 
-    const { createdAt } = got;
+    const { held } = got;
+    const release = () => releaseIdempotencyClaim(ctx, held);
     const secrets: IssuedSecrets = { issued: false };
     let settled = false;
     const origJson = res.json.bind(res);
@@ -151,12 +113,12 @@ export function idempotency(deps: Deps) {
       const json: string | undefined = JSON.stringify(body);
       const skip = status >= 500 ? 'a 5xx frees the key' : notKeptBecause(res, secrets, json ?? '');
       const kept = skip
-        ? release(id, createdAt)
-        : store.completeClaim(db, id, createdAt, { status, json: json ?? '', etag: (res.getHeader('ETag') as string | undefined) ?? null });
+        ? release()
+        : completeIdempotencyClaim(ctx, held, { status, json: json ?? '', etag: (res.getHeader('ETag') as string | undefined) ?? null });
       kept
         .catch((err) => {
           deps.logger.warn({ reqId: req.id, msg: 'idempotency: response not kept', err: err instanceof Error ? err.message : String(err) });
-          return release(id, createdAt).catch(() => undefined);
+          return release().catch(() => undefined);
         })
         .finally(() => send(json, body));
       return res;
@@ -165,7 +127,7 @@ export function idempotency(deps: Deps) {
     res.on('close', () => {
       if (!settled) {
         settled = true;
-        release(id, createdAt).catch(() => undefined);
+        release().catch(() => undefined);
       }
     });
     trackIssuedSecrets(secrets, () => next());

@@ -1,7 +1,7 @@
 import type { Offload } from '../offload';
 import type { Config } from '../config';
 import type { DbHandles } from '../db/client';
-import type { Sql } from '../data/sql';
+import type { Snapshot, Sql } from '../data/sql';
 import type { Logger } from '../logger';
 import type { WorkGuard } from './guard';
 import type { SearchPort } from '../search/port';
@@ -86,4 +86,28 @@ export const isUserCtx = (ctx: AnyCtx): ctx is Ctx => 'user' in ctx;
  */
 export function depsFor(deps: Deps, userId: string): Deps {
   return deps.db.replica ? { ...deps, db: deps.db.forUser(userId) } : deps;
+}
+
+/**
+ * The context for an operation that reads one snapshot once it knows it only reads (a GraphQL
+ * query): its reads go to the plain read handle until `useSnapshot()`, then to one snapshot taken
+ * then; `release()` gives the snapshot back.
+ */
+export function withSnapshotOnDemand(ctx: Ctx): { ctx: Ctx; useSnapshot(): void; release(): Promise<void> } {
+  const plain = ctx.deps.db.reads;
+  let snapshot: Snapshot | null = null;
+  const reads: Sql = {
+    isSql: true,
+    query: (q, ...v) => (snapshot ?? plain).query(q, ...v),
+    execute: (q, ...v) => (snapshot ?? plain).execute(q, ...v),
+  };
+  return {
+    ctx: withReads(ctx, reads),
+    useSnapshot() {
+      snapshot ??= ctx.deps.db.lazySnapshot();
+    },
+    async release() {
+      await snapshot?.release();
+    },
+  };
 }
