@@ -7,6 +7,7 @@
 import { readStoredExchangeIndex } from '../src/data/content';
 import { decodeStoredIndex, ExchangeScanner, STORED_INDEX_FROM } from '../src/domain/exchanges';
 import { rescanSessions } from '../src/services/rescan';
+import { operatorCtx } from '../src/services/context';
 import { SID, startTestApp, type TestApp, type TestUser } from './support/app';
 
 let app: TestApp;
@@ -121,7 +122,7 @@ test('REDACT_SECRETS=report keeps the secret in titles as in the content; redact
     const before = await readStoredExchangeIndex(report.deps.db.reads, 'idx', SID(7));
     // (a title drops markdown marks: `ghp_…` reads `ghp…`)
     expect(before!.toString('utf8')).toContain(SECRET_BODY);
-    await rescanSessions(report.deps.db, 'on', { dryRun: false });
+    await rescanSessions(operatorCtx(report.deps.db), 'on', { dryRun: false });
     const after = await readStoredExchangeIndex(report.deps.db.reads, 'idx', SID(7));
     expect(after!.toString('utf8')).not.toContain(SECRET_BODY);
     const masked = Buffer.from(

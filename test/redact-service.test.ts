@@ -10,6 +10,7 @@ import { Writable } from 'node:stream';
 import zlib from 'node:zlib';
 import { buildCorpus } from '../scripts/gen-redact-corpus';
 import { rescanSessions } from '../src/services/rescan';
+import { operatorCtx } from '../src/services/context';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 
 jest.setTimeout(180_000);
@@ -224,13 +225,13 @@ describe('REDACT_SECRETS=report, then redact rescan', () => {
     expect(reported.find((r) => r.rule === 'github-token')?.count).toBeGreaterThanOrEqual(5);
     await searchUntilFound(app, u, SID);
 
-    const dry = await rescanSessions(app.deps.db, 'on', { dryRun: true });
+    const dry = await rescanSessions(operatorCtx(app.deps.db), 'on', { dryRun: true });
     expect(dry.changed).toBe(1);
     const still = await app.request('GET', `/api/v1/projects/${P}/sessions/${SID}/raw`, { token: u.token });
     expect(still.text).toBe(rawData);
 
     const progress: number[] = [];
-    const done = await rescanSessions(app.deps.db, 'on', { dryRun: false, onProgress: (p) => progress.push(p.done) });
+    const done = await rescanSessions(operatorCtx(app.deps.db), 'on', { dryRun: false, onProgress: (p) => progress.push(p.done) });
     expect(done).toMatchObject({ done: 1, total: 1, changed: 1 });
     expect(progress).toEqual([1]);
     const after = await app.request('GET', `/api/v1/projects/${P}/sessions/${SID}`, { token: u.token });
@@ -252,7 +253,7 @@ describe('REDACT_SECRETS=report, then redact rescan', () => {
       await new Promise((res) => setTimeout(res, 200));
     }
     // A second rescan finds nothing new.
-    const again = await rescanSessions(app.deps.db, 'on', { dryRun: false });
+    const again = await rescanSessions(operatorCtx(app.deps.db), 'on', { dryRun: false });
     expect(again.changed).toBe(0);
   });
 });

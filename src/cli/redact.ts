@@ -3,6 +3,7 @@ import type { DbHandles } from '../db/client';
 import { createLogger } from '../logger';
 import { createSearch } from '../search';
 import { rescanSessions } from '../services/rescan';
+import { operatorCtx } from '../services/context';
 
 const INDEX_WAIT_MS = 10 * 60_000;
 
@@ -12,7 +13,7 @@ const INDEX_WAIT_MS = 10 * 60_000;
  */
 export async function rescanFromCli(config: Config, db: DbHandles, dryRun: boolean, out: (line: string) => void): Promise<void> {
   let lastPct = -1;
-  const result = await rescanSessions(db, config.redactSecrets, {
+  const result = await rescanSessions(operatorCtx(db, config), config.redactSecrets, {
     dryRun,
     onProgress: ({ done, total, changed }) => {
       const pct = total ? Math.floor((done / total) * 100) : 100;

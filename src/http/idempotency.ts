@@ -22,7 +22,7 @@ import crypto from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { trackIssuedSecrets, type IssuedSecrets } from '../domain/issued-secrets';
 import { invalid } from '../errors';
-import type { Deps } from '../services/context';
+import type { Ctx, Deps } from '../services/context';
 import { claimIdempotencyKey, completeIdempotencyClaim, deleteExpiredClaims, releaseIdempotencyClaim } from '../services/idempotency';
 import { ctxOf } from './request-context';
 import './types';
@@ -66,10 +66,10 @@ function notKeptBecause(res: Response, secrets: IssuedSecrets, json: string): st
 export function idempotency(deps: Deps) {
   let lastCleanup = 0;
 
-  const cleanup = () => {
+  const cleanup = (ctx: Ctx) => {
     if (Date.now() - lastCleanup < CLEANUP_EVERY_MS) return;
     lastCleanup = Date.now();
-    deleteExpiredClaims(deps).catch((err) => deps.logger.warn({ msg: 'idempotency cleanup failed', err: err instanceof Error ? err.message : String(err) }));
+    deleteExpiredClaims(ctx).catch((err) => deps.logger.warn({ msg: 'idempotency cleanup failed', err: err instanceof Error ? err.message : String(err) }));
   };
 
   return async (req: Request, res: Response, next: NextFunction) => {
@@ -78,7 +78,7 @@ export function idempotency(deps: Deps) {
     if (key === undefined || !req.user) return next();
     if (!KEY_RE.test(key)) return next(invalid('Invalid Idempotency-Key: 1 to 255 visible ASCII characters'));
     const ctx = ctxOf(req, deps);
-    cleanup();
+    cleanup(ctx);
     let got: Awaited<ReturnType<typeof claimIdempotencyKey>>;
     try {
       got = await claimIdempotencyKey(ctx, scopeOf(req), key, fingerprintOf(req));

@@ -4,7 +4,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../errors';
-import { withReads, type Ctx } from '../services/context';
+import { onSnapshot, type Ctx } from '../services/context';
 import { CursorError, openCursor, sealCursor, type CursorScope } from './cursor';
 
 export interface McpContext {
@@ -63,9 +63,8 @@ export async function runTool(
   args: Record<string, unknown>,
   fn: (m: McpContext) => Promise<{ structured: Record<string, unknown>; text: string }>,
 ): Promise<CallToolResult> {
-  const snap = m.ctx.deps.db.lazySnapshot();
   try {
-    const out = await fn({ ...m, ctx: withReads(m.ctx, snap) });
+    const out = await onSnapshot(m.ctx, (ctx) => fn({ ...m, ctx }));
     return { content: [{ type: 'text', text: out.text }], structuredContent: out.structured };
   } catch (err) {
     const message = messageOf(err, args);
@@ -74,7 +73,5 @@ export async function runTool(
       return { content: [{ type: 'text', text: 'Internal error; try again' }], isError: true };
     }
     return { content: [{ type: 'text', text: message }], isError: true };
-  } finally {
-    await snap.release();
   }
 }

@@ -14,7 +14,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../errors';
 import { requireOwnedSession } from '../services/access';
-import { withReads } from '../services/context';
+import { onSnapshot } from '../services/context';
 import { exchangePage } from '../services/exchanges';
 import type { McpContext } from './context';
 import { registerReadTools, sessionSummary } from './tools-read';
@@ -39,16 +39,13 @@ const one = (v: string | string[] | undefined) => decodeURIComponent(Array.isArr
 
 /** A resource read on one snapshot; what the caller cannot read (or does not exist) is "not found". */
 async function readResource(m: McpContext, uri: URL, fn: (m: McpContext) => Promise<ReadResourceResult>): Promise<ReadResourceResult> {
-  const snap = m.ctx.deps.db.lazySnapshot();
   try {
-    return await fn({ ...m, ctx: withReads(m.ctx, snap) });
+    return await onSnapshot(m.ctx, (ctx) => fn({ ...m, ctx }));
   } catch (err) {
     if (err instanceof AppError && ['NOT_FOUND', 'FORBIDDEN', 'VALIDATION_ERROR'].includes(err.code)) {
       throw new McpError(-32002, `Resource not found: ${uri.href}`);
     }
     throw err;
-  } finally {
-    await snap.release();
   }
 }
 

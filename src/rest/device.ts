@@ -2,7 +2,7 @@ import { Router, type NextFunction, type Request, type RequestHandler, type Resp
 import type { RateLimitHooks } from '../http/rate-limit';
 import { unauthenticated } from '../errors';
 import * as device from '../services/device';
-import type { Deps } from '../services/context';
+import { publicCtx, type Deps } from '../services/context';
 import { ctxOf, ok } from './context';
 
 type Handler = (req: Request, res: Response) => Promise<void>;
@@ -19,8 +19,7 @@ const parse = (body: RequestHandler, req: Request, res: Response) =>
  */
 export function deviceLoginRouter(deps: Deps, hooks: RateLimitHooks, body: RequestHandler): Router {
   const r = Router();
-  const { db } = deps;
-  const secret = deps.config.jwtSecret;
+  const ctx = publicCtx(deps);
 
   const counted = async <T>(req: Request, work: () => Promise<T>): Promise<T> => {
     try {
@@ -44,7 +43,7 @@ export function deviceLoginRouter(deps: Deps, hooks: RateLimitHooks, body: Reque
       res.json(
         await counted(req, async () => {
           try {
-            return await device.deviceLogin(db, secret, req.body);
+            return await device.deviceLogin(ctx, req.body);
           } catch (err) {
             if ((err as { code?: string }).code === 'UNAUTHENTICATED') await hooks.onDeviceLoginFailure?.(req);
             throw err;
@@ -59,10 +58,7 @@ export function deviceLoginRouter(deps: Deps, hooks: RateLimitHooks, body: Reque
     '/device-refresh',
     wrap(async (req, res) => {
       await hooks.beforeAuth?.(req);
-      const result = await counted(
-        req,
-        async () => (await device.deviceRefresh(db.writes, secret, req.get('authorization'))) ?? Promise.reject(unauthenticated()),
-      );
+      const result = await counted(req, async () => (await device.deviceRefresh(ctx, req.get('authorization'))) ?? Promise.reject(unauthenticated()));
       res.json(result);
     }),
   );
@@ -70,7 +66,7 @@ export function deviceLoginRouter(deps: Deps, hooks: RateLimitHooks, body: Reque
   r.post(
     '/device-logout',
     wrap(async (req, res) => {
-      await device.deviceLogout(db.writes, secret, req.get('authorization'));
+      await device.deviceLogout(ctx, req.get('authorization'));
       res.json({ success: true });
     }),
   );
@@ -82,8 +78,7 @@ export function deviceLoginRouter(deps: Deps, hooks: RateLimitHooks, body: Reque
 export function deviceCodesRouter(deps: Deps): Router {
   const r = Router();
   r.post('/device-codes', async (req, res) => {
-    const ctx = ctxOf(req, deps);
-    res.status(201).json(ok(await device.issueDeviceCodeFor(ctx, req.body)));
+    res.status(201).json(ok(await device.issueDeviceCode(ctxOf(req, deps), req.body)));
   });
   return r;
 }

@@ -4,7 +4,7 @@ import { Router, type NextFunction, type Request, type RequestHandler, type Resp
 import { AppError } from '../errors';
 import { findConsoleDir } from '../http/console';
 import type { Logger } from '../logger';
-import type { Deps } from '../services/context';
+import { publicCtx, type Deps } from '../services/context';
 import * as shares from '../services/shares';
 import { shareHeaders, signedInProbe } from './shares';
 
@@ -89,7 +89,7 @@ export function sharePageRouter(deps: Deps, auth: RequestHandler, limit: Request
     // never reads the cookie, and its script sends none.
     let asked = false;
     const probe = signedInProbe(auth, req, res);
-    const page = await shares.readShare(deps, token, {
+    const page = await shares.readShare(publicCtx(deps), token, {
       from: 1,
       limit: shares.SHARE_PAGE_MAX_LIMIT,
       maxBytes: SHARE_PAGE_EMBED_BYTES,

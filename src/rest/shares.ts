@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { strictPageHeaders } from '../http/console';
-import type { Deps } from '../services/context';
+import { publicCtx, type Deps } from '../services/context';
 import * as shares from '../services/shares';
 import { ownOrigin } from '../http/auth';
 import { ctxOf, ok } from './context';
@@ -62,7 +62,7 @@ export function publicShareRouter(deps: Deps, auth: RequestHandler, limit: Reque
   const r = Router();
   r.get('/share/:token', ...shareHeaders, limit, async (req: Request, res: Response, next: NextFunction) => {
     const paging = shares.parseSharePaging(req.query);
-    const page = await shares.readShare(deps, req.params.token as string, { ...paging, countView: true, signedIn: signedInProbe(auth, req, res) });
+    const page = await shares.readShare(publicCtx(deps), req.params.token as string, { ...paging, countView: true, signedIn: signedInProbe(auth, req, res) });
     res.json(ok(page));
     void next;
   });

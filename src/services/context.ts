@@ -111,3 +111,13 @@ export function withSnapshotOnDemand(ctx: Ctx): { ctx: Ctx; useSnapshot(): void;
     },
   };
 }
+
+/** Runs `fn` with the context reading one snapshot (one committed version), released whatever happens. */
+export async function onSnapshot<T>(ctx: Ctx, fn: (ctx: Ctx) => Promise<T>): Promise<T> {
+  const snap = ctx.deps.db.lazySnapshot();
+  try {
+    return await fn(withReads(ctx, snap));
+  } finally {
+    await snap.release();
+  }
+}

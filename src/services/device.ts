@@ -2,7 +2,6 @@ import crypto from 'node:crypto';
 import * as store from '../data/device-codes';
 import { isDuplicateKey } from '../data/errors';
 import type { Sql } from '../data/sql';
-import type { DbHandles } from '../db/client';
 import { noteSecretIssued } from '../domain/issued-secrets';
 import { bearerToken, sha256, signDeviceToken, verifyKeyToken } from '../domain/tokens';
 import { AppError } from '../errors';
@@ -10,7 +9,7 @@ import { insertDerivedKey, liveKeyRow, revokeLineage, touchKey } from './keys';
 import { DeviceLoginInput, type DeviceMetadata } from './account-inputs';
 import { DeviceCodeInput, parseInput } from './inputs';
 import { requireTeamWriter } from './access';
-import type { Ctx } from './context';
+import type { Ctx, PublicCtx } from './context';
 
 /** Device login. */
 export const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'; // no 0/O, 1/I: read aloud and typed by people
@@ -37,37 +36,31 @@ function newCode(): string {
 }
 
 /**
- * A code for /cli-login: single use, valid 10 minutes. Expired codes are cleared on the way.
- * `sourceKeyId`: the key or device token the code is asked for with (null: a browser session); the
- * device token the code is exchanged for derives from it (expires no later, revoked with it).
- * `teamId`: the client logged in with it creates its new projects in that team (checked by the caller).
+ * POST /device-codes `{teamId?}` (no body: personal): the caller's code for /cli-login, single use,
+ * valid 10 minutes (expired codes are cleared on the way). The device token the code is exchanged
+ * for derives from the credential the caller asked with (none: a browser session): it expires no
+ * later and is revoked with it. Bound to a team (where the caller is admin or member) when one is
+ * named: the client logged in with it creates its new projects in that team.
  */
-export async function issueDeviceCode(
-  db: DbHandles,
-  userId: string,
-  sourceKeyId: string | null = null,
-  teamId: string | null = null,
-): Promise<{ code: string; expiresAt: string }> {
+export async function issueDeviceCode(ctx: Ctx, body: unknown): Promise<{ code: string; expiresAt: string }> {
+  const { teamId } = parseInput(DeviceCodeInput, body ?? {});
+  if (teamId != null) await requireTeamWriter(ctx, teamId);
+  const { db } = ctx.deps;
+  const userId = ctx.user.id;
+  const sourceKeyId = ctx.user.keyId;
   const now = new Date();
   await store.deleteExpiredDeviceCodes(db.writes, now);
   for (let attempt = 0; ; attempt++) {
     const code = newCode();
     const expiresAt = new Date(now.getTime() + CODE_VALID_MS);
     try {
-      await store.insertDeviceCode(db.writes, sha256(code), userId, now, expiresAt, sourceKeyId, teamId);
+      await store.insertDeviceCode(db.writes, sha256(code), userId, now, expiresAt, sourceKeyId, teamId ?? null);
       return { code, expiresAt: expiresAt.toISOString() };
     } catch (err) {
       // A live code with the same letters (one in a billion per live code): draw again.
       if (!isDuplicateKey(err) || attempt >= 5) throw err;
     }
   }
-}
-
-/** POST /device-codes `{teamId?}` (no body: personal): the caller's code, bound to the team when one is named. */
-export async function issueDeviceCodeFor(ctx: Ctx, body: unknown): Promise<{ code: string; expiresAt: string }> {
-  const { teamId } = parseInput(DeviceCodeInput, body ?? {});
-  if (teamId != null) await requireTeamWriter(ctx, teamId);
-  return issueDeviceCode(ctx.deps.db, ctx.user.id, ctx.user.keyId, teamId ?? null);
 }
 
 export interface DeviceLoginResult {
@@ -89,7 +82,9 @@ export function deviceLoginInput(body: unknown): { code: string; meta: DeviceMet
  * expires no later and is revoked with it; when that source is gone the code is invalid. Throws
  * 401s with the exact messages the upload CLI shows.
  */
-export async function deviceLogin(db: DbHandles, secret: string, body: unknown): Promise<DeviceLoginResult> {
+export async function deviceLogin(ctx: PublicCtx, body: unknown): Promise<DeviceLoginResult> {
+  const { db } = ctx.deps;
+  const secret = ctx.deps.config.jwtSecret;
   const { code, meta } = deviceLoginInput(body);
   const normalized = normalizeCode(code);
   if (!normalized) throw new AppError('UNAUTHENTICATED', INVALID_CODE);
@@ -140,11 +135,9 @@ async function refreshRow(db: Sql, secret: string, header: string | undefined) {
 }
 
 /** A 1-hour access token for a live refresh token, or null (→ 401). */
-export async function deviceRefresh(
-  db: Sql,
-  secret: string,
-  header: string | undefined,
-): Promise<{ accessToken: string; createdAt: string; expiresAt: string } | null> {
+export async function deviceRefresh(ctx: PublicCtx, header: string | undefined): Promise<{ accessToken: string; createdAt: string; expiresAt: string } | null> {
+  const db = ctx.deps.db.writes;
+  const secret = ctx.deps.config.jwtSecret;
   const found = await refreshRow(db, secret, header);
   if (!found) return null;
   touchKey(db, found.claims.jti, found.row.lastUsedAt);
@@ -164,7 +157,8 @@ export async function deviceRefresh(
  * device session (keys minted with its access tokens, device tokens through codes they asked for);
  * always succeeds.
  */
-export async function deviceLogout(db: Sql, secret: string, header: string | undefined): Promise<void> {
-  const found = await refreshRow(db, secret, header);
+export async function deviceLogout(ctx: PublicCtx, header: string | undefined): Promise<void> {
+  const db = ctx.deps.db.writes;
+  const found = await refreshRow(db, ctx.deps.config.jwtSecret, header);
   if (found) await revokeLineage(db, [found.claims.jti], new Date());
 }

@@ -11,7 +11,7 @@
 import { isDuplicateKey } from '../data/errors';
 import * as store from '../data/idempotency';
 import { AppError, MESSAGES } from '../errors';
-import type { Ctx, Deps } from './context';
+import type { Ctx } from './context';
 
 export type { IdempotencyClaim } from '../data/idempotency';
 
@@ -76,7 +76,7 @@ export function completeIdempotencyClaim(ctx: Ctx, held: HeldClaim, response: { 
   return store.completeClaim(ctx.deps.db.writes, held.id, held.createdAt, response);
 }
 
-/** Deletes claims past their 24 hours (housekeeping, any caller). */
-export function deleteExpiredClaims(deps: Pick<Deps, 'db'>): Promise<void> {
-  return store.deleteClaimsBefore(deps.db.writes, new Date(Date.now() - IDEMPOTENCY_TTL_MS));
+/** Deletes everyone's claims past their 24 hours (housekeeping, done on the way by any caller's request). */
+export function deleteExpiredClaims(ctx: Ctx): Promise<void> {
+  return store.deleteClaimsBefore(ctx.deps.db.writes, new Date(Date.now() - IDEMPOTENCY_TTL_MS));
 }

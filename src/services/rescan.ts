@@ -8,6 +8,7 @@ import { storedIndexOf } from '../domain/exchanges';
 import { maskedFindingsOf, redactionsToJson, redactUpload } from '../domain/redaction';
 import { contentDigestOf, DOC_STRING_FIELDS, metadataOf, parseStoredMeta, sessionDataDigestOf, sessionEtag, labelsOf } from './sessions';
 import * as store from '../data/sessions';
+import type { OperatorCtx } from './context';
 import type { SessionRow } from '../data/sessions';
 
 export interface RescanProgress {
@@ -28,10 +29,11 @@ const BATCH = 50;
  * `report`, findings are replaced by a fresh count and content is left alone. `dryRun` only counts.
  */
 export async function rescanSessions(
-  db: DbHandles,
+  ctx: OperatorCtx,
   mode: RedactMode,
   opts: { dryRun: boolean; onProgress?: (p: RescanProgress) => void },
 ): Promise<RescanProgress> {
+  const { db } = ctx.deps;
   if (mode === 'off') throw new Error('REDACT_SECRETS=off: there are no rules to apply');
   const progress: RescanProgress = { done: 0, total: await store.sessionCount(db.writes), changed: 0, found: {} };
   let after: [string, string] | null = null;

@@ -72,6 +72,14 @@ export async function countSessions(ctx: Ctx, filters: SessionFilters): Promise<
 }
 
 /**
+ * The projects asked for that the filters' `projectIds` (when given) also name. What the caller
+ * may read is applied by the statement (`scopesFor`): a project named but not readable matches nothing.
+ */
+function projectsWithin(filters: SessionFilters, projectIds: readonly string[]): string[] {
+  return filters.projectIds ? projectIds.filter((id) => filters.projectIds!.includes(id)) : [...projectIds];
+}
+
+/**
  * One project's sessions matching the filters, one keyset page (a project's `sessionsConnection`
  * after its first page): a `projectIds` filter that leaves this project out matches nothing, and
  * the rows are only those the caller reads.
@@ -84,8 +92,9 @@ export async function projectSessionsPage(
   limit: number,
   after?: string | null,
 ): Promise<SessionPage> {
-  if (filters.projectIds && !filters.projectIds.includes(projectId)) return { rows: [], nextCursor: null };
-  return querySessions(ctx, { ...filters, projectIds: [projectId] }, order, limit, after);
+  const wanted = projectsWithin(filters, [projectId]);
+  if (wanted.length === 0) return { rows: [], nextCursor: null };
+  return querySessions(ctx, { ...filters, projectIds: wanted }, order, limit, after);
 }
 
 /** GET /projects/{id}/sessions: most recently updated first, keyset paging. */
@@ -154,7 +163,7 @@ export async function sessionsForProjects(
   limit: number,
 ): Promise<Map<string, SessionRow[]>> {
   if (projectIds.length === 0) return new Map();
-  const wanted = filters.projectIds ? projectIds.filter((id) => filters.projectIds!.includes(id)) : [...projectIds];
+  const wanted = projectsWithin(filters, projectIds);
   if (wanted.length === 0) return new Map();
   return store.firstSessionsOfProjects(ctx.deps.db.reads, await scopesFor(ctx, filters.teamIds), { ...filters, projectIds: wanted }, order, limit);
 }

@@ -12,7 +12,7 @@ import type { ShareListRow, ShareState, SnapshotExchange } from '../data/shares'
 import { inTransaction, type Tx } from '../data/transaction';
 import { newShareNonce, shareTokenOf, verifyShareToken } from '../domain/share-token';
 import { mayChangeSession, requireWritableSession } from './access';
-import { withReads, type Ctx, type Deps } from './context';
+import { onSnapshot, type Ctx, type Deps, type PublicCtx } from './context';
 import { exchangePage } from './exchanges';
 import { metadataOf, type SessionRow } from './sessions';
 
@@ -182,15 +182,6 @@ function snapshotFields(row: SessionRow) {
     agentName: row.agentName,
     llmModelsJson: JSON.stringify(metadataOf(row).llmModels ?? []),
   };
-}
-
-async function onSnapshot<T>(ctx: Ctx, fn: (ctx: Ctx) => Promise<T>): Promise<T> {
-  const snap = ctx.deps.db.lazySnapshot();
-  try {
-    return await fn(withReads(ctx, snap));
-  } finally {
-    await snap.release();
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -370,7 +361,8 @@ export interface ShareReadOptions {
  * checked before anything is read; the link's state is read with what can end it (its session,
  * project owner, creator's account and role) in one statement.
  */
-export async function liveShare(deps: Deps, token: string, signedIn: () => Promise<boolean>): Promise<ShareState> {
+export async function liveShare(ctx: PublicCtx, token: string, signedIn: () => Promise<boolean>): Promise<ShareState> {
+  const { deps } = ctx;
   const nonce = verifyShareToken(deps.config.shareLinkSecret, token);
   if (!nonce || deps.config.shares === 'off') throw shareNotFound();
   const state = await store.shareStateByNonce(deps.db.reads, nonce);
@@ -392,8 +384,10 @@ export function parseSharePaging(query: Record<string, unknown>): { from: number
   return { from: num('from', query.from, 1, 1_000_000_000), limit: num('limit', query.limit, SHARE_PAGE_DEFAULT_LIMIT, SHARE_PAGE_MAX_LIMIT) };
 }
 
-export async function readShare(deps: Deps, token: string, opts: ShareReadOptions): Promise<SharedSession> {
-  const state = await liveShare(deps, token, opts.signedIn);
+/** A page of a shared session, read by anyone holding the link (signed in or not: the link's audience decides). */
+export async function readShare(ctx: PublicCtx, token: string, opts: ShareReadOptions): Promise<SharedSession> {
+  const { deps } = ctx;
+  const state = await liveShare(ctx, token, opts.signedIn);
   const sizes = await store.snapshotSizes(deps.db.reads, state.id, opts.from, opts.limit);
   const budget = Math.min(opts.maxBytes ?? SHARE_PAGE_BYTES, SHARE_PAGE_BYTES);
   let bytes = 0;
