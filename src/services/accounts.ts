@@ -183,6 +183,7 @@ export async function changePassword(ctx: Ctx, body: unknown): Promise<void> {
  */
 export async function createResetLink(ctx: AnyCtx, userId: string, base: string): Promise<{ link: string; expiresAt: string }> {
   requireAccountAdmin(ctx);
+  requireWriteAccess(ctx);
   const { db } = ctx.deps;
   if (!(await store.userById(db.writes, userId))) throw userNotFound();
   const token = randomToken();

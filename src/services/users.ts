@@ -6,6 +6,7 @@ import type { UserRow } from '../data/users';
 import { hashPassword } from '../domain/passwords';
 import { sentText } from '../domain/text';
 import { AppError, forbidden, invalid } from '../errors';
+import { requireWriteAccess } from './access';
 import { isUserCtx, type AnyCtx, type OperatorCtx } from './context';
 
 export type Role = 'admin' | 'member';
@@ -71,6 +72,7 @@ export const userNotFound = () => new AppError('NOT_FOUND', 'User not found');
 /** Creates a user (an admin or the operator; the password, when given, already checked for length). */
 export async function createUser(ctx: AnyCtx, email: string, name?: string | null, opts: NewUser = {}): Promise<UserDto & AccountDto> {
   requireAccountAdmin(ctx);
+  requireWriteAccess(ctx);
   return insertNewUser(ctx, email, name, opts);
 }
 
@@ -126,6 +128,7 @@ export async function listUsers(ctx: AnyCtx): Promise<AdminUserDto[]> {
  */
 export async function setUserDisabled(ctx: AnyCtx, userId: string, disabled: boolean): Promise<AdminUserDto> {
   requireAccountAdmin(ctx);
+  requireWriteAccess(ctx);
   if (disabled && isUserCtx(ctx) && userId === ctx.user.id) throw invalid('You cannot disable your own account');
   const { db } = ctx.deps;
   const row = await store.userById(db.writes, userId);

@@ -1,0 +1,65 @@
+/**
+ * Service-level tests: the services on a fresh, migrated database, called with real contexts and
+ * no HTTP. The search engine is not started (index work stays in the outbox table).
+ */
+import { loadConfig } from '../../src/config';
+import { createDeps, type AppDeps } from '../../src/deps';
+import { createLogger } from '../../src/logger';
+import { operatorCtx, publicCtx, type Ctx, type OperatorCtx, type PublicCtx } from '../../src/services/context';
+import { createUser } from '../../src/services/users';
+import { createTestDatabase, type TestDatabase } from './db';
+import { testDataDir } from './meili-engine';
+
+export interface ServiceUser extends Ctx {
+  email: string;
+}
+
+export interface ServiceHarness {
+  deps: AppDeps;
+  db: TestDatabase;
+  /** The admin CLI's context. */
+  operator: OperatorCtx;
+  /** Someone not signed in. */
+  anonymous: PublicCtx;
+  /** A new user (by the operator) and their context, as a request signed in with a key would carry it. */
+  user(name: string, opts?: { role?: 'admin' | 'member'; readOnly?: boolean; password?: string }): Promise<ServiceUser>;
+  close(): Promise<void>;
+}
+
+let seq = 0;
+
+/**
+ * The same caller in a new request: team memberships are read once per request (per user
+ * object), so a test that changes them asks again through this.
+ */
+export const again = <T extends Ctx>(ctx: T): T => ({ ...ctx, user: { ...ctx.user } });
+
+export async function startServices(env: Record<string, string> = {}): Promise<ServiceHarness> {
+  const db = await createTestDatabase('sa_services');
+  const config = loadConfig({
+    DATABASE_URL: db.url,
+    DATA_DIR: testDataDir(),
+    JWT_SECRET: 'test-secret-that-is-long-enough',
+    LOG_LEVEL: 'silent',
+    NAMESPACE: db.name,
+    OFFLOAD_THREADS: '0',
+    ...env,
+  });
+  const deps = createDeps(config, createLogger(config.logLevel));
+  const operator = operatorCtx(deps.db, config);
+  return {
+    deps,
+    db,
+    operator,
+    anonymous: publicCtx(deps),
+    async user(name, opts = {}) {
+      const email = `${name}-${process.pid}-${++seq}@example.test`;
+      const u = await createUser(operator, email, name, { role: opts.role ?? 'member', password: opts.password });
+      return { deps, log: deps.logger, email, user: { id: u.id, keyId: null, role: u.role, ...(opts.readOnly ? { readOnly: true } : {}) } };
+    },
+    async close() {
+      await deps.close();
+      await db.drop();
+    },
+  };
+}
