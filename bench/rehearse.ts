@@ -27,7 +27,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { EmbeddedMeili } from '../src/search/embedded';
+import { EmbeddedMeili } from '../src/search/embedded/embedded';
 import { arg, BenchServer, freePort, freshDatabase, percentile, request, seedUsers, sleep, type BenchDatabase, type BenchUser, type Reply } from './support';
 
 const QUICK = process.argv.includes('--quick');

@@ -4,7 +4,7 @@ import { unauthenticated } from './errors';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { routeOf } from './http/request-context';
 import type { AdmissionStats } from './http/admission';
-import { onSearch } from './search/timing';
+import { onSearch } from './search/engine/timing';
 import type { Replica } from './db/replica';
 import { operatorCtx, type Deps } from './services/context';
 import { outboxBacklog, outboxDeadCount } from './services/search-outbox';

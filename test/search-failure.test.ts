@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AppError } from '../src/errors';
-import { EmbeddedMeili } from '../src/search/embedded';
+import { EmbeddedMeili } from '../src/search/embedded/embedded';
 import { eventually, newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
 
 const isAlive = (pid: number) => {

@@ -3,9 +3,9 @@
  * search_outbox_dead_total, `search outbox-retry`), and never holds back later work.
  */
 import crypto from 'node:crypto';
-import { MeiliConnection } from '../src/search/connection';
+import { MeiliConnection } from '../src/search/engine/connection';
 import { retryDeadRows } from '../src/data/outbox';
-import { OutboxWorker } from '../src/search/worker';
+import { OutboxWorker } from '../src/search/sync/worker';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
 
 const word = () => Array.from(crypto.randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');

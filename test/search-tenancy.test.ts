@@ -6,8 +6,8 @@
  */
 import crypto from 'node:crypto';
 import { Meilisearch } from 'meilisearch';
-import { createNodeHttpClient } from '../src/search/http-client';
-import { recentUidOf } from '../src/search/index-settings';
+import { createNodeHttpClient } from '../src/search/engine/http-client';
+import { recentUidOf } from '../src/search/engine/index-settings';
 import type { Ctx } from '../src/services/context';
 import { createTestDatabase } from './support/db';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';

@@ -2,15 +2,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from '../src/search/highlight';
+import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from '../src/search/engine/highlight';
 import { CHUNK_MAX, chunkMarkdown, documentIdOf, fitsWhole, termsOf, toDocuments, WHOLE_MAX } from '../src/domain/search-documents';
-import { installBinary } from '../src/search/engine-host';
+import { installBinary } from '../src/search/embedded/engine-host';
 import { keyOf } from '../src/domain/search-documents';
-import { meiliString, ownedProjectFilter, ownedSessionsFilter, searchFilter } from '../src/search/filter';
-import { INDEX_SETTINGS, settingsDiff } from '../src/search/index-settings';
-import { buildSnippet, escapeHtml, MARKERS } from '../src/search/snippet';
-import { deferredRows } from '../src/search/claims';
-import { mergeByScore } from '../src/search/adapter';
+import { meiliString, ownedProjectFilter, ownedSessionsFilter, searchFilter } from '../src/search/engine/filter';
+import { INDEX_SETTINGS, settingsDiff } from '../src/search/engine/index-settings';
+import { buildSnippet, escapeHtml, MARKERS } from '../src/search/engine/snippet';
+import { deferredRows } from '../src/search/sync/claims';
+import { mergeByScore } from '../src/search/engine/adapter';
 
 describe('chunkMarkdown', () => {
   test('chunks concatenate back to the markdown and stay under the maximum', () => {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Meilisearch } from 'meilisearch';
 import { MIGRATIONS_DIR, splitStatements } from '../src/db/migrate';
 import { sessionDigestOf, type SessionDocument } from '../src/domain/search-documents';
-import { createNodeHttpClient } from '../src/search/http-client';
+import { createNodeHttpClient } from '../src/search/engine/http-client';
 import type { Ctx } from '../src/services/context';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
 

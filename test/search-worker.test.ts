@@ -4,11 +4,11 @@
  */
 import crypto from 'node:crypto';
 import { Meilisearch } from 'meilisearch';
-import { MeiliConnection } from '../src/search/connection';
+import { MeiliConnection } from '../src/search/engine/connection';
 import { documentIdOf, keyOf, sessionDigestOf } from '../src/domain/search-documents';
-import { OutboxWorker } from '../src/search/worker';
-import { createNodeHttpClient } from '../src/search/http-client';
-import { recentUidOf } from '../src/search/index-settings';
+import { OutboxWorker } from '../src/search/sync/worker';
+import { createNodeHttpClient } from '../src/search/engine/http-client';
+import { recentUidOf } from '../src/search/engine/index-settings';
 import type { Ctx } from '../src/services/context';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
 

@@ -5,8 +5,8 @@
 import { Meilisearch } from 'meilisearch';
 import { AppError } from '../src/errors';
 import { sessionDigestOf } from '../src/domain/search-documents';
-import { createNodeHttpClient } from '../src/search/http-client';
-import { recentUidOf, settingsDiff } from '../src/search/index-settings';
+import { createNodeHttpClient } from '../src/search/engine/http-client';
+import { recentUidOf, settingsDiff } from '../src/search/engine/index-settings';
 import { enqueueIndexWork } from '../src/data/outbox';
 import { inTransaction } from '../src/data/transaction';
 import { searchSessions } from '../src/services/search';

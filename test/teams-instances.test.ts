@@ -10,8 +10,8 @@
 import crypto from 'node:crypto';
 import { Meilisearch } from 'meilisearch';
 import { createDb } from '../src/db/client';
-import { createNodeHttpClient } from '../src/search/http-client';
-import { indexUidOf, recentUidOf } from '../src/search/index-settings';
+import { createNodeHttpClient } from '../src/search/engine/http-client';
+import { indexUidOf, recentUidOf } from '../src/search/engine/index-settings';
 import { createApiKey } from '../src/services/keys';
 import { operatorCtx } from '../src/services/context';
 import { createUser } from '../src/services/users';

@@ -74,7 +74,7 @@ export function retryDeadRows(db: TxHandles, id?: number): Promise<number> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The worker's side: claims, outcomes, queues (src/search/claims.ts, rebuild.ts, compaction.ts)
+// The worker's side: claims, outcomes, queues (src/search/sync/: claims.ts, rebuild.ts, compaction.ts)
 
 /** A row of index work as the worker claims it. */
 export interface OutboxRow {

@@ -1,6 +1,6 @@
 /**
  * Session filters: what clients send, and the one canonical form that the SQL of
- * src/data/session-filters.ts and the search engine (src/search/filter.ts) both apply. Pure.
+ * src/data/session-filters.ts and the search engine (src/search/engine/filter.ts) both apply. Pure.
  */
 /** SessionFilters as clients send them (GraphQL input; REST may grow the same). */
 export interface SessionFiltersInput {

@@ -1,4 +1,4 @@
-import type { SearchHit } from '../search/port';
+import type { SearchHit } from '../search/engine/port';
 import type { ApiKeyDto } from '../services/presenters/key';
 import type { InvitationDto, TeamDto } from '../services/teams';
 import type { ProjectDto } from '../services/presenters/project';

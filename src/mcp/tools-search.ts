@@ -6,8 +6,8 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { displayTitle } from '../domain/session';
-import { buildSnippet } from '../search/snippet';
-import { matchRanges, snippetSource } from '../search/highlight';
+import { buildSnippet } from '../search/engine/snippet';
+import { matchRanges, snippetSource } from '../search/engine/highlight';
 import { exchangePage } from '../services/exchanges';
 import { projectsWithStats } from '../services/projects';
 import { searchSessions, type SearchResultItem } from '../services/search';

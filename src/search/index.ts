@@ -9,14 +9,14 @@ import type { DbHandles } from '../db/client';
 import type { Offload } from '../offload';
 import type { Logger } from '../logger';
 import type { SessionFilters } from '../domain/filters';
-import { searchIndex } from './adapter';
-import { allAnswer, MeiliConnection, probeAll } from './connection';
-import { EmbeddedMeili } from './embedded';
-import { ensureIndex, indexUidOf, legacyIndexUidsOf, recentUidOf } from './index-settings';
-import type { SearchOptions, SearchPage, SearchPort } from './port';
-import { OutboxWorker } from './worker';
+import { searchIndex } from './engine/adapter';
+import { allAnswer, MeiliConnection, probeAll } from './engine/connection';
+import { EmbeddedMeili } from './embedded/embedded';
+import { ensureIndex, indexUidOf, legacyIndexUidsOf, recentUidOf } from './engine/index-settings';
+import type { SearchOptions, SearchPage, SearchPort } from './engine/port';
+import { OutboxWorker } from './sync/worker';
 
-export type { SearchHit, SearchPage, SearchPort, SearchOptions } from './port';
+export type { SearchHit, SearchPage, SearchPort, SearchOptions } from './engine/port';
 
 export interface ReindexProgress {
   done: number;

@@ -3,8 +3,8 @@
  * ("resumable"), listed per project and across projects, and found by the session search (docs/search.md) with
  * terminal-friendly snippets.
  */
-import { buildSnippet } from '../search/snippet';
-import { matchRanges, snippetSource } from '../search/highlight';
+import { buildSnippet } from '../search/engine/snippet';
+import { matchRanges, snippetSource } from '../search/engine/highlight';
 import { searchSessions, MAX_SEARCH_LIMIT, type SearchResultItem } from './search';
 import type { Ctx } from './context';
 import { projectsWithStats } from './projects';

@@ -8,9 +8,9 @@
 import { PAGES } from '../domain/pages';
 import { sessionsMatchingAmong, type SessionRow } from '../data/sessions';
 import type { SessionFilters, SessionFiltersInput } from '../domain/filters';
-import { matchesNothing } from '../search/filter';
-import type { SearchHit, SearchOptions } from '../search/port';
-import { recordSearch } from '../search/timing';
+import { matchesNothing } from '../search/engine/filter';
+import type { SearchHit, SearchOptions } from '../search/engine/port';
+import { recordSearch } from '../search/engine/timing';
 import type { Ctx } from './context';
 import { scopesFor } from './access';
 import { filtersOf, parseInput, SearchArgs } from './inputs';

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { EmbeddedMeili } from '../../src/search/embedded';
+import { EmbeddedMeili } from '../../src/search/embedded/embedded';
 
 /**
  * DATA_DIR of the shared engine; test apps started with this DATA_DIR use the same engine. One per

@@ -25,14 +25,14 @@
  * index-writer.ts (pushing sessions and removals to the engines), compaction.ts, rebuild.ts.
  */
 import type { Pool } from 'mariadb';
-import { backlogCount, deadCount } from '../data/outbox';
-import { sqlOn, type Sql } from '../data/sql';
-import type { Logger } from '../logger';
-import { inlineOffload, type Offload } from '../offload';
+import { backlogCount, deadCount } from '../../data/outbox';
+import { sqlOn, type Sql } from '../../data/sql';
+import type { Logger } from '../../logger';
+import { inlineOffload, type Offload } from '../../offload';
 import { claimAndApply, type Lane, type RunResult } from './claims';
 import { Compaction, RECENT_MAX } from './compaction';
-import type { MeiliConnection } from './connection';
-import { recentUidOf } from './index-settings';
+import type { MeiliConnection } from '../engine/connection';
+import { recentUidOf } from '../engine/index-settings';
 import { IndexWriter, type ProjectRef, type SessionRef } from './index-writer';
 import { queueAll, queueRecent, reindexAll } from './rebuild';
 

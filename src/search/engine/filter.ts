@@ -1,5 +1,5 @@
-import type { SessionFilters } from '../domain/filters';
-import { keyOf, sessionDigestOf } from '../domain/search-documents';
+import type { SessionFilters } from '../../domain/filters';
+import { keyOf, sessionDigestOf } from '../../domain/search-documents';
 
 /**
  * A Meilisearch string literal: double-quoted, with backslashes and quotes escaped, so that no

@@ -6,16 +6,16 @@
  * engines applied the work, so that a claim is only released once its work is in the index.
  */
 import type { Index } from 'meilisearch';
-import { markdownChunksOf } from '../data/content';
-import { indexableSessions } from '../data/sessions';
-import type { Sql } from '../data/sql';
-import type { Logger } from '../logger';
-import { byteLength, joined, OFFLOAD_MIN_BYTES, ownedBuffer, type Bytes, type Offload } from '../offload';
+import { markdownChunksOf } from '../../data/content';
+import { indexableSessions } from '../../data/sessions';
+import type { Sql } from '../../data/sql';
+import type { Logger } from '../../logger';
+import { byteLength, joined, OFFLOAD_MIN_BYTES, ownedBuffer, type Bytes, type Offload } from '../../offload';
 import type { ApplyOutcome, OutboxRow } from './claims';
-import { probeAll, type MeiliConnection } from './connection';
-import { sessionKeyOf, TOMBSTONE, tombstoneOf, toDocuments, type IndexableSession, type SessionDocument } from '../domain/search-documents';
-import { ownedProjectFilter, ownedSessionsFilter } from './filter';
-import { isEngineUnreachable } from './http-client';
+import { probeAll, type MeiliConnection } from '../engine/connection';
+import { sessionKeyOf, TOMBSTONE, tombstoneOf, toDocuments, type IndexableSession, type SessionDocument } from '../../domain/search-documents';
+import { ownedProjectFilter, ownedSessionsFilter } from '../engine/filter';
+import { isEngineUnreachable } from '../engine/http-client';
 
 export interface SessionRef {
   /** The owner: every filter the worker sends names it, so work never reaches another user's entries. */

@@ -2,10 +2,10 @@
  * Rebuilding and refilling the indexes from the database, always through the outbox so that the
  * ordering rules of src/search/worker.ts hold against live writes.
  */
-import { lastWorkId, queueAllSessions, queueRecentlyWritten, workUpTo } from '../data/outbox';
-import { databaseNow, type Sql } from '../data/sql';
+import { lastWorkId, queueAllSessions, queueRecentlyWritten, workUpTo } from '../../data/outbox';
+import { databaseNow, type Sql } from '../../data/sql';
 import type { RunResult } from './claims';
-import { allAnswer, type MeiliConnection } from './connection';
+import { allAnswer, type MeiliConnection } from '../engine/connection';
 import type { IndexWriter } from './index-writer';
 
 export interface RebuildDeps {

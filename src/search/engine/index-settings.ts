@@ -1,5 +1,5 @@
 import type { Meilisearch, Settings } from 'meilisearch';
-import { TERM_ATTRIBUTES } from '../domain/search-documents';
+import { TERM_ATTRIBUTES } from '../../domain/search-documents';
 import { MeiliHttpError, rootCause } from './http-client';
 
 /**

@@ -3,11 +3,11 @@
  * bulk ('compact' outbox rows, claimed up to COMPACT_BATCH at once), which also retires their
  * recent copies; due every few minutes, or early when the recent index grows large.
  */
-import { compactionQueued, queueCompaction } from '../data/outbox';
-import { databaseNow, type Sql } from '../data/sql';
-import type { Logger } from '../logger';
-import type { MeiliConnection } from './connection';
-import { sessionKeyOf, type SessionDocument } from '../domain/search-documents';
+import { compactionQueued, queueCompaction } from '../../data/outbox';
+import { databaseNow, type Sql } from '../../data/sql';
+import type { Logger } from '../../logger';
+import type { MeiliConnection } from '../engine/connection';
+import { sessionKeyOf, type SessionDocument } from '../../domain/search-documents';
 import { chunked } from './index-writer';
 
 /** Documents (a large session has one per ~1.5 KB fragment) that start a compaction early. */

@@ -17,8 +17,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Logger } from '../logger';
-import { readOrCreateSecret } from '../secret-file';
+import type { Logger } from '../../logger';
+import { readOrCreateSecret } from '../../secret-file';
 import { answers, freePort, installBinary, isAlive, isEngineProcess, portIsFree, sleep } from './engine-host';
 
 /**

@@ -1,8 +1,8 @@
 import type { SearchParams, SearchResponse } from 'meilisearch';
-import { AppError, MESSAGES } from '../errors';
-import type { SessionFilters } from '../domain/filters';
+import { AppError, MESSAGES } from '../../errors';
+import type { SessionFilters } from '../../domain/filters';
 import { probeAll, type MeiliConnection } from './connection';
-import { documentIdOf, exchangeEntriesOf, exchangeNumberAt, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../domain/search-documents';
+import { documentIdOf, exchangeEntriesOf, exchangeNumberAt, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../../domain/search-documents';
 import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, scopeFilter, searchFilter } from './filter';
 import { isEngineUnreachable } from './http-client';

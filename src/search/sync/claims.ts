@@ -6,11 +6,11 @@
  * dead-letter table.
  */
 import type { Pool } from 'mariadb';
-import { buryDeadRows, claimDue, deleteWork, dueOp, earlierWork, inClaimTransaction, retryLater, type OutboxRow } from '../data/outbox';
-import type { Sql } from '../data/sql';
-import type { Logger } from '../logger';
+import { buryDeadRows, claimDue, deleteWork, dueOp, earlierWork, inClaimTransaction, retryLater, type OutboxRow } from '../../data/outbox';
+import type { Sql } from '../../data/sql';
+import type { Logger } from '../../logger';
 
-export type { OutboxRow } from '../data/outbox';
+export type { OutboxRow } from '../../data/outbox';
 
 export interface RunResult {
   claimed: number;

@@ -1,6 +1,5 @@
 import { Meilisearch } from 'meilisearch';
-import type { Logger } from '../logger';
-import type { EmbeddedMeili } from './embedded';
+import type { Logger } from '../../logger';
 import { createNodeHttpClient, isEngineUnreachable, type NodeHttpClient } from './http-client';
 
 /** How long one search request may take before the engine counts as unavailable. */
@@ -18,7 +17,13 @@ export async function allAnswer(conns: Iterable<MeiliConnection>): Promise<boole
   return (await Promise.all([...new Set(conns)].map((c) => c.checkHealth()))).every(Boolean);
 }
 
-export type EngineTarget = { url: string; key: string | null } | { embedded: EmbeddedMeili };
+/** An engine whose address may change while it runs (the embedded one, after a restart). */
+export interface MovingEngine {
+  readonly url: string | null;
+  readonly masterKey: string;
+}
+
+export type EngineTarget = { url: string; key: string | null } | { embedded: MovingEngine };
 
 /**
  * The way to the engine: a configured server (MEILI_URL) or the embedded one, whose port may

@@ -7,7 +7,7 @@
  * ignored, one typo from 5 letters and two from 9 (not on the first letter), the last word also
  * as a prefix, "quoted phrases" as consecutive words.
  */
-import { fragmentsOf, WORD_RE } from '../domain/search-documents';
+import { fragmentsOf, WORD_RE } from '../../domain/search-documents';
 import { MARKERS } from './snippet';
 
 /** Characters of markdown kept around the best match before buildSnippet trims to 240. */

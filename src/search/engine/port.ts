@@ -1,4 +1,4 @@
-import type { SessionFilters } from '../domain/filters';
+import type { SessionFilters } from '../../domain/filters';
 
 /** One session that matched, as the engine reports it (not yet re-checked against the database). */
 export interface SearchHit {
