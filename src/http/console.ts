@@ -1,8 +1,7 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import express, { Router, type Request, type Response } from 'express';
+import type { Router } from 'express';
 import helmet from 'helmet';
 import type { Logger } from '../logger';
+import { findBuiltDir, IMMUTABLE, serveBundle } from './static-bundle';
 
 /**
  * The web console: the single-page app that `npm run build` puts in dist/web,
@@ -60,53 +59,16 @@ export const strictPageHeaders = (referrer: 'same-origin' | 'no-referrer') =>
 export const consoleHeaders = strictPageHeaders('same-origin');
 
 /** dist/web above this file: dist/src/http when built, src/http under tests and tsx. */
-export function findConsoleDir(start = __dirname): string | null {
-  for (let dir = start; ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, 'dist', 'web');
-    if (fs.existsSync(path.join(candidate, 'index.html'))) return candidate;
-    if (path.dirname(dir) === dir) return null;
-  }
-}
-
-const IMMUTABLE = 'public, max-age=31536000, immutable';
+export const findConsoleDir = (start = __dirname): string | null => findBuiltDir('web', start);
 
 export function consoleRouter(logger: Logger, dir: string | null = findConsoleDir()): Router {
-  const r = Router();
   if (!dir) logger.warn({ msg: 'web console not built (dist/web missing): run `npm run build`' });
-
-  let index: Buffer | null = null;
-  const readIndex = (): Buffer | null => {
-    if (index) return index;
-    const d = dir ?? findConsoleDir();
-    if (!d) return null;
-    index = fs.readFileSync(path.join(d, 'index.html'));
-    return index;
-  };
-
-  if (dir) {
-    r.use(
-      '/assets',
-      consoleHeaders,
-      express.static(path.join(dir, 'assets'), {
-        index: false,
-        redirect: false,
-        dotfiles: 'ignore',
-        fallthrough: true,
-        etag: true,
-        lastModified: false,
-        setHeaders: (res) => res.setHeader('Cache-Control', IMMUTABLE),
-      }),
-    );
-  }
-
-  r.get(CONSOLE_ROUTES, consoleHeaders, (_req: Request, res: Response) => {
-    const html = readIndex();
-    if (!html) {
-      res.status(503).type('text/plain').send('The web console is not built: run `npm run build`, then restart.\n');
-      return;
-    }
-    res.setHeader('Cache-Control', 'no-cache');
-    res.type('html').send(html);
+  return serveBundle({
+    what: 'web console',
+    dir,
+    find: findConsoleDir,
+    headers: consoleHeaders,
+    page: { at: CONSOLE_ROUTES, file: 'index.html' },
+    assets: { at: '/assets', from: 'assets', cacheControl: IMMUTABLE },
   });
-  return r;
 }

@@ -1,7 +1,8 @@
 import path from 'node:path';
-import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router, type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
 import { AppError, MESSAGES } from '../errors';
+import { serveBundle } from '../http/static-bundle';
 import { openApiDocument } from './openapi/document';
 
 /**
@@ -9,7 +10,7 @@ import { openApiDocument } from './openapi/document';
  * page is Scalar's standalone bundle, served from node_modules (no CDN: it works offline), booted
  * by a script file of ours (no inline script), under a CSP allowing this origin only.
  */
-const SCALAR_DIR = path.join(path.dirname(require.resolve('@scalar/api-reference')), 'browser');
+const scalarDir = () => path.join(path.dirname(require.resolve('@scalar/api-reference')), 'browser');
 
 const BOOT_SCRIPT = `Scalar.createApiReference('#app', {
   url: '/api/v1/openapi.json',
@@ -68,15 +69,20 @@ export function docsRouter(): Router {
     res.setHeader('Cache-Control', 'no-cache');
     res.json(openApiDocument());
   });
-  r.get('/docs', docsHeaders, (_req: Request, res: Response) => {
-    res.setHeader('Cache-Control', 'no-cache');
-    res.type('text/html; charset=utf-8').send(PAGE);
-  });
-  r.get('/docs/boot.js', docsHeaders, (_req: Request, res: Response) => {
-    res.type('text/javascript; charset=utf-8').send(BOOT_SCRIPT);
-  });
-  r.use('/docs/assets', docsHeaders, express.static(SCALAR_DIR, { index: false, maxAge: '1d' }), (_req: Request, _res: Response, next: NextFunction) =>
-    next(new AppError('NOT_FOUND', MESSAGES.notFound)),
+  r.use(
+    serveBundle({
+      what: 'REST reference',
+      dir: null,
+      headers: docsHeaders,
+      page: { at: '/docs', html: PAGE },
+      scripts: { '/docs/boot.js': BOOT_SCRIPT },
+      assets: {
+        at: '/docs/assets',
+        from: scalarDir(),
+        cacheControl: 'public, max-age=86400',
+        unknown: (_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)),
+      },
+    }),
   );
   return r;
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { AppError } from '../errors';
 import { findConsoleDir } from '../http/console';
+import { sendNotBuilt } from '../http/static-bundle';
 import type { Logger } from '../logger';
 import { publicCtx, type Deps } from '../services/context';
 import * as shares from '../services/shares';
@@ -80,10 +81,7 @@ export function sharePageRouter(deps: Deps, auth: RequestHandler, limit: Request
   // Every path under /s/: a token holds no slash, so anything longer is a dead link too.
   r.get(/^\/s\/(.*)$/, ...shareHeaders, limit, async (req: Request, res: Response) => {
     const t = load();
-    if (!t) {
-      res.status(503).type('text/plain').send('The web console is not built: run `npm run build`, then restart.\n');
-      return;
-    }
+    if (!t) return sendNotBuilt(res, 'web console');
     const token = String((req.params as Record<string, string>)[0] ?? '');
     // Whether the link asked who the visitor is (signed-in links only): a public link's page
     // never reads the cookie, and its script sends none.
