@@ -1,43 +1,27 @@
 /** The teams store: every statement on `teams`, `team_members` and `team_invitations`. */
-import type { Sql } from './sql';
+import type { TeamInvitationModel, TeamMemberModel, TeamModel, UserModel } from '../generated/prisma/models';
+import type { DriverRow, Sql } from './sql';
 
-export interface TeamRow {
-  id: string;
-  name: string;
-  createdAt: Date;
+/** A team's row (prisma/schema.prisma's `Team`, as the driver returns it). */
+export type TeamRow = Pick<DriverRow<TeamModel>, 'id' | 'name' | 'createdAt'>;
+
+/** A user's membership: role "admin", "member" or "viewer". */
+export type MembershipRow = Pick<DriverRow<TeamMemberModel>, 'teamId' | 'role'>;
+
+/** How many members and projects a team has (COUNT(*): numbers, src/data/sql.ts). */
+export interface TeamCounts {
+  memberCount: number;
+  projectCount: number;
 }
 
-export interface MembershipRow {
-  teamId: string;
-  role: string;
-}
+/** A team with the reader's role in it and its counts. */
+export type TeamListRow = TeamRow & Pick<MembershipRow, 'role'> & TeamCounts;
 
-export interface TeamListRow extends TeamRow {
-  role: string;
-  memberCount: unknown;
-  projectCount: unknown;
-}
+/** A member with their email and name. */
+export type MemberRow = Pick<DriverRow<TeamMemberModel>, 'userId' | 'role' | 'joinedAt'> & Pick<DriverRow<UserModel>, 'email' | 'name'>;
 
-export interface MemberRow {
-  userId: string;
-  email: string;
-  name: string | null;
-  role: string;
-  joinedAt: Date;
-}
-
-export interface InvitationRow {
-  id: string;
-  teamId: string;
-  tokenHash: string;
-  role: string;
-  email: string | null;
-  createdBy: string;
-  createdAt: Date;
-  expiresAt: Date;
-  usedAt: Date | null;
-  usedBy: string | null;
-}
+/** An invitation's row (prisma/schema.prisma's `TeamInvitation`): every column. */
+export type InvitationRow = DriverRow<TeamInvitationModel>;
 
 /** The user's memberships (read on every request that needs them: never cached across requests). */
 export function membershipsOfUser(db: Sql, userId: string): Promise<MembershipRow[]> {
@@ -57,7 +41,7 @@ export function teamsOfUser(db: Sql, userId: string): Promise<TeamListRow[]> {
 }
 
 /** Every team with its member and project counts (the admin CLI). */
-export function allTeams(db: Sql): Promise<Array<TeamRow & { memberCount: unknown; projectCount: unknown }>> {
+export function allTeams(db: Sql): Promise<Array<TeamRow & TeamCounts>> {
   return db.query(
     `SELECT t.id, t.name, t.createdAt,
             (SELECT COUNT(*) FROM team_members x WHERE x.teamId = t.id) AS memberCount,
@@ -113,8 +97,8 @@ export async function memberOf(db: Sql, teamId: string, userId: string): Promise
 }
 
 export async function adminCount(db: Sql, teamId: string): Promise<number> {
-  const [r] = await db.query<{ n: unknown }>("SELECT COUNT(*) AS n FROM team_members WHERE teamId = ? AND role = 'admin'", teamId);
-  return Number(r.n);
+  const [r] = await db.query<{ n: number }>("SELECT COUNT(*) AS n FROM team_members WHERE teamId = ? AND role = 'admin'", teamId);
+  return r.n;
 }
 
 /** Adds the member; returns false when they already are one. */

@@ -1,17 +1,9 @@
 /** The users store (table `users`) and the password resets that belong to a user. */
-import { marks, type Sql } from './sql';
+import type { UserModel } from '../generated/prisma/models';
+import { marks, type DriverRow, type Sql } from './sql';
 
-export interface UserRow {
-  id: string;
-  email: string;
-  name: string | null;
-  createdAt: Date;
-  /** argon2id PHC string; null until a password is set. */
-  passwordHash: string | null;
-  /** "admin" or "member". */
-  role: string;
-  disabledAt: Date | null;
-}
+/** A user's row (prisma/schema.prisma's `User`, as the driver returns it): every column. passwordHash is null until a password is set; role "admin" or "member". */
+export type UserRow = DriverRow<UserModel>;
 
 const USER_COLUMNS = 'id, email, name, createdAt, passwordHash, role, disabledAt';
 
@@ -29,8 +21,8 @@ export function allUsers(db: Sql): Promise<UserRow[]> {
 }
 
 export async function countUsers(db: Sql): Promise<number> {
-  const [{ n }] = await db.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM users');
-  return Number(n);
+  const [{ n }] = await db.query<{ n: number }>('SELECT COUNT(*) AS n FROM users');
+  return n;
 }
 
 /** Inserts a user; a taken email is a duplicate key (src/data/errors.ts). */

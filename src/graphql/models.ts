@@ -1,6 +1,6 @@
 import type { SearchHit } from '../search/engine/port';
 import type { ApiKeyDto } from '../services/presenters/key';
-import type { InvitationDto, TeamDto } from '../services/teams';
+import type { InvitationDto, TeamDto } from '../services/presenters/team';
 import type { ProjectDto } from '../services/presenters/project';
 import type { SessionRow } from '../services/sessions';
 import type { AnalyticsRange, UserTotals } from '../services/stats';

@@ -10,19 +10,8 @@ import { requireWriteAccess } from './access';
 import { browserSessionOf, endSessionsOfUser, startBrowserSession } from './browser-sessions';
 import type { AnyCtx, Ctx, PublicCtx } from './context';
 import * as teams from './teams';
-import {
-  accountOf,
-  checkEmail,
-  createUser,
-  getAdminUser,
-  insertNewUser,
-  newUserRow,
-  requireAccountAdmin,
-  toAccount,
-  userNotFound,
-  type AccountDto,
-  type AdminUserDto,
-} from './users';
+import { accountOf, checkEmail, createUser, getAdminUser, insertNewUser, newUserRow, requireAccountAdmin, userNotFound } from './users';
+import { presentAccount, type AccountDto, type AdminUserDto } from './presenters/user';
 import { AccountByAdminInput, NewAccountInput, PasswordChangeInput, PasswordResetInput, SignInInput, UserByAdminInput } from './account-inputs';
 import { parseInput } from './inputs';
 
@@ -65,7 +54,7 @@ export async function signIn(ctx: AnyCtx, { email, password }: Credentials): Pro
   const user = email.length <= 320 && password.length <= 1024 ? await store.userByEmail(ctx.deps.db.writes, email) : null;
   const ok = await verifyPassword(user?.passwordHash, password.slice(0, 1024));
   if (!user || !ok || user.disabledAt) return null;
-  return toAccount(user);
+  return presentAccount(user);
 }
 
 /** `{email, name, password}` of a new account (setup, sign-up, the admins' Users page). */
@@ -99,7 +88,7 @@ export async function setupFirstAccount(ctx: PublicCtx, body: unknown): Promise<
   if (!locked.got) throw new AppError('CONFLICT', SETUP_DONE);
   usersSeen.add(db);
   if (!locked.value) throw new AppError('CONFLICT', SETUP_DONE);
-  const user = toAccount(row);
+  const user = presentAccount(row);
   return { user, session: await startBrowserSession(ctx, user.id) };
 }
 
@@ -207,7 +196,7 @@ export async function resetPassword(ctx: AnyCtx, body: unknown): Promise<Account
   if (!user || user.disabledAt) throw invalid(INVALID_RESET);
   await store.setPasswordHash(db.writes, user.id, await hashPassword(password));
   await afterNewPassword(db, user.id, revokeCredentials);
-  return toAccount(user);
+  return presentAccount(user);
 }
 
 /**

@@ -15,6 +15,7 @@ import { AppError, invalid, MESSAGES } from '../errors';
 import { requireTeamAdmin, requireTeamMember, requireWriteAccess, teamNotFound } from './access';
 import { isUserCtx, type AnyCtx, type Ctx, type OperatorCtx } from './context';
 import { body, choice, parseInput, text, z } from './inputs';
+import { presentInvitation, presentMember, presentTeam, presentTeamOverview, type InvitationDto, type MemberDto, type TeamDto } from './presenters/team';
 
 export const TeamRoleInput = choice('role', TEAM_ROLES).openapi('TeamRole', {
   description: 'admin: everything of the team; member: reads, uploads, changes the sessions they uploaded; viewer: reads only.',
@@ -34,56 +35,9 @@ export const InvitationTokenInput = body({ token: text('token', 1, 200) }).opena
 
 export const LAST_ADMIN = 'A team needs at least one admin';
 
-export interface TeamDto {
-  id: string;
-  name: string;
-  /** The caller's role. */
-  role: TeamRole;
-  memberCount: number;
-  projectCount: number;
-  createdAt: string;
-}
-
-export interface MemberDto {
-  user: { id: string; email: string; name: string | null };
-  role: TeamRole;
-  joinedAt: string;
-}
-
-export interface InvitationDto {
-  id: string;
-  role: TeamRole;
-  email: string | null;
-  createdAt: string;
-  expiresAt: string;
-}
-
-const toTeam = (t: store.TeamListRow): TeamDto => ({
-  id: t.id,
-  name: t.name,
-  role: t.role as TeamRole,
-  memberCount: Number(t.memberCount),
-  projectCount: Number(t.projectCount),
-  createdAt: t.createdAt.toISOString(),
-});
-
-export const toMember = (m: store.MemberRow): MemberDto => ({
-  user: { id: m.userId, email: m.email, name: m.name },
-  role: m.role as TeamRole,
-  joinedAt: m.joinedAt.toISOString(),
-});
-
-const toInvitation = (i: store.InvitationRow): InvitationDto => ({
-  id: i.id,
-  role: i.role as TeamRole,
-  email: i.email,
-  createdAt: i.createdAt.toISOString(),
-  expiresAt: i.expiresAt.toISOString(),
-});
-
 /** The caller's teams, by name. */
 export async function listTeams(ctx: Ctx): Promise<TeamDto[]> {
-  return (await store.teamsOfUser(ctx.deps.db.reads, ctx.user.id)).map(toTeam);
+  return (await store.teamsOfUser(ctx.deps.db.reads, ctx.user.id)).map(presentTeam);
 }
 
 /** One of the caller's teams (404 `Team not found` for anyone else). */
@@ -95,13 +49,13 @@ export async function getTeamSummary(ctx: Ctx, teamId: string): Promise<TeamDto>
 async function summaryFor(db: Sql, userId: string, teamId: string): Promise<TeamDto> {
   const t = (await store.teamsOfUser(db, userId)).find((x) => x.id === teamId);
   if (!t) throw teamNotFound(teamId);
-  return toTeam(t);
+  return presentTeam(t);
 }
 
 export async function getTeam(ctx: Ctx, teamId: string): Promise<{ team: TeamDto; members: MemberDto[] }> {
   await requireTeamMember(ctx, teamId);
   const [team, members] = await Promise.all([getTeamSummary(ctx, teamId), store.membersOf(ctx.deps.db.reads, teamId)]);
-  return { team, members: members.map(toMember) };
+  return { team, members: members.map(presentMember) };
 }
 
 /**
@@ -159,7 +113,7 @@ export async function addMember(ctx: Ctx | OperatorCtx, teamId: string, input: u
   if (!(await store.insertMember(db.writes, teamId, user.id, role, new Date()))) {
     throw new AppError('CONFLICT', 'Already a member of this team', { teamId, userId: user.id });
   }
-  return toMember((await store.memberOf(db.writes, teamId, user.id))!);
+  return presentMember((await store.memberOf(db.writes, teamId, user.id))!);
 }
 
 /**
@@ -179,7 +133,7 @@ async function changeMember(ctx: Ctx, teamId: string, userId: string, role: Team
       return null;
     }
     await store.setMemberRole(tx, teamId, userId, role);
-    return { ...toMember(member), role };
+    return { ...presentMember(member), role };
   });
 }
 
@@ -217,12 +171,12 @@ export async function createInvitation(ctx: Ctx, teamId: string, input: unknown,
     usedBy: null,
   };
   await store.insertInvitation(ctx.deps.db.writes, row);
-  return { invitation: toInvitation(row), url: `${base}/join?token=${token}` };
+  return { invitation: presentInvitation(row), url: `${base}/join?token=${token}` };
 }
 
 export async function listInvitations(ctx: Ctx, teamId: string): Promise<InvitationDto[]> {
   await requireTeamAdmin(ctx, teamId);
-  return (await store.openInvitations(ctx.deps.db.reads, teamId, new Date())).map(toInvitation);
+  return (await store.openInvitations(ctx.deps.db.reads, teamId, new Date())).map(presentInvitation);
 }
 
 export async function revokeInvitation(ctx: Ctx, teamId: string, invitationId: string): Promise<void> {
@@ -288,11 +242,5 @@ export async function teamNameOf(ctx: OperatorCtx, teamId: string): Promise<stri
 
 /** Every team (the operator's view). */
 export async function allTeams(ctx: OperatorCtx) {
-  return (await store.allTeams(ctx.deps.db.reads)).map((t) => ({
-    id: t.id,
-    name: t.name,
-    memberCount: Number(t.memberCount),
-    projectCount: Number(t.projectCount),
-    createdAt: t.createdAt.toISOString(),
-  }));
+  return (await store.allTeams(ctx.deps.db.reads)).map(presentTeamOverview);
 }

@@ -8,39 +8,13 @@ import { sentText } from '../domain/text';
 import { AppError, forbidden, invalid } from '../errors';
 import { requireWriteAccess } from './access';
 import { isUserCtx, type AnyCtx, type OperatorCtx } from './context';
+import type { Role } from '../domain/roles';
+import { presentAccount, presentAdminUser, presentNewUser, type AccountDto, type AdminUserDto, type UserDto } from './presenters/user';
 
-export type Role = 'admin' | 'member';
-
-export interface UserDto {
-  id: string;
-  email: string;
-  name: string | null;
-  createdAt: string;
-}
-
-/** What the console shows of the signed-in user. */
-export interface AccountDto {
-  id: string;
-  email: string;
-  name: string | null;
-  role: Role;
-}
-
-/** An admin's view of a user (the Users page). */
-export interface AdminUserDto extends AccountDto {
-  createdAt: string;
-  disabledAt: string | null;
-}
+export { roleOf, type Role } from '../domain/roles';
+export type { AccountDto, AdminUserDto, UserDto } from './presenters/user';
 
 export const EMAIL_RE = /^[^\s@]+@[^\s@]+$/;
-
-export const roleOf = (role: string): Role => (role === 'admin' ? 'admin' : 'member');
-export const toAccount = (u: UserRow): AccountDto => ({ id: u.id, email: u.email, name: u.name, role: roleOf(u.role) });
-export const toAdminUser = (u: UserRow): AdminUserDto => ({
-  ...toAccount(u),
-  createdAt: u.createdAt.toISOString(),
-  disabledAt: u.disabledAt ? u.disabledAt.toISOString() : null,
-});
 
 export function checkEmail(email: unknown): string {
   if (email === undefined || email === null || email === '') throw invalid('Missing required field: email');
@@ -92,13 +66,13 @@ export async function insertNewUser(ctx: AnyCtx, email: string, name?: string | 
     if (isDuplicateKey(err)) throw new AppError('CONFLICT', `A user with email ${email} already exists`);
     throw err;
   }
-  return { ...toAccount(row), createdAt: row.createdAt.toISOString() };
+  return presentNewUser(row);
 }
 
 /** The operator finds a user by email (the admin CLI names users by email). */
 export async function findUserByEmail(ctx: OperatorCtx, email: string): Promise<(UserDto & AccountDto) | null> {
   const row = await store.userByEmail(ctx.deps.db.writes, email);
-  return row ? { ...toAccount(row), createdAt: row.createdAt.toISOString() } : null;
+  return row ? presentNewUser(row) : null;
 }
 
 /** A user as an admin sees it (the Users page); an admin or the operator only; unknown → 404 `User not found`. */
@@ -106,19 +80,19 @@ export async function getAdminUser(ctx: AnyCtx, userId: string): Promise<AdminUs
   requireAccountAdmin(ctx);
   const row = await store.userById(ctx.deps.db.writes, userId);
   if (!row) throw userNotFound();
-  return toAdminUser(row);
+  return presentAdminUser(row);
 }
 
 /** The account of a user who is signed in (null once disabled). */
 export async function accountOf(ctx: AnyCtx, userId: string): Promise<AccountDto | null> {
   const row = await store.userById(ctx.deps.db.writes, userId);
-  return row && !row.disabledAt ? toAccount(row) : null;
+  return row && !row.disabledAt ? presentAccount(row) : null;
 }
 
 /** Every user, for an admin or the operator. */
 export async function listUsers(ctx: AnyCtx): Promise<AdminUserDto[]> {
   requireAccountAdmin(ctx);
-  return (await store.allUsers(ctx.deps.db.writes)).map(toAdminUser);
+  return (await store.allUsers(ctx.deps.db.writes)).map(presentAdminUser);
 }
 
 /**
@@ -133,9 +107,9 @@ export async function setUserDisabled(ctx: AnyCtx, userId: string, disabled: boo
   const { db } = ctx.deps;
   const row = await store.userById(db.writes, userId);
   if (!row) throw new AppError('NOT_FOUND', 'User not found', { userId });
-  if (disabled === Boolean(row.disabledAt)) return toAdminUser(row);
+  if (disabled === Boolean(row.disabledAt)) return presentAdminUser(row);
   const disabledAt = disabled ? new Date() : null;
   await store.setUserDisabledAt(db.writes, userId, disabledAt);
   if (disabled) await deleteSessionsOfUser(db.writes, userId);
-  return toAdminUser({ ...row, disabledAt });
+  return presentAdminUser({ ...row, disabledAt });
 }

@@ -1,6 +1,7 @@
 /** Teams: Team, TeamMember, TeamInvitation, User and the Owner union (roles are lower-case in services, enum values here). */
 import type { TeamRole as ServiceRole } from '../../domain/teams';
 import type { ProjectDto } from '../../services/presenters/project';
+import type { TeamDto } from '../../services/presenters/team';
 import * as teams from '../../services/teams';
 import type { GraphqlContext } from '../context';
 import type { OwnerModel, UserModel } from '../models';
@@ -10,8 +11,8 @@ export const gqlRole = (r: ServiceRole) => r.toUpperCase() as 'ADMIN' | 'MEMBER'
 export const serviceRole = (r: string) => r.toLowerCase();
 
 // The caller's teams, read once per operation (Project.owner of many projects needs them).
-const perOperation = new WeakMap<GraphqlContext, Promise<teams.TeamDto[]>>();
-function myTeams(gql: GraphqlContext): Promise<teams.TeamDto[]> {
+const perOperation = new WeakMap<GraphqlContext, Promise<TeamDto[]>>();
+function myTeams(gql: GraphqlContext): Promise<TeamDto[]> {
   let p = perOperation.get(gql);
   if (!p) {
     p = teams.listTeams(gql.ctx);
