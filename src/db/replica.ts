@@ -128,6 +128,8 @@ export function createReplica(primary: PrimaryHandles, options: ReplicaOptions, 
 
   // --- The monitor: lag and health. ---
   let up = false;
+  /** The primary writes a binary log (without one, its positions say nothing and no replica follows it). */
+  let primaryLogs = true;
   let caughtUpOnce = false;
   let lagMs: number | null = null;
   /** The furthest position the replica is known to have applied. */
@@ -141,8 +143,14 @@ export function createReplica(primary: PrimaryHandles, options: ReplicaOptions, 
     const now = Date.now();
     let primaryPos: GtidPosition | null = null;
     try {
-      const [row] = await withTimeout(primary.writes.query<{ p: string }>('SELECT @@global.gtid_binlog_pos AS p'), PROBE_TIMEOUT_MS, 'primary probe');
+      const [row] = await withTimeout(
+        primary.writes.query<{ p: string; b: unknown }>('SELECT @@global.gtid_binlog_pos AS p, @@global.log_bin AS b'),
+        PROBE_TIMEOUT_MS,
+        'primary probe',
+      );
       primaryPos = parseGtidPosition(row?.p);
+      primaryLogs = Number(row?.b) === 1;
+      if (!primaryLogs) problem('no-binlog', 'the primary has no binary log, so no replica can follow it: every read goes to the primary');
     } catch {
       // The primary's own troubles are the watchdog's; the lag is measured again next time.
     }
@@ -187,6 +195,7 @@ export function createReplica(primary: PrimaryHandles, options: ReplicaOptions, 
   void probe().finally(loop);
 
   function health(): FallbackReason | null {
+    if (!primaryLogs) return 'down';
     if (!up) return caughtUpOnce ? 'down' : 'starting';
     if (!caughtUpOnce) return 'starting';
     if (lagMs === null || lagMs > options.maxLagMs) return 'lagging';
