@@ -55,6 +55,8 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
     queueWaitMs: deps.config.uploadQueueWaitMs,
   });
   const metrics = deps.config.metricsEnabled ? createMetrics(deps, admit.stats, { beforeAuth: hooks.beforeAuth, onAuthFailure: hooks.onAuthFailure }) : null;
+  // Everything a request runs reads and writes content in this service's store (several services may share a process: tests).
+  if (deps.withContent) app.use((_req: Request, _res: Response, next: NextFunction) => deps.withContent!(next));
   app.use(requestContext(deps.logger, metrics?.onRequestFinished));
   app.use(securityHeaders(deps.config));
   app.use(closeUnreadBodies);

@@ -1,6 +1,6 @@
 import type { Config } from './config';
 import { createDb, dbOptionsOf } from './db/client';
-import { openContentStore } from './data/content-store';
+import { openContentStore, withContentStore } from './data/content-store';
 import { startSweeper } from './data/content-store/sweep';
 import type { Logger } from './logger';
 import { createOffload, inlineOffload } from './offload';
@@ -28,13 +28,15 @@ export function createDeps(config: Config, logger: Logger, options: { warmReads?
     logger,
     search,
     offload,
+    withContent: (fn) => (content ? withContentStore(content, fn) : fn()),
     async start() {
       // First: a missing bucket is a start-up error before anything else runs.
-      content = await openContentStore(config);
-      if (content.objects && config.workersEnabled) {
-        sweeper = startSweeper(db.writes, content, (err) => logger.error({ err, msg: 'content sweep failed' }));
+      const store = (content = await openContentStore(config));
+      if (store.objects && config.workersEnabled) {
+        sweeper = startSweeper(db.writes, store, (err) => logger.error({ err, msg: 'content sweep failed' }));
       }
-      await search.start();
+      // The search worker's reads of markdown (and anything else started here) use this service's store.
+      await withContentStore(store, () => search.start());
     },
     async close() {
       await sweeper?.stop().catch(() => undefined);

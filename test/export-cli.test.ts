@@ -36,6 +36,7 @@ const envFor = (app: TestApp) => ({
   PATH: process.env.PATH ?? '',
   HOME: process.env.HOME ?? '',
   DATABASE_URL: app.db.url,
+  ...app.storeEnv,
   JWT_SECRET: 'test-secret-that-is-long-enough',
   DATA_DIR: path.join(os.tmpdir(), 'session-archive-cli-test'),
   LOG_LEVEL: 'silent',

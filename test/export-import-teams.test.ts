@@ -232,6 +232,7 @@ describe('the admin CLI: export --team and import --team', () => {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
       DATABASE_URL: app.db.url,
+      ...app.storeEnv,
       JWT_SECRET: 'test-secret-that-is-long-enough',
       LOG_LEVEL: 'silent',
     };

@@ -14,6 +14,8 @@ export interface Deps {
   search: SearchPort;
   /** CPU work on large inputs off the event loop; absent → inline (src/offload). */
   offload?: Offload;
+  /** Runs `fn` (a request's handling) with this service's content store (src/data/content-store); absent → the process's. */
+  withContent?: <T>(fn: () => T) => T;
 }
 
 export interface AuthUser {

@@ -48,6 +48,8 @@ export const SID = (n: number) => `0e6a2d7c-1111-4222-8333-${String(n).padStart(
 export interface TestApp {
   url: string;
   deps: Deps;
+  /** The content store settings the app runs with (CONTENT_STORE, S3_*; {} for the default): for a CLI run on its database. */
+  storeEnv: Record<string, string>;
   db: TestDatabase;
   request(method: string, urlPath: string, opts?: RequestOptions): Promise<TestResponse>;
   /** POST /api/v1/graphql with { query, variables, ...extra }. */
@@ -128,6 +130,10 @@ export interface StartOptions {
 /** A real app on a fresh, migrated database, listening on a free port. */
 export async function startTestApp(options: StartOptions = {}): Promise<TestApp> {
   const db = options.db ?? (await createTestDatabase());
+  // TEST_CONTENT_STORE=s3: content in a bucket of this database's own (a test's env still wins).
+  const storeEnv = options.env?.CONTENT_STORE
+    ? Object.fromEntries(Object.entries(options.env).filter(([k]) => k === 'CONTENT_STORE' || k.startsWith('S3_')))
+    : await matrixStoreEnv(db.name);
   const config = loadConfig({
     DATABASE_URL: db.url,
     DATA_DIR: testDataDir(),
@@ -136,8 +142,7 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
     NAMESPACE: db.name,
     // TEST_REPLICA=1 (support/global-setup.ts): every app reads through a replica of the run's private primary.
     ...(process.env.TEST_REPLICA_URL ? { DATABASE_REPLICA_URL: process.env.TEST_REPLICA_URL } : {}),
-    // TEST_CONTENT_STORE=s3: content in a bucket of this database's own (a test's env still wins).
-    ...(options.env?.CONTENT_STORE ? {} : await matrixStoreEnv(db.name)),
+    ...storeEnv,
     ...options.env,
   });
   const deps = createDeps(config, createLogger(config.logLevel, options.logDestination));
@@ -158,6 +163,7 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
   return {
     url,
     deps,
+    storeEnv,
     db,
     request,
     gql: (caller, query, variables, extra = {}) => request('POST', '/api/v1/graphql', { token: tokenOf(caller), body: { query, variables, ...extra } }),

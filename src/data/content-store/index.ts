@@ -4,9 +4,11 @@
  * one store or the other (`content migrate` moves parts one transaction at a time), so both are
  * read whatever the mode, and objects are readable whenever a bucket is configured.
  *
- * Set once at start (createDeps, the admin CLI) from the configuration; the data layer reads it
- * here rather than through every caller.
+ * Set at start (createDeps, the admin CLI) from the configuration; the data layer reads it here
+ * rather than through every caller. Work run inside `withContentStore` (a service's requests and
+ * background work) sees that service's store even when one process holds several (tests).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Config } from '../../config';
 import { createS3Store, type ObjectStore } from './s3';
 
@@ -22,9 +24,15 @@ export interface ContentStore {
 const DB_ONLY: ContentStore = Object.freeze({ writeTo: 'db', objects: null, prefix: '' });
 
 let current: ContentStore = DB_ONLY;
+const scoped = new AsyncLocalStorage<ContentStore>();
 
 export function contentStore(): ContentStore {
-  return current;
+  return scoped.getStore() ?? current;
+}
+
+/** Runs `fn` (and everything it starts: promises, timers) with `store` as the content store. */
+export function withContentStore<T>(store: ContentStore, fn: () => T): T {
+  return scoped.run(store, fn);
 }
 
 /** Makes `store` the process's content store; returns a function that puts the previous one back. */
