@@ -8,10 +8,10 @@ import { AppError } from '../src/errors';
 import type { Ctx } from '../src/services/context';
 import { createProject, deleteProject, getProject, moveProject, updateProject } from '../src/services/projects';
 import { deleteSession } from '../src/services/session-changes';
-import { findSessions, projectSessionsPage, sessionsForProjects } from '../src/services/session-lists';
+import { findProjectSessions, findSession, findSessions, projectSessionsPage, sessionsForProjects } from '../src/services/session-lists';
 import { upsertSession } from '../src/services/session-upload';
 import { sessionFacets } from '../src/services/stats';
-import { addMember, createTeam } from '../src/services/teams';
+import { addMember, createInvitation, createTeam, invitationsSeenBy } from '../src/services/teams';
 import { again, startServices, type ServiceHarness, type ServiceUser } from './support/services';
 
 let h: ServiceHarness;
@@ -22,6 +22,7 @@ let viewer: ServiceUser;
 let outsider: ServiceUser;
 let personal: string;
 let teamProject: string;
+let teamId: string;
 
 async function failure(p: Promise<unknown>): Promise<{ code: string; message: string }> {
   try {
@@ -46,6 +47,7 @@ beforeAll(async () => {
   [owner, admin, member, viewer, outsider] = await Promise.all(['owner', 'admin', 'member', 'viewer', 'outsider'].map((n) => h.user(n)));
   personal = (await createProject(owner, { name: 'Personal' })).id;
   const team = await createTeam(admin, { name: 'Team' });
+  teamId = team.id;
   await addMember(again(admin), team.id, { email: member.email, role: 'member' });
   await addMember(again(admin), team.id, { email: viewer.email, role: 'viewer' });
   teamProject = (await createProject(again(admin), { name: 'Shared', teamId: team.id })).id;
@@ -126,5 +128,24 @@ describe('filters that name projects meet what the caller reads', () => {
     expect(await failure(sessionFacets(again(outsider), teamProject, 10))).toEqual(FORBIDDEN);
     expect(await failure(sessionFacets(again(outsider), teamProject, 100_000))).toEqual(FORBIDDEN);
     expect((await failure(sessionFacets(again(member), 'no-such-project', 10))).code).toBe('NOT_FOUND');
+  });
+});
+
+describe('reads that name a project or a team', () => {
+  test("one project's sessions: someone else's project is 403, not an empty page; a session in it likewise", async () => {
+    const id = await upload(owner, personal, 'named');
+    expect((await findProjectSessions(again(owner), personal, {}, 'CREATED_AT_DESC', 50)).rows.map((r) => r.id)).toContain(id);
+    expect(await failure(findProjectSessions(again(outsider), personal, {}, 'CREATED_AT_DESC', 50))).toEqual(FORBIDDEN);
+    expect((await findSession(again(owner), id, personal)).id).toBe(id);
+    expect((await findSession(again(owner), id)).id).toBe(id);
+    expect(await failure(findSession(again(outsider), id, personal))).toEqual(FORBIDDEN);
+    expect((await failure(findSession(again(outsider), id))).code).toBe('NOT_FOUND');
+  });
+
+  test("a team's invitations: its admin sees them, a member and a viewer see none", async () => {
+    const { invitation } = await createInvitation(again(admin), teamId, { role: 'member' }, 'http://x.test');
+    expect((await invitationsSeenBy(again(admin), teamId)).map((i) => i.id)).toContain(invitation.id);
+    expect(await invitationsSeenBy(again(member), teamId)).toEqual([]);
+    expect(await invitationsSeenBy(again(viewer), teamId)).toEqual([]);
   });
 });

@@ -6,11 +6,11 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { displayTitle } from '../domain/session';
-import { requireOwnedProject, requireOwnedSession } from '../services/access';
+import { requireOwnedSession } from '../services/access';
 import { exchangePage } from '../services/exchanges';
 import { listProjects } from '../services/projects';
 import type { ProjectDto } from '../services/presenters/project';
-import { findSessions, getSessionContentRange } from '../services/session-lists';
+import { findProjectSessions, getSessionContentRange } from '../services/session-lists';
 import { metadataOf, type SessionRow } from '../services/sessions';
 import { presentSession } from '../services/presenters/session';
 import { projectUrl, runTool, seal, sessionUrl, ToolError, unseal, type McpContext } from './context';
@@ -216,14 +216,13 @@ export function registerReadTools(server: McpServer, m: McpContext): void {
     runTool(m, args, async (m) => {
       const { cursor, limit = 20, ...filters } = args;
       const order = args.order ?? 'UPDATED_AT_DESC';
-      if (args.projectId) await requireOwnedProject(m.ctx, args.projectId);
-      const after = cursor ? String(unseal(m, 'list_sessions', filters, cursor)) : null;
-      const page = await findSessions(
+      const page = await findProjectSessions(
         m.ctx,
-        { projectIds: args.projectId ? [args.projectId] : null, llmModels: args.models, tags: args.tags, dateRange: S.dateRange(args.from, args.to) },
+        args.projectId,
+        { llmModels: args.models, tags: args.tags, dateRange: S.dateRange(args.from, args.to) },
         order,
         limit,
-        after,
+        () => (cursor ? String(unseal(m, 'list_sessions', filters, cursor)) : null),
       );
       const items = page.rows.map((r) => {
         const meta = metadataOf(r);

@@ -3,7 +3,7 @@ import { markdownOfSessions as markdownOf, readContent, readContentRange, type C
 import * as store from '../data/sessions';
 import { ORDER_SQL, type SessionKey, type SessionKeyset, type SessionOrder, type SessionRow } from '../data/sessions';
 import { AppError, invalid, projectNotFound, sessionNotFound } from '../errors';
-import { readableScopes, requireReadableProject, scopesFor } from './access';
+import { readableScopes, requireReadableProject, requireReadableSession, scopesFor } from './access';
 import type { Ctx } from './context';
 import type { SessionFilters, SessionFiltersInput } from '../domain/filters';
 import { presentSession } from './presenters/session';
@@ -166,6 +166,32 @@ export async function sessionsForProjects(
   const wanted = projectsWithin(filters, projectIds);
   if (wanted.length === 0) return new Map();
   return store.firstSessionsOfProjects(ctx.deps.db.reads, await scopesFor(ctx, filters.teamIds), { ...filters, projectIds: wanted }, order, limit);
+}
+
+/**
+ * A session by id: in the named project (404 / 403 as the access rule says), else the caller's most
+ * recently updated session with this id in any project they read.
+ */
+export async function findSession(ctx: Ctx, sessionId: string, projectId?: string | null): Promise<SessionRow> {
+  return projectId != null ? requireReadableSession(ctx, projectId, sessionId) : findLatestSessionById(ctx, sessionId);
+}
+
+/**
+ * Sessions as `findSessions` reads them, of one project when `projectId` is given: a project the
+ * caller cannot read is 403 (unknown: 404) rather than an empty page.
+ */
+export async function findProjectSessions(
+  ctx: Ctx,
+  projectId: string | null | undefined,
+  filtersInput: SessionFiltersInput,
+  order: SessionOrder,
+  limit: number,
+  /** The cursor, or how to read it (a door's own cursor format, read once the project is checked). */
+  after?: string | null | (() => string | null),
+): Promise<SessionPage> {
+  if (projectId) await requireReadableProject(ctx, projectId);
+  const cursor = typeof after === 'function' ? after() : after;
+  return findSessions(ctx, { ...filtersInput, projectIds: projectId ? [projectId] : null }, order, limit, cursor);
 }
 
 /** The caller's most recently updated session with this id, in any project; none → NOT_FOUND. */

@@ -12,7 +12,7 @@ import { INVITATION_TTL_MS, TEAM_ROLES, type TeamRole } from '../domain/teams';
 import { sha256 } from '../domain/tokens';
 import type { Sql } from '../data/sql';
 import { AppError, invalid, MESSAGES } from '../errors';
-import { requireTeamAdmin, requireTeamMember, requireWriteAccess, teamNotFound } from './access';
+import { requireTeamAdmin, requireTeamMember, requireWriteAccess, teamNotFound, teamRole } from './access';
 import { isUserCtx, type AnyCtx, type Ctx, type OperatorCtx } from './context';
 import { body, choice, parseInput, text, z } from './inputs';
 import { presentInvitation, presentMember, presentTeam, presentTeamOverview, type InvitationDto, type MemberDto, type TeamDto } from './presenters/team';
@@ -177,6 +177,11 @@ export async function createInvitation(ctx: Ctx, teamId: string, input: unknown,
 export async function listInvitations(ctx: Ctx, teamId: string): Promise<InvitationDto[]> {
   await requireTeamAdmin(ctx, teamId);
   return (await store.openInvitations(ctx.deps.db.reads, teamId, new Date())).map(presentInvitation);
+}
+
+/** The team's open invitations as the caller sees them: all of them for an admin of the team, none for anyone else. */
+export async function invitationsSeenBy(ctx: Ctx, teamId: string): Promise<InvitationDto[]> {
+  return (await teamRole(ctx, teamId)) === 'admin' ? listInvitations(ctx, teamId) : [];
 }
 
 export async function revokeInvitation(ctx: Ctx, teamId: string, invitationId: string): Promise<void> {

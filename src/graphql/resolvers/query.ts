@@ -1,5 +1,4 @@
 /** Query: map the arguments, call one service function, prime the loaders with what it read. */
-import * as access from '../../services/access';
 import * as keys from '../../services/keys';
 import { searchSessions } from '../../services/search';
 import * as projects from '../../services/projects';
@@ -30,7 +29,7 @@ export const Query: ResolversOf<'Query'> = {
     return p;
   },
   async session(_p, { id, projectId }, gql) {
-    const row = projectId != null ? await access.requireOwnedSession(gql.ctx, projectId, id) : await sessionLists.findLatestSessionById(gql.ctx, id);
+    const row = await sessionLists.findSession(gql.ctx, id, projectId);
     primeSessions(gql, [row]);
     return row;
   },

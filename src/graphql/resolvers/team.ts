@@ -36,8 +36,8 @@ export const Team: ResolversOf<'Team'> = {
   async members(t, _a, { ctx }) {
     return (await teams.getTeam(ctx, t.id)).members;
   },
-  async invitations(t, _a, { ctx }) {
-    return t.role === 'admin' ? teams.listInvitations(ctx, t.id) : [];
+  invitations(t, _a, { ctx }) {
+    return teams.invitationsSeenBy(ctx, t.id);
   },
 };
 
