@@ -85,3 +85,17 @@ test('no door imports src/data (rules and storage are reached through services)'
   }
   expect(reached).toEqual([]);
 });
+
+/** Inside src/search/: the engine side knows nothing of the embedded engine or of the sync worker. */
+test('search/engine imports neither search/embedded nor search/sync', () => {
+  const engine = path.join(SRC, 'search', 'engine');
+  const upward: string[] = [];
+  for (const file of sources(engine)) {
+    const text = fs.readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/(?:from|import|require\()\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      const target = path.resolve(path.dirname(file), m[1]);
+      if (target.startsWith(path.join(SRC, 'search') + path.sep) && !target.startsWith(engine + path.sep)) upward.push(`${path.relative(SRC, file)} → ${m[1]}`);
+    }
+  }
+  expect(upward).toEqual([]);
+});
