@@ -276,13 +276,13 @@ async function main() {
     // Latency of the whole service path: validation, engine (page + matching fragments), re-check.
     const queries = benchQueries();
     // Warm-up: every query once (an engine just restarted on a kept corpus reads its pages from disk).
-    for (let i = 0; i < queries.length; i++) await searchSessions(callerOf(i), queries[i], undefined, 10, 0);
+    for (let i = 0; i < queries.length; i++) await searchSessions(callerOf(i), { query: queries[i] });
     let hitCount = 0;
     const full = await timeIt(queries.length, async (i) => {
-      const res = await searchSessions(callerOf(i), queries[i], undefined, 10, 0);
+      const res = await searchSessions(callerOf(i), { query: queries[i] });
       if (res.results.length) hitCount++;
     });
-    const lean = await timeIt(queries.length, (i) => searchSessions(callerOf(i), queries[i], undefined, 10, 0, { matchingExchanges: false }));
+    const lean = await timeIt(queries.length, (i) => searchSessions(callerOf(i), { query: queries[i], matchingExchanges: false }));
     // The engine alone, same request, node:http keep-alive vs the global fetch the client uses by default.
     const params = (i: number) => ({
       filter: searchFilter([userOf(i)], {}),
@@ -308,16 +308,16 @@ async function main() {
     ];
     if (teammates.length) {
       // A member of every team: N + 1 owner scopes, half of the corpus readable.
-      for (let i = 0; i < queries.length; i++) await searchSessions(teammateOf(i), queries[i], undefined, 10, 0);
+      for (let i = 0; i < queries.length; i++) await searchSessions(teammateOf(i), { query: queries[i] });
       let teamHits = 0;
       const team = await timeIt(queries.length, async (i) => {
-        const res = await searchSessions(teammateOf(i), queries[i], undefined, 10, 0);
+        const res = await searchSessions(teammateOf(i), { query: queries[i] });
         if (res.results.length) teamHits++;
       });
-      const teamLean = await timeIt(queries.length, (i) => searchSessions(teammateOf(i), queries[i], undefined, 10, 0, { matchingExchanges: false }));
+      const teamLean = await timeIt(queries.length, (i) => searchSessions(teammateOf(i), { query: queries[i], matchingExchanges: false }));
       // Narrowed to the sessions the caller uploaded.
       const uploader = (i: number) => ({ uploaderIds: [teammates[i % teammates.length].id] });
-      const byUploader = await timeIt(queries.length, (i) => searchSessions(teammateOf(i), queries[i], uploader(i), 10, 0));
+      const byUploader = await timeIt(queries.length, (i) => searchSessions(teammateOf(i), { query: queries[i], filters: uploader(i) }));
       lines.push(
         row(`member of ${teamCount} teams (with matchingExchanges)`, team, target),
         row(`member of ${teamCount} teams (without matchingExchanges)`, teamLean),
@@ -337,7 +337,7 @@ async function main() {
   const untilFound = async (sessionId: string, w: string) => {
     const t = now();
     for (;;) {
-      const res = await searchSessions(ctx, w, undefined, 10, 0, { matchingExchanges: false });
+      const res = await searchSessions(ctx, { query: w, matchingExchanges: false });
       if (res.results.some((x) => x.sessionId === sessionId)) return now() - t;
       if (now() - t > 60_000) throw new Error('freshness: not found after 60 s');
       await new Promise((res2) => setTimeout(res2, POLL_MS));
@@ -381,7 +381,7 @@ async function main() {
     await drained();
     // Search by users who have sessions in the recent index: the main index is then asked after it.
     const queries = benchQueries();
-    const withRecent = await timeIt(queries.length, (i) => searchSessions(callerOf(i), queries[i], undefined, 10, 0));
+    const withRecent = await timeIt(queries.length, (i) => searchSessions(callerOf(i), { query: queries[i] }));
     freshLines.push(row(`searchSessions, ~${Math.round(rewritten.length / users.length)} recent sessions per user`, withRecent));
     const t0 = now();
     const moved = await search.compact();

@@ -200,9 +200,7 @@ describe('every query word anywhere in the session', () => {
   });
 
   test('without matching exchanges, a large session still gets its snippet from a fragment', async () => {
-    const r = await searchSessions(alice, 'firstspreadword secondspreadword', { projectIds: ['spread'] }, 10, 0, {
-      matchingExchanges: false,
-    });
+    const r = await searchSessions(alice, { query: 'firstspreadword secondspreadword', filters: { projectIds: ['spread'] }, matchingExchanges: false });
     const hit = r.results.find((x) => x.sessionId === large)!;
     expect(hit.snippet).toMatch(/<mark>(first|second)spreadword<\/mark>/);
     expect(hit.matchingExchanges).toEqual([]);
@@ -496,7 +494,7 @@ describe('the recent index and the main one', () => {
     await h.put(carol, 'tiers', older[0], { name: 'Old 0 again', markdown: '# Old 0, rewritten\n\ntierword only now\n' });
     await h.settle();
 
-    const all = await searchSessions(carol, 'tierword', undefined, 50, 0);
+    const all = await searchSessions(carol, { query: 'tierword', limit: 50 });
     expect(all.total).toBe(9);
     expect(new Set(ids(all))).toEqual(new Set([...older, ...newer]));
     const ranks = all.results.map((r) => r.rank);
@@ -508,7 +506,7 @@ describe('the recent index and the main one', () => {
     for (const size of [2, 3, 4]) {
       const paged: string[] = [];
       for (let offset = 0; offset < 9; offset += size) {
-        const page = await searchSessions(carol, 'tierword', undefined, size, offset);
+        const page = await searchSessions(carol, { query: 'tierword', limit: size, offset });
         expect(page.total).toBe(9);
         paged.push(...ids(page));
       }

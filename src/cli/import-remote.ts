@@ -232,7 +232,7 @@ export async function importRemoteFromCli(
           }
           const json = sessionJsonOf(s, detail.session);
           const prepared = await (offload ?? inlineOffload).prepareImport({ json, markdown, raw, sessionData }, config.redactSecrets);
-          await writeImportedSession(ctx, p.id, s.id.toLowerCase(), json, prepared, 'overwrite', { keepEtag: whole });
+          await writeImportedSession(ctx, { projectId: p.id, sessionId: s.id.toLowerCase(), json, prepared, onConflict: 'overwrite', keepEtag: whole });
           counts.copied++;
         } catch (err) {
           notCopied.push(`${where}: ${(err as Error).message}`);

@@ -10,15 +10,17 @@ export async function deleteExpiredDeviceCodes(db: Sql, now: Date): Promise<void
  * Inserts a code; a live code with the same hash is a duplicate key (src/data/errors.ts).
  * `parentKeyId`: the key or device token that asked for it (null: a browser session).
  */
-export async function insertDeviceCode(
-  db: Sql,
-  codeHash: string,
-  userId: string,
-  createdAt: Date,
-  expiresAt: Date,
-  parentKeyId: string | null,
-  teamId: string | null = null,
-): Promise<void> {
+export interface NewDeviceCode {
+  codeHash: string;
+  userId: string;
+  createdAt: Date;
+  expiresAt: Date;
+  parentKeyId: string | null;
+  /** The team the code's token uploads to (null: personal). */
+  teamId?: string | null;
+}
+
+export async function insertDeviceCode(db: Sql, { codeHash, userId, createdAt, expiresAt, parentKeyId, teamId = null }: NewDeviceCode): Promise<void> {
   await db.execute(
     'INSERT INTO device_codes (codeHash, userId, createdAt, expiresAt, parentKeyId, teamId) VALUES (?, ?, ?, ?, ?, ?)',
     codeHash,

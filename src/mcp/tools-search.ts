@@ -101,10 +101,9 @@ export function registerSearchTools(server: McpServer, m: McpContext): void {
     runTool(m, args, async (m) => {
       const { cursor, limit = 8, ...filters } = args;
       const offset = cursor ? Number(unseal(m, 'search_sessions', filters, cursor)) : 0;
-      const found = await searchSessions(
-        m.ctx,
-        args.query,
-        {
+      const found = await searchSessions(m.ctx, {
+        query: args.query,
+        filters: {
           projectIds: args.projectIds,
           llmModels: args.models,
           tags: args.tags,
@@ -114,8 +113,8 @@ export function registerSearchTools(server: McpServer, m: McpContext): void {
         },
         limit,
         offset,
-        { matchingExchanges: true },
-      );
+        matchingExchanges: true,
+      });
       const names = await projectNames(m, found.results);
       const results = found.results.map((r) => {
         const seen = new Set<number>();
@@ -220,10 +219,10 @@ async function searchQuestion(m: McpContext, question: string, projectIds: strin
     .filter((w) => w && !STOP_WORDS.has(w.toLowerCase()));
   let words = [...new Set(loose)].slice(0, 32);
   const queryOf = () => [...phrases, ...words].join(' ') || question;
-  let found = await searchSessions(m.ctx, queryOf(), { projectIds }, limit, 0, { matchingExchanges: true });
+  let found = await searchSessions(m.ctx, { query: queryOf(), filters: { projectIds }, limit, offset: 0, matchingExchanges: true });
   for (let i = 0; i < RETRIES && found.results.length === 0 && words.length > 1; i++) {
     words = words.slice(0, -1);
-    found = await searchSessions(m.ctx, queryOf(), { projectIds }, limit, 0, { matchingExchanges: true });
+    found = await searchSessions(m.ctx, { query: queryOf(), filters: { projectIds }, limit, offset: 0, matchingExchanges: true });
   }
   return { ...found, query: queryOf() };
 }

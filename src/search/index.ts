@@ -8,15 +8,14 @@ import { sqlOn } from '../data/sql';
 import type { DbHandles } from '../db/client';
 import type { Offload } from '../offload';
 import type { Logger } from '../logger';
-import type { SessionFilters } from '../domain/filters';
 import { searchIndex } from './engine/adapter';
 import { allAnswer, MeiliConnection, probeAll } from './engine/connection';
 import { EmbeddedMeili } from './embedded/embedded';
 import { ensureIndex, indexUidOf, legacyIndexUidsOf, recentUidOf } from './engine/index-settings';
-import type { SearchOptions, SearchPage, SearchPort } from './engine/port';
+import type { SearchPage, SearchPort, SearchRequest } from './engine/port';
 import { OutboxWorker } from './sync/worker';
 
-export type { SearchHit, SearchPage, SearchPort, SearchOptions } from './engine/port';
+export type { SearchHit, SearchPage, SearchPort, SearchOptions, SearchRequest } from './engine/port';
 
 export interface ReindexProgress {
   done: number;
@@ -187,18 +186,8 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
       for (const { engine } of engines) await engine.stop();
     },
 
-    search(scopes: readonly string[], query: string, filters: SessionFilters, limit: number, offset: number, options?: SearchOptions): Promise<SearchPage> {
-      return searchIndex(
-        { main: conn, recent: recentConn },
-        { main: indexUid, recent: recentUid },
-        scopes,
-        query,
-        filters,
-        limit,
-        offset,
-        options,
-        recreateIndex,
-      );
+    search(request: SearchRequest): Promise<SearchPage> {
+      return searchIndex({ conns: { main: conn, recent: recentConn }, indexes: { main: indexUid, recent: recentUid }, onIndexMissing: recreateIndex }, request);
     },
 
     isHealthy: healthy,

@@ -54,7 +54,7 @@ export async function issueDeviceCode(ctx: Ctx, body: unknown): Promise<{ code: 
     const code = newCode();
     const expiresAt = new Date(now.getTime() + CODE_VALID_MS);
     try {
-      await store.insertDeviceCode(db.writes, sha256(code), userId, now, expiresAt, sourceKeyId, teamId ?? null);
+      await store.insertDeviceCode(db.writes, { codeHash: sha256(code), userId, createdAt: now, expiresAt, parentKeyId: sourceKeyId, teamId: teamId ?? null });
       return { code, expiresAt: expiresAt.toISOString() };
     } catch (err) {
       // A live code with the same letters (one in a billion per live code): draw again.

@@ -30,7 +30,13 @@ export interface ImportTarget {
 
 export const personalTarget = (ctx: Ctx): ImportTarget => ({ ownerType: 'user', ownerId: ctx.user.id, role: 'owner' });
 
-export interface WriteImportOptions {
+/** One session of an archive, prepared, and how to write it. */
+export interface ImportedSession {
+  projectId: string;
+  sessionId: string;
+  json: SessionJson;
+  prepared: PreparedUpload;
+  onConflict: OnConflict;
   /** False when the content is not all of the source's (a copy without the raw data a source did not serve): the tag is then computed anew. */
   keepEtag?: boolean;
   /** Default: the caller's own projects. */
@@ -50,15 +56,8 @@ function mergeRedactions(kept: RedactionJson[], found: RedactionJson[]): Redacti
   return out;
 }
 
-export async function writeImportedSession(
-  ctx: Ctx,
-  projectId: string,
-  sessionId: string,
-  json: SessionJson,
-  prepared: PreparedUpload,
-  onConflict: OnConflict,
-  opts: WriteImportOptions = {},
-): Promise<ImportOutcome> {
+export async function writeImportedSession(ctx: Ctx, opts: ImportedSession): Promise<ImportOutcome> {
+  const { projectId, sessionId, json, prepared, onConflict } = opts;
   const keepEtag = opts.keepEtag ?? true;
   const target = opts.target ?? personalTarget(ctx);
   const { upload: up, findings, sessionDataFindings } = prepared;

@@ -295,7 +295,12 @@ export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptio
           { json, markdown: s.files['markdown.md'], raw: s.files.raw ?? Buffer.alloc(0), sessionData: s.files['session-data.json'] ?? null },
           ctx.deps.config.redactSecrets,
         );
-        outcome = await writeImportedSession(ctx, s.projectId, s.sessionId, json, prepared, opts.onConflict, {
+        outcome = await writeImportedSession(ctx, {
+          projectId: s.projectId,
+          sessionId: s.sessionId,
+          json,
+          prepared,
+          onConflict: opts.onConflict,
           target,
           uploaderId: await uploaderOf(json.uploadedBy),
         });

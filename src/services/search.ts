@@ -7,9 +7,9 @@
  */
 import { PAGES } from '../domain/pages';
 import { sessionsMatchingAmong, type SessionRow } from '../data/sessions';
-import type { SessionFilters, SessionFiltersInput } from '../domain/filters';
+import type { SessionFiltersInput } from '../domain/filters';
 import { matchesNothing } from '../search/engine/filter';
-import type { SearchHit, SearchOptions } from '../search/engine/port';
+import type { SearchHit, SearchOptions, SearchRequest } from '../search/engine/port';
 import { recordSearch } from '../search/engine/timing';
 import type { Ctx } from './context';
 import { scopesFor } from './access';
@@ -32,32 +32,37 @@ export interface SearchResults {
 
 export const MAX_SEARCH_LIMIT = PAGES.search.max;
 
-export async function searchSessions(
-  ctx: Ctx,
-  query: unknown,
-  filtersInput: SessionFiltersInput | null | undefined,
-  limit: unknown = 10,
-  offset: unknown = 0,
-  options?: SearchOptions,
-): Promise<SearchResults> {
+/** A search as a door receives it: validated here. */
+export interface SearchInput extends SearchOptions {
+  query: unknown;
+  filters?: SessionFiltersInput | null;
+  /** Default PAGES.search.def. */
+  limit?: unknown;
+  offset?: unknown;
+}
+
+export async function searchSessions(ctx: Ctx, input: SearchInput): Promise<SearchResults> {
+  const { query, limit = PAGES.search.def, offset = 0, matchingExchanges } = input;
   const args = parseInput(SearchArgs, { query, limit, offset });
-  const filters = filtersOf(filtersInput);
+  const filters = filtersOf(input.filters);
   if (matchesNothing(filters)) return { total: 0, results: [] };
   const started = performance.now();
   try {
-    return await searchChecked(ctx, args.query, filters, args.limit, args.offset, options);
+    return await searchChecked(ctx, { scopes: [], query: args.query, filters, limit: args.limit, offset: args.offset, matchingExchanges });
   } finally {
     // search_duration_seconds: every search that ran, found something or not, failed or not.
     recordSearch((performance.now() - started) / 1000);
   }
 }
 
-async function searchChecked(ctx: Ctx, query: string, filters: SessionFilters, limit: number, offset: number, options?: SearchOptions): Promise<SearchResults> {
+/** `request.scopes` is filled here, from the caller. */
+async function searchChecked(ctx: Ctx, request: SearchRequest): Promise<SearchResults> {
+  const { filters } = request;
   // The scopes the caller holds now (membership read for this request): a removed member's
   // searches return none of the team's sessions, and count none, from the next request.
   const scopes = await scopesFor(ctx, filters.teamIds);
   if (scopes.length === 0) return { total: 0, results: [] };
-  const page = await ctx.deps.search.search(scopes, query, filters, limit, offset, options);
+  const page = await ctx.deps.search.search({ ...request, scopes });
   if (page.hits.length === 0) return { total: page.total, results: [] };
 
   // One statement: the hits that still exist, are the caller's and pass the filters exactly as

@@ -143,16 +143,20 @@ function scan(findings: Findings, text: string | null): void {
  * absent, else those numbers; hidden ones as rows without content. Every exchange read is
  * scanned for secrets (a session whose stored content still holds any cannot be shared).
  */
-async function copyExchanges(
-  tx: Tx,
+interface ExchangeCopy {
+  tx: Tx;
   /** Reading through the snapshot `row` was read on. */
-  sctx: Ctx,
-  row: SessionRow,
-  shareId: string,
-  hidden: ReadonlySet<number>,
-  findings: Findings,
-  only?: ReadonlySet<number>,
-): Promise<number> {
+  sctx: Ctx;
+  row: SessionRow;
+  shareId: string;
+  hidden: ReadonlySet<number>;
+  /** Where the secrets found are added. */
+  findings: Findings;
+  /** The exchange numbers to copy; absent: all. */
+  only?: ReadonlySet<number>;
+}
+
+async function copyExchanges({ tx, sctx, row, shareId, hidden, findings, only }: ExchangeCopy): Promise<number> {
   let offset = 0;
   let total = 0;
   for (;;) {
@@ -219,7 +223,7 @@ export async function createShare(ctx: Ctx, base: string, projectId: string, ses
       // Hidden numbers are checked against the session's exchanges once they are known.
       const requested = body.hiddenExchanges;
       const pre = hiddenOf(requested, Number.MAX_SAFE_INTEGER) ?? [];
-      const count = await copyExchanges(tx, sctx, row, id, new Set(pre), findings);
+      const count = await copyExchanges({ tx, sctx, row, shareId: id, hidden: new Set(pre), findings });
       if (Object.keys(findings).length) throw secretsRefusal(findings);
       const hidden = hiddenOf(requested, count) ?? [];
       await store.updateShareRow(tx, id, { exchangeCount: count, hiddenJson: JSON.stringify(hidden) });
@@ -290,7 +294,7 @@ export async function updateShare(ctx: Ctx, base: string, shareId: string, input
         const hidden = hiddenOf(body.hiddenExchanges, Number.MAX_SAFE_INTEGER) ?? [...before];
         await store.deleteSnapshotExchanges(tx, state.id);
         scan(findings, titleOf(row));
-        count = await copyExchanges(tx, sctx, row, state.id, new Set(hidden), findings);
+        count = await copyExchanges({ tx, sctx, row, shareId: state.id, hidden: new Set(hidden), findings });
         const kept = hiddenOf(body.hiddenExchanges, count) ?? hidden.filter((n) => n <= count);
         await store.updateShareRow(tx, state.id, { ...snapshotFields(row), snapshotAt: new Date(), exchangeCount: count, hiddenJson: JSON.stringify(kept) });
       } else if (body.hiddenExchanges !== undefined) {
@@ -305,7 +309,7 @@ export async function updateShare(ctx: Ctx, base: string, shareId: string, input
         const shown = [...before].filter((n) => !now.has(n));
         const held = await store.heldNumbers(tx, state.id);
         const missing = new Set(shown.filter((n) => !held.has(n)));
-        if (missing.size) await copyExchanges(tx, sctx, row, state.id, now, findings, missing);
+        if (missing.size) await copyExchanges({ tx, sctx, row, shareId: state.id, hidden: now, findings, only: missing });
         await store.updateShareRow(tx, state.id, { hiddenJson: JSON.stringify(hidden) });
       }
       if (Object.keys(findings).length) throw secretsRefusal(findings);

@@ -119,7 +119,7 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
       await deleteProject(ctx, projectId);
     },
     find: (ctx, query, filters, limit = 10, offset = 0) =>
-      searchSessions({ deps: depsFor(deps, ctx.user.id), user: ctx.user, log: ctx.log }, query, filters, limit, offset),
+      searchSessions({ deps: depsFor(deps, ctx.user.id), user: ctx.user, log: ctx.log }, { query, filters, limit, offset }),
     async settle(timeoutMs = 30_000) {
       await eventually('the search outbox to be applied', async () => (await search.backlog()) === 0, timeoutMs);
     },

@@ -48,7 +48,7 @@ export const Query: ResolversOf<'Query'> = {
   async searchSessions(_p, { query, filters, limit, offset }, gql, info) {
     // Matching fragments cost the engine one more query: only when the client asks for them.
     const matchingExchanges = selects(info, ['results', 'matchingExchanges']);
-    const found = await searchSessions(gql.ctx, query, filters, limit ?? 10, offset ?? 0, { matchingExchanges });
+    const found = await searchSessions(gql.ctx, { query, filters, limit: limit ?? undefined, offset: offset ?? undefined, matchingExchanges });
     // The re-check read the rows: they answer the results' fields and later `session` lookups.
     const results: SearchResultModel[] = found.results.map(({ session, ...hit }) => ({ ...session, hit }));
     primeSessions(

@@ -1,13 +1,12 @@
 import type { SearchParams, SearchResponse } from 'meilisearch';
 import { AppError, MESSAGES } from '../../errors';
-import type { SessionFilters } from '../../domain/filters';
 import { probeAll, type MeiliConnection } from './connection';
 import { documentIdOf, exchangeEntriesOf, exchangeNumberAt, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../../domain/search-documents';
 import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, scopeFilter, searchFilter } from './filter';
 import { isEngineUnreachable } from './http-client';
 import { isIndexNotFound, MAX_TOTAL_HITS } from './index-settings';
-import type { SearchHit, SearchOptions, SearchPage } from './port';
+import type { SearchHit, SearchPage, SearchRequest } from './port';
 import { buildSnippet, MARKERS } from './snippet';
 
 /** Words Meilisearch keeps around the match before we trim to 240 characters. */
@@ -54,6 +53,14 @@ interface RawPage {
   hits: RawHit[];
 }
 
+/** Where a search runs: both tiers' engines and indexes. */
+export interface SearchTarget {
+  conns: { main: MeiliConnection; recent: MeiliConnection };
+  indexes: { main: string; recent: string };
+  /** Called when the engine answers but our index is gone (engine data reset): recreate it. */
+  onIndexMissing?: () => void;
+}
+
 /**
  * One page of a user's sessions matching `query`: documents collapsed per session, every query
  * word required somewhere in the session (typo-tolerant, prefix on the last word, "quoted phrases"
@@ -64,18 +71,9 @@ interface RawPage {
  * the recent one holds. Both rank with the same settings, so their scores compare: the page is
  * the merge of both by score, and `total` their sum.
  */
-export async function searchIndex(
-  conns: { main: MeiliConnection; recent: MeiliConnection },
-  indexes: { main: string; recent: string },
-  scopes: readonly string[],
-  query: string,
-  filters: SessionFilters,
-  limit: number,
-  offset: number,
-  options: SearchOptions = {},
-  /** Called when the engine answers but our index is gone (engine data reset): recreate it. */
-  onIndexMissing?: () => void,
-): Promise<SearchPage> {
+export async function searchIndex(target: SearchTarget, request: SearchRequest): Promise<SearchPage> {
+  const { conns, indexes, onIndexMissing } = target;
+  const { scopes, query, filters, limit, offset } = request;
   if (matchesNothing(filters)) return { total: 0, hits: [] };
   const filter = searchFilter(scopes, filters);
   const common: SearchParams = { filter, distinct: 'sessionDigest', matchingStrategy: 'all' };
@@ -152,7 +150,7 @@ export async function searchIndex(
       return true;
     });
 
-    const wantExchanges = options.matchingExchanges !== false;
+    const wantExchanges = request.matchingExchanges !== false;
     const terms = parseQuery(query);
     const hits: DetailedHit[] = raw.map((h) => {
       const hit: DetailedHit = {
@@ -192,7 +190,7 @@ export async function searchIndex(
       (['main', 'recent'] as const).map((tier) => {
         const ofTier = hits.filter((h) => h.tier === tier);
         if (!ofTier.some((h) => h.fragmented && (wantExchanges || h.snippet === null))) return Promise.resolve();
-        return attachDetails(conns[tier], indexes[tier], query, filter, ofTier, wantExchanges);
+        return attachDetails({ conn: conns[tier], indexUid: indexes[tier], query, filter, hits: ofTier, wantExchanges });
       }),
     );
     conns.main.reportSuccess();
@@ -267,7 +265,8 @@ interface DetailedHit extends Omit<SearchHit, 'snippet'> {
  * word first, returns no fragment at all there in Meilisearch 1.21). The engine crops these
  * itself: fragments are small.
  */
-async function attachDetails(conn: MeiliConnection, indexUid: string, query: string, filter: string, hits: DetailedHit[], wantExchanges: boolean) {
+async function attachDetails(a: { conn: MeiliConnection; indexUid: string; query: string; filter: string; hits: DetailedHit[]; wantExchanges: boolean }) {
+  const { conn, indexUid, query, filter, hits, wantExchanges } = a;
   const asked = hits.filter((h) => h.fragmented && (wantExchanges || h.snippet === null));
   const terms = parseQuery(query);
   const queries = asked.map((h) => ({

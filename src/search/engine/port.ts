@@ -24,6 +24,16 @@ export interface SearchOptions {
   matchingExchanges?: boolean;
 }
 
+/** One page of a search, as the service asks the engine for it. */
+export interface SearchRequest extends SearchOptions {
+  /** The owner scopes to search (the caller's id and their teams'), never empty. */
+  scopes: readonly string[];
+  query: string;
+  filters: SessionFilters;
+  limit: number;
+  offset: number;
+}
+
 export interface SearchPage {
   total: number;
   hits: SearchHit[];
@@ -37,15 +47,7 @@ export interface SearchPage {
 export interface SearchPort {
   start(): Promise<void>;
   stop(): Promise<void>;
-  search(
-    /** The owner scopes to search (the caller's id and their teams'), never empty. */
-    scopes: readonly string[],
-    query: string,
-    filters: SessionFilters,
-    limit: number,
-    offset: number,
-    options?: SearchOptions,
-  ): Promise<SearchPage>;
+  search(request: SearchRequest): Promise<SearchPage>;
   /** True when the engine answered its last health check. */
   isHealthy(): boolean;
 }

@@ -61,14 +61,16 @@ export interface ApplyOutcome {
  * Claims one batch and applies it: rows of one lane (the fresh lane takes 'upsert' rows, which go
  * to the recent index; the main lane every other kind), or of both.
  */
-export async function claimAndApply(
-  pool: Pool,
-  db: Sql,
-  limit: number,
-  lane: Lane | 'all',
-  log: Logger,
-  applyRows: (tx: Sql, rows: OutboxRow[], syncedAt: number) => Promise<ApplyOutcome>,
-): Promise<RunResult> {
+export interface ClaimRun {
+  pool: Pool;
+  db: Sql;
+  limit: number;
+  lane: Lane | 'all';
+  log: Logger;
+  applyRows: (tx: Sql, rows: OutboxRow[], syncedAt: number) => Promise<ApplyOutcome>;
+}
+
+export async function claimAndApply({ pool, db, limit, lane, log, applyRows }: ClaimRun): Promise<RunResult> {
   const result: RunResult = { claimed: 0, applied: 0, failed: 0, deferred: 0 };
   // Cheap look first: idle polling costs one indexed read.
   const due = await dueOp(db, lane);

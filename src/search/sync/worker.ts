@@ -220,7 +220,14 @@ export class OutboxWorker {
    * and tests.
    */
   runOnce(limit = this.batchSize, lane: Lane | 'all' = 'all'): Promise<RunResult> {
-    return claimAndApply(this.pool, this.db, limit, lane, this.log, (tx, rows, syncedAt) => this.writer.applyRows(tx, rows, syncedAt));
+    return claimAndApply({
+      pool: this.pool,
+      db: this.db,
+      limit,
+      lane,
+      log: this.log,
+      applyRows: (tx, rows, syncedAt) => this.writer.applyRows(tx, rows, syncedAt),
+    });
   }
 
   /** Brings the indexes in line with the database for these projects and sessions (IndexWriter.apply). */
