@@ -16,6 +16,8 @@ module.exports = {
   // Generated code imports './x.js' for './x.ts' (ESM-style specifiers).
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transformIgnorePatterns: ['/node_modules/(?!(meilisearch|cookie)/)'],
+  // Every test process keeps its clock in UTC, as the service's entry points do (src/db/client.ts).
+  setupFiles: ['<rootDir>/test/support/utc-clock.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 60000,

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { buildApp } from './app';
 import { ConfigError, loadConfig } from './config';
+import { useUtcClock } from './db/client';
 import { migrate } from './db/migrate';
 import { createDeps } from './deps';
 import { createRateLimitHooks } from './http/rate-limit';
@@ -9,6 +10,7 @@ import { createLogger } from './logger';
 
 /** start: config → migrations → app → listen; SIGTERM drains in-flight requests, then exits 0. */
 async function main(): Promise<void> {
+  useUtcClock();
   let config;
   try {
     config = loadConfig();

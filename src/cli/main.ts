@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from '../config';
-import { createDb } from '../db/client';
+import { createDb, useUtcClock } from '../db/client';
 import { migrate } from '../db/migrate';
 import { createApiKey, listApiKeys, revokeApiKey } from '../services/keys';
 import { createUser, findUserByEmail } from '../services/users';
@@ -335,6 +335,7 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
 }
 
 if (require.main === module) {
+  useUtcClock();
   run(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`)).then(
     () => process.exit(0),
     (err) => {

@@ -8,11 +8,18 @@ import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { createReplica, type Replica, type ReplicaOptions } from './replica';
 
-// DATETIME columns hold UTC wall-clock values. Prisma reads and writes them as UTC, but the
-// mariadb driver converts with the process's local zone whatever its `timezone` option says, so
-// raw statements and NOW(3) would disagree with Prisma by the machine's UTC offset (keys
-// expiring hours early or late). The process therefore keeps its clock in UTC.
-process.env.TZ = 'UTC';
+/**
+ * DATETIME columns hold UTC wall-clock values. Prisma reads and writes them as UTC, but the
+ * mariadb driver converts with the process's local zone whatever its `timezone` option says, so
+ * raw statements and NOW(3) would disagree with Prisma by the machine's UTC offset (keys
+ * expiring hours early or late). A process that talks to the database therefore keeps its clock
+ * in UTC: the entry points (src/main.ts, the CLI, migrations, the test setup) call this first, and
+ * `connectionOptions` calls it too, so no script that opens a connection can forget it. Importing
+ * this module changes nothing.
+ */
+export function useUtcClock(): void {
+  if (process.env.TZ !== 'UTC') process.env.TZ = 'UTC';
+}
 
 export type { Prisma } from '../generated/prisma/client';
 
@@ -59,6 +66,7 @@ export interface DbHandles {
 }
 
 export function connectionOptions(databaseUrl: string, withDatabase = true): mariadb.PoolConfig {
+  useUtcClock();
   const u = new URL(databaseUrl);
   const database = decodeURIComponent(u.pathname.replace(/^\//, ''));
   return {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import * as mariadb from 'mariadb';
 import * as records from '../data/migrations';
 import { sqlOn, type Sql } from '../data/sql';
-import { connectionOptions, ensureDatabase } from './client';
+import { connectionOptions, ensureDatabase, useUtcClock } from './client';
 
 /**
  * Applies prisma/migrations/<name>/migration.sql in order and records each one in
@@ -97,6 +97,7 @@ export async function pendingMigrations(db: Sql): Promise<string[]> {
 }
 
 if (require.main === module) {
+  useUtcClock();
   const url = process.env.DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/session_archive';
   migrate(url, (m) => console.log(m)).then(
     (r) => console.log(`${r.applied.length} applied, ${r.alreadyApplied.length} already applied`),
