@@ -237,10 +237,9 @@ describe('root queries', () => {
         session: { id: S1 },
       });
       // The engine is asked for the caller's scopes: their own id (and their teams', none here).
-      expect(calls[0].slice(0, 5)).toEqual([[a.id], 'text', {}, 5, 0]);
-      expect(calls[0][5]).toEqual({ matchingExchanges: true });
+      expect(calls[0][0]).toEqual({ scopes: [a.id], query: 'text', filters: {}, limit: 5, offset: 0, matchingExchanges: true });
       await app.gql(a.token, '{ searchSessions(query: "text") { results { id } } }');
-      expect(calls[1][5]).toEqual({ matchingExchanges: false });
+      expect(calls[1][0]).toMatchObject({ matchingExchanges: false });
     } finally {
       search.search = original;
     }
