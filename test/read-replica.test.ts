@@ -24,19 +24,20 @@ beforeAll(async () => {
   pair = await startMariadbPair();
   db = await createTestDatabase('sa_replica', pair.primary.rootUrl);
   await pair.synced();
-  // The service connects as an unprivileged user: the replica's read_only applies to it.
-  const appDb = { url: `${pair.primary.appUrl}/${db.name}?connection_limit=3`, name: db.name, drop: () => Promise.resolve() };
-  const env = {
-    DATABASE_REPLICA_URL: `${pair.replica.appUrl}/${db.name}?connection_limit=3`,
-    DATABASE_REPLICA_WAIT_MS: '300',
-    DATABASE_REPLICA_MAX_LAG_MS: '600000',
-    REDIS_URL,
-    WORKERS_ENABLED: 'false',
-  };
-  x = await startTestApp({ db: appDb, rateLimit: false, env });
-  y = await startTestApp({ db: appDb, rateLimit: false, env });
-  z = await startTestApp({ db: appDb, rateLimit: false, env: { ...env, DATABASE_REPLICA_MAX_LAG_MS: '1000' } });
+  x = await startTestApp({ db: appDb(), rateLimit: false, env: replicaEnv() });
+  y = await startTestApp({ db: appDb(), rateLimit: false, env: replicaEnv() });
+  z = await startTestApp({ db: appDb(), rateLimit: false, env: { ...replicaEnv(), DATABASE_REPLICA_MAX_LAG_MS: '1000' } });
 }, 180_000);
+
+/** The service connects as an unprivileged user: the replica's read_only applies to it. */
+const appDb = () => ({ url: `${pair.primary.appUrl}/${db.name}?connection_limit=3`, name: db.name, drop: () => Promise.resolve() });
+const replicaEnv = () => ({
+  DATABASE_REPLICA_URL: `${pair.replica.appUrl}/${db.name}?connection_limit=3`,
+  DATABASE_REPLICA_WAIT_MS: '300',
+  DATABASE_REPLICA_MAX_LAG_MS: '600000',
+  REDIS_URL,
+  WORKERS_ENABLED: 'false',
+});
 
 afterAll(async () => {
   await x?.close();
@@ -146,6 +147,15 @@ test('reads go to the replica; a user reads their own writes on every instance w
     expect(await names(y, w, 'lag')).toEqual(['third']);
     await eventually('z to read from the primary', async () => (await names(z, w, 'lag')).includes('third, renamed'));
     expect(await metric(z, 'db_replica_fallbacks_total{reason="lagging"}')).toBeGreaterThan(0);
+
+    // An instance started now has never seen this replica caught up: it reads from the primary.
+    const late = await startTestApp({ db: appDb(), rateLimit: false, env: replicaEnv() });
+    try {
+      expect(await names(late, w, 'lag')).toEqual(['third, renamed']);
+      expect(await metric(late, 'db_replica_fallbacks_total{reason="starting"}')).toBeGreaterThan(0);
+    } finally {
+      await late.close();
+    }
   } finally {
     await pair.startReplicaSql();
   }
@@ -154,6 +164,17 @@ test('reads go to the replica; a user reads their own writes on every instance w
   const readsBefore = await metric(y, 'db_replica_reads_total');
   expect(await names(y, u, 'rp')).toEqual(['renamed on the primary', 'second']);
   expect(await metric(y, 'db_replica_reads_total')).toBeGreaterThan(readsBefore);
+  // An instance whose Redis cannot tell the users' last writes reads from the primary.
+  const noRedis = await startTestApp({ db: appDb(), rateLimit: false, env: { ...replicaEnv(), REDIS_URL: 'redis://127.0.0.1:1' } });
+  try {
+    await eventually('Redis to be found wanting', async () => {
+      expect(await names(noRedis, u, 'rp')).toEqual(['renamed on the primary', 'second']);
+      return (await metric(noRedis, 'db_replica_fallbacks_total{reason="marks_unavailable"}')) > 0;
+    });
+    expect(await metric(noRedis, 'db_replica_reads_total')).toBe(0);
+  } finally {
+    await noRedis.close();
+  }
   await eventually('z to read from the replica again', async () => {
     const before = await metric(z, 'db_replica_reads_total');
     await names(z, u, 'rp');
