@@ -1,9 +1,10 @@
 /**
  * The scale rehearsal: several service instances (no load balancer: the clients go round-robin),
  * with their own Redis and search engine and one database, driven with uploads, reads and searches
- * while one instance is killed (SIGKILL) halfway. Prints what held:
+ * while one instance is killed (SIGKILL) mid-run (with --replica, the replica too, later). Prints what held:
  *   - no acknowledged write lost: every upload answered 200/201 reads back, byte for byte, at the
  *     end (or a later attempt of the same client on that session, whose answer it never got);
+ *   - read-your-writes: every read during the run returns the client's own last acknowledged version;
  *   - no 5xx other than the documented 503s ('Server busy, retry later', 'Service temporarily
  *     unavailable'), listed by message;
  *   - upload, read and search latencies (p50 / p95).
@@ -17,7 +18,7 @@
  * The topology is a list of parts (database, redis, engine, and the switches below), each starting
  * what it needs, adding environment to every instance, and offering faults to inject mid-run:
  *   --s3         CONTENT_STORE=s3 on an s3rver of its own       (not available yet)
- *   --replica    DATABASE_REPLICA_URL on a second mariadbd       (not available yet)
+ *   --replica    a primary and its replica of our own (DATABASE_REPLICA_URL); fault: the replica killed
  *   --engines=N  MEILI_URLS with N engines (--standby: one each) (not available yet)
  */
 import crypto from 'node:crypto';
@@ -28,6 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EmbeddedMeili } from '../src/search/embedded/embedded';
+import { startMariadbPair, type MariadbPair } from '../test/support/mariadb-pair';
 import { arg, BenchServer, freePort, freshDatabase, percentile, request, seedUsers, sleep, type BenchDatabase, type BenchUser, type Reply } from './support';
 
 const QUICK = process.argv.includes('--quick');
@@ -54,8 +56,50 @@ interface Part {
 }
 
 interface Run {
-  db: BenchDatabase;
+  /** Set by the database part: the database (root access, for seeding), before any other part starts. */
+  db: BenchDatabase | null;
   dir: string;
+}
+
+/** The one MariaDB of the machine: a fresh database on it. */
+function sharedDatabasePart(): Part {
+  let db: BenchDatabase | null = null;
+  return {
+    name: 'mariadb',
+    async start(run) {
+      db = run.db = await freshDatabase('sa_rehearse');
+      return { DATABASE_URL: db.url, NAMESPACE: db.name };
+    },
+    async stop() {
+      await db?.drop();
+    },
+  };
+}
+
+/**
+ * --replica: a primary and its GTID replica of our own (test/support/mariadb-pair.ts); the
+ * instances connect as an unprivileged user, so the replica's read_only applies. Fault: the
+ * replica is killed (reads must fall back to the primary, never an error).
+ */
+function replicaPart(): Part {
+  let pair: MariadbPair | null = null;
+  return {
+    name: 'primary + replica',
+    async start(run) {
+      pair = await startMariadbPair();
+      const db = (run.db = await freshDatabase('sa_rehearse', pair.primary.rootUrl));
+      await pair.synced();
+      return {
+        DATABASE_URL: `${pair.primary.appUrl}/${db.name}`,
+        DATABASE_REPLICA_URL: `${pair.replica.appUrl}/${db.name}`,
+        NAMESPACE: db.name,
+      };
+    },
+    faults: () => [{ name: 'SIGKILL the replica', inject: () => pair!.replica.kill() }],
+    async stop() {
+      await pair?.close();
+    },
+  };
 }
 
 /** True when a Redis on `port` answers PING. */
@@ -121,11 +165,11 @@ function pending(flag: string, needs: string): Part {
   };
 }
 
+/** Switches beyond the database part (which --replica chooses). */
 const SWITCHES: Record<string, () => Part> = {
   s3: () => pending('s3', 'CONTENT_STORE=s3 and the S3_* variables, with an s3rver started here (bucket created); fault: none'),
-  replica: () =>
-    pending('replica', 'DATABASE_REPLICA_URL to a second mariadbd replicating the database (GTID, read-only application user); fault: kill the replica'),
-  engines: () => pending('engines', 'MEILI_URLS with several engines started here (and a standby each with --standby); fault: kill one engine'),
+  engines: () =>
+    pending('engines', 'MEILI_URLS with several engines started here (and a standby each with --standby), replacing the engine part; fault: kill one engine'),
 };
 
 interface Stats {
@@ -136,6 +180,8 @@ interface Stats {
   busy: Map<string, number>;
   cutOff: number;
   rerouted: number;
+  /** Reads that did not return the client's own last acknowledged version. */
+  stale: number;
 }
 
 const DOCUMENTED_503 = ['Server busy, retry later', 'Service temporarily unavailable'];
@@ -169,17 +215,20 @@ const digest = (s: string) => crypto.createHash('sha256').update(s).digest('hex'
 async function main(): Promise<void> {
   const chosen = Object.keys(SWITCHES).filter((k) => process.argv.some((a) => a === `--${k}` || a.startsWith(`--${k}=`)));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-rehearse-'));
-  const db = await freshDatabase('sa_rehearse');
-  const parts: Part[] = [redisPart(), enginePart(), ...chosen.map((k) => SWITCHES[k]())];
+  /** The instances' output, kept after the run. */
+  const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-rehearse-logs-'));
+  const database = process.argv.includes('--replica') ? replicaPart() : sharedDatabasePart();
+  const parts: Part[] = [database, redisPart(), enginePart(), ...chosen.map((k) => SWITCHES[k]())];
   const started: Part[] = [];
   const servers: BenchServer[] = [];
   try {
-    const run: Run = { db, dir };
+    const run: Run = { db: null, dir };
     const env: Record<string, string> = {};
     for (const p of parts) {
       Object.assign(env, await p.start(run));
       started.push(p);
     }
+    const db = run.db!;
     const users = await seedUsers(
       db.url,
       Array.from({ length: USERS }, (_, i) => ({ email: `rehearse-${i}@example.test` })),
@@ -189,16 +238,15 @@ async function main(): Promise<void> {
       servers.push(
         await BenchServer.start({
           name: `instance ${i + 1}`,
-          output: 'stderr',
+          output: { file: path.join(logDir, `instance-${i + 1}.log`) },
           ready: '/readyz',
           env: {
-            DATABASE_URL: db.url,
-            NAMESPACE: db.name,
             WORKERS_ENABLED: 'true',
             RATE_LIMIT_REST_PER_HOUR: '100000000',
             RATE_LIMIT_GRAPHQL_PER_HOUR: '100000000',
             AUTH_FAILURE_LIMIT: '100000000',
             ...env,
+            DATABASE_URL: env.DATABASE_URL,
           },
         }),
       );
@@ -209,7 +257,7 @@ async function main(): Promise<void> {
       ...started.flatMap((p) => p.faults?.() ?? []),
     ];
 
-    const stats: Stats = { ms: { upload: [], read: [], search: [] }, statuses: new Map(), violations: [], busy: new Map(), cutOff: 0, rerouted: 0 };
+    const stats: Stats = { ms: { upload: [], read: [], search: [] }, statuses: new Map(), violations: [], busy: new Map(), cutOff: 0, rerouted: 0, stale: 0 };
     const agents = servers.map(() => new http.Agent({ keepAlive: true, maxSockets: CLIENTS }));
     let turn = 0;
     /** Round-robin over the instances; one that does not accept the connection is skipped. */
@@ -232,11 +280,12 @@ async function main(): Promise<void> {
 
     const written: Written[] = [];
     const deadline = Date.now() + SECONDS * 1000;
-    const faultAt = Date.now() + (SECONDS * 1000) / 2;
+    // The faults spread over the run: with two, at a third and two thirds of it.
+    const startedAt = Date.now();
     const faultsDone = (async () => {
-      await sleep(Math.max(0, faultAt - Date.now()));
-      for (const f of faults) {
-        log(`  [${((SECONDS * 1000 - (deadline - Date.now())) / 1000).toFixed(1)} s] fault: ${f.name}`);
+      for (const [k, f] of faults.entries()) {
+        await sleep(Math.max(0, startedAt + ((k + 1) * SECONDS * 1000) / (faults.length + 1) - Date.now()));
+        log(`  [${((Date.now() - startedAt) / 1000).toFixed(1)} s] fault: ${f.name}`);
         await f.inject();
       }
     })();
@@ -252,7 +301,7 @@ async function main(): Promise<void> {
           const update = mine.length > 0 && roll === 0;
           const w: Written = update
             ? mine[n % mine.length]
-            : { user, project: `rehearse-${c % 3}`, id: crypto.randomUUID(), acked: null, unknown: [], word: `rh${c}x${n}` };
+            : { user, project: `rehearse-${c % users.length}-${c % 3}`, id: crypto.randomUUID(), acked: null, unknown: [], word: `rh${c}x${n}` };
           const markdown = `# ${w.word}\n\n${Array.from({ length: 200 + (n % 400) }, (_, i) => WORDS[(i * 31 + n) % WORDS.length]).join(' ')}\n\n${w.word} ${n}\n`;
           const t = performance.now();
           const r = await send(`/api/v1/projects/${w.project}/sessions/${w.id}`, { method: 'PUT', token: user.token, body: { name: w.word, markdown } });
@@ -276,7 +325,12 @@ async function main(): Promise<void> {
           const r = await send(`/api/v1/projects/${w.project}/sessions/${w.id}`, { token: user.token, headers: { Accept: 'text/markdown' } });
           if (r) {
             note(stats, 'read', r);
-            if (r.status === 200) stats.ms.read.push(performance.now() - t);
+            if (r.status === 200) {
+              stats.ms.read.push(performance.now() - t);
+              // The client's own last acknowledged write (read-your-writes), whichever instance answers.
+              const got = digest(r.text);
+              if (got !== w.acked && !w.unknown.includes(got)) stats.stale++;
+            }
           }
         } else {
           const w = mine[n % mine.length];
@@ -327,15 +381,16 @@ async function main(): Promise<void> {
     log(
       `  acknowledged sessions: ${acked.length}, read back intact: ${verified}, lost: ${lost.length}${lost.length ? ` (first: ${lost.slice(0, 5).join('; ')})` : ''}`,
     );
-    const held = lost.length === 0 && stats.violations.length === 0;
+    log(`  reads of the client's own last write that returned another version: ${stats.stale}`);
+    log(`  instance logs: ${logDir}`);
+    const held = lost.length === 0 && stats.violations.length === 0 && stats.stale === 0;
     log(
-      `\n${held ? 'HELD' : 'DID NOT HOLD'}: no acknowledged write lost ${lost.length === 0 ? 'yes' : 'NO'}; no undocumented 5xx ${stats.violations.length === 0 ? 'yes' : 'NO'}`,
+      `\n${held ? 'HELD' : 'DID NOT HOLD'}: no acknowledged write lost ${lost.length === 0 ? 'yes' : 'NO'}; no undocumented 5xx ${stats.violations.length === 0 ? 'yes' : 'NO'}; read-your-writes ${stats.stale === 0 ? 'yes' : 'NO'}`,
     );
     if (!held) process.exitCode = 1;
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
     for (const p of started.reverse()) await p.stop().catch(() => undefined);
-    await db.drop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

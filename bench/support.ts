@@ -360,9 +360,9 @@ export function databaseNamed(name: string): BenchDatabase {
   };
 }
 
-/** A fresh, migrated database named `<prefix>_<random>`; drop() removes it. */
-export function freshDatabase(prefix: string): Promise<BenchDatabase> {
-  return createTestDatabase(prefix);
+/** A fresh, migrated database named `<prefix>_<random>` (on the server at rootUrl, by default the shared one); drop() removes it. */
+export function freshDatabase(prefix: string, rootUrl = ROOT_URL): Promise<BenchDatabase> {
+  return createTestDatabase(prefix, rootUrl);
 }
 
 /** A fresh database with one user and their key: the start of most benches. */
