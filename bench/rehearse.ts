@@ -17,7 +17,7 @@
  *
  * The topology is a list of parts (database, redis, engine, and the switches below), each starting
  * what it needs, adding environment to every instance, and offering faults to inject mid-run:
- *   --s3         CONTENT_STORE=s3 on an s3rver of its own       (not available yet)
+ *   --s3         CONTENT_STORE=s3 on an s3rver of its own
  *   --replica    a primary and its replica of our own (DATABASE_REPLICA_URL); fault: the replica killed
  *   --engines=N  MEILI_URLS with N engines (--standby: one each) (not available yet)
  */
@@ -30,6 +30,7 @@ import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EmbeddedMeili } from '../src/search/embedded/embedded';
 import { startMariadbPair, type MariadbPair } from '../test/support/mariadb-pair';
+import { bucketFor, createBucket, s3Env, startS3rver, type TestS3 } from '../test/support/s3';
 import { arg, BenchServer, freePort, freshDatabase, percentile, request, seedUsers, sleep, type BenchDatabase, type BenchUser, type Reply } from './support';
 
 const QUICK = process.argv.includes('--quick');
@@ -165,9 +166,29 @@ function pending(flag: string, needs: string): Part {
   };
 }
 
+/**
+ * --s3: content in an object store, an s3rver of our own (in this process; test/support/s3.ts) with
+ * a bucket named after the database.
+ */
+function s3Part(): Part {
+  let s3: TestS3 | null = null;
+  return {
+    name: 's3rver',
+    async start(run) {
+      s3 = await startS3rver();
+      const bucket = bucketFor(run.db!.name);
+      await createBucket(s3.endpoint, bucket);
+      return s3Env(s3.endpoint, bucket);
+    },
+    async stop() {
+      await s3?.close();
+    },
+  };
+}
+
 /** Switches beyond the database part (which --replica chooses). */
 const SWITCHES: Record<string, () => Part> = {
-  s3: () => pending('s3', 'CONTENT_STORE=s3 and the S3_* variables, with an s3rver started here (bucket created); fault: none'),
+  s3: s3Part,
   engines: () =>
     pending('engines', 'MEILI_URLS with several engines started here (and a standby each with --standby), replacing the engine part; fault: kill one engine'),
 };
