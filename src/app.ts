@@ -1,4 +1,4 @@
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { AppError, MESSAGES } from './errors';
 import { createGraphqlRouter } from './graphql';
 import { refuseWritesOfReadOnlyKeys, requireAuth } from './http/auth';
@@ -13,20 +13,22 @@ import { requestContext } from './http/request-context';
 import { malformedUrl, securityHeaders } from './http/security';
 import { createMetrics } from './metrics';
 import { MCP_BODY_BYTES, mcpRouter } from './mcp/router';
-import { billingRouter } from './rest/billing';
-import { healthRouter } from './rest/health';
+import { accountHandlers } from './rest/auth';
+import { archiveHandlers } from './rest/exports';
+import type { Door, Handlers } from './rest/context';
+import { deviceHandlers } from './rest/device';
 import { docsRouter } from './rest/docs';
-import { exportsRouter } from './rest/exports';
-import { accountRouter, publicAuthRouter } from './rest/auth';
-import { deviceCodesRouter, deviceLoginRouter } from './rest/device';
-import { keysRouter } from './rest/keys';
-import { projectsRouter } from './rest/projects';
-import { resumeRouter } from './rest/resume';
-import { sessionsRouter } from './rest/sessions';
-import { publicShareRouter, sharesRouter } from './rest/shares';
+import { healthRouter } from './rest/health';
+import { keyHandlers } from './rest/keys';
+import { projectHandlers } from './rest/projects';
+import { sessionHandlers } from './rest/sessions';
+import { shareHandlers } from './rest/shares';
 import { sharePageRouter } from './rest/share-page';
-import { usersRouter } from './rest/users';
-import { invitationLookupRouter, teamsRouter } from './rest/teams';
+import { teamHandlers } from './rest/teams';
+import { userHandlers } from './rest/users';
+import { GRAPHQL_ROUTE, REST_ROUTES, type RestRoutes } from './api/routes';
+import { API_PREFIX, rateLimitOf, routeName, type HandlerWith, type NamedRoute } from './api/route';
+import { routeDispatch } from './http/route-dispatch';
 import type { Deps } from './services/context';
 
 /** Rate limiting plugs in here (per user, after authentication). */
@@ -38,6 +40,24 @@ export interface BuiltApp {
 }
 
 const pass = (_req: Request, _res: Response, next: NextFunction) => next();
+
+const atOperation = (req: Request, _res: Response, next: NextFunction) => {
+  req.atOperation = true;
+  next();
+};
+
+/** An operation's handler as middleware: what it returns is the JSON body, sent with the declared status when there is one. */
+function respond(route: NamedRoute, handle: (req: Request, res: Response) => unknown): RequestHandler {
+  const statuses = Object.keys(route.responses).map(Number);
+  const only = statuses.length === 1 ? statuses[0] : null;
+  return async (req, res) => {
+    req.atOperation = true;
+    const body = await handle(req, res);
+    if (route.streams || body === undefined || res.headersSent) return;
+    if (only !== null) res.status(only);
+    res.json(body);
+  };
+}
 
 /** The whole HTTP surface, without listening (tests and main.ts both use it). */
 export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<BuiltApp> {
@@ -62,63 +82,90 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   app.use(closeUnreadBodies);
   const watchdog = dbWatchdog(deps.config, deps.logger);
   app.use(watchdog.middleware());
-  app.use(healthRouter(deps));
-  if (metrics) app.use(metrics.router);
 
   const auth = requireAuth(deps, hooks.onAuthFailure, hooks.beforeAuth);
   // Slow bodies are cut off (http/body.ts), whatever the route.
   const slow = { minBytesPerSecond: deps.config.bodyMinBytesPerSecond, graceMs: deps.config.bodyMinRateGraceS * 1000 };
+  const parse = jsonBody({ limit: deps.config.maxBodyBytes, slow, offload: deps.offload });
   // A session upload's body is parsed, validated, redacted and hashed in one trip to a worker
-  // thread when large (src/offload); every other body is parsed before its route.
-  const isSessionUpload = (req: Request) => req.method === 'PUT' && /^\/projects\/[^/]+\/sessions\/[^/]+\/?$/.test(req.path);
-  const parse = jsonBody({ limit: deps.config.maxBodyBytes, slow, offload: deps.offload, defer: isSessionUpload });
+  // thread when large (src/offload); every other body is parsed before its handler.
+  const parseUpload = jsonBody({ limit: deps.config.maxBodyBytes, slow, offload: deps.offload, defer: () => true });
   // Admission control runs after authentication (per user; an unauthenticated request never holds
-  // upload capacity) and before a byte of the body is read.
-  // An import's body is a tar the route reads as a stream, under its own limit (MAX_IMPORT_BYTES);
-  // admission still applies (it reserves at most MAX_BODY_BYTES: an import holds one session at a time).
-  const isImport = (req: Request) => req.method === 'POST' && /^\/import\/?$/i.test(req.path);
-  const body = (req: Request, res: Response, next: NextFunction) => admit(req, res, () => (isImport(req) ? next() : parse(req, res, next)));
+  // upload capacity) and before a byte of the body is read. A body read as a stream (an import's
+  // tar, under its own limit) still goes through admission (it reserves at most MAX_BODY_BYTES:
+  // an import holds one session at a time).
+  const bodyOf = (route: NamedRoute | null): RequestHandler => {
+    const read = route?.rawBody ? null : route?.upload ? parseUpload : parse;
+    return (req, res, next) => admit(req, res, () => (read ? read(req, res, next) : next()));
+  };
+  const idempotent = idempotency(deps);
+  const rest = hooks.rest ?? pass;
   // GraphQL bodies have a limit of their own (1 MiB), not the upload limit.
   const graphqlBody = jsonBody({ limit: deps.config.maxGraphqlBodyBytes, slow });
   const graphql = await createGraphqlRouter(deps, { auth, rateLimit: hooks.graphql ?? pass, body: graphqlBody });
 
+  // The REST operations of the route table (src/api/routes), dispatched by method and path.
+  // Their public ones (sign-in, first run, reset links, device login, invitation lookup) read
+  // small bodies; share links are read without an account, limited per address.
+  const door: Door = { deps, hooks, publicBody: jsonBody({ limit: 64 * 1024, slow }), probeAuth: requireAuth(deps) };
+  const handlers: Handlers<RestRoutes> = {
+    ...projectHandlers(door),
+    ...sessionHandlers(door),
+    ...keyHandlers(door),
+    ...archiveHandlers(door),
+    ...accountHandlers(door),
+    ...userHandlers(door),
+    ...deviceHandlers(door),
+    ...teamHandlers(door),
+    ...shareHandlers(door),
+  };
+  const shareReadLimit: RequestHandler = (req, _res, next) =>
+    (hooks.spendAddress ? hooks.spendAddress(req, 'shareReads') : Promise.resolve()).then(() => next(), next);
+  /** What runs before an operation's handler, read from its declaration. */
+  const middlewareOf = (route: NamedRoute): RequestHandler[] => {
+    if (route.auth !== 'key') return rateLimitOf(route) === 'share_reads' ? [shareReadLimit] : [];
+    const writes = route.method !== 'get' && route.method !== 'head' && !route.reads;
+    // Idempotency-Key on every POST/PUT whose body is JSON (a streamed body is never digested).
+    const keyed = (route.method === 'post' || route.method === 'put') && !route.rawBody;
+    return [auth, rest, ...(writes ? [refuseWritesOfReadOnlyKeys] : []), bodyOf(route), ...(keyed ? [idempotent] : [])];
+  };
+  app.use(
+    routeDispatch(
+      REST_ROUTES.map((route) => {
+        const h = handlers[route.id as keyof RestRoutes] as HandlerWith<unknown>['handle'] | HandlerWith<unknown>;
+        const { use, handle } = typeof h === 'function' ? { use: [], handle: h } : h;
+        const handler = respond(route, handle as (req: Request, res: Response) => unknown);
+        if (route.auth === 'key') return { route, chain: [...middlewareOf(route), ...use, handler] };
+        const before = [...use, ...middlewareOf(route)];
+        return { route, chain: before.length ? [atOperation, ...before, handler] : [handler] };
+      }),
+    ),
+  );
+
+  app.use(healthRouter(deps));
+  if (metrics) app.use(metrics.router);
+
   // The MCP endpoint for coding agents (POST /mcp) and the OAuth discovery paths they probe.
-  app.use(mcpRouter(deps, { auth, rateLimit: hooks.rest ?? pass, body: jsonBody({ limit: MCP_BODY_BYTES, slow }) }));
+  app.use(mcpRouter(deps, { auth, rateLimit: rest, body: jsonBody({ limit: MCP_BODY_BYTES, slow }) }));
 
   // GraphQL: the playground (GET text/html) and its assets need no token; operations do.
-  app.use('/api/v1/graphql', graphql.router);
+  app.use(
+    routeName(GRAPHQL_ROUTE),
+    (req: Request, _res: Response, next: NextFunction) => {
+      req.apiRoute = GRAPHQL_ROUTE;
+      next();
+    },
+    graphql.router,
+  );
   // The OpenAPI document and its reference page need no token either.
-  app.use('/api/v1', docsRouter());
+  app.use(API_PREFIX, docsRouter());
+  // The public page of a link (/s/<token>), under the same per-address limit as the link's reads.
+  app.use(sharePageRouter(deps, door.probeAuth, shareReadLimit, deps.logger));
 
-  // Sign-in, first run, reset links and device login work without a session or key;
-  // their bodies are small.
-  const publicBody = jsonBody({ limit: 64 * 1024, slow });
-  app.use('/api/v1', publicAuthRouter(deps, hooks, publicBody), deviceLoginRouter(deps, hooks, publicBody), invitationLookupRouter(deps, hooks, publicBody));
-  // Share links are read without an account (public links); reads are limited per address.
-  const shareReadLimit = (req: Request, _res: Response, next: NextFunction) =>
-    (hooks.spendAddress ? hooks.spendAddress(req, 'shareReads') : Promise.resolve()).then(() => next(), next);
-  app.use('/api/v1', publicShareRouter(deps, requireAuth(deps), shareReadLimit));
-  // The public page of a link (/s/<token>), under the same per-address limit.
-  app.use(sharePageRouter(deps, requireAuth(deps), shareReadLimit, deps.logger));
-
-  const api = express.Router();
-  // Idempotency-Key is not honoured on an import: its body streams by, never digested.
-  const idem = idempotency(deps);
-  const idempotent = (req: Request, res: Response, next: NextFunction) => (isImport(req) ? next() : idem(req, res, next));
-  api.use(auth, hooks.rest ?? pass, refuseWritesOfReadOnlyKeys, body, idempotent);
-  api.use(accountRouter(deps));
-  api.use(usersRouter(deps));
-  api.use(deviceCodesRouter(deps));
-  api.use(projectsRouter(deps));
-  api.use(sessionsRouter(deps));
-  api.use(keysRouter(deps));
-  api.use(teamsRouter(deps));
-  api.use(sharesRouter(deps));
-  api.use(billingRouter());
-  api.use(resumeRouter(deps));
-  api.use(exportsRouter(deps));
-  api.use((_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)));
-  app.use('/api/v1', api);
+  // Any other path under the API: the middleware of an authenticated operation, then 404.
+  app.use(API_PREFIX, auth, rest, refuseWritesOfReadOnlyKeys, bodyOf(null), idempotent, (_req: Request, _res: Response, next: NextFunction) =>
+    next(new AppError('NOT_FOUND', MESSAGES.notFound)),
+  );
 
   // Unknown /api paths: 401 without a valid token (auth ran above for /api/v1), 404 with one.
   app.use('/api', auth, (_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)));

@@ -3,6 +3,7 @@ import { Router, type Request, type Response } from 'express';
 import { unauthenticated } from './errors';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { routeOf } from './http/request-context';
+import { rateLimitOf } from './api/route';
 import type { AdmissionStats } from './http/admission';
 import { onSearch } from './search/engine/timing';
 import type { Replica } from './db/replica';
@@ -29,10 +30,10 @@ function bearerIs(header: string | undefined, expected: string): boolean {
   return crypto.timingSafeEqual(a, b);
 }
 
+/** The limit a 429 came from when the limiter did not name it: the operation's declared one. */
 const rateLimitKind = (req: Request): string => {
-  const path = req.originalUrl.split('?')[0];
   if (!req.user) return 'auth_failure';
-  return path.startsWith('/api/v1/graphql') ? 'graphql' : 'rest';
+  return req.apiRoute ? rateLimitOf(req.apiRoute) : 'rest';
 };
 
 /** The failed-authentication limit's hooks /metrics uses when METRICS_TOKEN is set. */

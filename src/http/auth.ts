@@ -103,16 +103,13 @@ export function requireAuth(deps: Deps, onFailure?: AuthFailureHook, beforeAuth?
   };
 }
 
-/** POST requests that only read (the upload CLI's resume search): open to read-only keys. */
-const READS_BY_POST = new Set(['/search/resume']);
-
 /**
  * A read-only key (scopes ["read"]) may read but never write: any other method than GET/HEAD on
  * the REST API → 403 `This key is read-only`, before the body is read (and after
- * authentication and the rate limit).
+ * authentication and the rate limit). Operations declared `reads` (a POST that only reads, the
+ * upload CLI's resume search) go without it (src/app.ts).
  */
 export function refuseWritesOfReadOnlyKeys(req: Request, _res: Response, next: NextFunction): void {
   if (!req.user?.readOnly || req.method === 'GET' || req.method === 'HEAD') return next();
-  if (req.method === 'POST' && READS_BY_POST.has(req.path.replace(/\/+$/, ''))) return next();
   next(new AppError('FORBIDDEN', READ_ONLY_MESSAGE));
 }

@@ -2,8 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { isDatabaseUnavailable } from '../services/errors';
 import { AppError, GRAPHQL_CODE, graphqlError, HTTP_STATUS, MESSAGES } from '../errors';
 import type { Logger } from '../logger';
-
-export const isGraphqlPath = (req: Request) => req.originalUrl.split('?')[0].startsWith('/api/v1/graphql');
+import { isGraphqlRequest } from './graphql-path';
 
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
@@ -16,7 +15,7 @@ export function sendError(req: Request, res: Response, err: AppError): void {
   if (err.code === 'SERVICE_UNAVAILABLE') res.setHeader('Retry-After', '1');
   if (req.method === 'HEAD') {
     res.status(status).end();
-  } else if (isGraphqlPath(req)) {
+  } else if (isGraphqlRequest(req)) {
     res.status(status).json({ errors: [graphqlError(GRAPHQL_CODE[err.code], err.message)] });
   } else {
     res.status(status).json({ success: false, error: err.message });

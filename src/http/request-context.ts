@@ -1,5 +1,8 @@
 import crypto from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
+import { routeName } from '../api/route';
+import { GRAPHQL_ROUTE } from '../api/routes';
+import { isGraphqlRequest } from './graphql-path';
 import { unauthenticated } from '../errors';
 import type { Logger } from '../logger';
 import { depsFor, type Ctx, type Deps } from '../services/context';
@@ -31,11 +34,12 @@ export function requestContext(logger: Logger, onFinish?: (req: Request, res: Re
   };
 }
 
-/** The matched route pattern (never ids or query strings), or a coarse bucket. */
+/** The declared operation's name or the matched route pattern (never ids or query strings), or a coarse bucket. */
 export function routeOf(req: Request): string {
+  if (req.apiRoute && req.atOperation) return routeName(req.apiRoute);
   const route = req.route as { path?: string } | undefined;
   if (route?.path) return `${req.baseUrl}${route.path}`;
-  if (req.originalUrl.startsWith('/api/v1/graphql')) return '/api/v1/graphql';
+  if (isGraphqlRequest(req)) return routeName(GRAPHQL_ROUTE);
   if (req.originalUrl.startsWith('/api/')) return '/api/*';
   return req.path.split('/').slice(0, 2).join('/') || '/';
 }

@@ -3,6 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import type { Config } from '../config';
 import { invalid } from '../errors';
+import { isGraphqlRequest } from './graphql-path';
 
 /** Headers a browser client may read on cross-origin responses. */
 const EXPOSED_HEADERS = [
@@ -86,7 +87,7 @@ function precomputed(middleware: RequestHandler): RequestHandler {
 const apiHeadersOnce = precomputed(apiHeaders);
 const playgroundHeadersOnce = precomputed(playgroundHeaders);
 
-const isPlaygroundRequest = (req: Request) => (req.method === 'GET' || req.method === 'HEAD') && req.path.startsWith('/api/v1/graphql');
+const isPlaygroundRequest = (req: Request) => (req.method === 'GET' || req.method === 'HEAD') && isGraphqlRequest(req);
 
 /** Security headers (helmet) on every response, and CORS for the configured origins only. */
 export function securityHeaders(config: Config): RequestHandler[] {

@@ -1,3 +1,4 @@
+import type { NamedRoute } from '../api/route';
 import type { AuthUser } from '../services/context';
 import type { WorkGuard } from '../services/guard';
 import type { BodyGate } from './admission';
@@ -16,6 +17,13 @@ declare global {
       guard?: WorkGuard;
       /** Set by admission control for a request whose body it admitted: counts the bytes as they arrive. */
       bodyGate?: BodyGate;
+      /** The declared operation the request was dispatched to (http/route-dispatch.ts). */
+      apiRoute?: NamedRoute;
+      /**
+       * Past the middleware every authenticated operation shares (authentication, rate limit,
+       * body, Idempotency-Key): from here on the access log and metrics name the operation.
+       */
+      atOperation?: boolean;
     }
   }
 }

@@ -3,7 +3,7 @@ import { Router, type NextFunction, type Request, type Response } from 'express'
 import helmet from 'helmet';
 import { AppError, MESSAGES } from '../errors';
 import { serveBundle } from '../http/static-bundle';
-import { openApiDocument } from './openapi/document';
+import { openApiDocument } from '../api/openapi';
 
 /**
  * GET /api/v1/openapi.json and GET /api/v1/docs (docs/rest.md), without a token. The reference

@@ -1,9 +1,8 @@
-import { Router } from 'express';
-import type { Deps } from '../services/context';
+import type { archiveRoutes } from '../api/routes';
 import { openExport } from '../services/exports';
 import { importArchive, parseOnConflict } from '../services/imports';
 import { AppError, invalid, MESSAGES } from '../errors';
-import { ctxOf, ok } from './context';
+import { ctxOf, ok, type Door, type Handlers } from './context';
 
 /** `?projectId=a&projectId=b` (the simple query parser gives a string or an array). */
 function listParam(v: unknown): string[] | undefined {
@@ -18,48 +17,46 @@ function teamParam(v: unknown): string | undefined {
   return v;
 }
 
-export function exportsRouter(deps: Deps): Router {
-  const r = Router();
+export function archiveHandlers({ deps }: Door): Handlers<typeof archiveRoutes> {
+  return {
+    // The archive of everything the caller owns and the projects of the teams they administer (or
+    // the named projects, or one team's), streamed: a client that
+    // stops reading pauses it; one that goes away ends it and releases the snapshot.
+    exportArchive: async (req, res) => {
+      const exp = await openExport(ctxOf(req, deps), { projectIds: listParam(req.query.projectId), teamId: teamParam(req.query.teamId) });
+      try {
+        res.status(200);
+        res.setHeader('Content-Type', 'application/x-tar');
+        res.setHeader('Content-Disposition', 'attachment; filename="session-archive-export.tar"');
+        res.setHeader('Content-Length', String(exp.size));
+        res.setHeader('Cache-Control', 'private, no-store');
+        await exp.writeTo(res).catch((err) => {
+          // After the headers an error can only end the response (a client that left is none of ours).
+          if (!res.headersSent) throw err;
+          if (!res.destroyed) deps.logger.warn({ msg: 'export stopped', err: String((err as Error)?.message ?? err) });
+          res.destroy();
+        });
+      } finally {
+        await exp.close();
+      }
+    },
 
-  // The archive of everything the caller owns and the projects of the teams they administer (or
-  // the named projects, or one team's), streamed: a client that
-  // stops reading pauses it; one that goes away ends it and releases the snapshot.
-  r.get('/export', async (req, res) => {
-    const exp = await openExport(ctxOf(req, deps), { projectIds: listParam(req.query.projectId), teamId: teamParam(req.query.teamId) });
-    try {
-      res.status(200);
-      res.setHeader('Content-Type', 'application/x-tar');
-      res.setHeader('Content-Disposition', 'attachment; filename="session-archive-export.tar"');
-      res.setHeader('Content-Length', String(exp.size));
-      res.setHeader('Cache-Control', 'private, no-store');
-      await exp.writeTo(res).catch((err) => {
-        // After the headers an error can only end the response (a client that left is none of ours).
-        if (!res.headersSent) throw err;
-        if (!res.destroyed) deps.logger.warn({ msg: 'export stopped', err: String((err as Error)?.message ?? err) });
-        res.destroy();
-      });
-    } finally {
-      await exp.close();
-    }
-  });
-
-  // The tar is the body, read as it arrives (the JSON body parser is not on this route); it has its
-  // own limit, MAX_IMPORT_BYTES: a declared length over it is refused before a byte is read.
-  r.post('/import', async (req, res) => {
-    const onConflict = parseOnConflict(req.query.onConflict);
-    const teamId = teamParam(req.query.teamId);
-    const maxBytes = deps.config.maxImportBytes;
-    const declared = req.headers['content-length'];
-    if (declared !== undefined && Number(declared) > maxBytes) {
-      throw new AppError('PAYLOAD_TOO_LARGE', `Archive too large: more than MAX_IMPORT_BYTES (${maxBytes} bytes)`);
-    }
-    const encoding = String(req.headers['content-encoding'] ?? 'identity')
-      .trim()
-      .toLowerCase();
-    if (encoding !== 'identity') throw new AppError('UNSUPPORTED_MEDIA_TYPE', MESSAGES.unsupportedEncoding);
-    const summary = await importArchive(ctxOf(req, deps), req, { onConflict, teamId, maxBytes, maxFileBytes: deps.config.maxBodyBytes });
-    res.json(ok(summary));
-  });
-
-  return r;
+    // The tar is the body, read as it arrives (the JSON body parser is not on this route); it has its
+    // own limit, MAX_IMPORT_BYTES: a declared length over it is refused before a byte is read.
+    importArchive: async (req) => {
+      const onConflict = parseOnConflict(req.query.onConflict);
+      const teamId = teamParam(req.query.teamId);
+      const maxBytes = deps.config.maxImportBytes;
+      const declared = req.headers['content-length'];
+      if (declared !== undefined && Number(declared) > maxBytes) {
+        throw new AppError('PAYLOAD_TOO_LARGE', `Archive too large: more than MAX_IMPORT_BYTES (${maxBytes} bytes)`);
+      }
+      const encoding = String(req.headers['content-encoding'] ?? 'identity')
+        .trim()
+        .toLowerCase();
+      if (encoding !== 'identity') throw new AppError('UNSUPPORTED_MEDIA_TYPE', MESSAGES.unsupportedEncoding);
+      const summary = await importArchive(ctxOf(req, deps), req, { onConflict, teamId, maxBytes, maxFileBytes: deps.config.maxBodyBytes });
+      return ok(summary);
+    },
+  };
 }

@@ -1,19 +1,17 @@
-import { Router } from 'express';
-import type { Deps } from '../services/context';
+import type { keyRoutes } from '../api/routes';
 import * as keys from '../services/keys';
-import { ctxOf, ok } from './context';
+import { ctxOf, ok, type Door, type Handlers } from './context';
 
-export function keysRouter(deps: Deps): Router {
-  const r = Router();
-  r.get('/keys', async (req, res) => {
-    const list = await keys.listApiKeys(ctxOf(req, deps));
-    res.json(ok({ keys: list, total: list.length }));
-  });
-  r.post('/keys', async (req, res) => {
-    res.status(201).json(ok(await keys.createApiKey(ctxOf(req, deps), req.body)));
-  });
-  r.delete('/keys/:keyId', async (req, res) => {
-    res.json(ok({ key: await keys.revokeApiKey(ctxOf(req, deps), req.params.keyId) }));
-  });
-  return r;
+export function keyHandlers({ deps }: Door): Handlers<typeof keyRoutes> {
+  return {
+    listKeys: async (req) => {
+      const list = await keys.listApiKeys(ctxOf(req, deps));
+      return ok({ keys: list, total: list.length });
+    },
+    createKey: async (req, res) => {
+      res.status(201);
+      return ok(await keys.createApiKey(ctxOf(req, deps), req.body));
+    },
+    revokeKey: async (req) => ok({ key: await keys.revokeApiKey(ctxOf(req, deps), req.params.keyId) }),
+  };
 }

@@ -1,4 +1,5 @@
-import { Router, type Request, type Response } from 'express';
+import type { Request, Response } from 'express';
+import type { sessionRoutes } from '../api/routes';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -6,7 +7,7 @@ import { escapeJsonStringBytes } from '../domain/json-escape';
 import { AppError, MESSAGES } from '../errors';
 import type { Deps } from '../services/context';
 import { onSessionSnapshot, readSessionContent, type ContentPart, type SessionContent } from '../services/session-reads';
-import { resumableParam, resumableSessionsOfProject } from '../services/resume';
+import { resumableParam, resumableSessionsOfProject, searchResumable } from '../services/resume';
 import * as access from '../services/access';
 import * as exchanges from '../services/exchanges';
 import * as sessions from '../services/sessions';
@@ -17,7 +18,8 @@ import * as sessionChanges from '../services/session-changes';
 import { upsertSession } from '../services/session-upload';
 import type { OwnedSession, SessionRow } from '../services/sessions';
 import { ExchangesQuery, parseInput } from '../services/inputs';
-import { ctxOf, ok } from './context';
+import { ctxOf, ok, type Door, type Handlers } from './context';
+import { ENTITLEMENT } from './billing';
 
 /** The upload CLI's session data variant of GET session. */
 export const SESSION_DATA_MEDIA_TYPE = 'application/vnd.specstory.session-data+json';
@@ -97,106 +99,99 @@ function readSession(req: Request, deps: Deps, part: ContentPart, fn: (row: Owne
   return readSessionContent(ctxOf(req, deps), projectId, sessionId, part, fn);
 }
 
-export function sessionsRouter(deps: Deps): Router {
-  const r = Router();
-  const base = '/projects/:projectId/sessions';
+export function sessionHandlers({ deps }: Door): Handlers<typeof sessionRoutes> {
+  return {
+    recentSessions: async (req) => ok(await sessionLists.listRecentSessions(ctxOf(req, deps), req.query)),
 
-  r.get('/sessions/recent', async (req, res) => {
-    res.json(ok(await sessionLists.listRecentSessions(ctxOf(req, deps), req.query)));
-  });
+    listSessions: async (req) => {
+      // ?resumable=true: the complete set the CLI expects, no paging.
+      if (resumableParam(req.query.resumable)) return ok(await resumableSessionsOfProject(ctxOf(req, deps), req.params.projectId));
+      return ok(await sessionLists.listProjectSessions(ctxOf(req, deps), req.params.projectId, req.query));
+    },
 
-  r.get(base, async (req, res) => {
-    // ?resumable=true: the complete set the CLI expects, no paging.
-    if (resumableParam(req.query.resumable)) {
-      res.json(ok(await resumableSessionsOfProject(ctxOf(req, deps), req.params.projectId)));
-      return;
-    }
-    res.json(ok(await sessionLists.listProjectSessions(ctxOf(req, deps), req.params.projectId, req.query)));
-  });
+    sessionSizes: async (req) => ok({ sessions: await sessionLists.projectSessionSizes(ctxOf(req, deps), req.params.projectId) }),
 
-  r.get(`${base}/sizes`, async (req, res) => {
-    res.json(ok({ sessions: await sessionLists.projectSessionSizes(ctxOf(req, deps), req.params.projectId) }));
-  });
+    sessionValidators: async (req, res) => {
+      const row = await access.requireOwnedSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId);
+      setValidators(res, row);
+      if (notModified(req, res, row)) return;
+      res.setHeader('Content-Length', String(row.markdownSize));
+      res.status(200).end();
+    },
 
-  r.head(`${base}/:sessionId`, async (req, res) => {
-    const row = await access.requireOwnedSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId);
-    setValidators(res, row);
-    if (notModified(req, res, row)) return;
-    res.setHeader('Content-Length', String(row.markdownSize));
-    res.status(200).end();
-  });
-
-  r.get(`${base}/:sessionId`, async (req, res) => {
-    // No Accept (or */*) → JSON; none of the three types → 406, checked before whether the session exists.
-    const wanted = req.accepts(PRODUCIBLE);
-    if (!wanted) throw new AppError('NOT_ACCEPTABLE', MESSAGES.notAcceptable);
-    await readSession(req, deps, wanted === SESSION_DATA_MEDIA_TYPE ? 'session' : 'markdown', async (row, content) => {
-      res.vary('Accept');
-      if (wanted === SESSION_DATA_MEDIA_TYPE) {
-        if (!(row.sessionDataSize > 0)) throw new AppError('NOT_FOUND', MESSAGES.sessionDataNotFound);
+    readSession: async (req, res) => {
+      // No Accept (or */*) → JSON; none of the three types → 406, checked before whether the session exists.
+      const wanted = req.accepts(PRODUCIBLE);
+      if (!wanted) throw new AppError('NOT_ACCEPTABLE', MESSAGES.notAcceptable);
+      await readSession(req, deps, wanted === SESSION_DATA_MEDIA_TYPE ? 'session' : 'markdown', async (row, content) => {
+        res.vary('Accept');
+        if (wanted === SESSION_DATA_MEDIA_TYPE) {
+          if (!(row.sessionDataSize > 0)) throw new AppError('NOT_FOUND', MESSAGES.sessionDataNotFound);
+          setValidators(res, row);
+          if (notModified(req, res, row)) return;
+          res.status(200).type(SESSION_DATA_MEDIA_TYPE).setHeader('Content-Length', String(row.sessionDataSize));
+          return streamContent(res, content);
+        }
         setValidators(res, row);
         if (notModified(req, res, row)) return;
-        res.status(200).type(SESSION_DATA_MEDIA_TYPE).setHeader('Content-Length', String(row.sessionDataSize));
-        return streamContent(res, content);
-      }
-      setValidators(res, row);
-      if (notModified(req, res, row)) return;
-      if (wanted === 'text/markdown') {
-        res.status(200).type('text/markdown; charset=utf-8').setHeader('Content-Length', String(row.markdownSize));
-        return streamContent(res, content);
-      }
-      // {"success":true,"data":{"session":{…,"markdownContent":"<streamed>","project":{…}}}}
-      const session = JSON.stringify(presentSession(row));
-      res.status(200).type('application/json; charset=utf-8');
-      return streamContent(res, content, {
-        head: `{"success":true,"data":{"session":${session.slice(0, -1)},"markdownContent":`,
-        tail: `,"project":${JSON.stringify(presentProjectRef(row.project))}}}}`,
+        if (wanted === 'text/markdown') {
+          res.status(200).type('text/markdown; charset=utf-8').setHeader('Content-Length', String(row.markdownSize));
+          return streamContent(res, content);
+        }
+        // {"success":true,"data":{"session":{…,"markdownContent":"<streamed>","project":{…}}}}
+        const session = JSON.stringify(presentSession(row));
+        res.status(200).type('application/json; charset=utf-8');
+        return streamContent(res, content, {
+          head: `{"success":true,"data":{"session":${session.slice(0, -1)},"markdownContent":`,
+          tail: `,"project":${JSON.stringify(presentProjectRef(row.project))}}}}`,
+        });
       });
-    });
-  });
+    },
 
-  r.get(`${base}/:sessionId/raw`, async (req, res) => {
-    await readSession(req, deps, 'raw', async (row, content) => {
-      setValidators(res, row);
-      if (notModified(req, res, row)) return;
-      res.status(200).type('application/octet-stream').setHeader('Content-Length', String(row.rawDataSize));
-      return streamContent(res, content);
-    });
-  });
+    readRawData: async (req, res) => {
+      await readSession(req, deps, 'raw', async (row, content) => {
+        setValidators(res, row);
+        if (notModified(req, res, row)) return;
+        res.status(200).type('application/octet-stream').setHeader('Content-Length', String(row.rawDataSize));
+        return streamContent(res, content);
+      });
+    },
 
-  // The paged read by exchange (docs/rest.md, "The paged read of a session"): one snapshot, like every read.
-  r.get(`${base}/:sessionId/exchanges`, async (req, res) => {
-    const { offset, limit, content } = parseInput(ExchangesQuery, req.query);
-    await onSessionSnapshot(ctxOf(req, deps), req.params.projectId, req.params.sessionId, async (row, sctx) => {
-      setValidators(res, row);
-      if (notModified(req, res, row)) return;
-      const page = await exchanges.exchangePage(sctx, row, { offset, limit, content });
-      res.json(ok({ projectId: row.projectId, sessionId: row.id, etag: row.etag, markdownSize: row.markdownSize, ...page }));
-    });
-  });
+    // The paged read by exchange (docs/rest.md, "The paged read of a session"): one snapshot, like every read.
+    readExchanges: async (req, res) => {
+      const { offset, limit, content } = parseInput(ExchangesQuery, req.query);
+      await onSessionSnapshot(ctxOf(req, deps), req.params.projectId, req.params.sessionId, async (row, sctx) => {
+        setValidators(res, row);
+        if (notModified(req, res, row)) return;
+        const page = await exchanges.exchangePage(sctx, row, { offset, limit, content });
+        res.json(ok({ projectId: row.projectId, sessionId: row.id, etag: row.etag, markdownSize: row.markdownSize, ...page }));
+      });
+    },
 
-  r.put(`${base}/:sessionId`, async (req, res) => {
-    const result = await upsertSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId, req.body, {
-      ifMatch: req.get('if-match'),
-      ifNoneMatch: req.get('if-none-match'),
-    });
-    const s = result.session;
-    res.setHeader('ETag', s.etag);
-    res
-      .status(result.created ? 201 : 200)
-      .json(ok({ sessionId: s.id, projectId: s.projectId, createdAt: s.createdAt.toISOString(), updatedAt: s.updatedAt.toISOString(), etag: s.etag }));
-  });
+    uploadSession: async (req, res) => {
+      const result = await upsertSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId, req.body, {
+        ifMatch: req.get('if-match'),
+        ifNoneMatch: req.get('if-none-match'),
+      });
+      const s = result.session;
+      res.setHeader('ETag', s.etag);
+      res.status(result.created ? 201 : 200);
+      return ok({ sessionId: s.id, projectId: s.projectId, createdAt: s.createdAt.toISOString(), updatedAt: s.updatedAt.toISOString(), etag: s.etag });
+    },
 
-  r.patch(`${base}/:sessionId`, async (req, res) => {
-    const row = await sessionChanges.patchSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId, req.body);
-    res.setHeader('ETag', row.etag);
-    res.json(ok({ session: presentSession(row) }));
-  });
+    patchSession: async (req, res) => {
+      const row = await sessionChanges.patchSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId, req.body);
+      res.setHeader('ETag', row.etag);
+      return ok({ session: presentSession(row) });
+    },
 
-  r.delete(`${base}/:sessionId`, async (req, res) => {
-    await sessionChanges.deleteSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId);
-    res.json(ok({ success: true }));
-  });
+    deleteSession: async (req) => {
+      await sessionChanges.deleteSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId);
+      return ok({ success: true as const });
+    },
 
-  return r;
+    searchResumable: async (req) => ok(await searchResumable(ctxOf(req, deps), req.body)),
+
+    entitlement: () => ok(ENTITLEMENT),
+  };
 }

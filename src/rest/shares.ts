@@ -1,37 +1,10 @@
-import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
+import type { shareRoutes } from '../api/routes';
 import { strictPageHeaders } from '../http/console';
-import { publicCtx, type Deps } from '../services/context';
+import { publicCtx } from '../services/context';
 import * as shares from '../services/shares';
 import { ownOrigin } from '../http/auth';
-import { ctxOf, ok } from './context';
-
-const base = (req: Request, deps: Deps) => ownOrigin(req, deps.config);
-
-/** Making and managing links: behind authentication, like every other resource. */
-export function sharesRouter(deps: Deps): Router {
-  const r = Router();
-  const path = '/projects/:projectId/sessions/:sessionId/shares';
-  r.post(path, async (req, res) => {
-    const share = await shares.createShare(ctxOf(req, deps), base(req, deps), req.params.projectId, req.params.sessionId, req.body);
-    res.status(201).json(ok({ share }));
-  });
-  r.get(path, async (req, res) => {
-    const list = await shares.listSessionShares(ctxOf(req, deps), base(req, deps), req.params.projectId, req.params.sessionId);
-    res.json(ok({ shares: list, total: list.length }));
-  });
-  r.get('/shares', async (req, res) => {
-    const list = await shares.listShares(ctxOf(req, deps), base(req, deps));
-    res.json(ok({ shares: list, total: list.length }));
-  });
-  r.patch('/shares/:shareId', async (req, res) => {
-    res.json(ok({ share: await shares.updateShare(ctxOf(req, deps), base(req, deps), req.params.shareId, req.body) }));
-  });
-  r.delete('/shares/:shareId', async (req, res) => {
-    await shares.deleteShare(ctxOf(req, deps), req.params.shareId);
-    res.json(ok({}));
-  });
-  return r;
-}
+import { ctxOf, ok, type Door, type Handlers } from './context';
 
 /**
  * What every answer of a share link carries (success or not): not indexed, never in a Referer,
@@ -57,14 +30,35 @@ export function signedInProbe(auth: RequestHandler, req: Request, res: Response)
     });
 }
 
-/** GET /api/v1/share/<token>: no authentication for public links. */
-export function publicShareRouter(deps: Deps, auth: RequestHandler, limit: RequestHandler): Router {
-  const r = Router();
-  r.get('/share/:token', ...shareHeaders, limit, async (req: Request, res: Response, next: NextFunction) => {
-    const paging = shares.parseSharePaging(req.query);
-    const page = await shares.readShare(publicCtx(deps), req.params.token as string, { ...paging, countView: true, signedIn: signedInProbe(auth, req, res) });
-    res.json(ok(page));
-    void next;
-  });
-  return r;
+/** Making and managing links (behind authentication), and reading one (no authentication for public links). */
+export function shareHandlers({ deps, probeAuth }: Door): Handlers<typeof shareRoutes> {
+  const base = (req: Request) => ownOrigin(req, deps.config);
+  return {
+    createShare: async (req, res) => {
+      const share = await shares.createShare(ctxOf(req, deps), base(req), req.params.projectId, req.params.sessionId, req.body);
+      res.status(201);
+      return ok({ share });
+    },
+    listSessionShares: async (req) => {
+      const list = await shares.listSessionShares(ctxOf(req, deps), base(req), req.params.projectId, req.params.sessionId);
+      return ok({ shares: list, total: list.length });
+    },
+    listShares: async (req) => {
+      const list = await shares.listShares(ctxOf(req, deps), base(req));
+      return ok({ shares: list, total: list.length });
+    },
+    updateShare: async (req) => ok({ share: await shares.updateShare(ctxOf(req, deps), base(req), req.params.shareId, req.body) }),
+    deleteShare: async (req) => {
+      await shares.deleteShare(ctxOf(req, deps), req.params.shareId);
+      return ok({});
+    },
+    // The share headers come first: every answer of a link carries them, a 429 of its limit too.
+    readShare: {
+      use: shareHeaders,
+      handle: async (req, res) => {
+        const paging = shares.parseSharePaging(req.query);
+        return ok(await shares.readShare(publicCtx(deps), req.params.token, { ...paging, countView: true, signedIn: signedInProbe(probeAuth, req, res) }));
+      },
+    },
+  };
 }

@@ -3,7 +3,7 @@
  * 400 messages: every building block (below, and the shared ones in src/domain/inputs.ts)
  * states its messages, and `parseInput` turns the first problem (fields are checked in the order
  * the schema lists them) into the VALIDATION_ERROR. The same schemas describe the REST API: src/api/schemas/ and
- * src/rest/openapi/ build GET /api/v1/openapi.json from them. Lengths count Unicode code points
+ * src/api/ build GET /api/v1/openapi.json from them. Lengths count Unicode code points
  * (as JSON Schema's minLength/maxLength do), not UTF-16 units.
  */
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';

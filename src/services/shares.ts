@@ -327,12 +327,8 @@ export async function deleteShare(ctx: Ctx, shareId: string): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Reading a link
 
-export interface SharedExchange {
-  number: number;
-  title?: string;
-  markdown?: string;
-  hidden?: true;
-}
+/** An exchange the link shows, or one it hides (its number only). */
+export type SharedExchange = { number: number; title: string; markdown: string } | { number: number; hidden: true };
 
 export interface SharedSession {
   title: string;

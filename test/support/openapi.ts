@@ -1,7 +1,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type http from 'node:http';
-import { openApiDocument } from '../../src/rest/openapi/document';
+import { openApiDocument } from '../../src/api/openapi';
 
 /**
  * The test suite's check that code and document cannot drift: every response a
@@ -76,7 +76,7 @@ export function responseProblem(method: string, urlPath: string, res: CheckedRes
     // Unknown route: only the documented error answers (404 with a token, 401 without, 429, 400 for
     // a body it could not parse, …) are allowed; anything else is an undocumented operation.
     if (res.status >= 400 && (m === 'head' || errorEnvelope()(res.body))) return null;
-    return `undocumented operation: ${method.toUpperCase()} ${pathname} answered ${res.status}. Describe it in src/rest/openapi/ (see README, "Describing a REST endpoint").`;
+    return `undocumented operation: ${method.toUpperCase()} ${pathname} answered ${res.status}. Declare it in src/api/routes/ (docs/rest.md, "Describing a REST endpoint").`;
   }
   const opKey = doc.paths[match.template][m] ? m : 'get';
   const op = doc.paths[match.template][opKey];

@@ -1,51 +1,13 @@
 /**
- * One REST operation described in a few lines: `describe(registry, {...})` turns it into an
- * OpenAPI path item with the standard error responses, the error envelope, the rate-limit
- * headers and the security requirement of its kind of authentication.
+ * The OpenAPI 3.1 document of the API (GET /api/v1/openapi.json), built from the route table
+ * (src/api/routes) without a server: each declaration becomes an operation with the standard
+ * error responses, the error envelope, the rate-limit headers and the security requirement of its
+ * kind of authentication.
  */
-import type { OpenAPIRegistry, ResponseConfig, RouteConfig } from '@asteasolutions/zod-to-openapi';
-import type { ZodObject, ZodType } from 'zod';
-import { ERROR_STATUSES, ErrorEnvelope, HEADERS, type ErrorStatus, type HeaderName, z } from '../../api/schemas/common';
-
-/** `key`: an API key, device access token or browser session; `none`: public; `refresh`: a device refresh token. */
-export type Auth = 'key' | 'none' | 'refresh';
-
-export interface SuccessResponse {
-  description: string;
-  /** JSON body schema; or `content` for other media types; neither → no body. */
-  schema?: ZodType;
-  content?: Record<string, ZodType>;
-  /** Response headers this status sends (components of HEADERS). */
-  headers?: HeaderName[];
-  /** Of those, the ones that are always present. */
-  requiredHeaders?: HeaderName[];
-}
-
-export interface Operation {
-  method: 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head';
-  /** OpenAPI path below /api/v1, e.g. `/projects/{projectId}`. */
-  path: string;
-  tag: string;
-  summary: string;
-  description?: string;
-  auth: Auth;
-  params?: ZodObject;
-  query?: ZodObject;
-  headers?: ZodObject;
-  /** JSON request body. */
-  body?: ZodType;
-  /** The body may be left out. */
-  bodyOptional?: boolean;
-  /** A request body of another media type (e.g. a tar), instead of `body`. */
-  rawBody?: { mediaType: string; description: string };
-  /** The operation honours `Idempotency-Key` (docs/upload-clients.md): adds the header and the 422. */
-  idempotent?: boolean;
-  responses: Record<number, SuccessResponse>;
-  /** Errors besides those every operation of its kind can answer. */
-  errors?: ErrorStatus[];
-  /** No error body (HEAD). */
-  bodyless?: boolean;
-}
+import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { API_PREFIX, type Route } from './route';
+import { ROUTES } from './routes';
+import { ERROR_STATUSES, ErrorEnvelope, HEADERS, type ErrorStatus, type HeaderName, z } from './schemas/common';
 
 const RATE_LIMIT: HeaderName[] = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
 const headerRef = (name: HeaderName) => ({ $ref: `#/components/headers/${name}` });
@@ -65,12 +27,20 @@ const IdempotencyKey = z.object({
   }),
 });
 
-export function describe(registry: OpenAPIRegistry, op: Operation): void {
-  const authenticated = op.auth !== 'none';
+/** `key` and `cookie` operations are authenticated; `refresh` checks its own token. */
+const SECURITY: Record<Route['auth'], Array<Record<string, string[]>>> = {
+  key: [{ bearer: [] }, { cookie: [] }],
+  cookie: [{ cookie: [] }],
+  refresh: [{ bearer: [] }],
+  none: [],
+};
+
+function describe(registry: OpenAPIRegistry, op: Route): void {
+  const signedIn = op.auth === 'key' || op.auth === 'cookie';
   // Any request can be malformed (a path that does not decode, a bad query) → 400.
   // A cookie-authenticated write without the session's CSRF token (or from a foreign Origin) → 403 (the CSRF rule);
   // any write made with a read-only key → 403 `This key is read-only`.
-  const csrf: ErrorStatus[] = op.auth === 'key' && op.method !== 'get' && op.method !== 'head' ? [403] : [];
+  const csrf: ErrorStatus[] = signedIn && op.method !== 'get' && op.method !== 'head' ? [403] : [];
   const common: ErrorStatus[] = op.auth === 'none' ? [400, 500, 503] : [400, 401, 429, 500, 503, ...csrf];
   const errors = new Set<ErrorStatus>([
     ...common,
@@ -78,7 +48,7 @@ export function describe(registry: OpenAPIRegistry, op: Operation): void {
     ...(op.body || op.rawBody ? ([400, 408, 413, 415] as ErrorStatus[]) : []),
     ...(op.idempotent ? ([409, 422] as ErrorStatus[]) : []),
   ]);
-  const rl = op.auth === 'key' ? RATE_LIMIT : [];
+  const rl = signedIn ? RATE_LIMIT : [];
 
   const responses: Record<string, ResponseConfig> = {};
   for (const [status, r] of Object.entries(op.responses)) {
@@ -99,7 +69,7 @@ export function describe(registry: OpenAPIRegistry, op: Operation): void {
     responses[String(status)] = {
       description: ERROR_STATUSES[status],
       headers: headersOf([...(status === 401 ? [] : rl), ...extra]) as never,
-      ...(op.bodyless ? {} : { content: { 'application/json': { schema: ErrorEnvelope } } }),
+      ...(op.bodyless ? {} : { content: { 'application/json': { schema: op.errorSchema ?? ErrorEnvelope } } }),
     };
   }
 
@@ -111,7 +81,7 @@ export function describe(registry: OpenAPIRegistry, op: Operation): void {
     summary: op.summary,
     ...(op.description ? { description: op.description } : {}),
     operationId: `${op.method}${op.path.replace(/\{(\w+)\}/g, 'By_$1').replace(/[^A-Za-z0-9]+(\w)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
-    security: op.auth === 'key' ? [{ bearer: [] }, { cookie: [] }] : op.auth === 'refresh' ? [{ bearer: [] }] : [],
+    security: SECURITY[op.auth],
     request: {
       ...(op.params ? { params: op.params } : {}),
       ...(op.query ? { query: op.query } : {}),
@@ -129,6 +99,51 @@ export function describe(registry: OpenAPIRegistry, op: Operation): void {
     },
     responses,
   };
-  if (!authenticated) route.security = [];
   registry.registerPath(route);
 }
+
+function buildDocument(): object {
+  const registry = new OpenAPIRegistry();
+  for (const [name, header] of Object.entries(HEADERS)) registry.registerComponent('headers', name, header as never);
+  registry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description:
+      'An API key (`npm run cli -- keys create`, `POST /keys`, the console) or a device access token (device login): `Authorization: Bearer <token>`.',
+  });
+  registry.registerComponent('securitySchemes', 'cookie', {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'sa_session',
+    description:
+      'The browser session of the console (`POST /auth/sign-in`). Requests other than GET/HEAD must also send `X-CSRF-Token` (from `GET /auth/session`) and, with an `Origin` header, this service’s own origin; else 403 `Invalid CSRF token`.',
+  });
+  for (const route of ROUTES) describe(registry, route);
+
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Session Archive REST API',
+      version: '1',
+      description:
+        'Recorded AI coding sessions grouped into projects. JSON in and out (UTF-8); timestamps are ISO 8601 UTC with milliseconds; sizes are bytes of the UTF-8 encoding. Successes are `{success: true, data}`, errors `{success: false, error}`. Rate limits: 1000 REST requests per hour per user (fixed windows), reported in `X-RateLimit-*`. The GraphQL API is at `/api/v1/graphql` (described by `schema.graphql`).',
+    },
+    servers: [{ url: API_PREFIX }],
+    tags: [
+      { name: 'Projects' },
+      { name: 'Sessions' },
+      { name: 'API keys' },
+      { name: 'Accounts', description: 'Browser sessions of the web console.' },
+      { name: 'Device login', description: 'How the upload CLI and the desktop app log in.' },
+      { name: 'Clients' },
+      { name: 'Teams', description: 'Projects a team owns: members with roles, invitations, moving projects.' },
+      { name: 'Export and import', description: 'Back up, restore, and move between servers.' },
+      { name: 'GraphQL', description: 'The GraphQL API: one endpoint, described by `schema.graphql`.' },
+    ],
+  });
+}
+
+let cached: object | undefined;
+/** The document (built once per process; no server needed). */
+export const openApiDocument = (): object => (cached ??= buildDocument());

@@ -1,53 +1,26 @@
-/** OpenAPI operations of teams, members, invitations and moving projects. */
-import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { envelope, Timestamp, z } from '../../api/schemas/common';
-import * as R from '../../api/schemas/resources';
-import * as inputs from '../../services/inputs';
+/** Teams, their members and invitations. */
+import { defineRoute } from '../route';
+import { envelope, Timestamp, z } from '../schemas/common';
+import { Role, Team, TeamInvitation, TeamMember } from '../schemas/teams';
 import * as T from '../../services/teams';
-import { describe } from './operation';
-
-const Role = z.enum(['admin', 'member', 'viewer']);
-
-export const Team = z
-  .strictObject({
-    id: z.string(),
-    name: z.string(),
-    role: Role.openapi({ description: 'Your role in the team.' }),
-    memberCount: z.int().min(1),
-    projectCount: z.int().min(0),
-    createdAt: Timestamp,
-  })
-  .openapi('Team');
-
-export const TeamMember = z
-  .strictObject({
-    user: z.strictObject({ id: z.string(), email: z.string(), name: z.string().nullable() }),
-    role: Role,
-    joinedAt: Timestamp,
-  })
-  .openapi('TeamMember');
-
-export const TeamInvitation = z
-  .strictObject({ id: z.string(), role: Role, email: z.string().nullable(), createdAt: Timestamp, expiresAt: Timestamp })
-  .openapi('TeamInvitation', { description: 'Never the token.' });
 
 const teamParam = z.object({ teamId: z.string().openapi({ description: 'A team you are a member of; any other → 404 `Team not found`.' }) });
+const memberParams = teamParam.extend({ userId: z.string() });
 const Empty = envelope(z.strictObject({}));
 
-export function teamOperations(registry: OpenAPIRegistry): void {
-  const tag = 'Teams';
-  describe(registry, {
+export const teamRoutes = {
+  listTeams: defineRoute({
     method: 'get',
     path: '/teams',
-    tag,
+    tag: 'Teams',
     auth: 'key',
     summary: 'List your teams',
     responses: { 200: { description: 'Your teams, by name.', schema: envelope(z.strictObject({ teams: z.array(Team) })) } },
-  });
-  describe(registry, {
+  }),
+  createTeam: defineRoute({
     method: 'post',
     path: '/teams',
-    tag,
+    tag: 'Teams',
     auth: 'key',
     summary: 'Create a team (you are its first admin)',
     body: T.TeamNameInput,
@@ -55,32 +28,44 @@ export function teamOperations(registry: OpenAPIRegistry): void {
     description: 'With `TEAMS=admins` only instance administrators may (else 403).',
     responses: { 201: { description: 'Created.', schema: envelope(z.strictObject({ team: Team })) } },
     errors: [403],
-  });
-  describe(registry, {
+  }),
+  joinTeam: defineRoute({
+    method: 'post',
+    path: '/teams/join',
+    tag: 'Teams',
+    auth: 'key',
+    summary: 'Accept an invitation',
+    body: T.InvitationTokenInput,
+    idempotent: true,
+    description: '404 `Invalid or expired invitation` (unknown, used, revoked or expired); 403 when it names another email; 409 when you are a member already.',
+    responses: { 200: { description: 'The team you joined.', schema: envelope(z.strictObject({ team: Team })) } },
+    errors: [403, 404, 409],
+  }),
+  getTeam: defineRoute({
     method: 'get',
     path: '/teams/{teamId}',
-    tag,
+    tag: 'Teams',
     auth: 'key',
     summary: 'A team with its members',
     params: teamParam,
     responses: { 200: { description: 'The team.', schema: envelope(z.strictObject({ team: Team, members: z.array(TeamMember) })) } },
     errors: [404],
-  });
-  describe(registry, {
+  }),
+  renameTeam: defineRoute({
     method: 'patch',
     path: '/teams/{teamId}',
-    tag,
+    tag: 'Teams',
     auth: 'key',
     summary: 'Rename a team (admins)',
     params: teamParam,
     body: T.TeamNameInput,
     responses: { 200: { description: 'Renamed.', schema: envelope(z.strictObject({ team: Team })) } },
     errors: [403, 404],
-  });
-  describe(registry, {
+  }),
+  deleteTeam: defineRoute({
     method: 'delete',
     path: '/teams/{teamId}',
-    tag,
+    tag: 'Teams',
     auth: 'key',
     summary: 'Delete a team (admins)',
     params: teamParam,
@@ -88,11 +73,11 @@ export function teamOperations(registry: OpenAPIRegistry): void {
       "409 `Move or delete the team's N projects first` while it owns projects. Keys and device tokens bound to it create personal projects afterwards.",
     responses: { 200: { description: 'Deleted.', schema: Empty } },
     errors: [403, 404, 409],
-  });
-  describe(registry, {
+  }),
+  addMember: defineRoute({
     method: 'post',
     path: '/teams/{teamId}/members',
-    tag,
+    tag: 'Teams',
     auth: 'key',
     summary: 'Add an existing user (admins)',
     params: teamParam,
@@ -101,12 +86,11 @@ export function teamOperations(registry: OpenAPIRegistry): void {
     description: 'Unknown email → 404 `No user with that email`; a bad role → 400 listing `admin, member, viewer`; already a member → 409.',
     responses: { 201: { description: 'Added.', schema: envelope(z.strictObject({ member: TeamMember })) } },
     errors: [403, 404, 409],
-  });
-  const memberParams = teamParam.extend({ userId: z.string() });
-  describe(registry, {
+  }),
+  setMemberRole: defineRoute({
     method: 'patch',
     path: '/teams/{teamId}/members/{userId}',
-    tag,
+    tag: 'Teams',
     auth: 'key',
     summary: "Change a member's role (admins)",
     params: memberParams,
@@ -114,11 +98,11 @@ export function teamOperations(registry: OpenAPIRegistry): void {
     description: 'Demoting the last admin → 409 `A team needs at least one admin`. Takes effect from the next request.',
     responses: { 200: { description: 'Changed.', schema: envelope(z.strictObject({ member: TeamMember })) } },
     errors: [403, 404, 409],
-  });
-  describe(registry, {
+  }),
+  removeMember: defineRoute({
     method: 'delete',
     path: '/teams/{teamId}/members/{userId}',
-    tag,
+    tag: 'Teams',
     auth: 'key',
     summary: 'Remove a member (admins), or leave',
     params: memberParams,
@@ -126,11 +110,11 @@ export function teamOperations(registry: OpenAPIRegistry): void {
       'Removing the last admin → 409 `A team needs at least one admin`. From the next request the user reads, searches and counts none of the team\u2019s sessions.',
     responses: { 200: { description: 'Removed.', schema: Empty } },
     errors: [403, 404, 409],
-  });
-  describe(registry, {
+  }),
+  createInvitation: defineRoute({
     method: 'post',
     path: '/teams/{teamId}/invitations',
-    tag,
+    tag: 'Teams',
     auth: 'key',
     summary: 'Invite someone (admins)',
     params: teamParam,
@@ -139,43 +123,31 @@ export function teamOperations(registry: OpenAPIRegistry): void {
       'A one-time link `<base>/join?token=…`, valid 7 days, shown once. Whoever holds it signs in (or creates an account, even with sign-up off: for the invitation\u2019s email when it names one) and joins with the role. `Idempotency-Key` is not honoured here.',
     responses: { 201: { description: 'The invitation and its link.', schema: envelope(z.strictObject({ invitation: TeamInvitation, url: z.string() })) } },
     errors: [403, 404],
-  });
-  describe(registry, {
+  }),
+  listInvitations: defineRoute({
     method: 'get',
     path: '/teams/{teamId}/invitations',
-    tag,
+    tag: 'Teams',
     auth: 'key',
     summary: 'Open invitations (admins)',
     params: teamParam,
     responses: { 200: { description: 'Unused and unexpired, newest first.', schema: envelope(z.strictObject({ invitations: z.array(TeamInvitation) })) } },
     errors: [403, 404],
-  });
-  describe(registry, {
+  }),
+  revokeInvitation: defineRoute({
     method: 'delete',
     path: '/teams/{teamId}/invitations/{invitationId}',
-    tag,
+    tag: 'Teams',
     auth: 'key',
     summary: 'Revoke an invitation (admins)',
     params: teamParam.extend({ invitationId: z.string() }),
     responses: { 200: { description: 'Revoked.', schema: Empty } },
     errors: [403, 404],
-  });
-  describe(registry, {
-    method: 'post',
-    path: '/teams/join',
-    tag,
-    auth: 'key',
-    summary: 'Accept an invitation',
-    body: T.InvitationTokenInput,
-    idempotent: true,
-    description: '404 `Invalid or expired invitation` (unknown, used, revoked or expired); 403 when it names another email; 409 when you are a member already.',
-    responses: { 200: { description: 'The team you joined.', schema: envelope(z.strictObject({ team: Team })) } },
-    errors: [403, 404, 409],
-  });
-  describe(registry, {
+  }),
+  lookupInvitation: defineRoute({
     method: 'post',
     path: '/invitations/lookup',
-    tag,
+    tag: 'Teams',
     auth: 'none',
     summary: 'What an invitation is for (the /join page)',
     body: T.InvitationTokenInput,
@@ -189,19 +161,5 @@ export function teamOperations(registry: OpenAPIRegistry): void {
       },
     },
     errors: [404, 429],
-  });
-  describe(registry, {
-    method: 'post',
-    path: '/projects/{projectId}/move',
-    tag: 'Projects',
-    auth: 'key',
-    summary: 'Move a project into a team, or take it personally',
-    body: inputs.MoveProjectInput,
-    idempotent: true,
-    params: z.object({ projectId: z.string() }),
-    description:
-      '`{teamId}`: by its owner or an admin of its team, into a team where you are admin or member (a team you are not in → 404 `Team not found`, a viewer → 403). `{teamId: null}`: a team admin takes a team project as their own. Sessions and uploaders stay; search follows within the usual freshness.',
-    responses: { 200: { description: 'The moved project.', schema: envelope(z.strictObject({ project: R.Project })) } },
-    errors: [403, 404],
-  });
-}
+  }),
+};

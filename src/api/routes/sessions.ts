@@ -1,0 +1,200 @@
+/** Sessions: lists, reads (JSON, markdown, session data, raw, by exchange), upload, changes; the upload CLI's resume search and entitlement. */
+import { defineRoute } from '../route';
+import { envelope, z } from '../schemas/common';
+import { ifNoneMatch, notModified, projectParam, SESSION_HEADERS, sessionParams } from '../schemas/params';
+import * as R from '../schemas/resources';
+import * as inputs from '../../services/inputs';
+
+const resumable = inputs.ResumableParam;
+
+export const sessionRoutes = {
+  recentSessions: defineRoute({
+    method: 'get',
+    path: '/sessions/recent',
+    tag: 'Sessions',
+    auth: 'key',
+    summary: 'Your most recently updated sessions',
+    query: inputs.RecentSessionsQuery,
+    responses: { 200: { description: 'Newest first, without `etag`.', schema: envelope(R.RecentSessions) } },
+    errors: [400],
+  }),
+  listSessions: defineRoute({
+    method: 'get',
+    path: '/projects/{projectId}/sessions',
+    tag: 'Sessions',
+    auth: 'key',
+    summary: "List a project's sessions",
+    description: 'Most recently updated first, without content; keyset paging with `cursor`. With `resumable=true`: every session with `sessionData`, unpaged.',
+    params: projectParam,
+    // The schema the service parses the query with (src/services/inputs.ts), plus `resumable`.
+    query: inputs.ProjectSessionsQuery.extend({ resumable }),
+    responses: { 200: { description: 'One page.', schema: envelope(R.SessionPage) } },
+    errors: [400, 403, 404],
+  }),
+  sessionSizes: defineRoute({
+    method: 'get',
+    path: '/projects/{projectId}/sessions/sizes',
+    tag: 'Sessions',
+    auth: 'key',
+    summary: 'Sizes of every session of a project',
+    description: 'What the upload CLI asks before syncing. A project you do not have yet → `{sessions: {}}`.',
+    params: projectParam,
+    responses: { 200: { description: 'Sizes by session id.', schema: envelope(R.SessionSizes) } },
+    errors: [403, 404],
+  }),
+  sessionValidators: defineRoute({
+    method: 'head',
+    path: '/projects/{projectId}/sessions/{sessionId}',
+    tag: 'Sessions',
+    auth: 'key',
+    streams: true,
+    summary: "A session's validators and sizes",
+    bodyless: true,
+    params: sessionParams,
+    headers: ifNoneMatch,
+    responses: {
+      200: {
+        description: '`Content-Length` = `markdownSize`; no body.',
+        headers: [...SESSION_HEADERS],
+        requiredHeaders: ['ETag', 'Last-Modified', 'X-Markdown-Size'],
+      },
+      304: notModified,
+    },
+    errors: [403, 404],
+  }),
+  readSession: defineRoute({
+    method: 'get',
+    path: '/projects/{projectId}/sessions/{sessionId}',
+    tag: 'Sessions',
+    auth: 'key',
+    streams: true,
+    summary: 'Read a session',
+    description:
+      "`Accept: application/json` (default) → the session with its markdown; `text/markdown` → the markdown itself; `application/vnd.specstory.session-data+json` → the session data as uploaded (the upload CLI's resume blob).",
+    params: sessionParams,
+    headers: ifNoneMatch.extend({ Accept: z.string().optional() }),
+    responses: {
+      200: {
+        description: 'The session.',
+        content: {
+          'application/json': envelope(z.strictObject({ session: R.SessionDetail })),
+          'text/markdown': z.string(),
+          'application/vnd.specstory.session-data+json': z.unknown().openapi({ description: 'The JSON blob as uploaded.' }),
+        },
+        headers: [...SESSION_HEADERS],
+        requiredHeaders: ['ETag', 'Last-Modified', 'X-Markdown-Size'],
+      },
+      304: notModified,
+    },
+    errors: [403, 404, 406],
+  }),
+  readRawData: defineRoute({
+    method: 'get',
+    path: '/projects/{projectId}/sessions/{sessionId}/raw',
+    tag: 'Sessions',
+    auth: 'key',
+    streams: true,
+    summary: "A session's raw data, byte-exact",
+    params: sessionParams,
+    headers: ifNoneMatch,
+    responses: {
+      200: {
+        description: 'The raw data (empty when none was uploaded).',
+        content: { 'application/octet-stream': z.string().openapi({ format: 'binary' }) },
+        headers: [...SESSION_HEADERS],
+        requiredHeaders: ['ETag', 'Last-Modified'],
+      },
+      304: notModified,
+    },
+    errors: [403, 404],
+  }),
+  readExchanges: defineRoute({
+    method: 'get',
+    path: '/projects/{projectId}/sessions/{sessionId}/exchanges',
+    tag: 'Sessions',
+    auth: 'key',
+    streams: true,
+    summary: "A session's exchanges, one page at a time",
+    description:
+      "The paged read the web console's reader uses: the first exchange of a 50 MB session without downloading all of it. An exchange is a user turn (`_**User**_` outside code fences) with the agent turns that follow it; what precedes the first user turn is exchange 1; an exchange over 256 KiB comes in pieces (`continuation`). With content, a page stops before 1 MiB of markdown (it always holds at least one exchange), so it may hold fewer than `limit`: continue from `nextOffset`. Every page comes from one version of the session (`etag`).",
+    params: sessionParams,
+    headers: ifNoneMatch,
+    query: inputs.ExchangesQuery,
+    responses: {
+      200: {
+        description: 'One page of exchanges.',
+        schema: envelope(R.SessionExchangePage),
+        headers: [...SESSION_HEADERS],
+        requiredHeaders: ['ETag', 'Last-Modified', 'X-Markdown-Size'],
+      },
+      304: notModified,
+    },
+    errors: [400, 403, 404],
+  }),
+  uploadSession: defineRoute({
+    method: 'put',
+    path: '/projects/{projectId}/sessions/{sessionId}',
+    tag: 'Sessions',
+    auth: 'key',
+    upload: true,
+    summary: 'Upload a session (create or replace)',
+    description:
+      'Creates the project when it does not exist. `Content-Encoding: gzip` accepted. Re-sending identical content changes nothing (same `etag` and `updatedAt`). Atomic.',
+    params: sessionParams,
+    headers: z.object({
+      'If-Match': z.string().optional().openapi({ description: 'Only if the stored session has this etag, else 412.' }),
+      'If-None-Match': z.literal('*').optional().openapi({ description: 'Only if the session does not exist yet, else 412.' }),
+      'Content-Encoding': z.enum(['gzip', 'identity']).optional(),
+    }),
+    body: R.UploadSessionBody,
+    idempotent: true,
+    responses: {
+      200: { description: 'Updated (or unchanged).', schema: envelope(R.UploadResult), requiredHeaders: ['ETag'] },
+      201: { description: 'Created.', schema: envelope(R.UploadResult), requiredHeaders: ['ETag'] },
+    },
+    errors: [403, 412],
+  }),
+  patchSession: defineRoute({
+    method: 'patch',
+    path: '/projects/{projectId}/sessions/{sessionId}',
+    tag: 'Sessions',
+    auth: 'key',
+    summary: 'Rename, retitle or retag a session',
+    params: sessionParams,
+    body: R.PatchSessionBody,
+    responses: {
+      200: { description: 'The session; `updatedAt` and `etag` change.', schema: envelope(z.strictObject({ session: R.Session })), headers: ['ETag'] },
+    },
+    errors: [403, 404],
+  }),
+  deleteSession: defineRoute({
+    method: 'delete',
+    path: '/projects/{projectId}/sessions/{sessionId}',
+    tag: 'Sessions',
+    auth: 'key',
+    summary: 'Delete a session',
+    params: sessionParams,
+    responses: { 200: { description: 'Deleted.', schema: envelope(z.strictObject({ success: z.literal(true) })) } },
+    errors: [403, 404],
+  }),
+  searchResumable: defineRoute({
+    method: 'post',
+    path: '/search/resume',
+    tag: 'Sessions',
+    auth: 'key',
+    reads: true,
+    summary: 'Find resumable sessions (upload CLI)',
+    body: R.ResumeSearchBody,
+    idempotent: true,
+    description: "Resumable sessions matching every query word, newest first, at most 500 (the upload CLI's cross-machine resume).",
+    responses: { 200: { description: 'Matches.', schema: envelope(z.strictObject({ results: z.array(R.ResumeResult) })) } },
+  }),
+  entitlement: defineRoute({
+    method: 'get',
+    path: '/billing/entitlement',
+    tag: 'Clients',
+    auth: 'key',
+    summary: 'Features this server implements (upload CLI)',
+    responses: { 200: { description: 'The CLI hides what is false.', schema: envelope(R.Entitlement) } },
+  }),
+};

@@ -1,0 +1,27 @@
+/** Teams, their members and invitations. */
+import { Timestamp, z } from './common';
+
+export const Role = z.enum(['admin', 'member', 'viewer']);
+
+export const Team = z
+  .strictObject({
+    id: z.string(),
+    name: z.string(),
+    role: Role.openapi({ description: 'Your role in the team.' }),
+    memberCount: z.int().min(1),
+    projectCount: z.int().min(0),
+    createdAt: Timestamp,
+  })
+  .openapi('Team');
+
+export const TeamMember = z
+  .strictObject({
+    user: z.strictObject({ id: z.string(), email: z.string(), name: z.string().nullable() }),
+    role: Role,
+    joinedAt: Timestamp,
+  })
+  .openapi('TeamMember');
+
+export const TeamInvitation = z
+  .strictObject({ id: z.string(), role: Role, email: z.string().nullable(), createdAt: Timestamp, expiresAt: Timestamp })
+  .openapi('TeamInvitation', { description: 'Never the token.' });
