@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { openApiDocument } from '../src/rest/openapi/document';
+import { openApiDocument } from '../src/api/openapi';
 
 const out = process.argv[2];
 const text = `${JSON.stringify(openApiDocument(), null, 2)}\n`;

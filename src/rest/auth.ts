@@ -9,7 +9,6 @@ import { ctxOf, ok, readBody, type Door, type Handler, type Handlers } from './c
 
 type Routes = typeof accountRoutes;
 
-
 /**
  * Sign-in and the other doors that work without a session: sign-in, sign-out,
  * the session, first-run setup, optional sign-up, reset links; and, behind authentication (cookie

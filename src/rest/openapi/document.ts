@@ -1,2 +1,0 @@
-/** The OpenAPI document is built from the route table: src/api/openapi.ts. */
-export { openApiDocument } from '../../api/openapi';
