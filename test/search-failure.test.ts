@@ -4,6 +4,7 @@
  * embedded engine's supervision: restart after a crash, one engine per DATA_DIR.
  * These tests run engines of their own (not the run's shared one), since they kill them.
  */
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -167,6 +168,34 @@ describe('embedded engine', () => {
     } finally {
       await a.stop().catch(() => undefined);
       await b.stop().catch(() => undefined);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  test('a process that exits without stopping its engine takes the engine with it', async () => {
+    const dataDir = tmpDataDir('exit');
+    // A process that starts the engine, prints its pid and exits at once (no stop()): what the
+    // shutdown backstop or an uncaught error does.
+    const script = [
+      `import { EmbeddedMeili } from ${JSON.stringify(path.resolve(__dirname, '../src/search/embedded/embedded'))};`,
+      `const e = new EmbeddedMeili({ dataDir: ${JSON.stringify(dataDir)} });`,
+      `await e.start();`,
+      `process.stdout.write(String(e.pid));`,
+      `process.exit(0);`,
+    ].join('\n');
+    const file = path.join(dataDir, 'exits.mts');
+    fs.writeFileSync(file, script);
+    let pid = 0;
+    try {
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile(path.resolve(__dirname, '../node_modules/.bin/tsx'), [file], { timeout: 90_000 }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+      );
+      pid = Number(out.trim());
+      expect(pid).toBeGreaterThan(0);
+      await eventually('the engine to stop', () => !isAlive(pid), 15_000);
+      expect(fs.existsSync(path.join(dataDir, 'meilisearch', 'engine.json'))).toBe(false);
+    } finally {
+      if (pid && isAlive(pid)) process.kill(pid, 'SIGKILL');
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   }, 120_000);

@@ -66,6 +66,24 @@ export class EmbeddedMeili {
   private restartDelayMs = 250;
   private restartTimer: NodeJS.Timeout | null = null;
   private listeners = new Set<() => void>();
+  /**
+   * A process that exits without stop() (an uncaught error, the shutdown backstop's exit, a
+   * caller that never stops) would leave the engine it spawned running with nobody to stop it.
+   * On exit (synchronous: no awaiting there) it unregisters and, if no other live process uses
+   * the engine, sends it SIGTERM. An engine only adopted from another process is left alone.
+   */
+  private readonly onProcessExit = (): void => {
+    try {
+      fs.rmSync(this.clientFile, { force: true });
+      const pid = this.child?.pid;
+      // Every instance of this process is exiting too: only other processes keep the engine.
+      if (!pid || !isAlive(pid) || this.otherClients().some((p) => p !== process.pid)) return;
+      process.kill(pid, 'SIGTERM');
+      fs.rmSync(path.join(this.home, 'engine.json'), { force: true });
+    } catch {
+      /* exiting anyway */
+    }
+  };
 
   constructor(private readonly opts: EmbeddedOptions) {
     this.home = path.join(path.resolve(opts.dataDir), opts.name ?? 'meilisearch');
@@ -96,6 +114,8 @@ export class EmbeddedMeili {
     this.stopping = false;
     this.started = true;
     fs.writeFileSync(this.clientFile, String(process.pid));
+    process.off('exit', this.onProcessExit);
+    process.once('exit', this.onProcessExit);
     if (this.opts.autoRestart !== false && !this.monitor) {
       // Processes that did not spawn the engine notice its death here; the spawner also gets 'exit'.
       this.monitor = setInterval(() => {
@@ -243,6 +263,7 @@ export class EmbeddedMeili {
     if (!this.started) return;
     this.started = false;
     this.stopping = true;
+    process.off('exit', this.onProcessExit);
     if (this.monitor) clearInterval(this.monitor);
     this.monitor = null;
     if (this.restartTimer) clearTimeout(this.restartTimer);
