@@ -188,7 +188,9 @@ describe('embedded engine', () => {
     let pid = 0;
     try {
       const out = await new Promise<string>((resolve, reject) =>
-        execFile(path.resolve(__dirname, '../node_modules/.bin/tsx'), [file], { timeout: 90_000 }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+        execFile(path.resolve(__dirname, '../node_modules/.bin/tsx'), [file], { timeout: 90_000 }, (err, stdout) =>
+          err ? reject(new Error(err.message)) : resolve(stdout),
+        ),
       );
       pid = Number(out.trim());
       expect(pid).toBeGreaterThan(0);
