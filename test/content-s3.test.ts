@@ -6,6 +6,7 @@
  * interruption, multipart above 8 MiB, and a missing bucket refused at start.
  */
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
@@ -18,6 +19,7 @@ import { sweepObjects } from '../src/data/content-store/sweep';
 import { inTransaction } from '../src/data/transaction';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 import { createTestDatabase, type TestDatabase } from './support/db';
+import { testDataDir } from './support/meili-engine';
 import { JWT_SECRET, ServerProcess } from './support/server-process';
 import { bucketFor, createBucket, s3Env, S3RVER_KEY, startS3rver, type TestS3 } from './support/s3';
 
@@ -121,7 +123,8 @@ describe('configuration', () => {
       `S3 bucket "no-such-bucket" at ${s3.endpoint} does not exist`,
     );
     // The real server process: exits with the message before listening.
-    const dataDir = path.join(os.tmpdir(), `sa-s3-missing-${process.pid}`);
+    // Under the run's DATA_DIR (removed by the global teardown, whatever happens here).
+    const dataDir = path.join(testDataDir(), `s3-missing-bucket-${process.pid}`);
     let started: ServerProcess | null = null;
     try {
       started = await ServerProcess.start(app.db.url, dataDir, missing);
@@ -129,6 +132,7 @@ describe('configuration', () => {
       expect(String((err as Error).message)).toMatch(/server exited early[\s\S]*S3 bucket "no-such-bucket" at .* does not exist: create it first/);
     } finally {
       await started?.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
     }
     expect(started).toBeNull();
   }, 90_000);
