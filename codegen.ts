@@ -38,7 +38,7 @@ const config: CodegenConfig = {
           CreatedTeamInvitation: '../graphql/models#CreatedTeamInvitationModel',
           User: '../graphql/models#UserModel',
           Owner: '../graphql/models#OwnerModel',
-          Share: '../services/shares#ShareDto',
+          Share: '../services/presenters/share#ShareDto',
         },
         scalars: { ID: 'string' },
       },

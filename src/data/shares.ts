@@ -5,49 +5,28 @@
  * from the next request on every instance.
  */
 import { keyMarks } from './sessions';
-import { marks, type Sql } from './sql';
+import type { ProjectModel, SessionModel, ShareExchangeModel, ShareModel, TeamMemberModel, UserModel } from '../generated/prisma/models';
+import { marks, type DriverRow, type Sql } from './sql';
 
-export interface ShareRow {
-  id: string;
-  nonce: string;
-  projectId: string;
-  sessionId: string;
-  createdBy: string;
-  createdAt: Date;
-  snapshotAt: Date;
-  expiresAt: Date | null;
-  audience: string;
-  hiddenJson: string;
-  title: string;
-  sessionCreatedAt: Date;
-  agentName: string | null;
-  llmModelsJson: string;
-  exchangeCount: number;
-  views: number;
-}
+/** A share's row (prisma/schema.prisma's `Share`, as the driver returns it): every column. */
+export type ShareRow = DriverRow<ShareModel>;
 
 /** A share with what decides whether its creator may still share the session. */
-export interface ShareState extends ShareRow {
-  ownerType: string;
-  ownerId: string;
-  uploadedBy: string | null;
-  creatorDisabledAt: Date | null;
-  /** The creator's role in the owning team (team projects), else null. */
-  creatorTeamRole: string | null;
-}
+export type ShareState = ShareRow &
+  Pick<DriverRow<ProjectModel>, 'ownerType' | 'ownerId'> &
+  Pick<DriverRow<SessionModel>, 'uploadedBy'> & {
+    creatorDisabledAt: UserModel['disabledAt'];
+    /** The creator's role in the owning team (team projects), else null. */
+    creatorTeamRole: TeamMemberModel['role'] | null;
+  };
 
-export interface ShareListRow extends ShareRow {
-  sessionName: string;
-  sessionUserTitle: string | null;
-}
+export type ShareListRow = ShareRow & {
+  sessionName: SessionModel['name'];
+  sessionUserTitle: SessionModel['userTitle'];
+};
 
-export interface SnapshotExchange {
-  number: number;
-  title: string | null;
-  size: number;
-  /** Null: hidden (not copied). */
-  markdown: string | null;
-}
+/** An exchange of a snapshot; markdown null: hidden (not copied). */
+export type SnapshotExchange = Pick<DriverRow<ShareExchangeModel>, 'number' | 'title' | 'size' | 'markdown'>;
 
 const COLUMNS = `sh.id, sh.nonce, sh.projectId, sh.sessionId, sh.createdBy, sh.createdAt, sh.snapshotAt, sh.expiresAt,
   sh.audience, sh.hiddenJson, sh.title, sh.sessionCreatedAt, sh.agentName, sh.llmModelsJson, sh.exchangeCount, sh.views`;
@@ -146,11 +125,11 @@ export async function hideSnapshotExchanges(tx: Sql, shareId: string, numbers: r
 /** Numbers of the snapshot's exchanges that hold content. */
 export async function heldNumbers(db: Sql, shareId: string): Promise<Set<number>> {
   const rows = await db.query<{ number: number }>('SELECT number FROM share_exchanges WHERE shareId = ? AND markdown IS NOT NULL', shareId);
-  return new Set(rows.map((r) => Number(r.number)));
+  return new Set(rows.map((r) => r.number));
 }
 
 /** The sizes of a page's exchanges, from `from` (1-based), at most `limit`. */
-export async function snapshotSizes(db: Sql, shareId: string, from: number, limit: number): Promise<Array<{ number: number; size: number; hidden: number }>> {
+export async function snapshotSizes(db: Sql, shareId: string, from: number, limit: number): Promise<Array<Pick<SnapshotExchange, 'number' | 'size'> & { hidden: number }>> {
   return db.query(
     'SELECT number, size, markdown IS NULL AS hidden FROM share_exchanges WHERE shareId = ? AND number >= ? ORDER BY number LIMIT ?',
     shareId,

@@ -5,7 +5,8 @@ import { projectsWithStats } from '../services/projects';
 import type { ProjectDto } from '../services/presenters/project';
 import { markdownOfSessions, sessionsByKeys, sessionsForProjects } from '../services/session-lists';
 import type { SessionKey, SessionOrder, SessionRow } from '../services/sessions';
-import { sharesOfSessions, type ShareDto } from '../services/shares';
+import { sharesOfSessions } from '../services/shares';
+import type { ShareDto } from '../services/presenters/share';
 import * as stats from '../services/stats';
 import { invalid } from '../errors';
 

@@ -15,11 +15,11 @@ import { mayChangeSession, requireWritableSession } from './access';
 import { onSnapshot, type Ctx, type Deps, type PublicCtx } from './context';
 import { exchangePage } from './exchanges';
 import { metadataOf, type SessionRow } from './sessions';
+import { AUDIENCES, presentShare, type Audience, type ShareDto } from './presenters/share';
 
 export const EXPIRY_DAYS = [1, 7, 30, 90] as const;
 export const DEFAULT_EXPIRY_DAYS = 30;
-export const AUDIENCES = ['public', 'signed-in'] as const;
-export type Audience = (typeof AUDIENCES)[number];
+export { AUDIENCES, type Audience, type ShareDto } from './presenters/share';
 /** A page of a share carries at most this much markdown (at least one exchange). */
 export const SHARE_PAGE_BYTES = 8 * 1024 * 1024;
 export const SHARE_PAGE_DEFAULT_LIMIT = 50;
@@ -40,40 +40,10 @@ export const SHARE_MESSAGES = {
   signIn: 'Sign in to view this shared session',
 } as const;
 
-export interface ShareDto {
-  id: string;
-  url: string;
-  projectId: string;
-  sessionId: string;
-  /** The session's title now (its user title, else its name). */
-  sessionTitle: string;
-  createdAt: string;
-  /** When the snapshot was taken (creation or the last refresh). */
-  snapshotAt: string;
-  expiresAt: string | null;
-  audience: Audience;
-  hiddenExchanges: number[];
-  exchangeCount: number;
-  views: number;
-}
-
 const shareNotFound = () => new AppError('NOT_FOUND', SHARE_MESSAGES.notFound);
 
 function toShare(deps: Deps, base: string, row: ShareListRow): ShareDto {
-  return {
-    id: row.id,
-    url: `${base}/s/${shareTokenOf(deps.config.shareLinkSecret, row.nonce)}`,
-    projectId: row.projectId,
-    sessionId: row.sessionId,
-    sessionTitle: row.sessionUserTitle || row.sessionName,
-    createdAt: row.createdAt.toISOString(),
-    snapshotAt: row.snapshotAt.toISOString(),
-    expiresAt: row.expiresAt ? row.expiresAt.toISOString() : null,
-    audience: row.audience as Audience,
-    hiddenExchanges: JSON.parse(row.hiddenJson) as number[],
-    exchangeCount: Number(row.exchangeCount),
-    views: Number(row.views),
-  };
+  return presentShare(row, `${base}/s/${shareTokenOf(deps.config.shareLinkSecret, row.nonce)}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -288,7 +258,7 @@ export async function updateShare(ctx: Ctx, base: string, shareId: string, input
     const row = await requireWritableSession(sctx, state.projectId, state.sessionId);
     await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
       const findings: Findings = {};
-      let count = Number(state.exchangeCount);
+      let count = state.exchangeCount;
       const before = new Set(JSON.parse(state.hiddenJson) as number[]);
       if (body.refresh === true) {
         const hidden = hiddenOf(body.hiddenExchanges, Number.MAX_SAFE_INTEGER) ?? [...before];
@@ -393,16 +363,16 @@ export async function readShare(ctx: PublicCtx, token: string, opts: ShareReadOp
   let bytes = 0;
   let last = -1;
   for (const s of sizes) {
-    const size = Number(s.hidden) ? 0 : Number(s.size);
+    const size = s.hidden ? 0 : s.size;
     if (last !== -1 && bytes + size > budget) break;
     bytes += size;
-    last = Number(s.number);
+    last = s.number;
   }
   const rows = last === -1 ? [] : await store.snapshotRange(deps.db.reads, state.id, opts.from, last);
   const exchanges: SharedExchange[] = rows.map((r) =>
-    r.markdown === null ? { number: Number(r.number), hidden: true } : { number: Number(r.number), title: r.title ?? '', markdown: r.markdown },
+    r.markdown === null ? { number: r.number, hidden: true } : { number: r.number, title: r.title ?? '', markdown: r.markdown },
   );
-  const count = Number(state.exchangeCount);
+  const count = state.exchangeCount;
   const next = last === -1 ? null : last + 1;
   if (opts.countView && opts.from === 1) await store.countView(deps.db.writes, state.id);
   const hidden = JSON.parse(state.hiddenJson) as number[];
