@@ -1,6 +1,8 @@
 /**
- * Every page-size bound of both front doors, in one place. `def` is the
- * size when the client sends none.
+ * Every page-size bound and default of both front doors, in one place. `def` is the size when the
+ * client sends none: REST's query parameters and GraphQL's resolvers read it here, and the same
+ * numbers stand as the argument defaults in schema.graphql (test/page-defaults.test.ts holds the
+ * two together).
  */
 export interface Bound {
   min: number;
@@ -12,6 +14,8 @@ export interface Bound {
 export const GRAPHQL_PAGE = { min: 1, max: 200 } as const;
 
 export const PAGES = {
+  /** GraphQL `sessions(limit)`, `sessionsConnection(first)` and their Project counterparts. */
+  sessions: { ...GRAPHQL_PAGE, def: 20 },
   /** REST GET /projects/{id}/sessions. */
   projectSessions: { min: 1, max: 1000, def: 200 },
   /** REST GET /sessions/recent. */
@@ -22,6 +26,10 @@ export const PAGES = {
   exchangeOffset: { min: 0, max: 10_000_000, def: 0 },
   /** searchSessions results (and the upload CLI's resume search, a page at a time). */
   search: { min: 1, max: 200, def: 10 },
+  /** Results skipped before a page of searchSessions. */
+  searchOffset: { min: 0, max: Number.MAX_SAFE_INTEGER, def: 0 },
+  /** Stats.topLLMModels and ProjectStats.topTags. */
+  topValues: { ...GRAPHQL_PAGE, def: 10 },
   /** Values per facet of sessionFacets. */
   facets: { min: 1, max: 200, def: 50 },
   /** ProjectStats.sessionsByDay. */

@@ -261,7 +261,12 @@ export const SearchArgs = z.object({
       if (words.size > MAX_QUERY_WORDS) problem(`Invalid value for query: at most ${MAX_QUERY_WORDS} different words`);
     }),
   limit: intRange('limit', PAGES.search.min, PAGES.search.max, `Invalid value for limit: must be an integer from ${PAGES.search.min} to ${PAGES.search.max}`),
-  offset: intRange('offset', 0, Number.MAX_SAFE_INTEGER, 'Invalid value for offset: must be an integer of at least 0'),
+  offset: intRange(
+    'offset',
+    PAGES.searchOffset.min,
+    PAGES.searchOffset.max,
+    `Invalid value for offset: must be an integer of at least ${PAGES.searchOffset.min}`,
+  ),
 });
 
 /**

@@ -42,7 +42,7 @@ export interface SearchInput extends SearchOptions {
 }
 
 export async function searchSessions(ctx: Ctx, input: SearchInput): Promise<SearchResults> {
-  const { query, limit = PAGES.search.def, offset = 0, matchingExchanges } = input;
+  const { query, limit = PAGES.search.def, offset = PAGES.searchOffset.def, matchingExchanges } = input;
   const args = parseInput(SearchArgs, { query, limit, offset });
   const filters = filtersOf(input.filters);
   if (matchesNothing(filters)) return { total: 0, results: [] };

@@ -1,4 +1,5 @@
 /** ProjectStats: every field through a per-request loader keyed by project id (one statement for all projects asked). */
+import { PAGES } from '../../domain/pages';
 import * as stats from '../../services/stats';
 import type { ResolversOf } from './complete';
 
@@ -19,9 +20,9 @@ export const ProjectStats: ResolversOf<'ProjectStats'> = {
     return loaders.projectLabels('gitBranch').load(s.projectId);
   },
   sessionsByDay(s, { days }, { loaders }) {
-    return loaders.projectSessionsByDay(stats.checkDays(days ?? 30)).load(s.projectId);
+    return loaders.projectSessionsByDay(stats.checkDays(days ?? PAGES.days.def)).load(s.projectId);
   },
   topTags(s, { limit }, { loaders }) {
-    return loaders.projectTopTags(limit ?? 10).load(s.projectId);
+    return loaders.projectTopTags(limit ?? PAGES.topValues.def).load(s.projectId);
   },
 };

@@ -1,4 +1,5 @@
 /** Project: its sessions (the first page of many projects in one statement, through the loaders) and its stats. */
+import { PAGES } from '../../domain/pages';
 import { filtersOf } from '../../services/inputs';
 import * as sessionLists from '../../services/session-lists';
 import type { ResolversOf } from './complete';
@@ -8,11 +9,11 @@ import { ownerOfProject } from './team';
 export const Project: ResolversOf<'Project'> = {
   owner: (p, _a, gql) => ownerOfProject(p, gql),
   sessions(p, { limit, orderBy, filters }, { loaders }) {
-    return loaders.projectSessions(filtersOf(filters), orderBy ?? 'CREATED_AT_DESC', limit ?? 20).load(p.id);
+    return loaders.projectSessions(filtersOf(filters), orderBy ?? 'CREATED_AT_DESC', limit ?? PAGES.sessions.def).load(p.id);
   },
   async sessionsConnection(p, { first, after, orderBy, filters }, gql) {
     const order = orderBy ?? 'CREATED_AT_DESC';
-    const n = first ?? 20;
+    const n = first ?? PAGES.sessions.def;
     const f = filtersOf(filters);
     // Later pages are one project's keyset page (the service reads n + 1 rows and says whether there is more).
     if (after) {

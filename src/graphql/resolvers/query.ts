@@ -1,4 +1,5 @@
 /** Query: map the arguments, call one service function, prime the loaders with what it read. */
+import { PAGES } from '../../domain/pages';
 import * as keys from '../../services/keys';
 import { searchSessions } from '../../services/search';
 import * as projects from '../../services/projects';
@@ -34,12 +35,12 @@ export const Query: ResolversOf<'Query'> = {
     return row;
   },
   async sessions(_p, { filters, orderBy, limit }, gql) {
-    const page = await sessionLists.findSessions(gql.ctx, filters, orderBy ?? 'CREATED_AT_DESC', limit ?? 20);
+    const page = await sessionLists.findSessions(gql.ctx, filters, orderBy ?? 'CREATED_AT_DESC', limit ?? PAGES.sessions.def);
     return primeSessions(gql, page.rows);
   },
   async sessionsConnection(_p, { filters, orderBy, first, after }, gql) {
     const order = orderBy ?? 'CREATED_AT_DESC';
-    const n = first ?? 20;
+    const n = first ?? PAGES.sessions.def;
     // One keyset page: the service reads n + 1 rows and says whether there is more.
     const page = await sessionLists.findSessions(gql.ctx, filters, order, n, after);
     primeSessions(gql, page.rows);
@@ -65,7 +66,7 @@ export const Query: ResolversOf<'Query'> = {
     return { range, totals: once(() => stats.analyticsTotals(ctx, range)) };
   },
   sessionFacets(_p, { projectId, limit }, { ctx }) {
-    return stats.sessionFacets(ctx, projectId ?? null, limit ?? 50);
+    return stats.sessionFacets(ctx, projectId ?? null, limit ?? PAGES.facets.def);
   },
   apiKeys(_p, _a, { ctx }) {
     return keys.listApiKeys(ctx);

@@ -1,4 +1,5 @@
 /** Session: the session presenter's fields (session-fields.ts and here), plus the shares and the paged read by exchange. */
+import { PAGES } from '../../domain/pages';
 import * as exchanges from '../../services/exchanges';
 import { ExchangeArgs, parseInput } from '../../services/inputs';
 import { sessionFields as present } from '../../services/presenters/session';
@@ -13,7 +14,10 @@ export const Session: ResolversOf<'Session'> = {
   redactions: present.redactions,
   shares: (r, _a, { loaders }) => loaders.sessionShares.load({ projectId: r.projectId, sessionId: r.id }),
   async exchanges(r, { offset, limit }, gql, info) {
-    const args = { ...parseInput(ExchangeArgs, { offset: offset ?? 0, limit: limit ?? 20 }), content: selects(info, ['exchanges', 'markdown']) };
+    const args = {
+      ...parseInput(ExchangeArgs, { offset: offset ?? PAGES.exchangeOffset.def, limit: limit ?? PAGES.exchanges.def }),
+      content: selects(info, ['exchanges', 'markdown']),
+    };
     // A page of markdown is bounded before anything is read (the per-response content budget).
     if (args.content) gql.loaders.chargeContent(Math.min(r.markdownSize, exchanges.PAGE_CONTENT_BYTES));
     // And a version not split into exchanges yet costs a scan of its markdown, bounded per operation.

@@ -1,4 +1,5 @@
 /** Stats: the totals come from one aggregate statement, run once when first asked for. */
+import { PAGES } from '../../domain/pages';
 import * as stats from '../../services/stats';
 import type { ResolversOf } from './complete';
 
@@ -7,5 +8,5 @@ export const Stats: ResolversOf<'Stats'> = {
   totalProjects: async (s) => (await s.totals()).totalProjects,
   sessionsThisWeek: async (s) => (await s.totals()).sessionsThisWeek,
   totalMarkdownSize: async (s) => (await s.totals()).totalMarkdownSize,
-  topLLMModels: (_s, { limit }, { ctx }) => stats.topLLMModels(ctx, limit ?? 10),
+  topLLMModels: (_s, { limit }, { ctx }) => stats.topLLMModels(ctx, limit ?? PAGES.topValues.def),
 };
