@@ -1,6 +1,9 @@
 import Redis from 'ioredis';
 import * as mariadb from 'mariadb';
+import { operatorCtx } from '../src/services/context';
+import { createUser } from '../src/services/users';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
+import { browser } from './support/cookie-client';
 import { createTestDatabase, type TestDatabase } from './support/db';
 import { APP_PASSWORD, APP_USER, startMariadbPair, type MariadbPair } from './support/mariadb-pair';
 
@@ -180,6 +183,39 @@ test('reads go to the replica; a user reads their own writes on every instance w
     await names(z, u, 'rp');
     return (await metric(z, 'db_replica_reads_total')) > before;
   });
+}, 120_000);
+
+test('a member removed from a team loses its projects from the next request, though the replica has not applied the removal', async () => {
+  const admin = await x.createUser('replica-team-admin');
+  const password = 'replica member password';
+  const email = `replica-member-${db.name}@example.test`;
+  const member = await createUser(operatorCtx(x.deps.db), email, 'Member', { password });
+  const team = await x.request('POST', '/api/v1/teams', { token: admin.token, body: { name: 'Replica team' } });
+  expect(team.status).toBe(201);
+  const teamId = team.body.data.team.id as string;
+  expect((await x.request('POST', `/api/v1/teams/${teamId}/members`, { token: admin.token, body: { email, role: 'member' } })).status).toBe(201);
+  await put(x, admin, 'team-rp', 5, 'team session');
+  expect((await x.request('POST', '/api/v1/projects/team-rp/move', { token: admin.token, body: { teamId } })).status).toBe(200);
+  await pair.synced();
+
+  // The member signs in on y (a browser session: its memberships are not read with the credential).
+  const b = browser(y);
+  expect((await b.signIn(email, password)).status).toBe(200);
+  const listed = async () => ((await b.request('GET', '/api/v1/projects')).body.data.projects as Array<{ id: string }>).map((p) => p.id);
+  expect(await listed()).toContain('team-rp');
+
+  await pair.stopReplicaSql();
+  try {
+    expect((await x.request('DELETE', `/api/v1/teams/${teamId}/members/${member.id}`, { token: admin.token })).status).toBe(200);
+    // The replica still holds the membership; the member's next request reads none of the team's.
+    const readsBefore = await metric(y, 'db_replica_reads_total');
+    expect(await listed()).not.toContain('team-rp');
+    expect(await metric(y, 'db_replica_reads_total')).toBeGreaterThan(readsBefore);
+    expect([403, 404]).toContain((await b.request('GET', '/api/v1/projects/team-rp/sessions')).status);
+  } finally {
+    await pair.startReplicaSql();
+  }
+  await pair.synced();
 }, 120_000);
 
 test('a dead replica: reads go to the primary without an error, and to the replica again once it is back', async () => {

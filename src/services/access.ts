@@ -62,7 +62,11 @@ export function memberships(ctx: Ctx): Promise<Membership[]> {
   let p = perRequest.get(ctx.user);
   if (!p) {
     const rows =
-      ctx.user.memberships !== undefined ? Promise.resolve(parseMemberships(ctx.user.memberships)) : membershipsOfUser(ctx.deps.db.reads, ctx.user.id);
+      ctx.user.memberships !== undefined
+        ? Promise.resolve(parseMemberships(ctx.user.memberships))
+        : // On the primary, like the credential itself: a read replica may not have applied a
+          // removal or role change yet, and those take effect from the next request.
+          membershipsOfUser(ctx.deps.db.writes, ctx.user.id);
     p = rows.then((list) =>
       list.filter((r) => (TEAM_ROLES as readonly string[]).includes(r.role)).map((r) => ({ teamId: r.teamId, role: r.role as TeamRole })),
     );
