@@ -117,8 +117,8 @@ describe('filters that name projects meet what the caller reads', () => {
 
   test("a project's page under a filter that leaves the project out is empty; the batched first pages likewise", async () => {
     const f = { projectIds: [personal] };
-    expect((await projectSessionsPage(again(admin), teamProject, f, 'CREATED_AT_DESC', 20)).rows).toEqual([]);
-    expect((await projectSessionsPage(again(admin), teamProject, {}, 'CREATED_AT_DESC', 20)).rows.length).toBeGreaterThan(0);
+    expect((await projectSessionsPage(again(admin), teamProject, { filters: f, order: 'CREATED_AT_DESC', limit: 20 })).rows).toEqual([]);
+    expect((await projectSessionsPage(again(admin), teamProject, { filters: {}, order: 'CREATED_AT_DESC', limit: 20 })).rows.length).toBeGreaterThan(0);
     const batched = await sessionsForProjects(again(admin), [teamProject, personal], f, 'CREATED_AT_DESC', 5);
     expect([...batched.values()].flat()).toEqual([]);
   });
@@ -134,8 +134,8 @@ describe('filters that name projects meet what the caller reads', () => {
 describe('reads that name a project or a team', () => {
   test("one project's sessions: someone else's project is 403, not an empty page; a session in it likewise", async () => {
     const id = await upload(owner, personal, 'named');
-    expect((await findProjectSessions(again(owner), personal, {}, 'CREATED_AT_DESC', 50)).rows.map((r) => r.id)).toContain(id);
-    expect(await failure(findProjectSessions(again(outsider), personal, {}, 'CREATED_AT_DESC', 50))).toEqual(FORBIDDEN);
+    expect((await findProjectSessions(again(owner), personal, { filters: {}, order: 'CREATED_AT_DESC', limit: 50 })).rows.map((r) => r.id)).toContain(id);
+    expect(await failure(findProjectSessions(again(outsider), personal, { filters: {}, order: 'CREATED_AT_DESC', limit: 50 }))).toEqual(FORBIDDEN);
     expect((await findSession(again(owner), id, personal)).id).toBe(id);
     expect((await findSession(again(owner), id)).id).toBe(id);
     expect(await failure(findSession(again(outsider), id, personal))).toEqual(FORBIDDEN);

@@ -9,14 +9,17 @@ import { humanBytes } from './archive';
  * Moves every session's content to `to`, with a bar on a terminal (stderr), else a line at most
  * every 2 s; run it again to resume after an interruption.
  */
-export async function migrateFromCli(
-  config: Config,
-  db: DbHandles,
-  store: ContentStore,
-  to: 's3' | 'db',
-  out: (line: string) => void,
-  tty = Boolean(process.stderr.isTTY),
-): Promise<MigrateProgress> {
+export interface MigrateRun {
+  config: Config;
+  db: DbHandles;
+  store: ContentStore;
+  to: 's3' | 'db';
+  out: (line: string) => void;
+  /** A progress bar (a terminal on stderr) rather than lines. */
+  tty?: boolean;
+}
+
+export async function migrateFromCli({ config, db, store, to, out, tty = Boolean(process.stderr.isTTY) }: MigrateRun): Promise<MigrateProgress> {
   const ui: { bar: cliProgress.SingleBar | null } = { bar: null };
   let lastLine = 0;
   const started = Date.now();

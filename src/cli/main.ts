@@ -318,7 +318,7 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
         const to = need(flags, 'to');
         if (positional.length || (to !== 's3' && to !== 'db')) throw new UsageError('usage: content migrate --to s3|db');
         if (!content.objects) throw new UsageError('content migrate needs S3_BUCKET (and the other S3_* settings) for the bucket to move content to or from');
-        await migrateFromCli(config, db, content, to, out);
+        await migrateFromCli({ config, db, store: content, to, out });
         return;
       }
       case 'content sweep': {

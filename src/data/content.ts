@@ -144,13 +144,28 @@ async function* inChunks(stream: AsyncGenerator<Buffer>): AsyncGenerator<Buffer>
 
 /** Bytes [start, end) of the markdown: only the chunk rows that hold them, only those bytes. */
 export function readMarkdownRange(db: Sql, projectId: string, sessionId: string, start: number, end: number): Promise<Buffer> {
-  return readContentRange(db, projectId, sessionId, 'markdown', start, end);
+  return readContentRange(db, { projectId, sessionId, part: 'markdown' }, { start, end });
+}
+
+/** One part of one session. */
+export interface PartRef {
+  projectId: string;
+  sessionId: string;
+  part: ContentPart;
+}
+
+/** Bytes [start, end). */
+export interface ByteRange {
+  start: number;
+  end: number;
 }
 
 /** Bytes [start, end) of one part (fewer past its end): only the chunk rows that hold them, only those bytes. */
-export async function readContentRange(db: Sql, projectId: string, sessionId: string, part: ContentPart, start: number, end: number): Promise<Buffer> {
+export async function readContentRange(db: Sql, ref: PartRef, range: ByteRange): Promise<Buffer> {
+  const { projectId, sessionId, part } = ref;
+  const { start, end } = range;
   if (end <= start) return Buffer.alloc(0);
-  const fromChunks = await chunkRange(db, projectId, sessionId, part, start, end);
+  const fromChunks = await chunkRange(db, ref, range);
   if (fromChunks !== null) return fromChunks;
   // No chunk row where the range starts: the part is an object, or the range starts past its end.
   const where = await located<ObjectRef | 'chunks'>(
@@ -158,12 +173,12 @@ export async function readContentRange(db: Sql, projectId: string, sessionId: st
     () => objectOf(db, projectId, sessionId, part),
   );
   if (where === null) return Buffer.alloc(0);
-  if (where === 'chunks') return (await chunkRange(db, projectId, sessionId, part, start, end)) ?? Buffer.alloc(0);
+  if (where === 'chunks') return (await chunkRange(db, ref, range)) ?? Buffer.alloc(0);
   return bucket().getRange(where.objectKey, start, Math.min(end, where.size));
 }
 
 /** The range from chunk rows; null when there is no row where it starts. */
-async function chunkRange(db: Sql, projectId: string, sessionId: string, part: ContentPart, start: number, end: number): Promise<Buffer | null> {
+async function chunkRange(db: Sql, { projectId, sessionId, part }: PartRef, { start, end }: ByteRange): Promise<Buffer | null> {
   const first = Math.floor(start / CHUNK_BYTES);
   const last = Math.floor((end - 1) / CHUNK_BYTES);
   const parts: Buffer[] = [];

@@ -87,14 +87,16 @@ export const ORDER_SQL: Record<SessionOrder, { col: 'createdAt' | 'updatedAt' | 
 export type SessionKeyset = [value: string | Date, projectId: string, sessionId: string];
 
 /** Up to `count` of the sessions in these owner scopes matching the filters, in `order`, after `after`. No content. */
-export async function sessionsInOrder(
-  db: Sql,
-  scopes: readonly string[],
-  filters: SessionFilters,
-  order: SessionOrder,
-  count: number,
-  after?: SessionKeyset,
-): Promise<SessionRow[]> {
+/** A keyset page of the sessions of some owner scopes: filters, order, how many, after which row. */
+export interface SessionsInOrderQuery {
+  scopes: readonly string[];
+  filters: SessionFilters;
+  order: SessionOrder;
+  count: number;
+  after?: SessionKeyset;
+}
+
+export async function sessionsInOrder(db: Sql, { scopes, filters, order, count, after }: SessionsInOrderQuery): Promise<SessionRow[]> {
   const { col, dir } = ORDER_SQL[order];
   const { where, params } = filtersToSql(scopes, filters);
   const clauses = [where];

@@ -216,14 +216,12 @@ export function registerReadTools(server: McpServer, m: McpContext): void {
     runTool(m, args, async (m) => {
       const { cursor, limit = 20, ...filters } = args;
       const order = args.order ?? 'UPDATED_AT_DESC';
-      const page = await findProjectSessions(
-        m.ctx,
-        args.projectId,
-        { llmModels: args.models, tags: args.tags, dateRange: S.dateRange(args.from, args.to) },
+      const page = await findProjectSessions(m.ctx, args.projectId, {
+        filters: { llmModels: args.models, tags: args.tags, dateRange: S.dateRange(args.from, args.to) },
         order,
         limit,
-        () => (cursor ? String(unseal(m, 'list_sessions', filters, cursor)) : null),
-      );
+        after: () => (cursor ? String(unseal(m, 'list_sessions', filters, cursor)) : null),
+      });
       const items = page.rows.map((r) => {
         const meta = metadataOf(r);
         return {

@@ -16,7 +16,7 @@ export async function getSessionContent(ctx: Ctx, row: SessionRow, part: Content
 
 /** Bytes [start, end) of one part of a session the caller has read (fewer past its end): only those bytes are read. */
 export function getSessionContentRange(ctx: Ctx, row: SessionRow, part: ContentPart, start: number, end: number): Promise<Buffer> {
-  return readContentRange(ctx.deps.db.reads, row.projectId, row.id, part, start, end);
+  return readContentRange(ctx.deps.db.reads, { projectId: row.projectId, sessionId: row.id, part }, { start, end });
 }
 
 /** Opaque keyset cursor: the order, the last row's sort value and key. Stable under inserts. */
@@ -54,14 +54,13 @@ export interface SessionPage {
  * Everything is decided in SQL; rows carry no content.
  */
 export async function querySessions(ctx: Ctx, filters: SessionFilters, order: SessionOrder, limit: number, after?: string | null): Promise<SessionPage> {
-  const rows = await store.sessionsInOrder(
-    ctx.deps.db.reads,
-    await scopesFor(ctx, filters.teamIds),
+  const rows = await store.sessionsInOrder(ctx.deps.db.reads, {
+    scopes: await scopesFor(ctx, filters.teamIds),
     filters,
     order,
-    limit + 1,
-    after ? decodeCursor(order, after) : undefined,
-  );
+    count: limit + 1,
+    after: after ? decodeCursor(order, after) : undefined,
+  });
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   return { rows: page, nextCursor: more ? encodeCursor(order, page[page.length - 1]) : null };
@@ -84,14 +83,15 @@ function projectsWithin(filters: SessionFilters, projectIds: readonly string[]):
  * after its first page): a `projectIds` filter that leaves this project out matches nothing, and
  * the rows are only those the caller reads.
  */
-export async function projectSessionsPage(
-  ctx: Ctx,
-  projectId: string,
-  filters: SessionFilters,
-  order: SessionOrder,
-  limit: number,
-  after?: string | null,
-): Promise<SessionPage> {
+/** One keyset page of sessions: which, in what order, how many, after which cursor. */
+export interface SessionPageQuery {
+  filters: SessionFilters;
+  order: SessionOrder;
+  limit: number;
+  after?: string | null;
+}
+
+export async function projectSessionsPage(ctx: Ctx, projectId: string, { filters, order, limit, after }: SessionPageQuery): Promise<SessionPage> {
   const wanted = projectsWithin(filters, [projectId]);
   if (wanted.length === 0) return { rows: [], nextCursor: null };
   return querySessions(ctx, { ...filters, projectIds: wanted }, order, limit, after);
@@ -183,11 +183,18 @@ export async function findSession(ctx: Ctx, sessionId: string, projectId?: strin
 export async function findProjectSessions(
   ctx: Ctx,
   projectId: string | null | undefined,
-  filtersInput: SessionFiltersInput,
-  order: SessionOrder,
-  limit: number,
-  /** The cursor, or how to read it (a door's own cursor format, read once the project is checked). */
-  after?: string | null | (() => string | null),
+  {
+    filters: filtersInput,
+    order,
+    limit,
+    after,
+  }: {
+    filters: SessionFiltersInput;
+    order: SessionOrder;
+    limit: number;
+    /** The cursor, or how to read it (a door's own cursor format, read once the project is checked). */
+    after?: string | null | (() => string | null);
+  },
 ): Promise<SessionPage> {
   if (projectId) await requireReadableProject(ctx, projectId);
   const cursor = typeof after === 'function' ? after() : after;

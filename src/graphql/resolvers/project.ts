@@ -17,7 +17,7 @@ export const Project: ResolversOf<'Project'> = {
     const f = filtersOf(filters);
     // Later pages are one project's keyset page (the service reads n + 1 rows and says whether there is more).
     if (after) {
-      const page = await sessionLists.projectSessionsPage(gql.ctx, p.id, f, order, n, after);
+      const page = await sessionLists.projectSessionsPage(gql.ctx, p.id, { filters: f, order, limit: n, after });
       return connection(page.rows, page.nextCursor !== null, order, after);
     }
     // The first page of many projects batches: n + 1 rows of each project in one statement.
