@@ -3,13 +3,12 @@
  * disable themselves, what an unknown user is, the sign-up switch, and the operator and the public
  * as kinds of caller.
  */
-import { AppError } from '../src/errors';
 import { addUser, createResetLink, currentAccount, signUp } from '../src/services/accounts';
 import type { Ctx } from '../src/services/context';
 import { createApiKey, listApiKeys, revokeApiKey } from '../src/services/keys';
 import { addMember, createInvitation, createTeam } from '../src/services/teams';
 import { createUser, getAdminUser, listUsers, setUserDisabled } from '../src/services/users';
-import { again, startServices, type ServiceHarness, type ServiceUser } from './support/services';
+import { again, failure, FORBIDDEN, startServices, type ServiceHarness, type ServiceUser } from './support/services';
 
 let h: ServiceHarness;
 let admin: ServiceUser;
@@ -18,16 +17,6 @@ const PASSWORD = 'correct horse battery';
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 
 /** The AppError a call fails with: its code and message. */
-async function failure(p: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof AppError) return { code: err.code, message: err.message };
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
-const FORBIDDEN = { code: 'FORBIDDEN', message: 'Insufficient permissions' };
 const READ_ONLY = { code: 'FORBIDDEN', message: 'This key is read-only' };
 
 beforeAll(async () => {

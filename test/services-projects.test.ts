@@ -4,7 +4,6 @@
  * that name projects, intersected with what the caller may read.
  */
 import crypto from 'node:crypto';
-import { AppError } from '../src/errors';
 import type { Ctx } from '../src/services/context';
 import { createProject, deleteProject, getProject, moveProject, updateProject } from '../src/services/projects';
 import { deleteSession } from '../src/services/session-changes';
@@ -12,7 +11,7 @@ import { findProjectSessions, findSession, findSessions, projectSessionsPage, se
 import { upsertSession } from '../src/services/session-upload';
 import { sessionFacets } from '../src/services/stats';
 import { addMember, createInvitation, createTeam, invitationsSeenBy } from '../src/services/teams';
-import { again, startServices, type ServiceHarness, type ServiceUser } from './support/services';
+import { again, failure, FORBIDDEN, startServices, type ServiceHarness, type ServiceUser } from './support/services';
 
 let h: ServiceHarness;
 let owner: ServiceUser;
@@ -23,17 +22,6 @@ let outsider: ServiceUser;
 let personal: string;
 let teamProject: string;
 let teamId: string;
-
-async function failure(p: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof AppError) return { code: err.code, message: err.message };
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
-const FORBIDDEN = { code: 'FORBIDDEN', message: 'Insufficient permissions' };
 
 /** Uploads a small session; its id. */
 async function upload(ctx: Ctx, projectId: string, tag = 'work'): Promise<string> {

@@ -3,6 +3,7 @@
  * no HTTP. The search engine is not started (index work stays in the outbox table).
  */
 import { loadConfig } from '../../src/config';
+import { AppError } from '../../src/errors';
 import { createDeps, type AppDeps } from '../../src/deps';
 import { createLogger } from '../../src/logger';
 import { operatorCtx, publicCtx, type Ctx, type OperatorCtx, type PublicCtx } from '../../src/services/context';
@@ -32,6 +33,19 @@ let seq = 0;
  * The same caller in a new request: team memberships are read once per request (per user
  * object), so a test that changes them asks again through this.
  */
+/** The domain error a service call fails with, as `{code, message}` (a call that succeeds fails the test). */
+export async function failure(p: Promise<unknown>): Promise<{ code: string; message: string }> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof AppError) return { code: err.code, message: err.message };
+    throw err;
+  }
+  throw new Error('expected the call to fail');
+}
+
+export const FORBIDDEN = { code: 'FORBIDDEN', message: 'Insufficient permissions' };
+
 export const again = <T extends Ctx>(ctx: T): T => ({ ...ctx, user: { ...ctx.user } });
 
 export async function startServices(env: Record<string, string> = {}): Promise<ServiceHarness> {
