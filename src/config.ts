@@ -2,6 +2,9 @@ import { createHmac } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { databaseNameOf, meiliProblems, replicaProblems, s3Problems, urlListOf } from './config-checks';
+
+export { databaseNameOf } from './config-checks';
 import type { RedactMode } from './redact';
 import { readOrCreateSecret } from './secret-file';
 
@@ -19,7 +22,13 @@ export interface Config {
   /** A replica further behind than this is not read from. */
   databaseReplicaMaxLagMs: number;
   jwtSecret: string;
+  /** The first (with MEILI_URL, the only) engine; null: embedded. */
   meiliUrl: string | null;
+  /** Every engine (MEILI_URLS, or MEILI_URL alone); empty: embedded. Scopes are placed on them by hash. */
+  meiliUrls: string[];
+  /** A standby per engine, same order (MEILI_STANDBY_URLS); empty: none. */
+  meiliStandbyUrls: string[];
+  /** The key of every engine and standby (and of the recent one unless MEILI_RECENT_MASTER_KEY). */
   meiliMasterKey: string | null;
   /** A second server for the recent index (default: the MEILI_URL one). */
   meiliRecentUrl: string | null;
@@ -162,6 +171,8 @@ const schema = z.object({
     .default(5000),
   JWT_SECRET: z.string().min(16, 'JWT_SECRET must be at least 16 characters').optional(),
   MEILI_URL: urlOf('MEILI_URL', ['http:', 'https:']).optional(),
+  MEILI_URLS: urlListOf('MEILI_URLS').optional(),
+  MEILI_STANDBY_URLS: urlListOf('MEILI_STANDBY_URLS').optional(),
   MEILI_MASTER_KEY: z.string().optional(),
   MEILI_RECENT_URL: urlOf('MEILI_RECENT_URL', ['http:', 'https:']).optional(),
   MEILI_RECENT_MASTER_KEY: z.string().optional(),
@@ -263,11 +274,6 @@ function trustProxyOf(v: string): boolean | number | string {
   return v;
 }
 
-export function databaseNameOf(databaseUrl: string): string {
-  const name = decodeURIComponent(new URL(databaseUrl).pathname.replace(/^\//, ''));
-  return name;
-}
-
 /** Validates the environment; every problem is listed at once. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const given = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
@@ -287,16 +293,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problems.push('DATABASE_URL must name a database (letters, digits, _, $ or -)');
     }
   }
-  const rawReplicaUrl = parsed.success ? parsed.data.DATABASE_REPLICA_URL : given.DATABASE_REPLICA_URL;
-  if (rawReplicaUrl !== undefined && !problems.some((p) => p.includes('DATABASE_REPLICA_URL'))) {
-    const replicaDb = databaseNameOf(rawReplicaUrl);
-    if (replicaDb !== '' && !/^[A-Za-z0-9_$-]{1,64}$/.test(replicaDb)) {
-      problems.push("DATABASE_REPLICA_URL must name no database (the primary's is read) or a valid one (letters, digits, _, $ or -)");
-    }
-  }
-  if (given.MEILI_RECENT_URL && !given.MEILI_URL) {
-    problems.push('MEILI_RECENT_URL needs MEILI_URL (without MEILI_URL both engines are embedded)');
-  }
+  problems.push(...replicaProblems(parsed.success ? parsed.data.DATABASE_REPLICA_URL : given.DATABASE_REPLICA_URL, problems));
+  problems.push(...meiliProblems(given, parsed.success ? parsed.data : null));
   // Any sender could then choose its own address (and escape the failed-authentication limit).
   if (given.TRUST_PROXY?.trim() === 'true') {
     problems.push("TRUST_PROXY=true trusts any sender's X-Forwarded-For; list your proxies instead (addresses, CIDR ranges, loopback, linklocal, uniquelocal)");
@@ -311,15 +309,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'UPLOAD_BYTES_IN_FLIGHT must be at least three times MAX_BODY_BYTES (one user holds at most half of it, and one upload may be MAX_BODY_BYTES)',
     );
   }
-  if (given.CONTENT_STORE === 's3' && !given.S3_BUCKET) problems.push('CONTENT_STORE=s3 needs S3_BUCKET (an existing bucket)');
-  const s3Given = ['S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE', 'S3_CHECKSUMS'].filter(
-    (k) => given[k] !== undefined,
-  );
-  if (!given.S3_BUCKET && s3Given.length && given.CONTENT_STORE !== 's3')
-    problems.push(`${s3Given.join(', ')} ${s3Given.length === 1 ? 'needs' : 'need'} S3_BUCKET`);
-  if (Boolean(given.S3_ACCESS_KEY_ID) !== Boolean(given.S3_SECRET_ACCESS_KEY)) {
-    problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together (or leave both unset for the SDK credential chain)');
-  }
+  problems.push(...s3Problems(given));
   if (!parsed.success || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
   const databaseName = databaseNameOf(e.DATABASE_URL);
@@ -335,7 +325,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseReplicaWaitMs: e.DATABASE_REPLICA_WAIT_MS,
     databaseReplicaMaxLagMs: e.DATABASE_REPLICA_MAX_LAG_MS,
     jwtSecret: e.JWT_SECRET ?? localJwtSecret(dataDir),
-    meiliUrl: e.MEILI_URL ?? null,
+    meiliUrl: e.MEILI_URL ?? e.MEILI_URLS?.[0] ?? null,
+    meiliUrls: e.MEILI_URLS ?? (e.MEILI_URL ? [e.MEILI_URL] : []),
+    meiliStandbyUrls: e.MEILI_STANDBY_URLS ?? [],
     meiliMasterKey: e.MEILI_MASTER_KEY ?? null,
     meiliRecentUrl: e.MEILI_RECENT_URL ?? null,
     meiliRecentMasterKey: e.MEILI_RECENT_MASTER_KEY ?? e.MEILI_MASTER_KEY ?? null,

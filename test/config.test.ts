@@ -275,3 +275,33 @@ test('a read replica: DATABASE_REPLICA_URL (a mysql/mariadb URL), its wait budge
     "DATABASE_REPLICA_URL must name no database (the primary's is read) or a valid one (letters, digits, _, $ or -)",
   ]);
 });
+
+test('several engines (MEILI_URLS) and standbys (MEILI_STANDBY_URLS), one key for all', () => {
+  const urls = { MEILI_URLS: 'http://10.0.0.5:7700, http://10.0.0.6:7700', MEILI_MASTER_KEY: 'k' };
+  expect(loadConfig({ ...base(), ...urls })).toMatchObject({
+    meiliUrl: 'http://10.0.0.5:7700',
+    meiliUrls: ['http://10.0.0.5:7700', 'http://10.0.0.6:7700'],
+    meiliStandbyUrls: [],
+    meiliMasterKey: 'k',
+  });
+  expect(loadConfig({ ...base(), ...urls, MEILI_STANDBY_URLS: 'http://10.0.1.5:7700,http://10.0.1.6:7700' }).meiliStandbyUrls).toEqual([
+    'http://10.0.1.5:7700',
+    'http://10.0.1.6:7700',
+  ]);
+  expect(loadConfig({ ...base(), MEILI_URL: 'http://10.0.0.5:7700', MEILI_STANDBY_URLS: 'http://10.0.1.5:7700' })).toMatchObject({
+    meiliUrls: ['http://10.0.0.5:7700'],
+    meiliStandbyUrls: ['http://10.0.1.5:7700'],
+  });
+  expect(loadConfig({ ...base() })).toMatchObject({ meiliUrl: null, meiliUrls: [], meiliStandbyUrls: [] });
+  expect(problemsOf({ ...base(), ...urls, MEILI_URL: 'http://10.0.0.7:7700' })).toEqual([expect.stringContaining('MEILI_URL and MEILI_URLS are exclusive')]);
+  expect(problemsOf({ ...base(), ...urls, MEILI_STANDBY_URLS: 'http://10.0.1.5:7700' })).toEqual([expect.stringContaining('one standby per engine')]);
+  expect(problemsOf({ ...base(), ...urls, MEILI_STANDBY_URLS: 'http://10.0.1.5:7700,http://10.0.0.6:7700' })).toEqual([
+    expect.stringContaining('other servers than the engines'),
+  ]);
+  expect(problemsOf({ ...base(), MEILI_STANDBY_URLS: 'http://10.0.1.5:7700' })).toEqual([expect.stringContaining('MEILI_STANDBY_URLS needs')]);
+  expect(problemsOf({ ...base(), ...urls, MEILI_RECENT_URL: 'http://10.0.0.8:7700' })).toEqual([
+    expect.stringContaining('MEILI_RECENT_URL goes with MEILI_URL only'),
+  ]);
+  expect(problemsOf({ ...base(), MEILI_URLS: 'http://a:1,ftp://b' })).toEqual([expect.stringContaining('MEILI_URLS must be comma-separated URLs')]);
+  expect(problemsOf({ ...base(), MEILI_URLS: 'http://a:1,http://a:1' })).toEqual([expect.stringContaining('names an engine twice')]);
+});

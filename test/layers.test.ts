@@ -26,6 +26,7 @@ const RANK: Record<string, number> = {
   db: 2.5,
   data: 2,
   config: 1.5,
+  'config-checks': 1.4,
   domain: 1,
   redact: 0.5,
   logger: 0.5,
