@@ -11,10 +11,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { loadConfig } from '../src/config';
-import { writeContent } from '../src/data/content';
+import { stageContent, writeContent } from '../src/data/content-writes';
 import { contentStore, openContentStore } from '../src/data/content-store';
 import { migrateContent } from '../src/data/content-store/migrate';
-import { MULTIPART_BYTES } from '../src/data/content-store/s3';
+import { MULTIPART_BYTES, type ObjectStore } from '../src/data/content-store/s3';
 import { sweepObjects } from '../src/data/content-store/sweep';
 import { inTransaction } from '../src/data/transaction';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
@@ -289,14 +289,15 @@ describe('a crash between the object write and the commit', () => {
     const etag = await put('crash', 5, { markdown: '# before the crash\n', rawData: 'raw before' });
     const prefix = `${app.db.name}/content/${SID(5)}/`;
     const before = (await listed(prefix)).map((o) => o.key).sort();
-    // The write transaction uploads the new objects, then fails before its commit.
+    // The new objects are uploaded, then the write transaction fails before its commit.
+    const staged = await stageContent(SID(5), {
+      markdown: Buffer.from('# after the crash\n'),
+      raw: Buffer.from('raw after'),
+      session: Buffer.from('{"s":1}'),
+    });
     await expect(
       inTransaction(app.deps.db, async (tx) => {
-        await writeContent(tx, 'crash', SID(5), {
-          markdown: Buffer.from('# after the crash\n'),
-          raw: Buffer.from('raw after'),
-          session: Buffer.from('{"s":1}'),
-        });
+        await writeContent(tx, 'crash', staged);
         throw new Error('commit failed');
       }),
     ).rejects.toThrow('commit failed');
@@ -322,6 +323,79 @@ describe('a crash between the object write and the commit', () => {
     const prefix = `${app.db.name}/content/${SID(6)}/`;
     expect((await listed(prefix)).length).toBeGreaterThan(0);
     expect((await app.request('DELETE', sessionUrl('gone', 6), { token: user.token })).status).toBe(200);
+    await sweepObjects(app.deps.db.writes, contentStore(), { graceMs: 0 });
+    expect(await listed(prefix)).toEqual([]);
+  });
+});
+
+describe('objects are uploaded before the write transaction', () => {
+  /** Holds the next object upload until `release()`; `uploading` resolves when it has begun. */
+  function holdNextUpload(): { uploading: Promise<void>; release(): void; restore(): void } {
+    const objects = contentStore().objects as ObjectStore & { put: ObjectStore['put'] };
+    const real = objects.put.bind(objects);
+    let begun!: () => void;
+    let release!: () => void;
+    const uploading = new Promise<void>((r) => (begun = r));
+    const released = new Promise<void>((r) => (release = r));
+    objects.put = async (key, body) => {
+      objects.put = real;
+      begun();
+      await released;
+      return real(key, body);
+    };
+    return { uploading, release, restore: () => void (objects.put = real) };
+  }
+  /** Locks the rows an upload locks, failing at once (NOWAIT) when a transaction holds them. */
+  const lockNow = (project: string, n: number) =>
+    inTransaction(app.deps.db, async (tx) => {
+      await tx.query('SELECT id FROM projects WHERE id = ? FOR UPDATE NOWAIT', project);
+      return tx.query<{ id: string }>('SELECT id FROM sessions WHERE projectId = ? AND id = ? FOR UPDATE NOWAIT', project, SID(n));
+    });
+
+  test('no lock is held while the objects of an upload travel: the session is written meanwhile, and the upload then completes', async () => {
+    await put('slow', 7, { markdown: '# v1\n' });
+    const hold = holdNextUpload();
+    try {
+      const upload = app.request('PUT', sessionUrl('slow', 7), { token: user.token, body: { name: 's7', markdown: '# v2\n' } });
+      await hold.uploading;
+      expect(await lockNow('slow', 7)).toHaveLength(1);
+      const renamed = await app.request('PATCH', sessionUrl('slow', 7), { token: user.token, body: { userTitle: 'renamed meanwhile' } });
+      expect(renamed.status).toBe(200);
+      hold.release();
+      expect((await upload).status).toBe(200);
+    } finally {
+      hold.restore();
+      hold.release();
+    }
+    const r = await app.request('GET', sessionUrl('slow', 7), { token: user.token });
+    expect(r.body.data.session.markdownContent).toBe('# v2\n');
+    expect(r.body.data.session.userTitle).toBe('renamed meanwhile');
+    const named = (await objectRows('slow', 7)).map((o) => o.objectKey);
+    expect(named.length).toBeGreaterThan(0);
+    for (const key of named) expect((await listed(key)).map((o) => o.key)).toEqual([key]);
+  });
+
+  test('an upload whose transaction then fails leaves its objects unnamed, and the sweep reclaims them', async () => {
+    const etag = await put('slow', 8, { markdown: '# v1\n' });
+    const prefix = `${app.db.name}/content/${SID(8)}/`;
+    const before = (await listed(prefix)).map((o) => o.key).sort();
+    const hold = holdNextUpload();
+    let upload;
+    try {
+      const pending = app.request('PUT', sessionUrl('slow', 8), { token: user.token, body: { name: 's8', markdown: '# v2\n' }, headers: { 'If-Match': etag } });
+      await hold.uploading;
+      // Deleted while the new version uploads: the upload's transaction then finds no session to match.
+      expect((await app.request('DELETE', sessionUrl('slow', 8), { token: user.token })).status).toBe(200);
+      hold.release();
+      upload = await pending;
+    } finally {
+      hold.restore();
+      hold.release();
+    }
+    expect(upload.status).toBe(412);
+    expect(await objectRows('slow', 8)).toEqual([]);
+    const left = (await listed(prefix)).map((o) => o.key);
+    expect(left.filter((k) => !before.includes(k)).length).toBeGreaterThan(0);
     await sweepObjects(app.deps.db.writes, contentStore(), { graceMs: 0 });
     expect(await listed(prefix)).toEqual([]);
   });

@@ -3,14 +3,13 @@
  * apart from the session row: in session_chunks, in pieces of at most CHUNK_BYTES (CONTENT_STORE=db),
  * or as one S3 object per part and version named by a session_objects row (CONTENT_STORE=s3; see
  * ./content-store). Reads concatenate the pieces in order, or read the object the row names;
- * writes replace a part whole inside the caller's transaction (objects are uploaded first under new
- * keys, the rows swapped in the transaction), so a reader sees the old content or the new, never a
- * mix. A part is in one store or the other; reads look in the configured one first.
+ * writes (./content-writes.ts) replace a part whole: objects are uploaded first under new keys,
+ * before the write transaction, and the rows swapped in it, so a reader sees the old content or the
+ * new, never a mix. A part is in one store or the other; reads look in the configured one first.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { contentStore, newObjectKey } from './content-store';
+import { contentStore } from './content-store';
 import type { ObjectStore } from './content-store/s3';
-import { inScopes, marks, toBuffer, type Sql } from './sql';
+import { inScopes, toBuffer, type Sql } from './sql';
 
 export const CHUNK_BYTES = 1024 * 1024;
 
@@ -21,7 +20,7 @@ export type ContentPart = 'markdown' | 'raw' | 'session';
  * The part holding the markdown's stored exchange index (src/domain/exchanges.ts), written and
  * removed with the markdown, so that it is always of the markdown beside it.
  */
-const EXCHANGES_PART = 'exchidx';
+export const EXCHANGES_PART = 'exchidx';
 
 export function readContent(db: Sql, projectId: string, sessionId: string, part: ContentPart): Promise<Buffer> {
   return readPart(db, projectId, sessionId, part);
@@ -43,7 +42,8 @@ async function objectOf(db: Sql, projectId: string, sessionId: string, part: str
   return rows[0] ? { objectKey: rows[0].objectKey, size: Number(rows[0].size) } : null;
 }
 
-function bucket(): ObjectStore {
+/** The configured bucket (an error when there is none). */
+export function bucket(): ObjectStore {
   const objects = contentStore().objects;
   if (!objects) throw new Error('content is stored in S3 but no bucket is configured (S3_BUCKET)');
   return objects;
@@ -260,83 +260,10 @@ export async function readStoredExchangeIndex(db: Sql, projectId: string, sessio
   return stored.length > 0 ? stored : null;
 }
 
-/**
- * Replaces markdown and raw data of a session, and its session data when `parts.session` is given
- * (an upload without session data keeps the stored one), and the markdown's exchange index (kept
- * only when `parts.exchanges` is given); call inside the write transaction.
- */
-export async function writeContent(
-  tx: Sql,
-  projectId: string,
-  sessionId: string,
-  parts: { markdown: Buffer; raw: Buffer; session?: Buffer; exchanges?: Buffer | null },
-): Promise<void> {
-  const content: ContentPart[] = parts.session ? ['markdown', 'raw', 'session'] : ['markdown', 'raw'];
-  const replaced: string[] = [...content, EXCHANGES_PART];
-  const written: Array<[string, Buffer]> = content.map((part) => [part, parts[part]!]);
-  if (parts.exchanges) written.push([EXCHANGES_PART, parts.exchanges]);
-  const store = contentStore();
-  // Objects first, each under a new key: until the transaction commits no row names them (a
-  // rollback or crash leaves them to the sweep), and the replaced ones stay for readers that hold
-  // the old rows (the sweep deletes them after its grace period).
-  const objects =
-    store.writeTo === 's3'
-      ? await Promise.all(
-          written
-            .filter(([, buf]) => buf.length > 0)
-            .map(async ([part, buf]) => {
-              const objectKey = newObjectKey(store, sessionId, part, randomUUID());
-              await bucket().put(objectKey, buf);
-              return { part, objectKey, size: buf.length, sha256: createHash('sha256').update(buf).digest('hex') };
-            }),
-        )
-      : [];
-  await tx.execute(
-    `DELETE FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part IN (${marks(replaced)})`,
-    projectId,
-    sessionId,
-    ...replaced,
-  );
-  if (store.objects) {
-    await tx.execute(`DELETE FROM session_objects WHERE projectId = ? AND sessionId = ? AND part IN (${marks(replaced)})`, projectId, sessionId, ...replaced);
-  }
-  for (const o of objects) {
-    await tx.execute(
-      'INSERT INTO session_objects (projectId, sessionId, part, objectKey, size, sha256) VALUES (?, ?, ?, ?, ?, ?)',
-      projectId,
-      sessionId,
-      o.part,
-      o.objectKey,
-      o.size,
-      o.sha256,
-    );
-  }
-  const inRows = store.writeTo === 's3' ? written.filter(([, buf]) => buf.length === 0) : written;
-  await insertChunks(tx, projectId, sessionId, inRows);
-}
-
 /** Drops a stored part, in whichever store it is (an object is left to the sweep); call inside the write transaction. */
 export async function deleteContentPart(tx: Sql, projectId: string, sessionId: string, part: ContentPart): Promise<void> {
   await tx.execute('DELETE FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = ?', projectId, sessionId, part);
   await tx.execute('DELETE FROM session_objects WHERE projectId = ? AND sessionId = ? AND part = ?', projectId, sessionId, part);
-}
-
-/** Chunk rows of these parts (one row even for an empty part, so that "no rows" can only mean "no session"). */
-export async function insertChunks(tx: Sql, projectId: string, sessionId: string, written: ReadonlyArray<readonly [string, Buffer]>): Promise<void> {
-  // Chunks go through the binary protocol where there is one: no escaping of 1 MiB on the event loop.
-  const insert = tx.executeBinary ? tx.executeBinary.bind(tx) : tx.execute.bind(tx);
-  for (const [part, buf] of written) {
-    for (let seq = 0, off = 0; seq === 0 || off < buf.length; seq++, off += CHUNK_BYTES) {
-      await insert(
-        'INSERT INTO session_chunks (projectId, sessionId, part, seq, data) VALUES (?, ?, ?, ?, ?)',
-        projectId,
-        sessionId,
-        part,
-        seq,
-        buf.subarray(off, off + CHUNK_BYTES),
-      );
-    }
-  }
 }
 
 /** The markdown chunks of these sessions (any owner), one statement per store: one version each, in order. */

@@ -1,5 +1,5 @@
 /** One verified session of an archive written (src/services/imports.ts): ids, times, titles, tags, metadata and tag kept. */
-import { writeContent } from '../data/content';
+import { withStagedContent } from '../data/content-writes';
 import { deleteSessionData, replaceImportedSession } from '../data/exports';
 import { enqueueIndexWork } from '../data/outbox';
 import { lockProjectOwner } from '../data/projects';
@@ -92,38 +92,41 @@ export async function writeImportedSession(ctx: Ctx, opts: ImportedSession): Pro
   next.etag = keepEtag && found.length === 0 && WELL_FORMED_ETAG.test(json.etag) ? json.etag : sessionEtag({ ...next, metadata: metadataOf(next) });
   const hasGitBranches = up.meta.gitBranches.length > 0;
 
-  return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
-    const ownerId = await lockProjectOwner(tx, projectId, 'share');
-    if (ownerId !== userId) throw invalid(`Project ${projectId} belongs to another account`);
-    // Checked under the lock like an upload: a viewer (or a member since made one) writes nothing.
-    const role = await checkUpload(ctx, projectId, ownerId).catch((err: Error) => {
-      throw invalid(err.message);
-    });
-    const old = await lockSession(tx, projectId, sessionId);
-    if (old) {
-      if (onConflict === 'skip') return 'skipped';
-      if (onConflict === 'newer' && !(updatedAt.getTime() > old.updatedAt.getTime())) return 'skipped';
-      if (
-        old.etag === next.etag &&
-        old.updatedAt.getTime() === updatedAt.getTime() &&
-        old.createdAt.getTime() === createdAt.getTime() &&
-        old.userTitle === next.userTitle
-      ) {
-        return 'skipped';
+  // Content goes to the bucket (s3 mode) before the transaction begins, never while it holds locks.
+  return withStagedContent((content) =>
+    inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
+      const ownerId = await lockProjectOwner(tx, projectId, 'share');
+      if (ownerId !== userId) throw invalid(`Project ${projectId} belongs to another account`);
+      // Checked under the lock like an upload: a viewer (or a member since made one) writes nothing.
+      const role = await checkUpload(ctx, projectId, ownerId).catch((err: Error) => {
+        throw invalid(err.message);
+      });
+      const old = await lockSession(tx, projectId, sessionId);
+      if (old) {
+        if (onConflict === 'skip') return 'skipped';
+        if (onConflict === 'newer' && !(updatedAt.getTime() > old.updatedAt.getTime())) return 'skipped';
+        if (
+          old.etag === next.etag &&
+          old.updatedAt.getTime() === updatedAt.getTime() &&
+          old.createdAt.getTime() === createdAt.getTime() &&
+          old.userTitle === next.userTitle
+        ) {
+          return 'skipped';
+        }
+        // A team member replaces only the sessions they uploaded, as with an upload.
+        if (!canWriteSession(ctx, role, old))
+          throw invalid(`Session ${sessionId} was uploaded by someone else: a team member replaces only the sessions they uploaded`);
+        await replaceImportedSession(tx, next, hasGitBranches);
+        if (!up.sessionData) await deleteSessionData(tx, projectId, sessionId);
+      } else {
+        await insertSession(tx, next, hasGitBranches);
       }
-      // A team member replaces only the sessions they uploaded, as with an upload.
-      if (!canWriteSession(ctx, role, old))
-        throw invalid(`Session ${sessionId} was uploaded by someone else: a team member replaces only the sessions they uploaded`);
-      await replaceImportedSession(tx, next, hasGitBranches);
-      if (!up.sessionData) await deleteSessionData(tx, projectId, sessionId);
-    } else {
-      await insertSession(tx, next, hasGitBranches);
-    }
-    await writeContent(tx, projectId, sessionId, { markdown: up.markdown, raw: up.rawData, session: up.sessionData, exchanges: prepared.exchangeIndex });
-    await writeLabels(tx, next, labelsOf(up.meta), Boolean(old));
-    await enqueueIndexWork(tx, upsertOp(next.markdownSize), userId, projectId, sessionId);
-    return old ? 'updated' : 'created';
-  });
+      await content.write(tx, projectId, sessionId, { markdown: up.markdown, raw: up.rawData, session: up.sessionData, exchanges: prepared.exchangeIndex });
+      await writeLabels(tx, next, labelsOf(up.meta), Boolean(old));
+      await enqueueIndexWork(tx, upsertOp(next.markdownSize), userId, projectId, sessionId);
+      return old ? 'updated' : 'created';
+    }),
+  );
 }
 
 /** What a copy compares to decide whether a session needs copying again: the stored session's tag, time and sizes, or null. */

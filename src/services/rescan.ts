@@ -1,6 +1,7 @@
 import type { DbHandles } from '../db/client';
 import { addFindings, type Findings, type RedactMode } from '../redact';
-import { readContent, writeContent } from '../data/content';
+import { readContent } from '../data/content';
+import { withStagedContent } from '../data/content-writes';
 import { enqueueIndexWork } from '../data/outbox';
 import { inTransaction } from '../data/transaction';
 import { upsertOp } from '../domain/index-work';
@@ -57,55 +58,60 @@ export async function rescanSessions(
 
 /** Rescans one session in its own transaction; returns what was newly found, or null. */
 async function rescanOne(db: DbHandles, projectId: string, sessionId: string, mode: RedactMode, dryRun: boolean): Promise<Findings | null> {
-  return inTransaction(db, async (tx) => {
-    const old = dryRun ? await store.sessionByKey(tx, projectId, sessionId) : await store.lockSession(tx, projectId, sessionId);
-    if (!old) return null; // deleted meanwhile
-    const hasSessionData = old.sessionDataSize > 0;
-    const [markdown, rawData, sessionData] = await Promise.all([
-      readContent(tx, projectId, sessionId, 'markdown'),
-      readContent(tx, projectId, sessionId, 'raw'),
-      hasSessionData ? readContent(tx, projectId, sessionId, 'session') : Promise.resolve(undefined),
-    ]);
-    const meta = parseStoredMeta(old.metadataJson);
-    const metaColumns = Object.fromEntries(DOC_STRING_FIELDS.map((f) => [f, old[f]]));
-    const { upload, findings, sessionDataFindings } = redactUpload({ name: old.name, markdown, rawData, sessionData, metaColumns, meta }, mode);
-    const fresh = addFindings({ ...findings }, sessionDataFindings ?? {});
-    if (Object.keys(fresh).length === 0 && mode === 'on') return null;
-    // `on`: secrets masked before are not found again, so their counts add up (findings of a
-    // `report` upload are found again and replaced); `report`: a fresh count.
-    const redactionsJson =
-      mode === 'on'
-        ? redactionsToJson(
-            addFindings(maskedFindingsOf(old.redactionsJson, 'upload'), findings),
-            addFindings(maskedFindingsOf(old.redactionsJson, 'sessionData'), sessionDataFindings ?? {}),
-          )
-        : redactionsToJson(findings, sessionDataFindings ?? {}, 'report');
-    if (redactionsJson === old.redactionsJson) return null;
-    if (dryRun) return fresh;
+  // Content goes to the bucket (s3 mode) before the transaction begins, never while it holds the
+  // session's lock: a transaction that has content to write rolls back, the content is staged, and
+  // the session is read and redacted again (the same bytes, unless it changed meanwhile).
+  return withStagedContent((content) =>
+    inTransaction(db, async (tx) => {
+      const old = dryRun ? await store.sessionByKey(tx, projectId, sessionId) : await store.lockSession(tx, projectId, sessionId);
+      if (!old) return null; // deleted meanwhile
+      const hasSessionData = old.sessionDataSize > 0;
+      const [markdown, rawData, sessionData] = await Promise.all([
+        readContent(tx, projectId, sessionId, 'markdown'),
+        readContent(tx, projectId, sessionId, 'raw'),
+        hasSessionData ? readContent(tx, projectId, sessionId, 'session') : Promise.resolve(undefined),
+      ]);
+      const meta = parseStoredMeta(old.metadataJson);
+      const metaColumns = Object.fromEntries(DOC_STRING_FIELDS.map((f) => [f, old[f]]));
+      const { upload, findings, sessionDataFindings } = redactUpload({ name: old.name, markdown, rawData, sessionData, metaColumns, meta }, mode);
+      const fresh = addFindings({ ...findings }, sessionDataFindings ?? {});
+      if (Object.keys(fresh).length === 0 && mode === 'on') return null;
+      // `on`: secrets masked before are not found again, so their counts add up (findings of a
+      // `report` upload are found again and replaced); `report`: a fresh count.
+      const redactionsJson =
+        mode === 'on'
+          ? redactionsToJson(
+              addFindings(maskedFindingsOf(old.redactionsJson, 'upload'), findings),
+              addFindings(maskedFindingsOf(old.redactionsJson, 'sessionData'), sessionDataFindings ?? {}),
+            )
+          : redactionsToJson(findings, sessionDataFindings ?? {}, 'report');
+      if (redactionsJson === old.redactionsJson) return null;
+      if (dryRun) return fresh;
 
-    const next: SessionRow = {
-      ...old,
-      name: upload.name,
-      ...(upload.metaColumns as Pick<SessionRow, (typeof DOC_STRING_FIELDS)[number]>),
-      metadataJson: JSON.stringify(upload.meta),
-      sessionDataDigest: upload.sessionData ? sessionDataDigestOf(upload.sessionData) : old.sessionDataDigest,
-      contentDigest: '',
-      redactionsJson,
-      updatedAt: new Date(Math.max(Date.now(), old.updatedAt.getTime() + 1)),
-    };
-    next.contentDigest = contentDigestOf(upload.markdown, upload.rawData, next.sessionDataDigest);
-    next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
-    await store.updateRedactedSession(tx, next);
-    if (next.contentDigest !== old.contentDigest) {
-      await writeContent(tx, projectId, sessionId, {
-        markdown: upload.markdown,
-        raw: upload.rawData,
-        session: upload.sessionData,
-        exchanges: storedIndexOf(upload.markdown),
-      });
-    }
-    await store.writeLabels(tx, next, labelsOf(upload.meta), true);
-    await enqueueIndexWork(tx, upsertOp(old.markdownSize), old.userId, projectId, sessionId);
-    return fresh;
-  });
+      const next: SessionRow = {
+        ...old,
+        name: upload.name,
+        ...(upload.metaColumns as Pick<SessionRow, (typeof DOC_STRING_FIELDS)[number]>),
+        metadataJson: JSON.stringify(upload.meta),
+        sessionDataDigest: upload.sessionData ? sessionDataDigestOf(upload.sessionData) : old.sessionDataDigest,
+        contentDigest: '',
+        redactionsJson,
+        updatedAt: new Date(Math.max(Date.now(), old.updatedAt.getTime() + 1)),
+      };
+      next.contentDigest = contentDigestOf(upload.markdown, upload.rawData, next.sessionDataDigest);
+      next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
+      await store.updateRedactedSession(tx, next);
+      if (next.contentDigest !== old.contentDigest) {
+        await content.write(tx, projectId, sessionId, {
+          markdown: upload.markdown,
+          raw: upload.rawData,
+          session: upload.sessionData,
+          exchanges: storedIndexOf(upload.markdown),
+        });
+      }
+      await store.writeLabels(tx, next, labelsOf(upload.meta), true);
+      await enqueueIndexWork(tx, upsertOp(old.markdownSize), old.userId, projectId, sessionId);
+      return fresh;
+    }),
+  );
 }

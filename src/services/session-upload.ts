@@ -1,5 +1,5 @@
 /** PUT of a session: creates or replaces it, and its project when new, atomically. */
-import { writeContent } from '../data/content';
+import { withStagedContent, type ContentWrites } from '../data/content-writes';
 import { isDuplicateKey, RetryTransaction } from '../data/errors';
 import { enqueueIndexWork } from '../data/outbox';
 import { insertProjectIfAbsent, lockProjectOwner, projectById } from '../data/projects';
@@ -43,10 +43,20 @@ export async function upsertSession(ctx: Ctx, projectId: string, rawSessionId: s
   // prepared on a worker thread (src/offload), a small one here.
   const mode = ctx.deps.config.redactSecrets;
   const prepared = body instanceof DeferredJson ? await (ctx.deps.offload ?? inlineOffload).prepareUploadJson(body.bytes, mode) : prepareUpload(body, mode);
-  return writeUpload(ctx, projectId, sessionId, prepared, cond);
+  // Content goes to the bucket (s3 mode) before the transaction begins, never while it holds locks.
+  return withStagedContent((content) => writeUpload(ctx, { projectId, sessionId, prepared, cond }, content));
 }
 
-async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepared: PreparedUpload, cond: UploadConditions): Promise<UploadResult> {
+/** One upload to write. */
+interface UploadWrite {
+  projectId: string;
+  sessionId: string;
+  prepared: PreparedUpload;
+  cond: UploadConditions;
+}
+
+async function writeUpload(ctx: Ctx, write: UploadWrite, content: ContentWrites): Promise<UploadResult> {
+  const { projectId, sessionId, prepared, cond } = write;
   const { upload: up, findings, sessionDataFindings, sentDataDigest } = prepared;
   return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const now = new Date();
@@ -108,7 +118,7 @@ async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepa
     if (old) await updateUploadedSession(tx, next, hasGitBranches);
     else await insertSession(tx, next, hasGitBranches);
     if (!old || old.contentDigest !== contentDigest) {
-      await writeContent(tx, projectId, sessionId, { markdown: up.markdown, raw: up.rawData, session: up.sessionData, exchanges: prepared.exchangeIndex });
+      await content.write(tx, projectId, sessionId, { markdown: up.markdown, raw: up.rawData, session: up.sessionData, exchanges: prepared.exchangeIndex });
     }
     await writeLabels(tx, next, labelsOf(up.meta), Boolean(old));
     await enqueueIndexWork(tx, upsertOp(next.markdownSize), ownerId, projectId, sessionId);
@@ -116,7 +126,7 @@ async function writeUpload(ctx: Ctx, projectId: string, sessionId: string, prepa
   }).catch((err) => {
     // Two first uploads of one session raced: the loser's insert hit the winner's row.
     if (isDuplicateKey(err)) {
-      return writeUpload(ctx, projectId, sessionId, prepared, cond);
+      return writeUpload(ctx, write, content);
     }
     throw err;
   });

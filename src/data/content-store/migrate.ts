@@ -7,11 +7,11 @@
  * stopped; what it leaves behind in the bucket (an object uploaded for a transaction that did not
  * commit, or the objects of parts moved back to the database) is the sweep's.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { insertChunks } from '../content';
+import { createHash } from 'node:crypto';
+import { insertChunks, nameObjects, uploadPart } from '../content-writes';
 import { toBuffer, marks, type Snapshot, type Sql } from '../sql';
 import { inTransaction, type TxHandles } from '../transaction';
-import { newObjectKey, type ContentStore } from './index';
+import type { ContentStore } from './index';
 
 export interface MigrateHandles extends TxHandles {
   reads: Sql;
@@ -103,29 +103,13 @@ async function toObjects(db: MigrateHandles, store: ContentStore, projectId: str
   // Empty parts stay one empty chunk row each (as writes in s3 mode leave them): nothing to fetch.
   const moving = [...parts].map(([part, bufs]) => ({ part, data: Buffer.concat(bufs) })).filter((p) => p.data.length > 0);
   if (moving.length === 0) return 0;
-  const uploaded = await Promise.all(
-    moving.map(async ({ part, data }) => {
-      const objectKey = newObjectKey(store, sessionId, part, randomUUID());
-      await store.objects!.put(objectKey, data);
-      return { part, objectKey, size: data.length, sha256: sha256(data) };
-    }),
-  );
+  const uploaded = await Promise.all(moving.map(({ part, data }) => uploadPart(store, sessionId, part, data)));
   return inTransaction(db, async (tx) => {
     if ((await versionOf(tx, projectId, sessionId, true)) !== version) return 'skipped' as const;
     const names = uploaded.map((u) => u.part);
     await tx.execute(`DELETE FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part IN (${marks(names)})`, projectId, sessionId, ...names);
     await tx.execute(`DELETE FROM session_objects WHERE projectId = ? AND sessionId = ? AND part IN (${marks(names)})`, projectId, sessionId, ...names);
-    for (const u of uploaded) {
-      await tx.execute(
-        'INSERT INTO session_objects (projectId, sessionId, part, objectKey, size, sha256) VALUES (?, ?, ?, ?, ?, ?)',
-        projectId,
-        sessionId,
-        u.part,
-        u.objectKey,
-        u.size,
-        u.sha256,
-      );
-    }
+    await nameObjects(tx, projectId, sessionId, uploaded);
     return uploaded.reduce((n, u) => n + u.size, 0);
   });
 }
