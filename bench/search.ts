@@ -117,6 +117,8 @@ async function main() {
   /** Members of every team (own nothing); the teams' projects are in `projects` too. */
   let teammates: Array<{ id: string; email: string }> = [];
   let teamCount = 0;
+  /** The teams' ids (their members search through all of them). */
+  let teamIds: string[] = [];
   let queryPool: string[] = [];
   let loaded = 0;
   let bytesLoaded = 0;
@@ -127,6 +129,7 @@ async function main() {
     projects = await pool.query('SELECT p.id, p.ownerId FROM projects p JOIN users u ON u.id = p.ownerId ORDER BY u.email, p.id');
     const [{ n }] = await pool.query('SELECT COUNT(*) AS n FROM teams');
     teamCount = Number(n);
+    teamIds = (await pool.query<Array<{ id: string }>>('SELECT id FROM teams')).map((t) => t.id);
     queryPool = JSON.parse(fs.readFileSync(path.join(dataDir, QUERIES_FILE), 'utf8'));
     const [row] = await pool.query("SELECT COUNT(*) AS n, SUM(markdownSize) AS bytes FROM sessions WHERE name <> 'fresh'");
     loaded = Number(row.n);
@@ -163,6 +166,7 @@ async function main() {
       );
       projects.push(...teamProjects);
       teamCount = TEAMS;
+      teamIds = teams.map((t) => t.id);
     }
   }
   const personal = new Set(users.map((u) => u.id));
@@ -318,10 +322,15 @@ async function main() {
       // Narrowed to the sessions the caller uploaded.
       const uploader = (i: number) => ({ uploaderIds: [teammates[i % teammates.length].id] });
       const byUploader = await timeIt(queries.length, (i) => searchSessions(teammateOf(i), { query: queries[i], filters: uploader(i) }));
+      // The engine alone on the member's request (their own scope and every team's): what of the
+      // member's time is the engine's ranking over half of the corpus, and what the service's.
+      const memberParams = (i: number) => ({ ...params(i), filter: searchFilter([teammates[i % teammates.length].id, ...teamIds], {}) });
+      const engineMember = await timeIt(queries.length, (i) => viaHttp.search(queries[i], memberParams(i)));
       lines.push(
         row(`member of ${teamCount} teams (with matchingExchanges)`, team, target),
         row(`member of ${teamCount} teams (without matchingExchanges)`, teamLean),
         row(`member of ${teamCount} teams, uploaderIds = self`, byUploader),
+        row(`engine only, member of ${teamCount} teams`, engineMember),
         `  ${teamHits}/${queries.length} queries of the member had results`,
       );
     }
