@@ -21,7 +21,7 @@ function headersOf(names: HeaderName[], required: HeaderName[] = []) {
 }
 
 const IdempotencyKey = z.object({
-  'Idempotency-Key': z.string().min(1).optional().openapi({
+  'Idempotency-Key': z.string().min(1).optional().meta({
     description:
       'Repeating this request with the same key (1–255 visible ASCII characters) within 24 hours returns the first response (status, body, `ETag`; marked `Idempotent-Replayed: true`) without acting again; a repeat that arrives while the first is running waits for it. A key is scoped to (user, method, path): the same key on another method or path is another key; the same key, method and path with another body or query → 422. A 5xx answer frees the key; an answer over 1 MiB, or one that carries a freshly issued credential or one-time link, is never kept (a repeat acts again).',
   }),
@@ -92,7 +92,7 @@ function describe(registry: OpenAPIRegistry, op: Route): void {
             body: {
               required: true,
               description: op.rawBody.description,
-              content: { [op.rawBody.mediaType]: { schema: z.string().openapi({ format: 'binary' }) } },
+              content: { [op.rawBody.mediaType]: { schema: z.string().meta({ format: 'binary' }) } },
             },
           }
         : {}),

@@ -6,7 +6,6 @@
  * src/api/ build GET /api/v1/openapi.json from them. Lengths count Unicode code points
  * (as JSON Schema's minLength/maxLength do), not UTF-16 units.
  */
-import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { body, parseInput, text, textList, timestamp } from '../domain/inputs';
 import { MAX_FILTER_VALUES, normalizeFilters, TIME_FILTERS, type SessionFilters, type SessionFiltersInput } from '../domain/filters';
@@ -15,7 +14,6 @@ import { PROJECT_COLORS, PROJECT_ICONS, PROJECT_ID_PATTERN, PROJECT_ID_RE } from
 import { WORD_RE } from '../domain/search-documents';
 import { KEY_SCOPES, type KeyScope } from '../domain/scopes';
 
-extendZodWithOpenApi(z);
 export { z };
 export { body, parseInput, text, textList, timestamp };
 
@@ -33,7 +31,7 @@ export function optionalInteger(field: string, min: number, max: number) {
         ctx.issues.push({ code: 'custom', input: ctx.value, message: `Invalid value for ${field}: must be between ${min} and ${max}` });
     })
     .nullish()
-    .openapi({ type: ['integer', 'null'], minimum: min, maximum: max });
+    .meta({ type: ['integer', 'null'], minimum: min, maximum: max });
 }
 
 const choiceMessage = (field: string, allowed: readonly string[]) => `Invalid value for ${field}. Must be one of: ${allowed.join(', ')}`;
@@ -62,7 +60,7 @@ export function queryInteger(field: string, bound: Bound) {
     })
     .optional()
     .transform((v) => (v === undefined ? bound.def : Number(v)))
-    .openapi({ type: 'integer', minimum: bound.min, maximum: bound.max, default: bound.def });
+    .meta({ type: 'integer', minimum: bound.min, maximum: bound.max, default: bound.def });
 }
 
 /** `true` / `false` as a query parameter (absent → `def`). */
@@ -71,7 +69,7 @@ export function queryBoolean(field: string, def: boolean) {
     .enum(['true', 'false'], { error: `Invalid value for ${field}: must be true or false` })
     .optional()
     .transform((v) => (v === undefined ? def : v === 'true'))
-    .openapi({ type: 'string', enum: ['true', 'false'], default: String(def) });
+    .meta({ type: 'string', enum: ['true', 'false'], default: String(def) });
 }
 
 /** An integer argument within [min, max] (GraphQL has typed it already; this is the range). */
@@ -84,37 +82,37 @@ export function intRange(field: string, min: number, max: number, message = `Inv
 // ------------------------------------------------------------------------------------------
 // Projects
 
-export const ProjectIcon = choice('icon', PROJECT_ICONS).openapi('ProjectIcon', { description: 'Case-sensitive; default `Code2`.' });
-export const ProjectColor = choice('color', PROJECT_COLORS).openapi('ProjectColor', { description: 'Case-sensitive; default `blue`.' });
+export const ProjectIcon = choice('icon', PROJECT_ICONS).meta({ id: 'ProjectIcon', description: 'Case-sensitive; default `Code2`.' });
+export const ProjectColor = choice('color', PROJECT_COLORS).meta({ id: 'ProjectColor', description: 'Case-sensitive; default `blue`.' });
 
 export const CreateProjectInput = body({
   id: z
     .string({ error: `Invalid value for id: must match ${PROJECT_ID_PATTERN}` })
     .regex(PROJECT_ID_RE, { error: `Invalid value for id: must match ${PROJECT_ID_PATTERN}` })
     .nullish()
-    .openapi({ example: '833c-d926-f753-7b4a', description: 'Absent or null: the server generates one.' }),
+    .meta({ example: '833c-d926-f753-7b4a', description: 'Absent or null: the server generates one.' }),
   name: text('name', 1, 255),
   icon: optionalChoice('icon', ProjectIcon),
   color: optionalChoice('color', ProjectColor),
-  teamId: z.string({ error: 'Invalid value for teamId: expected a string or null' }).nullish().openapi({
+  teamId: z.string({ error: 'Invalid value for teamId: expected a string or null' }).nullish().meta({
     description:
       "The team that owns the new project (admin or member). Absent: the credential's team (a key or device token bound to one), else yours; null: yours.",
   }),
-}).openapi('CreateProject', { description: 'Without `id` the server generates one; a null `icon` or `color` is the default.' });
+}).meta({ id: 'CreateProject', description: 'Without `id` the server generates one; a null `icon` or `color` is the default.' });
 
 export const DeviceCodeInput = body({
   teamId: z
     .string({ error: 'Invalid value for teamId: expected a string or null' })
     .nullish()
-    .openapi({ description: 'The client logged in with this code creates its new projects in this team (you are admin or member). Absent or null: yours.' }),
-}).openapi('DeviceCodeRequest');
+    .meta({ description: 'The client logged in with this code creates its new projects in this team (you are admin or member). Absent or null: yours.' }),
+}).meta({ id: 'DeviceCodeRequest' });
 
 export const MoveProjectInput = body({
   teamId: z
     .string({ error: 'Missing required field: teamId' })
     .nullable()
-    .openapi({ description: 'The team to move the project into (you are its admin or member), or null: take a team project as your own (team admins).' }),
-}).openapi('MoveProject');
+    .meta({ description: 'The team to move the project into (you are its admin or member), or null: take a team project as your own (team admins).' }),
+}).meta({ id: 'MoveProject' });
 
 export const UpdateProjectInput = body({
   name: text('name', 1, 255, { null: 'type' }).optional(),
@@ -127,7 +125,7 @@ export const UpdateProjectInput = body({
       ctx.issues.push({ code: 'custom', input: v, message: 'Nothing to update: send name, icon or color' });
     }
   })
-  .openapi('UpdateProject', { description: 'Any of `name`, `icon`, `color` (null `icon` or `color`: unchanged); nothing to change is a 400.' });
+  .meta({ id: 'UpdateProject', description: 'Any of `name`, `icon`, `color` (null `icon` or `color`: unchanged); nothing to change is a 400.' });
 
 // ------------------------------------------------------------------------------------------
 // Sessions
@@ -137,8 +135,8 @@ export const MAX_LIST_ITEMS = 200;
 
 export const PatchSessionInput = body({
   name: text('name', 1, 255, { null: 'type' }).optional(),
-  tags: textList('metadata.tags', MAX_LIST_ITEMS, 1, 255).optional().openapi({ description: 'Replaces the tags; null or [] clears them.' }),
-  userTitle: text('userTitle', 0, 1000, { null: 'type' }).nullable().optional().openapi({ description: 'null clears it.' }),
+  tags: textList('metadata.tags', MAX_LIST_ITEMS, 1, 255).optional().meta({ description: 'Replaces the tags; null or [] clears them.' }),
+  userTitle: text('userTitle', 0, 1000, { null: 'type' }).nullable().optional().meta({ description: 'null clears it.' }),
 })
   .check((ctx) => {
     const v = ctx.value;
@@ -146,24 +144,24 @@ export const PatchSessionInput = body({
       ctx.issues.push({ code: 'custom', input: v, message: 'Nothing to update: send name, tags or userTitle' });
     }
   })
-  .openapi('PatchSession', { description: 'At least one of `name`, `tags`, `userTitle`; an empty patch is a 400.' });
+  .meta({ id: 'PatchSession', description: 'At least one of `name`, `tags`, `userTitle`; an empty patch is a 400.' });
 
 /** GET /projects/{id}/sessions: `limit` and the keyset `cursor`. */
 export const ProjectSessionsQuery = z.object({
-  limit: queryInteger('limit', PAGES.projectSessions).openapi({ description: 'Sessions per page.' }),
-  cursor: z.string({ error: 'Invalid cursor' }).min(1, { error: 'Invalid cursor' }).optional().openapi({ description: '`nextCursor` of the previous page.' }),
+  limit: queryInteger('limit', PAGES.projectSessions).meta({ description: 'Sessions per page.' }),
+  cursor: z.string({ error: 'Invalid cursor' }).min(1, { error: 'Invalid cursor' }).optional().meta({ description: '`nextCursor` of the previous page.' }),
 });
 
 /** GET /sessions/recent. */
 export const RecentSessionsQuery = z.object({
-  limit: queryInteger('limit', PAGES.recentSessions).openapi({ description: 'How many; anything else (empty included) → 400.' }),
+  limit: queryInteger('limit', PAGES.recentSessions).meta({ description: 'How many; anything else (empty included) → 400.' }),
 });
 
 /** GET …/sessions/{id}/exchanges: the paged read by exchange. */
 export const ExchangesQuery = z.object({
-  offset: queryInteger('offset', PAGES.exchangeOffset).openapi({ description: 'Exchanges to skip: 0 starts at exchange 1. Past the end → an empty page.' }),
-  limit: queryInteger('limit', PAGES.exchanges).openapi({ description: 'Exchanges per page (a page with content may hold fewer: see above).' }),
-  content: queryBoolean('content', true).openapi({ description: '`false`: titles, offsets and sizes only (a table of contents).' }),
+  offset: queryInteger('offset', PAGES.exchangeOffset).meta({ description: 'Exchanges to skip: 0 starts at exchange 1. Past the end → an empty page.' }),
+  limit: queryInteger('limit', PAGES.exchanges).meta({ description: 'Exchanges per page (a page with content may hold fewer: see above).' }),
+  content: queryBoolean('content', true).meta({ description: '`false`: titles, offsets and sizes only (a table of contents).' }),
 });
 
 /** GraphQL `Session.exchanges(offset, limit)`: the same bounds as REST (GraphQL's own 1–200 on `limit` comes first). */
@@ -274,19 +272,19 @@ export const SearchArgs = z.object({
  * SearchArgs' (checked by the search itself); a null `projectId` searches every project.
  */
 /** `?resumable=` (the upload CLI's resume): absent or `false` → every session, `true` → resumable ones only. */
-export const ResumableParam = queryBoolean('resumable', false).openapi({
+export const ResumableParam = queryBoolean('resumable', false).meta({
   description: "`true`: only what can be resumed (sessions with `sessionData`, the upload CLI's resume blob).",
 });
 
 export const ResumeSearchInput = body({
   query: z
     .string({ error: (iss) => (iss.input == null ? 'Missing required field: query' : 'Invalid type for query: expected a string') })
-    .openapi({ minLength: 1, maxLength: MAX_QUERY_CHARS }),
+    .meta({ minLength: 1, maxLength: MAX_QUERY_CHARS }),
   projectId: z
     .string({ error: 'Invalid type for projectId: expected a string' })
     .nullish()
-    .openapi({ description: 'Only this project; absent or null: every project.' }),
-}).openapi('ResumeSearch', { description: 'Words the session must contain (1–512 characters, at most 32 different words).' });
+    .meta({ description: 'Only this project; absent or null: every project.' }),
+}).meta({ id: 'ResumeSearch', description: 'Words the session must contain (1–512 characters, at most 32 different words).' });
 
 // ------------------------------------------------------------------------------------------
 // Stats
@@ -318,7 +316,7 @@ export const KeyScopesInput = z
   })
   .nullish()
   .transform((v): KeyScope[] => (v ? (v.includes('write') ? ['read', 'write'] : ['read']) : ['read', 'write']))
-  .openapi({
+  .meta({
     type: ['array', 'null'],
     items: { type: 'string', enum: [...KEY_SCOPES] },
     description: '`["read"]` makes a read-only key (every write → 403 `This key is read-only`), the kind to give coding agents; default `["read", "write"]`.',
@@ -326,10 +324,10 @@ export const KeyScopesInput = z
 
 export const CreateKeyInput = body({
   name: text('name', 1, 100),
-  expiresInDays: optionalInteger('expiresInDays', 1, 3650).openapi({ description: 'Without it the key never expires.' }),
+  expiresInDays: optionalInteger('expiresInDays', 1, 3650).meta({ description: 'Without it the key never expires.' }),
   scopes: KeyScopesInput,
   teamId: z
     .string({ error: 'Invalid value for teamId: expected a string or null' })
     .nullish()
-    .openapi({ description: "Bind the key to a team where you are admin or member: projects created through it are the team's. Absent or null: yours." }),
-}).openapi('CreateKey');
+    .meta({ description: "Bind the key to a team where you are admin or member: projects created through it are the team's. Absent or null: yours." }),
+}).meta({ id: 'CreateKey' });

@@ -17,21 +17,22 @@ import { isUserCtx, type AnyCtx, type Ctx, type OperatorCtx } from './context';
 import { body, choice, parseInput, text, z } from './inputs';
 import { presentInvitation, presentMember, presentTeam, presentTeamOverview, type InvitationDto, type MemberDto, type TeamDto } from './presenters/team';
 
-export const TeamRoleInput = choice('role', TEAM_ROLES).openapi('TeamRole', {
+export const TeamRoleInput = choice('role', TEAM_ROLES).meta({
+  id: 'TeamRole',
   description: 'admin: everything of the team; member: reads, uploads, changes the sessions they uploaded; viewer: reads only.',
 });
-export const TeamNameInput = body({ name: text('name', 1, 100) }).openapi('TeamName');
-export const AddMemberInput = body({ email: text('email', 1, 320), role: TeamRoleInput }).openapi('AddTeamMember');
-export const MemberRoleInput = body({ role: TeamRoleInput }).openapi('TeamMemberRole');
+export const TeamNameInput = body({ name: text('name', 1, 100) }).meta({ id: 'TeamName' });
+export const AddMemberInput = body({ email: text('email', 1, 320), role: TeamRoleInput }).meta({ id: 'AddTeamMember' });
+export const MemberRoleInput = body({ role: TeamRoleInput }).meta({ id: 'TeamMemberRole' });
 export const InvitationInput = body({
   role: TeamRoleInput,
   email: z
     .string({ error: 'Invalid value for email: expected a string' })
     .max(320)
     .nullish()
-    .openapi({ description: 'Only this email may accept it; absent: anyone holding the link.' }),
-}).openapi('CreateTeamInvitation');
-export const InvitationTokenInput = body({ token: text('token', 1, 200) }).openapi('TeamInvitationToken');
+    .meta({ description: 'Only this email may accept it; absent: anyone holding the link.' }),
+}).meta({ id: 'CreateTeamInvitation' });
+export const InvitationTokenInput = body({ token: text('token', 1, 200) }).meta({ id: 'TeamInvitationToken' });
 
 export const LAST_ADMIN = 'A team needs at least one admin';
 

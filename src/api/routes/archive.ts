@@ -17,16 +17,16 @@ export const archiveRoutes = {
       projectId: z
         .union([z.string(), z.array(z.string())])
         .optional()
-        .openapi({ description: 'Only these projects (repeatable); each must be yours or one of a team where you are admin.' }),
+        .meta({ description: 'Only these projects (repeatable); each must be yours or one of a team where you are admin.' }),
       teamId: z
         .string()
         .optional()
-        .openapi({ description: 'Only the projects of this team, where you must be admin (not a member: 404 `Team not found`; a member or viewer: 403).' }),
+        .meta({ description: 'Only the projects of this team, where you must be admin (not a member: 404 `Team not found`; a member or viewer: 403).' }),
     }),
     responses: {
       200: {
         description: 'The archive.',
-        content: { 'application/x-tar': z.string().openapi({ format: 'binary' }) },
+        content: { 'application/x-tar': z.string().meta({ format: 'binary' }) },
         headers: ['Content-Disposition'],
         requiredHeaders: ['Content-Disposition'],
       },
@@ -42,11 +42,11 @@ export const archiveRoutes = {
     description:
       'The tar of `GET /export` as the body (streamed; at most `MAX_IMPORT_BYTES`, default 10 GiB; no `Idempotency-Key`). Each file is checked against the manifest (size, sha256) before its session is written; a bad or missing file, or a project of another account, is reported in `errors` and nothing of that session is written; the rest is imported (still 200). Ids, times, titles, tags, extra metadata keys and ETags are kept; content passes secret redaction like an upload. Not a tar, a manifest of another format or version, a path outside `projects/` → 400 and nothing written; over the limit → 413.',
     query: z.object({
-      onConflict: z.enum(['skip', 'overwrite', 'newer']).optional().openapi({
+      onConflict: z.enum(['skip', 'overwrite', 'newer']).optional().meta({
         description:
           "A session that exists already: keep it (`skip`, default), replace it (`overwrite`), or replace it when the archive's `updatedAt` is later (`newer`).",
       }),
-      teamId: z.string().optional().openapi({
+      teamId: z.string().optional().meta({
         description:
           "Import into this team: new projects are the team's, existing ones must be the team's. You must be admin or member of it (not a member: 404 `Team not found`, before the body is read; a viewer: 403). A member replaces only the sessions they uploaded.",
       }),

@@ -10,7 +10,7 @@ const GraphqlError = z.object({
 });
 const GraphqlResponse = z
   .object({ data: z.record(z.string(), z.unknown()).nullable().optional(), errors: z.array(GraphqlError).optional() })
-  .openapi('GraphqlResponse', { description: 'What the operation selected (`data`) and what went wrong (`errors`, each with `extensions.code`).' });
+  .meta({ id: 'GraphqlResponse', description: 'What the operation selected (`data`) and what went wrong (`errors`, each with `extensions.code`).' });
 
 export const graphqlRoutes = {
   graphql: defineRoute({

@@ -79,7 +79,7 @@ export const sessionRoutes = {
         content: {
           'application/json': envelope(z.strictObject({ session: R.SessionDetail })),
           'text/markdown': z.string(),
-          'application/vnd.specstory.session-data+json': z.unknown().openapi({ description: 'The JSON blob as uploaded.' }),
+          'application/vnd.specstory.session-data+json': z.unknown().meta({ description: 'The JSON blob as uploaded.' }),
         },
         headers: [...SESSION_HEADERS],
         requiredHeaders: ['ETag', 'Last-Modified', 'X-Markdown-Size'],
@@ -100,7 +100,7 @@ export const sessionRoutes = {
     responses: {
       200: {
         description: 'The raw data (empty when none was uploaded).',
-        content: { 'application/octet-stream': z.string().openapi({ format: 'binary' }) },
+        content: { 'application/octet-stream': z.string().meta({ format: 'binary' }) },
         headers: [...SESSION_HEADERS],
         requiredHeaders: ['ETag', 'Last-Modified'],
       },
@@ -142,8 +142,8 @@ export const sessionRoutes = {
       'Creates the project when it does not exist. `Content-Encoding: gzip` accepted. Re-sending identical content changes nothing (same `etag` and `updatedAt`). Atomic.',
     params: sessionParams,
     headers: z.object({
-      'If-Match': z.string().optional().openapi({ description: 'Only if the stored session has this etag, else 412.' }),
-      'If-None-Match': z.literal('*').optional().openapi({ description: 'Only if the session does not exist yet, else 412.' }),
+      'If-Match': z.string().optional().meta({ description: 'Only if the stored session has this etag, else 412.' }),
+      'If-None-Match': z.literal('*').optional().meta({ description: 'Only if the session does not exist yet, else 412.' }),
       'Content-Encoding': z.enum(['gzip', 'identity']).optional(),
     }),
     body: R.UploadSessionBody,

@@ -4,7 +4,7 @@ import { envelope, Timestamp, z } from '../schemas/common';
 import { Role, Team, TeamInvitation, TeamMember } from '../schemas/teams';
 import * as T from '../../services/teams';
 
-const teamParam = z.object({ teamId: z.string().openapi({ description: 'A team you are a member of; any other → 404 `Team not found`.' }) });
+const teamParam = z.object({ teamId: z.string().meta({ description: 'A team you are a member of; any other → 404 `Team not found`.' }) });
 const memberParams = teamParam.extend({ userId: z.string() });
 const Empty = envelope(z.strictObject({}));
 

@@ -1,21 +1,21 @@
 /** Accounts, browser sessions and device login (docs/accounts.md). */
 import { Timestamp, z } from './common';
 
-export const User = z.strictObject({ id: z.string(), email: z.string(), name: z.string().nullable(), role: z.enum(['admin', 'member']) }).openapi('User');
+export const User = z.strictObject({ id: z.string(), email: z.string(), name: z.string().nullable(), role: z.enum(['admin', 'member']) }).meta({ id: 'User' });
 
-export const SignInBody = z.object({ email: z.string().min(1), password: z.string().min(1) }).openapi('SignIn');
+export const SignInBody = z.object({ email: z.string().min(1), password: z.string().min(1) }).meta({ id: 'SignIn' });
 
-export const SignedIn = z.strictObject({ user: User }).openapi('SignedIn');
+export const SignedIn = z.strictObject({ user: User }).meta({ id: 'SignedIn' });
 
 export const BrowserSession = z
-  .strictObject({ user: User, csrfToken: z.string().openapi({ description: 'Send as `X-CSRF-Token` on cookie-authenticated requests other than GET/HEAD.' }) })
-  .openapi('BrowserSession');
+  .strictObject({ user: User, csrfToken: z.string().meta({ description: 'Send as `X-CSRF-Token` on cookie-authenticated requests other than GET/HEAD.' }) })
+  .meta({ id: 'BrowserSession' });
 
-export const Empty = z.strictObject({}).openapi('Empty');
+export const Empty = z.strictObject({}).meta({ id: 'Empty' });
 
 export const DeviceLoginBody = z
   .object({
-    device_code: z.string().openapi({ description: 'The code shown on /cli-login (`ABC-123`; the dash is cosmetic, case-insensitive).' }),
+    device_code: z.string().meta({ description: 'The code shown on /cli-login (`ABC-123`; the dash is cosmetic, case-insensitive).' }),
     hostname: z.string(),
     os: z.string(),
     os_version: z.string(),
@@ -26,58 +26,64 @@ export const DeviceLoginBody = z
     client_version: z.string(),
   })
   .partial({ hostname: true, os: true, os_version: true, os_display_name: true, architecture: true, username: true, client: true, client_version: true })
-  .openapi('DeviceLogin');
+  .meta({ id: 'DeviceLogin' });
 
 export const DeviceLoginResult = z
   .strictObject({
-    refreshToken: z.string().openapi({ description: 'Lasts 10 years; listed with the user’s keys as `<client> on <hostname>`.' }),
+    refreshToken: z.string().meta({ description: 'Lasts 10 years; listed with the user’s keys as `<client> on <hostname>`.' }),
     createdAt: Timestamp,
     expiresAt: Timestamp,
     user: z.strictObject({ email: z.string() }),
   })
-  .openapi('DeviceLoginResult', { description: 'No `{success, data}` envelope (client-compatible).' });
+  .meta({ id: 'DeviceLoginResult', description: 'No `{success, data}` envelope (client-compatible).' });
 
 export const AccessToken = z
   .strictObject({
-    accessToken: z.string().openapi({ description: 'A JWT valid 1 hour, accepted wherever an API key is.' }),
+    accessToken: z.string().meta({ description: 'A JWT valid 1 hour, accepted wherever an API key is.' }),
     createdAt: Timestamp,
     expiresAt: Timestamp,
   })
-  .openapi('AccessToken', { description: 'No `{success, data}` envelope (client-compatible).' });
+  .meta({ id: 'AccessToken', description: 'No `{success, data}` envelope (client-compatible).' });
 
-export const DeviceLogout = z.strictObject({ success: z.literal(true) }).openapi('DeviceLogout');
+export const DeviceLogout = z.strictObject({ success: z.literal(true) }).meta({ id: 'DeviceLogout' });
 
 /** First run, sign-up, reset links, the admins' Users page and /cli-login codes. */
-const Password = z.string().min(10).max(256).openapi({ description: '10–256 characters.' });
+const Password = z.string().min(10).max(256).meta({ description: '10–256 characters.' });
 
 export const SetupState = z
   .strictObject({
-    needsSetup: z.boolean().openapi({ description: 'True while no user exists: the console offers Create the first account.' }),
-    signupEnabled: z.boolean().openapi({ description: 'SIGNUP_ENABLED: self sign-up at POST /auth/sign-up.' }),
+    needsSetup: z.boolean().meta({ description: 'True while no user exists: the console offers Create the first account.' }),
+    signupEnabled: z.boolean().meta({ description: 'SIGNUP_ENABLED: self sign-up at POST /auth/sign-up.' }),
   })
-  .openapi('SetupState');
+  .meta({ id: 'SetupState' });
 
-export const NewAccountBody = z.object({ email: z.string(), name: z.string().nullable().optional(), password: Password }).openapi('NewAccount');
+export const NewAccountBody = z.object({ email: z.string(), name: z.string().nullable().optional(), password: Password }).meta({ id: 'NewAccount' });
 
-export const SignUpBody = NewAccountBody.extend({
-  invitationToken: z
-    .string()
-    .optional()
-    .openapi({ description: 'An open team invitation: the account joins its team (and may be created with sign-up disabled).' }),
-}).openapi('SignUp');
+// An intersection, not `.extend()`: the document then refers to NewAccount (allOf) instead of repeating it.
+export const SignUpBody = z
+  .intersection(
+    NewAccountBody,
+    z.object({
+      invitationToken: z
+        .string()
+        .optional()
+        .meta({ description: 'An open team invitation: the account joins its team (and may be created with sign-up disabled).' }),
+    }),
+  )
+  .meta({ id: 'SignUp' });
 
-const RevokeCredentials = z.boolean().nullable().optional().openapi({
+const RevokeCredentials = z.boolean().nullable().optional().meta({
   description: 'Also revoke every API key and device token of the user (and what was created with them). Absent or null: true; false keeps them.',
   default: true,
 });
 
 export const ChangePasswordBody = z
   .object({ currentPassword: z.string().min(1), newPassword: Password, revokeCredentials: RevokeCredentials })
-  .openapi('ChangePassword');
+  .meta({ id: 'ChangePassword' });
 
 export const ResetPasswordBody = z
-  .object({ token: z.string().min(1).openapi({ description: 'The `token` of the reset link.' }), password: Password, revokeCredentials: RevokeCredentials })
-  .openapi('ResetPassword');
+  .object({ token: z.string().min(1).meta({ description: 'The `token` of the reset link.' }), password: Password, revokeCredentials: RevokeCredentials })
+  .meta({ id: 'ResetPassword' });
 
 export const AdminUser = z
   .strictObject({
@@ -88,38 +94,38 @@ export const AdminUser = z
     createdAt: Timestamp,
     disabledAt: Timestamp.nullable(),
   })
-  .openapi('AdminUser');
+  .meta({ id: 'AdminUser' });
 
-export const UserList = z.strictObject({ users: z.array(AdminUser), total: z.number().int() }).openapi('UserList');
+export const UserList = z.strictObject({ users: z.array(AdminUser), total: z.number().int() }).meta({ id: 'UserList' });
 
 export const CreateUserBody = z
   .object({
     email: z.string(),
     name: z.string().nullable().optional(),
     role: z.enum(['admin', 'member']).optional(),
-    password: Password.optional().openapi({ description: 'Without it the answer carries a reset link to set one.' }),
+    password: Password.optional().meta({ description: 'Without it the answer carries a reset link to set one.' }),
   })
-  .openapi('CreateUser');
+  .meta({ id: 'CreateUser' });
 
 export const ResetLink = z
   .strictObject({
-    link: z.string().openapi({ description: '`<base>/reset-password?token=…`, one use.' }),
-    expiresAt: Timestamp.openapi({ description: 'One hour after it was made.' }),
+    link: z.string().meta({ description: '`<base>/reset-password?token=…`, one use.' }),
+    expiresAt: Timestamp.meta({ description: 'One hour after it was made.' }),
   })
-  .openapi('ResetLink');
+  .meta({ id: 'ResetLink' });
 
 export const CreatedUser = z
   .strictObject({ user: AdminUser, link: z.string().optional(), expiresAt: Timestamp.optional() })
-  .openapi('CreatedUser', { description: '`link` and `expiresAt`: a reset link, when the user was created without a password.' });
+  .meta({ id: 'CreatedUser', description: '`link` and `expiresAt`: a reset link, when the user was created without a password.' });
 
-export const AdminUserResult = z.strictObject({ user: AdminUser }).openapi('AdminUserResult');
+export const AdminUserResult = z.strictObject({ user: AdminUser }).meta({ id: 'AdminUserResult' });
 
 export const DeviceCodeResult = z
   .strictObject({
     code: z
       .string()
       .regex(/^[A-Z0-9]{6}$/)
-      .openapi({ description: 'Six letters and digits; shown as `ABC-123`.' }),
-    expiresAt: Timestamp.openapi({ description: 'Ten minutes after it was issued.' }),
+      .meta({ description: 'Six letters and digits; shown as `ABC-123`.' }),
+    expiresAt: Timestamp.meta({ description: 'Ten minutes after it was issued.' }),
   })
-  .openapi('DeviceCode');
+  .meta({ id: 'DeviceCode' });

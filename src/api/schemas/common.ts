@@ -1,6 +1,6 @@
 /**
- * Building blocks of the REST schemas: the zod instance extended with `.openapi()`,
- * the `{success, data}` envelope, the error envelope, and the response headers every description
+ * Building blocks of the REST schemas: zod (documented through its own `.meta()`), the
+ * `{success, data}` envelope, the error envelope, and the response headers every description
  * refers to. Every schema of src/api/schemas/ is plain zod: it validates input where a router
  * uses it and it is what GET /api/v1/openapi.json is generated from.
  */
@@ -10,7 +10,7 @@ import { PROJECT_ID_PATTERN } from '../../domain/project';
 export { z, PROJECT_ID_PATTERN };
 
 /** ISO 8601 UTC with milliseconds, e.g. `2024-01-15T10:30:00.000Z`. */
-export const Timestamp = z.iso.datetime().openapi({ example: '2024-01-15T10:30:00.000Z' });
+export const Timestamp = z.iso.datetime().meta({ example: '2024-01-15T10:30:00.000Z' });
 
 /** `{success: true, data}`: every JSON success response of projects, sessions, API keys and the upload CLI. */
 export const envelope = <T extends z.ZodType>(data: T) => z.strictObject({ success: z.literal(true), data });
@@ -18,9 +18,9 @@ export const envelope = <T extends z.ZodType>(data: T) => z.strictObject({ succe
 export const ErrorEnvelope = z
   .strictObject({
     success: z.literal(false),
-    error: z.string().openapi({ example: 'Project not found' }),
+    error: z.string().meta({ example: 'Project not found' }),
   })
-  .openapi('Error', { description: 'Every error of the REST API. The message never carries a stack, SQL or a token.' });
+  .meta({ id: 'Error', description: 'Every error of the REST API. The message never carries a stack, SQL or a token.' });
 
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 

@@ -2,11 +2,11 @@
 import { PROJECT_ID_PATTERN, z } from './common';
 
 export const projectParam = z.object({
-  projectId: z.string().openapi({ description: `Matches \`${PROJECT_ID_PATTERN}\`; any other id is a 404 on reads and a 400 on creates.` }),
+  projectId: z.string().meta({ description: `Matches \`${PROJECT_ID_PATTERN}\`; any other id is a 404 on reads and a 400 on creates.` }),
 });
 export const sessionParams = projectParam.extend({
-  sessionId: z.string().openapi({ description: 'A UUID (any case). Not a UUID: 404 on reads and deletes, 400 on PUT.' }),
+  sessionId: z.string().meta({ description: 'A UUID (any case). Not a UUID: 404 on reads and deletes, 400 on PUT.' }),
 });
-export const ifNoneMatch = z.object({ 'If-None-Match': z.string().optional().openapi({ description: 'Weak comparison; a list or `*`. A match → 304.' }) });
+export const ifNoneMatch = z.object({ 'If-None-Match': z.string().optional().meta({ description: 'Weak comparison; a list or `*`. A match → 304.' }) });
 export const SESSION_HEADERS = ['ETag', 'Last-Modified', 'X-Markdown-Size', 'X-Raw-Data-Size', 'X-Session-Data-Size'] as const;
 export const notModified = { description: 'Not modified: `ETag`, no body.', requiredHeaders: ['ETag' as const] };

@@ -11,20 +11,20 @@ import { UploadInput } from '../../domain/upload';
 // Projects
 
 export const { ProjectIcon, ProjectColor } = inputs;
-export const ProjectId = z.string().regex(new RegExp(PROJECT_ID_PATTERN)).openapi({ example: '833c-d926-f753-7b4a' });
+export const ProjectId = z.string().regex(new RegExp(PROJECT_ID_PATTERN)).meta({ example: '833c-d926-f753-7b4a' });
 export const SessionId = z
   .string()
   .regex(new RegExp(UUID_PATTERN))
-  .openapi({ description: 'A UUID; any case in paths, lower-case in responses.', example: '3f2b8a4e-1c1d-4f5e-9a7b-2d6c8e9f0a1b' });
+  .meta({ description: 'A UUID; any case in paths, lower-case in responses.', example: '3f2b8a4e-1c1d-4f5e-9a7b-2d6c8e9f0a1b' });
 
 const redactions = z
   .array(
     z.strictObject({
-      rule: z.string().openapi({ description: 'The rule that found them, e.g. `github-token`, `private-key`, `secret-value`.', example: 'github-token' }),
-      count: z.int().min(1).openapi({ description: 'How many were found.' }),
+      rule: z.string().meta({ description: 'The rule that found them, e.g. `github-token`, `private-key`, `secret-value`.', example: 'github-token' }),
+      count: z.int().min(1).meta({ description: 'How many were found.' }),
     }),
   )
-  .openapi({
+  .meta({
     description:
       'Secrets masked in (or, with `REDACT_SECRETS=report`, only found in) the uploads of this session — name, markdown, raw data, session data, metadata — per rule, sorted by rule; `[]` when none (docs/security.md). Never the values.',
   });
@@ -40,7 +40,8 @@ export const SessionMetadata = z
     tags: z.array(z.string()),
   })
   .catchall(z.string().nullable())
-  .openapi('SessionMetadata', {
+  .meta({
+    id: 'SessionMetadata',
     description:
       'The seven documented fields (unsent strings read `null`, unsent arrays `[]`), plus the extra string keys the client sent (e.g. `machineName`, `title`, `summary`), as they came.',
   });
@@ -48,25 +49,25 @@ export const SessionMetadata = z
 export const Owner = z
   .strictObject({
     type: z.enum(['user', 'team']),
-    id: z.string().openapi({ description: "The owning user's or team's id (= the project's `ownerId`)." }),
-    name: z.string().openapi({ description: "The team's name, or the user's name (their email when they have none)." }),
+    id: z.string().meta({ description: "The owning user's or team's id (= the project's `ownerId`)." }),
+    name: z.string().meta({ description: "The team's name, or the user's name (their email when they have none)." }),
   })
-  .openapi('Owner', { description: 'Who owns a project: one user or one team.' });
+  .meta({ id: 'Owner', description: 'Who owns a project: one user or one team.' });
 
 export const Uploader = z
   .strictObject({ id: z.string(), name: z.string() })
   .nullable()
-  .openapi('Uploader', { description: 'The user whose credential first created the session; null for sessions stored before teams existed.' });
+  .meta({ id: 'Uploader', description: 'The user whose credential first created the session; null for sessions stored before teams existed.' });
 
 const sessionFields = {
-  id: z.string().openapi({ description: 'The session UUID, lower-case.' }),
-  clientId: z.string().openapi({ description: '= `id` (client-compatible).' }),
+  id: z.string().meta({ description: 'The session UUID, lower-case.' }),
+  clientId: z.string().meta({ description: '= `id` (client-compatible).' }),
   projectId: z.string(),
   name: z.string(),
   userTitle: z.string().nullable(),
   markdownSize: z.int().min(0),
   rawDataSize: z.int().min(0),
-  sessionDataSize: z.int().min(0).openapi({ description: "Bytes of `sessionData` (the upload CLI's resumable session data), 0 when none." }),
+  sessionDataSize: z.int().min(0).meta({ description: "Bytes of `sessionData` (the upload CLI's resumable session data), 0 when none." }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   startedAt: Timestamp,
@@ -78,19 +79,19 @@ const sessionFields = {
 
 /** A session without its content; `etag` is absent only in `GET /sessions/recent`. */
 export const Session = z
-  .strictObject({ ...sessionFields, etag: z.string().optional().openapi({ description: 'Same value as the `ETag` header.' }) })
-  .openapi('Session');
+  .strictObject({ ...sessionFields, etag: z.string().optional().meta({ description: 'Same value as the `ETag` header.' }) })
+  .meta({ id: 'Session' });
 
-export const ProjectRef = z.strictObject({ id: z.string(), name: z.string(), icon: z.string(), color: z.string(), owner: Owner }).openapi('ProjectRef');
+export const ProjectRef = z.strictObject({ id: z.string(), name: z.string(), icon: z.string(), color: z.string(), owner: Owner }).meta({ id: 'ProjectRef' });
 
 export const SessionDetail = z
   .strictObject({ ...sessionFields, etag: z.string(), markdownContent: z.string(), project: ProjectRef })
-  .openapi('SessionDetail', { description: 'A session with its markdown and its project.' });
+  .meta({ id: 'SessionDetail', description: 'A session with its markdown and its project.' });
 
 export const Project = z
   .strictObject({
     id: z.string(),
-    ownerId: z.string().openapi({ description: "The owning user's or team's id." }),
+    ownerId: z.string().meta({ description: "The owning user's or team's id." }),
     owner: Owner,
     name: z.string(),
     icon: ProjectIcon,
@@ -99,17 +100,17 @@ export const Project = z
     updatedAt: Timestamp,
     sessionCount: z.int().min(0),
     totalMarkdownSize: z.int().min(0),
-    lastActivity: Timestamp.openapi({ description: "Latest session `updatedAt`, else the project's." }),
-    lastUpdated: Timestamp.openapi({ description: '= `lastActivity` (the name the upload CLI reads).' }),
-    sessions: z.array(Session).optional().openapi({ description: 'Only with `resumable=true`: the resumable sessions, newest first.' }),
+    lastActivity: Timestamp.meta({ description: "Latest session `updatedAt`, else the project's." }),
+    lastUpdated: Timestamp.meta({ description: '= `lastActivity` (the name the upload CLI reads).' }),
+    sessions: z.array(Session).optional().meta({ description: 'Only with `resumable=true`: the resumable sessions, newest first.' }),
   })
-  .openapi('Project');
+  .meta({ id: 'Project' });
 
 /** Request bodies are the services' input schemas (src/services/inputs.ts): what validates is what is described. */
 export const CreateProjectBody = inputs.CreateProjectInput;
 export const UpdateProjectBody = inputs.UpdateProjectInput;
 
-export const DeletedProject = z.strictObject({ deletedProject: Project, deletedAt: Timestamp }).openapi('DeletedProject');
+export const DeletedProject = z.strictObject({ deletedProject: Project, deletedAt: Timestamp }).meta({ id: 'DeletedProject' });
 
 // ------------------------------------------------------------------------------------------
 // Sessions
@@ -125,30 +126,30 @@ export const UploadSessionBody = UploadInput.meta({
 
 export const UploadResult = z
   .strictObject({ sessionId: z.string(), projectId: z.string(), createdAt: Timestamp, updatedAt: Timestamp, etag: z.string() })
-  .openapi('UploadResult');
+  .meta({ id: 'UploadResult' });
 
 export const PatchSessionBody = inputs.PatchSessionInput;
 
 export const SessionPage = z
   .strictObject({
     sessions: z.array(Session),
-    total: z.int().min(0).openapi({ description: 'All sessions of the project.' }),
+    total: z.int().min(0).meta({ description: 'All sessions of the project.' }),
     projectId: z.string(),
-    nextCursor: z.string().nullable().openapi({ description: 'Pass as `cursor` for the next page; null at the end.' }),
+    nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null at the end.' }),
   })
-  .openapi('SessionPage');
+  .meta({ id: 'SessionPage' });
 
 export const RecentSessions = z
-  .strictObject({ sessions: z.array(Session), total: z.int().min(0).openapi({ description: 'Number of sessions returned.' }) })
-  .openapi('RecentSessions');
+  .strictObject({ sessions: z.array(Session), total: z.int().min(0).meta({ description: 'Number of sessions returned.' }) })
+  .meta({ id: 'RecentSessions' });
 
 export const SessionSizes = z
   .strictObject({
-    sessions: z.record(z.string(), z.int().min(0)).openapi({
+    sessions: z.record(z.string(), z.int().min(0)).meta({
       description: '`<sessionId>`: markdown bytes, and `<sessionId>:sessionData`: session data bytes for each session that has some.',
     }),
   })
-  .openapi('SessionSizes');
+  .meta({ id: 'SessionSizes' });
 
 export const ResumeSearchBody = inputs.ResumeSearchInput;
 
@@ -157,16 +158,16 @@ export const ResumeResult = z
     ...sessionFields,
     etag: z.string().optional(),
     projectName: z.string(),
-    snippet: z.string().openapi({ description: 'From the first matching exchange; matched words wrapped in U+0002 … U+0003, no HTML.' }),
+    snippet: z.string().meta({ description: 'From the first matching exchange; matched words wrapped in U+0002 … U+0003, no HTML.' }),
   })
-  .openapi('ResumeResult');
+  .meta({ id: 'ResumeResult' });
 
 export const Entitlement = z
   .strictObject({
     plan: z.literal('self-hosted'),
     features: z.strictObject({ resume: z.boolean(), skills: z.boolean(), knowledge_base: z.boolean(), work_tracking: z.boolean(), governance: z.boolean() }),
   })
-  .openapi('Entitlement');
+  .meta({ id: 'Entitlement' });
 
 // ------------------------------------------------------------------------------------------
 // API keys
@@ -180,55 +181,56 @@ export const ApiKey = z
     lastUsedAt: Timestamp.nullable(),
     expiresAt: Timestamp.nullable(),
     revokedAt: Timestamp.nullable(),
-    scopes: z.array(z.enum(['read', 'write'])).openapi({ description: '`["read"]`: a read-only key (every write → 403); `["read", "write"]`: full access.' }),
-    teamId: z.string().nullable().openapi({
+    scopes: z.array(z.enum(['read', 'write'])).meta({ description: '`["read"]`: a read-only key (every write → 403); `["read", "write"]`: full access.' }),
+    teamId: z.string().nullable().meta({
       description: 'The team that owns projects created through this key (new projects of an upload, `POST /projects` without `teamId`); null: your own.',
     }),
   })
-  .openapi('ApiKey', { description: 'Never the token.' });
+  .meta({ id: 'ApiKey', description: 'Never the token.' });
 
 export const CreateKeyBody = inputs.CreateKeyInput;
 
-export const CreatedKey = z.strictObject({ key: ApiKey, token: z.string().openapi({ description: 'The JWT, shown this once.' }) }).openapi('CreatedKey');
+export const CreatedKey = z.strictObject({ key: ApiKey, token: z.string().meta({ description: 'The JWT, shown this once.' }) }).meta({ id: 'CreatedKey' });
 
 // ------------------------------------------------------------------------------------------
 // The paged read of a session, by exchange (docs/rest.md; src/services/exchanges.ts)
 
 export const SessionExchange = z
   .strictObject({
-    number: z.int().min(1).openapi({ description: 'Position of the exchange in the session, from 1 (the reader links to `#exchange-<number>`).' }),
-    title: z.string().openapi({
+    number: z.int().min(1).meta({ description: 'Position of the exchange in the session, from 1 (the reader links to `#exchange-<number>`).' }),
+    title: z.string().meta({
       description:
         "The first line of the user's prompt (markdown marks removed, at most 120 characters); for what precedes the first prompt, the transcript's title. Text, never markup.",
     }),
-    start: z.int().min(0).openapi({ description: 'Byte offset of the exchange in the markdown.' }),
-    size: z.int().min(0).openapi({ description: 'Bytes of the exchange (at most 262144: a longer exchange is served in pieces).' }),
-    continuation: z.boolean().openapi({ description: '`true` for a later piece of an exchange longer than 256 KiB.' }),
-    markdown: z.string().optional().openapi({ description: 'The exchange\u2019s markdown, byte-exact; absent with `content=false`.' }),
+    start: z.int().min(0).meta({ description: 'Byte offset of the exchange in the markdown.' }),
+    size: z.int().min(0).meta({ description: 'Bytes of the exchange (at most 262144: a longer exchange is served in pieces).' }),
+    continuation: z.boolean().meta({ description: '`true` for a later piece of an exchange longer than 256 KiB.' }),
+    markdown: z.string().optional().meta({ description: 'The exchange\u2019s markdown, byte-exact; absent with `content=false`.' }),
   })
-  .openapi('SessionExchange', { description: 'One exchange of a session: a user turn with the agent turns that answer it.' });
+  .meta({ id: 'SessionExchange', description: 'One exchange of a session: a user turn with the agent turns that answer it.' });
 
 export const SessionExchangePage = z
   .strictObject({
     projectId: z.string(),
     sessionId: z.string(),
-    etag: z.string().openapi({ description: 'The version every exchange of this page comes from (same as the `ETag` header); compare across pages.' }),
+    etag: z.string().meta({ description: 'The version every exchange of this page comes from (same as the `ETag` header); compare across pages.' }),
     markdownSize: z.int().min(0),
-    total: z.int().min(0).openapi({ description: 'Number of exchanges of the session.' }),
-    offset: z.int().min(0).openapi({ description: 'The `offset` asked for.' }),
+    total: z.int().min(0).meta({ description: 'Number of exchanges of the session.' }),
+    offset: z.int().min(0).meta({ description: 'The `offset` asked for.' }),
     exchanges: z.array(SessionExchange),
-    nextOffset: z.int().min(1).nullable().openapi({ description: '`offset` of the next page; null at the end.' }),
+    nextOffset: z.int().min(1).nullable().meta({ description: '`offset` of the next page; null at the end.' }),
   })
-  .openapi('SessionExchangePage');
+  .meta({ id: 'SessionExchangePage' });
 
 export const ImportSummary = z
   .strictObject({
     projects: z.strictObject({ created: z.int().min(0), existing: z.int().min(0) }),
     sessions: z.strictObject({ created: z.int().min(0), updated: z.int().min(0), skipped: z.int().min(0) }),
     errors: z.array(
-      z.strictObject({ path: z.string().openapi({ description: 'The archive path concerned (empty for the archive as a whole).' }), error: z.string() }),
+      z.strictObject({ path: z.string().meta({ description: 'The archive path concerned (empty for the archive as a whole).' }), error: z.string() }),
     ),
   })
-  .openapi('ImportSummary', {
+  .meta({
+    id: 'ImportSummary',
     description: 'Projects created or already yours; sessions created, updated, skipped (exists, or not newer); what was not imported and why.',
   });

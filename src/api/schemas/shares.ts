@@ -4,30 +4,30 @@ import { Timestamp, z } from './common';
 export const ExpiresInDays = z
   .union([z.literal(1), z.literal(7), z.literal(30), z.literal(90), z.null()])
   .optional()
-  .openapi({ description: 'Days until the link stops working: 1, 7, 30 (the default) or 90; null for never, only with `SHARES_ALLOW_NEVER=true` (else 400).' });
-export const Hidden = z.array(z.int().min(1)).optional().openapi({
+  .meta({ description: 'Days until the link stops working: 1, 7, 30 (the default) or 90; null for never, only with `SHARES_ALLOW_NEVER=true` (else 400).' });
+export const Hidden = z.array(z.int().min(1)).optional().meta({
   description: 'Exchange numbers (1-based, as in the reader’s table of contents) the link leaves out. Hidden exchanges are never copied into the snapshot.',
 });
 export const Audience = z
   .enum(['public', 'signed-in'])
-  .openapi({ description: '`public`: anyone with the link; `signed-in`: any signed-in account of this service.' });
+  .meta({ description: '`public`: anyone with the link; `signed-in`: any signed-in account of this service.' });
 
 export const Share = z
   .strictObject({
     id: z.string(),
-    url: z.string().openapi({ description: '`<base>/s/<token>`; the token carries 128 random bits and a MAC, never a session or project id.' }),
+    url: z.string().meta({ description: '`<base>/s/<token>`; the token carries 128 random bits and a MAC, never a session or project id.' }),
     projectId: z.string(),
     sessionId: z.string(),
-    sessionTitle: z.string().openapi({ description: 'The session’s title now (its user title, else its name).' }),
+    sessionTitle: z.string().meta({ description: 'The session’s title now (its user title, else its name).' }),
     createdAt: Timestamp,
-    snapshotAt: Timestamp.openapi({ description: 'When the snapshot the link shows was taken (creation or the last refresh).' }),
+    snapshotAt: Timestamp.meta({ description: 'When the snapshot the link shows was taken (creation or the last refresh).' }),
     expiresAt: Timestamp.nullable(),
     audience: Audience,
     hiddenExchanges: z.array(z.int()),
     exchangeCount: z.int().min(0),
     views: z.int().min(0),
   })
-  .openapi('Share', { description: 'A share link (docs/shares.md). Only its creator sees it.' });
+  .meta({ id: 'Share', description: 'A share link (docs/shares.md). Only its creator sees it.' });
 
 export const SharedExchange = z.union([
   z.strictObject({ number: z.int().min(1), title: z.string(), markdown: z.string() }),
@@ -37,14 +37,14 @@ export const SharedExchange = z.union([
 export const SharedSession = z
   .strictObject({
     title: z.string(),
-    createdAt: Timestamp.openapi({ description: 'The session’s creation time.' }),
-    sharedAt: Timestamp.openapi({ description: 'When the snapshot was taken.' }),
+    createdAt: Timestamp.meta({ description: 'The session’s creation time.' }),
+    sharedAt: Timestamp.meta({ description: 'When the snapshot was taken.' }),
     agentName: z.string().nullable(),
     llmModels: z.array(z.string()),
     exchangeCount: z.int().min(0),
     hiddenCount: z.int().min(0),
     from: z.int().min(1),
-    nextFrom: z.int().min(1).nullable().openapi({ description: 'The `from` of the next page; null at the end.' }),
+    nextFrom: z.int().min(1).nullable().meta({ description: 'The `from` of the next page; null at the end.' }),
     exchanges: z.array(SharedExchange),
   })
-  .openapi('SharedSession', { description: 'What a share link shows: never raw data, session data, tags, device, branch or any email.' });
+  .meta({ id: 'SharedSession', description: 'What a share link shows: never raw data, session data, tags, device, branch or any email.' });

@@ -7,12 +7,12 @@ export const Team = z
   .strictObject({
     id: z.string(),
     name: z.string(),
-    role: Role.openapi({ description: 'Your role in the team.' }),
+    role: Role.meta({ description: 'Your role in the team.' }),
     memberCount: z.int().min(1),
     projectCount: z.int().min(0),
     createdAt: Timestamp,
   })
-  .openapi('Team');
+  .meta({ id: 'Team' });
 
 export const TeamMember = z
   .strictObject({
@@ -20,8 +20,8 @@ export const TeamMember = z
     role: Role,
     joinedAt: Timestamp,
   })
-  .openapi('TeamMember');
+  .meta({ id: 'TeamMember' });
 
 export const TeamInvitation = z
   .strictObject({ id: z.string(), role: Role, email: z.string().nullable(), createdAt: Timestamp, expiresAt: Timestamp })
-  .openapi('TeamInvitation', { description: 'Never the token.' });
+  .meta({ id: 'TeamInvitation', description: 'Never the token.' });
