@@ -1,8 +1,8 @@
 /**
- * Every page-size bound and default of both front doors, in one place. `def` is the size when the
- * client sends none: REST's query parameters and GraphQL's resolvers read it here, and the same
- * numbers stand as the argument defaults in schema.graphql (test/page-defaults.test.ts holds the
- * two together).
+ * Every page-size bound and default of the front doors, in one place. `def` is the size when the
+ * client sends none: REST's query parameters, GraphQL's resolvers and the MCP tools read it here,
+ * and the same numbers stand as the argument defaults in schema.graphql and in the MCP tools'
+ * published input schemas (test/page-defaults.test.ts holds them together).
  */
 export interface Bound {
   min: number;
@@ -34,4 +34,10 @@ export const PAGES = {
   facets: { min: 1, max: 200, def: 50 },
   /** ProjectStats.sessionsByDay. */
   days: { min: 1, max: 366, def: 30 },
+  /** MCP search_sessions `limit`: results per page. */
+  mcpSearch: { min: 1, max: 20, def: 8 },
+  /** MCP read_exchanges `count`: exchanges per read. */
+  mcpExchanges: { min: 1, max: 10, def: 3 },
+  /** MCP gather_context `maxSessions`: sessions excerpts are taken from. */
+  mcpSessions: { min: 1, max: 10, def: 5 },
 } as const satisfies Record<string, Bound>;

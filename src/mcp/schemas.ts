@@ -4,6 +4,7 @@
  * is wrong in words an agent can act on.
  */
 import { z } from 'zod';
+import type { Bound } from '../domain/pages';
 import { BUDGET } from './text';
 
 export const int = (name: string, min: number, max: number) =>
@@ -12,6 +13,10 @@ export const int = (name: string, min: number, max: number) =>
     .int({ error: `${name} must be an integer from ${min} to ${max}` })
     .min(min, { error: `${name} must be an integer from ${min} to ${max}` })
     .max(max, { error: `${name} must be an integer from ${min} to ${max}` });
+
+/** An optional page size within `bound`, its range and default stated after `what`. */
+export const pageSize = (name: string, bound: Bound, what: string) =>
+  int(name, bound.min, bound.max).optional().describe(`${what} (${bound.min}-${bound.max}, default ${bound.def}).`);
 
 export const words = (name: string, what: string) =>
   z

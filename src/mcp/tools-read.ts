@@ -5,6 +5,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { PAGES } from '../domain/pages';
 import { displayTitle } from '../domain/session';
 import { requireOwnedSession } from '../services/access';
 import { exchangePage } from '../services/exchanges';
@@ -161,7 +162,7 @@ const READ_EXCHANGES = {
     projectId: S.projectId,
     sessionId: S.sessionId,
     from: S.int('from', 1, 10_000_000).optional().describe('First exchange (default 1).'),
-    count: S.int('count', 1, 10).optional().describe('Exchanges to read (1-10, default 3).'),
+    count: S.pageSize('count', PAGES.mcpExchanges, 'Exchanges to read'),
     maxChars: S.maxChars,
   }),
   outputSchema: z.object({
@@ -266,7 +267,7 @@ export function registerReadTools(server: McpServer, m: McpContext): void {
       const from = args.from ?? 1;
       const budget = args.maxChars ?? BUDGET.def;
       const row = await requireOwnedSession(m.ctx, args.projectId, args.sessionId);
-      const page = await exchangePage(m.ctx, row, { offset: from - 1, limit: args.count ?? 3, content: true });
+      const page = await exchangePage(m.ctx, row, { offset: from - 1, limit: args.count ?? PAGES.mcpExchanges.def, content: true });
       if (from > page.total) throw new ToolError(`from must be at most ${page.total}: the session has ${page.total} exchanges`);
       const out: Array<{ number: number; title: string; markdown: string; truncated: boolean }> = [];
       let left = budget;

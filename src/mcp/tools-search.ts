@@ -5,6 +5,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { PAGES } from '../domain/pages';
 import { displayTitle } from '../domain/session';
 import { buildSnippet } from '../search/engine/snippet';
 import { matchRanges, snippetSource } from '../search/engine/highlight';
@@ -48,7 +49,7 @@ const SEARCH_SESSIONS = {
     agents: S.words('agents', 'Only sessions recorded by any of these agents.'),
     from: S.from,
     to: S.to,
-    limit: S.int('limit', 1, 20).optional().describe('Results per page (1-20, default 8).'),
+    limit: S.pageSize('limit', PAGES.mcpSearch, 'Results per page'),
     cursor: S.cursor,
   }),
   outputSchema: z.object({
@@ -77,7 +78,7 @@ const GATHER_CONTEXT = {
   inputSchema: z.object({
     question: query.describe('The question or keywords (at most 512 characters).'),
     projectIds: S.words('projectIds', 'Only these projects.'),
-    maxSessions: S.int('maxSessions', 1, 10).optional().describe('Sessions to take excerpts from (1-10, default 5).'),
+    maxSessions: S.pageSize('maxSessions', PAGES.mcpSessions, 'Sessions to take excerpts from'),
     maxChars: S.maxChars,
   }),
   outputSchema: z.object({
@@ -99,7 +100,7 @@ const GATHER_CONTEXT = {
 export function registerSearchTools(server: McpServer, m: McpContext): void {
   server.registerTool('search_sessions', SEARCH_SESSIONS, (args) =>
     runTool(m, args, async (m) => {
-      const { cursor, limit = 8, ...filters } = args;
+      const { cursor, limit = PAGES.mcpSearch.def, ...filters } = args;
       const offset = cursor ? Number(unseal(m, 'search_sessions', filters, cursor)) : 0;
       const found = await searchSessions(m.ctx, {
         query: args.query,
@@ -156,7 +157,7 @@ export function registerSearchTools(server: McpServer, m: McpContext): void {
   server.registerTool('gather_context', GATHER_CONTEXT, (args) =>
     runTool(m, args, async (m) => {
       const budget = args.maxChars ?? BUDGET.def;
-      const found = await searchQuestion(m, args.question, args.projectIds, args.maxSessions ?? 5);
+      const found = await searchQuestion(m, args.question, args.projectIds, args.maxSessions ?? PAGES.mcpSessions.def);
       const picks: Array<{ r: SearchResultItem; numbers: number[] }> = [];
       for (const r of found.results) picks.push({ r, numbers: await exchangesToQuote(m, r, found.query) });
       const count = picks.reduce((n, p) => n + p.numbers.length, 0);
