@@ -2,7 +2,10 @@
  * A generated corpus of coding sessions for the search benchmark: exchanges under "## User" /
  * "## Assistant" headings, prose with a Zipf-like word distribution over a technical vocabulary
  * plus a long tail of identifiers, and fenced code blocks. Deterministic for a given seed.
+ * insertCorpus writes such sessions (and their users and projects) in bulk.
  */
+import crypto from 'node:crypto';
+import type * as mariadb from 'mariadb';
 
 const CORE = (
   'the a to of and in is for that it with on this as be are we you can will if not or by from at ' +
@@ -119,4 +122,62 @@ export function sampleQueries(n: number, words: string[], seed = 99): string[] {
   const r = rng(seed);
   const mid = words.slice(50, 2000);
   return Array.from({ length: n }, () => `${mid[Math.floor(r() * mid.length)]} ${mid[Math.floor(r() * mid.length)]}`);
+}
+
+/** A generated session written by insertCorpus. */
+export interface CorpusSession {
+  projectId: string;
+  id: string;
+  userId: string;
+  uploadedBy?: string;
+  name: string;
+  md: Buffer;
+  created: Date;
+  llmModels: string[];
+  tags: string[];
+}
+
+/**
+ * Rows of a search corpus in bulk, past the services (no redaction, no upload path): users,
+ * projects, sessions with their markdown (raw data empty) and, with `outbox`, a 'compact' outbox
+ * row each, which the worker indexes straight into the main index as a rebuild's rows are.
+ */
+export async function insertCorpus(
+  pool: mariadb.Pool,
+  rows: {
+    users?: Array<{ id: string; email: string }>;
+    projects?: Array<{ id: string; ownerId: string; ownerType?: 'user' | 'team' }>;
+    sessions?: CorpusSession[];
+    outbox?: boolean;
+  },
+): Promise<void> {
+  const insert = <T>(head: string, row: string, items: T[] | undefined, values: (item: T) => unknown[]) =>
+    items?.length ? pool.query(`${head} VALUES ${items.map(() => row).join(', ')}`, items.flatMap(values)) : undefined;
+  await insert('INSERT INTO users (id, email)', '(?, ?)', rows.users, (u) => [u.id, u.email]);
+  await insert('INSERT INTO projects (id, ownerId, ownerType, name, icon, color)', "(?, ?, ?, ?, 'Code2', 'blue')", rows.projects, (p) => [
+    p.id,
+    p.ownerId,
+    p.ownerType ?? 'user',
+    p.id,
+  ]);
+  const sessions = rows.sessions;
+  await insert(
+    'INSERT INTO sessions (projectId, id, userId, uploadedBy, name, markdownSize, rawDataSize, etag, contentDigest, createdAt, updatedAt, startedAt, endedAt, clientName, metadataJson)',
+    "(?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, 'claude-code', ?)",
+    sessions,
+    (s) => {
+      const digest = crypto.createHash('sha256').update(s.md).digest('hex');
+      const meta = JSON.stringify({ llmModels: s.llmModels, tags: s.tags, gitBranches: [], extra: {} });
+      return [s.projectId, s.id, s.userId, s.uploadedBy ?? null, s.name, s.md.length, `W/"${s.id}"`, digest, s.created, s.created, s.created, s.created, meta];
+    },
+  );
+  await insert('INSERT INTO session_chunks (projectId, sessionId, part, seq, data)', "(?, ?, 'markdown', 0, ?), (?, ?, 'raw', 0, '')", sessions, (s) => [
+    s.projectId,
+    s.id,
+    s.md,
+    s.projectId,
+    s.id,
+  ]);
+  if (rows.outbox)
+    await insert('INSERT INTO search_outbox (op, userId, projectId, sessionId)', "('compact', ?, ?, ?)", sessions, (s) => [s.userId, s.projectId, s.id]);
 }

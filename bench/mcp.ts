@@ -33,7 +33,7 @@ import { createLogger } from '../src/logger';
 import { createApiKey } from '../src/services/keys';
 import { operatorCtx } from '../src/services/context';
 import { databaseNamed, freshDatabase, nodeFetch as makeNodeFetch, percentile, type BenchDatabase } from './support';
-import { generateSession, rng, vocabulary } from './corpus';
+import { generateSession, insertCorpus, rng, vocabulary } from './corpus';
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const reuse = arg('reuse')?.split(',');
@@ -181,15 +181,8 @@ async function loadCorpus(
   users: Array<{ id: string; email: string }>,
   queries: Array<{ user: number; q: string }>,
 ) {
-  await pool.query(
-    `INSERT INTO users (id, email) VALUES ${users.map(() => '(?, ?)').join(', ')}`,
-    users.flatMap((u) => [u.id, u.email]),
-  );
   const projects = users.flatMap((u) => Array.from({ length: PROJECTS_PER_USER }, (_, j) => ({ id: `p-${u.id.slice(0, 8)}-${j}`, ownerId: u.id })));
-  await pool.query(
-    `INSERT INTO projects (id, ownerId, name, icon, color) VALUES ${projects.map(() => "(?, ?, ?, 'Code2', 'blue')").join(', ')}`,
-    projects.flatMap((p) => [p.id, p.ownerId, p.id]),
-  );
+  await insertCorpus(pool, { users, projects });
   const words = vocabulary();
   const r = rng(2024);
   for (let start = 0; start < SESSIONS; start += 500) {
@@ -206,34 +199,7 @@ async function loadCorpus(
       const created = new Date(Date.now() - Math.floor(r() * 90 * 86400_000));
       return { ...s, id: crypto.randomUUID(), projectId: project.id, userId: project.ownerId, created, md: Buffer.from(s.markdown) };
     });
-    await pool.query(
-      `INSERT INTO sessions (projectId, id, userId, name, markdownSize, rawDataSize, etag, contentDigest, createdAt, updatedAt, startedAt, endedAt, clientName, metadataJson)
-       VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-      batch.flatMap((s) => [
-        s.projectId,
-        s.id,
-        s.userId,
-        s.name,
-        s.md.length,
-        0,
-        `W/"${s.id}"`,
-        crypto.createHash('sha256').update(s.md).digest('hex'),
-        s.created,
-        s.created,
-        s.created,
-        s.created,
-        'claude-code',
-        JSON.stringify({ llmModels: s.llmModels, tags: s.tags, gitBranches: [], extra: {} }),
-      ]),
-    );
-    await pool.query(
-      `INSERT INTO session_chunks (projectId, sessionId, part, seq, data) VALUES ${batch.map(() => "(?, ?, 'markdown', 0, ?), (?, ?, 'raw', 0, '')").join(', ')}`,
-      batch.flatMap((s) => [s.projectId, s.id, s.md, s.projectId, s.id]),
-    );
-    await pool.query(
-      `INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ${batch.map(() => "('compact', ?, ?, ?)").join(', ')}`,
-      batch.flatMap((s) => [s.userId, s.projectId, s.id]),
-    );
+    await insertCorpus(pool, { sessions: batch, outbox: true });
   }
 }
 

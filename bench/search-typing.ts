@@ -46,7 +46,7 @@ import { createUser } from '../src/services/users';
 import { launchBrowser, newRecordedPage } from '../test/support/chromium';
 import { startTestApp, type TestApp } from '../test/support/app';
 import { SearchSessionsDocument } from '../web/src/gql/graphql';
-import { generateSession, rng, vocabulary } from './corpus';
+import { generateSession, insertCorpus, rng, vocabulary } from './corpus';
 import { percentile, request } from './support';
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -137,21 +137,13 @@ async function main() {
       { id: first.id, email: first.email },
       ...Array.from({ length: USERS - 1 }, (_, i) => ({ id: crypto.randomUUID(), email: `typing${i + 1}@example.test` })),
     ];
-    await pool.query(
-      `INSERT INTO users (id, email) VALUES ${users
-        .slice(1)
-        .map(() => '(?, ?)')
-        .join(', ')}`,
-      users.slice(1).flatMap((u) => [u.id, u.email]),
-    );
+    // The first user exists already (made through the service above).
+    await insertCorpus(pool, { users: users.slice(1) });
     const tokens = await Promise.all(
       users.map(async (u) => (await createApiKey(operatorCtx(app.deps.db, { jwtSecret: app.deps.config.jwtSecret }), { name: 'bench' }, u.id)).token),
     );
     const projects = users.flatMap((u) => Array.from({ length: PROJECTS_PER_USER }, (_, j) => ({ id: `p-${u.id.slice(0, 8)}-${j}`, ownerId: u.id })));
-    await pool.query(
-      `INSERT INTO projects (id, ownerId, name, icon, color) VALUES ${projects.map(() => "(?, ?, ?, 'Code2', 'blue')").join(', ')}`,
-      projects.flatMap((p) => [p.id, p.ownerId, p.id]),
-    );
+    await insertCorpus(pool, { projects });
     const words = vocabulary();
     const r = rng(2024);
     const queryPool: Array<{ q: string; user: number }> = [];
@@ -174,35 +166,8 @@ async function main() {
           }
           return { ...s, id: crypto.randomUUID(), projectId: project.id, userId: project.ownerId, created, md: Buffer.from(s.markdown) };
         });
-        await pool.query(
-          `INSERT INTO sessions (projectId, id, userId, name, markdownSize, rawDataSize, etag, contentDigest, createdAt, updatedAt, startedAt, endedAt, clientName, metadataJson)
-           VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-          batch.flatMap((s) => [
-            s.projectId,
-            s.id,
-            s.userId,
-            s.name,
-            s.md.length,
-            0,
-            `W/"${s.id}"`,
-            crypto.createHash('sha256').update(s.md).digest('hex'),
-            s.created,
-            s.created,
-            s.created,
-            s.created,
-            'claude-code',
-            JSON.stringify({ llmModels: s.llmModels, tags: s.tags, gitBranches: [], extra: {} }),
-          ]),
-        );
-        await pool.query(
-          `INSERT INTO session_chunks (projectId, sessionId, part, seq, data) VALUES ${batch.map(() => "(?, ?, 'markdown', 0, ?), (?, ?, 'raw', 0, '')").join(', ')}`,
-          batch.flatMap((s) => [s.projectId, s.id, s.md, s.projectId, s.id]),
-        );
+        await insertCorpus(pool, { sessions: batch, outbox: LOAD === 'worker' });
         if (LOAD === 'worker') {
-          await pool.query(
-            `INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ${batch.map(() => "('compact', ?, ?, ?)").join(', ')}`,
-            batch.flatMap((s) => [s.userId, s.projectId, s.id]),
-          );
           search.notify();
           continue;
         }

@@ -41,7 +41,7 @@ import { searchSessions } from '../src/services/search';
 import type { Ctx, Deps } from '../src/services/context';
 import { upsertSession } from '../src/services/session-upload';
 import { databaseNamed, freshDatabase, percentile, type BenchDatabase } from './support';
-import { generateSession, rng, vocabulary } from './corpus';
+import { generateSession, insertCorpus, rng, vocabulary } from './corpus';
 
 /** Written to the data dir by --keep: the queries sampled while loading, for --reuse. */
 const QUERIES_FILE = 'bench-queries.json';
@@ -137,21 +137,11 @@ async function main() {
     sizes.splice(0, sizes.length, loaded);
   } else {
     users = Array.from({ length: USERS }, (_, i) => ({ id: crypto.randomUUID(), email: `bench${i}@example.test` }));
-    await pool.query(
-      `INSERT INTO users (id, email) VALUES ${users.map(() => '(?, ?)').join(', ')}`,
-      users.flatMap((u) => [u.id, u.email]),
-    );
     projects = users.flatMap((u) => Array.from({ length: PROJECTS_PER_USER }, (_, j) => ({ id: `p-${u.id.slice(0, 8)}-${j}`, ownerId: u.id })));
-    await pool.query(
-      `INSERT INTO projects (id, ownerId, name, icon, color) VALUES ${projects.map(() => "(?, ?, ?, 'Code2', 'blue')").join(', ')}`,
-      projects.flatMap((p) => [p.id, p.ownerId, p.id]),
-    );
+    await insertCorpus(pool, { users, projects });
     if (TEAMS > 0) {
       teammates = Array.from({ length: TEAMMATES }, (_, i) => ({ id: crypto.randomUUID(), email: `teammate${i}@example.test` }));
-      await pool.query(
-        `INSERT INTO users (id, email) VALUES ${teammates.map(() => '(?, ?)').join(', ')}`,
-        teammates.flatMap((u) => [u.id, u.email]),
-      );
+      await insertCorpus(pool, { users: teammates });
       const teams = Array.from({ length: TEAMS }, (_, i) => ({ id: crypto.randomUUID(), name: `Team ${i}` }));
       await pool.query(
         `INSERT INTO teams (id, name) VALUES ${teams.map(() => '(?, ?)').join(', ')}`,
@@ -159,11 +149,10 @@ async function main() {
       );
       const members = teams.flatMap((t) => teammates.map((u, i) => [t.id, u.id, i === 0 ? 'admin' : 'member']));
       await pool.query(`INSERT INTO team_members (teamId, userId, role) VALUES ${members.map(() => '(?, ?, ?)').join(', ')}`, members.flat());
-      const teamProjects = teams.flatMap((t) => Array.from({ length: PROJECTS_PER_TEAM }, (_, j) => ({ id: `t-${t.id.slice(0, 8)}-${j}`, ownerId: t.id })));
-      await pool.query(
-        `INSERT INTO projects (id, ownerId, ownerType, name, icon, color) VALUES ${teamProjects.map(() => "(?, ?, 'team', ?, 'Code2', 'blue')").join(', ')}`,
-        teamProjects.flatMap((p) => [p.id, p.ownerId, p.id]),
+      const teamProjects = teams.flatMap((t) =>
+        Array.from({ length: PROJECTS_PER_TEAM }, (_, j) => ({ id: `t-${t.id.slice(0, 8)}-${j}`, ownerId: t.id, ownerType: 'team' as const })),
       );
+      await insertCorpus(pool, { projects: teamProjects });
       projects.push(...teamProjects);
       teamCount = TEAMS;
       teamIds = teams.map((t) => t.id);
@@ -221,36 +210,7 @@ async function main() {
         const uploadedBy = uploaderOf(project.ownerId, seed);
         return { ...s, id: crypto.randomUUID(), projectId: project.id, userId: project.ownerId, uploadedBy, created, md: Buffer.from(s.markdown) };
       });
-      const sessionValues = batch.flatMap((s) => [
-        s.projectId,
-        s.id,
-        s.userId,
-        s.uploadedBy,
-        s.name,
-        s.md.length,
-        0,
-        `W/"${s.id}"`,
-        '0'.repeat(64),
-        s.created,
-        s.created,
-        s.created,
-        s.created,
-        'claude-code',
-        JSON.stringify({ llmModels: s.llmModels, tags: s.tags, gitBranches: [], extra: {} }),
-      ]);
-      await pool.query(
-        `INSERT INTO sessions (projectId, id, userId, uploadedBy, name, markdownSize, rawDataSize, etag, contentDigest, createdAt, updatedAt, startedAt, endedAt, clientName, metadataJson)
-         VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-        sessionValues,
-      );
-      await pool.query(
-        `INSERT INTO session_chunks (projectId, sessionId, part, seq, data) VALUES ${batch.map(() => "(?, ?, 'markdown', 0, ?), (?, ?, 'raw', 0, '')").join(', ')}`,
-        batch.flatMap((s) => [s.projectId, s.id, s.md, s.projectId, s.id]),
-      );
-      await pool.query(
-        `INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ${batch.map(() => "('compact', ?, ?, ?)").join(', ')}`,
-        batch.flatMap((s) => [s.userId, s.projectId, s.id]),
-      );
+      await insertCorpus(pool, { sessions: batch, outbox: true });
       bytesLoaded += batch.reduce((n, s) => n + s.md.length, 0);
       search.notify();
     }

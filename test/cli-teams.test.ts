@@ -1,37 +1,12 @@
 /** Admin CLI: teams create / add-member / list, and their one-line errors. */
-import { execFile } from 'node:child_process';
-import os from 'node:os';
-import path from 'node:path';
 import { startTestApp, type TestApp } from './support/app';
+import { runCli } from './support/cli';
 import { createTestDatabase, type TestDatabase } from './support/db';
 
-const ROOT = path.join(__dirname, '..');
-const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 let db: TestDatabase;
 let app: TestApp;
 
-function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      TSX,
-      [path.join(ROOT, 'src', 'cli', 'main.ts'), ...args],
-      {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          DATABASE_URL: db.url,
-          JWT_SECRET: 'test-secret-that-is-long-enough',
-          DATA_DIR: path.join(os.tmpdir(), 'session-archive-cli-test'),
-          LOG_LEVEL: 'silent',
-        },
-        timeout: 120_000,
-      },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0, stdout: String(stdout), stderr: String(stderr) }),
-    );
-  });
-}
+const cli = (...args: string[]) => runCli(args, { databaseUrl: db.url });
 
 beforeAll(async () => {
   db = await createTestDatabase('sa_cli_teams');

@@ -1,59 +1,20 @@
-import { execFile } from 'node:child_process';
-import os from 'node:os';
-import path from 'node:path';
 import { startTestApp, type TestApp } from './support/app';
+import { runCli, type CliResult } from './support/cli';
 import { createTestDatabase, type TestDatabase } from './support/db';
-
-const SECRET = 'test-secret-that-is-long-enough'; // the same secret startTestApp uses
-const ROOT = path.join(__dirname, '..');
-const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 
 let db: TestDatabase;
 let app: TestApp;
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 function cli(...args: string[]): Promise<CliResult> {
-  return cliWith({}, ...args);
+  return runCli(args, { databaseUrl: db.url });
 }
 
-function cliWith(extraEnv: Record<string, string>, ...args: string[]): Promise<CliResult> {
-  return cliRun(extraEnv, undefined, args);
+function cliWith(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
+  return runCli(args, { databaseUrl: db.url, env });
 }
 
 function cliWithInput(input: string | undefined, ...args: string[]): Promise<CliResult> {
-  return cliRun({}, input, args);
-}
-
-function cliRun(extraEnv: Record<string, string>, input: string | undefined, args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      TSX,
-      [path.join(ROOT, 'src', 'cli', 'main.ts'), ...args],
-      {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          DATABASE_URL: db.url,
-          JWT_SECRET: SECRET,
-          DATA_DIR: path.join(os.tmpdir(), 'session-archive-cli-test'),
-          LOG_LEVEL: 'silent',
-          ...extraEnv,
-        },
-        timeout: 120_000,
-      },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-      },
-    );
-    child.stdin?.end(input ?? '');
-  });
+  return runCli(args, { databaseUrl: db.url, input });
 }
 
 const lines = (s: string) => s.split('\n').filter((l) => l.length > 0);

@@ -5,9 +5,7 @@
  * write and the commit reclaimed by the sweep, `content migrate` db → s3 → db resumed after an
  * interruption, multipart above 8 MiB, and a missing bucket refused at start.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { loadConfig } from '../src/config';
@@ -18,12 +16,12 @@ import { MULTIPART_BYTES, type ObjectStore } from '../src/data/content-store/s3'
 import { sweepObjects } from '../src/data/content-store/sweep';
 import { inTransaction } from '../src/data/transaction';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
+import { runCli } from './support/cli';
 import { createTestDatabase, type TestDatabase } from './support/db';
 import { testDataDir } from './support/meili-engine';
 import { JWT_SECRET, ServerProcess } from './support/server-process';
 import { bucketFor, createBucket, s3Env, S3RVER_KEY, startS3rver, type TestS3 } from './support/s3';
 
-const ROOT = path.join(__dirname, '..');
 const MiB = 1024 * 1024;
 const SID = (n: number) => `5e3c0000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
@@ -437,29 +435,8 @@ describe('content migrate', () => {
   }
   const count = async (table: string) => Number((await dbApp.deps.db.reads.query<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`))[0].n);
 
-  function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-      execFile(
-        path.join(ROOT, 'node_modules', '.bin', 'tsx'),
-        [path.join(ROOT, 'src', 'cli', 'main.ts'), ...args],
-        {
-          cwd: ROOT,
-          env: {
-            PATH: process.env.PATH,
-            HOME: process.env.HOME,
-            DATABASE_URL: db.url,
-            JWT_SECRET,
-            NAMESPACE: db.name,
-            DATA_DIR: path.join(os.tmpdir(), 'session-archive-cli-test'),
-            LOG_LEVEL: 'silent',
-            ...s3Env(s3.endpoint, bucket, 'db'),
-          },
-          timeout: 120_000,
-        },
-        (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout: String(stdout), stderr: String(stderr) }),
-      );
-    });
-  }
+  const cli = (...args: string[]) =>
+    runCli(args, { databaseUrl: db.url, env: { JWT_SECRET, NAMESPACE: db.name, ...s3Env(s3.endpoint, bucket, 'db') }, timeoutMs: 120_000 });
 
   test('db → s3, interrupted and resumed, then s3 → db: every read the same throughout, nothing left behind', async () => {
     await readAll();

@@ -12,10 +12,9 @@ import { createUser } from '../src/services/users';
 import { operatorCtx } from '../src/services/context';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
 import { readTar, seedCorpus, sha256, writeTar } from './support/archive';
+import { CLI_MAIN, cliEnv, runCli, TSX, type CliResult } from './support/cli';
 
 const ROOT = path.join(__dirname, '..');
-const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
-const MAIN = path.join(ROOT, 'src', 'cli', 'main.ts');
 
 let a: TestApp;
 let b: TestApp;
@@ -26,40 +25,17 @@ const P1 = `cli-${crypto.randomUUID().slice(0, 8)}`;
 const P2 = `cli2-${crypto.randomUUID().slice(0, 8)}`;
 let ids1: string[];
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-const envFor = (app: TestApp) => ({
-  PATH: process.env.PATH ?? '',
-  HOME: process.env.HOME ?? '',
-  DATABASE_URL: app.db.url,
-  ...app.storeEnv,
-  JWT_SECRET: 'test-secret-that-is-long-enough',
-  DATA_DIR: path.join(os.tmpdir(), 'session-archive-cli-test'),
-  LOG_LEVEL: 'silent',
-});
-
-function cli(app: TestApp, ...args: string[]): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(TSX, [MAIN, ...args], { cwd: ROOT, env: envFor(app), timeout: 180_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-    });
-  });
-}
+const cli = (app: TestApp, ...args: string[]) => runCli(args, { databaseUrl: app.db.url, env: app.storeEnv, timeoutMs: 180_000 });
 
 /** The CLI in a pseudo-terminal (util-linux `script`): what a person at a terminal sees. */
-function cliInTerminal(app: TestApp, ...args: string[]): Promise<Result> {
+function cliInTerminal(app: TestApp, ...args: string[]): Promise<CliResult> {
   const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const command = [TSX, MAIN, ...args].map(quote).join(' ');
+  const command = [TSX, CLI_MAIN, ...args].map(quote).join(' ');
   return new Promise((resolve) => {
     execFile(
       'script',
       ['-qec', command, '/dev/null'],
-      { cwd: ROOT, env: { ...envFor(app), TERM: 'xterm', COLUMNS: '160' }, timeout: 180_000 },
+      { cwd: ROOT, env: cliEnv(app.db.url, { ...app.storeEnv, TERM: 'xterm', COLUMNS: '160' }), timeout: 180_000 },
       (err, stdout, stderr) => {
         resolve({ code: err ? 1 : 0, stdout: String(stdout), stderr: String(stderr) });
       },

@@ -4,13 +4,13 @@
  * or member), and the team's archive moves to another server byte for byte, uploaders included.
  */
 import crypto from 'node:crypto';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createUser } from '../src/services/users';
 import { operatorCtx } from '../src/services/context';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
+import { runCli } from './support/cli';
 import { readTar, seedCorpus, sha256, writeTar, type TarEntry } from './support/archive';
 
 let a: TestApp;
@@ -217,9 +217,6 @@ describe('import into a team', () => {
 });
 
 describe('the admin CLI: export --team and import --team', () => {
-  const ROOT = path.join(__dirname, '..');
-  const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
-  const MAIN = path.join(ROOT, 'src', 'cli', 'main.ts');
   let dir: string;
   beforeAll(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-export-teams-'));
@@ -227,22 +224,7 @@ describe('the admin CLI: export --team and import --team', () => {
   afterAll(() => {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
-  function cli(app: TestApp, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    const env = {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      DATABASE_URL: app.db.url,
-      ...app.storeEnv,
-      JWT_SECRET: 'test-secret-that-is-long-enough',
-      LOG_LEVEL: 'silent',
-    };
-    return new Promise((resolve) => {
-      execFile(TSX, [MAIN, ...args], { cwd: ROOT, env, timeout: 180_000 }, (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-      });
-    });
-  }
+  const cli = (app: TestApp, ...args: string[]) => runCli(args, { databaseUrl: app.db.url, env: app.storeEnv, timeoutMs: 180_000 });
 
   test('a team admin exports the team as GET /export?teamId= does; a member cannot; import --team writes into the team', async () => {
     const file = path.join(dir, 'team.tar');

@@ -3,12 +3,9 @@
  * everything their user can, and every write made with them, REST or GraphQL, is 403
  * `This key is read-only` with nothing written.
  */
-import { execFile } from 'node:child_process';
-import os from 'node:os';
-import path from 'node:path';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
+import { runCli } from './support/cli';
 
-const ROOT = path.join(__dirname, '..');
 const READ_ONLY = { success: false, error: 'This key is read-only' };
 const SID = '5f0c1d2e-3a4b-4c5d-8e6f-000000000001';
 
@@ -57,26 +54,7 @@ describe('creating keys with scopes', () => {
   });
 
   test('admin CLI: keys create --read-only (and --scopes read) prints a read-only key', async () => {
-    const run = (...args: string[]) =>
-      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        execFile(
-          path.join(ROOT, 'node_modules', '.bin', 'tsx'),
-          [path.join(ROOT, 'src', 'cli', 'main.ts'), ...args],
-          {
-            cwd: ROOT,
-            env: {
-              PATH: process.env.PATH,
-              HOME: process.env.HOME,
-              DATABASE_URL: app.db.url,
-              JWT_SECRET: 'test-secret-that-is-long-enough',
-              DATA_DIR: path.join(os.tmpdir(), 'session-archive-cli-test'),
-              LOG_LEVEL: 'silent',
-            },
-            timeout: 120_000,
-          },
-          (err, stdout, stderr) => resolve({ code: err ? Number((err as any).code) || 1 : 0, stdout: String(stdout), stderr: String(stderr) }),
-        );
-      });
+    const run = (...args: string[]) => runCli(args, { databaseUrl: app.db.url });
     const a = await run('keys', 'create', '--email', u.email, '--name', 'cli-agent', '--read-only');
     expect(a.code).toBe(0);
     expect(a.stdout).toContain('(read-only)');
