@@ -9,9 +9,9 @@ import type * as mariadb from 'mariadb';
 export interface Sql {
   /** Marks a value built here (sqlOn, snapshotOn, a transaction): a bare driver pool has `query` and `execute` of other shapes. */
   readonly isSql: true;
-  /** The rows a statement returns. */
+  /** The rows a statement returns: a read, never a statement that changes rows (a read replica routes by it). */
   query<T = Record<string, unknown>>(sql: string, ...values: unknown[]): Promise<T[]>;
-  /** How many rows a statement changed. */
+  /** How many rows a statement changed: every statement that changes rows goes through here (or executeBinary). */
   execute(sql: string, ...values: unknown[]): Promise<number>;
   /**
    * `execute` through the binary protocol (a prepared statement, cached per connection) where the
