@@ -37,6 +37,8 @@ import { createSearch } from '../src/search';
 import { EmbeddedMeili } from '../src/search/embedded/embedded';
 import { searchFilter } from '../src/search/engine/filter';
 import { createNodeHttpClient } from '../src/search/engine/http-client';
+import { sessionsMatchingAmong } from '../src/data/sessions';
+import { scopesFor } from '../src/services/access';
 import { searchSessions } from '../src/services/search';
 import type { Ctx, Deps } from '../src/services/context';
 import { upsertSession } from '../src/services/session-upload';
@@ -292,11 +294,24 @@ async function main() {
       // member's time is the engine's ranking over half of the corpus, and what the service's.
       const memberParams = (i: number) => ({ ...params(i), filter: searchFilter([teammates[i % teammates.length].id, ...teamIds], {}) });
       const engineMember = await timeIt(queries.length, (i) => viaHttp.search(queries[i], memberParams(i)));
+      // The member's search in its steps, as searchSessions runs them: memberships, the search
+      // port (both indexes, snippets), the database re-check of the page.
+      const scopesOf: string[][] = [];
+      const scopesTime = await timeIt(queries.length, async (i) => (scopesOf[i] = await scopesFor(teammateOf(i))));
+      const pageIds: string[][] = [];
+      const portTime = await timeIt(queries.length, async (i) => {
+        const page = await search.search({ scopes: scopesOf[i], query: queries[i], filters: {}, limit: 10, offset: 0, matchingExchanges: false });
+        pageIds[i] = [...new Set(page.hits.map((h) => h.sessionId))];
+      });
+      const recheckTime = await timeIt(queries.length, (i) => sessionsMatchingAmong(deps.db.reads, scopesOf[i], {}, pageIds[i]));
       lines.push(
         row(`member of ${teamCount} teams (with matchingExchanges)`, team, target),
         row(`member of ${teamCount} teams (without matchingExchanges)`, teamLean),
         row(`member of ${teamCount} teams, uploaderIds = self`, byUploader),
         row(`engine only, member of ${teamCount} teams`, engineMember),
+        row(`  member's steps: memberships`, scopesTime),
+        row(`  member's steps: search port (without exchanges)`, portTime),
+        row(`  member's steps: database re-check`, recheckTime),
         `  ${teamHits}/${queries.length} queries of the member had results`,
       );
     }
