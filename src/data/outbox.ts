@@ -174,6 +174,30 @@ export function queueAllSessions(db: Sql, op: 'reindex' | 'compact'): Promise<nu
   );
 }
 
+/** The current owning scope of each of these sessions (those that exist): where their index work goes. */
+export function ownersOfSessions(db: Sql, keys: ReadonlyArray<{ projectId: string; sessionId: string }>): Promise<Array<{ projectId: string; id: string; userId: string }>> {
+  if (keys.length === 0) return Promise.resolve([]);
+  return db.query(
+    `SELECT projectId, id, userId FROM sessions WHERE ${keys.map(() => '(projectId = ? AND id = ?)').join(' OR ')}`,
+    ...keys.flatMap((k) => [k.projectId, k.sessionId]),
+  );
+}
+
+/** The owning scopes (user and team ids) that hold sessions. */
+export async function sessionOwnerScopes(db: Sql): Promise<string[]> {
+  return (await db.query<{ userId: string }>('SELECT DISTINCT userId FROM sessions')).map((r) => r.userId);
+}
+
+/** Queues every session of these owning scopes for the main index ('compact' rows: only changed documents are sent); returns how many. */
+export async function queueSessionsOfOwners(db: Sql, owners: readonly string[]): Promise<number> {
+  let n = 0;
+  for (let i = 0; i < owners.length; i += 500) {
+    const some = owners.slice(i, i + 500);
+    n += await db.execute(`INSERT INTO search_outbox (op, userId, projectId, sessionId) SELECT 'compact', userId, projectId, id FROM sessions WHERE userId IN (${marks(some)})`, ...some);
+  }
+  return n;
+}
+
 /** Queues the sessions written in the last day with the op their upload gave them (upsertOp, in SQL); returns how many. */
 export function queueRecentlyWritten(db: Sql): Promise<number> {
   return db.execute(

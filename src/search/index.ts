@@ -1,6 +1,9 @@
 /**
  * Search: the Meilisearch adapter behind the SearchPort, the outbox worker that keeps the index in
- * line with the database, and (MEILI_URL unset) the embedded engine it supervises.
+ * line with the database, and (MEILI_URL unset) the embedded engine it supervises. With several
+ * engines (MEILI_URLS) or standbys (MEILI_STANDBY_URLS) each owning scope lives on one engine
+ * (placement.ts), searches ask only the caller's engines (fanout.ts) and a standby takes over the
+ * searches of a primary that fails.
  */
 import type { Config } from '../config';
 import { makeAllDue } from '../data/outbox';
@@ -9,10 +12,13 @@ import type { DbHandles } from '../db/client';
 import type { Offload } from '../offload';
 import type { Logger } from '../logger';
 import { searchIndex } from './engine/adapter';
-import { allAnswer, MeiliConnection, probeAll } from './engine/connection';
-import { EmbeddedMeili } from './embedded/embedded';
+import { allAnswer, probeAll } from './engine/connection';
+import type { EmbeddedMeili } from './embedded/embedded';
+import type { SearchEngine, StandbyState } from './engine/engines';
+import { searchEngines } from './engine/fanout';
 import { ensureIndex, indexUidOf, legacyIndexUidsOf, recentUidOf } from './engine/index-settings';
 import type { SearchPage, SearchPort, SearchRequest } from './engine/port';
+import { setupEngines } from './setup';
 import { OutboxWorker } from './sync/worker';
 
 export type { SearchHit, SearchPage, SearchPort, SearchOptions, SearchRequest } from './engine/port';
@@ -42,6 +48,19 @@ export interface Search extends SearchPort {
   readonly embedded: EmbeddedMeili | null;
   /** The embedded engine of the recent index (MEILI_URL unset). */
   readonly recentEmbedded: EmbeddedMeili | null;
+  /** Each engine's health (metrics): primary and standby, and whether the standby is in sync. */
+  engineStatus(): EngineStatus[];
+  /** Rebuilds the standbys that missed work and answer now; resolves when they are in sync (the service also does it by itself). */
+  rebuildStandbys(): Promise<void>;
+}
+
+export interface EngineStatus {
+  /** Position in MEILI_URLS (0 for a single engine). */
+  engine: number;
+  primaryUp: boolean;
+  /** Null: no standby. */
+  standbyUp: boolean | null;
+  standbyState: StandbyState | null;
 }
 
 export interface SearchFactoryDeps {
@@ -60,37 +79,63 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
   const log = logger.child({ component: 'search' });
   const indexUid = indexUidOf(config.namespace);
   const recentUid = recentUidOf(indexUid);
-  const embedded = config.meiliUrl ? null : new EmbeddedMeili({ dataDir: config.dataDir, logger: log });
-  const conn = new MeiliConnection(embedded ? { embedded } : { url: config.meiliUrl!, key: config.meiliMasterKey }, log);
-  // The recent index on an engine of its own, when there is one: its small batches then never
-  // wait behind the main index's (a compaction takes seconds to minutes on a large archive).
-  const recentEmbedded = embedded ? new EmbeddedMeili({ dataDir: config.dataDir, name: 'meilisearch-recent', logger: log }) : null;
-  const recentConn = recentEmbedded
-    ? new MeiliConnection({ embedded: recentEmbedded }, log)
-    : config.meiliRecentUrl
-      ? new MeiliConnection({ url: config.meiliRecentUrl, key: config.meiliRecentMasterKey }, log)
-      : conn;
-  const conns = recentConn === conn ? [conn] : [conn, recentConn];
-  const healthy = () => conns.every((c) => c.isHealthy());
-  /** Both indexes present with our settings; true for each one created just now (empty). */
-  const ensureIndexes = async () => ({
-    created: await ensureIndex(conn.admin(), indexUid),
-    recentCreated: await ensureIndex(recentConn.admin(), recentUid),
-  });
-  let indexReady = false;
+  const { engines, embedded, recentEmbedded, conns, single } = setupEngines(config, log);
+  const primaryConns = [...new Set(engines.flatMap((e) => e.primaryConns()))];
+  const healthy = () => engines.every((e) => e.serving());
   let preparing: Promise<void> | null = null;
-  const worker = new OutboxWorker({ pool, conn, recentConn, indexUid, logger: log, ready: () => indexReady, offload, ...workerOpts });
+  const worker = new OutboxWorker({
+    pool,
+    conn: engines[0].primary.main,
+    engines,
+    indexUid,
+    logger: log,
+    ready: () => engines.some((e) => e.ready),
+    offload,
+    ...workerOpts,
+  });
   db.signals.outboxWritten.on(() => worker.notify());
   let started = false;
   let retryTimer: NodeJS.Timeout | null = null;
 
-  /** Index present with our settings; an index created just now is rebuilt from the database. */
+  /** A standby's indexes: an empty one (created just now) beside a primary that is not is filled by a rebuild. */
+  const prepareStandby = async (e: SearchEngine, primaryCreated: boolean) => {
+    if (!e.standby) return;
+    try {
+      const created = (await ensureIndex(e.standby.main.admin(), indexUid)) || (await ensureIndex(e.standby.recent.admin(), recentUid));
+      if (created && !primaryCreated) e.standbyState = 'missed';
+    } catch (err) {
+      e.standbyState = 'missed';
+      log.warn({ msg: 'search standby not ready; rebuilt when it answers', engine: e.position, err: String((err as Error)?.message ?? err) });
+    }
+  };
+
+  /** Each reachable primary's indexes present with our settings; an index created just now is rebuilt from the database. */
   const prepareIndex = (): Promise<void> => {
     if (preparing) return preparing;
     const p = (async () => {
+      let created = false;
+      let recentCreated = false;
+      for (const e of engines) {
+        if (e.ready || !e.primaryUp()) continue;
+        try {
+          const c = await ensureIndex(e.primary.main.admin(), indexUid);
+          const rc = await ensureIndex(e.primary.recent.admin(), recentUid);
+          e.ready = true;
+          created ||= c;
+          recentCreated ||= rc;
+          await prepareStandby(e, c);
+          // A recent index on the main engine is not read when the recent one has an engine of its own.
+          if (rc && e.primary.recent !== e.primary.main)
+            await e.primary.main
+              .admin()
+              .deleteIndex(recentUid)
+              .catch(() => undefined);
+        } catch (err) {
+          probeAll(e.primaryConns());
+          log.warn({ msg: 'search index not ready', engine: e.position, err: String((err as Error)?.message ?? err) });
+        }
+      }
       try {
-        const { created, recentCreated } = await ensureIndexes();
-        indexReady = true;
         if (created) {
           const n = await worker.queueAll();
           if (n > 0) log.info({ msg: 'search index created; rebuilding it from the database', sessions: n });
@@ -106,15 +151,8 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
           const n = await worker.queueRecent();
           if (n > 0) log.info({ msg: 'recent search index created; filling it with the sessions written lately', sessions: n });
         }
-        // A recent index on the main engine is not read when the recent one has an engine of its own.
-        if (recentCreated && recentConn !== conn)
-          await conn
-            .admin()
-            .deleteIndex(recentUid)
-            .catch(() => undefined);
       } catch (err) {
-        probeAll(conns);
-        log.warn({ msg: 'search index not ready', err: String((err as Error)?.message ?? err) });
+        log.warn({ msg: 'search index refill not queued', err: String((err as Error)?.message ?? err) });
       }
     })().finally(() => {
       if (preparing === p) preparing = null;
@@ -123,29 +161,36 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
     return p;
   };
 
-  const recreateIndex = () => {
-    indexReady = false;
-    void prepareIndex();
-  };
-  for (const c of conns) {
-    // After an outage an engine may come back empty (data reset): check the indexes before writing.
-    c.onDown(() => {
-      indexReady = false;
-    });
-    c.onUp(() => {
-      if (!started || !healthy()) return;
-      void (async () => {
-        await prepareIndex();
-        // Work that failed while the engine was away need not wait out its back-off.
-        await makeAllDue(sqlOn(pool)).catch(() => undefined);
-        worker.notify();
-      })();
-    });
+  const afterOutage = () =>
+    void (async () => {
+      await prepareIndex();
+      // Work that failed while the engine was away need not wait out its back-off.
+      await makeAllDue(sqlOn(pool)).catch(() => undefined);
+      worker.notify();
+    })();
+  for (const e of engines) {
+    for (const c of e.primaryConns()) {
+      // After an outage an engine may come back empty (data reset): check the indexes before writing.
+      c.onDown(() => {
+        e.ready = false;
+      });
+      c.onUp(() => {
+        if (started && e.primaryUp()) afterOutage();
+      });
+    }
+    for (const c of e.standbyConns()) {
+      c.onDown(() => {
+        if (e.standbyState !== 'missed') log.warn({ msg: 'search standby unavailable', engine: e.position });
+      });
+      c.onUp(() => {
+        if (started) void worker.rebuildStandbys();
+      });
+    }
   }
-  const engines = [
-    { engine: embedded, conn },
-    { engine: recentEmbedded, conn: recentConn },
-  ].filter((e): e is { engine: EmbeddedMeili; conn: MeiliConnection } => e.engine !== null);
+  const embeddedEngines = [
+    { engine: embedded, conn: engines[0].primary.main },
+    { engine: recentEmbedded, conn: engines[0].primary.recent },
+  ].filter((x): x is { engine: EmbeddedMeili; conn: (typeof engines)[0]['primary']['main'] } => x.engine !== null);
 
   return {
     indexUid,
@@ -155,7 +200,7 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
     async start() {
       if (started) return;
       started = true;
-      for (const { engine, conn: c } of engines) {
+      for (const { engine, conn: c } of embeddedEngines) {
         try {
           await engine.start();
         } catch (err) {
@@ -165,11 +210,15 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
         }
         engine.onChange(() => void c.checkHealth());
       }
-      if (await allAnswer(conns)) await prepareIndex();
+      await allAnswer(conns);
+      if (engines.some((e) => e.primaryUp())) await prepareIndex();
       for (const c of conns) c.startMonitor(1000);
-      // An index that could not be prepared (engine away, or reset under us) is retried.
+      // An index that could not be prepared (engine away, or reset under us) is retried, and a
+      // standby that missed work is rebuilt once it answers.
       retryTimer = setInterval(() => {
-        if (started && !indexReady && healthy()) void prepareIndex();
+        if (!started) return;
+        if (engines.some((e) => !e.ready && e.primaryUp())) void prepareIndex();
+        if (engines.some((e) => e.standbyState === 'missed' && e.standbyUp())) void worker.rebuildStandbys();
       }, 2000);
       retryTimer.unref();
       if (config.workersEnabled) worker.start();
@@ -183,23 +232,50 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
       await worker.stop();
       await preparing?.catch(() => undefined);
       for (const c of conns) c.close();
-      for (const { engine } of engines) await engine.stop();
+      for (const { engine } of embeddedEngines) await engine.stop();
     },
 
     search(request: SearchRequest): Promise<SearchPage> {
-      return searchIndex({ conns: { main: conn, recent: recentConn }, indexes: { main: indexUid, recent: recentUid }, onIndexMissing: recreateIndex }, request);
+      const indexes = { main: indexUid, recent: recentUid };
+      const recreate = (e: SearchEngine) => {
+        e.ready = false;
+        void prepareIndex();
+      };
+      if (single) return searchIndex({ conns: engines[0].primary, indexes, onIndexMissing: () => recreate(engines[0]) }, request);
+      return searchEngines(
+        {
+          engines,
+          indexes,
+          onIndexMissing: (e, role) => {
+            if (role === 'primary') recreate(e);
+            else e.standbyState = 'missed';
+          },
+        },
+        request,
+      );
     },
 
     isHealthy: healthy,
     notify: () => worker.notify(),
     backlog: () => worker.backlog(),
     deadLetters: () => worker.deadLetters(),
+    engineStatus: () =>
+      engines.map((e) => ({
+        engine: e.position,
+        primaryUp: e.primaryUp(),
+        standbyUp: e.standby ? e.standbyUp() : null,
+        standbyState: e.standby ? e.standbyState : null,
+      })),
+    rebuildStandbys: () => worker.rebuildStandbys(),
 
     async reindexAll(onProgress) {
       if (!started) throw new Error('search not started');
-      if (!(await allAnswer(conns))) throw new Error('search engine unavailable');
-      await ensureIndexes();
-      indexReady = true;
+      if (!(await allAnswer(primaryConns))) throw new Error('search engine unavailable');
+      for (const e of engines) {
+        await ensureIndex(e.primary.main.admin(), indexUid);
+        await ensureIndex(e.primary.recent.admin(), recentUid);
+        e.ready = true;
+      }
       return worker.reindexAll(onProgress);
     },
 

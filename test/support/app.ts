@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { testDataDir } from './meili-engine';
+import { testDataDir, testMeiliEnv } from './meili-engine';
 import type { AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
 import { buildApp, type RateLimitHooks } from '../../src/app';
@@ -140,6 +140,8 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
     JWT_SECRET: 'test-secret-that-is-long-enough',
     LOG_LEVEL: 'silent',
     NAMESPACE: db.name,
+    // TEST_MEILI_ENGINES=n (support/meili-engine.ts): the run's engines.
+    ...(process.env.MEILI_URLS ? testMeiliEnv() : {}),
     // TEST_REPLICA=1 (support/global-setup.ts): every app reads through a replica of the run's private primary.
     ...(process.env.TEST_REPLICA_URL ? { DATABASE_REPLICA_URL: process.env.TEST_REPLICA_URL } : {}),
     ...storeEnv,

@@ -5,7 +5,7 @@
  * the ones the service writes.
  */
 import crypto from 'node:crypto';
-import { testDataDir } from './meili-engine';
+import { testDataDir, testMeiliEnv } from './meili-engine';
 import { loadConfig, type Config } from '../../src/config';
 import { createDb, dbOptionsOf, type DbHandles } from '../../src/db/client';
 import { createLogger, type Logger } from '../../src/logger';
@@ -82,8 +82,7 @@ export function searchTestConfig(db: TestDatabase, env: Record<string, string> =
     JWT_SECRET: 'test-secret-that-is-long-enough',
     LOG_LEVEL: 'silent',
     NAMESPACE: db.name,
-    MEILI_URL: process.env.MEILI_URL ?? '',
-    MEILI_MASTER_KEY: process.env.MEILI_MASTER_KEY ?? '',
+    ...testMeiliEnv(),
     // TEST_REPLICA=1: reads (the re-check of search hits among them) go through the run's replica.
     ...(process.env.TEST_REPLICA_URL ? { DATABASE_REPLICA_URL: process.env.TEST_REPLICA_URL } : {}),
     ...env,
@@ -127,15 +126,18 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
     async fragments(projectId, sessionId) {
       const httpClient = createNodeHttpClient();
       try {
-        const client = new Meilisearch({ host: config.meiliUrl!, apiKey: config.meiliMasterKey ?? undefined, httpClient, timeout: 5000 });
         const docs: Array<{ id: string; chunk: number; hash: string }> = [];
-        for (const uid of [search.indexUid, recentUidOf(search.indexUid)]) {
-          const page = await client.index(uid).getDocuments({
-            filter: `sessionDigest = ${meiliString(sessionDigestOf(projectId, sessionId))}`,
-            fields: ['id', 'chunk', 'hash'],
-            limit: 100_000,
-          });
-          docs.push(...(page.results as typeof docs));
+        // Every engine (with several, the session's scope is on one of them).
+        for (const host of config.meiliUrls) {
+          const client = new Meilisearch({ host, apiKey: config.meiliMasterKey ?? undefined, httpClient, timeout: 5000 });
+          for (const uid of [search.indexUid, recentUidOf(search.indexUid)]) {
+            const page = await client.index(uid).getDocuments({
+              filter: `sessionDigest = ${meiliString(sessionDigestOf(projectId, sessionId))}`,
+              fields: ['id', 'chunk', 'hash'],
+              limit: 100_000,
+            });
+            docs.push(...(page.results as typeof docs));
+          }
         }
         return docs;
       } finally {
@@ -145,9 +147,9 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
     async close() {
       await search.stop();
       // Each test file has its own index: leave nothing behind in the shared engine.
-      if (config.meiliUrl) {
+      for (const host of [...config.meiliUrls, ...config.meiliStandbyUrls]) {
         const httpClient = createNodeHttpClient();
-        const client = new Meilisearch({ host: config.meiliUrl, apiKey: config.meiliMasterKey ?? undefined, httpClient, timeout: 5000 });
+        const client = new Meilisearch({ host, apiKey: config.meiliMasterKey ?? undefined, httpClient, timeout: 5000 });
         for (const uid of [search.indexUid, recentUidOf(search.indexUid)]) await client.deleteIndex(uid).catch(() => undefined);
         httpClient.destroy();
       }

@@ -59,6 +59,8 @@ export interface SearchTarget {
   indexes: { main: string; recent: string };
   /** Called when the engine answers but our index is gone (engine data reset): recreate it. */
   onIndexMissing?: () => void;
+  /** Called when an engine did not answer (default: probe both, which tells which one is down). */
+  onUnreachable?: (err: unknown) => void;
 }
 
 /**
@@ -72,7 +74,7 @@ export interface SearchTarget {
  * the merge of both by score, and `total` their sum.
  */
 export async function searchIndex(target: SearchTarget, request: SearchRequest): Promise<SearchPage> {
-  const { conns, indexes, onIndexMissing } = target;
+  const { conns, indexes, onIndexMissing, onUnreachable } = target;
   const { scopes, query, filters, limit, offset } = request;
   if (matchesNothing(filters)) return { total: 0, hits: [] };
   const filter = searchFilter(scopes, filters);
@@ -206,7 +208,8 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
       throw unavailable();
     }
     if (isEngineUnreachable(err)) {
-      probeAll([conns.main, conns.recent]);
+      if (onUnreachable) onUnreachable(err);
+      else probeAll([conns.main, conns.recent]);
       throw unavailable();
     }
     throw err;

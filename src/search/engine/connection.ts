@@ -32,17 +32,21 @@ export type EngineTarget = { url: string; key: string | null } | { embedded: Mov
  */
 export class MeiliConnection {
   private readonly adminHttp: NodeHttpClient = createNodeHttpClient({ timeoutMs: ADMIN_TIMEOUT_MS });
-  private readonly searchHttp: NodeHttpClient = createNodeHttpClient({ timeoutMs: SEARCH_TIMEOUT_MS });
+  private readonly searchHttp: NodeHttpClient;
   private cached: { url: string; admin: Meilisearch; search: Meilisearch } | null = null;
   private healthy = false;
   private monitor: NodeJS.Timeout | null = null;
   private readonly upListeners = new Set<() => void>();
   private readonly downListeners = new Set<() => void>();
 
+  /** `searchTimeoutMs`: shorter for an engine with a standby (a hung one fails over sooner). */
   constructor(
     private readonly target: EngineTarget,
     private readonly logger: Logger,
-  ) {}
+    opts: { searchTimeoutMs?: number } = {},
+  ) {
+    this.searchHttp = createNodeHttpClient({ timeoutMs: opts.searchTimeoutMs ?? SEARCH_TIMEOUT_MS });
+  }
 
   get url(): string | null {
     return 'url' in this.target ? this.target.url : this.target.embedded.url;

@@ -73,6 +73,11 @@ export interface IndexWriterOptions {
   recentUid: string;
   log: Logger;
   offload: Offload;
+  /**
+   * The owning scopes this engine holds (several engines: placement.ts; default all). A session
+   * owned elsewhere now (its project moved) is removed here under the owner the work names.
+   */
+  owns?: (scopeId: string) => boolean;
 }
 
 export class IndexWriter {
@@ -84,6 +89,7 @@ export class IndexWriter {
   private readonly recentUid: string;
   private readonly log: Logger;
   private readonly offload: Offload;
+  private readonly owns: (scopeId: string) => boolean;
   /** Ids of emptied fragments to delete when the worker has nothing better to do. */
   private readonly tombstones = new Set<string>();
 
@@ -95,6 +101,7 @@ export class IndexWriter {
     this.recentUid = opts.recentUid;
     this.log = opts.log;
     this.offload = opts.offload;
+    this.owns = opts.owns ?? (() => true);
   }
 
   /** Emptied fragments waiting to be deleted. */
@@ -189,7 +196,7 @@ export class IndexWriter {
     }
     for (const group of chunked(sessions, SESSIONS_PER_QUERY)) {
       const byKey = new Map(group.map((s) => [refKey(s), s]));
-      const rows: Array<IndexableSession & { markdownSize: number }> = await indexableSessions(db, group);
+      const rows: Array<IndexableSession & { markdownSize: number }> = (await indexableSessions(db, group)).filter((r) => this.owns(r.userId));
       const present = new Set(rows.map((r) => sessionKeyOf(r.projectId, r.id)));
       const gone = group.filter((s) => !present.has(refKey(s)));
       if (gone.length) {

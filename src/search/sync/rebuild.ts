@@ -6,17 +6,17 @@ import { lastWorkId, queueAllSessions, queueRecentlyWritten, workUpTo } from '..
 import { databaseNow, type Sql } from '../../data/sql';
 import type { RunResult } from './claims';
 import { allAnswer, type MeiliConnection } from '../engine/connection';
-import type { IndexWriter } from './index-writer';
+import type { EngineTarget } from './engine-router';
 
 export interface RebuildDeps {
   /** Statements on the write pool (src/data). */
   db: Sql;
-  conn: MeiliConnection;
-  recentConn: MeiliConnection;
+  /** Every engine (engine-router.ts): their primaries, and their standbys when in sync. */
+  targets: EngineTarget[];
+  /** The primaries' connections. */
   conns: MeiliConnection[];
   indexUid: string;
   recentUid: string;
-  writer: IndexWriter;
   runOnce: (limit: number) => Promise<RunResult>;
   notify: () => void;
 }
@@ -49,9 +49,17 @@ export async function reindexAll(o: RebuildDeps, onProgress?: (p: { done: number
     onProgress?.({ done: total - left, total });
     if (left > 0 && r.applied === 0) await sleep(200);
   }
+  // What the rebuild did not write: sessions gone, and on an engine the scopes it no longer holds
+  // (an engine was added: this is how the scopes that moved leave their former engine).
   const stale = { filter: `syncedAt < ${t0.getTime()}` };
-  await o.writer.waitTasks(o.conn, [(await o.conn.admin().index(o.indexUid).deleteDocuments(stale)).taskUid], 10 * 60_000);
-  await o.writer.waitTasks(o.recentConn, [(await o.recentConn.admin().index(o.recentUid).deleteDocuments(stale)).taskUid], 10 * 60_000);
+  for (const t of o.targets) {
+    const writers = [{ w: t.primary, p: t.engine.primary }];
+    if (t.standby && t.engine.standby && t.engine.standbyState === 'in-sync' && t.engine.standbyUp()) writers.push({ w: t.standby, p: t.engine.standby });
+    for (const { w, p } of writers) {
+      await w.waitTasks(p.main, [(await p.main.admin().index(o.indexUid).deleteDocuments(stale)).taskUid], 10 * 60_000);
+      await w.waitTasks(p.recent, [(await p.recent.admin().index(o.recentUid).deleteDocuments(stale)).taskUid], 10 * 60_000);
+    }
+  }
   return { sessions: inserted };
 }
 

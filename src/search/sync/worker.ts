@@ -30,11 +30,14 @@ import { sqlOn, type Sql } from '../../data/sql';
 import type { Logger } from '../../logger';
 import { inlineOffload, type Offload } from '../../offload';
 import { claimAndApply, type Lane, type RunResult } from './claims';
-import { Compaction, RECENT_MAX } from './compaction';
+import { RECENT_MAX } from './compaction';
 import type { MeiliConnection } from '../engine/connection';
+import { SearchEngine } from '../engine/engines';
 import { recentUidOf } from '../engine/index-settings';
-import { IndexWriter, type ProjectRef, type SessionRef } from './index-writer';
+import { EngineRouter } from './engine-router';
+import type { IndexWriter, ProjectRef, SessionRef } from './index-writer';
 import { queueAll, queueRecent, reindexAll } from './rebuild';
+import { rebuildStandby } from './standby';
 
 export { deferredRows, type RunResult } from './claims';
 
@@ -43,6 +46,8 @@ export interface WorkerOptions {
   conn: MeiliConnection;
   /** The recent index's engine (default: conn's). */
   recentConn?: MeiliConnection;
+  /** Several engines or standbys (src/search/engine/engines.ts); when given, conn and recentConn are engines[0]'s primary. */
+  engines?: SearchEngine[];
   indexUid: string;
   logger: Logger;
   /** Rows claimed per batch. */
@@ -109,8 +114,8 @@ export class OutboxWorker {
   private readonly batchSize: number;
   private readonly pollMs: number;
   private readonly ready: () => boolean;
-  private readonly writer: IndexWriter;
-  private readonly compaction: Compaction;
+  private readonly engines: SearchEngine[];
+  private readonly router: EngineRouter;
   private running = false;
   private loop: Promise<void> | null = null;
   private readonly wakers = { fresh: new Waker(), main: new Waker() };
@@ -120,30 +125,39 @@ export class OutboxWorker {
   constructor(opts: WorkerOptions) {
     this.pool = opts.pool;
     this.db = sqlOn(opts.pool);
-    this.conn = opts.conn;
-    this.recentConn = opts.recentConn ?? opts.conn;
+    this.engines = opts.engines ?? [Object.assign(new SearchEngine(0, { main: opts.conn, recent: opts.recentConn ?? opts.conn }, null), { ready: true })];
+    this.conn = this.engines[0].primary.main;
+    this.recentConn = this.engines[0].primary.recent;
     this.indexUid = opts.indexUid;
     this.recentUid = recentUidOf(opts.indexUid);
     this.log = opts.logger;
     this.batchSize = opts.batchSize ?? 100;
     this.pollMs = opts.pollMs ?? 100;
     this.ready = opts.ready ?? (() => true);
-    const engines = { conn: this.conn, recentConn: this.recentConn, indexUid: this.indexUid, recentUid: this.recentUid };
-    this.writer = new IndexWriter({ ...engines, log: this.log, offload: opts.offload ?? inlineOffload });
-    this.compaction = new Compaction({
-      db: this.db,
-      recentConn: this.recentConn,
+    this.router = new EngineRouter({
+      engines: this.engines,
+      indexUid: this.indexUid,
       recentUid: this.recentUid,
+      db: this.db,
       log: this.log,
+      offload: opts.offload ?? inlineOffload,
       notify: () => this.notify(),
-      everyMs: opts.compactEveryMs ?? 5 * 60_000,
+      compactEveryMs: opts.compactEveryMs ?? 5 * 60_000,
       recentMax: opts.recentMax ?? RECENT_MAX,
     });
   }
 
-  /** Both engines (one, when the recent index shares the main engine). */
-  private get conns(): MeiliConnection[] {
-    return this.writer.conns;
+  /** The first engine's writer (one engine: the only one). */
+  private get writer(): IndexWriter {
+    return this.router.targets[0].primary;
+  }
+
+  /** Rebuilds, from the database, the standbys that missed work and answer now (standby.ts); resolves when they are in sync. */
+  rebuildStandbys(): Promise<void> {
+    const deps = { db: this.db, log: this.log, indexUid: this.indexUid, recentUid: this.recentUid, engines: this.engines.length };
+    return Promise.all(this.router.targets.map((t) => rebuildStandby({ ...deps, notify: () => this.notify(), running: () => this.running }, t))).then(
+      () => undefined,
+    );
   }
 
   start(): void {
@@ -160,7 +174,7 @@ export class OutboxWorker {
     for (const w of Object.values(this.wakers)) w.notify();
     await this.loop;
     this.loop = null;
-    if (this.writer.pendingTombstones > 0 && this.conn.isHealthy()) await this.writer.deleteTombstones();
+    if (this.router.pendingTombstones > 0) await this.router.deleteTombstones();
   }
 
   /** New work was written: look now rather than at the next poll. */
@@ -184,7 +198,7 @@ export class OutboxWorker {
     const limit = this.batchSize;
     let failures = 0;
     while (this.running) {
-      if (!this.conns.every((c) => c.isHealthy()) || !this.ready()) {
+      if (!this.router.writable() || !this.ready()) {
         await idle(500);
         continue;
       }
@@ -196,12 +210,12 @@ export class OutboxWorker {
         // A full batch applied: there may be more right away.
         if (r.applied > 0 && r.failed === 0 && r.claimed >= limit) continue;
         if (lane === 'fresh') {
-          if (r.claimed === 0 && this.writer.pendingTombstones > 0 && Date.now() - this.lastWork > TOMBSTONE_DELAY_MS) {
-            await this.writer.deleteTombstones();
+          if (r.claimed === 0 && this.router.pendingTombstones > 0 && Date.now() - this.lastWork > TOMBSTONE_DELAY_MS) {
+            await this.router.deleteTombstones();
           }
           if (Date.now() >= this.nextCompactionCheck) {
             this.nextCompactionCheck = Date.now() + COMPACT_CHECK_MS;
-            await this.compaction.compactIfDue();
+            await this.router.compactIfDue();
           }
         }
       } catch (err) {
@@ -226,7 +240,7 @@ export class OutboxWorker {
       limit,
       lane,
       log: this.log,
-      applyRows: (tx, rows, syncedAt) => this.writer.applyRows(tx, rows, syncedAt),
+      applyRows: (tx, rows, syncedAt) => this.router.applyRows(tx, rows, syncedAt),
     });
   }
 
@@ -242,8 +256,8 @@ export class OutboxWorker {
 
   /** Rebuilds the index from the database (rebuild.ts). */
   reindexAll(onProgress?: (p: { done: number; total: number }) => void): Promise<{ sessions: number }> {
-    const deps = { db: this.db, conn: this.conn, recentConn: this.recentConn, conns: this.conns, indexUid: this.indexUid, recentUid: this.recentUid };
-    return reindexAll({ ...deps, writer: this.writer, runOnce: (limit) => this.runOnce(limit), notify: () => this.notify() }, onProgress);
+    const deps = { db: this.db, targets: this.router.targets, conns: this.router.primaryConns(), indexUid: this.indexUid, recentUid: this.recentUid };
+    return reindexAll({ ...deps, runOnce: (limit) => this.runOnce(limit), notify: () => this.notify() }, onProgress);
   }
 
   /** Queues every session for the main index without waiting (a main index found empty at start). */
@@ -258,6 +272,6 @@ export class OutboxWorker {
 
   /** Queues the sessions of the recent index for the main one (compaction.ts); returns how many. */
   queueCompaction(settledMs = 0): Promise<number> {
-    return this.compaction.queueCompaction(settledMs);
+    return this.router.queueCompaction(settledMs);
   }
 }
