@@ -234,14 +234,14 @@ async function main() {
     const stats = await engine.index(search.indexUid).getStats();
     // Disk per session, for sizing: the main engine's whole database (it holds only the main
     // index) and the archive's tables (InnoDB's estimates, content chunks included).
-    const { databaseSize } = await engine.getStats();
+    const { databaseSize, usedDatabaseSize } = await engine.getStats();
     const [tables] = await pool.query('SELECT SUM(data_length + index_length) AS bytes FROM information_schema.tables WHERE table_schema = ?', [db.name]);
     const perSession = (bytes: number) => `${(bytes / size / 1024).toFixed(1)} KB per session`;
     log(
       `\n== ${size} sessions (${(bytesLoaded / 1048576).toFixed(0)} MB markdown, ${stats.numberOfDocuments} documents)\n` +
         `  load: ${added} sessions written in ${((tInserted - t0) / 1000).toFixed(1)} s, indexed in ${((tIndexed - tInserted) / 1000).toFixed(1)} s ` +
         `(${Math.round(added / ((tIndexed - t0) / 1000))} sessions/s)\n` +
-        `  disk: engine ${(databaseSize / 1048576).toFixed(0)} MB (${perSession(databaseSize)}), ` +
+        `  disk: engine ${(usedDatabaseSize / 1048576).toFixed(0)} MB used of ${(databaseSize / 1048576).toFixed(0)} MB (${perSession(usedDatabaseSize)}), ` +
         `database ${(Number(tables.bytes) / 1048576).toFixed(0)} MB (${perSession(Number(tables.bytes))})`,
     );
 
