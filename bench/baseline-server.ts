@@ -1,7 +1,10 @@
 /**
  * The baseline for REST reads: a minimal node:http server on the plain mariadb driver that
  * authenticates the same way (JWT verify + key row), runs the same SQL and writes the same JSON
- * as the service, with nothing else (no framework, no ORM, no logging, no rate limiting).
+ * as the service, with nothing else (no framework, no ORM, no logging, no rate limiting). Its
+ * answers carry the service's headers too (request id, security headers, rate-limit figures,
+ * validators, Cache-Control, Vary): the same bytes on the wire, so that a ratio compares the work
+ * of answering, not the size of the answer.
  * Run: DATABASE_URL=... JWT_SECRET=... PORT=... npx tsx bench/baseline-server.ts
  */
 import http from 'node:http';
@@ -11,6 +14,7 @@ import * as mariadb from 'mariadb';
 import { connectionOptions } from '../src/db/client';
 import { CHUNK_BYTES } from '../src/data/content';
 import { SESSION_COLUMNS, type SessionRow } from '../src/data/sessions';
+import { API_SECURITY_HEADERS } from '../src/http/security';
 import { presentSession } from '../src/services/presenters/session';
 
 const pool = mariadb.createPool({ ...connectionOptions(process.env.DATABASE_URL!), connectionLimit: 10 });
@@ -30,9 +34,26 @@ async function auth(req: http.IncomingMessage): Promise<string | null> {
   }
 }
 
+const SECURITY = API_SECURITY_HEADERS.flat();
+// The rate-limit headers' figures (nothing is limited here: the numbers only fill the headers).
+let remaining = 1_000_000_000;
+/** The headers every answer of the service starts with, then `more`, flat as writeHead takes them. */
+const headers = (...more: Array<string | number>): Array<string | number> => [
+  'X-Request-Id',
+  crypto.randomUUID(),
+  ...SECURITY,
+  'X-RateLimit-Limit',
+  '1000000000',
+  'X-RateLimit-Remaining',
+  String(--remaining),
+  'X-RateLimit-Reset',
+  String(Math.ceil(Date.now() / 1000) + 3600),
+  ...more,
+];
+
 const send = (res: http.ServerResponse, status: number, body: unknown) => {
   const s = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(s) });
+  res.writeHead(status, headers('Content-Type', 'application/json; charset=utf-8', 'Content-Length', Buffer.byteLength(s)));
   res.end(s);
 };
 
@@ -79,14 +100,22 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
         [...(inline ? [CHUNK_BYTES, 'markdown'] : []), sessionId, projectId],
       );
       if (!row?.id) return send(res, 404, { success: false, error: 'Session not found' });
-      const headers = {
-        ETag: row.etag,
-        'Last-Modified': row.updatedAt.toUTCString(),
-        'X-Markdown-Size': String(row.markdownSize),
-        'X-Raw-Data-Size': String(row.rawDataSize),
-      };
+      const validators = [
+        'ETag',
+        row.etag,
+        'Last-Modified',
+        row.updatedAt.toUTCString(),
+        'X-Markdown-Size',
+        String(row.markdownSize),
+        'X-Raw-Data-Size',
+        String(row.rawDataSize),
+        'X-Session-Data-Size',
+        String(row.sessionDataSize),
+        'Cache-Control',
+        'private, no-cache',
+      ];
       if (req.method === 'HEAD') {
-        res.writeHead(200, { ...headers, 'Content-Length': String(row.markdownSize) });
+        res.writeHead(200, headers(...validators, 'Vary', 'Accept', 'Content-Length', String(row.markdownSize)));
         return res.end();
       }
       let md: Buffer | undefined = row.inlineData ?? Buffer.alloc(0);
@@ -99,7 +128,7 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
         ]);
         md = Buffer.concat(chunks.map((c: { data: Buffer }) => c.data));
       }
-      res.writeHead(200, { ...headers, 'Content-Type': 'text/markdown; charset=utf-8', 'Content-Length': md!.length });
+      res.writeHead(200, headers('Vary', 'Accept', ...validators, 'Content-Type', 'text/markdown; charset=utf-8', 'Content-Length', md!.length));
       return res.end(md);
     }
     send(res, 404, { success: false, error: 'Not found' });
@@ -108,6 +137,9 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
   }
 };
 
-http.createServer((req, res) => void handle(req, res)).listen(Number(process.env.PORT), '127.0.0.1', () => console.log('baseline listening'));
+const server = http.createServer((req, res) => void handle(req, res));
+// As the service's (src/main.ts): the same Keep-Alive header.
+server.keepAliveTimeout = 65_000;
+server.listen(Number(process.env.PORT), '127.0.0.1', () => console.log('baseline listening'));
 // Exits through process.exit so that `node --cpu-prof` writes its profile (bench/profile-rest.ts).
 process.on('SIGTERM', () => process.exit(0));

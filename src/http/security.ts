@@ -64,7 +64,7 @@ const playgroundHeaders = helmet({
  * request, and running helmet's dozen middlewares for every response cost more than the
  * headers themselves. The same calls, replayed in the same order.
  */
-function precomputed(middleware: RequestHandler): RequestHandler {
+function recorded(middleware: RequestHandler): Array<[name: string, value: string | number | readonly string[] | null]> {
   const calls: Array<[name: string, value: string | number | readonly string[] | null]> = [];
   const recorder = {
     setHeader: (name: string, value: string | number | readonly string[]) => void calls.push([name, value]),
@@ -76,6 +76,10 @@ function precomputed(middleware: RequestHandler): RequestHandler {
     done = true;
   });
   if (!done) throw new Error('security headers: helmet did not finish synchronously');
+  return calls;
+}
+function precomputed(middleware: RequestHandler): RequestHandler {
+  const calls = recorded(middleware);
   return (_req, res, next) => {
     for (const [name, value] of calls) {
       if (value === null) res.removeHeader(name);
@@ -85,6 +89,8 @@ function precomputed(middleware: RequestHandler): RequestHandler {
   };
 }
 const apiHeadersOnce = precomputed(apiHeaders);
+/** The security headers of a JSON API response, as [name, value] (bench/baseline-server.ts sends the same). */
+export const API_SECURITY_HEADERS = recorded(apiHeaders).flatMap(([name, value]) => (typeof value === 'string' ? [[name, value] as const] : []));
 const playgroundHeadersOnce = precomputed(playgroundHeaders);
 
 const isPlaygroundRequest = (req: Request) => (req.method === 'GET' || req.method === 'HEAD') && isGraphqlRequest(req);
