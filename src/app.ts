@@ -75,13 +75,16 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
     queueWaitMs: deps.config.uploadQueueWaitMs,
   });
   const metrics = deps.config.metricsEnabled ? createMetrics(deps, admit.stats, { beforeAuth: hooks.beforeAuth, onAuthFailure: hooks.onAuthFailure }) : null;
-  // Everything a request runs reads and writes content in this service's store (several services may share a process: tests).
-  if (deps.withContent) app.use((_req: Request, _res: Response, next: NextFunction) => deps.withContent!(next));
-  app.use(requestContext(deps.logger, metrics?.onRequestFinished));
-  app.use(securityHeaders(deps.config));
-  app.use(closeUnreadBodies);
+  // What every request runs first. Everything a request runs reads and writes content in this
+  // service's store (several services may share a process: tests).
   const watchdog = dbWatchdog(deps.config, deps.logger);
-  app.use(watchdog.middleware());
+  const front: RequestHandler[] = [
+    ...(deps.withContent ? [(_req: Request, _res: Response, next: NextFunction) => deps.withContent!(next)] : []),
+    requestContext(deps.logger, metrics?.onRequestFinished),
+    ...securityHeaders(deps.config),
+    closeUnreadBodies,
+    watchdog.middleware(),
+  ];
 
   const auth = requireAuth(deps, hooks.onAuthFailure, hooks.beforeAuth);
   // Slow bodies are cut off (http/body.ts), whatever the route.
@@ -129,18 +132,20 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
     const keyed = (route.method === 'post' || route.method === 'put') && !route.rawBody;
     return [auth, rest, ...(writes ? [refuseWritesOfReadOnlyKeys] : []), bodyOf(route), ...(keyed ? [idempotent] : [])];
   };
-  app.use(
-    routeDispatch(
-      REST_ROUTES.map((route) => {
-        const h = handlers[route.id as keyof RestRoutes] as HandlerWith<unknown>['handle'] | HandlerWith<unknown>;
-        const { use, handle } = typeof h === 'function' ? { use: [], handle: h } : h;
-        const handler = respond(route, handle as (req: Request, res: Response) => unknown);
-        if (route.auth === 'key') return { route, chain: [...middlewareOf(route), ...use, handler] };
-        const before = [...use, ...middlewareOf(route)];
-        return { route, chain: before.length ? [atOperation, ...before, handler] : [handler] };
-      }),
-    ),
+  // The operations of the route table, each with `front` in its chain; any other request runs `front` here.
+  const operations = routeDispatch(
+    REST_ROUTES.map((route) => {
+      const h = handlers[route.id as keyof RestRoutes] as HandlerWith<unknown>['handle'] | HandlerWith<unknown>;
+      const { use, handle } = typeof h === 'function' ? { use: [], handle: h } : h;
+      const handler = respond(route, handle as (req: Request, res: Response) => unknown);
+      if (route.auth === 'key') return { route, chain: [...middlewareOf(route), ...use, handler] };
+      const before = [...use, ...middlewareOf(route)];
+      return { route, chain: before.length ? [atOperation, ...before, handler] : [handler] };
+    }),
+    front,
   );
+  app.use(operations);
+  app.use(front);
 
   app.use(healthRouter(deps));
   if (metrics) app.use(metrics.router);
