@@ -262,6 +262,9 @@ export function admission(limits: AdmissionLimits) {
  * out), so a client trickling a body it was refused cannot keep the socket.
  */
 export function closeUnreadBodies(req: Request, res: Response, next: NextFunction): void {
+  // A request without a body (no Content-Length but 0, no Transfer-Encoding) has nothing to leave unread.
+  const length = req.headers['content-length'];
+  if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) return next();
   const writeHead = res.writeHead.bind(res) as (...a: unknown[]) => Response;
   res.writeHead = function (...args: unknown[]) {
     if (!req.complete && !res.headersSent) res.setHeader('Connection', 'close');
