@@ -97,7 +97,12 @@ export const defineRoute = <const P extends string, const Rs extends Record<numb
 export type NamedRoute = Route & { id: string };
 
 /** `/projects/{projectId}` → `/api/v1/projects/:projectId` (the route name in logs and metrics). */
-export const routeName = (route: Route): string => API_PREFIX + route.path.replace(/\{(\w+)\}/g, ':$1');
+const routeNames = new WeakMap<Route, string>();
+export const routeName = (route: Route): string => {
+  let name = routeNames.get(route);
+  if (name === undefined) routeNames.set(route, (name = API_PREFIX + route.path.replace(/\{(\w+)\}/g, ':$1')));
+  return name;
+};
 
 export const rateLimitOf = (route: Route): RouteRateLimit => route.rateLimit ?? (route.auth === 'key' ? 'rest' : 'none');
 

@@ -246,12 +246,25 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
   };
 }
 
+const CLIENT_KEYS_MAX = 10_000;
+const clientKeys = new Map<string, string>();
+
 /**
  * The failed-authentication limit's key for a client address: an IPv4 address as
  * it is, an IPv6 client by its /64 (one host usually has a whole /64 to pick addresses from).
  * IPv4-mapped IPv6 (`::ffff:a.b.c.d`) counts as the IPv4 address.
  */
 export function clientKeyOf(ip: string): string {
+  let key = clientKeys.get(ip);
+  if (key === undefined) {
+    // A bounded memo: the same few addresses ask again and again; a flood of new ones only refills it.
+    if (clientKeys.size >= CLIENT_KEYS_MAX) clientKeys.clear();
+    clientKeys.set(ip, (key = keyOfAddress(ip)));
+  }
+  return key;
+}
+
+function keyOfAddress(ip: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
   if (mapped) return mapped[1];
   if (net.isIPv6(ip.split('%')[0])) return `${prefix64(ip)}::/64`;
