@@ -58,7 +58,7 @@ describe('the front middleware of operations and of other paths', () => {
     const allowed = await app.request('GET', '/api/v1/sessions/recent', { token: user.token, headers: { Origin: 'https://app.example.com' } });
     expect(allowed.headers['access-control-allow-origin']).toBe('https://app.example.com');
     expect(String(allowed.headers['access-control-expose-headers'])).toMatch(/X-Request-Id/);
-    for (const headers of [{}, { Origin: 'https://evil.example.net' }]) {
+    for (const headers of [{}, { Origin: 'https://evil.example.net' }] as Array<Record<string, string>>) {
       const r = await app.request('GET', '/api/v1/sessions/recent', { token: user.token, headers });
       expect(r.status).toBe(200);
       expect(r.headers['access-control-allow-origin']).toBeUndefined();
