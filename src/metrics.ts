@@ -5,6 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { routeOf } from './http/request-context';
 import { rateLimitOf } from './api/route';
 import type { AdmissionStats } from './http/admission';
+import type { EngineStatus } from './search';
 import { onSearch } from './search/engine/timing';
 import type { Replica } from './db/replica';
 import { operatorCtx, type Deps } from './services/context';
@@ -48,6 +49,8 @@ export function createMetrics(deps: Deps, admission?: () => AdmissionStats, auth
   if (admission) admissionMetrics(registry, admission);
   const replica = deps.db.replica;
   if (replica) replicaMetrics(registry, replica);
+  const engineStatus = deps.search.engineStatus?.bind(deps.search);
+  if (engineStatus) engineMetrics(registry, engineStatus);
 
   const requests = new Counter({
     name: 'http_requests_total',
@@ -149,6 +152,33 @@ export function createMetrics(deps: Deps, admission?: () => AdmissionStats, auth
   // Every search the process runs (src/services/search.ts records them).
   const stopListening = onSearch((seconds) => metrics.observeSearch(seconds));
   return metrics;
+}
+
+/** Each search engine's health (src/search), read at each scrape. */
+function engineMetrics(registry: Registry, status: () => EngineStatus[]): void {
+  new Gauge({
+    name: 'search_engine_up',
+    help: 'A search engine answered its last request or probe (1) or not (0), by engine (position in MEILI_URLS) and role (primary, standby)',
+    labelNames: ['engine', 'role'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of status()) {
+        this.set({ engine: String(s.engine), role: 'primary' }, s.primaryUp ? 1 : 0);
+        if (s.standbyUp !== null) this.set({ engine: String(s.engine), role: 'standby' }, s.standbyUp ? 1 : 0);
+      }
+    },
+  });
+  new Gauge({
+    name: 'search_standby_in_sync',
+    help: 'A standby has every batch its primary has (1), or missed some and is waiting for or in its rebuild (0), by engine',
+    labelNames: ['engine'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of status()) if (s.standbyState !== null) this.set({ engine: String(s.engine) }, s.standbyState === 'in-sync' ? 1 : 0);
+    },
+  });
 }
 
 /** The read replica's state (src/db/replica.ts), read at each scrape. */

@@ -165,6 +165,9 @@ describe('/metrics', () => {
     expect(sample(text, 'search_outbox_backlog')).toBeGreaterThanOrEqual(0);
     expect(sample(text, 'search_outbox_dead_total')).toBe(2);
     expect(sample(text, 'search_duration_seconds_count')).toBeGreaterThanOrEqual(1);
+    // Each engine's health (one engine here, no standby).
+    expect(sample(text, 'search_engine_up', { engine: '0', role: 'primary' })).toBe(1);
+    expect(sample(text, 'search_engine_up', { role: 'standby' })).toBeUndefined();
     // Route labels are patterns: never an id.
     expect(text).not.toContain(sid);
     expect(text).not.toContain('metrics-proj');

@@ -14,6 +14,7 @@ import crypto from 'node:crypto';
 import { Meilisearch } from 'meilisearch';
 import { sessionDigestOf } from '../src/domain/search-documents';
 import { AppError } from '../src/errors';
+import { createMetrics } from '../src/metrics';
 import { meiliString } from '../src/search/engine/filter';
 import { createNodeHttpClient } from '../src/search/engine/http-client';
 import { recentUidOf } from '../src/search/engine/index-settings';
@@ -236,6 +237,16 @@ test('a killed primary: the next search is answered by its standby at once; the 
     // A generous bound (not a performance check): failing over never waits for a health-check cycle or a 5 s timeout.
     expect(took).toBeLessThan(2_000 * 5);
     expect(two.search.engineStatus()[1]).toMatchObject({ primaryUp: false, standbyUp: true });
+    const metrics = createMetrics(two.deps);
+    try {
+      const text = await metrics.registry.metrics();
+      expect(text).toContain('search_engine_up{engine="1",role="primary"} 0');
+      expect(text).toContain('search_engine_up{engine="1",role="standby"} 1');
+      expect(text).toContain('search_engine_up{engine="0",role="primary"} 1');
+      expect(text).toContain('search_standby_in_sync{engine="1"} 1');
+    } finally {
+      metrics.close();
+    }
     // Searches keep working while it is down.
     expect((await two.find(req(u), w)).total).toBe(2);
     expect(two.search.isHealthy()).toBe(true);

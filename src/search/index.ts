@@ -14,14 +14,14 @@ import type { Logger } from '../logger';
 import { searchIndex } from './engine/adapter';
 import { allAnswer, probeAll } from './engine/connection';
 import type { EmbeddedMeili } from './embedded/embedded';
-import type { SearchEngine, StandbyState } from './engine/engines';
+import type { SearchEngine } from './engine/engines';
 import { searchEngines } from './engine/fanout';
 import { ensureIndex, indexUidOf, legacyIndexUidsOf, recentUidOf } from './engine/index-settings';
-import type { SearchPage, SearchPort, SearchRequest } from './engine/port';
+import type { EngineStatus, SearchPage, SearchPort, SearchRequest } from './engine/port';
 import { setupEngines } from './setup';
 import { OutboxWorker } from './sync/worker';
 
-export type { SearchHit, SearchPage, SearchPort, SearchOptions, SearchRequest } from './engine/port';
+export type { EngineStatus, SearchHit, SearchPage, SearchPort, SearchOptions, SearchRequest } from './engine/port';
 
 export interface ReindexProgress {
   done: number;
@@ -52,15 +52,6 @@ export interface Search extends SearchPort {
   engineStatus(): EngineStatus[];
   /** Rebuilds the standbys that missed work and answer now; resolves when they are in sync (the service also does it by itself). */
   rebuildStandbys(): Promise<void>;
-}
-
-export interface EngineStatus {
-  /** Position in MEILI_URLS (0 for a single engine). */
-  engine: number;
-  primaryUp: boolean;
-  /** Null: no standby. */
-  standbyUp: boolean | null;
-  standbyState: StandbyState | null;
 }
 
 export interface SearchFactoryDeps {

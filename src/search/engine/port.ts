@@ -48,6 +48,18 @@ export interface SearchPort {
   start(): Promise<void>;
   stop(): Promise<void>;
   search(request: SearchRequest): Promise<SearchPage>;
-  /** True when the engine answered its last health check. */
+  /** True when every engine can answer searches (its primary, or its standby, answered its last check). */
   isHealthy(): boolean;
+  /** Each engine's health, for /metrics. */
+  engineStatus?(): EngineStatus[];
+}
+
+export interface EngineStatus {
+  /** Position in MEILI_URLS (0 for a single engine). */
+  engine: number;
+  primaryUp: boolean;
+  /** Null: no standby. */
+  standbyUp: boolean | null;
+  /** in-sync, missed (lost work; rebuilt when it answers), rebuilding; null: no standby. */
+  standbyState: 'in-sync' | 'missed' | 'rebuilding' | null;
 }
