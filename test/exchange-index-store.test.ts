@@ -4,7 +4,8 @@
  * reads or scans its whole markdown: written and removed with the markdown, of the redacted text,
  * and what the paged read serves.
  */
-import { readStoredExchangeIndex } from '../src/data/content';
+import { createHash } from 'node:crypto';
+import { bucket, EXCHANGES_PART, readStoredExchangeIndex } from '../src/data/content';
 import { decodeStoredIndex, ExchangeScanner, STORED_INDEX_FROM } from '../src/domain/exchanges';
 import { rescanSessions } from '../src/services/rescan';
 import { operatorCtx } from '../src/services/context';
@@ -29,6 +30,29 @@ const put = (n: number, markdown: string) =>
   app.request('PUT', `/api/v1/projects/idx/sessions/${SID(n)}`, { token: user.token, body: { name: `s${n}`, markdown } });
 const page = (n: number, q = '') => app.request('GET', `/api/v1/projects/idx/sessions/${SID(n)}/exchanges${q}`, { token: user.token });
 const stored = (n: number) => readStoredExchangeIndex(app.deps.db.reads, 'idx', SID(n));
+/**
+ * Replaces the stored index of a session in whichever store holds it: its chunk row
+ * (CONTENT_STORE=db), or the object its session_objects row names (s3), rewritten in place.
+ */
+async function replaceStored(n: number, data: Buffer): Promise<void> {
+  const key = ['idx', SID(n), EXCHANGES_PART];
+  const [object] = await app.deps.db.writes.query<{ objectKey: string }>(
+    'SELECT objectKey FROM session_objects WHERE projectId = ? AND sessionId = ? AND part = ?',
+    ...key,
+  );
+  if (object) {
+    await app.deps.withContent!(() => bucket().put(object.objectKey, data));
+    const sha256 = createHash('sha256').update(data).digest('hex');
+    await app.deps.db.writes.execute(
+      'UPDATE session_objects SET size = ?, sha256 = ? WHERE projectId = ? AND sessionId = ? AND part = ?',
+      data.length,
+      sha256,
+      ...key,
+    );
+    return;
+  }
+  expect(await app.deps.db.writes.execute('UPDATE session_chunks SET data = ? WHERE projectId = ? AND sessionId = ? AND part = ?', data, ...key)).toBe(1);
+}
 const scanned = (markdown: Buffer) => {
   const s = new ExchangeScanner();
   s.feed(markdown);
@@ -65,10 +89,7 @@ test('the paged read serves the stored index (it is not scanned again)', async (
   const bytes = (await stored(2))!;
   const json = JSON.parse(bytes.toString('utf8'));
   json.e[1][2] = 'Title from the stored index';
-  await app.deps.db.pool.query("UPDATE session_chunks SET data = ? WHERE projectId = 'idx' AND sessionId = ? AND part = 'exchidx'", [
-    Buffer.from(JSON.stringify(json)),
-    SID(2),
-  ]);
+  await replaceStored(2, Buffer.from(JSON.stringify(json)));
   const r = await page(2, '?limit=3&content=false');
   expect(r.status).toBe(200);
   expect(r.body.data.exchanges[1]).toMatchObject({ number: 2, title: 'Title from the stored index' });
@@ -89,10 +110,7 @@ test('markdown of many one-line turns stores none (its index would outweigh an e
 test('a stored index that does not fit the markdown is ignored: the markdown is scanned', async () => {
   const md = largeMarkdown();
   expect((await put(3, md)).status).toBe(201);
-  await app.deps.db.pool.query("UPDATE session_chunks SET data = ? WHERE projectId = 'idx' AND sessionId = ? AND part = 'exchidx'", [
-    Buffer.from('{"v":1,"size":5,"e":[[0,5,"x",0]]}'),
-    SID(3),
-  ]);
+  await replaceStored(3, Buffer.from('{"v":1,"size":5,"e":[[0,5,"x",0]]}'));
   const r = await page(3, '?limit=3&content=false');
   expect(r.status).toBe(200);
   expect(r.body.data.total).toBe(scanned(Buffer.from(md)).entries.length);
