@@ -19,19 +19,17 @@
  * what it needs, adding environment to every instance, and offering faults to inject mid-run:
  *   --s3         CONTENT_STORE=s3 on an s3rver of its own
  *   --replica    a primary and its replica of our own (DATABASE_REPLICA_URL); fault: the replica killed
- *   --engines=N  MEILI_URLS with N engines (--standby: one each) (not available yet)
+ *   --engines=N  MEILI_URLS with N engines instead of one; --standby[=K]: a standby for each of the
+ *                first K engines (default all); fault: engine 1 SIGKILLed (searches of its scopes
+ *                must go on through its standby: counted after the kill)
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { EmbeddedMeili } from '../src/search/embedded/embedded';
-import { startMariadbPair, type MariadbPair } from '../test/support/mariadb-pair';
-import { bucketFor, createBucket, s3Env, startS3rver, type TestS3 } from '../test/support/s3';
-import { arg, BenchServer, freePort, freshDatabase, percentile, request, seedUsers, sleep, type BenchDatabase, type BenchUser, type Reply } from './support';
+import { engineKill, enginePart, redisPart, replicaPart, sharedDatabasePart, SWITCHES, type Fault, type Part, type Run } from './rehearse-parts';
+import { arg, BenchServer, percentile, request, seedUsers, sleep, type BenchUser, type Reply } from './support';
 
 const QUICK = process.argv.includes('--quick');
 const SECONDS = Number(arg('seconds') ?? (QUICK ? 20 : 60));
@@ -40,158 +38,6 @@ const CLIENTS = Number(arg('clients') ?? 12);
 const USERS = Number(arg('users') ?? 4);
 const KILL = !process.argv.includes('--no-kill');
 const log = (s: string) => process.stdout.write(`${s}\n`);
-
-/** A fault a part can inject mid-run (kill an instance, an engine, the replica). */
-interface Fault {
-  name: string;
-  inject(): void | Promise<void>;
-}
-
-/** One piece of the topology: what it starts, what it tells every instance, what can break. */
-interface Part {
-  name: string;
-  /** Starts what the part needs; returns the environment every instance gets from it. */
-  start(run: Run): Promise<Record<string, string>>;
-  faults?(): Fault[];
-  stop(): Promise<void>;
-}
-
-interface Run {
-  /** Set by the database part: the database (root access, for seeding), before any other part starts. */
-  db: BenchDatabase | null;
-  dir: string;
-}
-
-/** The one MariaDB of the machine: a fresh database on it. */
-function sharedDatabasePart(): Part {
-  let db: BenchDatabase | null = null;
-  return {
-    name: 'mariadb',
-    async start(run) {
-      db = run.db = await freshDatabase('sa_rehearse');
-      return { DATABASE_URL: db.url, NAMESPACE: db.name };
-    },
-    async stop() {
-      await db?.drop();
-    },
-  };
-}
-
-/**
- * --replica: a primary and its GTID replica of our own (test/support/mariadb-pair.ts); the
- * instances connect as an unprivileged user, so the replica's read_only applies. Fault: the
- * replica is killed (reads must fall back to the primary, never an error).
- */
-function replicaPart(): Part {
-  let pair: MariadbPair | null = null;
-  return {
-    name: 'primary + replica',
-    async start(run) {
-      pair = await startMariadbPair();
-      const db = (run.db = await freshDatabase('sa_rehearse', pair.primary.rootUrl));
-      await pair.synced();
-      return {
-        DATABASE_URL: `${pair.primary.appUrl}/${db.name}`,
-        DATABASE_REPLICA_URL: `${pair.replica.appUrl}/${db.name}`,
-        NAMESPACE: db.name,
-      };
-    },
-    faults: () => [{ name: 'SIGKILL the replica', inject: () => pair!.replica.kill() }],
-    async stop() {
-      await pair?.close();
-    },
-  };
-}
-
-/** True when a Redis on `port` answers PING. */
-function redisPing(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = net.connect(port, '127.0.0.1', () => sock.write('PING\r\n'));
-    sock.setTimeout(500, () => (sock.destroy(), resolve(false)));
-    sock.on('data', (d) => (sock.destroy(), resolve(d.toString().startsWith('+PONG'))));
-    sock.on('error', () => resolve(false));
-  });
-}
-
-/** Redis of its own (rate limits, shared by the instances), on a free port, nothing saved. */
-function redisPart(): Part {
-  let proc: ChildProcess | null = null;
-  return {
-    name: 'redis',
-    async start() {
-      const port = await freePort();
-      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-      const url = `redis://127.0.0.1:${port}`;
-      for (let i = 0; ; i++) {
-        if (await redisPing(port)) break;
-        if (i > 100 || proc.exitCode !== null) throw new Error('redis-server did not start');
-        await sleep(100);
-      }
-      return { REDIS_URL: url };
-    },
-    async stop() {
-      proc?.kill('SIGKILL');
-      await sleep(0);
-    },
-  };
-}
-
-/** One search engine of the harness's own (the instances share it; none embeds one). */
-function enginePart(): Part {
-  let engine: EmbeddedMeili | null = null;
-  return {
-    name: 'engine',
-    async start(run) {
-      engine = new EmbeddedMeili({ dataDir: path.join(run.dir, 'engine') });
-      await engine.start();
-      return { MEILI_URL: engine.url!, MEILI_MASTER_KEY: engine.masterKey };
-    },
-    async stop() {
-      await engine?.stop();
-    },
-  };
-}
-
-/**
- * A switch that is not available yet: what it needs to plug in (its part starts the store,
- * replica or engines, returns their environment, and offers its fault).
- */
-function pending(flag: string, needs: string): Part {
-  return {
-    name: flag,
-    start() {
-      throw new Error(`--${flag} is not available yet: ${needs}`);
-    },
-    stop: () => Promise.resolve(),
-  };
-}
-
-/**
- * --s3: content in an object store, an s3rver of our own (in this process; test/support/s3.ts) with
- * a bucket named after the database.
- */
-function s3Part(): Part {
-  let s3: TestS3 | null = null;
-  return {
-    name: 's3rver',
-    async start(run) {
-      s3 = await startS3rver();
-      const bucket = bucketFor(run.db!.name);
-      await createBucket(s3.endpoint, bucket);
-      return s3Env(s3.endpoint, bucket);
-    },
-    async stop() {
-      await s3?.close();
-    },
-  };
-}
-
-/** Switches beyond the database part (which --replica chooses). */
-const SWITCHES: Record<string, () => Part> = {
-  s3: s3Part,
-  engines: () =>
-    pending('engines', 'MEILI_URLS with several engines started here (and a standby each with --standby), replacing the engine part; fault: kill one engine'),
-};
 
 interface Stats {
   ms: Record<'upload' | 'read' | 'search', number[]>;
@@ -203,6 +49,8 @@ interface Stats {
   rerouted: number;
   /** Reads that did not return the client's own last acknowledged version. */
   stale: number;
+  /** Searches answered after an engine was killed: found, and answered SERVICE_UNAVAILABLE. */
+  afterEngineKill: { ok: number; unavailable: number };
 }
 
 const DOCUMENTED_503 = ['Server busy, retry later', 'Service temporarily unavailable'];
@@ -239,7 +87,8 @@ async function main(): Promise<void> {
   /** The instances' output, kept after the run. */
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-rehearse-logs-'));
   const database = process.argv.includes('--replica') ? replicaPart() : sharedDatabasePart();
-  const parts: Part[] = [database, redisPart(), enginePart(), ...chosen.map((k) => SWITCHES[k]())];
+  const engines = chosen.includes('engines') ? [] : [enginePart()];
+  const parts: Part[] = [database, redisPart(), ...engines, ...chosen.map((k) => SWITCHES[k]())];
   const started: Part[] = [];
   const servers: BenchServer[] = [];
   try {
@@ -278,7 +127,16 @@ async function main(): Promise<void> {
       ...started.flatMap((p) => p.faults?.() ?? []),
     ];
 
-    const stats: Stats = { ms: { upload: [], read: [], search: [] }, statuses: new Map(), violations: [], busy: new Map(), cutOff: 0, rerouted: 0, stale: 0 };
+    const stats: Stats = {
+      ms: { upload: [], read: [], search: [] },
+      statuses: new Map(),
+      violations: [],
+      busy: new Map(),
+      cutOff: 0,
+      rerouted: 0,
+      stale: 0,
+      afterEngineKill: { ok: 0, unavailable: 0 },
+    };
     const agents = servers.map(() => new http.Agent({ keepAlive: true, maxSockets: CLIENTS }));
     let turn = 0;
     /** Round-robin over the instances; one that does not accept the connection is skipped. */
@@ -303,6 +161,7 @@ async function main(): Promise<void> {
     const deadline = Date.now() + SECONDS * 1000;
     // The faults spread over the run: with two, at a third and two thirds of it.
     const startedAt = Date.now();
+    const startedAtPerf = performance.now();
     const faultsDone = (async () => {
       for (const [k, f] of faults.entries()) {
         await sleep(Math.max(0, startedAt + ((k + 1) * SECONDS * 1000) / (faults.length + 1) - Date.now()));
@@ -363,7 +222,9 @@ async function main(): Promise<void> {
           });
           if (r) {
             note(stats, 'search', r);
-            if (r.status === 200 && !r.json?.errors) stats.ms.search.push(performance.now() - t);
+            const ok = r.status === 200 && !r.json?.errors;
+            if (ok) stats.ms.search.push(performance.now() - t);
+            if (t > engineKill.at - startedAt + startedAtPerf) stats.afterEngineKill[ok ? 'ok' : 'unavailable']++;
           }
         }
       }
@@ -403,10 +264,13 @@ async function main(): Promise<void> {
       `  acknowledged sessions: ${acked.length}, read back intact: ${verified}, lost: ${lost.length}${lost.length ? ` (first: ${lost.slice(0, 5).join('; ')})` : ''}`,
     );
     log(`  reads of the client's own last write that returned another version: ${stats.stale}`);
+    const searchHeld = engineKill.at === Infinity || stats.afterEngineKill.unavailable === 0;
+    if (engineKill.at !== Infinity)
+      log(`  searches after the engine was killed: ${stats.afterEngineKill.ok} answered, ${stats.afterEngineKill.unavailable} failed`);
     log(`  instance logs: ${logDir}`);
-    const held = lost.length === 0 && stats.violations.length === 0 && stats.stale === 0;
+    const held = lost.length === 0 && stats.violations.length === 0 && stats.stale === 0 && searchHeld;
     log(
-      `\n${held ? 'HELD' : 'DID NOT HOLD'}: no acknowledged write lost ${lost.length === 0 ? 'yes' : 'NO'}; no undocumented 5xx ${stats.violations.length === 0 ? 'yes' : 'NO'}; read-your-writes ${stats.stale === 0 ? 'yes' : 'NO'}`,
+      `\n${held ? 'HELD' : 'DID NOT HOLD'}: no acknowledged write lost ${lost.length === 0 ? 'yes' : 'NO'}; no undocumented 5xx ${stats.violations.length === 0 ? 'yes' : 'NO'}; read-your-writes ${stats.stale === 0 ? 'yes' : 'NO'}${engineKill.at === Infinity ? '' : `; searches through an engine kill ${searchHeld ? 'yes' : 'NO'}`}`,
     );
     if (!held) process.exitCode = 1;
   } finally {

@@ -17,6 +17,19 @@ export const urlListOf = (name: string) =>
     )
     .refine((us) => new Set(us).size === us.length, `${name} names an engine twice`);
 
+/**
+ * MEILI_STANDBY_URLS: one entry per engine, in the same order; an empty entry is an engine without
+ * a standby (`http://s0:7700,` : a standby for the first of two engines only).
+ */
+export const standbyListOf = (name: string) =>
+  z
+    .string()
+    .transform((v) => v.split(',').map((u) => u.trim()))
+    .refine(
+      (us) => us.some(Boolean) && us.every((u) => u === '' || /^https?:$/.test(URL.canParse(u) ? new URL(u).protocol : '')),
+      `${name} must be comma-separated URLs (http or https; an empty entry for an engine without a standby)`,
+    );
+
 /** Engines: MEILI_URL or MEILI_URLS (not both), standbys one per engine, the recent engine only with MEILI_URL. */
 export function meiliProblems(given: Record<string, string | undefined>, e: { MEILI_URLS?: string[]; MEILI_STANDBY_URLS?: string[] } | null): string[] {
   const problems: string[] = [];
@@ -35,8 +48,8 @@ export function meiliProblems(given: Record<string, string | undefined>, e: { ME
   if (engines > 0 && standbys.length > 0 && standbys.length !== engines) {
     problems.push(`MEILI_STANDBY_URLS must name one standby per engine, in the same order (${engines} engine(s), ${standbys.length} standby(s))`);
   }
-  const both = [...(e?.MEILI_URLS ?? (given.MEILI_URL ? [given.MEILI_URL] : [])), ...standbys];
-  if (new Set(both).size !== both.length) problems.push('MEILI_STANDBY_URLS must name other servers than the engines');
+  const both = [...(e?.MEILI_URLS ?? (given.MEILI_URL ? [given.MEILI_URL] : [])), ...standbys.filter(Boolean)];
+  if (new Set(both).size !== both.length) problems.push('MEILI_STANDBY_URLS must name other servers than the engines, each once');
   return problems;
 }
 

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
-import { databaseNameOf, meiliProblems, replicaProblems, s3Problems, urlListOf } from './config-checks';
+import { databaseNameOf, meiliProblems, replicaProblems, s3Problems, standbyListOf, urlListOf } from './config-checks';
 
 export { databaseNameOf } from './config-checks';
 import type { RedactMode } from './redact';
@@ -26,7 +26,7 @@ export interface Config {
   meiliUrl: string | null;
   /** Every engine (MEILI_URLS, or MEILI_URL alone); empty: embedded. Scopes are placed on them by hash. */
   meiliUrls: string[];
-  /** A standby per engine, same order (MEILI_STANDBY_URLS); empty: none. */
+  /** A standby per engine, same order (MEILI_STANDBY_URLS; '' for an engine without one); empty: none. */
   meiliStandbyUrls: string[];
   /** The key of every engine and standby (and of the recent one unless MEILI_RECENT_MASTER_KEY). */
   meiliMasterKey: string | null;
@@ -172,7 +172,7 @@ const schema = z.object({
   JWT_SECRET: z.string().min(16, 'JWT_SECRET must be at least 16 characters').optional(),
   MEILI_URL: urlOf('MEILI_URL', ['http:', 'https:']).optional(),
   MEILI_URLS: urlListOf('MEILI_URLS').optional(),
-  MEILI_STANDBY_URLS: urlListOf('MEILI_STANDBY_URLS').optional(),
+  MEILI_STANDBY_URLS: standbyListOf('MEILI_STANDBY_URLS').optional(),
   MEILI_MASTER_KEY: z.string().optional(),
   MEILI_RECENT_URL: urlOf('MEILI_RECENT_URL', ['http:', 'https:']).optional(),
   MEILI_RECENT_MASTER_KEY: z.string().optional(),

@@ -293,6 +293,9 @@ test('several engines (MEILI_URLS) and standbys (MEILI_STANDBY_URLS), one key fo
     meiliStandbyUrls: ['http://10.0.1.5:7700'],
   });
   expect(loadConfig({ ...base() })).toMatchObject({ meiliUrl: null, meiliUrls: [], meiliStandbyUrls: [] });
+  // An empty entry: that engine has no standby.
+  expect(loadConfig({ ...base(), ...urls, MEILI_STANDBY_URLS: 'http://10.0.1.5:7700,' }).meiliStandbyUrls).toEqual(['http://10.0.1.5:7700', '']);
+  expect(problemsOf({ ...base(), ...urls, MEILI_STANDBY_URLS: ',' })).toEqual([expect.stringContaining('MEILI_STANDBY_URLS must be comma-separated URLs')]);
   expect(problemsOf({ ...base(), ...urls, MEILI_URL: 'http://10.0.0.7:7700' })).toEqual([expect.stringContaining('MEILI_URL and MEILI_URLS are exclusive')]);
   expect(problemsOf({ ...base(), ...urls, MEILI_STANDBY_URLS: 'http://10.0.1.5:7700' })).toEqual([expect.stringContaining('one standby per engine')]);
   expect(problemsOf({ ...base(), ...urls, MEILI_STANDBY_URLS: 'http://10.0.1.5:7700,http://10.0.0.6:7700' })).toEqual([

@@ -36,8 +36,8 @@ export function setupEngines(config: Config, log: Logger): EngineSetup {
     const recent = new MeiliConnection({ embedded: recentEmbedded }, log);
     return { engines: [new SearchEngine(0, { main, recent }, null)], embedded, recentEmbedded, conns: [main, recent], single: true };
   }
-  const searchTimeoutMs = standbys.length ? FAILOVER_TIMEOUT_MS : undefined;
   const engines = config.meiliUrls.map((url, i) => {
+    const searchTimeoutMs = standbys[i] ? FAILOVER_TIMEOUT_MS : undefined;
     const main = new MeiliConnection({ url, key }, log, { searchTimeoutMs });
     // The recent index on a server of its own (MEILI_RECENT_URL, one engine only), else beside the main one.
     const recent = config.meiliRecentUrl

@@ -147,7 +147,7 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
     async close() {
       await search.stop();
       // Each test file has its own index: leave nothing behind in the shared engine.
-      for (const host of [...config.meiliUrls, ...config.meiliStandbyUrls]) {
+      for (const host of [...config.meiliUrls, ...config.meiliStandbyUrls.filter(Boolean)]) {
         const httpClient = createNodeHttpClient();
         const client = new Meilisearch({ host, apiKey: config.meiliMasterKey ?? undefined, httpClient, timeout: 5000 });
         for (const uid of [search.indexUid, recentUidOf(search.indexUid)]) await client.deleteIndex(uid).catch(() => undefined);
