@@ -1,10 +1,11 @@
 /**
- * Search's re-check of a page of hits (sessionsMatchingAmong) reads through the (userId, id)
- * index whatever the optimizer's statistics say: a member of many teams has more scope × id
- * ranges than the optimizer dives into, and on a table it estimates badly it chose a full scan.
+ * Reads of a page of sessions by id (search's re-check, sessionsMatchingAmong; by key,
+ * sessionsByKeys and the resume search) go through the (userId, id) index whatever the
+ * optimizer's statistics say: a member of many teams has more scope × id ranges than the
+ * optimizer dives into, and on a table it estimates badly it chose a full scan.
  */
 import * as mariadb from 'mariadb';
-import { sessionsMatchingAmong, sessionsMatchingAmongSql } from '../src/data/sessions';
+import { resumableSessionsByKeys, sessionsByKeys, sessionsByKeysSql, sessionsMatchingAmong, sessionsMatchingAmongSql } from '../src/data/sessions';
 import { sqlOn } from '../src/data/sql';
 import { createTestDatabase, ROOT_URL, type TestDatabase } from './support/db';
 
@@ -44,4 +45,23 @@ test("the re-check returns exactly the caller's sessions among the ids", async (
   const rows = await sessionsMatchingAmong(handle, scopes, {}, [...ids, 'missing']);
   expect(rows.map((r) => r.id).sort()).toEqual([...ids].sort());
   expect(await sessionsMatchingAmong(handle, ['someone-else'], {}, ids)).toEqual([]);
+});
+
+test('reads by key go through sessions_userId_id_idx and return exactly the sessions named, in the scopes', async () => {
+  const keys = ids.map((sessionId) => ({ projectId: 'p', sessionId }));
+  const { from, where, params } = sessionsByKeysSql(scopes, keys);
+  const [plan] = await conn.query(`EXPLAIN SELECT s.* FROM ${from} WHERE ${where}`, params);
+  expect(plan).toMatchObject({ table: 's', type: 'range', key: 'sessions_userId_id_idx' });
+
+  const handle = sqlOn(conn);
+  const named = [...keys, { projectId: 'other', sessionId: 's-11' }, { projectId: 'p', sessionId: 'missing' }];
+  expect((await sessionsByKeys(handle, scopes, named)).map((r) => r.id).sort()).toEqual([...ids].sort());
+  expect(await sessionsByKeys(handle, ['someone-else'], keys)).toEqual([]);
+  // Resumable sessions carry session data: none of these do until one is given some.
+  expect(await resumableSessionsByKeys(handle, scopes, keys, 5)).toEqual([]);
+  await conn.query("UPDATE sessions SET sessionDataSize = 10 WHERE id IN ('s-1', 's-2')");
+  expect((await resumableSessionsByKeys(handle, scopes, keys, 5)).map((r) => [r.id, r.projectName]).sort()).toEqual([
+    ['s-1', 'P'],
+    ['s-2', 'P'],
+  ]);
 });
