@@ -13,7 +13,7 @@ import type { SessionModel } from '../generated/prisma/models';
  * The columns a read of a session row returns, in this order: every column of `sessions` but
  * hasGitBranches (only filters and the search index read it).
  */
-const ROW_KEYS = [
+export const ROW_KEYS = [
   'projectId',
   'id',
   'userId',

@@ -29,7 +29,7 @@ import { AppError, MESSAGES, projectForbidden, projectNotFound, sessionNotFound 
 import { isUserCtx, type AnyCtx, type AuthUser, type Ctx } from './context';
 import { READ_ONLY_MESSAGE } from '../domain/scopes';
 import { projectById, type ProjectRow } from '../data/projects';
-import { inlinePartOf, sessionWithProject, type InlinePart, type SessionRow } from '../data/sessions';
+import { inlinePartOf, ROW_KEYS, sessionWithProject, type InlinePart, type SessionRow } from '../data/sessions';
 import { membershipsOfUser } from '../data/teams';
 import type { OwnedSession } from './sessions';
 import { PROJECT_ID_RE, UUID_RE } from '../domain/validation';
@@ -221,14 +221,23 @@ export async function requireReadableSession(
   const r = await sessionWithProject(ctx.deps.db.reads, projectId, sessionId, inline);
   const role = await roleOrThrow(ctx, projectId, r?.ownerId);
   if (!r!.id) throw sessionNotFound(sessionId, projectId);
-  const { ownerId, ownerType, ownerName, projectName, projectIcon, projectColor, inlineData, ...row } = r!;
-  const whole = inline ? inlinePartOf({ ...row, inlineData }, inline) : undefined;
-  return {
-    ...(row as SessionRow),
-    project: { id: projectId, name: projectName, icon: projectIcon, color: projectColor, ownerId, ownerType, ownerName },
-    role,
-    ...(whole ? { inline: whole } : {}),
-  };
+  const { ownerId, ownerType, ownerName, projectName, projectIcon, projectColor } = r!;
+  // The row's own columns copied once by name (a rest pattern over the joined row, then a spread
+  // into the result, made two copies per read).
+  const session = sessionRowOf(r as SessionRow) as OwnedSession & { role: ProjectRole; inline?: Buffer };
+  session.project = { id: projectId, name: projectName, icon: projectIcon, color: projectColor, ownerId, ownerType, ownerName };
+  session.role = role;
+  const whole = inline ? inlinePartOf(r!, inline) : undefined;
+  if (whole) session.inline = whole;
+  return session;
+}
+
+/** A session row's columns and its uploader's name, out of a row with more (a join's). */
+function sessionRowOf(r: SessionRow): SessionRow {
+  const row: Record<string, unknown> = {};
+  for (const k of ROW_KEYS) row[k] = r[k];
+  row.uploaderName = r.uploaderName;
+  return row as SessionRow;
 }
 
 /** A session the caller may change or delete, or 404 / 403. */
