@@ -4,7 +4,7 @@
  * project), drives one endpoint with autocannon (or bench/head-load.ts for HEAD), stops the
  * service and prints the top frames by self time, the same grouped by package, and the SQL
  * statements one request costs (MariaDB's Questions delta on an otherwise idle database).
- *   npx tsx bench/profile-rest.ts [list|recent|head|markdown] [--seconds=10] [--connections=50] [--redis] [--baseline] [--no-prof] [--strace] [--log-level=warn] [--url-query=?connection_limit=5]
+ *   npx tsx bench/profile-rest.ts [list|recent|head|markdown] [--seconds=10] [--connections=50] [--redis] [--baseline] [--no-prof] [--strace] [--log-level=warn] [--url-query=?connection_limit=5] [--tree=/path/to/checkout]
  *   npx tsx bench/profile-rest.ts --summarise=<file.cpuprofile>     # just the summary of a profile
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -44,6 +44,8 @@ async function main() {
   try {
     service = await BenchServer.start({
       entry: ['dist/src/main.js'],
+      // Another checkout's build (an earlier commit's worktree), to compare two trees on the same data.
+      cwd: path.resolve(opt('tree', ROOT)),
       nodeArgs: prof,
       output: 'stderr',
       ready: '/readyz',
