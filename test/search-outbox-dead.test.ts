@@ -3,27 +3,24 @@
  * search_outbox_dead_total, `search outbox-retry`), and never holds back later work.
  */
 import crypto from 'node:crypto';
-import { MeiliConnection } from '../src/search/engine/connection';
 import { retryDeadRows } from '../src/data/outbox';
-import { OutboxWorker } from '../src/search/sync/worker';
-import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
+import type { OutboxWorker } from '../src/search/sync/worker';
+import { newSessionId, startSearchHarness, testWorker, type SearchHarness } from './support/meili-harness';
 
 const word = () => Array.from(crypto.randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
 const ids = (r: { results: Array<{ sessionId: string }> }) => r.results.map((x) => x.sessionId);
 
 let h: SearchHarness;
-let conn: MeiliConnection;
 let worker: OutboxWorker;
+let closeWorker: () => void;
 
 beforeAll(async () => {
   h = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });
-  conn = new MeiliConnection({ url: h.config.meiliUrl!, key: h.config.meiliMasterKey }, h.logger);
-  await conn.checkHealth();
-  worker = new OutboxWorker({ pool: h.handles.pool, conn, indexUid: h.search.indexUid, logger: h.logger });
+  ({ worker, close: closeWorker } = await testWorker(h));
 }, 60_000);
 
 afterAll(async () => {
-  conn?.close();
+  closeWorker?.();
   await h?.close();
 });
 

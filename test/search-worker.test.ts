@@ -4,13 +4,11 @@
  */
 import crypto from 'node:crypto';
 import { Meilisearch } from 'meilisearch';
-import { MeiliConnection } from '../src/search/engine/connection';
 import { documentIdOf, keyOf, sessionDigestOf } from '../src/domain/search-documents';
-import { OutboxWorker } from '../src/search/sync/worker';
 import { createNodeHttpClient } from '../src/search/engine/http-client';
 import { recentUidOf } from '../src/search/engine/index-settings';
 import type { Ctx } from '../src/services/context';
-import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
+import { engineUrlOf, newSessionId, startSearchHarness, testWorker, type SearchHarness } from './support/meili-harness';
 
 /** A random lower-case word, far (in edits) from any other: typo tolerance cannot confuse two. */
 const word = () => Array.from(crypto.randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
@@ -68,7 +66,7 @@ test('reindexAll rebuilds the index from the database, with progress', async () 
 
   // Damage the index behind the service's back: a session's documents lost, a stray document added.
   const httpClient = createNodeHttpClient();
-  const client = new Meilisearch({ host: first.config.meiliUrl!, apiKey: first.config.meiliMasterKey ?? undefined, httpClient });
+  const client = new Meilisearch({ host: engineUrlOf(first.config, alice.user.id), apiKey: first.config.meiliMasterKey ?? undefined, httpClient });
   const index = client.index(first.search.indexUid);
   const strayWord = word();
   try {
@@ -156,7 +154,7 @@ async function loseIndexAndRecover(index: (mainUid: string) => string, project: 
 
   const httpClient = createNodeHttpClient();
   try {
-    const client = new Meilisearch({ host: first.config.meiliUrl!, apiKey: first.config.meiliMasterKey ?? undefined, httpClient });
+    const client = new Meilisearch({ host: engineUrlOf(first.config, alice.user.id), apiKey: first.config.meiliMasterKey ?? undefined, httpClient });
     await client.deleteIndex(index(first.search.indexUid)).waitTask();
   } finally {
     httpClient.destroy();
@@ -186,7 +184,7 @@ test('a lost recent index is recreated and refilled with the sessions written la
 
 test('writes for the recent index and work for the main one are claimed by separate lanes', async () => {
   const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });
-  const conn = new MeiliConnection({ url: idle.config.meiliUrl!, key: idle.config.meiliMasterKey }, idle.logger);
+  const { worker, close: closeWorker } = await testWorker(idle);
   try {
     const bob = await idle.user();
     const [moved, fresh, big] = [newSessionId(), newSessionId(), newSessionId()];
@@ -204,22 +202,20 @@ test('writes for the recent index and work for the main one are claimed by separ
       'upsert',
     ]);
 
-    await conn.checkHealth();
-    const worker = new OutboxWorker({ pool: idle.handles.pool, conn, indexUid: idle.search.indexUid, logger: idle.logger });
     expect(await worker.runOnce(100, 'fresh')).toEqual({ claimed: 1, applied: 1, failed: 0, deferred: 0 });
     expect(ids(await idle.find(bob, w))).toEqual([fresh]);
     expect(await worker.runOnce(100, 'fresh')).toEqual({ claimed: 0, applied: 0, failed: 0, deferred: 0 });
     expect(await worker.runOnce(100, 'main')).toEqual({ claimed: 2, applied: 2, failed: 0, deferred: 0 });
     expect(await idle.search.backlog()).toBe(0);
   } finally {
-    conn.close();
+    closeWorker();
     await idle.close();
   }
 }, 60_000);
 
 test('work for a session that another worker holds waits for it (one session is never pushed twice at once)', async () => {
   const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });
-  const conn = new MeiliConnection({ url: idle.config.meiliUrl!, key: idle.config.meiliMasterKey }, idle.logger);
+  const { worker, close: closeWorker } = await testWorker(idle);
   const other = await idle.handles.pool.getConnection();
   try {
     const bob = await idle.user();
@@ -233,8 +229,6 @@ test('work for a session that another worker holds waits for it (one session is 
     await other.query('SELECT id FROM search_outbox WHERE id = ? FOR UPDATE', [heldRow]);
     await idle.put(bob, 'held', id, { markdown: `# v2\n\n${v2}` });
 
-    await conn.checkHealth();
-    const worker = new OutboxWorker({ pool: idle.handles.pool, conn, indexUid: idle.search.indexUid, logger: idle.logger });
     expect(await worker.runOnce()).toEqual({ claimed: 1, applied: 0, failed: 0, deferred: 1 });
     expect(await idle.search.backlog()).toBe(2);
     expect((await idle.find(bob, v2)).results).toEqual([]);
@@ -246,7 +240,7 @@ test('work for a session that another worker holds waits for it (one session is 
     expect((await idle.find(bob, v1)).results).toEqual([]);
   } finally {
     await other.release();
-    conn.close();
+    closeWorker();
     await idle.close();
   }
 }, 60_000);

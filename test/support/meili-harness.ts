@@ -12,6 +12,9 @@ import { createLogger, type Logger } from '../../src/logger';
 import type { Offload } from '../../src/offload';
 import { Meilisearch } from 'meilisearch';
 import { createSearch, type Search } from '../../src/search';
+import { engineOf } from '../../src/search/engine/placement';
+import { setupEngines } from '../../src/search/setup';
+import { OutboxWorker } from '../../src/search/sync/worker';
 import { meiliString } from '../../src/search/engine/filter';
 import { sessionDigestOf } from '../../src/domain/search-documents';
 import { createNodeHttpClient } from '../../src/search/engine/http-client';
@@ -64,6 +67,21 @@ export interface HarnessOptions {
 
 export const newSessionId = () => crypto.randomUUID();
 
+/** The engine holding an owning scope's entries (the only one, or with TEST_MEILI_ENGINES=n its engine among them). */
+export const engineUrlOf = (config: Config, scopeId: string): string => config.meiliUrls[engineOf(scopeId, config.meiliUrls.length)];
+
+/**
+ * An outbox worker of the test's own (not started) over the harness's engines: the run's engine,
+ * or with TEST_MEILI_ENGINES=n its n engines. close() closes its connections.
+ */
+export async function testWorker(h: Pick<SearchHarness, 'config' | 'handles' | 'logger' | 'search'>): Promise<{ worker: OutboxWorker; close: () => void }> {
+  const { engines, conns } = setupEngines(h.config, h.logger);
+  await Promise.all(conns.map((c) => c.checkHealth()));
+  for (const e of engines) e.ready = true;
+  const worker = new OutboxWorker({ pool: h.handles.pool, conn: engines[0].primary.main, engines, indexUid: h.search.indexUid, logger: h.logger });
+  return { worker, close: () => conns.forEach((c) => c.close()) };
+}
+
 export async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let delay = 10;
@@ -82,7 +100,8 @@ export function searchTestConfig(db: TestDatabase, env: Record<string, string> =
     JWT_SECRET: 'test-secret-that-is-long-enough',
     LOG_LEVEL: 'silent',
     NAMESPACE: db.name,
-    ...testMeiliEnv(),
+    // A test that names its engine (MEILI_URL, even '' for the embedded one) gets that, not the run's.
+    ...(env.MEILI_URL !== undefined || env.MEILI_URLS !== undefined ? {} : testMeiliEnv()),
     // TEST_REPLICA=1: reads (the re-check of search hits among them) go through the run's replica.
     ...(process.env.TEST_REPLICA_URL ? { DATABASE_REPLICA_URL: process.env.TEST_REPLICA_URL } : {}),
     ...env,
@@ -150,7 +169,12 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
       for (const host of [...config.meiliUrls, ...config.meiliStandbyUrls.filter(Boolean)]) {
         const httpClient = createNodeHttpClient();
         const client = new Meilisearch({ host, apiKey: config.meiliMasterKey ?? undefined, httpClient, timeout: 5000 });
-        for (const uid of [search.indexUid, recentUidOf(search.indexUid)]) await client.deleteIndex(uid).catch(() => undefined);
+        // Waited for: a harness started next on the same database must not find them half-deleted.
+        for (const uid of [search.indexUid, recentUidOf(search.indexUid)])
+          await client
+            .deleteIndex(uid)
+            .waitTask()
+            .catch(() => undefined);
         httpClient.destroy();
       }
       await handles.close();
