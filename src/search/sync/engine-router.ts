@@ -77,6 +77,11 @@ export class EngineRouter {
     });
   }
 
+  /** Resolves when no standby batch is in flight. */
+  async settled(): Promise<void> {
+    await Promise.all(this.targets.map((t) => t.standbyBusy ?? Promise.resolve()));
+  }
+
   /** Some primary can be written to (rows for a primary that is down or not ready wait for it). */
   writable(): boolean {
     return this.o.engines.some((e) => e.ready && e.primaryUp());

@@ -154,6 +154,14 @@ export class OutboxWorker {
 
   /** Rebuilds, from the database, the standbys that missed work and answer now (standby.ts); resolves when they are in sync. */
   rebuildStandbys(): Promise<void> {
+    const p = this.startRebuilds();
+    this.rebuilds = this.rebuilds.then(() => p);
+    return p;
+  }
+
+  private rebuilds: Promise<void> = Promise.resolve();
+
+  private startRebuilds(): Promise<void> {
     const deps = { db: this.db, log: this.log, indexUid: this.indexUid, recentUid: this.recentUid, engines: this.engines.length };
     return Promise.all(this.router.targets.map((t) => rebuildStandby({ ...deps, notify: () => this.notify(), running: () => this.running }, t))).then(
       () => undefined,
@@ -174,6 +182,9 @@ export class OutboxWorker {
     for (const w of Object.values(this.wakers)) w.notify();
     await this.loop;
     this.loop = null;
+    // A standby's batch still in flight, and standby rebuilds (they stop waiting once not running).
+    await this.router.settled();
+    await this.rebuilds;
     if (this.router.pendingTombstones > 0) await this.router.deleteTombstones();
   }
 
