@@ -268,12 +268,13 @@ export async function sessionsByKeys(db: Sql, scopes: readonly string[], keys: r
  * (9 ms instead of under 1 ms at 20k sessions). The ids bound the answer to one page whatever
  * the filters, so the (userId, id) index is always the right way in.
  */
-export function sessionsMatchingAmongSql(scopes: readonly string[], filters: SessionFilters, ids: readonly string[]): { sql: string; params: unknown[] } {
+export function sessionsMatchingAmongSql(
+  scopes: readonly string[],
+  filters: SessionFilters,
+  ids: readonly string[],
+): { from: string; where: string; params: unknown[] } {
   const { where, params } = filtersToSql(scopes, filters, 's');
-  return {
-    sql: `SELECT ${SESSION_COLUMNS} FROM sessions s FORCE INDEX (sessions_userId_id_idx) WHERE ${where} AND s.id IN (${marks(ids)})`,
-    params: [...params, ...ids],
-  };
+  return { from: 'sessions s FORCE INDEX (sessions_userId_id_idx)', where: `${where} AND s.id IN (${marks(ids)})`, params: [...params, ...ids] };
 }
 
 /**
@@ -282,8 +283,8 @@ export function sessionsMatchingAmongSql(scopes: readonly string[], filters: Ses
  */
 export function sessionsMatchingAmong(db: Sql, scopes: readonly string[], filters: SessionFilters, ids: readonly string[]): Promise<SessionRow[]> {
   if (ids.length === 0) return Promise.resolve([]);
-  const { sql, params } = sessionsMatchingAmongSql(scopes, filters, ids);
-  return db.query<SessionRow>(sql, ...params);
+  const { from, where, params } = sessionsMatchingAmongSql(scopes, filters, ids);
+  return db.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM ${from} WHERE ${where}`, ...params);
 }
 
 /** Markdown size and session-data size of every session of a project, by id. */
