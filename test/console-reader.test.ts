@@ -154,6 +154,8 @@ test(
       // Table of contents of the exchanges, by title; the transcript rendered.
       const toc = page.getByRole('navigation', { name: 'Table of contents' });
       await toc.getByRole('heading', { name: 'Exchanges (3)' }).waitFor();
+      // The count can come with the transcript's first page, before the table of contents.
+      await toc.getByRole('status').waitFor({ state: 'detached' });
       expect(await toc.getByRole('link').allInnerTexts()).toEqual([
         '1. Fix the login flow (2025-01-02 10:00Z)',
         '2. Why does login fail with a 401?',
@@ -330,6 +332,7 @@ test(
       // The TOC pages too: 200 entries, then more on demand.
       const toc = page.getByRole('navigation', { name: 'Table of contents' });
       await toc.getByRole('heading', { name: 'Exchanges (601)' }).waitFor();
+      await toc.getByRole('status').waitFor({ state: 'detached' });
       expect(await toc.getByRole('link').count()).toBe(200);
       await toc.getByRole('button', { name: 'More exchanges' }).click();
       await toc.getByRole('link', { name: '400. Question 399 about the backoff' }).waitFor();

@@ -104,6 +104,8 @@ export function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownS
   const [toc, setToc] = useState<TocEntry[]>([]);
   const [tocNext, setTocNext] = useState<number | null>(null);
   const [total, setTotal] = useState<number | null>(null);
+  // The transcript's first page may bring `total` before the table of contents arrives.
+  const [tocLoaded, setTocLoaded] = useState(false);
   const [changed, setChanged] = useState(false);
   // Versions this page knows of: the one it opened and those its own edits (rename, tags) made.
   const known = useRef(new Set<string>([etag]));
@@ -134,6 +136,7 @@ export function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownS
           setTotal(p.total);
           setToc((old) => (offset === 0 ? p.exchanges : [...old, ...p.exchanges]));
           setTocNext(p.nextOffset ?? null);
+          setTocLoaded(true);
         },
         (err: unknown) => setError(errorText(err)),
       ),
@@ -267,7 +270,7 @@ export function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownS
     <div className="transcript-layout">
       <nav className="toc" aria-label="Table of contents">
         <h2>Exchanges{total !== null ? ` (${total})` : ''}</h2>
-        {toc.length === 0 && total === null && !error && <p role="status">Loading…</p>}
+        {toc.length === 0 && !tocLoaded && !error && <p role="status">Loading…</p>}
         <ol>
           {toc.map((e) => (
             <li key={e.number} className={e.continuation ? 'cont' : undefined}>
