@@ -27,8 +27,9 @@ import { sharePageRouter } from './rest/share-page';
 import { teamHandlers } from './rest/teams';
 import { userHandlers } from './rest/users';
 import { GRAPHQL_ROUTE, REST_ROUTES, type RestRoutes } from './api/routes';
-import { API_PREFIX, rateLimitOf, routeName, type HandlerWith, type NamedRoute } from './api/route';
+import { rateLimitOf, routeName, type HandlerWith, type NamedRoute } from './api/route';
 import { routeDispatch } from './http/route-dispatch';
+import { SITE_ROUTES, type SiteRoute } from './http/site-routes';
 import type { Deps } from './services/context';
 
 /** Rate limiting plugs in here (per user, after authentication). */
@@ -124,6 +125,8 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   };
   const shareReadLimit: RequestHandler = (req, _res, next) =>
     (hooks.spendAddress ? hooks.spendAddress(req, 'shareReads') : Promise.resolve()).then(() => next(), next);
+  /** The limit a route outside the API's operations spends from, read from its declaration (http/site-routes.ts). */
+  const limitOf = (route: SiteRoute): RequestHandler => ({ rest, share_reads: shareReadLimit, none: pass })[route.rateLimit];
   /** What runs before an operation's handler, read from its declaration. */
   const middlewareOf = (route: NamedRoute): RequestHandler[] => {
     if (route.auth !== 'key') return rateLimitOf(route) === 'share_reads' ? [shareReadLimit] : [];
@@ -151,7 +154,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   if (metrics) app.use(metrics.router);
 
   // The MCP endpoint for coding agents (POST /mcp) and the OAuth discovery paths they probe.
-  app.use(mcpRouter(deps, { auth, rateLimit: rest, body: jsonBody({ limit: MCP_BODY_BYTES, slow }) }));
+  app.use(mcpRouter(deps, { auth, rateLimit: limitOf(SITE_ROUTES.mcp), body: jsonBody({ limit: MCP_BODY_BYTES, slow }) }));
 
   // GraphQL: the playground (GET text/html) and its assets need no token; operations do.
   app.use(
@@ -163,17 +166,23 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
     graphql.router,
   );
   // The OpenAPI document and its reference page need no token either.
-  app.use(API_PREFIX, docsRouter());
+  app.use(SITE_ROUTES.openApi.base, docsRouter());
   // The public page of a link (/s/<token>), under the same per-address limit as the link's reads.
-  app.use(sharePageRouter(deps, door.probeAuth, shareReadLimit, deps.logger));
+  app.use(sharePageRouter(deps, door.probeAuth, limitOf(SITE_ROUTES.sharePage), deps.logger));
 
   // Any other path under the API: the middleware of an authenticated operation, then 404.
-  app.use(API_PREFIX, auth, rest, refuseWritesOfReadOnlyKeys, bodyOf(null), idempotent, (_req: Request, _res: Response, next: NextFunction) =>
-    next(new AppError('NOT_FOUND', MESSAGES.notFound)),
+  app.use(
+    SITE_ROUTES.apiOther.path,
+    auth,
+    limitOf(SITE_ROUTES.apiOther),
+    refuseWritesOfReadOnlyKeys,
+    bodyOf(null),
+    idempotent,
+    (_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)),
   );
 
   // Unknown /api paths: 401 without a valid token (auth ran above for /api/v1), 404 with one.
-  app.use('/api', auth, (_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)));
+  app.use(SITE_ROUTES.apiUnknown.path, auth, (_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)));
   // The web console (single-page app) on its own routes; every other path stays a JSON 404.
   app.use(consoleRouter(deps.logger));
   app.use((_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)));

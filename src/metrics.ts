@@ -3,6 +3,7 @@ import { Router, type Request, type Response } from 'express';
 import { unauthenticated } from './errors';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { routeOf } from './http/request-context';
+import { SITE_ROUTES, siteRouteOf } from './http/site-routes';
 import { rateLimitOf } from './api/route';
 import type { AdmissionStats } from './http/admission';
 import type { EngineStatus } from './search';
@@ -34,7 +35,9 @@ function bearerIs(header: string | undefined, expected: string): boolean {
 /** The limit a 429 came from when the limiter did not name it: the operation's declared one. */
 const rateLimitKind = (req: Request): string => {
   if (!req.user) return 'auth_failure';
-  return req.apiRoute ? rateLimitOf(req.apiRoute) : 'rest';
+  if (req.apiRoute) return rateLimitOf(req.apiRoute);
+  const site = siteRouteOf(req)?.rateLimit;
+  return site && site !== 'none' ? site : 'rest';
 };
 
 /** The failed-authentication limit's hooks /metrics uses when METRICS_TOKEN is set. */
@@ -112,7 +115,7 @@ export function createMetrics(deps: Deps, admission?: () => AdmissionStats, auth
   });
 
   const router = Router();
-  router.get('/metrics', async (req, res, next) => {
+  router.get(SITE_ROUTES.metrics.path, async (req, res, next) => {
     try {
       const token = deps.config.metricsToken;
       if (token) {

@@ -1,4 +1,5 @@
 import type { Request, Router } from 'express';
+import { SITE_ROUTES } from '../http/site-routes';
 import { findBuiltDir, IMMUTABLE, serveBundle } from '../http/static-bundle';
 
 /**
@@ -27,6 +28,6 @@ export function playgroundRouter(dir: string | null = findPlaygroundDir()): Rout
     find: findPlaygroundDir,
     page: { at: '/', file: 'index.html' },
     wants: wantsPlayground,
-    assets: { at: '/assets', from: 'assets', cacheControl: IMMUTABLE },
+    assets: { at: SITE_ROUTES.playgroundAssets.path, from: 'assets', cacheControl: IMMUTABLE },
   });
 }

@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import helmet from 'helmet';
 import type { Logger } from '../logger';
+import { CONSOLE_PAGES, SITE_ROUTES } from './site-routes';
 import { findBuiltDir, IMMUTABLE, serveBundle } from './static-bundle';
 
 /**
@@ -9,22 +10,6 @@ import { findBuiltDir, IMMUTABLE, serveBundle } from './static-bundle';
  * is revalidated on every load; the console's routes (history API) all answer index.html.
  * Strict CSP: everything from this origin only, no inline script, no framing.
  */
-
-/** The routes that the SPA renders (docs/console.md; plus /dashboard); any other path keeps the API's JSON 404. */
-const CONSOLE_ROUTES = [
-  /^\/$/,
-  /^\/sign-in$/,
-  /^\/reset-password$/,
-  /^\/join$/,
-  /^\/cli-login$/,
-  /^\/search$/,
-  /^\/dashboard$/,
-  /^\/settings\/(api-keys|account|users|teams|shares)$/,
-  /^\/projects\/[^/]+$/,
-  /^\/projects\/[^/]+\/sessions\/[^/]+$/,
-];
-
-export const isConsoleRoute = (p: string): boolean => CONSOLE_ROUTES.some((re) => re.test(p));
 
 /**
  * The console's strict headers (nothing from another origin, no inline script, no framing), with
@@ -68,7 +53,8 @@ export function consoleRouter(logger: Logger, dir: string | null = findConsoleDi
     dir,
     find: findConsoleDir,
     headers: consoleHeaders,
-    page: { at: CONSOLE_ROUTES, file: 'index.html' },
-    assets: { at: '/assets', from: 'assets', cacheControl: IMMUTABLE },
+    // The routes that the SPA renders (site-routes.ts); any other path keeps the API's JSON 404.
+    page: { at: CONSOLE_PAGES, file: 'index.html' },
+    assets: { at: SITE_ROUTES.consoleAssets.path, from: 'assets', cacheControl: IMMUTABLE },
   });
 }

@@ -6,6 +6,7 @@ import { AppError, MESSAGES } from '../errors';
 import type { Logger } from '../logger';
 import { WorkGuard } from '../services/guard';
 import { sendError } from './errors';
+import { siteRouteOf } from './site-routes';
 
 /** How often the database is pinged while requests are in flight (or while it is down). */
 const TICK_MS = 250;
@@ -13,9 +14,6 @@ const TICK_MS = 250;
 const ANSWER_WITHIN_MS = 1000;
 /** The monitor's connection is dropped after this long without requests. */
 const IDLE_CLOSE_MS = 5000;
-
-/** Paths answered without the database. */
-const WITHOUT_DB = new Set(['/healthz', '/metrics']);
 
 /**
  * Tells "the database is unreachable" from "the database is busy" (503 only for the
@@ -62,7 +60,8 @@ export class DbMonitor {
 
   middleware() {
     return (req: Request, res: Response, next: NextFunction) => {
-      if (WITHOUT_DB.has(req.path)) return next();
+      // Routes answered without the database (liveness, metrics) are never held up.
+      if (siteRouteOf(req)?.withoutDb) return next();
       if (this.state === 'down') {
         this.ensureTicking();
         return this.answer503(req, res);
@@ -85,7 +84,7 @@ export class DbMonitor {
 
   private answer503(req: Request, res: Response): void {
     if (res.headersSent) return;
-    if (req.path === '/readyz') res.status(503).json({ status: 'not ready', reason: 'database unreachable' });
+    if (siteRouteOf(req)?.readiness) res.status(503).json({ status: 'not ready', reason: 'database unreachable' });
     else sendError(req, res, new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable));
   }
 

@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { routeName } from '../api/route';
 import { GRAPHQL_ROUTE } from '../api/routes';
 import { isGraphqlRequest } from './graphql-path';
+import { siteRouteOf } from './site-routes';
 import { unauthenticated } from '../errors';
 import type { Logger } from '../logger';
 import { depsFor, type Ctx, type Deps } from '../services/context';
@@ -34,13 +35,17 @@ export function requestContext(logger: Logger, onFinish?: (req: Request, res: Re
   };
 }
 
-/** The declared operation's name or the matched route pattern (never ids or query strings), or a coarse bucket. */
+/**
+ * The declared operation's name, the matched route's path, the declared route's name (never ids
+ * or query strings; src/api/routes, ./site-routes.ts), or a coarse bucket for a path nothing declares.
+ */
 export function routeOf(req: Request): string {
   if (req.apiRoute && req.atOperation) return routeName(req.apiRoute);
-  const route = req.route as { path?: string } | undefined;
-  if (route?.path) return `${req.baseUrl}${route.path}`;
+  const route = req.route as { path?: unknown } | undefined;
+  if (typeof route?.path === 'string') return `${req.baseUrl}${route.path}`;
   if (isGraphqlRequest(req)) return routeName(GRAPHQL_ROUTE);
-  if (req.originalUrl.startsWith('/api/')) return '/api/*';
+  const site = siteRouteOf(req);
+  if (site) return site.name;
   return req.path.split('/').slice(0, 2).join('/') || '/';
 }
 

@@ -1,4 +1,5 @@
 import type { NamedRoute } from '../api/route';
+import type { NamedSiteRoute } from './site-routes';
 import type { AuthUser } from '../services/context';
 import type { WorkGuard } from '../services/guard';
 import type { BodyGate } from './admission';
@@ -24,6 +25,8 @@ declare global {
        * body, Idempotency-Key): from here on the access log and metrics name the operation.
        */
       atOperation?: boolean;
+      /** The declared route outside the API's operations at this path (null: none), once looked up (http/site-routes.ts). */
+      siteRoute?: NamedSiteRoute | null;
     }
   }
 }

@@ -11,6 +11,7 @@ import { Router, type NextFunction, type Request, type RequestHandler, type Resp
 import type { Config } from '../config';
 import { AppError, unauthenticated } from '../errors';
 import { ctxOf } from '../http/request-context';
+import { SITE_ROUTES } from '../http/site-routes';
 import '../http/types';
 import type { Deps } from '../services/context';
 import { createMcpServer } from './server';
@@ -55,12 +56,12 @@ export function mcpRouter(deps: Deps, mw: McpMiddleware): Router {
   const body = mw.body;
 
   // OAuth discovery (RFC 9728, RFC 8414, OpenID): no OAuth here, so a JSON 404, never the console's page.
-  r.use('/.well-known', (_req: Request, res: Response) => {
+  r.use(SITE_ROUTES.oauthDiscovery.path, (_req: Request, res: Response) => {
     res.status(404).json({ success: false, error: 'Not found: this server has no OAuth authorization server; send an API key as a Bearer token' });
   });
 
   r.all(
-    '/mcp',
+    SITE_ROUTES.mcp.path,
     (req: Request, res: Response, next: NextFunction) => {
       if (req.method !== 'POST') {
         res.setHeader('Allow', 'POST');

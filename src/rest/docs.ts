@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
 import { AppError, MESSAGES } from '../errors';
+import { SITE_ROUTES } from '../http/site-routes';
 import { serveBundle } from '../http/static-bundle';
 import { openApiDocument } from '../api/openapi';
 
@@ -65,7 +66,7 @@ const docsHeaders = helmet({
 
 export function docsRouter(): Router {
   const r = Router();
-  r.get('/openapi.json', (_req: Request, res: Response) => {
+  r.get(SITE_ROUTES.openApi.path, (_req: Request, res: Response) => {
     res.setHeader('Cache-Control', 'no-cache');
     res.json(openApiDocument());
   });
@@ -74,10 +75,10 @@ export function docsRouter(): Router {
       what: 'REST reference',
       dir: null,
       headers: docsHeaders,
-      page: { at: '/docs', html: PAGE },
-      scripts: { '/docs/boot.js': BOOT_SCRIPT },
+      page: { at: SITE_ROUTES.docsPage.path, html: PAGE },
+      scripts: { [SITE_ROUTES.docsScript.path]: BOOT_SCRIPT },
       assets: {
-        at: '/docs/assets',
+        at: SITE_ROUTES.docsAssets.path,
         from: scalarDir(),
         cacheControl: 'public, max-age=86400',
         unknown: (_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)),

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { AppError } from '../errors';
 import { findConsoleDir } from '../http/console';
+import { SITE_ROUTES, siteRouteOf } from '../http/site-routes';
 import { sendNotBuilt } from '../http/static-bundle';
 import type { Logger } from '../logger';
 import { publicCtx, type Deps } from '../services/context';
@@ -79,7 +80,7 @@ export function sharePageRouter(deps: Deps, auth: RequestHandler, limit: Request
   };
 
   // Every path under /s/: a token holds no slash, so anything longer is a dead link too.
-  r.get(/^\/s\/(.*)$/, ...shareHeaders, limit, async (req: Request, res: Response) => {
+  r.get(SITE_ROUTES.sharePage.path, ...shareHeaders, limit, async (req: Request, res: Response) => {
     const t = load();
     if (!t) return sendNotBuilt(res, 'web console');
     const token = String((req.params as Record<string, string>)[0] ?? '');
@@ -107,7 +108,7 @@ export function sharePageRouter(deps: Deps, auth: RequestHandler, limit: Request
 
   r.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     const t = load();
-    if (!(err instanceof AppError) || !t || !req.path.startsWith('/s/') || res.headersSent) {
+    if (!(err instanceof AppError) || !t || siteRouteOf(req)?.id !== 'sharePage' || res.headersSent) {
       next(err);
       return;
     }
