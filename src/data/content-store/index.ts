@@ -10,7 +10,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Config } from '../../config';
-import { createS3Store, type ObjectStore } from './s3';
+import type { ObjectStore } from './s3';
 
 export interface ContentStore {
   /** Where writes go. */
@@ -45,8 +45,11 @@ export function useContentStore(store: ContentStore): () => void {
 }
 
 /** The store the configuration describes (not yet checked: see openContentStore). */
-export function contentStoreOf(config: Pick<Config, 'contentStore' | 's3' | 'namespace'>): ContentStore {
+export async function contentStoreOf(config: Pick<Config, 'contentStore' | 's3' | 'namespace'>): Promise<ContentStore> {
   if (!config.s3) return config.contentStore === 'db' ? DB_ONLY : failConfig();
+  // The S3 client (about 6 MB of heap once loaded) is loaded only when a bucket is configured:
+  // a larger heap makes every major garbage collection of the process longer.
+  const { createS3Store } = await import('./s3.js');
   return Object.freeze({ writeTo: config.contentStore, objects: createS3Store(config.s3), prefix: `${config.namespace}/` });
 }
 
@@ -59,7 +62,7 @@ function failConfig(): never {
  * naming it), made the process's content store. `close()` puts the previous one back.
  */
 export async function openContentStore(config: Pick<Config, 'contentStore' | 's3' | 'namespace'>): Promise<ContentStore & { close(): void }> {
-  const store = contentStoreOf(config);
+  const store = await contentStoreOf(config);
   try {
     await store.objects?.checkBucket();
   } catch (err) {
