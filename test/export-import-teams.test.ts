@@ -10,6 +10,7 @@ import path from 'node:path';
 import { createUser } from '../src/services/users';
 import { operatorCtx } from '../src/services/context';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
+import { replicaCaughtUp } from './support/replica-sync';
 import { runCli } from './support/cli';
 import { readTar, seedCorpus, sha256, writeTar, type TarEntry } from './support/archive';
 
@@ -157,6 +158,8 @@ describe('import into a team', () => {
     const r = await importInto(b, onB.ada, archive, `?teamId=${teamB}`);
     expect(r.status).toBe(200);
     expect(r.body.data).toEqual({ projects: { created: 1, existing: 0 }, sessions: { created: 4, updated: 0, skipped: 0 }, errors: [] });
+    // Teammates read Ada's import (with a read replica: once it has applied it, as documented).
+    await replicaCaughtUp(b.deps.db);
     const project = await b.request('GET', `/api/v1/projects/${TP}`, { token: onB.vic.token });
     expect(project.status).toBe(200);
     expect(project.body.data.project.owner).toMatchObject({ type: 'team', id: teamB, name: TEAM });
@@ -174,6 +177,7 @@ describe('import into a team', () => {
     const personal = await exportOf(a, onA.ada, `?projectId=${PA}`);
     const r = await importInto(b, onB.bob, personal, `?teamId=${teamB}`);
     expect(r.body.data).toEqual({ projects: { created: 1, existing: 0 }, sessions: { created: 3, updated: 0, skipped: 0 }, errors: [] });
+    await replicaCaughtUp(b.deps.db);
     const p = await b.request('GET', `/api/v1/projects/${PA}/sessions`, { token: onB.vic.token });
     expect(p.status).toBe(200);
     for (const s of p.body.data.sessions) expect(s.uploadedBy).toEqual({ id: onB.bob.id, name: 'Bob' });
@@ -182,6 +186,8 @@ describe('import into a team', () => {
     // overwrite on b: his own session is replaced, Ada's is reported and left as it was.
     expect((await req(a, onA.ada, 'PATCH', `/api/v1/projects/${TP}/sessions/${teamIds[1]}`, { userTitle: 'changed by ada' })).status).toBe(200);
     expect((await req(a, onA.bob, 'PATCH', `/api/v1/projects/${TP}/sessions/${bobsSession}`, { userTitle: 'changed by bob' })).status).toBe(200);
+    // Ada's export holds Bob's change (with a read replica: once it has applied it).
+    await replicaCaughtUp(a.deps.db);
     const changed = await exportOf(a, onA.ada, `?teamId=${teamA}`);
     const over = await importInto(b, onB.bob, changed, `?teamId=${teamB}&onConflict=overwrite`);
     expect(over.status).toBe(200);

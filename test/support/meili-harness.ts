@@ -28,6 +28,7 @@ import { upsertSession } from '../../src/services/session-upload';
 import { createUser } from '../../src/services/users';
 import { operatorCtx } from '../../src/services/context';
 import { createTestDatabase, type TestDatabase } from './db';
+import { replicaCaughtUp } from './replica-sync';
 
 export interface SessionInput {
   name?: string;
@@ -50,7 +51,11 @@ export interface SearchHarness {
   find(ctx: Ctx, query: string, filters?: SessionFiltersInput, limit?: number, offset?: number): Promise<SearchResults>;
   /** The documents (fragments) both indexes hold for a session: id, chunk, hash. */
   fragments(projectId: string, sessionId: string): Promise<Array<{ id: string; chunk: number; hash: string }>>;
-  /** Resolves when the outbox is empty (bounded; throws after `timeoutMs`). */
+  /**
+   * Resolves when the outbox is empty and (with a read replica) the replica has applied every
+   * write: another user's write reaches a reader on the replica only then (bounded; throws after
+   * `timeoutMs`).
+   */
   settle(timeoutMs?: number): Promise<void>;
   /** Polls `check` until it returns true (bounded; throws with `what` after `timeoutMs`). */
   eventually(what: string, check: () => Promise<boolean>, timeoutMs?: number): Promise<void>;
@@ -140,6 +145,7 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
       searchSessions({ deps: depsFor(deps, ctx.user.id), user: ctx.user, log: ctx.log }, { query, filters, limit, offset }),
     async settle(timeoutMs = 30_000) {
       await eventually('the search outbox to be applied', async () => (await search.backlog()) === 0, timeoutMs);
+      await replicaCaughtUp(handles);
     },
     eventually,
     async fragments(projectId, sessionId) {
