@@ -267,6 +267,9 @@ function isTrustProxy(v: string): boolean {
   });
 }
 
+/** The names of the environment variables the service reads. */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
 function trustProxyOf(v: string): boolean | number | string {
   if (v === 'true') return true;
   if (v === 'false') return false;
