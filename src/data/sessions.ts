@@ -245,7 +245,7 @@ export async function latestSessionById(db: Sql, scopes: readonly string[], sess
 export function sessionsByKeysSql(scopes: readonly string[], keys: readonly SessionKey[]): { from: string; where: string; params: unknown[] } {
   const ids = [...new Set(keys.map((k) => k.sessionId))];
   return {
-    from: 'sessions s FORCE INDEX (sessions_userId_id_idx)',
+    from: BY_USER_AND_ID,
     where: `${inScopes('s.userId', scopes)} AND s.id IN (${marks(ids)}) AND (s.projectId, s.id) IN (${keyMarks(keys)})`,
     params: [...scopes, ...ids, ...keys.flatMap((k) => [k.projectId, k.sessionId])],
   };
@@ -261,6 +261,9 @@ export async function sessionsByKeys(db: Sql, scopes: readonly string[], keys: r
   return db.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM ${from} WHERE ${where}`, ...params);
 }
 
+/** Sessions read through their (userId, id) index, named: see sessionsMatchingAmongSql. */
+const BY_USER_AND_ID = 'sessions s FORCE INDEX (sessions_userId_id_idx)';
+
 /**
  * The statement of sessionsMatchingAmong. It names its index: with several scopes (a member of
  * many teams) scopes × ids exceeds the optimizer's index-dive limit (200 ranges), it then
@@ -274,7 +277,7 @@ export function sessionsMatchingAmongSql(
   ids: readonly string[],
 ): { from: string; where: string; params: unknown[] } {
   const { where, params } = filtersToSql(scopes, filters, 's');
-  return { from: 'sessions s FORCE INDEX (sessions_userId_id_idx)', where: `${where} AND s.id IN (${marks(ids)})`, params: [...params, ...ids] };
+  return { from: BY_USER_AND_ID, where: `${where} AND s.id IN (${marks(ids)})`, params: [...params, ...ids] };
 }
 
 /**
