@@ -24,7 +24,7 @@ export function spawnTracked(command: string, args: string[], options: SpawnOpti
     proc.once('exit', () => {
       // The group may outlive its leader (grandchildren): kill it before forgetting it.
       killGroup(proc.pid!);
-      fs.rmSync(file, { force: true });
+      forget(file);
     });
   }
   return proc;
@@ -47,7 +47,21 @@ export function trackDir(dir: string): void {
 }
 
 export function untrackDir(dir: string): void {
-  fs.rmSync(dirRecord(dir), { force: true });
+  forget(dirRecord(dir));
+}
+
+/**
+ * Drops one record. Outside jest (a bench using the test harness) no global teardown runs, so the
+ * run's directory goes with its last record instead of staying behind empty.
+ */
+function forget(record: string): void {
+  fs.rmSync(record, { force: true });
+  if (process.env.SA_TEST_RUN_ID) return;
+  try {
+    fs.rmdirSync(trackedDir());
+  } catch {
+    /* not empty, or gone already */
+  }
 }
 
 /** Global teardown: every group still recorded for this run, then every directory recorded. */
