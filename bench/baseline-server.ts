@@ -1,20 +1,39 @@
 /**
  * The baseline for REST reads: a minimal node:http server on the plain mariadb driver that
  * authenticates the same way (JWT verify + key row), runs the same SQL and writes the same JSON
- * as the service, with nothing else (no framework, no ORM, no logging, no rate limiting). Its
- * answers carry the service's headers too (request id, security headers, rate-limit figures,
- * validators, Cache-Control, Vary): the same bytes on the wire, so that a ratio compares the work
- * of answering, not the size of the answer.
- * Run: DATABASE_URL=... JWT_SECRET=... PORT=... npx tsx bench/baseline-server.ts
+ * as the service, with no framework and no ORM. Its answers carry the service's headers too
+ * (request id, security headers, rate-limit figures, validators, Cache-Control, Vary): the same
+ * bytes on the wire, so that a ratio compares the work of answering, not the size of the answer.
+ *
+ * The rule: if the baseline does something the service must not (or the reverse), the baseline
+ * is changed so that both do the same work. So it also does the work every request of the
+ * service is required to do (BENCHMARKS.md, "REST reads"), with the same libraries configured the
+ * same way:
+ * - rate limits (rate-limiter-flexible): the address's failed-authentication count is read
+ *   before the token is checked, then one point of the user's hourly REST budget is spent, and
+ *   the X-RateLimit-* headers carry that result. In memory, or in Redis (RateLimiterRedis on
+ *   ioredis with the in-memory limiter as insurance) when REDIS_URL is set, as the service;
+ * - one request log line per request at `info` (pino through src/logger.ts, to stdout, with the
+ *   same fields), written when LOG_LEVEL lets it through (default `info`, as the service);
+ * - the /metrics observation of each request (prom-client: http_requests_total and
+ *   http_request_duration_seconds with the same labels and buckets, default metrics collected).
+ * Not added: the service's database watchdog, admission of bodies, CORS and the unread-body
+ * guard (a read without Origin or body skips the last two).
+ * Run: DATABASE_URL=... JWT_SECRET=... PORT=... [REDIS_URL=... NAMESPACE=...] [LOG_LEVEL=...] npx tsx bench/baseline-server.ts
  */
 import http from 'node:http';
 import crypto from 'node:crypto';
 import jwt from 'jsonwebtoken';
+import Redis from 'ioredis';
 import * as mariadb from 'mariadb';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { connectionOptions } from '../src/db/client';
 import { CHUNK_BYTES } from '../src/data/content';
 import { SESSION_COLUMNS, type SessionRow } from '../src/data/sessions';
+import { clientKeyOf } from '../src/http/rate-limit';
 import { API_SECURITY_HEADERS } from '../src/http/security';
+import { createLogger } from '../src/logger';
 import { presentSession } from '../src/services/presenters/session';
 
 const pool = mariadb.createPool({ ...connectionOptions(process.env.DATABASE_URL!), connectionLimit: 10 });
@@ -22,72 +41,157 @@ const pool = mariadb.createPool({ ...connectionOptions(process.env.DATABASE_URL!
 // makes it try createPublicKey first on every call, a third of a cheap request's CPU.
 const secret = crypto.createSecretKey(Buffer.from(process.env.JWT_SECRET!));
 
-async function auth(req: http.IncomingMessage): Promise<string | null> {
+// Rate limits as the service sets them up (src/http/rate-limit.ts): per user per hour, and the
+// failed-authentication count per address over 15 minutes, under this process's own prefix.
+const NAMESPACE = `${process.env.NAMESPACE ?? 'bench'}-baseline`;
+const REST_PER_HOUR = Number(process.env.RATE_LIMIT_REST_PER_HOUR ?? 1000);
+const AUTH_FAILURE_LIMIT = Number(process.env.AUTH_FAILURE_LIMIT ?? 20);
+const redis = process.env.REDIS_URL
+  ? new Redis(process.env.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false }).on('error', () => undefined)
+  : null;
+const limiter = (name: string, points: number, duration: number): RateLimiterAbstract => {
+  const memory = new RateLimiterMemory({ keyPrefix: `${NAMESPACE}:rl:${name}`, points, duration });
+  if (!redis) return memory;
+  return new RateLimiterRedis({
+    storeClient: redis,
+    keyPrefix: `${NAMESPACE}:rl:${name}`,
+    points,
+    duration,
+    rejectIfRedisNotReady: true,
+    insuranceLimiter: memory,
+  });
+};
+const restLimit = limiter('rest', REST_PER_HOUR, 3600);
+const authFailures = limiter('authfail', AUTH_FAILURE_LIMIT, 15 * 60);
+
+// The request log line (src/http/request-context.ts) and the /metrics observation (src/metrics.ts).
+const logger = createLogger(process.env.LOG_LEVEL ?? 'info');
+const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+const requests = new Counter({
+  name: 'http_requests_total',
+  help: 'HTTP requests by method, route pattern and status',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers: [registry],
+});
+const latency = new Histogram({
+  name: 'http_request_duration_seconds',
+  help: 'HTTP request latency by method and route pattern',
+  labelNames: ['method', 'route'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+});
+
+interface Exchange {
+  id: string;
+  route: string;
+  userId: string | null;
+  /** The X-RateLimit-* headers of the limiter's answer. */
+  limits: Array<string | number>;
+}
+
+async function auth(req: http.IncomingMessage, x: Exchange): Promise<string | null> {
+  // An address over the failed-authentication limit would be refused before its token is tried.
+  const address = clientKeyOf(req.socket.remoteAddress ?? 'unknown');
+  const failures = await authFailures.get(address).catch(() => null);
+  if (failures && failures.consumedPoints > AUTH_FAILURE_LIMIT) return null;
   const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
   if (!m) return null;
+  let userId: string | null = null;
   try {
     const c = jwt.verify(m[1], secret, { algorithms: ['HS256'] }) as { sub: string; jti: string };
     const rows = await pool.query('SELECT userId, expiresAt, revokedAt, lastUsedAt FROM api_keys WHERE id = ?', [c.jti]);
-    return rows[0] && rows[0].userId === c.sub && !rows[0].revokedAt ? c.sub : null;
+    userId = rows[0] && rows[0].userId === c.sub && !rows[0].revokedAt ? c.sub : null;
   } catch {
-    return null;
+    userId = null;
   }
+  if (!userId) return null;
+  x.userId = userId;
+  // One point of the user's REST budget (nothing is refused at the bench's limits).
+  let r: RateLimiterRes;
+  try {
+    r = await restLimit.consume(userId, 1);
+  } catch (err) {
+    if (!(err instanceof RateLimiterRes)) return userId;
+    r = err;
+  }
+  x.limits = [
+    'X-RateLimit-Limit',
+    String(REST_PER_HOUR),
+    'X-RateLimit-Remaining',
+    String(Math.max(0, REST_PER_HOUR - r.consumedPoints)),
+    'X-RateLimit-Reset',
+    String(Math.ceil((Date.now() + r.msBeforeNext) / 1000)),
+  ];
+  return userId;
 }
 
 const SECURITY = API_SECURITY_HEADERS.flat();
-// The rate-limit headers' figures (nothing is limited here: the numbers only fill the headers).
-let remaining = 1_000_000_000;
 /** The headers every answer of the service starts with, then `more`, flat as writeHead takes them. */
-const headers = (...more: Array<string | number>): Array<string | number> => [
-  'X-Request-Id',
-  crypto.randomUUID(),
-  ...SECURITY,
-  'X-RateLimit-Limit',
-  '1000000000',
-  'X-RateLimit-Remaining',
-  String(--remaining),
-  'X-RateLimit-Reset',
-  String(Math.ceil(Date.now() / 1000) + 3600),
-  ...more,
-];
+const headers = (x: Exchange, ...more: Array<string | number>): Array<string | number> => ['X-Request-Id', x.id, ...SECURITY, ...x.limits, ...more];
 
-const send = (res: http.ServerResponse, status: number, body: unknown) => {
+const send = (res: http.ServerResponse, x: Exchange, status: number, body: unknown) => {
   const s = JSON.stringify(body);
-  res.writeHead(status, headers('Content-Type', 'application/json; charset=utf-8', 'Content-Length', Buffer.byteLength(s)));
+  res.writeHead(status, headers(x, 'Content-Type', 'application/json; charset=utf-8', 'Content-Length', Buffer.byteLength(s)));
   res.end(s);
 };
 
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const LIST_ROUTE = '/api/v1/projects/:projectId/sessions';
+const RECENT_ROUTE = '/api/v1/sessions/recent';
+const SESSION_ROUTE = '/api/v1/projects/:projectId/sessions/:sessionId';
 // Every answer, a failure included, is sent inside: the server only starts it.
 const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+  const url = new URL(req.url!, 'http://x');
+  const given = req.headers['x-request-id'];
+  const x: Exchange = {
+    id: typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : crypto.randomUUID(),
+    // The route pattern, set where the path is matched (never ids).
+    route: '/api',
+    userId: null,
+    limits: [],
+  };
+  const startedAt = process.hrtime.bigint();
+  res.on('finish', () => {
+    const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+    logger.info({ reqId: x.id, method: req.method, route: x.route, status: res.statusCode, durationMs: Math.round(seconds * 1e4) / 10, userId: x.userId });
+    requests.inc({ method: req.method, route: x.route, status: String(res.statusCode) });
+    latency.observe({ method: req.method, route: x.route }, seconds);
+  });
   try {
-    const userId = await auth(req);
-    if (!userId) return send(res, 401, { success: false, error: 'Invalid session token' });
-    const url = new URL(req.url!, 'http://x');
+    const userId = await auth(req, x);
+    if (!userId) {
+      await authFailures.consume(clientKeyOf(req.socket.remoteAddress ?? 'unknown'), 1).catch(() => undefined);
+      return send(res, x, 401, { success: false, error: 'Invalid session token' });
+    }
     let m: RegExpExecArray | null;
     if ((m = /^\/api\/v1\/projects\/([^/]+)\/sessions$/.exec(url.pathname))) {
+      x.route = LIST_ROUTE;
       const projectId = decodeURIComponent(m[1]);
       const [owner] = await pool.query('SELECT ownerId FROM projects WHERE id = ?', [projectId]);
-      if (!owner) return send(res, 404, { success: false, error: 'Project not found' });
+      if (!owner) return send(res, x, 404, { success: false, error: 'Project not found' });
       const rows: SessionRow[] = await pool.query(
         `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.projectId IN (?) ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC LIMIT ?`,
         [userId, projectId, 201],
       );
       const [{ n }] = await pool.query('SELECT COUNT(*) AS n FROM sessions s WHERE s.userId = ? AND s.projectId IN (?)', [userId, projectId]);
-      return send(res, 200, {
+      return send(res, x, 200, {
         success: true,
         data: { sessions: rows.slice(0, 200).map((r) => presentSession(r)), total: Number(n), projectId, nextCursor: null },
       });
     }
-    if (url.pathname === '/api/v1/sessions/recent') {
+    if (url.pathname === RECENT_ROUTE) {
+      x.route = RECENT_ROUTE;
       const limit = Number(url.searchParams.get('limit') ?? 5);
       const rows: SessionRow[] = await pool.query(
         `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC LIMIT ?`,
         [userId, limit + 1],
       );
       const sessions = rows.slice(0, limit).map((r) => presentSession(r, false));
-      return send(res, 200, { success: true, data: { sessions, total: sessions.length } });
+      return send(res, x, 200, { success: true, data: { sessions, total: sessions.length } });
     }
     if ((m = /^\/api\/v1\/projects\/([^/]+)\/sessions\/([^/]+)$/.exec(url.pathname))) {
+      x.route = SESSION_ROUTE;
       const [projectId, sessionId] = [decodeURIComponent(m[1]), decodeURIComponent(m[2]).toLowerCase()];
       // A GET reads the row and a markdown of one chunk in one statement, one consistent version
       // (as the service does: src/data/sessions.ts, sessionWithProject with `inline`).
@@ -99,7 +203,7 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
         `SELECT p.ownerId, ${SESSION_COLUMNS}${inline} FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ? WHERE p.id = ?`,
         [...(inline ? [CHUNK_BYTES, 'markdown'] : []), sessionId, projectId],
       );
-      if (!row?.id) return send(res, 404, { success: false, error: 'Session not found' });
+      if (!row?.id) return send(res, x, 404, { success: false, error: 'Session not found' });
       const validators = [
         'ETag',
         row.etag,
@@ -115,7 +219,7 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
         'private, no-cache',
       ];
       if (req.method === 'HEAD') {
-        res.writeHead(200, headers(...validators, 'Vary', 'Accept', 'Content-Length', String(row.markdownSize)));
+        res.writeHead(200, headers(x, ...validators, 'Vary', 'Accept', 'Content-Length', String(row.markdownSize)));
         return res.end();
       }
       let md: Buffer | undefined = row.inlineData ?? Buffer.alloc(0);
@@ -128,12 +232,12 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
         ]);
         md = Buffer.concat(chunks.map((c: { data: Buffer }) => c.data));
       }
-      res.writeHead(200, headers('Vary', 'Accept', ...validators, 'Content-Type', 'text/markdown; charset=utf-8', 'Content-Length', md!.length));
+      res.writeHead(200, headers(x, 'Vary', 'Accept', ...validators, 'Content-Type', 'text/markdown; charset=utf-8', 'Content-Length', md!.length));
       return res.end(md);
     }
-    send(res, 404, { success: false, error: 'Not found' });
+    send(res, x, 404, { success: false, error: 'Not found' });
   } catch {
-    send(res, 500, { success: false, error: 'Internal server error' });
+    send(res, x, 500, { success: false, error: 'Internal server error' });
   }
 };
 

@@ -4,7 +4,7 @@
  * project), drives one endpoint with autocannon (or bench/head-load.ts for HEAD), stops the
  * service and prints the top frames by self time, the same grouped by package, and the SQL
  * statements one request costs (MariaDB's Questions delta on an otherwise idle database).
- *   npx tsx bench/profile-rest.ts [list|recent|head|markdown] [--seconds=10] [--connections=50] [--redis] [--baseline] [--no-prof] [--strace] [--log-level=warn] [--url-query=?connection_limit=5] [--tree=/path/to/checkout]
+ *   npx tsx bench/profile-rest.ts [list|recent|head|markdown] [--seconds=10] [--connections=50] [--redis] [--baseline] [--no-prof] [--strace] [--log-level=info] [--url-query=?connection_limit=5] [--tree=/path/to/checkout]
  *   npx tsx bench/profile-rest.ts --summarise=<file.cpuprofile>     # just the summary of a profile
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -51,7 +51,7 @@ async function main() {
       ready: '/readyz',
       env: {
         DATABASE_URL: db.url + opt('url-query', ''),
-        LOG_LEVEL: opt('log-level', 'warn'),
+        LOG_LEVEL: opt('log-level', 'info'),
         RATE_LIMIT_REST_PER_HOUR: '1000000000',
         RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000000',
         AUTH_FAILURE_LIMIT: '1000000000',
@@ -89,7 +89,14 @@ async function main() {
         output: 'stderr',
         ready: '/',
         readyStatus: () => true,
-        env: { DATABASE_URL: db.url },
+        // The service's settings: the baseline does their work too (its header comment).
+        env: {
+          DATABASE_URL: db.url,
+          LOG_LEVEL: opt('log-level', 'info'),
+          RATE_LIMIT_REST_PER_HOUR: '1000000000',
+          AUTH_FAILURE_LIMIT: '1000000000',
+          ...(argv.includes('--redis') ? { REDIS_URL: 'redis://127.0.0.1:6379', NAMESPACE: db.name } : {}),
+        },
       });
       target = baselineProc.url;
       // The service's profile is not wanted: stop it now.

@@ -3,6 +3,10 @@
  *   npm run bench              # full sizes (REST: 50 connections × 20 s per endpoint)
  *   npm run bench -- --quick   # every area at small sizes, in well under 3 minutes
  *   npm run bench -- --only=rest,graphql,upload,storage,search
+ *   npm run bench -- --only=rest --redis --log-level=warn   # rate limits in Redis; another log level
+ * The servers run at the service's default log level (`info`: one line per request) with the rate
+ * limits in memory (no REDIS_URL), the service's defaults; --redis and --log-level change both
+ * the service and the REST baseline.
  * It builds the service, starts it (node dist/src/main.js) and the baseline server as child
  * processes on a fresh database, drives them with autocannon from another process, prints a
  * table per area, and ends with one line per ratio/figure so a regression shows at a glance.
@@ -28,6 +32,8 @@ const ONLY = (
     .split(',') ?? ['rest', 'graphql', 'upload', 'storage', 'search']
 ).map((s) => s.trim());
 const DURATION = QUICK ? 3 : 20;
+const LOG_LEVEL = argv.find((a) => a.startsWith('--log-level='))?.slice(12) ?? 'info';
+const REDIS = argv.includes('--redis');
 const CONNECTIONS = 50;
 const SECRET = 'bench-secret-' + crypto.randomBytes(8).toString('hex');
 const summary: string[] = [];
@@ -102,6 +108,7 @@ function rssOf(pid: number): number {
 
 async function main() {
   console.log(`# Session Archive benchmarks${QUICK ? ' (--quick)' : ''} — ${new Date().toISOString()}`);
+  console.log(`settings: LOG_LEVEL=${LOG_LEVEL}, rate limits ${REDIS ? 'in Redis' : 'in memory'}`);
   console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${fmt(os.totalmem() / 2 ** 30, 1)} GiB, node ${process.version}`);
   console.log('building…');
   execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'ignore' });
@@ -125,6 +132,8 @@ async function main() {
         RATE_LIMIT_GRAPHQL_PER_HOUR: '1000000000',
         AUTH_FAILURE_LIMIT: '1000000000',
         WORKERS_ENABLED: ONLY.includes('search') ? 'true' : 'false',
+        LOG_LEVEL,
+        ...(REDIS ? { REDIS_URL: 'redis://127.0.0.1:6379', NAMESPACE: db.name } : {}),
       },
     });
     servers.push(service);
@@ -162,7 +171,15 @@ async function main() {
         output: { file: path.join(LOG_DIR, 'baseline.log') },
         ready: '/',
         readyStatus: (s) => s < 500,
-        env: { DATABASE_URL: db.url, JWT_SECRET: SECRET },
+        // The service's rate limits, log level and Redis (bench/baseline-server.ts does their work too).
+        env: {
+          DATABASE_URL: db.url,
+          JWT_SECRET: SECRET,
+          LOG_LEVEL,
+          RATE_LIMIT_REST_PER_HOUR: '1000000000',
+          AUTH_FAILURE_LIMIT: '1000000000',
+          ...(REDIS ? { REDIS_URL: 'redis://127.0.0.1:6379', NAMESPACE: db.name } : {}),
+        },
       });
       servers.push(baseline);
       const bport = baseline.port;
