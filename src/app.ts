@@ -47,6 +47,34 @@ const atOperation = (req: Request, _res: Response, next: NextFunction) => {
   next();
 };
 
+const expressJson = express.response.json;
+
+/**
+ * `res.json(body)` as Express 5 answers it when nothing about the request or response can change
+ * the answer: no conditional request header (Express answers `If-None-Match: *` or a matching
+ * validator with 304), no Content-Type or validator set by the handler, a status with a body, and
+ * `res.json` not taken over by a middleware (idempotency keeps the answer it sends). The same
+ * bytes, status and headers (Content-Type with its charset, then Content-Length; no body for HEAD)
+ * without Express's send machinery. Returns false, having sent nothing, otherwise.
+ */
+export function sendJsonPlain(req: Request, res: Response, status: number, body: unknown): boolean {
+  if (res.json !== expressJson) return false;
+  const h = req.headers;
+  if (h['if-none-match'] !== undefined || h['if-modified-since'] !== undefined || status === 204 || status === 205 || status === 304) return false;
+  if (res.hasHeader('content-type') || res.hasHeader('etag') || res.hasHeader('last-modified')) return false;
+  const text = JSON.stringify(body);
+  // JSON.stringify of undefined (or a function) gives no text; Express sends an empty body then.
+  if (typeof text !== 'string') return false;
+  // As Express: short text measured, longer text encoded once and sent as bytes.
+  const chunk: string | Buffer = text.length < 1000 ? text : Buffer.from(text, 'utf8');
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', String(typeof chunk === 'string' ? Buffer.byteLength(chunk, 'utf8') : chunk.length));
+  if (req.method === 'HEAD') res.end();
+  else res.end(chunk);
+  return true;
+}
+
 /** An operation's handler as middleware: what it returns is the JSON body, sent with the declared status when there is one. */
 function respond(route: NamedRoute, handle: (req: Request, res: Response) => unknown): RequestHandler {
   const statuses = Object.keys(route.responses).map(Number);
@@ -56,7 +84,7 @@ function respond(route: NamedRoute, handle: (req: Request, res: Response) => unk
     const body = await handle(req, res);
     if (route.streams || body === undefined || res.headersSent) return;
     if (only !== null) res.status(only);
-    res.json(body);
+    if (!sendJsonPlain(req, res, res.statusCode, body)) res.json(body);
   };
 }
 
