@@ -25,6 +25,20 @@ import { ENTITLEMENT } from './billing';
 export const SESSION_DATA_MEDIA_TYPE = 'application/vnd.specstory.session-data+json';
 const PRODUCIBLE = ['application/json', 'text/markdown', SESSION_DATA_MEDIA_TYPE];
 
+/** What Express's negotiation picked for an Accept header, by header (the same few clients ask again and again). */
+const wantedByAccept = new Map<string, string | false>();
+const WANTED_MAX = 1000;
+/** `req.accepts(PRODUCIBLE)`, worked out once per distinct Accept header (the answer depends on nothing else). */
+function wantedType(req: Request): string | false {
+  const accept = req.headers.accept ?? '';
+  let wanted = wantedByAccept.get(accept);
+  if (wanted === undefined) {
+    if (wantedByAccept.size >= WANTED_MAX) wantedByAccept.clear();
+    wantedByAccept.set(accept, (wanted = req.accepts(PRODUCIBLE)));
+  }
+  return wanted;
+}
+
 /** Validators every read of one session sends. */
 function setValidators(res: Response, row: SessionRow): void {
   res.setHeader('ETag', row.etag);
@@ -121,7 +135,7 @@ export function sessionHandlers({ deps }: Door): Handlers<typeof sessionRoutes> 
 
     readSession: async (req, res) => {
       // No Accept (or */*) → JSON; none of the three types → 406, checked before whether the session exists.
-      const wanted = req.accepts(PRODUCIBLE);
+      const wanted = wantedType(req);
       if (!wanted) throw new AppError('NOT_ACCEPTABLE', MESSAGES.notAcceptable);
       await readSession(req, deps, wanted === SESSION_DATA_MEDIA_TYPE ? 'session' : 'markdown', async (row, content) => {
         res.vary('Accept');
@@ -135,7 +149,10 @@ export function sessionHandlers({ deps }: Door): Handlers<typeof sessionRoutes> 
         setValidators(res, row);
         if (notModified(req, res, row)) return;
         if (wanted === 'text/markdown') {
-          res.status(200).type('text/markdown; charset=utf-8').setHeader('Content-Length', String(row.markdownSize));
+          res.statusCode = 200;
+          // As res.type() would set it (the value is complete: no lookup needed).
+          res.setHeader('Content-Type', 'text/markdown; charset=utf-8');
+          res.setHeader('Content-Length', String(row.markdownSize));
           return streamContent(res, content);
         }
         // {"success":true,"data":{"session":{…,"markdownContent":"<streamed>","project":{…}}}}
