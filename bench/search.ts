@@ -255,7 +255,8 @@ async function main() {
       if (res.results.length) hitCount++;
     });
     const lean = await timeIt(queries.length, (i) => searchSessions(callerOf(i), { query: queries[i], matchingExchanges: false }));
-    // The engine alone, same request, node:http keep-alive vs the global fetch the client uses by default.
+    // The engine alone on the service's main-index request (same words, owner filter, page size and
+    // fields), node:http keep-alive vs the global fetch the client uses by default.
     const params = (i: number) => ({
       filter: searchFilter([userOf(i)], {}),
       distinct: 'sessionDigest',
@@ -263,12 +264,25 @@ async function main() {
       hitsPerPage: 10,
       page: 1,
       showRankingScore: true,
-      attributesToRetrieve: ['projectId', 'sessionId', 'chunk', 'chunks', 'content'],
+      attributesToRetrieve: ['projectId', 'sessionId', 'chunk', 'chunks', 'content', 'contentDigest'],
     });
     const viaHttp = new Meilisearch({ host: config.meiliUrl!, apiKey: config.meiliMasterKey!, httpClient: createNodeHttpClient() }).index(search.indexUid);
     const viaFetch = new Meilisearch({ host: config.meiliUrl!, apiKey: config.meiliMasterKey! }).index(search.indexUid);
     const engineHttp = await timeIt(queries.length, (i) => viaHttp.search(queries[i], params(i)));
     const engineFetch = quick ? null : await timeIt(queries.length, (i) => viaFetch.search(queries[i], params(i)));
+    // The users' search in its steps, as searchSessions runs them: memberships, the search port
+    // (both indexes, snippets; with and without matching exchanges), the database re-check.
+    const userScopes: string[][] = [];
+    const userScopesTime = await timeIt(queries.length, async (i) => (userScopes[i] = await scopesFor(callerOf(i))));
+    const userIds: string[][] = [];
+    const userPort = (matchingExchanges: boolean) =>
+      timeIt(queries.length, async (i) => {
+        const page = await search.search({ scopes: userScopes[i], query: queries[i], filters: {}, limit: 10, offset: 0, matchingExchanges });
+        userIds[i] = [...new Set(page.hits.map((h) => h.sessionId))];
+      });
+    const userPortFull = await userPort(true);
+    const userPortLean = await userPort(false);
+    const userRecheck = await timeIt(queries.length, (i) => sessionsMatchingAmong(deps.db.reads, userScopes[i], {}, userIds[i]));
 
     const target = size >= 100_000 ? 'p95 < 50 ms at 100k' : 'p95 < 50 ms at 100k; this size is smaller';
     const lines = [
@@ -276,6 +290,10 @@ async function main() {
       row('searchSessions (without matchingExchanges)', lean),
       row('engine only, node:http keep-alive', engineHttp),
       ...(engineFetch ? [row('engine only, global fetch (not used)', engineFetch)] : []),
+      row(`  user's steps: memberships`, userScopesTime),
+      row(`  user's steps: search port (with exchanges)`, userPortFull),
+      row(`  user's steps: search port (without exchanges)`, userPortLean),
+      row(`  user's steps: database re-check`, userRecheck),
       `  ${hitCount}/${queries.length} queries had results`,
     ];
     if (teammates.length) {
