@@ -5,7 +5,7 @@ import { documentIdOf, exchangeEntriesOf, exchangeNumberAt, sessionDigestOf, ses
 import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, scopeFilter, searchFilter } from './filter';
 import { isEngineUnreachable } from './http-client';
-import { isIndexNotFound, MAX_TOTAL_HITS } from './index-settings';
+import { isIndexNotFound } from './index-settings';
 import type { SearchHit, SearchPage, SearchRequest } from './port';
 import { buildSnippet, MARKERS } from './snippet';
 
@@ -51,6 +51,23 @@ const excluding = (filter: string, digests: string[]) => `${filter} AND NOT sess
 interface RawPage {
   total: number;
   hits: RawHit[];
+}
+
+/** Documents read per request when listing the sessions a user holds in the recent index. */
+const HELD_PAGE = 10_000;
+
+/**
+ * The sessions (their digests) of these scopes that the recent index holds, read as documents
+ * with the owner filter (a large session has several documents: counted once), every page of them.
+ */
+async function heldSessions(conn: MeiliConnection, indexUid: string, scopes: readonly string[]): Promise<string[]> {
+  const digests = new Set<string>();
+  const index = conn.searcher().index(indexUid);
+  for (let offset = 0; ; offset += HELD_PAGE) {
+    const page = await index.getDocuments<Pick<Doc, 'sessionDigest'>>({ filter: scopeFilter(scopes), fields: ['sessionDigest'], limit: HELD_PAGE, offset });
+    for (const d of page.results) digests.add(d.sessionDigest);
+    if (page.results.length < HELD_PAGE) return [...digests];
+  }
 }
 
 /** Where a search runs: both tiers' engines and indexes. */
@@ -108,40 +125,45 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
     // is the answer); otherwise the main index is asked again without the sessions held there.
     const unexcluded = mainPage(filter, offset, limit);
     unexcluded.catch(() => undefined);
-    // The recent index: the matching sessions, enough to fill the page, and every session of the
-    // user it holds (their main copies are older).
-    const first = (await conns.recent.searcher().multiSearch({
-      queries: [
-        { indexUid: indexes.recent, q: query, ...pageParams, hitsPerPage: want, page: 1 },
-        {
-          indexUid: indexes.recent,
-          q: '',
-          filter: scopeFilter(scopes),
-          distinct: 'sessionDigest',
-          attributesToRetrieve: ['sessionDigest'],
-          hitsPerPage: MAX_TOTAL_HITS,
-          page: 1,
-        },
-      ],
-    })) as { results: Array<SearchResponse<Doc>> };
-    const recentHits = first.results[0].hits;
-    const recentTotal = first.results[0].totalHits ?? 0;
-    const held = first.results[1].hits.map((h) => h.sessionDigest);
+    // Which sessions of the user the recent index holds (their main copies are older): read as
+    // documents, not searched for, which costs the engine far less than a search (no query
+    // pipeline) and is all a user with nothing there needs of the recent index.
+    const held = await heldSessions(conns.recent, indexes.recent, scopes);
 
     let total: number;
     let raw: RawHit[];
-    const fromRecent = new Set(recentHits);
+    let fromRecent = new Set<RawHit>();
     if (held.length === 0) {
       ({ total, hits: raw } = await unexcluded);
-    } else if (recentTotal === 0) {
-      ({ total, hits: raw } = await mainPage(excluding(filter, held), offset, limit));
     } else {
-      // Main hits that can still be on this page: the first `offset - recentHits.length` of them
-      // are ranked before it whatever the recent ones score.
-      const from = Math.max(0, offset - recentHits.length);
-      const page = await mainPage(excluding(filter, held), from, want - from);
-      total = recentTotal + page.total;
-      raw = mergeByScore(recentHits, page.hits, from, offset, limit);
+      // The recent index's matching sessions, enough to fill the page, and the main index
+      // without the sessions held there. At offset 0 both are asked at once; further on, the
+      // main index is asked from where the recent hits leave it (its first `offset -
+      // recentHits.length` hits are ranked before the page whatever the recent ones score).
+      const recentPage = async (): Promise<RawPage> => {
+        const res = await conns.recent
+          .searcher()
+          .index<Doc>(indexes.recent)
+          .search(query, { ...pageParams, hitsPerPage: want, page: 1 });
+        return { total: res.totalHits ?? 0, hits: res.hits };
+      };
+      const mainFilter = excluding(filter, held);
+      let recent: RawPage;
+      let page: RawPage;
+      let from = 0;
+      if (offset === 0) {
+        const asked = [recentPage(), mainPage(mainFilter, 0, want)] as const;
+        asked[1].catch(() => undefined);
+        recent = await asked[0];
+        page = await asked[1];
+      } else {
+        recent = await recentPage();
+        from = Math.max(0, offset - recent.hits.length);
+        page = await mainPage(mainFilter, from, want - from);
+      }
+      fromRecent = new Set(recent.hits);
+      total = recent.total + page.total;
+      raw = recent.total === 0 ? page.hits : mergeByScore(recent.hits, page.hits, from, offset, limit);
     }
     // A compaction between the engine's reads can show a session on both sides once: keep one.
     const seen = new Set<string>();
