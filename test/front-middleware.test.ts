@@ -56,7 +56,7 @@ describe('the front middleware of operations and of other paths', () => {
     expect(head.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(head.headers['content-length']).toBe(String(get.raw.length));
     expect(head.raw.length).toBe(0);
-    // A body of more than 1,000 characters (sent as bytes): its length counted in bytes.
+    // A body of more than 1,000 characters: its length counted in bytes.
     for (const n of [1, 2, 3]) {
       const put = await app.request('PUT', `/api/v1/projects/front-json/sessions/00000000-0000-4000-8000-00000000000${n}`, {
         token: user.token,
