@@ -35,6 +35,7 @@ import { createDb } from '../src/db/client';
 import { createLogger } from '../src/logger';
 import { createSearch } from '../src/search';
 import { EmbeddedMeili } from '../src/search/embedded/embedded';
+import { countedPage } from '../src/search/engine/adapter';
 import { searchFilter } from '../src/search/engine/filter';
 import { createNodeHttpClient } from '../src/search/engine/http-client';
 import { sessionsMatchingAmong } from '../src/data/sessions';
@@ -255,21 +256,19 @@ async function main() {
       if (res.results.length) hitCount++;
     });
     const lean = await timeIt(queries.length, (i) => searchSessions(callerOf(i), { query: queries[i], matchingExchanges: false }));
-    // The engine alone on the service's main-index request (same words, owner filter, page size and
-    // fields), node:http keep-alive vs the global fetch the client uses by default.
+    // The engine alone, same requests as the service's main index (countedPage: the page and its
+    // count), node:http keep-alive vs the global fetch the client uses by default.
     const params = (i: number) => ({
       filter: searchFilter([userOf(i)], {}),
       distinct: 'sessionDigest',
       matchingStrategy: 'all' as const,
-      hitsPerPage: 10,
-      page: 1,
       showRankingScore: true,
       attributesToRetrieve: ['projectId', 'sessionId', 'chunk', 'chunks', 'content', 'contentDigest'],
     });
     const viaHttp = new Meilisearch({ host: config.meiliUrl!, apiKey: config.meiliMasterKey!, httpClient: createNodeHttpClient() }).index(search.indexUid);
     const viaFetch = new Meilisearch({ host: config.meiliUrl!, apiKey: config.meiliMasterKey! }).index(search.indexUid);
-    const engineHttp = await timeIt(queries.length, (i) => viaHttp.search(queries[i], params(i)));
-    const engineFetch = quick ? null : await timeIt(queries.length, (i) => viaFetch.search(queries[i], params(i)));
+    const engineHttp = await timeIt(queries.length, (i) => countedPage(viaHttp, queries[i], params(i), 0, 10));
+    const engineFetch = quick ? null : await timeIt(queries.length, (i) => countedPage(viaFetch, queries[i], params(i), 0, 10));
     // The users' search in its steps, as searchSessions runs them: memberships, the search port
     // (both indexes, snippets; with and without matching exchanges), the database re-check.
     const userScopes: string[][] = [];
@@ -311,7 +310,7 @@ async function main() {
       // The engine alone on the member's request (their own scope and every team's): what of the
       // member's time is the engine's ranking over half of the corpus, and what the service's.
       const memberParams = (i: number) => ({ ...params(i), filter: searchFilter([teammates[i % teammates.length].id, ...teamIds], {}) });
-      const engineMember = await timeIt(queries.length, (i) => viaHttp.search(queries[i], memberParams(i)));
+      const engineMember = await timeIt(queries.length, (i) => countedPage(viaHttp, queries[i], memberParams(i), 0, 10));
       // The member's search in its steps, as searchSessions runs them: memberships, the search
       // port (both indexes, snippets), the database re-check of the page.
       const scopesOf: string[][] = [];

@@ -385,6 +385,62 @@ describe('pagination', () => {
   });
 });
 
+describe('totals in the main index', () => {
+  test('total counts sessions exactly, whole and large ones, also documents indexed before `whole`', async () => {
+    const gina = await h.user();
+    const small = Array.from({ length: 3 }, () => newSessionId());
+    const large = Array.from({ length: 2 }, () => newSessionId());
+    for (const [i, id] of small.entries()) {
+      await h.put(gina, 'totals', id, { name: `Small ${i}`, markdown: `# Small ${i}\n\ncountword ${'filler '.repeat(i * 3)}here\n` });
+    }
+    const part = (i: number) => `## Exchange ${i}\n\n${'We counted the sessions again. '.repeat(50)}countword\n\n`;
+    for (const id of large) {
+      await h.put(gina, 'totals', id, { markdown: `${Array.from({ length: 60 }, (_, i) => part(i)).join('')}## End\n\ncountphrase tailword together.\n` });
+    }
+    await h.settle();
+    await h.search.compact();
+    await h.settle();
+    for (const id of large) expect((await h.fragments('totals', id)).length).toBeGreaterThan(20);
+
+    const expectTotals = async () => {
+      const all = await h.find(gina, 'countword', {}, 10, 0);
+      expect(all.total).toBe(5);
+      expect(new Set(ids(all))).toEqual(new Set([...small, ...large]));
+      for (const [limit, offset] of [
+        [2, 0],
+        [2, 1],
+        [3, 2],
+        [2, 4],
+      ]) {
+        const r = await h.find(gina, 'countword', {}, limit, offset);
+        expect(r.total).toBe(5);
+        expect(ids(r)).toEqual(ids(all).slice(offset, offset + limit));
+      }
+      const phrase = await h.find(gina, '"countphrase tailword"');
+      expect(phrase.total).toBe(2);
+      expect(new Set(ids(phrase))).toEqual(new Set(large));
+      const smallOnly = await h.find(gina, 'countword here');
+      expect(smallOnly.total).toBe(3);
+      expect(new Set(ids(smallOnly))).toEqual(new Set(small));
+    };
+    await expectTotals();
+
+    // Documents written before they carried `whole` are counted with the large sessions' ones.
+    const httpClient = createNodeHttpClient();
+    try {
+      const main = new Meilisearch({ host: h.config.meiliUrl!, apiKey: h.config.meiliMasterKey ?? undefined, httpClient }).index(h.search.indexUid);
+      const docs = await main.getDocuments({ filter: `userId = "${gina.user.id}"`, limit: 1000 });
+      const older = docs.results.filter((d) => d.whole === true).map(({ whole: _, ...d }) => d);
+      expect(older).toHaveLength(3);
+      expect((await main.addDocuments(older).waitTask()).status).toBe('succeeded');
+      expect((await main.getDocuments({ filter: `userId = "${gina.user.id}" AND whole EXISTS`, limit: 1000 })).results).toHaveLength(docs.results.length - 3);
+      await expectTotals();
+    } finally {
+      httpClient.destroy();
+    }
+  }, 120_000);
+});
+
 describe('deletions', () => {
   test('a deleted session is never returned, even before the index catches up', async () => {
     const id = newSessionId();

@@ -53,6 +53,12 @@ export interface SessionDocument {
   chunk: number;
   /** Session document: how many fragment documents the session has (0: it is indexed whole). */
   chunks: number;
+  /**
+   * True on every document of a session indexed whole (its only one), false on every document of
+   * a large session (session document and fragments). A search counts the first without
+   * `distinct` (one document per session) and collapses only the second (adapter.ts).
+   */
+  whole: boolean;
   name: string;
   tags: string[];
   llmModels: string[];
@@ -106,6 +112,7 @@ export function tombstoneOf(id: string, s: { projectId: string; id: string; user
     uploaderDigest: null,
     chunk: -1,
     chunks: 0,
+    whole: false,
     name: '',
     tags: [],
     llmModels: [],
@@ -311,7 +318,9 @@ export function fragmentsOf(markdown: string): Array<{ chunk: number; start: num
  */
 export function toDocuments(row: IndexableSession, markdown: string, syncedAt: number): SessionDocument[] {
   const meta = labelsOf(row.metadataJson);
+  const whole = fitsWhole(markdown);
   const base = {
+    whole,
     sessionKey: sessionKeyOf(row.projectId, row.id),
     sessionDigest: sessionDigestOf(row.projectId, row.id),
     projectDigest: keyOf(row.projectId),
@@ -347,7 +356,7 @@ export function toDocuments(row: IndexableSession, markdown: string, syncedAt: n
     syncedAt,
   });
 
-  if (fitsWhole(markdown)) return [doc(0, 0, markdown)];
+  if (whole) return [doc(0, 0, markdown)];
   const fragments = fragmentsOf(markdown);
   const terms = termsOf(markdown);
   const session = doc(0, fragments.length, '', terms, hashOf(0, `${fragments.length}`, ...TERM_ATTRIBUTES.map((a) => terms[a] ?? '')));

@@ -1,11 +1,11 @@
-import type { SearchParams, SearchResponse } from 'meilisearch';
+import type { Index, SearchParams, SearchResponse } from 'meilisearch';
 import { AppError, MESSAGES } from '../../errors';
 import { probeAll, type MeiliConnection } from './connection';
 import { documentIdOf, exchangeEntriesOf, exchangeNumberAt, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../../domain/search-documents';
 import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, scopeFilter, searchFilter } from './filter';
 import { isEngineUnreachable } from './http-client';
-import { isIndexNotFound } from './index-settings';
+import { isIndexNotFound, MAX_TOTAL_HITS } from './index-settings';
 import type { SearchHit, SearchPage, SearchRequest } from './port';
 import { buildSnippet, MARKERS } from './snippet';
 
@@ -70,6 +70,41 @@ async function heldSessions(conn: MeiliConnection, indexUid: string, scopes: rea
   }
 }
 
+/**
+ * Hits [from, from + count) of `index` for `query` (ranked and collapsed per session with the
+ * `distinct` of `params`) and how many sessions match in all, exactly up to MAX_TOTAL_HITS.
+ *
+ * The engine's exhaustive count (page mode with `distinct`) looks up the distinct value of every
+ * matching document, thousands for a member of many teams: most of such a search's time
+ * (BENCHMARKS.md). Whole-indexed sessions are one document each, so they are counted without it:
+ * limit/offset ranks exactly as page mode does, and the facet count of `whole` among the matching
+ * documents is the number of whole sessions. When that is all of the matching documents, it is
+ * the total; otherwise the other documents (large sessions, or documents indexed before `whole`
+ * existed) are counted with `distinct` in a second request, over those documents only.
+ */
+export async function countedPage<D extends Record<string, unknown>>(
+  index: Index<D>,
+  query: string,
+  params: SearchParams & { filter: string },
+  from: number,
+  count: number,
+): Promise<{ total: number; hits: SearchResponse<D>['hits'] }> {
+  const res = await index.search(query, { ...params, limit: count, offset: from, facets: ['whole'] });
+  // Capped at MAX_TOTAL_HITS by the engine, like every count it returns.
+  const matching = res.estimatedTotalHits ?? 0;
+  const whole = res.facetDistribution?.whole?.true ?? 0;
+  if (whole >= MAX_TOTAL_HITS) return { total: MAX_TOTAL_HITS, hits: res.hits };
+  if (matching < MAX_TOTAL_HITS && matching === whole) return { total: whole, hits: res.hits };
+  const rest = await index.search(query, {
+    filter: `(${params.filter}) AND NOT whole = true`,
+    distinct: params.distinct,
+    matchingStrategy: params.matchingStrategy,
+    hitsPerPage: 0,
+    page: 1,
+  });
+  return { total: Math.min(MAX_TOTAL_HITS, whole + (rest.totalHits ?? 0)), hits: res.hits };
+}
+
 /** Where a search runs: both tiers' engines and indexes. */
 export interface SearchTarget {
   conns: { main: MeiliConnection; recent: MeiliConnection };
@@ -106,21 +141,8 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
   try {
     const client = conns.main.searcher();
     const want = offset + limit;
-    const mainPage = async (mainFilter: string, from: number, count: number): Promise<RawPage> => {
-      const params = { ...pageParams, filter: mainFilter };
-      if (from % count === 0) {
-        // Page mode counts sessions exhaustively (estimatedTotalHits would count chunks).
-        const res = await client.index<Doc>(indexes.main).search(query, { ...params, hitsPerPage: count, page: from / count + 1 });
-        return { total: res.totalHits ?? 0, hits: res.hits };
-      }
-      const res = (await client.multiSearch({
-        queries: [
-          { indexUid: indexes.main, q: query, ...params, limit: count, offset: from },
-          { indexUid: indexes.main, q: query, ...common, filter: mainFilter, hitsPerPage: 0, page: 1 },
-        ],
-      })) as { results: Array<SearchResponse<Doc>> };
-      return { total: res.results[1].totalHits ?? 0, hits: res.results[0].hits };
-    };
+    const mainPage = (mainFilter: string, from: number, count: number): Promise<RawPage> =>
+      countedPage(client.index<Doc>(indexes.main), query, { ...pageParams, filter: mainFilter }, from, count);
     // Asked at the same time as the recent index, for when the user has nothing there (then it
     // is the answer); otherwise the main index is asked again without the sessions held there.
     const unexcluded = mainPage(filter, offset, limit);

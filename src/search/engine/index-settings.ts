@@ -22,8 +22,8 @@ export const legacyIndexUidsOf = (namespace: string) => [
 ];
 
 /**
- * Highest `total` a search reports. Counting is exhaustive up to this bound (page mode with
- * distinct); beyond it `total` saturates.
+ * Highest `total` a search reports (the engine's `maxTotalHits`). Counting is exact up to this
+ * bound (adapter.ts countedPage); beyond it `total` saturates.
  */
 export const MAX_TOTAL_HITS = 10_000;
 
@@ -51,6 +51,8 @@ export const INDEX_SETTINGS = {
     'createdAt',
     'hasGitBranches',
     'syncedAt',
+    // Whole-indexed sessions are counted without `distinct` (adapter.ts).
+    'whole',
   ],
   sortableAttributes: [],
   displayedAttributes: ['*'],
