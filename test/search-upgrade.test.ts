@@ -74,3 +74,36 @@ test('fragments indexed without exchange numbers get them back from the migratio
   const now = await index.getDocuments({ filter: `sessionDigest = "${sessionDigestOf('upgrade', big)}"`, fields: ['chunk', 'exchange'], limit: 1000 });
   expect(now.results.filter((d) => d.chunk > 0).every((d) => typeof d.exchange === 'number')).toBe(true);
 }, 120_000);
+
+test('documents indexed before `whole` get it from the migration; totals stay exact meanwhile', async () => {
+  const bob = await h.user();
+  const ids = Array.from({ length: 3 }, () => newSessionId());
+  for (const id of ids) await h.put(bob, 'upgrade-whole', id, { markdown: `# Small\n\nthe wholeupgradeword, ${id}\n` });
+  await h.settle();
+  await h.search.compact();
+  await h.settle();
+
+  // The index as an earlier version built it: documents without `whole`.
+  const client = new Meilisearch({ host: h.config.meiliUrl!, apiKey: h.config.meiliMasterKey ?? undefined, httpClient });
+  const index = client.index<SessionDocument>(h.search.indexUid);
+  const mine = `userId = "${bob.user.id}"`;
+  const { results } = await index.getDocuments({ filter: mine, limit: 1000 });
+  expect(results.map((d) => d.whole)).toEqual([true, true, true]);
+  const old = results.map(({ whole: _w, ...rest }) => ({ ...rest, hash: `${rest.hash}-before-whole` }));
+  expect((await index.addDocuments(old as unknown as SessionDocument[]).waitTask()).status).toBe('succeeded');
+  expect((await index.getDocuments({ filter: `${mine} AND whole EXISTS`, limit: 1000 })).results).toEqual([]);
+  expect((await h.find(bob, 'wholeupgradeword')).total).toBe(3);
+
+  const migration = '20261126190000_search_whole_documents';
+  let queued = 0;
+  for (const sql of splitStatements(fs.readFileSync(path.join(MIGRATIONS_DIR, migration, 'migration.sql'), 'utf8'))) {
+    queued += Number((await h.handles.pool.query(sql)).affectedRows ?? 0);
+  }
+  // Every session of this database that can be indexed whole (the other test's small one too).
+  expect(queued).toBeGreaterThanOrEqual(3);
+  h.search.notify();
+  await h.settle();
+  const now = await index.getDocuments({ filter: mine, fields: ['whole'], limit: 1000 });
+  expect(now.results.map((d) => d.whole)).toEqual([true, true, true]);
+  expect((await h.find(bob, 'wholeupgradeword')).total).toBe(3);
+}, 120_000);
