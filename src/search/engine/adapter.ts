@@ -224,7 +224,8 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
           hit.matchingExchanges = found.map((f) => {
             const first = ranges.find(([a, b]) => a < f.start + f.content.length && b > f.start);
             const at = Math.max(f.start, first ? first[0] : f.start);
-            const n = exchangeNumberAt(starts, Buffer.byteLength(content.slice(0, at), 'utf8'));
+            // Byte offset of the match: the fragment's own plus the bytes before it in the fragment.
+            const n = exchangeNumberAt(starts, f.byteStart + Buffer.byteLength(content.slice(f.start, at), 'utf8'));
             return { ...exchange(h.sessionId, f.chunk, f.content, f.byteStart, n), title: entries[n - 1].title };
           });
         }

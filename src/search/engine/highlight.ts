@@ -98,13 +98,20 @@ function candidatePattern(words: QueryTerms['words']): RegExp | null {
   return alternatives.length ? new RegExp(`(?<![A-Za-z0-9])(?:${alternatives.join('|')})(?![A-Za-z0-9])`, 'gi') : null;
 }
 
+/**
+ * Each distinct word's verdict for parsed query terms, shared by every text marked with the same
+ * terms object (a page's hits repeat most of their words).
+ */
+const verdictsByTerms = new WeakMap<QueryTerms, Map<string, boolean>>();
+
 /** The ranges (UTF-16 offsets) of `text` to mark for `query`, in order. */
 export function matchRanges(text: string, query: string | QueryTerms): Array<[number, number]> {
   const terms = typeof query === 'string' ? parseQuery(query) : query;
   const ascii = !NON_ASCII_RE.test(text);
   const re = ascii ? ASCII_WORD_RE : WORD_RE;
   // A transcript repeats its words: decide each distinct word once.
-  const verdicts = new Map<string, boolean>();
+  const verdicts = verdictsByTerms.get(terms) ?? new Map<string, boolean>();
+  verdictsByTerms.set(terms, verdicts);
   const matches = (norm: string) => {
     let v = verdicts.get(norm);
     if (v === undefined) {
