@@ -191,6 +191,18 @@ async function main() {
     }
     return xs;
   };
+  /** Like timeIt for several functions, taken in turn on each i (fns[0](0), fns[1](0), …, fns[0](1), …). */
+  const timeInTurn = async (count: number, fns: Array<(i: number) => Promise<unknown>>) => {
+    const xs: number[][] = fns.map(() => []);
+    for (let i = 0; i < count; i++) {
+      for (const [k, fn] of fns.entries()) {
+        const t = now();
+        await fn(i);
+        xs[k].push(now() - t);
+      }
+    }
+    return xs;
+  };
   const row = (label: string, xs: number[], target?: string) =>
     `  ${label.padEnd(44)} p50 ${fmt(percentile(xs, 50)).padStart(6)} ms   p95 ${fmt(percentile(xs, 95)).padStart(6)} ms${target ? `   (target ${target})` : ''}`;
 
@@ -251,11 +263,6 @@ async function main() {
     // Warm-up: every query once (an engine just restarted on a kept corpus reads its pages from disk).
     for (let i = 0; i < queries.length; i++) await searchSessions(callerOf(i), { query: queries[i] });
     let hitCount = 0;
-    const full = await timeIt(queries.length, async (i) => {
-      const res = await searchSessions(callerOf(i), { query: queries[i] });
-      if (res.results.length) hitCount++;
-    });
-    const lean = await timeIt(queries.length, (i) => searchSessions(callerOf(i), { query: queries[i], matchingExchanges: false }));
     // The engine alone, same requests as the service's main index (countedPage: the page and its
     // count), node:http keep-alive vs the global fetch the client uses by default.
     const params = (i: number) => ({
@@ -267,7 +274,17 @@ async function main() {
     });
     const viaHttp = new Meilisearch({ host: config.meiliUrl!, apiKey: config.meiliMasterKey!, httpClient: createNodeHttpClient() }).index(search.indexUid);
     const viaFetch = new Meilisearch({ host: config.meiliUrl!, apiKey: config.meiliMasterKey! }).index(search.indexUid);
-    const engineHttp = await timeIt(queries.length, (i) => countedPage(viaHttp, queries[i], params(i), 0, 10));
+    // The service (with and without matching exchanges) and the engine alone, taken in turn on
+    // each query: a machine whose load drifts during the run (right after a load it is still
+    // writing the engine's pages back) weighs on all three alike, so their ratio compares.
+    const [full, lean, engineHttp] = await timeInTurn(queries.length, [
+      async (i) => {
+        const res = await searchSessions(callerOf(i), { query: queries[i] });
+        if (res.results.length) hitCount++;
+      },
+      (i) => searchSessions(callerOf(i), { query: queries[i], matchingExchanges: false }),
+      (i) => countedPage(viaHttp, queries[i], params(i), 0, 10),
+    ]);
     const engineFetch = quick ? null : await timeIt(queries.length, (i) => countedPage(viaFetch, queries[i], params(i), 0, 10));
     // The users' search in its steps, as searchSessions runs them: memberships, the search port
     // (both indexes, snippets; with and without matching exchanges), the database re-check.
