@@ -435,6 +435,16 @@ describe('totals in the main index', () => {
       expect((await main.addDocuments(older).waitTask()).status).toBe('succeeded');
       expect((await main.getDocuments({ filter: `userId = "${gina.user.id}" AND whole EXISTS`, limit: 1000 })).results).toHaveLength(docs.results.length - 3);
       await expectTotals();
+
+      // An index whose settings do not have `whole` filterable (applied at start, after a long
+      // engine task perhaps, or reverted by an instance of an older version): counted exhaustively.
+      const filterable = (await main.getFilterableAttributes()) ?? [];
+      expect((await main.updateFilterableAttributes(filterable.filter((a) => a !== 'whole')).waitTask()).status).toBe('succeeded');
+      try {
+        await expectTotals();
+      } finally {
+        expect((await main.updateFilterableAttributes(filterable).waitTask()).status).toBe('succeeded');
+      }
     } finally {
       httpClient.destroy();
     }

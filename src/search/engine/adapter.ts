@@ -4,7 +4,7 @@ import { probeAll, type MeiliConnection } from './connection';
 import { documentIdOf, exchangeEntriesOf, exchangeNumberAt, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../../domain/search-documents';
 import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, scopeFilter, searchFilter } from './filter';
-import { isEngineUnreachable } from './http-client';
+import { isEngineUnreachable, MeiliHttpError, rootCause } from './http-client';
 import { isIndexNotFound, MAX_TOTAL_HITS } from './index-settings';
 import type { SearchHit, SearchPage, SearchRequest } from './port';
 import { buildSnippet, MARKERS } from './snippet';
@@ -89,7 +89,20 @@ export async function countedPage<D extends Record<string, unknown>>(
   from: number,
   count: number,
 ): Promise<{ total: number; hits: SearchResponse<D>['hits'] }> {
-  const res = await index.search(query, { ...params, limit: count, offset: from, facets: ['whole'] });
+  let res: SearchResponse<D>;
+  try {
+    res = await index.search(query, { ...params, limit: count, offset: from, facets: ['whole'] });
+  } catch (err) {
+    const e = rootCause(err);
+    if (!(e instanceof MeiliHttpError && e.code === 'invalid_search_facets')) throw err;
+    // `whole` is not filterable (yet): the settings are applied at start, after a long engine
+    // task perhaps, or an instance of an older version applied its own. Counted exhaustively.
+    const [page, all] = await Promise.all([
+      index.search(query, { ...params, limit: count, offset: from }),
+      index.search(query, { filter: params.filter, distinct: params.distinct, matchingStrategy: params.matchingStrategy, hitsPerPage: 0, page: 1 }),
+    ]);
+    return { total: all.totalHits ?? 0, hits: page.hits };
+  }
   // Capped at MAX_TOTAL_HITS by the engine, like every count it returns.
   const matching = res.estimatedTotalHits ?? 0;
   const whole = res.facetDistribution?.whole?.true ?? 0;
