@@ -52,6 +52,8 @@ export interface Search extends SearchPort {
   engineStatus(): EngineStatus[];
   /** Rebuilds the standbys that missed work and answer now; resolves when they are in sync (the service also does it by itself). */
   rebuildStandbys(): Promise<void>;
+  /** Resolves when no standby batch is in flight (a batch the primary did not wait for past its grace). */
+  standbysIdle(): Promise<void>;
 }
 
 export interface SearchFactoryDeps {
@@ -258,6 +260,7 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
         standbyState: e.standby ? e.standbyState : null,
       })),
     rebuildStandbys: () => worker.rebuildStandbys(),
+    standbysIdle: () => worker.standbysIdle(),
 
     async reindexAll(onProgress) {
       if (!started) throw new Error('search not started');

@@ -144,7 +144,22 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
     find: (ctx, query, filters, limit = 10, offset = 0) =>
       searchSessions({ deps: depsFor(deps, ctx.user.id), user: ctx.user, log: ctx.log }, { query, filters, limit, offset }),
     async settle(timeoutMs = 30_000) {
-      await eventually('the search outbox to be applied', async () => (await search.backlog()) === 0, timeoutMs);
+      // Applied on the primaries, and on every standby that answers: a standby batch can outlast
+      // the primary's grace, and a standby still busy when the next batch comes misses it and is
+      // rebuilt from the database (sync/standby.ts); both are waited for here.
+      await eventually(
+        'the search outbox to be applied, on the standbys too',
+        async () => {
+          if ((await search.backlog()) !== 0) return false;
+          await search.standbysIdle();
+          if (search.engineStatus().some((e) => e.standbyUp && e.standbyState !== 'in-sync')) {
+            await search.rebuildStandbys();
+            return false;
+          }
+          return (await search.backlog()) === 0;
+        },
+        timeoutMs,
+      );
       await replicaCaughtUp(handles);
     },
     eventually,

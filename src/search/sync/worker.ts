@@ -161,6 +161,11 @@ export class OutboxWorker {
 
   private rebuilds: Promise<void> = Promise.resolve();
 
+  /** Resolves when no standby batch is in flight. */
+  standbysIdle(): Promise<void> {
+    return this.router.settled();
+  }
+
   private startRebuilds(): Promise<void> {
     const deps = { db: this.db, log: this.log, indexUid: this.indexUid, recentUid: this.recentUid, engines: this.engines.length };
     return Promise.all(this.router.targets.map((t) => rebuildStandby({ ...deps, notify: () => this.notify(), running: () => this.running }, t))).then(
