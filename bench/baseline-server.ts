@@ -26,7 +26,7 @@ import crypto from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import Redis from 'ioredis';
 import * as mariadb from 'mariadb';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { connectionOptions } from '../src/db/client';
 import { CHUNK_BYTES } from '../src/data/content';
@@ -34,6 +34,7 @@ import { SESSION_COLUMNS, type SessionRow } from '../src/data/sessions';
 import { clientKeyOf } from '../src/http/rate-limit';
 import { API_SECURITY_HEADERS } from '../src/http/security';
 import { createLogger } from '../src/logger';
+import { httpRequestMetrics } from '../src/metrics';
 import { presentSession } from '../src/services/presenters/session';
 
 const pool = mariadb.createPool({ ...connectionOptions(process.env.DATABASE_URL!), connectionLimit: 10 });
@@ -68,19 +69,7 @@ const authFailures = limiter('authfail', AUTH_FAILURE_LIMIT, 15 * 60);
 const logger = createLogger(process.env.LOG_LEVEL ?? 'info');
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
-const requests = new Counter({
-  name: 'http_requests_total',
-  help: 'HTTP requests by method, route pattern and status',
-  labelNames: ['method', 'route', 'status'] as const,
-  registers: [registry],
-});
-const latency = new Histogram({
-  name: 'http_request_duration_seconds',
-  help: 'HTTP request latency by method and route pattern',
-  labelNames: ['method', 'route'] as const,
-  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-  registers: [registry],
-});
+const { requests, latency } = httpRequestMetrics(registry);
 
 interface Exchange {
   id: string;

@@ -55,19 +55,7 @@ export function createMetrics(deps: Deps, admission?: () => AdmissionStats, auth
   const engineStatus = deps.search.engineStatus?.bind(deps.search);
   if (engineStatus) engineMetrics(registry, engineStatus);
 
-  const requests = new Counter({
-    name: 'http_requests_total',
-    help: 'HTTP requests by method, route pattern and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [registry],
-  });
-  const latency = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'HTTP request latency by method and route pattern',
-    labelNames: ['method', 'route'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
+  const { requests, latency } = httpRequestMetrics(registry);
   const rateLimited = new Counter({
     name: 'rate_limit_rejections_total',
     help: 'Requests answered 429 by a rate limit, by kind (rest, graphql, auth_failure, sign_in_failure, sign_in, device_login, anonymous, sign_up, share_reads)',
@@ -247,4 +235,22 @@ function admissionMetrics(registry: Registry, stats: () => AdmissionStats): void
       this.inc(stats().refusedBusy);
     },
   });
+}
+
+/** Every request's observation: a count by method, route pattern and status, and its latency. */
+export function httpRequestMetrics(registry: Registry) {
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by method and route pattern',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  return { requests, latency };
 }
