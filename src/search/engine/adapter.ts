@@ -89,6 +89,9 @@ export async function countedPage<D extends Record<string, unknown>>(
   from: number,
   count: number,
 ): Promise<{ total: number; hits: SearchResponse<D>['hits'] }> {
+  // Matching sessions counted by the engine's exhaustive `distinct` (hits not asked for).
+  const countedExactly = async (filter: string) =>
+    (await index.search(query, { filter, distinct: params.distinct, matchingStrategy: params.matchingStrategy, hitsPerPage: 0, page: 1 })).totalHits ?? 0;
   let res: SearchResponse<D>;
   try {
     res = await index.search(query, { ...params, limit: count, offset: from, facets: ['whole'] });
@@ -97,25 +100,16 @@ export async function countedPage<D extends Record<string, unknown>>(
     if (!(e instanceof MeiliHttpError && e.code === 'invalid_search_facets')) throw err;
     // `whole` is not filterable (yet): the settings are applied at start, after a long engine
     // task perhaps, or an instance of an older version applied its own. Counted exhaustively.
-    const [page, all] = await Promise.all([
-      index.search(query, { ...params, limit: count, offset: from }),
-      index.search(query, { filter: params.filter, distinct: params.distinct, matchingStrategy: params.matchingStrategy, hitsPerPage: 0, page: 1 }),
-    ]);
-    return { total: all.totalHits ?? 0, hits: page.hits };
+    const [page, total] = await Promise.all([index.search(query, { ...params, limit: count, offset: from }), countedExactly(params.filter)]);
+    return { total, hits: page.hits };
   }
   // Capped at MAX_TOTAL_HITS by the engine, like every count it returns.
   const matching = res.estimatedTotalHits ?? 0;
   const whole = res.facetDistribution?.whole?.true ?? 0;
   if (whole >= MAX_TOTAL_HITS) return { total: MAX_TOTAL_HITS, hits: res.hits };
   if (matching < MAX_TOTAL_HITS && matching === whole) return { total: whole, hits: res.hits };
-  const rest = await index.search(query, {
-    filter: `(${params.filter}) AND NOT whole = true`,
-    distinct: params.distinct,
-    matchingStrategy: params.matchingStrategy,
-    hitsPerPage: 0,
-    page: 1,
-  });
-  return { total: Math.min(MAX_TOTAL_HITS, whole + (rest.totalHits ?? 0)), hits: res.hits };
+  const rest = await countedExactly(`(${params.filter}) AND NOT whole = true`);
+  return { total: Math.min(MAX_TOTAL_HITS, whole + rest), hits: res.hits };
 }
 
 /** Where a search runs: both tiers' engines and indexes. */
@@ -157,7 +151,9 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
     const mainPage = (mainFilter: string, from: number, count: number): Promise<RawPage> =>
       countedPage(client.index<Doc>(indexes.main), query, { ...pageParams, filter: mainFilter }, from, count);
     // Asked at the same time as the recent index, for when the user has nothing there (then it
-    // is the answer); otherwise the main index is asked again without the sessions held there.
+    // is the answer); otherwise the main index is asked again without the sessions held there
+    // (a wasted search for that user, traded for the latency of reading the held sessions first:
+    // +0.5-0.7 ms p50 for every user at 10k in one measured run).
     const unexcluded = mainPage(filter, offset, limit);
     unexcluded.catch(() => undefined);
     // Which sessions of the user the recent index holds (their main copies are older): read as
