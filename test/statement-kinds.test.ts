@@ -34,6 +34,9 @@ test('every statement run through query() is a read', () => {
       for (const d of st.declarationList.declarations) {
         if (ts.isIdentifier(d.name) && d.initializer && (ts.isStringLiteralLike(d.initializer) || ts.isTemplateExpression(d.initializer))) {
           consts.set(d.name.text, ts.isTemplateExpression(d.initializer) ? d.initializer.head.text : d.initializer.text);
+        } else if (ts.isIdentifier(d.name) && d.initializer && /\bprepared\(/.test(d.initializer.getText())) {
+          // Texts marked by `prepared` (src/data/sql.ts), which refuses any that is not a read.
+          consts.set(d.name.text, 'SELECT');
         }
       }
     }
@@ -53,6 +56,8 @@ test('every statement run through query() is a read', () => {
         return ts.isIdentifier(first) ? (consts.get(first.text) ?? first.text) : first.getText();
       }
       if (ts.isIdentifier(a)) return paramsAround(a).has(a.text) ? null : (consts.get(a.text) ?? a.text);
+      // One of a table of prepared texts: STATEMENTS[key].
+      if (ts.isElementAccessExpression(a) && ts.isIdentifier(a.expression)) return consts.get(a.expression.text) ?? a.getText();
       // [part, part].join(' UNION ALL '): every part must read.
       if (
         ts.isCallExpression(a) &&

@@ -1,6 +1,6 @@
 /** The projects store: every statement on `projects`, and the per-project aggregates of its sessions. */
 import type { ProjectModel, SessionModel } from '../generated/prisma/models';
-import { inScopes, marks, type DriverRow, type Sql } from './sql';
+import { inScopes, marks, prepared, type DriverRow, type Sql } from './sql';
 
 /** A project's row (prisma/schema.prisma's `Project`, as the driver returns it). ownerType is 'user' or 'team'. */
 export type ProjectRow = Pick<DriverRow<ProjectModel>, 'id' | 'ownerId' | 'ownerType' | 'name' | 'icon' | 'color' | 'createdAt' | 'updatedAt'> & {
@@ -51,6 +51,13 @@ export async function projectWithStats(db: Sql, projectId: string): Promise<Proj
 export async function projectById(db: Sql, projectId: string): Promise<ProjectRow | undefined> {
   const rows = await db.query<ProjectRow>(`SELECT ${PROJECT_COLUMNS} FROM projects p WHERE p.id = ?`, projectId);
   return rows[0];
+}
+
+const PROJECT_OWNER_SQL = prepared('SELECT p.ownerId FROM projects p WHERE p.id = ?');
+
+/** The project's owner (all a read's access check needs of it), or undefined when there is no such project. */
+export async function projectOwnerId(db: Sql, projectId: string): Promise<string | undefined> {
+  return (await db.query<{ ownerId: string }>(PROJECT_OWNER_SQL, projectId))[0]?.ownerId;
 }
 
 /**

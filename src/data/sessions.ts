@@ -6,7 +6,7 @@ import type { SessionFilters } from '../domain/filters';
 import type { IndexableSession } from '../domain/search-documents';
 import { filtersToSql, type LabelKind } from './session-filters';
 import { OWNER_NAME } from './projects';
-import { inScopes, marks, toBuffer, type DriverRow, type Sql } from './sql';
+import { inScopes, marks, prepared, toBuffer, type DriverRow, type Sql } from './sql';
 import type { SessionModel } from '../generated/prisma/models';
 
 /**
@@ -197,19 +197,32 @@ export async function sessionWithProject(
   sessionId: string,
   inline?: InlinePart,
 ): Promise<(Partial<SessionRow> & ProjectOfSession & { inlineData?: unknown }) | undefined> {
-  const inlineColumn = inline
-    ? `, CASE WHEN ${PART_SIZE[inline.part]} <= ? THEN (SELECT c.data FROM session_chunks c WHERE c.projectId = s.projectId AND c.sessionId = s.id AND c.part = ? AND c.seq = 0) END AS inlineData`
-    : '';
   const rows = await db.query<SessionRow & ProjectOfSession & { inlineData?: unknown }>(
-    `SELECT p.ownerId, p.ownerType, ${OWNER_NAME}, p.name AS projectName, p.icon AS projectIcon, p.color AS projectColor, ${SESSION_COLUMNS}${inlineColumn}
-       FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ?
-      WHERE p.id = ?`,
+    SESSION_WITH_PROJECT[inline?.part ?? 'none'],
     ...(inline ? [inline.upTo, inline.part] : []),
     sessionId,
     projectId,
   );
   return rows[0];
 }
+
+/** sessionWithProject's statement, without a part and with each part inline: texts of fixed shape, prepared (a read of every request). */
+const SESSION_WITH_PROJECT = Object.fromEntries(
+  (['none', 'markdown', 'raw', 'session'] as const).map((part) => {
+    const inlineColumn =
+      part === 'none'
+        ? ''
+        : `, CASE WHEN ${PART_SIZE[part]} <= ? THEN (SELECT c.data FROM session_chunks c WHERE c.projectId = s.projectId AND c.sessionId = s.id AND c.part = ? AND c.seq = 0) END AS inlineData`;
+    return [
+      part,
+      prepared(
+        `SELECT p.ownerId, p.ownerType, ${OWNER_NAME}, p.name AS projectName, p.icon AS projectIcon, p.color AS projectColor, ${SESSION_COLUMNS}${inlineColumn}
+       FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ?
+      WHERE p.id = ?`,
+      ),
+    ];
+  }),
+) as Record<InlinePart['part'] | 'none', string>;
 
 export async function sessionByKey(db: Sql, projectId: string, sessionId: string): Promise<SessionRow | undefined> {
   const rows = await db.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.projectId = ? AND s.id = ?`, projectId, sessionId);

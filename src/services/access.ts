@@ -19,7 +19,8 @@
  *
  * - `readableScopes(ctx)`: the owner ids whose projects the caller reads (their own id first, then
  *   their teams'); every cross-project query filters on them (`sessions.userId IN …`).
- * - `requireReadableProject` / `requireReadableSession`: 404 / 403, else the row.
+ * - `requireReadableProject` / `requireReadableSession`: 404 / 403, else the row;
+ *   `requireProjectReader`: the same check on the project's owner alone.
  * - `requireProjectAdmin`: settings, move, delete. `requireWritableSession`: patch, delete.
  * - `checkUpload`: an upload into a project (the upload path applies it to the row it locked).
  * - `requireWriteAccess`: a read-only key writes nothing (every write check above applies it).
@@ -28,7 +29,7 @@
 import { AppError, MESSAGES, projectForbidden, projectNotFound, sessionNotFound } from '../errors';
 import { isUserCtx, type AnyCtx, type AuthUser, type Ctx } from './context';
 import { READ_ONLY_MESSAGE } from '../domain/scopes';
-import { projectById, type ProjectRow } from '../data/projects';
+import { projectById, projectOwnerId, type ProjectRow } from '../data/projects';
 import { inlinePartOf, ROW_KEYS, sessionWithProject, type InlinePart, type SessionRow } from '../data/sessions';
 import { membershipsOfUser } from '../data/teams';
 import type { OwnedSession } from './sessions';
@@ -194,6 +195,12 @@ export async function requireReadableProject(ctx: Ctx, projectId: string): Promi
   const project = await projectById(ctx.deps.db.reads, projectId);
   const role = await roleOrThrow(ctx, projectId, project?.ownerId);
   return { ...project!, role };
+}
+
+/** The caller's role in a project they can read, or 404 / 403, reading only its owner (a list of its sessions needs no more). */
+export async function requireProjectReader(ctx: Ctx, projectId: string): Promise<ProjectRole> {
+  checkReadIds(projectId);
+  return roleOrThrow(ctx, projectId, await projectOwnerId(ctx.deps.db.reads, projectId));
 }
 
 /** A project whose settings the caller may change (owner or team admin), or 404 / 403. */

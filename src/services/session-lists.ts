@@ -3,7 +3,7 @@ import { markdownOfSessions as markdownOf, readContent, readContentRange, type C
 import * as store from '../data/sessions';
 import { ORDER_SQL, type SessionKey, type SessionKeyset, type SessionOrder, type SessionRow } from '../data/sessions';
 import { AppError, invalid, projectNotFound, sessionNotFound } from '../errors';
-import { readableScopes, requireReadableProject, requireReadableSession, scopesFor } from './access';
+import { readableScopes, requireProjectReader, requireReadableSession, scopesFor } from './access';
 import type { Ctx } from './context';
 import type { SessionFilters, SessionFiltersInput } from '../domain/filters';
 import { presentSession } from './presenters/session';
@@ -101,7 +101,7 @@ export async function projectSessionsPage(ctx: Ctx, projectId: string, { filters
 export async function listProjectSessions(ctx: Ctx, projectId: string, query: unknown) {
   const { limit, cursor } = parseInput(ProjectSessionsQuery, query);
   if (cursor) decodeCursor('UPDATED_AT_DESC', cursor);
-  await requireReadableProject(ctx, projectId);
+  await requireProjectReader(ctx, projectId);
   const filters = { projectIds: [projectId] };
   const [page, total] = await Promise.all([querySessions(ctx, filters, 'UPDATED_AT_DESC', limit, cursor), countSessions(ctx, filters)]);
   return { sessions: page.rows.map((r) => presentSession(r)), total, projectId, nextCursor: page.nextCursor };
@@ -117,7 +117,7 @@ export async function projectSessionSizes(ctx: Ctx, projectId: string): Promise<
   // An id that can never be a project stays a 404.
   if (!PROJECT_ID_RE.test(projectId)) throw projectNotFound(projectId);
   try {
-    await requireReadableProject(ctx, projectId);
+    await requireProjectReader(ctx, projectId);
   } catch (err) {
     if (err instanceof AppError && err.code === 'NOT_FOUND') return {};
     throw err;
@@ -196,7 +196,7 @@ export async function findProjectSessions(
     after?: string | null | (() => string | null);
   },
 ): Promise<SessionPage> {
-  if (projectId) await requireReadableProject(ctx, projectId);
+  if (projectId) await requireProjectReader(ctx, projectId);
   const cursor = typeof after === 'function' ? after() : after;
   return findSessions(ctx, { ...filtersInput, projectIds: projectId ? [projectId] : null }, order, limit, cursor);
 }
