@@ -30,7 +30,10 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { connectionOptions } from '../src/db/client';
 import { CHUNK_BYTES } from '../src/data/content';
-import { SESSION_COLUMNS, type SessionRow } from '../src/data/sessions';
+import { keyWithUser } from '../src/data/api-keys';
+import { SESSION_COLUMNS, sessionWithProject, type SessionRow } from '../src/data/sessions';
+import { projectOwnerId } from '../src/data/projects';
+import { sqlOn } from '../src/data/sql';
 import { clientKeyOf } from '../src/http/rate-limit';
 import { API_SECURITY_HEADERS } from '../src/http/security';
 import { createLogger } from '../src/logger';
@@ -38,6 +41,8 @@ import { httpRequestMetrics } from '../src/metrics';
 import { presentSession } from '../src/services/presenters/session';
 
 const pool = mariadb.createPool({ ...connectionOptions(process.env.DATABASE_URL!), connectionLimit: 10 });
+// The service's statements run on the same pool through src/data (the same text, the same protocol).
+const sql = sqlOn(pool);
 // A KeyObject built once, as the service does (src/auth/tokens.ts): handing jsonwebtoken the string
 // makes it try createPublicKey first on every call, a third of a cheap request's CPU.
 const secret = crypto.createSecretKey(Buffer.from(process.env.JWT_SECRET!));
@@ -89,8 +94,10 @@ async function auth(req: http.IncomingMessage, x: Exchange): Promise<string | nu
   let userId: string | null = null;
   try {
     const c = jwt.verify(m[1], secret, { algorithms: ['HS256'] }) as { sub: string; jti: string };
-    const rows = await pool.query('SELECT userId, expiresAt, revokedAt, lastUsedAt FROM api_keys WHERE id = ?', [c.jti]);
-    userId = rows[0] && rows[0].userId === c.sub && !rows[0].revokedAt ? c.sub : null;
+    // The service's credential read (src/data/api-keys.ts): the key, its user's role and state and
+    // their team memberships, which the access rule needs, in the same statement.
+    const key = await keyWithUser(sql, c.jti);
+    userId = key && key.userId === c.sub && !key.revokedAt && !key.disabledAt ? c.sub : null;
   } catch {
     userId = null;
   }
@@ -157,8 +164,8 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     if ((m = /^\/api\/v1\/projects\/([^/]+)\/sessions$/.exec(url.pathname))) {
       x.route = LIST_ROUTE;
       const projectId = decodeURIComponent(m[1]);
-      const [owner] = await pool.query('SELECT ownerId FROM projects WHERE id = ?', [projectId]);
-      if (!owner) return send(res, x, 404, { success: false, error: 'Project not found' });
+      const owner = await projectOwnerId(sql, projectId);
+      if (owner !== userId) return send(res, x, 404, { success: false, error: 'Project not found' });
       const rows: SessionRow[] = await pool.query(
         `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.projectId IN (?) ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC LIMIT ?`,
         [userId, projectId, 201],
@@ -184,20 +191,15 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
       const [projectId, sessionId] = [decodeURIComponent(m[1]), decodeURIComponent(m[2]).toLowerCase()];
       // A GET reads the row and a markdown of one chunk in one statement, one consistent version
       // (as the service does: src/data/sessions.ts, sessionWithProject with `inline`).
-      const inline =
-        req.method === 'HEAD'
-          ? ''
-          : ', CASE WHEN s.markdownSize <= ? THEN (SELECT c.data FROM session_chunks c WHERE c.projectId = s.projectId AND c.sessionId = s.id AND c.part = ? AND c.seq = 0) END AS inlineData';
-      const [row] = await pool.query(
-        `SELECT p.ownerId, ${SESSION_COLUMNS}${inline} FROM projects p LEFT JOIN sessions s ON s.projectId = p.id AND s.id = ? WHERE p.id = ?`,
-        [...(inline ? [CHUNK_BYTES, 'markdown'] : []), sessionId, projectId],
-      );
-      if (!row?.id) return send(res, x, 404, { success: false, error: 'Session not found' });
+      // The service's statement (src/data/sessions.ts), with the project's owner and appearance.
+      const inline = req.method === 'HEAD' ? undefined : ({ part: 'markdown', upTo: CHUNK_BYTES } as const);
+      const row = await sessionWithProject(sql, projectId, sessionId, inline);
+      if (!row?.id || row.ownerId !== userId) return send(res, x, 404, { success: false, error: 'Session not found' });
       const validators = [
         'ETag',
-        row.etag,
+        row.etag!,
         'Last-Modified',
-        row.updatedAt.toUTCString(),
+        row.updatedAt!.toUTCString(),
         'X-Markdown-Size',
         String(row.markdownSize),
         'X-Raw-Data-Size',
@@ -211,7 +213,7 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
         res.writeHead(200, headers(x, ...validators, 'Vary', 'Accept', 'Content-Length', String(row.markdownSize)));
         return res.end();
       }
-      let md: Buffer | undefined = row.inlineData ?? Buffer.alloc(0);
+      let md: Buffer | undefined = (row.inlineData as Buffer | null) ?? Buffer.alloc(0);
       if (md!.length !== Number(row.markdownSize)) {
         // Larger than one chunk (not in this bench): the chunks after the row, as before.
         const chunks = await pool.query('SELECT data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = ? ORDER BY seq', [

@@ -154,6 +154,16 @@ async function main() {
     const cpuOf = () => times().reduce((a, b) => a + b, 0);
     const user0 = times()[0];
     const cpu0 = cpuOf();
+    // The database server's CPU too: the same SQL can cost MariaDB more for one server than the other.
+    const dbPid = execFileSync('pidof', ['mariadbd'], { encoding: 'utf8' }).trim().split(/\s+/)[0];
+    const dbCpu = () =>
+      fs
+        .readFileSync(`/proc/${dbPid}/stat`, 'utf8')
+        .split(') ')[1]
+        .split(' ')
+        .slice(11, 13)
+        .reduce((a, t) => a + Number(t) * 10, 0);
+    const db0 = dbCpu();
     if (method === 'HEAD') {
       const out = execFileSync(
         process.execPath,
@@ -178,12 +188,13 @@ async function main() {
     }
     const cpuMs = cpuOf() - cpu0;
     const userMs = times()[0] - user0;
+    const dbMs = dbCpu() - db0;
     if (baselineProc) await baselineProc.stop();
     console.log(
       `${baseline ? 'BASELINE ' : ''}${which}: ${method} ${p}${accept ? ` (Accept: ${accept})` : ''}${argv.includes('--redis') ? ', rate limits in Redis' : ''}`,
     );
     console.log(
-      `${Math.round(load.rps)} req/s, p50 ${load.p50} ms, p99 ${load.p99} ms, non-2xx ${load.non2xx}; ${statements} SQL statements per request; ${((1000 * cpuMs) / (load.rps * seconds)).toFixed(0)} µs CPU per request (${((1000 * userMs) / (load.rps * seconds)).toFixed(0)} µs user)`,
+      `${Math.round(load.rps)} req/s, p50 ${load.p50} ms, p99 ${load.p99} ms, non-2xx ${load.non2xx}; ${statements} SQL statements per request; ${((1000 * cpuMs) / (load.rps * seconds)).toFixed(0)} µs CPU per request (${((1000 * userMs) / (load.rps * seconds)).toFixed(0)} µs user); MariaDB ${((1000 * dbMs) / (load.rps * seconds)).toFixed(0)} µs CPU per request`,
     );
   } finally {
     await baselineProc?.stop();
