@@ -10,7 +10,8 @@ export const READ_ONLY_MESSAGE = 'This key is read-only';
 
 /** The stored form. Unknown words are dropped; "read" is always there. */
 export function parseScopes(stored: string | null | undefined): KeyScope[] {
-  if (stored == null) return [...FULL_SCOPES];
+  if (stored == null || stored === 'read,write') return [...FULL_SCOPES];
+  if (stored === 'read') return ['read'];
   const words = new Set(stored.split(',').map((w) => w.trim()));
   return words.has('write') ? ['read', 'write'] : ['read'];
 }

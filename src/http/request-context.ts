@@ -5,11 +5,13 @@ import { GRAPHQL_ROUTE } from '../api/routes';
 import { isGraphqlRequest } from './graphql-path';
 import { siteRouteOf } from './site-routes';
 import { unauthenticated } from '../errors';
+import { ownHeader, setOwnHeader } from './own-headers';
 import type { Logger } from '../logger';
 import { depsFor, type Ctx, type Deps } from '../services/context';
 import './types';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const REQUEST_ID = ownHeader('X-Request-Id');
 
 /** Request id (the client's if sane, else new) on every response, and one log line per request. */
 export function requestContext(logger: Logger, onFinish?: (req: Request, res: Response, seconds: number, route: string) => void) {
@@ -17,7 +19,7 @@ export function requestContext(logger: Logger, onFinish?: (req: Request, res: Re
     const given = req.get('x-request-id');
     req.id = given && SANE_REQUEST_ID.test(given) ? given : crypto.randomUUID();
     req.startedAt = process.hrtime.bigint();
-    res.setHeader('X-Request-Id', req.id);
+    setOwnHeader(res, REQUEST_ID, req.id);
     res.on('finish', () => {
       const seconds = Number(process.hrtime.bigint() - req.startedAt) / 1e9;
       const route = routeOf(req);

@@ -20,6 +20,7 @@ import type { OwnedSession, SessionRow } from '../services/sessions';
 import { ExchangesQuery, parseInput } from '../services/inputs';
 import { ctxOf, ok, type Door, type Handlers } from './context';
 import { ENTITLEMENT } from './billing';
+import { ownHeader, setOwnHeader } from '../http/own-headers';
 
 /** The upload CLI's session data variant of GET session. */
 export const SESSION_DATA_MEDIA_TYPE = 'application/vnd.specstory.session-data+json';
@@ -40,16 +41,37 @@ function wantedType(req: Request): string | false {
 }
 
 /** Validators every read of one session sends. */
+// The service's own headers (http/own-headers.ts): an ETag is the service's (uploads make it,
+// imports keep only a well-formed one), the rest are dates, numbers and constants.
+const H = {
+  etag: ownHeader('ETag'),
+  lastModified: ownHeader('Last-Modified'),
+  markdownSize: ownHeader('X-Markdown-Size'),
+  rawDataSize: ownHeader('X-Raw-Data-Size'),
+  sessionDataSize: ownHeader('X-Session-Data-Size'),
+  cacheControl: ownHeader('Cache-Control'),
+  vary: ownHeader('Vary'),
+  contentType: ownHeader('Content-Type'),
+  contentLength: ownHeader('Content-Length'),
+};
+
+/** Validators every read of one session sends. */
 function setValidators(res: Response, row: SessionRow): void {
-  res.setHeader('ETag', row.etag);
-  res.setHeader('Last-Modified', row.updatedAt.toUTCString());
-  res.setHeader('X-Markdown-Size', String(row.markdownSize));
-  res.setHeader('X-Raw-Data-Size', String(row.rawDataSize));
-  res.setHeader('X-Session-Data-Size', String(row.sessionDataSize));
-  res.setHeader('Cache-Control', 'private, no-cache');
+  setOwnHeader(res, H.etag, row.etag);
+  setOwnHeader(res, H.lastModified, row.updatedAt.toUTCString());
+  setOwnHeader(res, H.markdownSize, String(row.markdownSize));
+  setOwnHeader(res, H.rawDataSize, String(row.rawDataSize));
+  setOwnHeader(res, H.sessionDataSize, String(row.sessionDataSize));
+  setOwnHeader(res, H.cacheControl, 'private, no-cache');
   // One URL answers JSON, markdown or session data by Accept, under one ETag: a cache must keep
   // them apart (a browser revalidating the JSON form must not be handed the markdown).
-  res.vary('Accept');
+  varyAccept(res);
+}
+
+/** `res.vary('Accept')`: set directly when nothing else varies the answer yet. */
+function varyAccept(res: Response): void {
+  if (res.hasHeader('vary')) res.vary('Accept');
+  else setOwnHeader(res, H.vary, 'Accept');
 }
 
 /** 304 when the client's If-None-Match matches (weak comparison, lists and `*`). */
@@ -129,7 +151,7 @@ export function sessionHandlers({ deps }: Door): Handlers<typeof sessionRoutes> 
       const row = await access.requireOwnedSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId);
       setValidators(res, row);
       if (notModified(req, res, row)) return;
-      res.setHeader('Content-Length', String(row.markdownSize));
+      setOwnHeader(res, H.contentLength, String(row.markdownSize));
       res.status(200).end();
     },
 
@@ -138,7 +160,7 @@ export function sessionHandlers({ deps }: Door): Handlers<typeof sessionRoutes> 
       const wanted = wantedType(req);
       if (!wanted) throw new AppError('NOT_ACCEPTABLE', MESSAGES.notAcceptable);
       await readSession(req, deps, wanted === SESSION_DATA_MEDIA_TYPE ? 'session' : 'markdown', async (row, content) => {
-        res.vary('Accept');
+        varyAccept(res);
         if (wanted === SESSION_DATA_MEDIA_TYPE) {
           if (!(row.sessionDataSize > 0)) throw new AppError('NOT_FOUND', MESSAGES.sessionDataNotFound);
           setValidators(res, row);
@@ -151,8 +173,8 @@ export function sessionHandlers({ deps }: Door): Handlers<typeof sessionRoutes> 
         if (wanted === 'text/markdown') {
           res.statusCode = 200;
           // As res.type() would set it (the value is complete: no lookup needed).
-          res.setHeader('Content-Type', 'text/markdown; charset=utf-8');
-          res.setHeader('Content-Length', String(row.markdownSize));
+          setOwnHeader(res, H.contentType, 'text/markdown; charset=utf-8');
+          setOwnHeader(res, H.contentLength, String(row.markdownSize));
           return streamContent(res, content);
         }
         // {"success":true,"data":{"session":{…,"markdownContent":"<streamed>","project":{…}}}}
