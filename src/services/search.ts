@@ -62,13 +62,25 @@ async function searchChecked(ctx: Ctx, request: SearchRequest): Promise<SearchRe
   // searches return none of the team's sessions, and count none, from the next request.
   const scopes = await scopesFor(ctx, filters.teamIds);
   if (scopes.length === 0) return { total: 0, results: [] };
-  const page = await ctx.deps.search.search({ ...request, scopes });
-  if (page.hits.length === 0) return { total: page.total, results: [] };
-
   // One statement: the hits that still exist, are the caller's and pass the filters exactly as
   // lists apply them (the engine compares strings case-insensitively; SQL is the reference).
-  const ids = [...new Set(page.hits.map((h) => h.sessionId))];
-  const rows = await sessionsMatchingAmong(ctx.deps.db.reads, scopes, filters, ids);
+  // Started as soon as the engine has ranked the page, while the port marks its hits.
+  const recheck = (ids: string[]) => sessionsMatchingAmong(ctx.deps.db.reads, scopes, filters, ids);
+  const idsOf = (hits: ReadonlyArray<{ sessionId: string }>) => [...new Set(hits.map((h) => h.sessionId))];
+  let early: { ids: string[]; rows: Promise<SessionRow[]> } | null = null;
+  const onRanked = (hits: ReadonlyArray<{ sessionId: string }>) => {
+    const ids = idsOf(hits);
+    const rows = recheck(ids);
+    // Awaited below, or not at all when the search fails or its page differs.
+    rows.catch(() => undefined);
+    early = { ids, rows };
+  };
+  const page = await ctx.deps.search.search({ ...request, scopes, onRanked });
+  if (page.hits.length === 0) return { total: page.total, results: [] };
+
+  const ids = idsOf(page.hits);
+  const started = early as { ids: string[]; rows: Promise<SessionRow[]> } | null;
+  const rows = started && sameIds(started.ids, ids) ? await started.rows : await recheck(ids);
   const live = new Map(rows.map((r) => [`${r.projectId}/${r.id}`, r]));
   // A hit indexed from an older version of the session (its text was replaced and
   // the index has not caught up) is dropped, so a snippet never shows replaced text.
@@ -88,4 +100,11 @@ async function searchChecked(ctx: Ctx, request: SearchRequest): Promise<SearchRe
       session: live.get(`${h.projectId}/${h.sessionId}`)!,
     }));
   return { total: page.total, results };
+}
+
+/** The same session ids, in any order (each list without repeats). */
+function sameIds(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  const set = new Set(a);
+  return b.every((id) => set.has(id));
 }

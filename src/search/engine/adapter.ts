@@ -204,6 +204,8 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
       seen.add(key);
       return true;
     });
+    // The page's sessions are known: the caller's re-check can start while they are marked.
+    request.onRanked?.(raw);
 
     const wantExchanges = request.matchingExchanges !== false;
     const terms = parseQuery(query);

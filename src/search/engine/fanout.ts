@@ -72,7 +72,8 @@ export async function searchEngines(t: FanoutTarget, request: SearchRequest): Pr
   }
   const { offset, limit } = request;
   const pages = await Promise.all(
-    groups.map(([position, scopes]) => searchEngine(t, t.engines[position], { ...request, scopes, offset: 0, limit: offset + limit })),
+    // Each engine's page is longer than the merged one: the caller re-checks the merged page.
+    groups.map(([position, scopes]) => searchEngine(t, t.engines[position], { ...request, scopes, offset: 0, limit: offset + limit, onRanked: undefined })),
   );
   return mergePages(pages, offset, limit);
 }

@@ -32,6 +32,15 @@ export interface SearchRequest extends SearchOptions {
   filters: SessionFilters;
   limit: number;
   offset: number;
+  /**
+   * Called with the page's sessions as soon as the engine has ranked them and before they are
+   * marked (snippets, matching exchanges): the service starts its database re-check there, so
+   * that the marking runs while the re-check is in flight. Called again when a standby answers
+   * after its primary failed; not called when several engines' pages are merged. The caller
+   * compares the returned page's sessions with the last call's and re-checks the page itself
+   * when they differ or it was not called.
+   */
+  onRanked?: (hits: ReadonlyArray<{ projectId: string; sessionId: string }>) => void;
 }
 
 export interface SearchPage {
