@@ -237,7 +237,7 @@ describe('root queries', () => {
         session: { id: S1 },
       });
       // The engine is asked for the caller's scopes: their own id (and their teams', none here).
-      expect(calls[0][0]).toEqual({ scopes: [a.id], query: 'text', filters: {}, limit: 5, offset: 0, matchingExchanges: true });
+      expect(calls[0][0]).toEqual({ scopes: [a.id], query: 'text', filters: {}, limit: 5, offset: 0, matchingExchanges: true, onRanked: expect.any(Function) });
       await app.gql(a.token, '{ searchSessions(query: "text") { results { id } } }');
       expect(calls[1][0]).toMatchObject({ matchingExchanges: false });
     } finally {
