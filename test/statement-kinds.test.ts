@@ -56,6 +56,9 @@ test('every statement run through query() is a read', () => {
         return ts.isIdentifier(first) ? (consts.get(first.text) ?? first.text) : first.getText();
       }
       if (ts.isIdentifier(a)) return paramsAround(a).has(a.text) ? null : (consts.get(a.text) ?? a.text);
+      // prepared(text): the text's own start.
+      if (ts.isCallExpression(a) && ts.isIdentifier(a.expression) && a.expression.text === 'prepared' && a.arguments.length === 1)
+        return startOf(a.arguments[0]);
       // One of a table of prepared texts: STATEMENTS[key].
       if (ts.isElementAccessExpression(a) && ts.isIdentifier(a.expression)) return consts.get(a.expression.text) ?? a.getText();
       // [part, part].join(' UNION ALL '): every part must read.

@@ -106,9 +106,12 @@ export async function sessionsInOrder(db: Sql, { scopes, filters, order, count, 
     clauses.push(`(s.${col} ${cmp} ? OR (s.${col} = ? AND (s.projectId ${cmp} ? OR (s.projectId = ? AND s.id ${cmp} ?))))`);
     params.push(v, v, p, p, s);
   }
+  // Prepared: the text varies with the request's shape only (lists and recent sessions, every request).
   return db.query<SessionRow>(
-    `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE ${clauses.join(' AND ')}
+    prepared(
+      `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE ${clauses.join(' AND ')}
       ORDER BY s.${col} ${dir}, s.projectId ${dir}, s.id ${dir} LIMIT ?`,
+    ),
     ...params,
     count,
   );
@@ -116,7 +119,7 @@ export async function sessionsInOrder(db: Sql, { scopes, filters, order, count, 
 
 export async function countSessions(db: Sql, scopes: readonly string[], filters: SessionFilters): Promise<number> {
   const { where, params } = filtersToSql(scopes, filters);
-  const [r] = await db.query<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions s WHERE ${where}`, ...params);
+  const [r] = await db.query<{ n: number }>(prepared(`SELECT COUNT(*) AS n FROM sessions s WHERE ${where}`), ...params);
   return r.n;
 }
 

@@ -55,6 +55,8 @@ const valuesOf = (values: unknown[]) => (values.length ? values : undefined);
 
 /** Statements marked by `prepared`: read through the binary protocol wherever they are run. */
 const PREPARED = new Set<string>();
+/** How many texts `prepared` marks at most (module constants first, then shapes as they come). */
+const PREPARED_MAX = 512;
 
 /**
  * Marks a read of fixed shape run on every request (the credential, one session) to go through a
@@ -62,14 +64,16 @@ const PREPARED = new Set<string>();
  * it again, and the binary rows cost the driver less to decode. Measured on the credential read:
  * 230 → 120 µs of database CPU, 145 → 95 µs of ours (BENCHMARKS.md, "REST reads", fourth round).
  * The mark travels with the text, so every wrapper of `Sql` (snapshots, the replica's router)
- * passes it through unchanged; only the driver's leaves (sqlOn, snapshotOn) look at it. Not for
- * statements whose text varies (lists of marks): each text is a statement of its own on every
- * connection. Reads only. Returns `sql`.
+ * passes it through unchanged; only the driver's leaves (sqlOn, snapshotOn) look at it. A text
+ * may depend on the shape of a request (how many owner scopes, which filters) but never on its
+ * values beyond that: each text is a statement of its own on every connection (the driver keeps
+ * 256 per connection), and past PREPARED_MAX texts new ones are simply not marked. Reads only.
+ * Returns `sql`.
  */
 export function prepared(sql: string): string {
   // Reads only (the replica's routing and test/statement-kinds.test.ts rely on it).
   if (!/^\s*SELECT\b/i.test(sql)) throw new Error('prepared() marks reads only');
-  PREPARED.add(sql);
+  if (PREPARED.size < PREPARED_MAX) PREPARED.add(sql);
   return sql;
 }
 
