@@ -4,7 +4,10 @@
  * project), drives one endpoint with autocannon (or bench/head-load.ts for HEAD), stops the
  * service and prints the top frames by self time, the same grouped by package, and the SQL
  * statements one request costs (MariaDB's Questions delta on an otherwise idle database).
- *   npx tsx bench/profile-rest.ts [list|recent|head|markdown] [--seconds=10] [--connections=50] [--redis] [--baseline] [--no-prof] [--strace] [--log-level=info] [--url-query=?connection_limit=5] [--tree=/path/to/checkout]
+ *   npx tsx bench/profile-rest.ts [list|recent|head|markdown] [--seconds=10] [--connections=50] [--redis] [--baseline] [--no-prof] [--strace] [--heap] [--node-args="--trace-gc"] [--log-level=info] [--url-query=?connection_limit=5] [--tree=/path/to/checkout]
+ * --heap: instead of a CPU profile, where the server allocates under the load, every object
+ * sampled whether or not it was collected (V8's sampling heap profiler over the inspector), as
+ * bytes per request by allocating function: what the garbage collector's share comes from.
  *   npx tsx bench/profile-rest.ts --summarise=<file.cpuprofile>     # just the summary of a profile
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -17,7 +20,7 @@ import * as mariadb from 'mariadb';
 import { connectionOptions } from '../src/db/client';
 import { markdownOfSize } from './corpus-lite';
 import { summarise } from './cpu-profile';
-import { BenchServer, freshDatabaseWithUser, request, ROOT } from './support';
+import { BenchServer, freePort, freshDatabaseWithUser, request, ROOT } from './support';
 
 const argv = process.argv.slice(2);
 const opt = (name: string, dflt: string) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
@@ -38,7 +41,14 @@ async function main() {
   const pool = mariadb.createPool({ ...connectionOptions(db.url), connectionLimit: 1 });
   const profDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-prof-out-'));
   const baseline = argv.includes('--baseline');
-  const prof = argv.includes('--no-prof') ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
+  const heap = argv.includes('--heap');
+  const inspectPort = heap ? await freePort() : 0;
+  // More flags for the profiled server's node (--node-args="--trace-gc --max-semi-space-size=32").
+  const extra = opt('node-args', '').split(' ').filter(Boolean);
+  const prof = [
+    ...extra,
+    ...(heap ? [`--inspect=127.0.0.1:${inspectPort}`] : argv.includes('--no-prof') ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`]),
+  ];
   let service: BenchServer | null = null;
   let baselineProc: BenchServer | null = null;
   try {
@@ -46,7 +56,7 @@ async function main() {
       entry: ['dist/src/main.js'],
       // Another checkout's build (an earlier commit's worktree), to compare two trees on the same data.
       cwd: path.resolve(opt('tree', ROOT)),
-      nodeArgs: prof,
+      nodeArgs: baseline ? [] : prof,
       output: 'stderr',
       ready: '/readyz',
       env: {
@@ -164,6 +174,7 @@ async function main() {
         .slice(11, 13)
         .reduce((a, t) => a + Number(t) * 10, 0);
     const db0 = dbCpu();
+    const sampling = heap ? await startHeapSampling(inspectPort) : null;
     if (method === 'HEAD') {
       const out = execFileSync(
         process.execPath,
@@ -186,6 +197,7 @@ async function main() {
       const r = JSON.parse(execFileSync(process.execPath, [...args, target + p], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }));
       load = { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors };
     }
+    const allocations = sampling ? await sampling.stop() : null;
     const cpuMs = cpuOf() - cpu0;
     const userMs = times()[0] - user0;
     const dbMs = dbCpu() - db0;
@@ -196,11 +208,19 @@ async function main() {
     console.log(
       `${Math.round(load.rps)} req/s, p50 ${load.p50} ms, p99 ${load.p99} ms, non-2xx ${load.non2xx}; ${statements} SQL statements per request; ${((1000 * cpuMs) / (load.rps * seconds)).toFixed(0)} µs CPU per request (${((1000 * userMs) / (load.rps * seconds)).toFixed(0)} µs user); MariaDB ${((1000 * dbMs) / (load.rps * seconds)).toFixed(0)} µs CPU per request`,
     );
+    if (allocations) {
+      console.log(`\nallocations by function (self), bytes per request, objects collected or not:`);
+      for (const line of allocations(load.rps * seconds)) console.log(line);
+    }
   } finally {
     await baselineProc?.stop();
     await service?.stop();
     await pool.end();
     await db.drop();
+  }
+  if (heap) {
+    fs.rmSync(profDir, { recursive: true, force: true });
+    return;
   }
   const file = fs.readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) {
@@ -213,6 +233,61 @@ async function main() {
   fs.rmSync(profDir, { recursive: true, force: true });
   console.log(`(profile: ${kept})\n`);
   console.log(summarise(kept, seconds + 1).join('\n'));
+}
+
+interface SamplingNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SamplingNode[];
+}
+
+/**
+ * V8's sampling heap profiler in the server, over the inspector (node's --inspect port): samples
+ * objects as they are allocated, keeping those the GC collects too, so short-lived garbage shows.
+ */
+async function startHeapSampling(port: number): Promise<{ stop(): Promise<(requests: number) => string[]> }> {
+  const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{ webSocketDebuggerUrl: string }>;
+  const ws = new WebSocket(target.webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => ((ws.onopen = resolve), (ws.onerror = reject)));
+  let next = 0;
+  const waiting = new Map<number, (result: unknown) => void>();
+  ws.onmessage = (m) => {
+    const msg = JSON.parse(String(m.data)) as { id?: number; result?: unknown };
+    if (msg.id !== undefined) waiting.get(msg.id)?.(msg.result);
+  };
+  const call = (method: string, params: object = {}) =>
+    new Promise<unknown>((resolve) => {
+      const id = ++next;
+      waiting.set(id, resolve);
+      ws.send(JSON.stringify({ id, method, params }));
+    });
+  await call('HeapProfiler.enable');
+  await call('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  return {
+    async stop() {
+      const { profile } = (await call('HeapProfiler.stopSampling')) as { profile: { head: SamplingNode } };
+      ws.close();
+      const bytes = new Map<string, number>();
+      const walk = (n: SamplingNode) => {
+        const { functionName, url, lineNumber } = n.callFrame;
+        const where = url.replace(/^file:\/\//, '').replace(/^\/.*?\/(dist|node_modules)\//, '$1/');
+        const key = `${functionName || '(anonymous)'} ${where ? `${where}:${lineNumber + 1}` : ''}`.trim();
+        bytes.set(key, (bytes.get(key) ?? 0) + n.selfSize);
+        n.children.forEach(walk);
+      };
+      walk(profile.head);
+      return (requests: number) => {
+        const total = [...bytes.values()].reduce((a, b) => a + b, 0);
+        return [
+          `${Math.round(total / requests)} bytes per request in all`,
+          ...[...bytes]
+            .sort((a, b) => b[1] - a[1])
+            .slice(0, 30)
+            .map(([k, b]) => `${String(Math.round(b / requests)).padStart(7)}  ${k}`),
+        ];
+      };
+    },
+  };
 }
 
 main().catch((err) => {
