@@ -1,6 +1,7 @@
 /**
  * The baseline for REST reads: a minimal node:http server on the plain mariadb driver that
- * authenticates the same way (JWT verify + key row), runs the same SQL and writes the same JSON
+ * authenticates the same way (JWT verify + key row), runs the same SQL (the service's own statements
+ * from src/data, on the same driver pool, so the same text and protocol) and writes the same JSON
  * as the service, with no framework and no ORM. Its answers carry the service's headers too
  * (request id, security headers, rate-limit figures, validators, Cache-Control, Vary): the same
  * bytes on the wire, so that a ratio compares the work of answering, not the size of the answer.
@@ -31,7 +32,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import { connectionOptions } from '../src/db/client';
 import { CHUNK_BYTES } from '../src/data/content';
 import { keyWithUser } from '../src/data/api-keys';
-import { SESSION_COLUMNS, sessionWithProject, type SessionRow } from '../src/data/sessions';
+import { countSessions, sessionsInOrder, sessionWithProject, type SessionRow } from '../src/data/sessions';
 import { projectOwnerId } from '../src/data/projects';
 import { sqlOn } from '../src/data/sql';
 import { clientKeyOf } from '../src/http/rate-limit';
@@ -166,11 +167,10 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
       const projectId = decodeURIComponent(m[1]);
       const owner = await projectOwnerId(sql, projectId);
       if (owner !== userId) return send(res, x, 404, { success: false, error: 'Project not found' });
-      const rows: SessionRow[] = await pool.query(
-        `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? AND s.projectId IN (?) ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC LIMIT ?`,
-        [userId, projectId, 201],
-      );
-      const [{ n }] = await pool.query('SELECT COUNT(*) AS n FROM sessions s WHERE s.userId = ? AND s.projectId IN (?)', [userId, projectId]);
+      // The service's statements for the page and the count (src/data/sessions.ts).
+      const filters = { projectIds: [projectId] };
+      const rows: SessionRow[] = await sessionsInOrder(sql, { scopes: [userId], filters, order: 'UPDATED_AT_DESC', count: 201 });
+      const n = await countSessions(sql, [userId], filters);
       return send(res, x, 200, {
         success: true,
         data: { sessions: rows.slice(0, 200).map((r) => presentSession(r)), total: Number(n), projectId, nextCursor: null },
@@ -179,10 +179,7 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (url.pathname === RECENT_ROUTE) {
       x.route = RECENT_ROUTE;
       const limit = Number(url.searchParams.get('limit') ?? 5);
-      const rows: SessionRow[] = await pool.query(
-        `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.userId = ? ORDER BY s.updatedAt DESC, s.projectId DESC, s.id DESC LIMIT ?`,
-        [userId, limit + 1],
-      );
+      const rows = await sessionsInOrder(sql, { scopes: [userId], filters: {}, order: 'UPDATED_AT_DESC', count: limit + 1 });
       const sessions = rows.slice(0, limit).map((r) => presentSession(r, false));
       return send(res, x, 200, { success: true, data: { sessions, total: sessions.length } });
     }
@@ -214,7 +211,7 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
         return res.end();
       }
       let md: Buffer | undefined = (row.inlineData as Buffer | null) ?? Buffer.alloc(0);
-      if (md!.length !== Number(row.markdownSize)) {
+      if (md.length !== Number(row.markdownSize)) {
         // Larger than one chunk (not in this bench): the chunks after the row, as before.
         const chunks = await pool.query('SELECT data FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part = ? ORDER BY seq', [
           projectId,
@@ -223,7 +220,7 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
         ]);
         md = Buffer.concat(chunks.map((c: { data: Buffer }) => c.data));
       }
-      res.writeHead(200, headers(x, 'Vary', 'Accept', ...validators, 'Content-Type', 'text/markdown; charset=utf-8', 'Content-Length', md!.length));
+      res.writeHead(200, headers(x, 'Vary', 'Accept', ...validators, 'Content-Type', 'text/markdown; charset=utf-8', 'Content-Length', md.length));
       return res.end(md);
     }
     send(res, x, 404, { success: false, error: 'Not found' });
