@@ -77,9 +77,22 @@ export function prepared(sql: string): string {
   return sql;
 }
 
-/** A read on a driver pool or connection, through a prepared statement when its text is marked. */
-function readOn<T>(q: { query: mariadb.Pool['query']; execute?: mariadb.Pool['execute'] }, sql: string, values: unknown[]): Promise<T[]> {
-  return q.execute && PREPARED.has(sql) ? q.execute<T[]>(sql, values) : q.query<T[]>(sql, valuesOf(values));
+/** MariaDB's ER_MAX_PREPARED_STMT_COUNT_REACHED: the server holds max_prepared_stmt_count statements already. */
+const TOO_MANY_PREPARED = 1461;
+
+/**
+ * A read on a driver pool or connection, through a prepared statement when its text is marked. A
+ * server out of prepared statements (every instance's connections hold some) answers it through
+ * the text protocol instead: the same rows, only slower.
+ */
+async function readOn<T>(q: { query: mariadb.Pool['query']; execute?: mariadb.Pool['execute'] }, sql: string, values: unknown[]): Promise<T[]> {
+  if (!q.execute || !PREPARED.has(sql)) return q.query<T[]>(sql, valuesOf(values));
+  try {
+    return await q.execute<T[]>(sql, values);
+  } catch (err) {
+    if ((err as { errno?: number }).errno !== TOO_MANY_PREPARED) throw err;
+    return q.query<T[]>(sql, valuesOf(values));
+  }
 }
 
 /** `Sql` over a driver pool or connection. */
