@@ -45,10 +45,7 @@ async function main() {
   const inspectPort = heap ? await freePort() : 0;
   // More flags for the profiled server's node (--node-args="--trace-gc --max-semi-space-size=32").
   const extra = opt('node-args', '').split(' ').filter(Boolean);
-  const prof = [
-    ...extra,
-    ...(heap ? [`--inspect=127.0.0.1:${inspectPort}`] : argv.includes('--no-prof') ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`]),
-  ];
+  const prof = [...extra, ...(heap ? [`--inspect=127.0.0.1:${inspectPort}`] : argv.includes('--no-prof') ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`])];
   let service: BenchServer | null = null;
   let baselineProc: BenchServer | null = null;
   try {
