@@ -179,8 +179,8 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (url.pathname === RECENT_ROUTE) {
       x.route = RECENT_ROUTE;
       const limit = Number(url.searchParams.get('limit') ?? 5);
-      const rows = await sessionsInOrder(sql, { scopes: [userId], filters: {}, order: 'UPDATED_AT_DESC', count: limit + 1 });
-      const sessions = rows.slice(0, limit).map((r) => presentSession(r, false));
+      const rows = await sessionsInOrder(sql, { scopes: [userId], filters: {}, order: 'UPDATED_AT_DESC', count: limit });
+      const sessions = rows.map((r) => presentSession(r, false));
       return send(res, x, 200, { success: true, data: { sessions, total: sessions.length } });
     }
     if ((m = /^\/api\/v1\/projects\/([^/]+)\/sessions\/([^/]+)$/.exec(url.pathname))) {

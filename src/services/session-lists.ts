@@ -132,8 +132,9 @@ export async function projectSessionSizes(ctx: Ctx, projectId: string): Promise<
 
 export async function listRecentSessions(ctx: Ctx, query: unknown) {
   const { limit } = parseInput(RecentSessionsQuery, query);
-  const page = await querySessions(ctx, {}, 'UPDATED_AT_DESC', limit);
-  const sessions = page.rows.map((r) => presentSession(r, false));
+  // No next page to tell of: exactly `limit` rows, no cursor.
+  const rows = await store.sessionsInOrder(ctx.deps.db.reads, { scopes: await scopesFor(ctx), filters: {}, order: 'UPDATED_AT_DESC', count: limit });
+  const sessions = rows.map((r) => presentSession(r, false));
   return { sessions, total: sessions.length };
 }
 
