@@ -40,7 +40,6 @@ function wantedType(req: Request): string | false {
   return wanted;
 }
 
-/** Validators every read of one session sends. */
 // The service's own headers (http/own-headers.ts): an ETag is the service's (uploads make it,
 // imports keep only a well-formed one), the rest are dates, numbers and constants.
 const H = {
