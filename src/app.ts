@@ -11,7 +11,7 @@ import { idempotency } from './http/idempotency';
 import { errorHandler } from './http/errors';
 import { requestContext } from './http/request-context';
 import { malformedUrl, securityHeaders } from './http/security';
-import { ownHeader, setOwnHeader } from './http/own-headers';
+import { CONTENT_LENGTH, CONTENT_TYPE, setOwnHeader } from './http/own-headers';
 import { createMetrics } from './metrics';
 import { MCP_BODY_BYTES, mcpRouter } from './mcp/router';
 import { accountHandlers } from './rest/auth';
@@ -49,8 +49,6 @@ const atOperation = (req: Request, _res: Response, next: NextFunction) => {
 };
 
 const expressJson = express.response.json;
-const JSON_TYPE = ownHeader('Content-Type');
-const CONTENT_LENGTH = ownHeader('Content-Length');
 
 /**
  * `res.json(body)` as Express 5 answers it when nothing about the request or response can change
@@ -69,7 +67,7 @@ export function sendJsonPlain(req: Request, res: Response, status: number, body:
   // JSON.stringify of undefined (or a function) gives no text; Express sends an empty body then.
   if (typeof text !== 'string') return false;
   res.statusCode = status;
-  setOwnHeader(res, JSON_TYPE, 'application/json; charset=utf-8');
+  setOwnHeader(res, CONTENT_TYPE, 'application/json; charset=utf-8');
   setOwnHeader(res, CONTENT_LENGTH, String(Buffer.byteLength(text, 'utf8')));
   // The text itself, not its bytes: node then sends the head and the body in one write (Express
   // turned text of 1,000 characters or more into a Buffer, which went out as a writev of two).

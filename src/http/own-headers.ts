@@ -26,6 +26,10 @@ export interface OwnHeader {
 
 export const ownHeader = (name: string): OwnHeader => ({ name, key: name.toLowerCase() });
 
+/** The body's headers, for the answers the service writes without Express's send. */
+export const CONTENT_TYPE = ownHeader('Content-Type');
+export const CONTENT_LENGTH = ownHeader('Content-Length');
+
 function storeOf(res: ServerResponse): HeaderStore | null {
   const r = res as unknown as WithStore;
   let store = r[kOutHeaders!];

@@ -20,7 +20,7 @@ import type { OwnedSession, SessionRow } from '../services/sessions';
 import { ExchangesQuery, parseInput } from '../services/inputs';
 import { ctxOf, ok, type Door, type Handlers } from './context';
 import { ENTITLEMENT } from './billing';
-import { ownHeader, setOwnHeader } from '../http/own-headers';
+import { CONTENT_LENGTH, CONTENT_TYPE, ownHeader, setOwnHeader } from '../http/own-headers';
 
 /** The upload CLI's session data variant of GET session. */
 export const SESSION_DATA_MEDIA_TYPE = 'application/vnd.specstory.session-data+json';
@@ -50,8 +50,6 @@ const H = {
   sessionDataSize: ownHeader('X-Session-Data-Size'),
   cacheControl: ownHeader('Cache-Control'),
   vary: ownHeader('Vary'),
-  contentType: ownHeader('Content-Type'),
-  contentLength: ownHeader('Content-Length'),
 };
 
 /** Validators every read of one session sends. */
@@ -150,7 +148,7 @@ export function sessionHandlers({ deps }: Door): Handlers<typeof sessionRoutes> 
       const row = await access.requireOwnedSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId);
       setValidators(res, row);
       if (notModified(req, res, row)) return;
-      setOwnHeader(res, H.contentLength, String(row.markdownSize));
+      setOwnHeader(res, CONTENT_LENGTH, String(row.markdownSize));
       res.status(200).end();
     },
 
@@ -172,8 +170,8 @@ export function sessionHandlers({ deps }: Door): Handlers<typeof sessionRoutes> 
         if (wanted === 'text/markdown') {
           res.statusCode = 200;
           // As res.type() would set it (the value is complete: no lookup needed).
-          setOwnHeader(res, H.contentType, 'text/markdown; charset=utf-8');
-          setOwnHeader(res, H.contentLength, String(row.markdownSize));
+          setOwnHeader(res, CONTENT_TYPE, 'text/markdown; charset=utf-8');
+          setOwnHeader(res, CONTENT_LENGTH, String(row.markdownSize));
           return streamContent(res, content);
         }
         // {"success":true,"data":{"session":{…,"markdownContent":"<streamed>","project":{…}}}}
