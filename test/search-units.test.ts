@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from '../src/search/engine/highlight';
+import { boundedDistance, fragmentsWithMatches, matchRanges, parseQuery, snippetSource, withinOneEdit } from '../src/search/engine/highlight';
 import { CHUNK_MAX, chunkMarkdown, documentIdOf, fitsWhole, termsOf, toDocuments, WHOLE_MAX } from '../src/domain/search-documents';
 import { installBinary } from '../src/search/embedded/engine-host';
 import { keyOf } from '../src/domain/search-documents';
@@ -312,6 +312,37 @@ describe('local highlighting of sessions indexed whole', () => {
     for (const q of queries) {
       expect(matchRanges(text, q)).toEqual(matchRanges(`${text} é`, q));
     }
+  });
+
+  test('typo checks: the one-edit test and the bounded distance agree with the full edit distance', () => {
+    // Edit distance with swaps of neighbours (optimal string alignment), the whole table.
+    const distance = (a: string, b: string) => {
+      const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+      for (let i = 1; i <= a.length; i++) {
+        for (let j = 1; j <= b.length; j++) {
+          d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+          if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+      }
+      return d[a.length][b.length];
+    };
+    // Every word of up to 4 letters over a 3-letter alphabet, against every other.
+    const words = [''];
+    for (let n = 0; n < words.length && words[n].length < 4; n++) for (const c of 'abc') words.push(words[n] + c);
+    let mismatches = 0;
+    for (const a of words) {
+      for (const b of words) {
+        const d = distance(a, b);
+        if (withinOneEdit(a, b) !== d <= 1) mismatches++;
+        // The distance itself when it is at most max; something over max otherwise.
+        for (const max of [1, 2]) if (d <= max ? boundedDistance(a, b, max) !== d : boundedDistance(a, b, max) <= max) mismatches++;
+      }
+    }
+    expect(words).toHaveLength(121);
+    expect(mismatches).toBe(0);
+    // Longer words than the kept table holds at first, and back.
+    expect(boundedDistance('abcdefghijklmnopqrstuvwxyz', 'abcdefghijklmnopqrstuvwxzy', 2)).toBe(1);
+    expect(boundedDistance('connection', 'conection', 2)).toBe(1);
   });
 
   test('quoted phrases mark consecutive words only', () => {

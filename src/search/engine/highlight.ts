@@ -45,35 +45,68 @@ export function parseQuery(query: string): QueryTerms {
 
 const typosAllowed = (len: number) => (len >= 9 ? 2 : len >= 5 ? 1 : 0);
 
+/** Rows of boundedDistance's table, kept between calls (the marking of a page calls it often). */
+let rows = [new Int32Array(16), new Int32Array(16), new Int32Array(16)];
+
 /** Edit distance (with transpositions) of a and b if it is at most `max`, else max + 1. */
-function boundedDistance(a: string, b: string, max: number): number {
+export function boundedDistance(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
-  let prev2: number[] = [];
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  const n = b.length;
+  if (rows[0].length <= n) rows = rows.map(() => new Int32Array(2 * (n + 1)));
+  let [prev2, prev, cur] = rows;
+  for (let j = 0; j <= n; j++) prev[j] = j;
   for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
+    cur[0] = i;
     let rowMin = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+    for (let j = 1; j <= n; j++) {
+      const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
       let v = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, prev2[j - 2] + 1);
-      cur.push(v);
-      rowMin = Math.min(rowMin, v);
+      if (i > 1 && j > 1 && a.charCodeAt(i - 1) === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === b.charCodeAt(j - 1)) v = Math.min(v, prev2[j - 2] + 1);
+      cur[j] = v;
+      if (v < rowMin) rowMin = v;
     }
     if (rowMin > max) return max + 1;
+    const free = prev2;
     prev2 = prev;
     prev = cur;
+    cur = free;
   }
-  return prev[b.length];
+  return prev[n];
 }
+
+/**
+ * Whether a and b are at most one edit apart (one substitution, insertion, deletion or swap of
+ * neighbours): `boundedDistance(a, b, 1) <= 1`, in one pass without a table (most query words
+ * allow one typo, and a page's text has hundreds of candidate words for each).
+ */
+export function withinOneEdit(a: string, b: string): boolean {
+  const la = a.length;
+  const lb = b.length;
+  if (la === lb) {
+    let i = 0;
+    while (i < la && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+    if (i >= la - 1) return true;
+    // A substitution at i, or neighbours swapped at i and i + 1; the rest must be equal.
+    const swapped = a.charCodeAt(i) === b.charCodeAt(i + 1) && a.charCodeAt(i + 1) === b.charCodeAt(i);
+    return (swapped && a.slice(i + 2) === b.slice(i + 2)) || a.slice(i + 1) === b.slice(i + 1);
+  }
+  if (Math.abs(la - lb) !== 1) return false;
+  const [long, short] = la > lb ? [a, b] : [b, a];
+  let i = 0;
+  while (i < short.length && long.charCodeAt(i) === short.charCodeAt(i)) i++;
+  // One character of the longer word left out at i.
+  return long.slice(i + 1) === short.slice(i);
+}
+
+const withinTypos = (a: string, b: string, max: number) => (max === 1 ? withinOneEdit(a, b) : boundedDistance(a, b, max) <= max);
 
 function wordMatches(token: string, term: { text: string; prefix: boolean }): boolean {
   const q = term.text;
   if (token === q || (term.prefix && token.startsWith(q))) return true;
   const max = typosAllowed(q.length);
   if (max === 0 || token[0] !== q[0]) return false;
-  if (boundedDistance(q, token, max) <= max) return true;
-  return term.prefix && token.length > q.length && boundedDistance(q, token.slice(0, q.length), max) <= max;
+  if (withinTypos(q, token, max)) return true;
+  return term.prefix && token.length > q.length && withinTypos(q, token.slice(0, q.length), max);
 }
 
 /** The words of ASCII text: WORD_RE restricted to ASCII is exactly this, and much faster. */
