@@ -18,9 +18,12 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]);
 
 interface Piece {
-  chars: string[];
+  /** Its characters (code points): the text itself when it has no surrogate pair, else an array. */
+  chars: string | string[];
   marked: boolean;
 }
+
+const SURROGATE_RE = /[\uD800-\uDFFF]/;
 
 /**
  * Turns Meilisearch's cropped, highlighted text (with MARKERS) into the snippet: a literal excerpt
@@ -40,6 +43,9 @@ export function buildSnippet(formatted: string, max = SNIPPET_MAX): string {
     text = text.slice(0, -MARKERS.crop.length);
   }
   text = text.split(MARKERS.crop).join('');
+  // Without surrogate pairs (most text), a UTF-16 unit is a code point: the strings serve as they are.
+  const bmp = !SURROGATE_RE.test(text);
+  const charsOf = (s: string) => (bmp ? s : Array.from(s));
 
   // Split into marked and unmarked pieces.
   const pieces: Piece[] = [];
@@ -47,14 +53,14 @@ export function buildSnippet(formatted: string, max = SNIPPET_MAX): string {
   while (rest.length) {
     const open = rest.indexOf(MARKERS.pre);
     if (open === -1) {
-      pieces.push({ chars: Array.from(rest), marked: false });
+      pieces.push({ chars: charsOf(rest), marked: false });
       break;
     }
-    if (open > 0) pieces.push({ chars: Array.from(rest.slice(0, open)), marked: false });
+    if (open > 0) pieces.push({ chars: charsOf(rest.slice(0, open)), marked: false });
     const afterOpen = rest.slice(open + MARKERS.pre.length);
     let close = afterOpen.indexOf(MARKERS.post);
     if (close === -1) close = afterOpen.length;
-    pieces.push({ chars: Array.from(afterOpen.slice(0, close)), marked: true });
+    pieces.push({ chars: charsOf(afterOpen.slice(0, close)), marked: true });
     rest = afterOpen.slice(close + MARKERS.post.length);
   }
 
@@ -71,7 +77,7 @@ export function buildSnippet(formatted: string, max = SNIPPET_MAX): string {
         break;
       }
     }
-    const flat = pieces.flatMap((p) => p.chars);
+    const flat = bmp ? pieces.map((p) => p.chars as string).join('') : pieces.flatMap((p) => p.chars);
     from = Math.max(0, firstMark - Math.floor(max / 3));
     // Start at a word boundary when one is near.
     if (from > 0) {
@@ -100,7 +106,7 @@ export function buildSnippet(formatted: string, max = SNIPPET_MAX): string {
     const a = Math.max(from, pos);
     const b = Math.min(to, pos + p.chars.length);
     if (a >= b) continue;
-    const s = escapeHtml(p.chars.slice(a - pos, b - pos).join(''));
+    const s = escapeHtml(typeof p.chars === 'string' ? p.chars.slice(a - pos, b - pos) : p.chars.slice(a - pos, b - pos).join(''));
     out += p.marked ? `<mark>${s}</mark>` : s;
   }
   if (cutEnd || to < total) out += '…';
