@@ -34,6 +34,17 @@ describe('chunkMarkdown', () => {
     expect(chunks.every((c) => c.startsWith('## Exchange'))).toBe(true);
   });
 
+  test('a heading or fence may be indented by up to 3 spaces, not 4', () => {
+    const md =
+      `## A\n\n${'a '.repeat(700)}\n   ## B three spaces\n\n${'b '.repeat(300)}\n    ## C four spaces\n${'c '.repeat(200)}\n` +
+      `   \`\`\`\n## D inside an indented fence\n${'d '.repeat(50)}\n   \`\`\`\n`;
+    const chunks = chunkMarkdown(md);
+    expect(chunks.join('')).toBe(md);
+    expect(chunks.map((c) => c.split('\n')[0])).toEqual(['## A', '   ## B three spaces']);
+    expect(chunks[1]).toContain('    ## C four spaces');
+    expect(chunks[1]).toContain('## D inside an indented fence');
+  });
+
   test('a heading inside a code fence is not a boundary', () => {
     const md = `## A\n\n${'a '.repeat(700)}\n\`\`\`\n## not a boundary\n${'b '.repeat(100)}\n\`\`\`\n`;
     const chunks = chunkMarkdown(md);

@@ -188,6 +188,15 @@ function* splitLong(text: string, max: number): Generator<string> {
   if (rest) yield rest;
 }
 
+/** Whether the line [pos, end) begins, after at most 3 spaces, with a character of a fence, heading or break. */
+function mayOpenBlock(markdown: string, pos: number, end: number): boolean {
+  let at = pos;
+  while (at < end && at < pos + 3 && markdown.charCodeAt(at) === 0x20) at++;
+  const c = markdown.charCodeAt(at);
+  // # - * _ ` ~
+  return at < end && (c === 0x23 || c === 0x2d || c === 0x2a || c === 0x5f || c === 0x60 || c === 0x7e);
+}
+
 /** Blocks of the markdown, each starting at a heading or break outside code fences. */
 function* blocksOf(markdown: string): Generator<string> {
   let start = 0;
@@ -196,6 +205,12 @@ function* blocksOf(markdown: string): Generator<string> {
   while (pos < markdown.length) {
     let end = markdown.indexOf('\n', pos);
     end = end === -1 ? markdown.length : end + 1;
+    // Most lines can be neither a fence nor a boundary: both begin, after at most 3 spaces, with
+    // one of # - * _ ` ~ (FENCE_RE, BOUNDARY_RE). Those are passed over without a slice.
+    if (!mayOpenBlock(markdown, pos, end)) {
+      pos = end;
+      continue;
+    }
     // Look at the start of the line only: very long lines (minified JSON) stay cheap.
     const head = markdown.slice(pos, Math.min(end, pos + 16));
     const fence = FENCE_RE.exec(head);
