@@ -13,7 +13,7 @@ import crypto from 'node:crypto';
 import { operatorCtx, type Ctx } from '../src/services/context';
 import { createProject, moveProject } from '../src/services/projects';
 import { sessionFacets } from '../src/services/stats';
-import { addMember, createTeam } from '../src/services/teams';
+import { addMember, createTeam, removeMember } from '../src/services/teams';
 import type { TeamRole } from '../src/domain/teams';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
 
@@ -52,6 +52,33 @@ async function compactAll(): Promise<void> {
   await h.search.compact(0);
   await h.settle();
 }
+
+describe('memberships read per request (a browser session)', () => {
+  test('a search started with the scopes of the last one never answers for changed memberships', async () => {
+    const admin = await h.user();
+    const member = await h.user();
+    const w = word();
+    const teamId = await team(admin, [member, 'member']);
+    const P = `spec-${word()}`;
+    await teamProject(admin, P, teamId);
+    const id = newSessionId();
+    await h.put(req(admin), P, id, { markdown: `# team\n\n${w}` });
+    await h.settle();
+    expect(keys(await find(member, w))).toEqual([`${P}/${id}`]);
+    expect(keys(await find(member, w))).toEqual([`${P}/${id}`]);
+    // Removed: the next request finds and counts nothing of the team, though the last one read it.
+    await removeMember(req(admin), teamId, member.user.id);
+    const gone = await find(member, w);
+    expect(gone.total).toBe(0);
+    expect(keys(gone)).toEqual([]);
+    expect(keys(await find(member, w, { teamIds: [teamId] }))).toEqual([]);
+    // Added again: found again, though the last search did not read the team.
+    const [{ email }] = await h.handles.reads.query<{ email: string }>('SELECT email FROM users WHERE id = ?', member.user.id);
+    await addMember(operatorCtx(h.handles), teamId, { email, role: 'viewer' });
+    expect(keys(await find(member, w, { teamIds: [teamId] }))).toEqual([`${P}/${id}`]);
+    expect(keys(await find(member, w))).toEqual([`${P}/${id}`]);
+  }, 60_000);
+});
 
 describe('uploaderIds', () => {
   let admin: Ctx;

@@ -87,9 +87,13 @@ export async function readableScopes(ctx: Ctx): Promise<string[]> {
  * (a team they are not in simply matches nothing), plus their own when `personal` is asked for.
  */
 export async function scopesFor(ctx: Ctx, teamIds?: readonly string[] | null): Promise<string[]> {
-  const all = await readableScopes(ctx);
+  return scopesAmong(await readableScopes(ctx), ctx.user.id, teamIds);
+}
+
+/** scopesFor, given every scope the caller reads (readableScopes). */
+export function scopesAmong(all: string[], userId: string, teamIds?: readonly string[] | null): string[] {
   if (!teamIds || teamIds.length === 0) return all;
-  return all.filter((s) => s !== ctx.user.id && teamIds.includes(s));
+  return all.filter((s) => s !== userId && teamIds.includes(s));
 }
 
 /** The caller's role in the team, or null when they are not a member. */
