@@ -373,6 +373,45 @@ describe('objects are uploaded before the write transaction', () => {
     for (const key of named) expect((await listed(key)).map((o) => o.key)).toEqual([key]);
   });
 
+  test('new or changed content is staged before the first transaction, which then commits; unchanged content stages nothing', async () => {
+    const prefix = `${app.db.name}/content/${SID(9)}/`;
+    // Counts the transactions rolled back (inTransaction takes a connection of its own for each).
+    const pool = app.deps.db.pool;
+    const real = pool.getConnection.bind(pool);
+    const counted = new WeakSet<object>();
+    let rollbacks = 0;
+    pool.getConnection = async () => {
+      const conn = await real();
+      if (!counted.has(conn)) {
+        counted.add(conn);
+        const rollback = conn.rollback.bind(conn);
+        conn.rollback = () => {
+          rollbacks++;
+          return rollback();
+        };
+      }
+      return conn;
+    };
+    let keys: string[];
+    try {
+      await put('once', 9, { markdown: '# v1\n' });
+      await put('once', 9, { markdown: '# v2, changed\n', rawData: 'raw v2' });
+      expect(rollbacks).toBe(0);
+      keys = (await listed(prefix)).map((o) => o.key).sort();
+      // The same content again: no object is uploaded, and nothing is rolled back either.
+      await put('once', 9, { markdown: '# v2, changed\n', rawData: 'raw v2' });
+      expect(rollbacks).toBe(0);
+    } finally {
+      pool.getConnection = real;
+    }
+    expect((await listed(prefix)).map((o) => o.key).sort()).toEqual(keys);
+    const named = (await objectRows('once', 9)).map((o) => o.objectKey);
+    expect(named.length).toBeGreaterThan(0);
+    for (const key of named) expect(keys).toContain(key);
+    const r = await app.request('GET', sessionUrl('once', 9), { token: user.token });
+    expect(r.body.data.session.markdownContent).toBe('# v2, changed\n');
+  });
+
   test('an upload whose transaction then fails leaves its objects unnamed, and the sweep reclaims them', async () => {
     const etag = await put('slow', 8, { markdown: '# v1\n' });
     const prefix = `${app.db.name}/content/${SID(8)}/`;

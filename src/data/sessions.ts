@@ -306,6 +306,16 @@ export function sessionsMatchingAmong(db: Sql, scopes: readonly string[], filter
   return db.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM ${from} WHERE ${where}`, ...params);
 }
 
+/** The content digest and session-data digest of one session, or null when there is none. */
+export async function sessionDigests(db: Sql, projectId: string, sessionId: string): Promise<Pick<SessionRow, 'contentDigest' | 'sessionDataDigest'> | null> {
+  const [row] = await db.query<Pick<SessionRow, 'contentDigest' | 'sessionDataDigest'>>(
+    'SELECT contentDigest, sessionDataDigest FROM sessions WHERE projectId = ? AND id = ?',
+    projectId,
+    sessionId,
+  );
+  return row ?? null;
+}
+
 /** Markdown size and session-data size of every session of a project, by id. */
 export function sessionSizes(db: Sql, projectId: string): Promise<Array<Pick<SessionRow, 'id' | 'markdownSize' | 'sessionDataSize'>>> {
   return db.query('SELECT id, markdownSize, sessionDataSize FROM sessions WHERE projectId = ? ORDER BY id', projectId);

@@ -1,9 +1,10 @@
 /** PUT of a session: creates or replaces it, and its project when new, atomically. */
-import { withStagedContent, type ContentWrites } from '../data/content-writes';
+import { withStagedContent, type ContentParts, type ContentWrites } from '../data/content-writes';
+import { contentStore } from '../data/content-store';
 import { isDuplicateKey, RetryTransaction } from '../data/errors';
 import { enqueueIndexWork } from '../data/outbox';
 import { insertProjectIfAbsent, lockProjectOwner, projectById } from '../data/projects';
-import { insertSession, lockSession, updateUploadedSession, writeLabels, type SessionRow } from '../data/sessions';
+import { insertSession, lockSession, sessionDigests, updateUploadedSession, writeLabels, type SessionRow } from '../data/sessions';
 import { inTransaction } from '../data/transaction';
 import { upsertOp } from '../domain/index-work';
 import { AppError, invalid, MESSAGES, projectForbidden } from '../errors';
@@ -43,8 +44,37 @@ export async function upsertSession(ctx: Ctx, projectId: string, rawSessionId: s
   // prepared on a worker thread (src/offload), a small one here.
   const mode = ctx.deps.config.redactSecrets;
   const prepared = body instanceof DeferredJson ? await (ctx.deps.offload ?? inlineOffload).prepareUploadJson(body.bytes, mode) : prepareUpload(body, mode);
-  // Content goes to the bucket (s3 mode) before the transaction begins, never while it holds locks.
-  return withStagedContent((content) => writeUpload(ctx, { projectId, sessionId, prepared, cond }, content));
+  // Content goes to the bucket (s3 mode) before the transaction begins, never while it holds
+  // locks: up front when the stored session (as a read sees it) has other content, else only if
+  // the transaction finds that it has after all.
+  const first =
+    contentStore().writeTo === 's3' && (await contentMayChange(ctx, projectId, sessionId, prepared)) ? { sessionId, parts: partsOf(prepared) } : null;
+  return withStagedContent((content) => writeUpload(ctx, { projectId, sessionId, prepared, cond }, content), first);
+}
+
+/** The content parts an upload writes (the same objects every time: staged parts are compared with them). */
+const partsOf = (prepared: PreparedUpload): ContentParts => {
+  const { upload: up } = prepared;
+  return { markdown: up.markdown, raw: up.rawData, session: up.sessionData, exchanges: prepared.exchangeIndex };
+};
+
+/**
+ * The upload's content digest against the stored session data's digest: an upload without
+ * session data keeps the stored one, and its digest is part of the content's.
+ */
+function digestAgainst(prepared: PreparedUpload, storedDataDigest: string | null): { contentDigest: string; sessionDataDigest: string | null } {
+  const sessionDataDigest = prepared.sentDataDigest ?? storedDataDigest;
+  const contentDigest =
+    sessionDataDigest === prepared.sentDataDigest
+      ? prepared.contentDigest
+      : contentDigestOf(prepared.upload.markdown, prepared.upload.rawData, sessionDataDigest);
+  return { contentDigest, sessionDataDigest };
+}
+
+/** Whether the upload's content differs from the session's as stored now (a read: a hint, which the transaction checks). */
+async function contentMayChange(ctx: Ctx, projectId: string, sessionId: string, prepared: PreparedUpload): Promise<boolean> {
+  const stored = await sessionDigests(ctx.deps.db.reads, projectId, sessionId);
+  return !stored || stored.contentDigest !== digestAgainst(prepared, stored.sessionDataDigest).contentDigest;
 }
 
 /** One upload to write. */
@@ -57,7 +87,7 @@ interface UploadWrite {
 
 async function writeUpload(ctx: Ctx, write: UploadWrite, content: ContentWrites): Promise<UploadResult> {
   const { projectId, sessionId, prepared, cond } = write;
-  const { upload: up, findings, sessionDataFindings, sentDataDigest } = prepared;
+  const { upload: up, findings, sessionDataFindings } = prepared;
   return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const now = new Date();
     // A new project is the credential's team's when it is bound to one (else the caller's).
@@ -80,11 +110,10 @@ async function writeUpload(ctx: Ctx, write: UploadWrite, content: ContentWrites)
       throw new AppError('PRECONDITION_FAILED', MESSAGES.preconditionFailed);
     }
 
-    // An upload without session data keeps the stored one (its digest stays part of the etag).
-    const sessionDataDigest = sentDataDigest ?? old?.sessionDataDigest ?? null;
+    // An upload without session data keeps the stored one (its digest stays part of the etag, and
+    // of the content digest: only then is that taken again, here, at its cost).
+    const { sessionDataDigest, contentDigest } = digestAgainst(prepared, old?.sessionDataDigest ?? null);
     const sessionDataSize = up.sessionData ? up.sessionData.length : (old?.sessionDataSize ?? 0);
-    // Kept session data is part of the digest: only then is it taken again (here, at its cost).
-    const contentDigest = sessionDataDigest === sentDataDigest ? prepared.contentDigest : contentDigestOf(up.markdown, up.rawData, sessionDataDigest);
     // Findings of kept session data stay with it.
     const redactionsJson = redactionsToJson(findings, sessionDataFindings ?? sessionDataFindingsOf(old?.redactionsJson), ctx.deps.config.redactSecrets);
     const startedAt = up.startedAt ?? old?.startedAt ?? now;
@@ -118,7 +147,7 @@ async function writeUpload(ctx: Ctx, write: UploadWrite, content: ContentWrites)
     if (old) await updateUploadedSession(tx, next, hasGitBranches);
     else await insertSession(tx, next, hasGitBranches);
     if (!old || old.contentDigest !== contentDigest) {
-      await content.write(tx, projectId, sessionId, { markdown: up.markdown, raw: up.rawData, session: up.sessionData, exchanges: prepared.exchangeIndex });
+      await content.write(tx, projectId, sessionId, partsOf(prepared));
     }
     await writeLabels(tx, next, labelsOf(up.meta), Boolean(old));
     await enqueueIndexWork(tx, upsertOp(next.markdownSize), ownerId, projectId, sessionId);
