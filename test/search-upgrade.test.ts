@@ -16,6 +16,20 @@ import { newSessionId, startSearchHarness, type SearchHarness } from './support/
 const MIGRATION = '20261123700000_fragments_exchange_numbers';
 
 let h: SearchHarness;
+
+/**
+ * Applies a migration's statements as the service does at start (src/db/migrate.ts), lets the
+ * worker apply the index work they queued, and returns how many rows they queued.
+ */
+async function migrated(name: string): Promise<number> {
+  let queued = 0;
+  for (const sql of splitStatements(fs.readFileSync(path.join(MIGRATIONS_DIR, name, 'migration.sql'), 'utf8'))) {
+    queued += Number((await h.handles.pool.query(sql)).affectedRows ?? 0);
+  }
+  h.search.notify();
+  await h.settle();
+  return queued;
+}
 let alice: Ctx;
 const httpClient = createNodeHttpClient();
 
@@ -63,13 +77,7 @@ test('fragments indexed without exchange numbers get them back from the migratio
   expect(await numbers()).toEqual([null]);
 
   // The migration as the service applies it at start (src/db/migrate.ts), then the worker.
-  let queued = 0;
-  for (const sql of splitStatements(fs.readFileSync(path.join(MIGRATIONS_DIR, MIGRATION, 'migration.sql'), 'utf8'))) {
-    queued += Number((await h.handles.pool.query(sql)).affectedRows ?? 0);
-  }
-  expect(queued).toBe(1);
-  h.search.notify();
-  await h.settle();
+  expect(await migrated(MIGRATION)).toBe(1);
   expect(await numbers()).toEqual([43]);
   const now = await index.getDocuments({ filter: `sessionDigest = "${sessionDigestOf('upgrade', big)}"`, fields: ['chunk', 'exchange'], limit: 1000 });
   expect(now.results.filter((d) => d.chunk > 0).every((d) => typeof d.exchange === 'number')).toBe(true);
@@ -94,15 +102,8 @@ test('documents indexed before `whole` get it from the migration; totals stay ex
   expect((await index.getDocuments({ filter: `${mine} AND whole EXISTS`, limit: 1000 })).results).toEqual([]);
   expect((await h.find(bob, 'wholeupgradeword')).total).toBe(3);
 
-  const migration = '20261126190000_search_whole_documents';
-  let queued = 0;
-  for (const sql of splitStatements(fs.readFileSync(path.join(MIGRATIONS_DIR, migration, 'migration.sql'), 'utf8'))) {
-    queued += Number((await h.handles.pool.query(sql)).affectedRows ?? 0);
-  }
   // Every session of this database that can be indexed whole (the other test's small one too).
-  expect(queued).toBeGreaterThanOrEqual(3);
-  h.search.notify();
-  await h.settle();
+  expect(await migrated('20261126190000_search_whole_documents')).toBeGreaterThanOrEqual(3);
   const now = await index.getDocuments({ filter: mine, fields: ['whole'], limit: 1000 });
   expect(now.results.map((d) => d.whole)).toEqual([true, true, true]);
   expect((await h.find(bob, 'wholeupgradeword')).total).toBe(3);
