@@ -48,7 +48,7 @@ const typosAllowed = (len: number) => (len >= 9 ? 2 : len >= 5 ? 1 : 0);
 /** Rows of boundedDistance's table, kept between calls (the marking of a page calls it often). */
 let rows = [new Int32Array(16), new Int32Array(16), new Int32Array(16)];
 
-/** Edit distance (with transpositions) of a and b if it is at most `max`, else max + 1. */
+/** Edit distance (with transpositions) of a and b if it is at most `max`, else a number over `max`. */
 export function boundedDistance(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
   const n = b.length;
