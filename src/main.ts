@@ -37,6 +37,8 @@ async function main(): Promise<void> {
   const deps = createDeps(config, logger, { warmReads: true });
   await deps.start();
   const rateLimit = createRateLimitHooks(config, logger);
+  // Shared budgets are counted in Redis from the first request on (not per instance meanwhile).
+  await rateLimit.ready();
   const built = await buildApp(deps, rateLimit);
   const server = http.createServer(built.app);
   server.keepAliveTimeout = 65_000;

@@ -60,9 +60,18 @@ export interface RateLimitHandles extends RateLimitHooks {
   onDeviceLoginFailure: NonNullable<RateLimitHooks['onDeviceLoginFailure']>;
   /** Runs before the token is checked: an address already over the auth-failure limit gets 429. */
   beforeAuth: (req: Request) => Promise<void>;
+  /**
+   * Resolves once the Redis connection is ready (at once without Redis), or after REDIS_READY_MS
+   * with a warning: until then every limiter counts in this process's memory, so an instance that
+   * served before its connection was up would let a shared budget through once more per instance.
+   */
+  ready(): Promise<void>;
   /** Closes the Redis connection when this module opened it. */
   close(): Promise<void>;
 }
+
+/** How long a start waits for the Redis connection before serving with per-instance counts. */
+const REDIS_READY_MS = 3000;
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
@@ -239,6 +248,22 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
       } catch (err) {
         if (!(err instanceof RateLimiterRes)) logger.warn({ reqId: req.id, msg: 'device login limiter unavailable' });
       }
+    },
+    ready() {
+      const redis = client;
+      if (!redis || redis.status === 'ready') return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          redis.off('ready', done);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          logger.warn({ msg: `redis not ready after ${REDIS_READY_MS} ms: rate limits are counted per instance until it is` });
+          done();
+        }, REDIS_READY_MS);
+        redis.once('ready', done);
+      });
     },
     close() {
       if (ownRedis) {

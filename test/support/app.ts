@@ -150,6 +150,8 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
   const deps = createDeps(config, createLogger(config.logLevel, options.logDestination));
   await deps.start();
   const rateLimit = options.hooks || options.rateLimit === false ? null : createRateLimitHooks(config, deps.logger);
+  // As the service starts (src/main.ts): with Redis, served once its connection is up.
+  await rateLimit?.ready();
   const built = await buildApp(deps, options.hooks ?? rateLimit ?? {});
   const server = http.createServer(built.app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
