@@ -69,8 +69,6 @@ function rememberScopes(userId: string, all: string[]): void {
   if (lastScopes.size > LAST_SCOPES_MAX) lastScopes.delete(lastScopes.keys().next().value!);
 }
 
-const sameScopes = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((s, i) => s === b[i]);
-
 /**
  * `request.scopes` is filled here, from the caller: the scopes they hold now (memberships read
  * for this request), so that a removed member's searches return none of the team's sessions, and
@@ -90,7 +88,7 @@ async function searchChecked(ctx: Ctx, request: SearchRequest): Promise<SearchRe
   const all = await readableScopes(ctx);
   rememberScopes(userId, all);
   const scopes = scopesAmong(all, userId, filters.teamIds);
-  if (early && sameScopes(scopes, guessed!)) return early;
+  if (early && sameIds(scopes, guessed!)) return early;
   return searchWithScopes(ctx, request, scopes);
 }
 
@@ -137,7 +135,7 @@ async function searchWithScopes(ctx: Ctx, request: SearchRequest, scopes: string
   return { total: page.total, results };
 }
 
-/** The same session ids, in any order (each list without repeats). */
+/** The same ids (sessions, scopes), in any order (each list without repeats). */
 function sameIds(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   const set = new Set(a);
