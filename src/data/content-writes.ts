@@ -171,14 +171,15 @@ const ROUNDS = 4;
  * written (the transaction took another path, or failed) is the sweep's.
  *
  * `first`: content the caller expects to write (its parts, exactly as `run` will pass them),
- * staged before the first transaction in s3 mode, so that one transaction does (rather than one
+ * staged before the first transaction, so that in s3 mode one transaction does (rather than one
  * rolled back, then another). Content then not written is the sweep's, like any other.
  */
 export async function withStagedContent<T>(
   run: (content: ContentWrites) => Promise<T>,
   first?: { sessionId: string; parts: ContentParts } | null,
 ): Promise<T> {
-  let staged: StagedContent | null = first && contentStore().writeTo === 's3' ? await stageContent(first.sessionId, first.parts) : null;
+  // (In db mode stageContent uploads nothing: the transaction writes the parts as rows.)
+  let staged: StagedContent | null = first ? await stageContent(first.sessionId, first.parts) : null;
   for (let round = 1; ; round++) {
     const content: ContentWrites = {
       async write(tx, projectId, sessionId, parts) {
