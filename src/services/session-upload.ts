@@ -58,18 +58,26 @@ const partsOf = (prepared: PreparedUpload): ContentParts => {
   return { markdown: up.markdown, raw: up.rawData, session: up.sessionData, exchanges: prepared.exchangeIndex };
 };
 
+type Digests = { contentDigest: string; sessionDataDigest: string | null };
+
 /**
  * The upload's content digest against the stored session data's digest: an upload without
  * session data keeps the stored one, and its digest is part of the content's.
  */
-function digestAgainst(prepared: PreparedUpload, storedDataDigest: string | null): { contentDigest: string; sessionDataDigest: string | null } {
+function digestAgainst(prepared: PreparedUpload, storedDataDigest: string | null): Digests {
   const sessionDataDigest = prepared.sentDataDigest ?? storedDataDigest;
-  const contentDigest =
-    sessionDataDigest === prepared.sentDataDigest
-      ? prepared.contentDigest
-      : contentDigestOf(prepared.upload.markdown, prepared.upload.rawData, sessionDataDigest);
-  return { contentDigest, sessionDataDigest };
+  if (sessionDataDigest === prepared.sentDataDigest) return { contentDigest: prepared.contentDigest, sessionDataDigest };
+  // Kept session data: the content is hashed again with its digest, once per upload (the check
+  // before the transaction and the transaction ask alike).
+  let kept = keptDigests.get(prepared);
+  if (kept?.sessionDataDigest !== sessionDataDigest) {
+    kept = { contentDigest: contentDigestOf(prepared.upload.markdown, prepared.upload.rawData, sessionDataDigest), sessionDataDigest };
+    keptDigests.set(prepared, kept);
+  }
+  return kept;
 }
+
+const keptDigests = new WeakMap<PreparedUpload, Digests>();
 
 /** Whether the upload's content differs from the session's as stored now (a read: a hint, which the transaction checks). */
 async function contentMayChange(ctx: Ctx, projectId: string, sessionId: string, prepared: PreparedUpload): Promise<boolean> {
