@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Meilisearch, type SearchParams, type SearchResponse } from 'meilisearch';
 import { EmbeddedMeili } from '../src/search/embedded/embedded';
-import { countedPage } from '../src/search/engine/adapter';
+import { countedPage, pageAttributes } from '../src/search/engine/adapter';
 import { searchFilter } from '../src/search/engine/filter';
 import { createNodeHttpClient } from '../src/search/engine/http-client';
 import { ensureIndex, INDEX_SETTINGS, indexUidOf } from '../src/search/engine/index-settings';
@@ -95,7 +95,7 @@ async function main() {
     distinct: 'sessionDigest',
     matchingStrategy: 'all',
     showRankingScore: true,
-    attributesToRetrieve: ['projectId', 'sessionId', 'chunk', 'chunks', 'content', 'contentDigest'],
+    attributesToRetrieve: pageAttributes(true),
   };
   const page = { hitsPerPage: 10, page: 1 };
   const lim = { limit: 10, offset: 0 };

@@ -35,7 +35,7 @@ import { createDb } from '../src/db/client';
 import { createLogger } from '../src/logger';
 import { createSearch } from '../src/search';
 import { EmbeddedMeili } from '../src/search/embedded/embedded';
-import { countedPage } from '../src/search/engine/adapter';
+import { countedPage, pageAttributes } from '../src/search/engine/adapter';
 import { searchFilter } from '../src/search/engine/filter';
 import { createNodeHttpClient } from '../src/search/engine/http-client';
 import { sessionsMatchingAmong } from '../src/data/sessions';
@@ -270,13 +270,14 @@ async function main() {
     for (let i = 0; i < queries.length; i++) await searchSessions(callerOf(i), { query: queries[i] });
     let hitCount = 0;
     // The engine alone, same requests as the service's main index (countedPage: the page and its
-    // count), node:http keep-alive vs the global fetch the client uses by default.
+    // count, retrieving what a search with matching exchanges does), node:http keep-alive vs the
+    // global fetch the client uses by default.
     const params = (i: number) => ({
       filter: searchFilter([userOf(i)], {}),
       distinct: 'sessionDigest',
       matchingStrategy: 'all' as const,
       showRankingScore: true,
-      attributesToRetrieve: ['projectId', 'sessionId', 'chunk', 'chunks', 'content', 'contentDigest'],
+      attributesToRetrieve: pageAttributes(true),
     });
     const viaHttp = new Meilisearch({ host: config.meiliUrl!, apiKey: config.meiliMasterKey!, httpClient: createNodeHttpClient() }).index(search.indexUid);
     const viaFetch = new Meilisearch({ host: config.meiliUrl!, apiKey: config.meiliMasterKey! }).index(search.indexUid);

@@ -2,8 +2,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { boundedDistance, fragmentsWithMatches, matchRanges, parseQuery, snippetSource, withinOneEdit } from '../src/search/engine/highlight';
+import { boundedDistance, matchingFragments, matchRanges, parseQuery, snippetSource, withinOneEdit } from '../src/search/engine/highlight';
 import { CHUNK_MAX, chunkMarkdown, documentIdOf, fitsWhole, termsOf, toDocuments, WHOLE_MAX } from '../src/domain/search-documents';
+import { exchangeEntriesOf, exchangeNumberAt, fragmentsOf, outlineFor, outlineOf } from '../src/domain/search-documents';
 import { installBinary } from '../src/search/embedded/engine-host';
 import { keyOf } from '../src/domain/search-documents';
 import { meiliString, ownedProjectFilter, ownedSessionsFilter, searchFilter } from '../src/search/engine/filter';
@@ -373,7 +374,88 @@ describe('local highlighting of sessions indexed whole', () => {
   test('matching fragments are the ones holding a marked word, numbered like the index', () => {
     const part = (i: number, w: string) => `## Exchange ${i}\n\n${'padding text '.repeat(150)} ${w}\n\n`;
     const text = part(1, 'needle') + part(2, 'nothing') + part(3, 'needle');
-    expect(fragmentsWithMatches(text, matchRanges(text, 'needle'), 20).map((f) => f.chunk)).toEqual([1, 3]);
-    expect(fragmentsWithMatches(text, matchRanges(text, 'needle'), 1).map((f) => f.chunk)).toEqual([1]);
+    const chunks = (max: number) => matchingFragments(text, outlineOf(text), matchRanges(text, 'needle'), max).map((f) => f.chunk);
+    expect(chunks(20)).toEqual([1, 3]);
+    expect(chunks(1)).toEqual([1]);
+  });
+
+  test('the stored outline finds the fragments and exchanges that cutting and scanning the text find', () => {
+    // The reference: the text cut into fragments and scanned for exchanges at every search.
+    const reference = (text: string, ranges: Array<[number, number]>, max: number) => {
+      const entries = exchangeEntriesOf(text);
+      const starts = entries.map((e) => e.start);
+      const overlaps = (f: { start: number; content: string }, [a, b]: [number, number]) => a < f.start + f.content.length && b > f.start;
+      return fragmentsOf(text)
+        .filter((f) => ranges.some((r) => overlaps(f, r)))
+        .slice(0, max)
+        .map((f) => {
+          const at = Math.max(f.start, ranges.find((r) => overlaps(f, r))![0]);
+          const n = exchangeNumberAt(starts, f.byteStart + Buffer.byteLength(text.slice(f.start, at), 'utf8'));
+          return { chunk: f.chunk, byteStart: f.byteStart, content: f.content, exchange: n, title: entries[n - 1].title };
+        });
+    };
+    let seed = 7;
+    const r = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)];
+    const words = ['needle', 'haystack', 'café', 'naïve', '数据库', 'emoji😀', 'connection', 'conection', 'pool', 'ñandú', 'plain'];
+    const line = () => Array.from({ length: 3 + Math.floor(r() * 12) }, () => pick(words)).join(' ');
+    const texts: string[] = [];
+    for (let n = 0; n < 60; n++) {
+      let text = r() < 0.5 ? `# ${line()}\n\n${line()}\n\n` : '';
+      const turns = Math.floor(r() * 40);
+      for (let k = 0; k < turns; k++) {
+        text += pick(['_**User**_\n\n', '_**User (2026-01-01)**_\n\n', '_**Agent (model x)**_\n\n', '## Heading\n\n', '---\n\n', '\n\n\n']);
+        // A fence holding a user turn: not an exchange.
+        if (r() < 0.2) text += '```\n_**User**_\n' + line() + '\n```\n\n';
+        for (let p = Math.floor(r() * 8); p > 0; p--) text += `${r() < 0.2 ? '- ' : ''}${line()}\n${r() < 0.5 ? '\n' : ''}`;
+      }
+      texts.push(text);
+    }
+    texts.push('', '   \n\n', 'needle', `_**User**_\n\n${'needle '.repeat(2000)}`);
+    let compared = 0;
+    for (const text of texts) {
+      const outline = outlineOf(text);
+      // What the engine gives back is the JSON of what was stored.
+      const stored = outlineFor(JSON.parse(JSON.stringify(outline)), text);
+      expect(stored).toEqual(outline);
+      for (const query of ['needle', 'cafe naive', '数据库', 'conection', '"pool needle"', 'emoji', 'zzz']) {
+        const ranges = matchRanges(text, query);
+        for (const max of [20, 3]) {
+          const expected = reference(text, ranges, max);
+          expect(matchingFragments(text, stored, ranges, max)).toEqual(expected);
+          compared += expected.length;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(1000);
+  });
+
+  test('a document without an outline, or with one not of its text, has its outline computed', () => {
+    const text = `_**User**_\n\nfirst question\n\n_**User**_\n\nsecond question about café\n`;
+    const outline = outlineOf(text);
+    expect(outline.x.length).toBe(2);
+    expect(outline.t).toEqual(['first question', 'second question about café']);
+    for (const stored of [undefined, null, 'x', {}, { ...outline, f: [0, 99999, 0] }, { ...outline, x: [5] }, { ...outline, t: [] }]) {
+      expect(outlineFor(stored, text)).toEqual(outline);
+    }
+  });
+
+  test('a session indexed whole stores its outline, the same for the same text', () => {
+    const row = {
+      projectId: 'p',
+      id: 's',
+      userId: 'u',
+      name: 'n',
+      createdAt: new Date(0),
+      clientName: null,
+      agentName: null,
+      deviceId: null,
+      metadataJson: '{}',
+      hasGitBranches: false,
+      contentDigest: 'd',
+    };
+    const [doc] = toDocuments(row, '_**User**_\n\nhello\n', 1);
+    expect(doc.outline).toEqual(outlineOf('_**User**_\n\nhello\n'));
+    expect(toDocuments(row, '_**User**_\n\nhello\n', 2)[0].hash).toBe(doc.hash);
   });
 });

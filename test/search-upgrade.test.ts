@@ -1,8 +1,11 @@
 /**
- * Upgrading an index whose large sessions were indexed before fragments carried the reader's
- * exchange number (they showed "Part n" instead of a link to the exchange): the migration
- * 20261123700000_fragments_exchange_numbers queues those sessions once, and the worker gives
- * their fragments the numbers without a rebuild of the whole index.
+ * Upgrading an index built by an earlier version, without a rebuild of the whole index: each
+ * migration below queues the sessions whose documents lack something once, the worker re-pushes
+ * them, and search answers the same meanwhile. Large sessions' fragments without the reader's
+ * exchange number (they showed "Part n" instead of a link to the exchange:
+ * 20261123700000_fragments_exchange_numbers), documents without `whole`
+ * (20261126190000_search_whole_documents), sessions indexed whole without their outline
+ * (20261127030000_search_outlines).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -107,4 +110,37 @@ test('documents indexed before `whole` get it from the migration; totals stay ex
   const now = await index.getDocuments({ filter: mine, fields: ['whole'], limit: 1000 });
   expect(now.results.map((d) => d.whole)).toEqual([true, true, true]);
   expect((await h.find(bob, 'wholeupgradeword')).total).toBe(3);
+}, 120_000);
+
+test('documents indexed before outlines get them from the migration; matching exchanges stay the same meanwhile', async () => {
+  const carol = await h.user();
+  const id = newSessionId();
+  const turns = Array.from(
+    { length: 12 },
+    (_, i) => `_**User**_\n\nQuestion ${i + 1} about the ${i % 4 === 3 ? 'outlineword ' : ''}cache\n\n${'Some filler text. '.repeat(60)}\n\n`,
+  );
+  await h.put(carol, 'upgrade-outline', id, { markdown: `# Outlined\n\n${turns.join('')}` });
+  await h.settle();
+  await h.search.compact();
+  await h.settle();
+  const exchanges = async () => (await h.find(carol, 'outlineword')).results[0]?.matchingExchanges.map((m) => [m.exchange, m.title]);
+  // "# Outlined" is exchange 1: question n is exchange n + 1.
+  const expected = [4, 8, 12].map((q) => [q + 1, `Question ${q} about the outlineword cache`]);
+  expect(await exchanges()).toEqual(expected);
+
+  // The index as an earlier version built it: the session's document without an outline.
+  const client = new Meilisearch({ host: h.config.meiliUrl!, apiKey: h.config.meiliMasterKey ?? undefined, httpClient });
+  const index = client.index<SessionDocument>(h.search.indexUid);
+  const mine = `userId = "${carol.user.id}"`;
+  const { results } = await index.getDocuments({ filter: mine, limit: 10 });
+  expect(results.map((d) => d.outline?.t.length)).toEqual([13]);
+  const old = results.map(({ outline: _o, ...rest }) => ({ ...rest, hash: `${rest.hash}-before-outlines` }));
+  expect((await index.addDocuments(old as unknown as SessionDocument[]).waitTask()).status).toBe('succeeded');
+  expect((await index.getDocuments({ filter: mine, fields: ['outline'], limit: 10 })).results).toEqual([{}]);
+  expect(await exchanges()).toEqual(expected);
+
+  expect(await migrated('20261127030000_search_outlines')).toBeGreaterThanOrEqual(1);
+  const now = await index.getDocuments({ filter: mine, fields: ['outline'], limit: 10 });
+  expect(now.results.map((d) => d.outline?.x.length)).toEqual([13]);
+  expect(await exchanges()).toEqual(expected);
 }, 120_000);

@@ -81,6 +81,8 @@ export interface SessionDocument {
   exchange?: number;
   /** Fragment document: offsets (UTF-16 units, > 0) in `content` where a further exchange begins. */
   exchangeBreaks?: number[];
+  /** Session indexed whole: where its fragments and exchanges are (outlineOf), stored, not searched. */
+  outline?: Outline;
   /** Session document of a large session: its distinct words, spread over TERM_ATTRIBUTES. */
   terms?: string;
   terms2?: string;
@@ -328,6 +330,58 @@ export function fragmentsOf(markdown: string): Array<{ chunk: number; start: num
 }
 
 /**
+ * Where the fragments and the exchanges of a session indexed whole are, computed when it is
+ * indexed and stored in its document, so that a search marking its matching exchanges neither
+ * cuts its text into fragments nor scans it for exchanges (both would be done again for every hit
+ * of every search: BENCHMARKS.md, "Matching exchanges from the outline"). Offsets are UTF-16
+ * units of the markdown, what a search has of it; the reader's exchanges count bytes, given for
+ * each fragment.
+ */
+export interface Outline {
+  /** The non-blank fragments (fragmentsOf), flat: start, end and byte start of each, in order. */
+  f: number[];
+  /** Where each of the reader's exchanges begins, ascending; [0] is 0. */
+  x: number[];
+  /** Each exchange's title. */
+  t: string[];
+}
+
+export function outlineOf(markdown: string): Outline {
+  const f = fragmentsOf(markdown).flatMap((fr) => [fr.start, fr.start + fr.content.length, fr.byteStart]);
+  const entries = exchangeEntriesOf(markdown);
+  const bytes = Buffer.from(markdown, 'utf8');
+  const x: number[] = [];
+  // Byte offsets to UTF-16 ones (an exchange begins at a line start: a character boundary).
+  let units = 0;
+  let at = 0;
+  for (const e of entries) {
+    units += bytes.length === markdown.length ? e.start - at : bytes.subarray(at, e.start).toString('utf8').length;
+    at = e.start;
+    x.push(units);
+  }
+  return { f, x, t: entries.map((e) => e.title) };
+}
+
+const isOffsets = (v: unknown, length: number): v is number[] => Array.isArray(v) && v.every((n) => Number.isInteger(n) && n >= 0 && n <= length);
+
+/**
+ * A document's stored outline when it is one of `content` as this version builds them; otherwise
+ * (a document indexed before outlines existed, or not by us) the outline computed from `content`.
+ */
+export function outlineFor(stored: unknown, content: string): Outline {
+  const o = stored as Partial<Outline> | null | undefined;
+  const valid =
+    o != null &&
+    isOffsets(o.f, content.length) &&
+    o.f.length % 3 === 0 &&
+    isOffsets(o.x, content.length) &&
+    o.x[0] === 0 &&
+    Array.isArray(o.t) &&
+    o.t.length === o.x.length;
+  return valid ? (o as Outline) : outlineOf(content);
+}
+
+/**
  * The documents of one session: its session document (chunk 0), plus one fragment document per
  * non-blank chunk when it is too large to be indexed whole.
  */
@@ -371,7 +425,10 @@ export function toDocuments(row: IndexableSession, markdown: string, syncedAt: n
     syncedAt,
   });
 
-  if (whole) return [doc(0, 0, markdown)];
+  if (whole) {
+    const outline = outlineOf(markdown);
+    return [doc(0, 0, markdown, { outline }, hashOf(0, markdown, JSON.stringify(outline)))];
+  }
   const fragments = fragmentsOf(markdown);
   const terms = termsOf(markdown);
   const session = doc(0, fragments.length, '', terms, hashOf(0, `${fragments.length}`, ...TERM_ATTRIBUTES.map((a) => terms[a] ?? '')));

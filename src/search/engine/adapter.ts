@@ -1,8 +1,8 @@
 import type { Index, SearchParams, SearchResponse } from 'meilisearch';
 import { AppError, MESSAGES } from '../../errors';
 import { probeAll, type MeiliConnection } from './connection';
-import { documentIdOf, exchangeEntriesOf, exchangeNumberAt, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../../domain/search-documents';
-import { fragmentsWithMatches, matchRanges, parseQuery, snippetSource } from './highlight';
+import { documentIdOf, outlineFor, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../../domain/search-documents';
+import { matchingFragments, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, scopeFilter, searchFilter } from './filter';
 import { isEngineUnreachable, MeiliHttpError, rootCause } from './http-client';
 import { isIndexNotFound, MAX_TOTAL_HITS } from './index-settings';
@@ -16,7 +16,7 @@ export const MAX_EXCHANGES_PER_SESSION = 20;
 
 type Doc = Pick<
   SessionDocument,
-  'projectId' | 'sessionId' | 'chunk' | 'chunks' | 'sessionDigest' | 'content' | 'contentDigest' | 'start' | 'exchange' | 'exchangeBreaks'
+  'projectId' | 'sessionId' | 'chunk' | 'chunks' | 'sessionDigest' | 'content' | 'contentDigest' | 'start' | 'exchange' | 'exchangeBreaks' | 'outline'
 >;
 
 const unavailable = () => new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
@@ -38,6 +38,20 @@ const exchange = (sessionId: string, chunk: number, content: string, start: numb
   start,
   exchange: number,
 });
+
+/**
+ * What a search's page retrieves of each hit: the stored text, not the engine's crop (see
+ * highlight.ts), and the outline of a session indexed whole when its matching exchanges are asked for.
+ */
+export const pageAttributes = (matchingExchanges: boolean) => [
+  'projectId',
+  'sessionId',
+  'chunk',
+  'chunks',
+  'content',
+  'contentDigest',
+  ...(matchingExchanges ? ['outline'] : []),
+];
 
 /** Ranks are in (0, 1]: a match never scores 0 to the client. */
 const clampRank = (score: number | undefined) => Math.min(1, Math.max(Number(score ?? 0), 1e-6));
@@ -141,8 +155,7 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
   const pageParams: SearchParams = {
     ...common,
     showRankingScore: true,
-    // The stored text, not the engine's crop: see highlight.ts.
-    attributesToRetrieve: ['projectId', 'sessionId', 'chunk', 'chunks', 'content', 'contentDigest'],
+    attributesToRetrieve: pageAttributes(request.matchingExchanges !== false),
   };
 
   try {
@@ -226,19 +239,10 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
       if (!hit.fragmented || content) {
         const ranges = matchRanges(content, terms);
         if (!hit.fragmented || ranges.length) hit.snippet = buildSnippet(snippetSource(content, ranges));
-        if (!hit.fragmented && wantExchanges) {
-          const found = fragmentsWithMatches(content, ranges, MAX_EXCHANGES_PER_SESSION);
-          // The reader's exchange of each fragment's first match, with its title (the text is
-          // at most 64 KB here, the whole markdown of the version the hit is checked against).
-          const entries = found.length ? exchangeEntriesOf(content) : [];
-          const starts = entries.map((e) => e.start);
-          hit.matchingExchanges = found.map((f) => {
-            const first = ranges.find(([a, b]) => a < f.start + f.content.length && b > f.start);
-            const at = Math.max(f.start, first ? first[0] : f.start);
-            // Byte offset of the match: the fragment's own plus the bytes before it in the fragment.
-            const n = exchangeNumberAt(starts, f.byteStart + Buffer.byteLength(content.slice(f.start, at), 'utf8'));
-            return { ...exchange(h.sessionId, f.chunk, f.content, f.byteStart, n), title: entries[n - 1].title };
-          });
+        if (!hit.fragmented && wantExchanges && ranges.length) {
+          // The text is at most 64 KB here, the whole markdown of the version the hit is checked against.
+          const found = matchingFragments(content, outlineFor(h.outline, content), ranges, MAX_EXCHANGES_PER_SESSION);
+          hit.matchingExchanges = found.map((f) => ({ ...exchange(h.sessionId, f.chunk, f.content, f.byteStart, f.exchange), title: f.title }));
         }
       }
       return hit;

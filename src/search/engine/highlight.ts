@@ -7,7 +7,7 @@
  * ignored, one typo from 5 letters and two from 9 (not on the first letter), the last word also
  * as a prefix, "quoted phrases" as consecutive words.
  */
-import { fragmentsOf, WORD_RE } from '../../domain/search-documents';
+import { exchangeNumberAt, WORD_RE, type Outline } from '../../domain/search-documents';
 import { MARKERS } from './snippet';
 
 /** Characters of markdown kept around the best match before buildSnippet trims to 240. */
@@ -233,10 +233,34 @@ export function snippetSource(text: string, ranges: Array<[number, number]>): st
   return (from > 0 ? MARKERS.crop : '') + withMarkers(text, ranges, from, to) + (to < text.length ? MARKERS.crop : '');
 }
 
-/** The fragments of `text` holding a match, numbered as the index numbers fragments, in order. */
-export function fragmentsWithMatches(text: string, ranges: Array<[number, number]>, max: number) {
-  if (ranges.length === 0) return [];
-  return fragmentsOf(text)
-    .filter((f) => ranges.some(([a, b]) => a < f.start + f.content.length && b > f.start))
-    .slice(0, max);
+/** A fragment of a session indexed whole that holds a match, with the reader's exchange of its first match. */
+export interface MatchingFragment {
+  /** Its number among the session's fragments (from 1), as the index numbers fragments. */
+  chunk: number;
+  /** Byte offset in the markdown. */
+  byteStart: number;
+  content: string;
+  /** The exchange (reader's numbering, from 1) holding its first match, and its title. */
+  exchange: number;
+  title: string;
+}
+
+/**
+ * The fragments of `text` holding one of `ranges` (in order, disjoint, as matchRanges gives them),
+ * at most `max`, in order, found with the text's outline (its fragments and exchanges) without
+ * cutting or scanning the text again.
+ */
+export function matchingFragments(text: string, outline: Outline, ranges: Array<[number, number]>, max: number): MatchingFragment[] {
+  const out: MatchingFragment[] = [];
+  const { f, x, t } = outline;
+  let j = 0;
+  for (let i = 0; i < f.length && out.length < max && j < ranges.length; i += 3) {
+    const [start, end, byteStart] = [f[i], f[i + 1], f[i + 2]];
+    // The first range ending after the fragment's start: the fragment's first match if it begins before its end.
+    while (j < ranges.length && ranges[j][1] <= start) j++;
+    if (j === ranges.length || ranges[j][0] >= end) continue;
+    const exchange = exchangeNumberAt(x, Math.max(start, ranges[j][0]));
+    out.push({ chunk: i / 3 + 1, byteStart, content: text.slice(start, end), exchange, title: t[exchange - 1] });
+  }
+  return out;
 }
