@@ -351,6 +351,26 @@ describe('local highlighting of sessions indexed whole', () => {
       }
     }
     expect(words).toHaveLength(121);
+    // Longer words, near and far, with characters whose codes agree modulo 128 ('a', 'á', 'ℓ'... share a count).
+    let seed = 11;
+    const r = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const letters = 'abá\u2161ce\u00e5';
+    const word = (n: number) => Array.from({ length: n }, () => letters[Math.floor(r() * letters.length)]).join('');
+    const edited = (w: string) => {
+      const i = Math.floor(r() * w.length);
+      const op = Math.floor(r() * 4);
+      if (op === 0) return w.slice(0, i) + word(1) + w.slice(i + 1);
+      if (op === 1) return w.slice(0, i) + word(1) + w.slice(i);
+      if (op === 2) return w.slice(0, i) + w.slice(i + 1);
+      return w.slice(0, i) + w.slice(i + 1, i + 2) + w.slice(i, i + 1) + w.slice(i + 2);
+    };
+    for (let n = 0; n < 20_000; n++) {
+      const a = word(6 + Math.floor(r() * 8));
+      let b = r() < 0.3 ? word(6 + Math.floor(r() * 8)) : a;
+      for (let k = Math.floor(r() * 4); k > 0; k--) b = edited(b);
+      const d = distance(a, b);
+      if (d <= 2 ? boundedDistance(a, b, 2) !== d : boundedDistance(a, b, 2) <= 2) mismatches++;
+    }
     expect(mismatches).toBe(0);
     // Longer words than the kept table holds at first, and back.
     expect(boundedDistance('abcdefghijklmnopqrstuvwxyz', 'abcdefghijklmnopqrstuvwxzy', 2)).toBe(1);

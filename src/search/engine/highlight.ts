@@ -48,9 +48,37 @@ const typosAllowed = (len: number) => (len >= 9 ? 2 : len >= 5 ? 1 : 0);
 /** Rows of boundedDistance's table, kept between calls (the marking of a page calls it often). */
 let rows = [new Int32Array(16), new Int32Array(16), new Int32Array(16)];
 
+/** Character counts of bagDistance, by character code modulo 128; all zero between calls. */
+const bag = new Int32Array(128);
+
+/**
+ * A lower bound of the edit distance of a and b: how many more characters one has than the other,
+ * counted as multisets (a substitution, insertion or deletion changes each side's excess by at
+ * most one, a swap of neighbours by none). Characters are counted by code modulo 128: characters
+ * sharing a count can only lower the bound.
+ */
+function bagDistance(a: string, b: string): number {
+  for (let i = 0; i < a.length; i++) bag[a.charCodeAt(i) & 127]++;
+  for (let i = 0; i < b.length; i++) bag[b.charCodeAt(i) & 127]--;
+  let more = 0;
+  let fewer = 0;
+  for (const s of [a, b]) {
+    for (let i = 0; i < s.length; i++) {
+      const k = s.charCodeAt(i) & 127;
+      const v = bag[k];
+      if (v > 0) more += v;
+      else fewer -= v;
+      bag[k] = 0;
+    }
+  }
+  return Math.max(more, fewer);
+}
+
 /** Edit distance (with transpositions) of a and b if it is at most `max`, else a number over `max`. */
 export function boundedDistance(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
+  // Most words compared are far apart, which their letters alone tell, without the table.
+  if (bagDistance(a, b) > max) return max + 1;
   const n = b.length;
   if (rows[0].length <= n) rows = rows.map(() => new Int32Array(2 * (n + 1)));
   let [prev2, prev, cur] = rows;
