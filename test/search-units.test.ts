@@ -353,7 +353,7 @@ describe('local highlighting of sessions indexed whole', () => {
     expect(words).toHaveLength(121);
     // Longer words, near and far, with characters whose codes agree modulo 128 ('a', 'á', 'ℓ'... share a count).
     let seed = 11;
-    const r = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const r = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const letters = 'abá\u2161ce\u00e5';
     const word = (n: number) => Array.from({ length: n }, () => letters[Math.floor(r() * letters.length)]).join('');
     const edited = (w: string) => {
