@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Meilisearch } from 'meilisearch';
 import { MIGRATIONS_DIR, splitStatements } from '../src/db/migrate';
-import { sessionDigestOf, type SessionDocument } from '../src/domain/search-documents';
+import { sessionDigestOf, type Outline, type SessionDocument } from '../src/domain/search-documents';
 import { createNodeHttpClient } from '../src/search/engine/http-client';
 import type { Ctx } from '../src/services/context';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
@@ -133,7 +133,7 @@ test('documents indexed before outlines get them from the migration; matching ex
   const index = client.index<SessionDocument>(h.search.indexUid);
   const mine = `userId = "${carol.user.id}"`;
   const { results } = await index.getDocuments({ filter: mine, limit: 10 });
-  expect(results.map((d) => d.outline?.t.length)).toEqual([13]);
+  expect(results.map((d) => (JSON.parse(d.outline!) as Outline).t.length)).toEqual([13]);
   const old = results.map(({ outline: _o, ...rest }) => ({ ...rest, hash: `${rest.hash}-before-outlines` }));
   expect((await index.addDocuments(old as unknown as SessionDocument[]).waitTask()).status).toBe('succeeded');
   expect((await index.getDocuments({ filter: mine, fields: ['outline'], limit: 10 })).results).toEqual([{}]);
@@ -141,6 +141,6 @@ test('documents indexed before outlines get them from the migration; matching ex
 
   expect(await migrated('20261127030000_search_outlines')).toBeGreaterThanOrEqual(1);
   const now = await index.getDocuments({ filter: mine, fields: ['outline'], limit: 10 });
-  expect(now.results.map((d) => d.outline?.x.length)).toEqual([13]);
+  expect(now.results.map((d) => (JSON.parse(d.outline) as Outline).x.length)).toEqual([13]);
   expect(await exchanges()).toEqual(expected);
 }, 120_000);

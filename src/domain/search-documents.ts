@@ -81,8 +81,12 @@ export interface SessionDocument {
   exchange?: number;
   /** Fragment document: offsets (UTF-16 units, > 0) in `content` where a further exchange begins. */
   exchangeBreaks?: number[];
-  /** Session indexed whole: where its fragments and exchanges are (outlineOf), stored, not searched. */
-  outline?: Outline;
+  /**
+   * Session indexed whole: where its fragments and exchanges are (outlineOf), as JSON; stored, not
+   * searched. A string, not an object: the engine hands a string back at a fraction of the cost
+   * of a nested value (BENCHMARKS.md, "Matching exchanges from the outline").
+   */
+  outline?: string;
   /** Session document of a large session: its distinct words, spread over TERM_ATTRIBUTES. */
   terms?: string;
   terms2?: string;
@@ -369,7 +373,12 @@ const isOffsets = (v: unknown, length: number): v is number[] => Array.isArray(v
  * (a document indexed before outlines existed, or not by us) the outline computed from `content`.
  */
 export function outlineFor(stored: unknown, content: string): Outline {
-  const o = stored as Partial<Outline> | null | undefined;
+  let o: Partial<Outline> | null | undefined;
+  try {
+    o = typeof stored === 'string' ? (JSON.parse(stored) as Partial<Outline>) : null;
+  } catch {
+    o = null;
+  }
   const valid =
     o != null &&
     isOffsets(o.f, content.length) &&
@@ -426,8 +435,9 @@ export function toDocuments(row: IndexableSession, markdown: string, syncedAt: n
   });
 
   if (whole) {
-    const outline = outlineOf(markdown);
-    return [doc(0, 0, markdown, { outline }, hashOf(0, markdown, JSON.stringify(outline)))];
+    const outline = JSON.stringify(outlineOf(markdown));
+    // Tagged: a document holding the outline as an object (an earlier build) is pushed again.
+    return [doc(0, 0, markdown, { outline }, hashOf(0, markdown, 'outline-json', outline))];
   }
   const fragments = fragmentsOf(markdown);
   const terms = termsOf(markdown);
