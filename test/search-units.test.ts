@@ -438,6 +438,9 @@ describe('local highlighting of sessions indexed whole', () => {
       // What the engine gives back is what was stored: the outline as JSON.
       const stored = outlineFor(JSON.stringify(outline), text);
       expect(stored).toEqual(outline);
+      // The stored one is what is used (not one computed again): titles changed in it come back.
+      const retitled = { ...outline, t: outline.t.map((title) => `${title}·`) };
+      expect(outlineFor(JSON.stringify(retitled), text)).toEqual(retitled);
       for (const query of ['needle', 'cafe naive', '数据库', 'conection', '"pool needle"', 'emoji', 'zzz']) {
         const ranges = matchRanges(text, query);
         for (const max of [20, 3]) {
@@ -455,9 +458,16 @@ describe('local highlighting of sessions indexed whole', () => {
     const outline = outlineOf(text);
     expect(outline.x.length).toBe(2);
     expect(outline.t).toEqual(['first question', 'second question about café']);
-    const other = [{}, { ...outline, f: [0, 99999, 0] }, { ...outline, f: [0, 1] }, { ...outline, x: [5] }, { ...outline, t: [] }].map((o) =>
-      JSON.stringify(o),
-    );
+    const other = [
+      {},
+      { ...outline, f: [0, 99999, 0] },
+      { ...outline, f: [0, 1] },
+      { ...outline, f: [10, 20, 10, 5, 30, 5] },
+      { ...outline, f: [0, 10, -1] },
+      { ...outline, x: [5] },
+      { ...outline, t: [] },
+      { ...outline, t: [1, 2] },
+    ].map((o) => JSON.stringify(o));
     for (const stored of [undefined, null, 'x', '{', 'null', outline, ...other]) {
       expect(outlineFor(stored, text)).toEqual(outline);
     }

@@ -368,6 +368,20 @@ export function outlineOf(markdown: string): Outline {
 
 const isOffsets = (v: unknown, length: number): v is number[] => Array.isArray(v) && v.every((n) => Number.isInteger(n) && n >= 0 && n <= length);
 
+/** Fragments as outlineOf lays them out: start ≤ end ≤ `length`, ascending, a byte start ≥ its start. */
+function isFragments(f: unknown, length: number): f is number[] {
+  if (!Array.isArray(f) || f.length % 3 !== 0) return false;
+  let last = 0;
+  for (let i = 0; i < f.length; i += 3) {
+    const [start, end, byteStart] = [f[i], f[i + 1], f[i + 2]] as unknown[];
+    if (!Number.isInteger(start) || !Number.isInteger(end) || !Number.isInteger(byteStart)) return false;
+    const [s, e, b] = [start, end, byteStart] as number[];
+    if (s < last || e < s || e > length || b < s) return false;
+    last = e;
+  }
+  return true;
+}
+
 /**
  * A document's stored outline when it is one of `content` as this version builds them; otherwise
  * (a document indexed before outlines existed, or not by us) the outline computed from `content`.
@@ -381,12 +395,12 @@ export function outlineFor(stored: unknown, content: string): Outline {
   }
   const valid =
     o != null &&
-    isOffsets(o.f, content.length) &&
-    o.f.length % 3 === 0 &&
+    isFragments(o.f, content.length) &&
     isOffsets(o.x, content.length) &&
     o.x[0] === 0 &&
     Array.isArray(o.t) &&
-    o.t.length === o.x.length;
+    o.t.length === o.x.length &&
+    o.t.every((t) => typeof t === 'string');
   return valid ? (o as Outline) : outlineOf(content);
 }
 
