@@ -147,6 +147,12 @@ describe('toDocuments', () => {
   test('document ids are distinct across sessions and projects', () => {
     expect(documentIdOf('a', 'b-c', 1)).not.toBe(documentIdOf('a-b', 'c', 1));
   });
+
+  test('a session indexed whole stores its outline, the same for the same text', () => {
+    const [doc] = toDocuments(row, '_**User**_\n\nhello\n', 1);
+    expect(JSON.parse(doc.outline!)).toEqual(outlineOf('_**User**_\n\nhello\n'));
+    expect(toDocuments(row, '_**User**_\n\nhello\n', 2)[0].hash).toBe(doc.hash);
+  });
 });
 
 describe('buildSnippet', () => {
@@ -471,24 +477,5 @@ describe('local highlighting of sessions indexed whole', () => {
     for (const stored of [undefined, null, 'x', '{', 'null', outline, ...other]) {
       expect(outlineFor(stored, text)).toEqual(outline);
     }
-  });
-
-  test('a session indexed whole stores its outline, the same for the same text', () => {
-    const row = {
-      projectId: 'p',
-      id: 's',
-      userId: 'u',
-      name: 'n',
-      createdAt: new Date(0),
-      clientName: null,
-      agentName: null,
-      deviceId: null,
-      metadataJson: '{}',
-      hasGitBranches: false,
-      contentDigest: 'd',
-    };
-    const [doc] = toDocuments(row, '_**User**_\n\nhello\n', 1);
-    expect(JSON.parse(doc.outline!)).toEqual(outlineOf('_**User**_\n\nhello\n'));
-    expect(toDocuments(row, '_**User**_\n\nhello\n', 2)[0].hash).toBe(doc.hash);
   });
 });
