@@ -83,8 +83,8 @@ export interface SessionDocument {
   exchangeBreaks?: number[];
   /**
    * Session indexed whole: where its fragments and exchanges are (outlineOf), as JSON; stored, not
-   * searched. A string, not an object: the engine hands a string back at a fraction of the cost
-   * of a nested value (BENCHMARKS.md, "Matching exchanges from the outline").
+   * searched. A string, not an object: the engine hands a string back for less than a nested
+   * value (BENCHMARKS.md, "Matching exchanges from the outline").
    */
   outline?: string;
   /** Session document of a large session: its distinct words, spread over TERM_ATTRIBUTES. */
@@ -352,8 +352,8 @@ export interface Outline {
 
 export function outlineOf(markdown: string): Outline {
   const f = fragmentsOf(markdown).flatMap((fr) => [fr.start, fr.start + fr.content.length, fr.byteStart]);
-  const entries = exchangeEntriesOf(markdown);
   const bytes = Buffer.from(markdown, 'utf8');
+  const entries = exchangeEntriesOf(bytes);
   const x: number[] = [];
   // Byte offsets to UTF-16 ones (an exchange begins at a line start: a character boundary).
   let units = 0;
@@ -468,9 +468,9 @@ export function toDocuments(row: IndexableSession, markdown: string, syncedAt: n
 }
 
 /** The reader's exchanges (services/exchanges.ts): byte offsets where they begin, ascending ([0] is 0), and titles. */
-export function exchangeEntriesOf(markdown: string): Array<{ start: number; title: string }> {
+export function exchangeEntriesOf(markdown: string | Buffer): Array<{ start: number; title: string }> {
   const scanner = new ExchangeScanner();
-  scanner.feed(Buffer.from(markdown, 'utf8'));
+  scanner.feed(typeof markdown === 'string' ? Buffer.from(markdown, 'utf8') : markdown);
   return scanner.finish().entries.map((e) => ({ start: e.start, title: e.title }));
 }
 

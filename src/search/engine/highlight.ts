@@ -62,14 +62,13 @@ function bagDistance(a: string, b: string): number {
   for (let i = 0; i < b.length; i++) bag[b.charCodeAt(i) & 127]--;
   let more = 0;
   let fewer = 0;
-  for (const s of [a, b]) {
-    for (let i = 0; i < s.length; i++) {
-      const k = s.charCodeAt(i) & 127;
-      const v = bag[k];
-      if (v > 0) more += v;
-      else fewer -= v;
-      bag[k] = 0;
-    }
+  // Each count read once (then zeroed), through the characters of both words.
+  for (let i = 0; i < a.length + b.length; i++) {
+    const k = (i < a.length ? a.charCodeAt(i) : b.charCodeAt(i - a.length)) & 127;
+    const v = bag[k];
+    if (v > 0) more += v;
+    else fewer -= v;
+    bag[k] = 0;
   }
   return Math.max(more, fewer);
 }
