@@ -81,9 +81,10 @@ test('over the per-user upload cap: 503 busy with Retry-After, nothing written; 
   const held = heldUpload(a.token, first, { name: 'held', markdown: '# held ' + 'x'.repeat(20_000) });
   await held.started;
   // The held upload is admitted once the server has its headers: poll until a second one is refused.
-  const second = crypto.randomUUID();
+  let second = '';
   let refused: Awaited<ReturnType<TestApp['request']>> | null = null;
   await until(async () => {
+    second = crypto.randomUUID();
     const r = await app.request('PUT', `/api/v1/projects/held/sessions/${second}`, { token: a.token, body: { name: 'second', markdown: '# 2' } });
     if (r.status === 503) refused = r;
     else expect(r.status).toBe(201); // admitted before the held one arrived: fine, try again with a new one
