@@ -5,7 +5,7 @@ import path from 'node:path';
 import { boundedDistance, matchingFragments, matchRanges, parseQuery, snippetSource, withinOneEdit } from '../src/search/engine/highlight';
 import { CHUNK_MAX, chunkMarkdown, documentIdOf, fitsWhole, termsOf, toDocuments, WHOLE_MAX } from '../src/domain/search-documents';
 import { exchangeEntriesOf, exchangeNumberAt, fragmentsOf, outlineFor, outlineOf } from '../src/domain/search-documents';
-import { installBinary } from '../src/search/embedded/engine-host';
+import { installBinary, spawnExecutable } from '../src/search/embedded/engine-host';
 import { keyOf } from '../src/domain/search-documents';
 import { meiliString, ownedProjectFilter, ownedSessionsFilter, searchFilter } from '../src/search/engine/filter';
 import { INDEX_SETTINGS, settingsDiff } from '../src/search/engine/index-settings';
@@ -302,6 +302,24 @@ describe('embedded engine binary', () => {
     try {
       await expect(installBinary(path.join(dir, 'bin'), fake)).rejects.toThrow(/sha256/);
       expect(fs.existsSync(path.join(dir, 'bin'))).toBe(false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a binary still open for writing somewhere (ETXTBSY) is run once it is closed', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-spawn-'));
+    const bin = path.join(dir, 'engine');
+    fs.writeFileSync(bin, '#!/bin/sh\necho ran\n', { mode: 0o755 });
+    // Held open for writing, as a child forked while the binary was being copied holds it.
+    const fd = fs.openSync(bin, 'r+');
+    try {
+      setTimeout(() => fs.closeSync(fd), 200);
+      const child = await spawnExecutable(bin, [], { stdio: ['ignore', 'pipe', 'ignore'] });
+      let out = '';
+      child.stdout!.on('data', (c) => (out += c));
+      await new Promise((resolve) => child.once('close', resolve));
+      expect(out).toBe('ran\n');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -13,13 +13,13 @@
  * engine and answers with our key, and uses it. Whoever notices the engine is gone starts a new one
  * (under the lock, so only one does). The process that spawned it also restarts it when it exits.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../../logger';
 import { readOrCreateSecret } from '../../secret-file';
-import { answers, freePort, installBinary, isAlive, isEngineProcess, portIsFree, sleep } from './engine-host';
+import { answers, freePort, installBinary, isAlive, isEngineProcess, portIsFree, sleep, spawnExecutable } from './engine-host';
 
 /**
  * Indexing memory cap. Meilisearch's default (2/3 of RAM) made every small indexing task take
@@ -198,12 +198,16 @@ export class EmbeddedMeili {
         this.opts.maxIndexingMemory ?? DEFAULT_MAX_INDEXING_MEMORY,
       ];
       // The master key goes through the environment, not argv: argv is world-readable in ps.
-      const child = spawn(bin, args, {
-        cwd: this.home,
-        stdio: ['ignore', out, out],
-        env: { PATH: process.env.PATH ?? '', HOME: this.home, MEILI_MASTER_KEY: this.masterKey },
-      });
-      fs.closeSync(out);
+      let child: ChildProcess;
+      try {
+        child = await spawnExecutable(bin, args, {
+          cwd: this.home,
+          stdio: ['ignore', out, out],
+          env: { PATH: process.env.PATH ?? '', HOME: this.home, MEILI_MASTER_KEY: this.masterKey },
+        });
+      } finally {
+        fs.closeSync(out);
+      }
       let exited = false;
       child.once('exit', () => {
         exited = true;

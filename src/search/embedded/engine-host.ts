@@ -3,6 +3,7 @@
  * digest, verified, installed with its execute bit), free ports, processes (alive, and ours), and
  * probes of a running engine.
  */
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -125,4 +126,21 @@ function probe(url: string, key?: string, timeoutMs = 1000): Promise<number> {
 /** Up and ours: /health answers and our key is accepted. */
 export async function answers(url: string, key: string): Promise<boolean> {
   return (await probe(`${url}/health`)) === 200 && (await probe(`${url}/version`, key)) === 200;
+}
+
+/**
+ * spawn(), tried again for a while when the binary is "busy" (ETXTBSY): a binary just written
+ * (installBinary) cannot be run while any process holds it open for writing, and a child forked
+ * meanwhile by this process (another engine starting, say) holds the copy's descriptor until it
+ * runs its own program, a few milliseconds at most.
+ */
+export async function spawnExecutable(bin: string, args: string[], options: SpawnOptions): Promise<ChildProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return spawn(bin, args, options);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ETXTBSY' || attempt >= 50) throw err;
+      await sleep(20);
+    }
+  }
 }
