@@ -1,10 +1,10 @@
 /**
  * searchSessions starts its database re-check when the search port reports the page's sessions
  * (onRanked), before the port has marked them, and re-checks the returned page itself when the
- * port did not report it or reported other sessions. For a caller whose credential does not carry
- * their memberships, it asks the port with the scopes of their last search while it reads them,
- * and uses that answer only when the memberships give the same scopes. No database or engine: a
- * fake port and fake read handles that record what they were asked.
+ * port did not report it or reported other sessions. The caller's scopes come from the memberships
+ * read with their credential, else (a context built outside a request) from a read before the port
+ * is asked. No database or engine: a fake port and fake read handles that record what they were
+ * asked (the real ones: search-teams.test.ts, teams.test.ts).
  */
 import type { Sql } from '../src/data/sql';
 import type { SearchHit, SearchPage, SearchPort, SearchRequest } from '../src/search/engine/port';
@@ -72,54 +72,42 @@ test('a page with other sessions than the ones reported (a standby answered), or
   }
 });
 
-test('memberships read per request: the search starts with the last scopes, and runs again when they changed', async () => {
+test('a context without memberships (built outside a request) reads them before the port is asked, every time', async () => {
   const events: string[] = [];
   let teams: string[] = [];
   const writes = {
-    query: async <T>(sql: string) => {
+    query: <T>(sql: string) => {
       expect(sql).toMatch(/team_members/);
-      // Answered after the port has been asked, when it is asked at the same time.
-      await new Promise((resolve) => setImmediate(resolve));
       events.push(`memberships ${teams.join(',')}`);
-      return teams.map((teamId) => ({ teamId, role: 'member' })) as T[];
+      return Promise.resolve(teams.map((teamId) => ({ teamId, role: 'member' })) as T[]);
     },
   };
-  const page = [hit('s-1', 0.9)];
   const port: SearchPort = {
     start: () => Promise.resolve(),
     stop: () => Promise.resolve(),
     isHealthy: () => true,
     search: (request) => {
       events.push(`search ${request.scopes.join(',')}`);
-      return Promise.resolve({ total: 1, hits: page });
+      return Promise.resolve({ total: 1, hits: [hit('s-1', 0.9)] });
     },
   };
   const deps = { db: { reads: fakeReads([]), writes }, search: port } as unknown as Deps;
-  // A new request each time (memberships are read once per request, per user object).
-  const search = async (teamIds?: string[]) => {
+  const search = async (user: Ctx['user'], teamIds?: string[]) => {
     events.length = 0;
-    const ctx = { deps, user: { id: 'spec-user', keyId: 'k' }, log: undefined } as unknown as Ctx;
-    return searchSessions(ctx, { query: 'words', filters: teamIds ? { teamIds } : undefined });
+    return searchSessions({ deps, user, log: undefined } as unknown as Ctx, { query: 'words', filters: teamIds ? { teamIds } : undefined });
   };
 
-  // Nothing known of this user yet: memberships first.
-  await search();
-  expect(events).toEqual(['memberships ', 'search spec-user']);
-  // Known: the search starts first, and its answer is the one used.
   teams = ['t-1'];
-  await search();
-  expect(events).toEqual(['search spec-user', 'memberships t-1', 'search spec-user,t-1']);
-  const res = await search();
-  expect(events).toEqual(['search spec-user,t-1', 'memberships t-1']);
-  expect(res.results.map((r) => r.sessionId)).toEqual(['s-1']);
-  // Removed from the team: the guess had it, so the search runs again without it.
+  await search({ id: 'u', keyId: null });
+  expect(events).toEqual(['memberships t-1', 'search u,t-1']);
+  // Removed from the team: the next search reads that, and asks without it.
   teams = [];
-  await search();
-  expect(events).toEqual(['search spec-user,t-1', 'memberships ', 'search spec-user']);
-  // Naming a team: the guess is narrowed the same way (here to nothing: the last search had no t-2).
+  expect((await search({ id: 'u', keyId: null })).results.map((r) => r.sessionId)).toEqual(['s-1']);
+  expect(events).toEqual(['memberships ', 'search u']);
   teams = ['t-1', 't-2'];
-  await search(['t-2']);
+  await search({ id: 'u', keyId: null }, ['t-2']);
   expect(events).toEqual(['memberships t-1,t-2', 'search t-2']);
-  await search(['t-2']);
-  expect(events).toEqual(['search t-2', 'memberships t-1,t-2']);
+  // Memberships read with the credential: no read of its own.
+  await search({ id: 'u', keyId: null, memberships: 't-3:viewer' });
+  expect(events).toEqual(['search u,t-3']);
 });

@@ -53,8 +53,8 @@ async function compactAll(): Promise<void> {
   await h.settle();
 }
 
-describe('memberships read per request (a browser session)', () => {
-  test('a search started with the scopes of the last one never answers for changed memberships', async () => {
+describe('memberships read per request (a context without them)', () => {
+  test('a search never answers for memberships changed since the last one', async () => {
     const admin = await h.user();
     const member = await h.user();
     const w = word();

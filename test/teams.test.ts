@@ -6,6 +6,11 @@
  */
 import crypto from 'node:crypto';
 import { startTestApp, type TestApp, type TestUser } from './support/app';
+import { browser } from './support/cookie-client';
+import { eventually } from './support/meili-harness';
+import { operatorCtx } from '../src/services/context';
+import { createUser } from '../src/services/users';
+import { resolveBrowserSession } from '../src/services/browser-sessions';
 import { cliBare, cliPut, CLI_USER_AGENT, CLI_VERSION, requiresSyncBulk, requiresSyncHead, type CliUpload } from './support/specstory-clients';
 
 let app: TestApp;
@@ -146,6 +151,49 @@ describe('two teammates sync one repository into one team project', () => {
       body: { error: expect.stringMatching(/^This client is logged in for a team where you can no longer create projects\./) },
     });
   });
+});
+
+describe('signed in with a browser session', () => {
+  test('memberships come with the session: a demotion, a removal and an addition apply from the next request, search included', async () => {
+    const password = 'correct horse battery';
+    const email = `carol-${crypto.randomBytes(4).toString('hex')}@example.test`;
+    const carol = await createUser(operatorCtx(app.deps.db), email, 'carol', { password });
+    const b = browser(app);
+    expect((await b.signIn(email, password)).status).toBe(200);
+    const teamId = await newTeam(ada, 'Cookies');
+    const P = `cookie-${crypto.randomBytes(4).toString('hex')}`;
+    expect((await req(ada, 'POST', '/api/v1/projects', { id: P, name: P, teamId })).status).toBe(201);
+    const word = Array.from(crypto.randomBytes(12), (x) => String.fromCharCode(97 + (x % 26))).join('');
+    const S = crypto.randomUUID();
+    expect((await req(ada, 'PUT', `/api/v1/projects/${P}/sessions/${S}`, { name: 'by ada', markdown: `# ada\n\n${word}` })).status).toBe(201);
+    const put = () => b.request('PUT', `/api/v1/projects/${P}/sessions/${crypto.randomUUID()}`, { body: { name: 'by carol', markdown: '# carol' } });
+    const search = async () => {
+      const r = await b.request('POST', '/api/v1/graphql', {
+        body: { query: 'query($q: String!) { searchSessions(query: $q) { total results { sessionId } } }', variables: { q: word } },
+      });
+      expect([r.status, r.body.errors]).toEqual([200, undefined]);
+      return r.body.data.searchSessions as { total: number; results: Array<{ sessionId: string }> };
+    };
+
+    // Not a member yet: the cookie reads nothing of the team.
+    expect((await b.request('GET', `/api/v1/projects/${P}`)).status).toBe(403);
+    expect((await put()).status).toBe(403);
+    await addMember(ada, teamId, { email } as TestUser, 'member');
+    // Read with the session itself, in the statement that authenticates the request.
+    expect((await resolveBrowserSession(app.deps.db.reads, b.cookie!))?.memberships).toBe(`${teamId}:member`);
+    expect((await b.request('GET', `/api/v1/projects/${P}`)).status).toBe(200);
+    expect((await put()).status).toBe(201);
+    await eventually('the team session to be found', async () => (await search()).total === 1, 60_000);
+    expect((await search()).results.map((r) => r.sessionId)).toEqual([S]);
+
+    expect((await req(ada, 'PATCH', `/api/v1/teams/${teamId}/members/${carol.id}`, { role: 'viewer' })).status).toBe(200);
+    expect((await put()).status).toBe(403);
+    expect((await b.request('GET', `/api/v1/projects/${P}`)).status).toBe(200);
+
+    expect((await req(ada, 'DELETE', `/api/v1/teams/${teamId}/members/${carol.id}`)).status).toBe(200);
+    expect((await b.request('GET', `/api/v1/projects/${P}`)).status).toBe(403);
+    expect(await search()).toEqual({ total: 0, results: [] });
+  }, 90_000);
 });
 
 describe('teams: CRUD, roles and their messages', () => {

@@ -4,6 +4,7 @@
  */
 import type { ApiKeyModel, UserModel } from '../generated/prisma/models';
 import { marks, prepared, type DriverRow, type Sql } from './sql';
+import { membershipPairs } from './teams';
 
 /** The columns a read of a key returns (every column of `api_keys`). */
 const KEY_KEYS = ['id', 'userId', 'name', 'createdAt', 'lastUsedAt', 'expiresAt', 'revokedAt', 'parentKeyId', 'kind', 'scopes', 'teamId'] as const satisfies ReadonlyArray<
@@ -25,8 +26,8 @@ export type KeyRow = Pick<DriverRow<ApiKeyModel>, Exclude<(typeof KEY_KEYS)[numb
 /** A key row with what authentication needs of its user. */
 export type KeyRowState = Pick<KeyRow, 'userId' | 'kind' | 'expiresAt' | 'revokedAt' | 'lastUsedAt' | 'scopes'> &
   Pick<DriverRow<UserModel>, 'role' | 'disabledAt'> & {
-    /** The user's team memberships as `teamId:role` pairs joined by commas, in teamId order (null: none). */
-    memberships: string | null;
+    /** The user's team memberships as `teamId:role` pairs joined by commas, in teamId order ('' for none). */
+    memberships: string;
   };
 
 const KEY_COLUMNS = KEY_KEYS.join(', ');
@@ -54,8 +55,7 @@ export async function keyWithUser(db: Sql, id: string): Promise<KeyRowState | un
   const rows = await db.query<Omit<KeyRowState, 'memberships'> & { teamId: string | null; teamRole: string | null }>(KEY_WITH_USER_SQL, id);
   if (rows.length === 0) return undefined;
   const { userId, kind, expiresAt, revokedAt, lastUsedAt, scopes, role, disabledAt } = rows[0];
-  const memberships = rows[0].teamId === null ? null : rows.map((r) => `${r.teamId}:${r.teamRole}`).join(',');
-  return { userId, kind, expiresAt, revokedAt, lastUsedAt, scopes, role, disabledAt, memberships };
+  return { userId, kind, expiresAt, revokedAt, lastUsedAt, scopes, role, disabledAt, memberships: membershipPairs(rows) };
 }
 
 /** A user's keys and device tokens, newest first. */

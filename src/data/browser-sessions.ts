@@ -1,5 +1,6 @@
 /** The browser sessions store (table `user_sessions`): kept by sha256 of the cookie's token. */
-import type { Sql } from './sql';
+import { prepared, type Sql } from './sql';
+import { membershipPairs } from './teams';
 
 export interface BrowserSessionState {
   userId: string;
@@ -7,6 +8,8 @@ export interface BrowserSessionState {
   lastUsedAt: Date;
   role: string;
   disabledAt: Date | null;
+  /** The user's team memberships as `teamId:role` pairs joined by commas, in teamId order ('' for none). */
+  memberships: string;
 }
 
 export async function insertBrowserSession(db: Sql, tokenHash: string, userId: string, csrfToken: string): Promise<void> {
@@ -31,15 +34,21 @@ export async function trimSessionsOfUser(db: Sql, userId: string, keep: number):
   );
 }
 
-/** The session with its user's role and state. */
+/**
+ * The session with its user's role, state and team memberships, one statement on every request a
+ * browser session makes (as for a key: the access rule needs no second read).
+ */
+const SESSION_WITH_USER_SQL = prepared(
+  `SELECT s.userId, s.csrfToken, s.lastUsedAt, u.role, u.disabledAt, m.teamId, m.role AS teamRole
+     FROM user_sessions s JOIN users u ON u.id = s.userId LEFT JOIN team_members m ON m.userId = s.userId
+    WHERE s.tokenHash = ? ORDER BY m.teamId`,
+);
+
 export async function browserSessionWithUser(db: Sql, tokenHash: string): Promise<BrowserSessionState | undefined> {
-  const rows = await db.query<BrowserSessionState>(
-    `SELECT s.userId, s.csrfToken, s.lastUsedAt, u.role, u.disabledAt
-       FROM user_sessions s JOIN users u ON u.id = s.userId
-      WHERE s.tokenHash = ?`,
-    tokenHash,
-  );
-  return rows[0];
+  const rows = await db.query<Omit<BrowserSessionState, 'memberships'> & { teamId: string | null; teamRole: string | null }>(SESSION_WITH_USER_SQL, tokenHash);
+  if (rows.length === 0) return undefined;
+  const { userId, csrfToken, lastUsedAt, role, disabledAt } = rows[0];
+  return { userId, csrfToken, lastUsedAt, role, disabledAt, memberships: membershipPairs(rows) };
 }
 
 export async function touchBrowserSession(db: Sql, tokenHash: string): Promise<void> {

@@ -23,6 +23,15 @@ export type MemberRow = Pick<DriverRow<TeamMemberModel>, 'userId' | 'role' | 'jo
 /** An invitation's row (prisma/schema.prisma's `TeamInvitation`): every column. */
 export type InvitationRow = DriverRow<TeamInvitationModel>;
 
+/**
+ * The memberships a credential's statement read with it (one row per membership, LEFT JOIN on
+ * team_members in teamId order: one row with a null teamId when there is none) as `teamId:role`
+ * pairs joined by commas ('' for none): what AuthUser.memberships carries.
+ */
+export function membershipPairs(rows: ReadonlyArray<{ teamId: string | null; teamRole: string | null }>): string {
+  return rows[0]?.teamId == null ? '' : rows.map((r) => `${r.teamId}:${r.teamRole}`).join(',');
+}
+
 /** The user's memberships (read on every request that needs them: never cached across requests). */
 export function membershipsOfUser(db: Sql, userId: string): Promise<MembershipRow[]> {
   return db.query<MembershipRow>('SELECT teamId, role FROM team_members WHERE userId = ? ORDER BY teamId', userId);

@@ -83,7 +83,7 @@ export function requireAuth(deps: Deps, onFailure?: AuthFailureHook, beforeAuth?
         if (session) {
           checkCsrf(req, deps.config, session);
           if (session.touched) setSessionCookie(req, res, deps.config, cookieToken);
-          req.user = { id: session.userId, keyId: null, role: roleOf(session.role), sessionTokenHash: session.tokenHash };
+          req.user = { id: session.userId, keyId: null, role: roleOf(session.role), sessionTokenHash: session.tokenHash, memberships: session.memberships };
           return next();
         }
         // A dead session: the browser may forget its cookie.

@@ -13,9 +13,10 @@
  * | change / delete a session              | yes         | yes        | the ones they uploaded | no   |
  * | project settings, move, delete         | yes         | yes        | no                   | no     |
  *
- * Memberships are read from the database once per request (the first time a check needs them)
- * and never cached across requests, so a membership change applies from the next request on every
- * instance, search included. The API for other services:
+ * Memberships are read from the primary with the credential, in the statement that authenticates
+ * the request (key or browser session; a context built outside a request reads them once, the
+ * first time a check needs them), and never cached across requests, so a membership change
+ * applies from the next request on every instance, search included. The API for other services:
  *
  * - `readableScopes(ctx)`: the owner ids whose projects the caller reads (their own id first, then
  *   their teams'); every cross-project query filters on them (`sessions.userId IN …`).

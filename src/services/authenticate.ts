@@ -22,5 +22,5 @@ export async function authenticate(db: Sql, secret: string, header: string | und
   if (!accepted) return null;
   touchKey(db, claims.jti, key.lastUsedAt);
   const readOnly = !parseScopes(key.scopes).includes('write');
-  return { id: claims.sub, keyId: claims.jti, role: roleOf(key.role), memberships: key.memberships ?? '', ...(readOnly ? { readOnly } : {}) };
+  return { id: claims.sub, keyId: claims.jti, role: roleOf(key.role), memberships: key.memberships, ...(readOnly ? { readOnly } : {}) };
 }

@@ -15,6 +15,8 @@ export interface BrowserSession {
   userId: string;
   role: string;
   csrfToken: string;
+  /** The user's team memberships, read with the session (AuthUser.memberships). */
+  memberships: string;
   /** Its use was recorded now (once a minute at most): time to renew the cookie's Max-Age too. */
   touched: boolean;
 }
@@ -55,7 +57,7 @@ export async function resolveBrowserSession(db: Sql, token: string): Promise<Bro
   }
   const touched = now - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS;
   if (touched) store.touchBrowserSession(db, tokenHash).catch(() => undefined);
-  return { tokenHash, userId: row.userId, role: row.role, csrfToken: row.csrfToken, touched };
+  return { tokenHash, userId: row.userId, role: row.role, csrfToken: row.csrfToken, memberships: row.memberships, touched };
 }
 
 /** The session a cookie names, as sign-out and the session check read it (from the primary: a session just made). */

@@ -12,7 +12,7 @@ import { matchesNothing } from '../search/engine/filter';
 import type { SearchHit, SearchOptions, SearchRequest } from '../search/engine/port';
 import { recordSearch } from '../search/engine/timing';
 import type { Ctx } from './context';
-import { readableScopes, scopesAmong } from './access';
+import { scopesFor } from './access';
 import { filtersOf, parseInput, SearchArgs } from './inputs';
 
 export interface SearchResultItem {
@@ -56,40 +56,12 @@ export async function searchSessions(ctx: Ctx, input: SearchInput): Promise<Sear
 }
 
 /**
- * Every scope each user's last search could read, by user id, on this instance: the guess a
- * search starts the engine with while the caller's memberships are read (a database round trip,
- * for a browser session; a credential brings them with it). Bounded; the oldest user goes first.
- */
-const lastScopes = new Map<string, string[]>();
-const LAST_SCOPES_MAX = 10_000;
-
-function rememberScopes(userId: string, all: string[]): void {
-  lastScopes.delete(userId);
-  lastScopes.set(userId, all);
-  if (lastScopes.size > LAST_SCOPES_MAX) lastScopes.delete(lastScopes.keys().next().value!);
-}
-
-/**
- * `request.scopes` is filled here, from the caller: the scopes they hold now (memberships read
- * for this request), so that a removed member's searches return none of the team's sessions, and
- * count none, from the next request. When the memberships are read from the database, the search
- * starts at the same time with the scopes of the caller's last search on this instance, and its
- * answer is used only when the memberships give exactly those scopes; otherwise (a membership
- * changed, or nothing known) the search runs with the scopes read.
+ * `request.scopes` is filled here, from the caller: the scopes they hold now (the memberships
+ * read with their credential in this request), so that a removed member's searches return none of
+ * the team's sessions, and count none, from the next request.
  */
 async function searchChecked(ctx: Ctx, request: SearchRequest): Promise<SearchResults> {
-  const { filters } = request;
-  const userId = ctx.user.id;
-  const known = ctx.user.memberships === undefined ? lastScopes.get(userId) : undefined;
-  const guessed = known && scopesAmong(known, userId, filters.teamIds);
-  const early = guessed ? searchWithScopes(ctx, request, guessed) : null;
-  // Awaited below when its scopes are the caller's, or not at all.
-  early?.catch(() => undefined);
-  const all = await readableScopes(ctx);
-  rememberScopes(userId, all);
-  const scopes = scopesAmong(all, userId, filters.teamIds);
-  if (early && sameIds(scopes, guessed!)) return early;
-  return searchWithScopes(ctx, request, scopes);
+  return searchWithScopes(ctx, request, await scopesFor(ctx, request.filters.teamIds));
 }
 
 async function searchWithScopes(ctx: Ctx, request: SearchRequest, scopes: string[]): Promise<SearchResults> {
