@@ -40,6 +40,7 @@ import { searchFilter } from '../src/search/engine/filter';
 import { createNodeHttpClient } from '../src/search/engine/http-client';
 import { sessionsMatchingAmong } from '../src/data/sessions';
 import { scopesFor } from '../src/services/access';
+import { membershipsOfUser } from '../src/data/teams';
 import { searchSessions } from '../src/services/search';
 import type { Ctx, Deps } from '../src/services/context';
 import { upsertSession } from '../src/services/session-upload';
@@ -178,10 +179,17 @@ async function main() {
 
   const benchQueries = () => Array.from({ length: QUERIES }, (_, i) => queryPool[i % queryPool.length]);
   const userOf = (i: number) => users[i % users.length].id;
+  // Each caller's memberships as authentication reads them with the credential (key or browser
+  // session, in the same statement): a context made by a request carries them.
+  const membershipsOf = new Map<string, string>();
+  for (const { id } of [...users, ...teammates]) {
+    membershipsOf.set(id, (await membershipsOfUser(deps.db.writes, id)).map((m) => `${m.teamId}:${m.role}`).join(','));
+  }
+  const caller = (id: string): Ctx => ({ deps, user: { id, keyId: 'bench', memberships: membershipsOf.get(id) }, log: logger });
   /** The i-th query's caller, as a service context. */
-  const callerOf = (i: number): Ctx => ({ deps, user: { id: userOf(i), keyId: 'bench' }, log: logger });
-  /** The i-th query's caller among the members of every team (their memberships are read per request, as for a browser session). */
-  const teammateOf = (i: number): Ctx => ({ deps, user: { id: teammates[i % teammates.length].id, keyId: 'bench' }, log: logger });
+  const callerOf = (i: number): Ctx => caller(userOf(i));
+  /** The i-th query's caller among the members of every team. */
+  const teammateOf = (i: number): Ctx => caller(teammates[i % teammates.length].id);
   const timeIt = async (count: number, fn: (i: number) => Promise<unknown>) => {
     const xs: number[] = [];
     for (let i = 0; i < count; i++) {
@@ -294,10 +302,9 @@ async function main() {
       (i) => countedPage(viaHttp, queries[i], params(i, false), 0, 10),
     ]);
     const engineFetch = quick ? null : await timeIt(queries.length, (i) => countedPage(viaFetch, queries[i], params(i), 0, 10));
-    // The users' search in its steps, as searchSessions runs them: memberships, the search port
-    // (both indexes, snippets; with and without matching exchanges), the database re-check.
-    const userScopes: string[][] = [];
-    const userScopesTime = await timeIt(queries.length, async (i) => (userScopes[i] = await scopesFor(callerOf(i))));
+    // The users' search in its steps, as searchSessions runs them: the search port (both
+    // indexes, snippets; with and without matching exchanges), the database re-check.
+    const userScopes = await Promise.all(queries.map((_, i) => scopesFor(callerOf(i))));
     const userIds: string[][] = [];
     const userPort = (matchingExchanges: boolean) =>
       timeIt(queries.length, async (i) => {
@@ -321,7 +328,6 @@ async function main() {
       row('  service less engine, same query, with exch.', shareFull),
       row('  service less engine, same query, without', shareLean),
       ...(engineFetch ? [row('engine only, global fetch (not used)', engineFetch)] : []),
-      row(`  user's steps: memberships`, userScopesTime),
       row(`  user's steps: search port (with exchanges)`, userPortFull),
       row(`  user's steps: search port (without exchanges)`, userPortLean),
       row(`  user's steps: database re-check`, userRecheck),
@@ -343,10 +349,9 @@ async function main() {
       // member's time is the engine's ranking over half of the corpus, and what the service's.
       const memberParams = (i: number) => ({ ...params(i), filter: searchFilter([teammates[i % teammates.length].id, ...teamIds], {}) });
       const engineMember = await timeIt(queries.length, (i) => countedPage(viaHttp, queries[i], memberParams(i), 0, 10));
-      // The member's search in its steps, as searchSessions runs them: memberships, the search
-      // port (both indexes, snippets), the database re-check of the page.
-      const scopesOf: string[][] = [];
-      const scopesTime = await timeIt(queries.length, async (i) => (scopesOf[i] = await scopesFor(teammateOf(i))));
+      // The member's search in its steps, as searchSessions runs them: the search port (both
+      // indexes, snippets), the database re-check of the page.
+      const scopesOf = await Promise.all(queries.map((_, i) => scopesFor(teammateOf(i))));
       const pageIds: string[][] = [];
       const portTime = await timeIt(queries.length, async (i) => {
         const page = await search.search({ scopes: scopesOf[i], query: queries[i], filters: {}, limit: 10, offset: 0, matchingExchanges: false });
@@ -358,7 +363,6 @@ async function main() {
         row(`member of ${teamCount} teams (without matchingExchanges)`, teamLean),
         row(`member of ${teamCount} teams, uploaderIds = self`, byUploader),
         row(`engine only, member of ${teamCount} teams`, engineMember),
-        row(`  member's steps: memberships`, scopesTime),
         row(`  member's steps: search port (without exchanges)`, portTime),
         row(`  member's steps: database re-check`, recheckTime),
         `  ${teamHits}/${queries.length} queries of the member had results`,
@@ -371,7 +375,7 @@ async function main() {
   // Freshness: PUT (service call, outbox in the same transaction) → findable by the new word.
   // "rewrite": every PUT replaces the whole markdown; "append": a live session growing by an exchange;
   // "large": a session over 64 KB growing by an exchange (indexed in the main index, in fragments).
-  const ctx: Ctx = { deps, user: { id: users[0].id, keyId: 'bench' }, log: logger };
+  const ctx = caller(users[0].id);
   const freshLines: string[] = [];
   const untilFound = async (sessionId: string, w: string) => {
     const t = now();
@@ -412,7 +416,7 @@ async function main() {
     );
     for (const [i, s] of rewritten.entries()) {
       // Its uploader (a team session's: the teammate, who may rewrite the sessions they uploaded).
-      const owner: Ctx = { deps, user: { id: s.uploadedBy, keyId: 'bench' }, log: logger };
+      const owner = caller(s.uploadedBy);
       // A word of this run's at the end: a rewrite identical to the last run's would change nothing.
       const markdown = `${generateSession(4_000_000 + i, words).markdown}\n\n${randomWord()}\n`;
       await upsertSession(owner, s.projectId, s.id, { name: 'rewritten', markdown });
