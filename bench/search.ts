@@ -72,9 +72,17 @@ const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
 const now = () => performance.now();
 const log = (s: string) => process.stdout.write(`${s}\n`);
 
+/** What a failed run undoes, last first: engines stopped, and a corpus of its own dropped. */
+const onFailure: Array<() => unknown> = [];
+
 async function main() {
   const db: BenchDatabase = reuse ? databaseNamed(reuse[0]) : await freshDatabase('sa_bench');
   const dataDir = reuse ? reuse[1] : fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-'));
+  if (!reuse)
+    onFailure.push(
+      () => db.drop(),
+      () => fs.rmSync(dataDir, { recursive: true, force: true }),
+    );
   let engine: EmbeddedMeili | null = null;
   let recentEngine: EmbeddedMeili | null = null;
   if (!process.env.MEILI_URL) {
@@ -83,7 +91,11 @@ async function main() {
     engine = new EmbeddedMeili({ dataDir, maxIndexingMemory: arg('load-memory') });
     // As the service runs them: the recent index on an engine of its own (--one-engine: not).
     if (!process.argv.includes('--one-engine')) recentEngine = new EmbeddedMeili({ dataDir, name: 'meilisearch-recent' });
-    await Promise.all([engine.start(), recentEngine?.start()]);
+    const engines = recentEngine ? [engine, recentEngine] : [engine];
+    onFailure.push(() => Promise.all(engines.map((e) => e.stop())));
+    // Both started (or failed) before going on: one that did start is stopped if the other failed.
+    const started = await Promise.allSettled(engines.map((e) => e.start()));
+    for (const s of started) if (s.status === 'rejected') throw s.reason;
   }
   const config = loadConfig({
     DATABASE_URL: db.url,
@@ -452,7 +464,11 @@ async function main() {
   }
 }
 
-main().catch((err) => {
+main().catch(async (err) => {
   console.error(err);
+  for (const undo of onFailure.reverse())
+    await Promise.resolve()
+      .then(undo)
+      .catch(() => undefined);
   process.exit(1);
 });
