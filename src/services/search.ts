@@ -48,24 +48,19 @@ export async function searchSessions(ctx: Ctx, input: SearchInput): Promise<Sear
   if (matchesNothing(filters)) return { total: 0, results: [] };
   const started = performance.now();
   try {
-    return await searchChecked(ctx, { scopes: [], query: args.query, filters, limit: args.limit, offset: args.offset, matchingExchanges });
+    // The scopes the caller holds now (the memberships read with their credential in this
+    // request): a removed member's searches return and count none of the team's sessions from the
+    // next request.
+    const scopes = await scopesFor(ctx, filters.teamIds);
+    return await searchWithScopes(ctx, { scopes, query: args.query, filters, limit: args.limit, offset: args.offset, matchingExchanges });
   } finally {
     // search_duration_seconds: every search that ran, found something or not, failed or not.
     recordSearch((performance.now() - started) / 1000);
   }
 }
 
-/**
- * `request.scopes` is filled here, from the caller: the scopes they hold now (the memberships
- * read with their credential in this request), so that a removed member's searches return none of
- * the team's sessions, and count none, from the next request.
- */
-async function searchChecked(ctx: Ctx, request: SearchRequest): Promise<SearchResults> {
-  return searchWithScopes(ctx, request, await scopesFor(ctx, request.filters.teamIds));
-}
-
-async function searchWithScopes(ctx: Ctx, request: SearchRequest, scopes: string[]): Promise<SearchResults> {
-  const { filters } = request;
+async function searchWithScopes(ctx: Ctx, request: SearchRequest): Promise<SearchResults> {
+  const { filters, scopes } = request;
   if (scopes.length === 0) return { total: 0, results: [] };
   // One statement: the hits that still exist, are the caller's and pass the filters exactly as
   // lists apply them (the engine compares strings case-insensitively; SQL is the reference).
@@ -80,7 +75,7 @@ async function searchWithScopes(ctx: Ctx, request: SearchRequest, scopes: string
     rows.catch(() => undefined);
     early = { ids, rows };
   };
-  const page = await ctx.deps.search.search({ ...request, scopes, onRanked });
+  const page = await ctx.deps.search.search({ ...request, onRanked });
   if (page.hits.length === 0) return { total: page.total, results: [] };
 
   const ids = idsOf(page.hits);
