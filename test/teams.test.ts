@@ -167,10 +167,12 @@ describe('signed in with a browser session', () => {
     const S = crypto.randomUUID();
     expect((await req(ada, 'PUT', `/api/v1/projects/${P}/sessions/${S}`, { name: 'by ada', markdown: `# ada\n\n${word}` })).status).toBe(201);
     const put = () => b.request('PUT', `/api/v1/projects/${P}/sessions/${crypto.randomUUID()}`, { body: { name: 'by carol', markdown: '# carol' } });
-    const search = async () => {
-      const r = await b.request('POST', '/api/v1/graphql', {
+    const ask = () =>
+      b.request('POST', '/api/v1/graphql', {
         body: { query: 'query($q: String!) { searchSessions(query: $q) { total results { sessionId } } }', variables: { q: word } },
       });
+    const search = async () => {
+      const r = await ask();
       expect([r.status, r.body.errors]).toEqual([200, undefined]);
       return r.body.data.searchSessions as { total: number; results: Array<{ sessionId: string }> };
     };
@@ -183,7 +185,8 @@ describe('signed in with a browser session', () => {
     expect((await resolveBrowserSession(app.deps.db.reads, b.cookie!))?.memberships).toBe(`${teamId}:member`);
     expect((await b.request('GET', `/api/v1/projects/${P}`)).status).toBe(200);
     expect((await put()).status).toBe(201);
-    await eventually('the team session to be found', async () => (await search()).total === 1, 60_000);
+    // Until indexed (the engine may still be starting: a 503 meanwhile is retried too).
+    await eventually('the team session to be found', async () => (await ask()).body.data?.searchSessions?.total === 1, 60_000);
     expect((await search()).results.map((r) => r.sessionId)).toEqual([S]);
 
     expect((await req(ada, 'PATCH', `/api/v1/teams/${teamId}/members/${carol.id}`, { role: 'viewer' })).status).toBe(200);
