@@ -44,6 +44,7 @@ import { membershipsOfUser } from '../src/data/teams';
 import { searchSessions } from '../src/services/search';
 import type { Ctx, Deps } from '../src/services/context';
 import { upsertSession } from '../src/services/session-upload';
+import { tuneHeap } from '../src/heap';
 import { databaseNamed, freshDatabase, percentile, type BenchDatabase } from './support';
 import { generateSession, insertCorpus, rng, vocabulary } from './corpus';
 
@@ -76,6 +77,8 @@ const log = (s: string) => process.stdout.write(`${s}\n`);
 const onFailure: Array<() => unknown> = [];
 
 async function main() {
+  // The service's heap settings, as src/main.ts applies them (src/heap.ts).
+  tuneHeap();
   const db: BenchDatabase = reuse ? databaseNamed(reuse[0]) : await freshDatabase('sa_bench');
   const dataDir = reuse ? reuse[1] : fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-'));
   if (!reuse)

@@ -7,10 +7,12 @@ import { createDeps } from './deps';
 import { createRateLimitHooks } from './http/rate-limit';
 import { isDatabaseUnavailable } from './services/errors';
 import { createLogger } from './logger';
+import { tuneHeap } from './heap';
 
 /** start: config → migrations → app → listen; SIGTERM drains in-flight requests, then exits 0. */
 async function main(): Promise<void> {
   useUtcClock();
+  tuneHeap();
   let config;
   try {
     config = loadConfig();
