@@ -12,8 +12,8 @@ import v8 from 'node:v8';
  * once: a full mark-compact every ~14 MB allocated (every ~300 ms of back-to-back searches),
  * 5-15 ms each, with no young-generation collection in between. Measured in BENCHMARKS.md
  * ("Full collections in a small heap"): 59-103 full collections in 5 of 6 search runs (7 in the
- * other), 9-12 in each with a fixed factor of 2, whose young collections take 1-3 ms; under
- * REST load the process collects for about as long as without it.
+ * other), 9-12 in each with a fixed factor of 2 (and a young collection every ~0.7 s, 5-9 ms);
+ * under REST load the process collects for about as long as without it.
  *
  * A fixed factor of 2 costs at most the live heap once more in memory. An operator's own
  * `--heap-growing-percent` on the node command line is kept.
