@@ -15,21 +15,6 @@ const ANSWER_WITHIN_MS = 1000;
 /** The monitor's connection is dropped after this long without requests. */
 const IDLE_CLOSE_MS = 5000;
 
-/**
- * Tells "the database is unreachable" from "the database is busy" (503 only for the
- * first; a healthy database under a burst is waited for). While requests are in flight, a
- * connection of its own, outside the pools, pings the database every TICK_MS. The database is
- * unreachable when a ping or a fresh connection fails (refused, reset) or stays unanswered for
- * ANSWER_WITHIN_MS — counted only once this process has read its pending I/O (the verdict waits
- * for setImmediate, which runs after the poll phase), so a stalled event loop or saturated CPUs
- * cannot fake an outage. Pool saturation is never consulted: a request waiting for a connection
- * just waits. A frozen (SIGSTOP) or dead server is thus detected within ~1.5 s.
- *
- * When the database becomes unreachable, every watched request that has not answered yet is
- * answered 503 and aborted (its transaction rolls back instead of committing, WorkGuard); a
- * request whose COMMIT is already on its way is left to learn the outcome. New requests are
- * answered 503 at once until a fresh connection succeeds again (no restart needed).
- */
 export interface Watched {
   req: Request;
   res: Response;
@@ -75,6 +60,21 @@ export class InFlight {
   }
 }
 
+/**
+ * Tells "the database is unreachable" from "the database is busy" (503 only for the
+ * first; a healthy database under a burst is waited for). While requests are in flight, a
+ * connection of its own, outside the pools, pings the database every TICK_MS. The database is
+ * unreachable when a ping or a fresh connection fails (refused, reset) or stays unanswered for
+ * ANSWER_WITHIN_MS — counted only once this process has read its pending I/O (the verdict waits
+ * for setImmediate, which runs after the poll phase), so a stalled event loop or saturated CPUs
+ * cannot fake an outage. Pool saturation is never consulted: a request waiting for a connection
+ * just waits. A frozen (SIGSTOP) or dead server is thus detected within ~1.5 s.
+ *
+ * When the database becomes unreachable, every watched request that has not answered yet is
+ * answered 503 and aborted (its transaction rolls back instead of committing, WorkGuard); a
+ * request whose COMMIT is already on its way is left to learn the outcome. New requests are
+ * answered 503 at once until a fresh connection succeeds again (no restart needed).
+ */
 export class DbMonitor {
   private state: 'up' | 'down' = 'up';
   private conn: mariadb.Connection | null = null;
