@@ -1,3 +1,5 @@
+// First: refuse an unsupported Node.js before anything else is loaded or touched.
+import './check-node.cjs';
 import http from 'node:http';
 import { buildApp } from './app';
 import { ConfigError, loadConfig } from './config';

@@ -1,3 +1,5 @@
+// First: refuse an unsupported Node.js before anything else is loaded or touched.
+import '../check-node.cjs';
 import { ConfigError, loadConfig } from '../config';
 import { createDb, useUtcClock } from '../db/client';
 import { migrate } from '../db/migrate';
