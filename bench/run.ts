@@ -4,6 +4,7 @@
  *   npm run bench -- --quick   # every area at small sizes, in well under 3 minutes
  *   npm run bench -- --only=rest,graphql,upload,storage,search
  *   npm run bench -- --only=rest --redis --log-level=warn   # rate limits in Redis; another log level
+ *   npm run bench -- --only=relevance   # search relevance on the project's fixture (bench/relevance)
  * The servers run at the service's default log level (`info`: one line per request) with the rate
  * limits in memory (no REDIS_URL), the service's defaults; --redis and --log-level change both
  * the service and the REST baseline.
@@ -122,6 +123,22 @@ async function main() {
   console.log(`# Session Archive benchmarks${QUICK ? ' (--quick)' : ''} — ${new Date().toISOString()}`);
   console.log(`settings: LOG_LEVEL=${LOG_LEVEL}, rate limits ${REDIS ? 'in Redis' : 'in memory'}`);
   console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${fmt(os.totalmem() / 2 ** 30, 1)} GiB, node ${process.version}`);
+  if (ONLY.some((a) => SERVER_AREAS.includes(a))) await serverAreas();
+  if (ONLY.includes('search') && fs.existsSync(path.join(ROOT, 'bench/search.ts'))) searchArea();
+  if (ONLY.includes('relevance')) relevanceArea();
+
+  console.log(`\n(server logs: ${LOG_DIR})`);
+  console.log('\n## Summary');
+  for (const line of summary) console.log(line);
+  console.log(`(whole run: ${elapsed()})`);
+  // The relevance figure last: the one line to compare with bench/relevance/baseline.json.
+  if (relevanceLine) console.log(relevanceLine);
+}
+
+/** Areas measured against the built service and the baseline server. */
+const SERVER_AREAS = ['rest', 'graphql', 'upload', 'storage', 'search'];
+
+async function serverAreas() {
   console.log('building…');
   execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'ignore' });
   console.log(`built [at ${elapsed()}]`);
@@ -347,34 +364,42 @@ async function main() {
     await pool.end();
     await db.drop();
   }
+}
 
-  if (ONLY.includes('search') && fs.existsSync(path.join(ROOT, 'bench/search.ts'))) {
-    console.log('\n## Search (bench/search.ts)');
-    const out = execFileSync(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bench/search.ts', ...(QUICK ? ['--quick'] : [])], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    process.stdout.write(out);
-    let size = '';
-    for (const line of out.split('\n')) {
-      const m = /^== (\d+) sessions/.exec(line);
-      if (m) size = `${m[1]} sessions`;
-      if (/^\s+(searchSessions \(with matchingExchanges\)|freshness,)/.test(line)) {
-        summary.push(
-          `${line
-            .trim()
-            .replace(/\s+/g, ' ')
-            .replace(/ \(target.*$/, '')}${line.includes('freshness') ? '' : ` [${size}]`}`,
-        );
-      }
+function searchArea() {
+  console.log('\n## Search (bench/search.ts)');
+  const out = execFileSync(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bench/search.ts', ...(QUICK ? ['--quick'] : [])], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  process.stdout.write(out);
+  let size = '';
+  for (const line of out.split('\n')) {
+    const m = /^== (\d+) sessions/.exec(line);
+    if (m) size = `${m[1]} sessions`;
+    if (/^\s+(searchSessions \(with matchingExchanges\)|freshness,)/.test(line)) {
+      summary.push(
+        `${line
+          .trim()
+          .replace(/\s+/g, ' ')
+          .replace(/ \(target.*$/, '')}${line.includes('freshness') ? '' : ` [${size}]`}`,
+      );
     }
   }
+}
 
-  console.log(`\n(server logs: ${LOG_DIR})`);
-  console.log('\n## Summary');
-  for (const line of summary) console.log(line);
-  console.log(`(whole run: ${elapsed()})`);
+let relevanceLine: string | null = null;
+
+/** Search relevance on the project's fixture (bench/relevance/run.ts): recall@k and MRR per kind of question. */
+function relevanceArea() {
+  const out = execFileSync(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bench/relevance/run.ts'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  process.stdout.write(out);
+  relevanceLine = out.split('\n').find((l) => l.startsWith('relevance: ')) ?? null;
 }
 
 main().catch((err) => {
