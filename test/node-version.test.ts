@@ -29,7 +29,7 @@ async function rootConnection() {
 async function tablesOf(name: string): Promise<number> {
   const conn = await rootConnection();
   try {
-    const rows = (await conn.query('SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = ?', [name])) as Array<{ n: bigint }>;
+    const rows = await conn.query<Array<{ n: bigint }>>('SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = ?', [name]);
     return Number(rows[0].n);
   } finally {
     await conn.end();
