@@ -1,8 +1,10 @@
 /**
  * Credentials never outlive their source. A /cli-login code remembers the key or device access
  * token that asked for it; the device token it is exchanged for expires no later than that key
- * (or device session) and is revoked with it. A key minted with a device access token expires no
- * later than the device session and is revoked when the device logs out. All of it at any depth,
+ * (or that access token: an hour, not its device session's ten years) and is revoked with it (or
+ * with its device session). A key minted with a device access token expires no later than that
+ * access token and is revoked when the device logs out. A code asked for in the console keeps the
+ * device session's ten years. All of it at any depth,
  * from the next request on, on every instance. A password change or reset revokes keys and device
  * tokens unless asked not to.
  */
@@ -17,6 +19,7 @@ let app: TestApp;
 const PASSWORD = 'correct horse battery';
 const NEW_PASSWORD = 'a brand new password';
 const DAY = 86_400_000;
+const HOUR = 3_600_000;
 let seq = 0;
 
 beforeAll(async () => {
@@ -47,6 +50,8 @@ interface Device {
   refreshToken: string;
   accessToken: string;
   expiresAt: number;
+  /** When the access token ends (ms): its `exp`, as the service checks it. */
+  accessExpiresAt: number;
 }
 
 /** The upload CLI's login with `code`, then its first refresh. */
@@ -56,7 +61,9 @@ async function deviceLogin(code: string, hostname: string): Promise<Device> {
   const refresh = await app.request('POST', '/api/v1/device-refresh', { token: login.body.refreshToken });
   expect(refresh.status).toBe(200);
   const id = (jwt.decode(login.body.refreshToken) as { jti: string }).jti;
-  return { id, refreshToken: login.body.refreshToken, accessToken: refresh.body.accessToken, expiresAt: Date.parse(login.body.expiresAt) };
+  const accessExpiresAt = (jwt.decode(refresh.body.accessToken) as { exp: number }).exp * 1000;
+  expect(accessExpiresAt).toBeLessThanOrEqual(Date.parse(refresh.body.expiresAt));
+  return { id, refreshToken: login.body.refreshToken, accessToken: refresh.body.accessToken, expiresAt: Date.parse(login.body.expiresAt), accessExpiresAt };
 }
 
 const refreshStatus = async (d: Device) => (await app.request('POST', '/api/v1/device-refresh', { token: d.refreshToken })).status;
@@ -114,8 +121,13 @@ test('device access token → code → device token: revoked when the first devi
   const second = await deviceLogin(await codeWith(first.accessToken), 'second');
   const third = await deviceLogin(await codeWith(second.accessToken), 'third');
   expect((await row(second.id)).parentKeyId).toBe(first.id);
-  expect(second.expiresAt).toBeLessThanOrEqual(first.expiresAt);
-  expect(third.expiresAt).toBeLessThanOrEqual(second.expiresAt);
+  // Asked for with an access token: no later than that token (an hour), not its ten-year session.
+  expect(first.accessExpiresAt - Date.now()).toBeLessThanOrEqual(HOUR);
+  expect(second.expiresAt).toBeLessThanOrEqual(first.accessExpiresAt);
+  expect((await row(second.id)).expiresAt!.getTime()).toBeLessThanOrEqual(first.accessExpiresAt);
+  expect((jwt.decode(second.refreshToken) as { exp: number }).exp * 1000).toBeLessThanOrEqual(first.accessExpiresAt);
+  expect(second.accessExpiresAt).toBeLessThanOrEqual(first.accessExpiresAt);
+  expect(third.expiresAt).toBeLessThanOrEqual(second.accessExpiresAt);
   expect(await statuses([second.accessToken, third.accessToken])).toEqual([200, 200]);
 
   expect((await logout(first)).status).toBe(200);
@@ -126,25 +138,28 @@ test('device access token → code → device token: revoked when the first devi
   expect(await status(u.key.token)).toBe(200);
 });
 
-test('device access token → key: expires no later than the device session, revoked on device logout', async () => {
+test('device access token → key: expires no later than that access token, revoked on device logout', async () => {
   const u = await person('dev-key');
   const d = await deviceLogin(await codeWith(u.key.token), 'laptop');
-  const keyExpiry = (await row(u.key.keyId)).expiresAt!.getTime();
 
   const minted = await mint(d.accessToken, { name: 'no expiry asked' });
   expect(minted.expiresAt).not.toBeNull();
-  expect(Date.parse(minted.expiresAt!)).toBeLessThanOrEqual(d.expiresAt);
-  expect(Date.parse(minted.expiresAt!)).toBeLessThanOrEqual(keyExpiry);
+  expect(Date.parse(minted.expiresAt!)).toBeLessThanOrEqual(d.accessExpiresAt);
+  expect((await row(minted.id)).expiresAt!.getTime()).toBeLessThanOrEqual(d.accessExpiresAt);
+  expect((jwt.decode(minted.token) as { exp: number }).exp * 1000).toBeLessThanOrEqual(d.accessExpiresAt);
   expect((await row(minted.id)).parentKeyId).toBe(d.id);
   const grandchild = await mint(minted.token, { name: 'grandchild', expiresInDays: 3650 });
-  expect(Date.parse(grandchild.expiresAt!)).toBeLessThanOrEqual(d.expiresAt);
+  expect(Date.parse(grandchild.expiresAt!)).toBeLessThanOrEqual(d.accessExpiresAt);
 
-  // A device whose session came from the console: its minted key is capped by that 10-year session.
+  // A device whose session came from the console: its access tokens still live an hour, and so
+  // does what they mint, however long the session.
   const b = browser(app);
   await b.signIn(u.email, PASSWORD);
   const other = await deviceLogin((await b.request('POST', '/api/v1/device-codes')).body.data.code, 'desktop');
+  expect(other.expiresAt - Date.now()).toBeGreaterThan(9 * 365 * DAY);
   const fromOther = await mint(other.accessToken, { name: 'from desktop', expiresInDays: 3650 });
-  expect(Date.parse(fromOther.expiresAt!)).toBeLessThanOrEqual(other.expiresAt);
+  expect(Date.parse(fromOther.expiresAt!)).toBeLessThanOrEqual(other.accessExpiresAt);
+  expect(other.accessExpiresAt - Date.now()).toBeLessThanOrEqual(HOUR);
 
   expect(await statuses([minted.token, grandchild.token, fromOther.token])).toEqual([200, 200, 200]);
   expect((await logout(d)).status).toBe(200);

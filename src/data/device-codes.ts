@@ -16,18 +16,24 @@ export interface NewDeviceCode {
   createdAt: Date;
   expiresAt: Date;
   parentKeyId: string | null;
+  /** When the credential that asked for it ends, when sooner than its key row (a device access token); null: as the row. */
+  parentExpiresAt?: Date | null;
   /** The team the code's token uploads to (null: personal). */
   teamId?: string | null;
 }
 
-export async function insertDeviceCode(db: Sql, { codeHash, userId, createdAt, expiresAt, parentKeyId, teamId = null }: NewDeviceCode): Promise<void> {
+export async function insertDeviceCode(
+  db: Sql,
+  { codeHash, userId, createdAt, expiresAt, parentKeyId, parentExpiresAt = null, teamId = null }: NewDeviceCode,
+): Promise<void> {
   await db.execute(
-    'INSERT INTO device_codes (codeHash, userId, createdAt, expiresAt, parentKeyId, teamId) VALUES (?, ?, ?, ?, ?, ?)',
+    'INSERT INTO device_codes (codeHash, userId, createdAt, expiresAt, parentKeyId, parentExpiresAt, teamId) VALUES (?, ?, ?, ?, ?, ?, ?)',
     codeHash,
     userId,
     createdAt,
     expiresAt,
     parentKeyId,
+    parentExpiresAt,
     teamId,
   );
 }
@@ -44,6 +50,8 @@ export interface DeviceCodeRow {
   expiresAt: Date;
   /** The key or device token that asked for the code; null for a browser session. */
   parentKeyId: string | null;
+  /** When the credential that asked for it ends, when sooner than its key row (a device access token). */
+  parentExpiresAt: Date | null;
   /** The team whose projects a client logged in with it creates (null: the user's own). */
   teamId: string | null;
   user: Pick<UserRow, 'email' | 'disabledAt'>;
@@ -51,10 +59,21 @@ export interface DeviceCodeRow {
 
 /** The code with its user. */
 export async function deviceCodeWithUser(db: Sql, codeHash: string): Promise<DeviceCodeRow | undefined> {
-  const rows = await db.query<{ userId: string; usedAt: Date | null; expiresAt: Date; parentKeyId: string | null; teamId: string | null; email: string; disabledAt: Date | null }>(
-    `SELECT c.userId, c.usedAt, c.expiresAt, c.parentKeyId, c.teamId, u.email, u.disabledAt FROM device_codes c JOIN users u ON u.id = c.userId WHERE c.codeHash = ?`,
+  const rows = await db.query<Omit<DeviceCodeRow, 'user'> & { email: string; disabledAt: Date | null }>(
+    `SELECT c.userId, c.usedAt, c.expiresAt, c.parentKeyId, c.parentExpiresAt, c.teamId, u.email, u.disabledAt
+       FROM device_codes c JOIN users u ON u.id = c.userId WHERE c.codeHash = ?`,
     codeHash,
   );
   const r = rows[0];
-  return r && { userId: r.userId, usedAt: r.usedAt, expiresAt: r.expiresAt, parentKeyId: r.parentKeyId, teamId: r.teamId, user: { email: r.email, disabledAt: r.disabledAt } };
+  return (
+    r && {
+      userId: r.userId,
+      usedAt: r.usedAt,
+      expiresAt: r.expiresAt,
+      parentKeyId: r.parentKeyId,
+      parentExpiresAt: r.parentExpiresAt,
+      teamId: r.teamId,
+      user: { email: r.email, disabledAt: r.disabledAt },
+    }
+  );
 }

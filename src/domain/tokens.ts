@@ -7,6 +7,8 @@ export interface TokenClaims {
   jti: string;
   /** Device login tokens only: 'refresh' or 'access'. API keys carry none. */
   use?: DeviceTokenUse;
+  /** When the token itself expires (epoch seconds), if it says. */
+  exp?: number;
 }
 
 export type DeviceTokenUse = 'refresh' | 'access';
@@ -59,11 +61,12 @@ export function verifyKeyToken(secret: string, token: string): TokenClaims | nul
   try {
     const claims = jwt.verify(token, verificationKey(secret), { algorithms: ['HS256'] });
     if (typeof claims !== 'object' || claims === null) return null;
-    const { sub, jti, use } = claims as Record<string, unknown>;
+    const { sub, jti, use, exp } = claims as Record<string, unknown>;
     if (typeof sub !== 'string' || typeof jti !== 'string' || !sub || !jti) return null;
-    if (use === undefined) return { sub, jti };
+    const expiry = typeof exp === 'number' ? { exp } : {};
+    if (use === undefined) return { sub, jti, ...expiry };
     if (use !== 'refresh' && use !== 'access') return null;
-    return { sub, jti, use };
+    return { sub, jti, use, ...expiry };
   } catch {
     return null;
   }

@@ -22,5 +22,7 @@ export async function authenticate(db: Sql, secret: string, header: string | und
   if (!accepted) return null;
   touchKey(db, claims.jti, key.lastUsedAt);
   const readOnly = !parseScopes(key.scopes).includes('write');
-  return { id: claims.sub, keyId: claims.jti, role: roleOf(key.role), memberships: key.memberships, ...(readOnly ? { readOnly } : {}) };
+  // An access token lives an hour; its key row (the device session) years.
+  const ends = claims.use === 'access' && claims.exp !== undefined ? { credentialExpiresAt: new Date(claims.exp * 1000) } : {};
+  return { id: claims.sub, keyId: claims.jti, role: roleOf(key.role), memberships: key.memberships, ...(readOnly ? { readOnly } : {}), ...ends };
 }

@@ -22,6 +22,12 @@ export interface AuthUser {
   id: string;
   /** The API key (or device token row) that authenticated the request; null for a browser session. */
   keyId: string | null;
+  /**
+   * When the credential itself ends, when that is sooner than its key row says: a device access
+   * token's hour (its device session lasts years). What is derived from the request's credential
+   * ends no later.
+   */
+  credentialExpiresAt?: Date;
   /** Absent in contexts built outside a request (CLI, benches): never admin. */
   role?: 'admin' | 'member';
   /** True for a read-only key (scopes ["read"]): every write is refused (403 `This key is read-only`). */

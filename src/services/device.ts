@@ -39,8 +39,9 @@ function newCode(): string {
  * POST /device-codes `{teamId?}` (no body: personal): the caller's code for /cli-login, single use,
  * valid 10 minutes (expired codes are cleared on the way). The device token the code is exchanged
  * for derives from the credential the caller asked with (none: a browser session): it expires no
- * later and is revoked with it. Bound to a team (where the caller is admin or member) when one is
- * named: the client logged in with it creates its new projects in that team.
+ * later (a device access token: no later than that token's hour) and is revoked with it. Bound to
+ * a team (where the caller is admin or member) when one is named: the client logged in with it
+ * creates its new projects in that team.
  */
 export async function issueDeviceCode(ctx: Ctx, body: unknown): Promise<{ code: string; expiresAt: string }> {
   const { teamId } = parseInput(DeviceCodeInput, body ?? {});
@@ -48,13 +49,22 @@ export async function issueDeviceCode(ctx: Ctx, body: unknown): Promise<{ code: 
   const { db } = ctx.deps;
   const userId = ctx.user.id;
   const sourceKeyId = ctx.user.keyId;
+  const sourceExpiresAt = ctx.user.credentialExpiresAt ?? null;
   const now = new Date();
   await store.deleteExpiredDeviceCodes(db.writes, now);
   for (let attempt = 0; ; attempt++) {
     const code = newCode();
     const expiresAt = new Date(now.getTime() + CODE_VALID_MS);
     try {
-      await store.insertDeviceCode(db.writes, { codeHash: sha256(code), userId, createdAt: now, expiresAt, parentKeyId: sourceKeyId, teamId: teamId ?? null });
+      await store.insertDeviceCode(db.writes, {
+        codeHash: sha256(code),
+        userId,
+        createdAt: now,
+        expiresAt,
+        parentKeyId: sourceKeyId,
+        parentExpiresAt: sourceExpiresAt,
+        teamId: teamId ?? null,
+      });
       return { code, expiresAt: expiresAt.toISOString() };
     } catch (err) {
       // A live code with the same letters (one in a billion per live code): draw again.
@@ -79,8 +89,9 @@ export function deviceLoginInput(body: unknown): { code: string; meta: DeviceMet
  * Exchanges a code for a refresh token (a key row of kind 'device', named `<client> on <hostname>`,
  * 10 years). The code is spent atomically: of two concurrent exchanges one wins. A code asked for
  * with a key or a device access token gives a token derived from that key or device session: it
- * expires no later and is revoked with it; when that source is gone the code is invalid. Throws
- * 401s with the exact messages the upload CLI shows.
+ * expires no later than that key or that access token and is revoked with it (or its session);
+ * when that source is gone the code is invalid. Throws 401s with the exact messages the upload CLI
+ * shows.
  */
 export async function deviceLogin(ctx: PublicCtx, body: unknown): Promise<DeviceLoginResult> {
   const { db } = ctx.deps;
@@ -114,6 +125,7 @@ export async function deviceLogin(ctx: PublicCtx, body: unknown): Promise<Device
       teamId: row.teamId,
     },
     row.parentKeyId,
+    row.parentExpiresAt,
   );
   if (!key) throw new AppError('UNAUTHENTICATED', INVALID_CODE);
   const expiresAt = key.expiresAt ?? wanted;

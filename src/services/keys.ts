@@ -22,6 +22,9 @@ export function validateKeyInput(input: unknown): { name: string; expiresInDays:
   return { name, expiresInDays: expiresInDays ?? undefined, scopes, teamId: teamId ?? null };
 }
 
+/** The sooner of two ends (null: none). */
+const earliest = (a: Date | null, b: Date | null): Date | null => (a && b ? (a < b ? a : b) : (a ?? b));
+
 /** The key or device token `id` if it can still be the source of another: the user's own, not revoked, not expired. */
 async function liveSource(db: Sql, id: string, userId: string): Promise<KeyRow | null> {
   const row = await store.keyById(db, id);
@@ -32,9 +35,11 @@ async function liveSource(db: Sql, id: string, userId: string): Promise<KeyRow |
 
 /**
  * Inserts a key or device token created with another credential (`sourceId`; null: with a browser
- * session or the admin CLI, a root). It expires no later than its source, has no scope its source
- * lacks, and records it (`parentKeyId`), so that revoking the source revokes it (`revokeLineage`).
- * Null, with nothing left behind, when the source is no longer live.
+ * session or the admin CLI, a root). It expires no later than its source, nor than `notAfter` (the
+ * source credential's own end when it is sooner than its row's: a device access token's hour, not
+ * its device session's years), has no scope its source lacks, and records it (`parentKeyId`), so
+ * that revoking the source revokes it (`revokeLineage`). Null, with nothing left behind, when the
+ * source is no longer live.
  *
  * Lineage is enforced when credentials are created and revoked, never when they are used:
  * authentication stays one primary-key lookup per request. The race between creating a child and
@@ -42,14 +47,14 @@ async function liveSource(db: Sql, id: string, userId: string): Promise<KeyRow |
  * level's children, and a child is inserted before its source is looked at again. Whichever
  * comes second sees the other.
  */
-export async function insertDerivedKey(db: Sql, row: KeyRow, sourceId: string | null): Promise<KeyRow | null> {
+export async function insertDerivedKey(db: Sql, row: KeyRow, sourceId: string | null, notAfter?: Date | null): Promise<KeyRow | null> {
   if (!sourceId) {
     await store.insertKey(db, row);
     return row;
   }
   const source = await liveSource(db, sourceId, row.userId);
   if (!source) return null;
-  const expiresAt = source.expiresAt && (!row.expiresAt || row.expiresAt > source.expiresAt) ? source.expiresAt : row.expiresAt;
+  const expiresAt = earliest(earliest(row.expiresAt, source.expiresAt), notAfter ?? null);
   // Nor can it do more than its source: a read-only source gives read-only children.
   const scopes = parseScopes(source.scopes).includes('write') ? row.scopes : storeScopes(['read']);
   const child: KeyRow = { ...row, expiresAt, scopes, parentKeyId: source.id };
@@ -131,7 +136,8 @@ export function touchKey(db: Sql, keyId: string, lastUsedAt: Date | null): void 
 /**
  * Creates an API key and returns its token (never stored). A signed-in user makes their own: the
  * key expires no later than, has no scope beyond, and is revoked with the credential the request
- * was made with (a credential no longer live → 401, nothing created); binding it to a team needs
+ * was made with (a device access token: no later than that token's hour, and revoked with its
+ * device session; a credential no longer live → 401, nothing created); binding it to a team needs
  * the role admin or member there; its name is redacted like any text. The operator (the admin CLI)
  * makes one for `userId`, as a root of its own lineage.
  */
@@ -159,6 +165,7 @@ export async function createApiKey(ctx: Ctx | OperatorCtx, input: unknown, userI
       teamId,
     },
     isUserCtx(ctx) ? ctx.user.keyId : null,
+    isUserCtx(ctx) ? ctx.user.credentialExpiresAt : null,
   );
   if (!row) throw unauthenticated();
   return { key: presentApiKey(row), token: signKeyToken(secret, owner, row.id, row.expiresAt) };
