@@ -2,8 +2,9 @@
  * POST /mcp: the Model Context Protocol's Streamable HTTP transport, stateless (no protocol
  * session: any instance answers any request; JSON responses, no event streams). In front of the
  * SDK: a foreign Origin → 403, our authentication (an API key or a device access token; 401 with
- * WWW-Authenticate), the per-user REST rate limit, a 1 MiB body and the request id. GET and
- * DELETE → 405. The OAuth discovery paths clients probe answer a JSON 404: the service has no
+ * WWW-Authenticate), the per-user REST rate limit (each call of a JSON-RPC batch counted; batches
+ * refused for the revisions that removed them: ./batches.ts), a 1 MiB body and the request id. GET
+ * and DELETE → 405. The OAuth discovery paths clients probe answer a JSON 404: the service has no
  * OAuth server and takes a Bearer key.
  */
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -14,6 +15,7 @@ import { ctxOf } from '../http/request-context';
 import { SITE_ROUTES } from '../http/site-routes';
 import '../http/types';
 import type { Deps } from '../services/context';
+import { batchRefusal, countBatchCalls } from './batches';
 import { createMcpServer } from './server';
 
 /** Body limit of /mcp (a JSON-RPC message; transcripts are never sent in). */
@@ -48,8 +50,8 @@ function originAllowed(req: Request, config: Config, origin: string): boolean {
   }
 }
 
-const jsonRpcError = (res: Response, status: number, message: string) =>
-  res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+const jsonRpcError = (res: Response, status: number, message: string, code = -32000) =>
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
 
 export function mcpRouter(deps: Deps, mw: McpMiddleware): Router {
   const r = Router();
@@ -85,6 +87,9 @@ export function mcpRouter(deps: Deps, mw: McpMiddleware): Router {
     async (req: Request, res: Response, next: NextFunction) => {
       try {
         if (req.body === undefined) throw new AppError('VALIDATION_ERROR', 'Missing JSON-RPC message in request body');
+        const batch = Array.isArray(req.body) ? (req.body as unknown[]) : null;
+        const refusal = batch && batchRefusal(req, batch);
+        if (refusal) return jsonRpcError(res, 400, refusal, -32600);
         const server = createMcpServer({ ctx: ctxOf(req, deps), origin: originOf(req, deps.config) });
         const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
         res.once('close', () => {
@@ -92,6 +97,8 @@ export function mcpRouter(deps: Deps, mw: McpMiddleware): Router {
           void server.close();
         });
         await server.connect(transport);
+        // Each call of a batch is a request of its own for the rate limit (this POST paid for one).
+        if (batch) countBatchCalls(transport, () => new Promise((resolve) => void mw.rateLimit(req, res, resolve)));
         await transport.handleRequest(req, res, req.body);
       } catch (err) {
         next(err);
