@@ -1,6 +1,6 @@
 /** The teams store: every statement on `teams`, `team_members` and `team_invitations`. */
 import type { TeamInvitationModel, TeamMemberModel, TeamModel, UserModel } from '../generated/prisma/models';
-import type { DriverRow, Sql } from './sql';
+import { marks, type DriverRow, type Sql } from './sql';
 
 /** A team's row (prisma/schema.prisma's `Team`, as the driver returns it). */
 export type TeamRow = Pick<DriverRow<TeamModel>, 'id' | 'name' | 'createdAt'>;
@@ -127,32 +127,44 @@ export async function deleteMember(db: Sql, teamId: string, userId: string): Pro
 // ---------------------------------------------------------------------------------------------
 // Invitations
 
-const INVITATION_COLUMNS = 'id, teamId, tokenHash, role, email, createdBy, createdAt, expiresAt, usedAt, usedBy';
+const INVITATION_COLUMNS = 'id, teamId, tokenHash, role, email, createdBy, createdAt, expiresAt, usedAt, usedBy, withdrawnAt';
+
+/**
+ * An invitation that can still be used: not used, not withdrawn, not expired, and its creator is an
+ * admin of its team right now (an invitation dies with its creator's membership or admin role).
+ */
+const USABLE = `usedAt IS NULL AND withdrawnAt IS NULL AND expiresAt > ?
+  AND EXISTS (SELECT 1 FROM team_members m WHERE m.teamId = team_invitations.teamId AND m.userId = team_invitations.createdBy AND m.role = 'admin')`;
 
 export async function insertInvitation(db: Sql, i: InvitationRow): Promise<void> {
   await db.execute(
-    `INSERT INTO team_invitations (${INVITATION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    i.id, i.teamId, i.tokenHash, i.role, i.email, i.createdBy, i.createdAt, i.expiresAt, i.usedAt, i.usedBy,
+    `INSERT INTO team_invitations (${INVITATION_COLUMNS}) VALUES (${marks(11)})`,
+    i.id, i.teamId, i.tokenHash, i.role, i.email, i.createdBy, i.createdAt, i.expiresAt, i.usedAt, i.usedBy, i.withdrawnAt,
   );
 }
 
 /** The team's invitations that can still be used, newest first. */
 export function openInvitations(db: Sql, teamId: string, now: Date): Promise<InvitationRow[]> {
-  return db.query<InvitationRow>(
-    `SELECT ${INVITATION_COLUMNS} FROM team_invitations WHERE teamId = ? AND usedAt IS NULL AND expiresAt > ? ORDER BY createdAt DESC, id`,
-    teamId,
-    now,
-  );
+  return db.query<InvitationRow>(`SELECT ${INVITATION_COLUMNS} FROM team_invitations WHERE teamId = ? AND ${USABLE} ORDER BY createdAt DESC, id`, teamId, now);
 }
 
 export async function invitationByTokenHash(db: Sql, tokenHash: string): Promise<InvitationRow | undefined> {
   return (await db.query<InvitationRow>(`SELECT ${INVITATION_COLUMNS} FROM team_invitations WHERE tokenHash = ?`, tokenHash))[0];
 }
 
-/** Spends the invitation if it is still open; true for the one caller that did. */
+/**
+ * Spends the invitation if it can still be used; true for the one caller that did. A conditional
+ * update: of any number of concurrent spends one wins, and a spend racing a withdrawal (which
+ * updates the same row) sees it.
+ */
 export async function spendInvitation(tx: Sql, id: string, userId: string, now: Date): Promise<boolean> {
-  const n = await tx.execute('UPDATE team_invitations SET usedAt = ?, usedBy = ? WHERE id = ? AND usedAt IS NULL AND expiresAt > ?', now, userId, id, now);
+  const n = await tx.execute(`UPDATE team_invitations SET usedAt = ?, usedBy = ? WHERE id = ? AND ${USABLE}`, now, userId, id, now);
   return n > 0;
+}
+
+/** Withdraws the open invitations `userId` made for the team (they left it or are no longer its admin). */
+export async function withdrawInvitationsBy(tx: Sql, teamId: string, userId: string, now: Date): Promise<void> {
+  await tx.execute('UPDATE team_invitations SET withdrawnAt = ? WHERE teamId = ? AND createdBy = ? AND usedAt IS NULL AND withdrawnAt IS NULL', now, teamId, userId);
 }
 
 /** Deletes one of the team's invitations; returns whether there was one. */

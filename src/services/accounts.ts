@@ -10,7 +10,7 @@ import { requireWriteAccess } from './access';
 import { browserSessionOf, endSessionsOfUser, startBrowserSession } from './browser-sessions';
 import type { AnyCtx, Ctx, PublicCtx } from './context';
 import * as teams from './teams';
-import { accountOf, checkEmail, createUser, getAdminUser, insertNewUser, newUserRow, requireAccountAdmin, userNotFound } from './users';
+import { accountOf, checkEmail, createUser, getAdminUser, insertAccountRow, newAccountRow, newUserRow, requireAccountAdmin, userNotFound } from './users';
 import { presentAccount, type AccountDto, type AdminUserDto } from './presenters/user';
 import { AccountByAdminInput, NewAccountInput, PasswordChangeInput, PasswordResetInput, SignInInput, UserByAdminInput } from './account-inputs';
 import { parseInput } from './inputs';
@@ -123,9 +123,11 @@ export async function signUp(ctx: PublicCtx, body: unknown, beforeCreate?: () =>
   const { email, name, password } = newAccountOf(body);
   if (invitation) teams.checkInvitationEmail(invitation, email);
   await beforeCreate?.();
-  const created = await insertNewUser(ctx, email, name, { password, role: 'member' });
-  const user: AccountDto = { id: created.id, email: created.email, name: created.name, role: created.role };
-  if (invitationToken) await teams.joinWithInvitation(ctx, invitationToken, user);
+  const row = await newAccountRow(ctx, email, name, { password, role: 'member' });
+  const user = presentAccount(row);
+  // With an invitation, the account is made in the transaction that spends it (after the spend).
+  if (invitationToken) await teams.joinWithInvitation(ctx, invitationToken, user, (tx) => insertAccountRow(tx, row));
+  else await insertAccountRow(ctx.deps.db.writes, row);
   return { user, session: await startBrowserSession(ctx, user.id) };
 }
 

@@ -119,7 +119,8 @@ export async function addMember(ctx: Ctx | OperatorCtx, teamId: string, input: u
 
 /**
  * A role change or a removal, one at a time per team (the team row is locked), so that two
- * concurrent demotions can never leave it without an admin.
+ * concurrent demotions can never leave it without an admin. A member who is no longer an admin
+ * afterwards loses the open invitations they made.
  */
 async function changeMember(ctx: Ctx, teamId: string, userId: string, role: TeamRole | null): Promise<MemberDto | null> {
   return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
@@ -129,6 +130,8 @@ async function changeMember(ctx: Ctx, teamId: string, userId: string, role: Team
     if (member.role === 'admin' && role !== 'admin' && (await store.adminCount(tx, teamId)) <= 1) {
       throw new AppError('CONFLICT', LAST_ADMIN, { teamId });
     }
+    // Their invitations die with their admin role (a removed admin must not come back through one).
+    if (role !== 'admin') await store.withdrawInvitationsBy(tx, teamId, userId, new Date());
     if (role === null) {
       await store.deleteMember(tx, teamId, userId);
       return null;
@@ -170,6 +173,7 @@ export async function createInvitation(ctx: Ctx, teamId: string, input: unknown,
     expiresAt: new Date(now.getTime() + INVITATION_TTL_MS),
     usedAt: null,
     usedBy: null,
+    withdrawnAt: null,
   };
   await store.insertInvitation(ctx.deps.db.writes, row);
   return { invitation: presentInvitation(row), url: `${base}/join?token=${token}` };
@@ -193,13 +197,23 @@ export async function revokeInvitation(ctx: Ctx, teamId: string, invitationId: s
 }
 
 export const INVALID_INVITATION = 'Invalid or expired invitation';
+export const WITHDRAWN_INVITATION = 'This invitation was withdrawn: whoever made it is no longer an admin of the team';
 
-/** An open invitation by its token, with its team's name; else 404 `Invalid or expired invitation`. */
+/** Why an invitation cannot be used (404), or null when it can. */
+async function unusable(db: Sql, row: store.InvitationRow | undefined): Promise<AppError | null> {
+  if (!row || row.usedAt || row.expiresAt.getTime() <= Date.now()) return new AppError('NOT_FOUND', INVALID_INVITATION);
+  const creator = row.withdrawnAt ? null : await store.memberOf(db, row.teamId, row.createdBy);
+  return creator?.role === 'admin' ? null : new AppError('NOT_FOUND', WITHDRAWN_INVITATION);
+}
+
+/** An open invitation by its token, with its team's name; else 404 `Invalid or expired invitation` (or withdrawn). */
 export async function openInvitation(ctx: AnyCtx, token: string): Promise<store.InvitationRow & { teamName: string }> {
   const { db } = ctx.deps;
   const row = await store.invitationByTokenHash(db.writes, sha256(token));
   const team = row && (await store.teamById(db.writes, row.teamId));
-  if (!row || !team || row.usedAt || row.expiresAt.getTime() <= Date.now()) throw new AppError('NOT_FOUND', INVALID_INVITATION);
+  if (!team) throw new AppError('NOT_FOUND', INVALID_INVITATION);
+  const refused = await unusable(db.writes, row);
+  if (refused) throw refused;
   return { ...row, teamName: team.name };
 }
 
@@ -217,14 +231,27 @@ export function checkInvitationEmail(invitation: { email: string | null }, email
   }
 }
 
-/** Spends the invitation and adds the user with its role (one use: of two concurrent joins one wins). */
-export async function joinWithInvitation(ctx: AnyCtx, token: string, user: { id: string; email: string }): Promise<{ teamId: string; role: TeamRole }> {
+/**
+ * Spends the invitation and adds the user with its role, in one transaction that spends it first:
+ * of any number of concurrent joins one wins, and the others create nothing. `create` (sign-up)
+ * inserts the new account in that transaction, after the spend, so one invitation makes at most
+ * one account however many requests race.
+ */
+export async function joinWithInvitation(
+  ctx: AnyCtx,
+  token: string,
+  user: { id: string; email: string },
+  create?: (tx: Sql) => Promise<void>,
+): Promise<{ teamId: string; role: TeamRole }> {
   const { db } = ctx.deps;
   const invitation = await openInvitation(ctx, token);
   checkInvitationEmail(invitation, user.email);
   const role = invitation.role as TeamRole;
   await inTransaction(db, undefined, async (tx) => {
-    if (!(await store.spendInvitation(tx, invitation.id, user.id, new Date()))) throw new AppError('NOT_FOUND', INVALID_INVITATION);
+    if (!(await store.spendInvitation(tx, invitation.id, user.id, new Date()))) {
+      throw (await unusable(tx, await store.invitationByTokenHash(tx, invitation.tokenHash))) ?? new AppError('NOT_FOUND', INVALID_INVITATION);
+    }
+    await create?.(tx);
     if (!(await store.insertMember(tx, invitation.teamId, user.id, role, new Date()))) {
       throw new AppError('CONFLICT', 'You are already a member of this team', { teamId: invitation.teamId });
     }

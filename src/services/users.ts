@@ -3,6 +3,7 @@ import { deleteSessionsOfUser } from '../data/browser-sessions';
 import { isDuplicateKey } from '../data/errors';
 import * as store from '../data/users';
 import type { UserRow } from '../data/users';
+import type { Sql } from '../data/sql';
 import { hashPassword } from '../domain/passwords';
 import { sentText } from '../domain/text';
 import { AppError, forbidden, invalid } from '../errors';
@@ -52,22 +53,35 @@ export async function createUser(ctx: AnyCtx, email: string, name?: string | nul
 
 /** The insert behind every way an account comes to be (an admin, sign-up, an invitation); the caller applied its rule. */
 export async function insertNewUser(ctx: AnyCtx, email: string, name?: string | null, opts: NewUser = {}): Promise<UserDto & AccountDto> {
-  const { db } = ctx.deps;
+  const row = await newAccountRow(ctx, email, name, opts);
+  await insertAccountRow(ctx.deps.db.writes, row);
+  return presentNewUser(row);
+}
+
+/**
+ * A new account's row, checked (email, name, not taken yet) and its password hashed, not yet
+ * inserted: for a caller that inserts it inside a transaction of its own (`insertAccountRow`).
+ */
+export async function newAccountRow(ctx: AnyCtx, email: string, name?: string | null, opts: NewUser = {}): Promise<UserRow> {
   checkEmail(email);
   if (name !== undefined && name !== null && (typeof name !== 'string' || name.length > 255))
     throw invalid('Invalid value for name. Must be at most 255 characters');
-  const existing = await store.userByEmail(db.writes, email);
-  if (existing) throw new AppError('CONFLICT', `A user with email ${email} already exists`);
+  if (await store.userByEmail(ctx.deps.db.writes, email)) throw emailTaken(email);
   const passwordHash = opts.password ? await hashPassword(opts.password) : null;
-  const row = newUserRow(email, name, passwordHash, opts.role);
+  return newUserRow(email, name, passwordHash, opts.role);
+}
+
+/** Inserts a row from `newAccountRow`; an email taken meanwhile → 409. */
+export async function insertAccountRow(db: Sql, row: UserRow): Promise<void> {
   try {
-    await store.insertUser(db.writes, row);
+    await store.insertUser(db, row);
   } catch (err) {
-    if (isDuplicateKey(err)) throw new AppError('CONFLICT', `A user with email ${email} already exists`);
+    if (isDuplicateKey(err)) throw emailTaken(row.email);
     throw err;
   }
-  return presentNewUser(row);
 }
+
+const emailTaken = (email: string) => new AppError('CONFLICT', `A user with email ${email} already exists`);
 
 /** The operator finds a user by email (the admin CLI names users by email). */
 export async function findUserByEmail(ctx: OperatorCtx, email: string): Promise<(UserDto & AccountDto) | null> {

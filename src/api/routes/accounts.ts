@@ -65,10 +65,10 @@ export const accountRoutes = {
     rateLimit: 'anonymous',
     summary: 'Create a member account and sign it in',
     description:
-      'Only with `SIGNUP_ENABLED=true`, else 403 `Sign-up is disabled` — unless the body carries `invitationToken`, an open team invitation: then the account is created (for the invitation’s email when it names one, else 403) and joins the team. An email in use → 409. Each well-formed attempt counts against the address’s `SIGN_UPS_PER_HOUR` (10) → 429.',
+      'Only with `SIGNUP_ENABLED=true`, else 403 `Sign-up is disabled` — unless the body carries `invitationToken`, an open team invitation: then the account is created (for the invitation’s email when it names one, else 403) and joins the team, in one transaction that spends the invitation first (one link makes one account, however many requests race). An unknown, used, revoked or expired invitation → 404 `Invalid or expired invitation`; one whose creator is no longer an admin of the team → 404 `This invitation was withdrawn: …`. An email in use → 409. Each well-formed attempt counts against the address’s `SIGN_UPS_PER_HOUR` (10) → 429.',
     body: A.SignUpBody,
     responses: { 201: { description: 'Created and signed in.', schema: envelope(A.SignedIn), headers: ['Set-Cookie'] } },
-    errors: [403, 409, 429],
+    errors: [403, 404, 409, 429],
   }),
   resetPassword: defineRoute({
     method: 'post',

@@ -37,7 +37,8 @@ export const teamRoutes = {
     summary: 'Accept an invitation',
     body: T.InvitationTokenInput,
     idempotent: true,
-    description: '404 `Invalid or expired invitation` (unknown, used, revoked or expired); 403 when it names another email; 409 when you are a member already.',
+    description:
+      '404 `Invalid or expired invitation` (unknown, used, revoked or expired), or `This invitation was withdrawn: …` when its creator is no longer an admin of the team (removed or demoted); 403 when it names another email; 409 when you are a member already. Of concurrent joins with one link, one wins.',
     responses: { 200: { description: 'The team you joined.', schema: envelope(z.strictObject({ team: Team })) } },
     errors: [403, 404, 409],
   }),
@@ -151,7 +152,8 @@ export const teamRoutes = {
     auth: 'none',
     summary: 'What an invitation is for (the /join page)',
     body: T.InvitationTokenInput,
-    description: 'No authentication; limited per address, an unknown token counts as a failed authentication. 404 `Invalid or expired invitation`.',
+    description:
+      'No authentication; limited per address, an unknown token counts as a failed authentication. 404 `Invalid or expired invitation`, or `This invitation was withdrawn: …` when its creator is no longer an admin of the team.',
     responses: {
       200: {
         description: 'The team, role and email of an open invitation.',
