@@ -26,3 +26,7 @@ test('recall@3 over every question stays within 2 points of the committed figure
   const { recallAt3 } = result.overall;
   expect(recallAt3 >= floor ? 'kept' : report(`recall@3 ${recallAt3} is below ${floor.toFixed(3)}`)).toBe('kept');
 });
+
+test('no question comes back empty: each has its answer in the archive', () => {
+  expect(result.outcomes.filter((o) => o.found.length === 0).map((o) => o.question.q)).toEqual([]);
+});

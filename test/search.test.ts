@@ -73,10 +73,20 @@ describe('query semantics', () => {
     expect([...ranks].sort((a, b) => b - a)).toEqual(ranks);
   });
 
-  test('every query word must match', async () => {
+  test('no word is a gate: sessions holding more of the words rank first, one word is enough to be found', async () => {
+    // No session holds both: each is found by the word it has.
     const r = await h.find(alice, 'postgres caching');
-    expect(r.results).toEqual([]);
-    expect(r.total).toBe(0);
+    expect(new Set(ids(r))).toEqual(new Set([s.named, s.adjacent, s.apart, s.other]));
+    // Both words in one session rank it above the sessions holding one.
+    const both = await h.find(alice, 'pool exhausted postgres redis');
+    expect(ids(both)[0]).toBe(s.named);
+    expect(ids(both)).toContain(s.other);
+  });
+
+  test('words a question carries without meaning decide nothing', async () => {
+    expect(ids(await h.find(alice, 'what did we do about the postgres pool?'))[0]).toBe(s.named);
+    // Only such words: they are searched as they are.
+    expect(ids(await h.find(alice, 'the'))).toContain(s.named);
   });
 
   test('typo tolerance: one typo in a word of 5+ letters still matches', async () => {
@@ -98,7 +108,7 @@ describe('query semantics', () => {
     const mine = newSessionId();
     await h.put(alice, 'prefixes', mine, { name: 'Mine', markdown: '# Notes\n\nThe qvzzlastword came up again.\n' });
     await h.settle();
-    expect(ids(await h.find(alice, 'notes qv'))).toEqual([mine]);
+    expect(ids(await h.find(alice, 'notes qv'))[0]).toBe(mine);
     expect(ids(await h.find(alice, 'qvz'))).toEqual([mine]);
     const [hit] = (await h.find(alice, 'qv', { projectIds: ['prefixes'] })).results;
     expect(hit.snippet).toContain('<mark>qvzzlastword</mark>');
@@ -151,14 +161,14 @@ describe('whole sessions are searchable', () => {
     expect(ex[0].content).toContain('zanzibarquokka');
     expect(ex[0].orderNumber).toBeGreaterThan(1000);
 
-    // A word in every exchange: one session, counted once.
+    // A word in every exchange: one session, listed once, first.
     const common = await h.find(alice, 'refactor multiplies');
-    expect(ids(common)).toEqual([id]);
-    expect(common.total).toBe(1);
+    expect(ids(common)[0]).toBe(id);
+    expect(ids(common).filter((x) => x === id)).toHaveLength(1);
   }, 180_000);
 });
 
-describe('every query word anywhere in the session', () => {
+describe('query words anywhere in the session', () => {
   const small = newSessionId();
   const large = newSessionId();
   const exchange = (i: number) => `## Exchange ${i}\n\n${'We looked at the build output and the logs again. '.repeat(30)}\n\n`;
@@ -181,9 +191,8 @@ describe('every query word anywhere in the session', () => {
   });
 
   test('words in different exchanges match, in small and large sessions alike', async () => {
-    const r = await h.find(alice, 'firstspreadword secondspreadword');
+    const r = await h.find(alice, 'firstspreadword secondspreadword', { projectIds: ['spread'] });
     expect(new Set(ids(r))).toEqual(new Set([small, large]));
-    expect(r.total).toBe(2);
     for (const hit of r.results) {
       expect(hit.snippet).toMatch(/<mark>(first|second)spreadword<\/mark>/);
       // The fragments holding either word, in order: the first and the last.
@@ -210,13 +219,14 @@ describe('every query word anywhere in the session', () => {
     expect(new Set(ids(await h.find(alice, 'firstspredword secondspr')))).toEqual(new Set([small, large]));
   });
 
-  test('one word missing anywhere means no match', async () => {
-    expect(ids(await h.find(alice, 'firstspreadword zyxnotthere'))).toEqual([]);
+  test('a word no session holds hides nothing', async () => {
+    expect(new Set(ids(await h.find(alice, 'firstspreadword zyxnotthere')))).toEqual(new Set([small, large]));
+    expect(ids(await h.find(alice, 'zyxnotthere qqxnotthere'))).toEqual([]);
   });
 
   test('a tag and a word of the text, or the name and a word of the text', async () => {
-    expect(ids(await h.find(alice, 'spreadtag secondspreadword'))).toEqual([large]);
-    expect(ids(await h.find(alice, 'small secondspreadword'))).toEqual([small]);
+    expect(ids(await h.find(alice, 'spreadtag secondspreadword'))[0]).toBe(large);
+    expect(ids(await h.find(alice, 'small secondspreadword'))[0]).toBe(small);
   });
 
   test('quoted phrases still match words in that order, with other words elsewhere', async () => {
@@ -419,9 +429,11 @@ describe('totals in the main index', () => {
       const phrase = await h.find(gina, '"countphrase tailword"');
       expect(phrase.total).toBe(2);
       expect(new Set(ids(phrase))).toEqual(new Set(large));
-      const smallOnly = await h.find(gina, 'countword here');
-      expect(smallOnly.total).toBe(3);
-      expect(new Set(ids(smallOnly))).toEqual(new Set(small));
+      // Either word: every session, each counted once; those holding both first.
+      const either = await h.find(gina, 'countword here');
+      expect(either.total).toBe(5);
+      expect(new Set(ids(either).slice(0, 3))).toEqual(new Set(small));
+      expect(new Set(ids(either))).toEqual(new Set([...small, ...large]));
     };
     await expectTotals();
 

@@ -12,7 +12,7 @@ const uuidOf = (id: string) => {
 };
 
 export async function loadFixture(
-  h: Pick<SearchHarness, 'user' | 'put' | 'settle' | 'find'>,
+  h: Pick<SearchHarness, 'user' | 'put' | 'settle' | 'find' | 'search'>,
 ): Promise<{ sessions: number; find: (q: string) => Promise<string[]> }> {
   const sessions = loadSessions();
   const user = await h.user();
@@ -22,6 +22,9 @@ export async function loadFixture(
     idOf.set(uuid, s.id);
     await h.put(user, FIXTURE_PROJECT, uuid, { name: s.name, markdown: s.markdown, metadata: { llmModels: ['claude-sonnet-4-5'] } });
   }
+  await h.settle(120_000);
+  // Moved to the main index, where an archive's sessions are (fresh writes wait in the recent one).
+  await h.search.compact(0);
   await h.settle(120_000);
   return { sessions: sessions.length, find: async (q) => (await h.find(user, q, undefined, 10)).results.map((r) => idOf.get(r.sessionId) ?? r.sessionId) };
 }

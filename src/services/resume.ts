@@ -79,7 +79,7 @@ export async function searchResumable(ctx: Ctx, body: unknown): Promise<{ result
   const filters = projectId ? { projectIds: [projectId] } : undefined;
   const hits = new Map<string, SearchResultItem>();
   for (let offset = 0; offset < RESUME_SEARCH_SCAN; offset += MAX_SEARCH_LIMIT) {
-    const page = await searchSessions(ctx, { query, filters, limit: MAX_SEARCH_LIMIT, offset, matchingExchanges: true });
+    const page = await searchSessions(ctx, { query, filters, limit: MAX_SEARCH_LIMIT, offset, matchingExchanges: true, allWords: true });
     for (const r of page.results) if (!hits.has(`${r.projectId}/${r.sessionId}`)) hits.set(`${r.projectId}/${r.sessionId}`, r);
     if (offset + MAX_SEARCH_LIMIT >= page.total) break;
   }

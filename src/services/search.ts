@@ -42,7 +42,7 @@ export interface SearchInput extends SearchOptions {
 }
 
 export async function searchSessions(ctx: Ctx, input: SearchInput): Promise<SearchResults> {
-  const { query, limit = PAGES.search.def, offset = PAGES.searchOffset.def, matchingExchanges } = input;
+  const { query, limit = PAGES.search.def, offset = PAGES.searchOffset.def, matchingExchanges, allWords } = input;
   const args = parseInput(SearchArgs, { query, limit, offset });
   const filters = filtersOf(input.filters);
   if (matchesNothing(filters)) return { total: 0, results: [] };
@@ -52,7 +52,7 @@ export async function searchSessions(ctx: Ctx, input: SearchInput): Promise<Sear
     // request): a removed member's searches return and count none of the team's sessions from the
     // next request.
     const scopes = await scopesFor(ctx, filters.teamIds);
-    return await searchWithScopes(ctx, { scopes, query: args.query, filters, limit: args.limit, offset: args.offset, matchingExchanges });
+    return await searchWithScopes(ctx, { scopes, query: args.query, filters, limit: args.limit, offset: args.offset, matchingExchanges, allWords });
   } finally {
     // search_duration_seconds: every search that ran, found something or not, failed or not.
     recordSearch((performance.now() - started) / 1000);

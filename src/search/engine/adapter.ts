@@ -4,6 +4,8 @@ import { probeAll, type MeiliConnection } from './connection';
 import { documentIdOf, outlineFor, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../../domain/search-documents';
 import { matchingFragments, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, scopeFilter, searchFilter } from './filter';
+import { federatedPage, federatedQueries, wordCounts, type WordCounts } from './planned-page';
+import { planQuery, type QueryPlan } from './query-plan';
 import { isEngineUnreachable, MeiliHttpError, rootCause } from './http-client';
 import { isIndexNotFound, MAX_TOTAL_HITS } from './index-settings';
 import type { SearchHit, SearchPage, SearchRequest } from './port';
@@ -137,9 +139,9 @@ export interface SearchTarget {
 }
 
 /**
- * One page of a user's sessions matching `query`: documents collapsed per session, every query
- * word required somewhere in the session (typo-tolerant, prefix on the last word, "quoted phrases"
- * exact), owner filter always on.
+ * One page of a user's sessions matching `query`: documents collapsed per session, ranked by
+ * how many of the query's words (and which) they hold, no word required but "quoted phrases"
+ * (query-plan.ts, planned-page.ts; typo-tolerant, prefix on the last word), owner filter always on.
  *
  * Two indexes (worker.ts): the recent one holds the sessions written since the last compaction,
  * and its copy of a session is the current one; the main index is searched without the sessions
@@ -148,9 +150,11 @@ export interface SearchTarget {
  */
 export async function searchIndex(target: SearchTarget, request: SearchRequest): Promise<SearchPage> {
   const { conns, indexes, onIndexMissing, onUnreachable } = target;
-  const { scopes, query, filters, limit, offset } = request;
+  const { scopes, filters, limit, offset } = request;
   if (matchesNothing(filters)) return { total: 0, hits: [] };
   const filter = searchFilter(scopes, filters);
+  const plan = request.allWords ? { q: request.query, words: [], phrases: [] } : planQuery(request.query);
+  const query = plan.q;
   const common: SearchParams = { filter, distinct: 'sessionDigest', matchingStrategy: 'all' };
   const pageParams: SearchParams = {
     ...common,
@@ -161,8 +165,11 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
   try {
     const client = conns.main.searcher();
     const want = offset + limit;
+    const federated = plan.words.length > 1 ? federatedQueries(plan, await countsOf(target, plan, filter)) : null;
     const mainPage = (mainFilter: string, from: number, count: number): Promise<RawPage> =>
-      countedPage(client.index<Doc>(indexes.main), query, { ...pageParams, filter: mainFilter }, from, count);
+      federated
+        ? federatedPage<Doc>(client, indexes.main, federated, { ...pageParams, filter: mainFilter }, from, count)
+        : countedPage(client.index<Doc>(indexes.main), query, { ...pageParams, filter: mainFilter }, from, count);
     // Asked at the same time as the recent index, for when the user has nothing there (then it
     // is the answer); otherwise the main index is asked again without the sessions held there
     // (a wasted search for that user, traded for the latency of reading the held sessions first:
@@ -185,6 +192,7 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
       // main index is asked from where the recent hits leave it (its first `offset -
       // recentHits.length` hits are ranked before the page whatever the recent ones score).
       const recentPage = async (): Promise<RawPage> => {
+        if (federated) return federatedPage<Doc>(conns.recent.searcher(), indexes.recent, federated, pageParams, 0, want);
         const res = await conns.recent
           .searcher()
           .index<Doc>(indexes.recent)
@@ -274,6 +282,16 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
     }
     throw err;
   }
+}
+
+/** How many documents of both indexes (among `filter`'s) hold each word of the plan. */
+async function countsOf(target: SearchTarget, plan: QueryPlan, filter: string): Promise<WordCounts> {
+  const { conns, indexes } = target;
+  const [main, recent] = await Promise.all([
+    wordCounts(conns.main.searcher(), indexes.main, plan, filter),
+    wordCounts(conns.recent.searcher(), indexes.recent, plan, filter),
+  ]);
+  return { documents: main.documents + recent.documents, holding: main.holding.map((n, i) => n + recent.holding[i]) };
 }
 
 /**

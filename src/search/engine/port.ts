@@ -22,6 +22,8 @@ export interface SearchHit {
 export interface SearchOptions {
   /** Fill SearchHit.matchingExchanges (one more engine query). Default true. */
   matchingExchanges?: boolean;
+  /** Every word of the query required, stop words included (the upload CLI's resume search). Default false: no word is a gate. */
+  allWords?: boolean;
 }
 
 /** One page of a search, as the service asks the engine for it. */
