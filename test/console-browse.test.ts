@@ -195,18 +195,18 @@ test("matching exchanges carry the reader's exchange number, for sessions indexe
   const q = `query($q: String!) { searchSessions(query: $q) { results { sessionId matchingExchanges { exchange start content } } } }`;
   const large = (await app.gql(token, q, { q: 'narwhal' })).body.data.searchSessions.results[0];
   expect(large.sessionId).toBe(sid(9));
-  expect(large.matchingExchanges.map((m: { exchange: number }) => m.exchange)).toEqual([43, 78]);
-  // The reader numbers them the same way: exchange 43 (42nd user turn after the title's exchange 1) holds the word.
-  const page = await app.gql(token, `{ session(projectId: "big", id: "${sid(9)}") { exchanges(offset: 42, limit: 1) { exchanges { number markdown } } } }`);
+  expect(large.matchingExchanges.map((m: { exchange: number }) => m.exchange)).toEqual([42, 77]);
+  // The reader numbers them the same way: exchange 42 (the 42nd user turn; the `# Large` line opens exchange 1) holds the word.
+  const page = await app.gql(token, `{ session(projectId: "big", id: "${sid(9)}") { exchanges(offset: 41, limit: 1) { exchanges { number markdown } } } }`);
   expect(page.body.errors).toBeUndefined();
-  expect(page.body.data.session.exchanges.exchanges[0]).toMatchObject({ number: 43 });
+  expect(page.body.data.session.exchanges.exchanges[0]).toMatchObject({ number: 42 });
   expect(page.body.data.session.exchanges.exchanges[0].markdown).toContain('narwhal');
   for (const m of large.matchingExchanges) expect(m.start).toBeGreaterThan(0);
 
   const small = (await app.gql(token, q, { q: 'eviction' })).body.data.searchSessions.results[0];
   expect(small.sessionId).toBe(sid(1));
-  // alpha: "# Alpha" is exchange 1, the first user turn 2, the second (with "eviction") 3.
-  expect(small.matchingExchanges.map((m: { exchange: number }) => m.exchange)).toEqual([3]);
+  // alpha: "# Alpha" opens exchange 1, the first user turn; the second (with "eviction") is 2.
+  expect(small.matchingExchanges.map((m: { exchange: number }) => m.exchange)).toEqual([2]);
 });
 
 test('sessionFacets: the values of each list filter with counts, per project or over all, validated', async () => {

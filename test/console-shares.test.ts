@@ -100,19 +100,20 @@ test(
       const audience = dialog.getByRole('combobox', { name: 'Audience' });
       expect(await audience.inputValue()).toBe('PUBLIC');
       // One checkbox per exchange, every one checked.
-      await dialog.getByRole('checkbox', { name: 'Show exchange 4' }).waitFor();
+      // The `# title` line is the file's header, part of exchange 1: three exchanges.
+      await dialog.getByRole('checkbox', { name: 'Show exchange 3' }).waitFor();
       const boxes = dialog.getByRole('checkbox');
-      expect(await boxes.count()).toBe(4);
-      for (let n = 1; n <= 4; n++) expect(await dialog.getByRole('checkbox', { name: `Show exchange ${n}`, exact: true }).isChecked()).toBe(true);
+      expect(await boxes.count()).toBe(3);
+      for (let n = 1; n <= 3; n++) expect(await dialog.getByRole('checkbox', { name: `Show exchange ${n}`, exact: true }).isChecked()).toBe(true);
 
-      await dialog.getByRole('checkbox', { name: 'Show exchange 3', exact: true }).uncheck();
+      await dialog.getByRole('checkbox', { name: 'Show exchange 2', exact: true }).uncheck();
       await expires.selectOption('7');
       const preview = dialog.getByRole('button', { name: 'Preview as viewer' });
       await preview.click();
       expect(await preview.getAttribute('aria-expanded')).toBe('true');
       const seen = dialog.getByRole('region', { name: 'What a viewer sees' });
-      await seen.getByText('3 of 4 exchanges shown', { exact: false }).waitFor();
-      expect(await seen.getByRole('listitem').allInnerTexts()).toEqual(['Fixing the login flow', 'Why does login fail?', 'Hidden by the owner', 'Now fix it']);
+      await seen.getByText('2 of 3 exchanges shown', { exact: false }).waitFor();
+      expect(await seen.getByRole('listitem').allInnerTexts()).toEqual(['Why does login fail?', 'Hidden by the owner', 'Now fix it']);
       expect(await seriousAxeViolations(page)).toEqual([]);
 
       await dialog.getByRole('button', { name: 'Create link' }).click();
@@ -126,11 +127,11 @@ test(
       expect(copied).toBe(url);
       expect(await seriousAxeViolations(page)).toEqual([]);
 
-      // The copied link's JSON: exchange 3 is a placeholder; its words are in no byte of it.
+      // The copied link's JSON: exchange 2 is a placeholder; its words are in no byte of it.
       const api = await app.request('GET', `/api/v1/share/${tokenOf(copied)}`);
       expect(api.status).toBe(200);
-      expect(api.body.data.exchanges.map((e: { number: number }) => e.number)).toEqual([1, 2, 3, 4]);
-      expect(api.body.data.exchanges[2]).toEqual({ number: 3, hidden: true });
+      expect(api.body.data.exchanges.map((e: { number: number }) => e.number)).toEqual([1, 2, 3]);
+      expect(api.body.data.exchanges[1]).toEqual({ number: 2, hidden: true });
       expect(api.text).not.toContain(HIDDEN_MARK);
       expect((await app.request('GET', `/api/v1/share/${tokenOf(copied)}`)).status).toBe(200);
 
@@ -139,8 +140,11 @@ test(
       // The reader lists the link: its address, audience, what it hides and (read again when the
       // dialog closes) its two views.
       const row = links.getByRole('row').filter({ hasText: url });
-      await row.getByRole('cell', { name: '2', exact: true }).waitFor();
-      expect(await row.getByRole('cell').allInnerTexts()).toEqual(expect.arrayContaining(['3', 'Anyone with the link', '2']));
+      // Two cells read `2`: the hidden exchange and the views.
+      await row.getByRole('cell', { name: '2', exact: true }).nth(1).waitFor();
+      const rowCells = await row.getByRole('cell').allInnerTexts();
+      expect(rowCells).toEqual(expect.arrayContaining(['Anyone with the link', '2']));
+      expect(rowCells.filter((c) => c === '2')).toHaveLength(2);
 
       // Shared links: the link with its session, expiry and the two views.
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Shared links' }).click();
@@ -195,7 +199,7 @@ test(
       let page = await signIn(report, readerUrl(LEAKY));
       await page.getByRole('region', { name: 'Share links' }).getByRole('button', { name: 'Share' }).click();
       let dialog = page.getByRole('dialog', { name: 'Share this session' });
-      await dialog.getByRole('checkbox', { name: 'Show exchange 5', exact: true }).waitFor();
+      await dialog.getByRole('checkbox', { name: 'Show exchange 4', exact: true }).waitFor();
       await dialog.getByRole('button', { name: 'Create link' }).click();
       const secrets = dialog.getByRole('alert');
       await secrets.getByText(/^Session holds unmasked secrets \(.*github-token.*\)/).waitFor();
@@ -212,7 +216,7 @@ test(
       page = await signIn(off, readerUrl(SID));
       await page.getByRole('region', { name: 'Share links' }).getByRole('button', { name: 'Share' }).click();
       dialog = page.getByRole('dialog', { name: 'Share this session' });
-      await dialog.getByRole('checkbox', { name: 'Show exchange 4', exact: true }).waitFor();
+      await dialog.getByRole('checkbox', { name: 'Show exchange 3', exact: true }).waitFor();
       await dialog.getByRole('button', { name: 'Create link' }).click();
       await dialog.getByRole('alert').getByText('Share links are turned off on this server').waitFor();
       expectClean(off);

@@ -80,7 +80,7 @@ test('large markdown: the index is stored with it, of the redacted text, equal t
   );
   expect(storedMd.length).toBe(Buffer.byteLength(md));
   expect(decodeStoredIndex(bytes!, storedMd.length)).toEqual(scanned(storedMd));
-  expect(decodeStoredIndex(bytes!, storedMd.length)!.entries[2].title).toMatch(/^Use token \[REDACTED:/);
+  expect(decodeStoredIndex(bytes!, storedMd.length)!.entries[1].title).toMatch(/^Use token \[REDACTED:/);
 });
 
 test('the paged read serves the stored index (it is not scanned again)', async () => {
@@ -114,7 +114,20 @@ test('a stored index that does not fit the markdown is ignored: the markdown is 
   const r = await page(3, '?limit=3&content=false');
   expect(r.status).toBe(200);
   expect(r.body.data.total).toBe(scanned(Buffer.from(md)).entries.length);
-  expect(r.body.data.exchanges[1].title).toBe('Question 1 about the retry loop');
+  expect(r.body.data.exchanges[0].title).toBe('Question 1 about the retry loop');
+});
+
+test('an index stored in format 1 (the header counted as an exchange of its own) is ignored: the markdown is scanned', async () => {
+  const md = largeMarkdown();
+  expect((await put(9, md)).status).toBe(201);
+  const json = JSON.parse((await stored(9))!.toString('utf8'));
+  expect(json.v).toBe(2);
+  json.v = 1;
+  json.e[0][2] = 'Title from the old index';
+  await replaceStored(9, Buffer.from(JSON.stringify(json)));
+  const r = await page(9, '?limit=2&content=false');
+  expect(r.status).toBe(200);
+  expect(r.body.data.exchanges[0]).toMatchObject({ number: 1, title: 'Question 1 about the retry loop' });
 });
 
 test('small markdown has none; replacing large markdown with small removes it; deleting the session removes it', async () => {

@@ -261,20 +261,25 @@ describe('tools', () => {
       projectId: P,
       sessionId: S.flaky,
       title: 'Fix the flaky upload test',
-      totalExchanges: 4,
+      totalExchanges: 3,
       nextExchangesFrom: null,
       redactions: [],
     });
     expect(g.structuredContent.etag).toMatch(/^W\/"/);
-    expect(g.structuredContent.exchanges.map((e: any) => e.number)).toEqual([1, 2, 3, 4]);
-    const r1 = await mcp.call('read_exchanges', { projectId: P, sessionId: S.flaky, from: 2, count: 2 });
-    expect(r1.structuredContent).toMatchObject({ total: 4, nextFrom: 4, etag: g.structuredContent.etag });
+    // The title line is the file's header, part of exchange 1 (the first prompt).
+    expect(g.structuredContent.exchanges.map((e: any) => [e.number, e.title])).toEqual([
+      [1, 'Why does the upload test fail sometimes?'],
+      [2, 'How do we fix it?'],
+      [3, 'Anything else?'],
+    ]);
+    const r1 = await mcp.call('read_exchanges', { projectId: P, sessionId: S.flaky, from: 1, count: 2 });
+    expect(r1.structuredContent).toMatchObject({ total: 3, nextFrom: 3, etag: g.structuredContent.etag });
     expect(r1.structuredContent.exchanges.map((e: any) => [e.number, e.truncated])).toEqual([
+      [1, false],
       [2, false],
-      [3, false],
     ]);
     expect(r1.structuredContent.exchanges[0].markdown).toContain('Why does the upload test fail sometimes?');
-    const r2 = await mcp.call('read_exchanges', { projectId: P, sessionId: S.flaky, from: 4 });
+    const r2 = await mcp.call('read_exchanges', { projectId: P, sessionId: S.flaky, from: 3 });
     expect(r2.structuredContent.nextFrom).toBeNull();
     // Paged through, the exchanges are the whole markdown.
     const all = await mcp.call('read_exchanges', { projectId: P, sessionId: S.flaky, count: 10 });
@@ -345,7 +350,7 @@ describe('tools', () => {
       ['get_session', { projectId: 'no-such-project', sessionId: S.flaky }, /Project no-such-project not found/],
       ['get_session', { projectId: P, sessionId: 'a1a1a1a1-0000-4000-8000-00000000ffff' }, /Session .* not found/],
       ['read_exchanges', { projectId: P, sessionId: S.flaky, count: 11 }, /count must be an integer from 1 to 10/],
-      ['read_exchanges', { projectId: P, sessionId: S.flaky, from: 99 }, /at most 4/],
+      ['read_exchanges', { projectId: P, sessionId: S.flaky, from: 99 }, /at most 3/],
       ['read_exchanges', { projectId: P, sessionId: S.flaky, maxChars: 10 }, /maxChars must be an integer from 1000 to 60000/],
       ['read_raw', { projectId: P, sessionId: S.raw, length: 70_000 }, /length must be an integer from 1 to 65536/],
       ['read_raw', { projectId: P, sessionId: S.raw, offset: 10_000_000 }, /offset must be at most/],
@@ -363,8 +368,8 @@ describe('tools', () => {
     const s = await mcp.client.readResource({ uri: `archive://projects/${P}/sessions/${S.flaky}` });
     expect(s.contents[0].mimeType).toBe('application/json');
     const meta = JSON.parse(String((s.contents[0] as { text: string }).text));
-    expect(meta).toMatchObject({ sessionId: S.flaky, totalExchanges: 4 });
-    const e = await mcp.client.readResource({ uri: `archive://projects/${P}/sessions/${S.flaky}/exchanges/3` });
+    expect(meta).toMatchObject({ sessionId: S.flaky, totalExchanges: 3 });
+    const e = await mcp.client.readResource({ uri: `archive://projects/${P}/sessions/${S.flaky}/exchanges/2` });
     expect(e.contents[0]).toMatchObject({ mimeType: 'text/markdown', text: expect.stringContaining('exponential backoff') });
     await expect(mcp.client.readResource({ uri: `archive://projects/${P}/sessions/${S.flaky}/exchanges/9` })).rejects.toMatchObject({ code: -32002 });
   });

@@ -119,12 +119,12 @@ beforeAll(async () => {
   await put(1, 'Login fix', NORMAL_MD);
   await put(2, HOSTILE_TITLE, HOSTILE_MD);
   await put(3, 'large.md', largeMarkdown());
-  links.normal = await share(1, { hiddenExchanges: [3] });
+  links.normal = await share(1, { hiddenExchanges: [2] });
   links.hostile = await share(2);
   links.large = await share(3);
   links.signedIn = await share(1, {
     audience: 'signed-in',
-    hiddenExchanges: [3],
+    hiddenExchanges: [2],
   });
 }, 180_000);
 
@@ -200,21 +200,17 @@ test(
       expect(await page.title()).toBe('Login fix · Shared session');
       const main = page.getByRole('main');
       await main.getByRole('definition').getByText('claude-sonnet-4', { exact: true }).waitFor();
-      await main.getByText('4 (1 hidden by the person who shared it)').waitFor();
+      await main.getByText('3 (1 hidden by the person who shared it)').waitFor();
       const transcript = page.getByRole('region', { name: 'Transcript' });
-      expect(await transcript.getByRole('heading', { level: 2 }).allInnerTexts()).toEqual([
-        '1. Fixing the login flow',
-        '2. Why does login fail?',
-        '3. Hidden exchange',
-        '4. Now fix it',
-      ]);
-      await transcript.locator('#exchange-4').scrollIntoViewIfNeeded();
+      // The `# title` line is the file's header: it opens exchange 1, the first prompt.
+      expect(await transcript.getByRole('heading', { level: 2 }).allInnerTexts()).toEqual(['1. Why does login fail?', '2. Hidden exchange', '3. Now fix it']);
+      await transcript.locator('#exchange-3').scrollIntoViewIfNeeded();
       await transcript.getByText('Done: the client refreshes one minute early.').waitFor();
       await transcript.getByRole('cell', { name: 'refresh' }).waitFor();
       const docs = transcript.getByRole('link', { name: 'the docs' });
       expect(await docs.getAttribute('href')).toBe('https://example.com/docs');
       expect(await docs.getAttribute('rel')).toBe('noopener noreferrer nofollow');
-      await transcript.locator('#exchange-3').getByText('left this exchange out').waitFor();
+      await transcript.locator('#exchange-2').getByText('left this exchange out').waitFor();
       // No console around it: no navigation, no sign-in or account controls.
       expect(await page.getByRole('navigation').count()).toBe(0);
       expect(await page.getByRole('link', { name: /Projects|Search|Sign in|Settings/ }).count()).toBe(0);
@@ -242,7 +238,7 @@ test(
       const { page, dialogs } = await visit(`/s/${links.hostile}`);
       await page.getByRole('heading', { level: 1, name: HOSTILE_TITLE }).waitFor();
       const transcript = page.getByRole('region', { name: 'Transcript' });
-      await transcript.locator('#exchange-2').scrollIntoViewIfNeeded();
+      await transcript.locator('#exchange-1').scrollIntoViewIfNeeded();
       await transcript.getByText('inside details').waitFor();
       await transcript.getByText(`<script>window.__pwned = 'script'</script>`).waitFor();
       await transcript.getByText(`<p onclick="window.__pwned='click'" onmouseover="alert('hover')">hover me</p>`).hover();
@@ -278,20 +274,20 @@ test(
     async () => {
       const raw = await app.request('GET', `/s/${links.large}`);
       const boot = JSON.parse(/<script type="application\/json" id="share-data">([^<]*)<\/script>/.exec(raw.text)![1]) as BootBody;
-      expect(boot.page.exchangeCount).toBe(31);
-      expect(boot.page.exchanges.length).toBeLessThan(31);
+      expect(boot.page.exchangeCount).toBe(30);
+      expect(boot.page.exchanges.length).toBeLessThan(30);
       expect(boot.page.nextFrom).toBe(boot.page.exchanges.length + 1);
 
       const { page, dialogs } = await visit(`/s/${links.large}`);
       const transcript = page.getByRole('region', { name: 'Transcript' });
-      await transcript.getByRole('heading', { level: 2, name: '1. A large shared session' }).waitFor();
+      await transcript.getByRole('heading', { level: 2, name: '1. Question 1 about the backoff' }).waitFor();
       for (
         let i = 0;
         i < 200 &&
         (await transcript
           .getByRole('heading', {
             level: 2,
-            name: '31. Question 30 about the backoff',
+            name: '30. Question 30 about the backoff',
           })
           .count()) === 0;
         i++
@@ -301,18 +297,18 @@ test(
       }
       const last = transcript.getByRole('heading', {
         level: 2,
-        name: '31. Question 30 about the backoff',
+        name: '30. Question 30 about the backoff',
       });
       await last.waitFor();
       // Exchanges render as they come near the viewport, and a rendered one grows (pushing the last
       // one down): go to it until it is rendered, as a reader would.
-      const rendered = transcript.locator('#exchange-31 .md:not(.pending)');
+      const rendered = transcript.locator('#exchange-30 .md:not(.pending)');
       for (let i = 0; i < 50 && (await rendered.count()) === 0; i++) {
         await last.scrollIntoViewIfNeeded();
         await page.waitForTimeout(200);
       }
-      await transcript.locator('#exchange-31').getByText('exponential backoff').first().waitFor();
-      expect(await page.locator('section.exchange').count()).toBe(31);
+      await transcript.locator('#exchange-30').getByText('exponential backoff').first().waitFor();
+      expect(await page.locator('section.exchange').count()).toBe(30);
       expect(await page.getByRole('button', { name: 'Show more exchanges' }).count()).toBe(0);
       // Later pages only (the first came with the HTML), each starting where the last one ended.
       const reads = rec!.requests.filter((u) => new URL(u).pathname === `/api/v1/share/${links.large}`).map((u) => Number(new URL(u).searchParams.get('from')));

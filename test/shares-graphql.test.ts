@@ -60,7 +60,7 @@ describe('making, listing, changing and revoking a link', () => {
     const r = await app.gql(a.token, CREATE, {
       p: 'gsh-make',
       s: SID(1),
-      i: { hiddenExchanges: [3], expiresInDays: 7, audience: 'PUBLIC' },
+      i: { hiddenExchanges: [2], expiresInDays: 7, audience: 'PUBLIC' },
     });
     expect(r.body.errors).toBeUndefined();
     const s = r.body.data.createShare;
@@ -69,8 +69,8 @@ describe('making, listing, changing and revoking a link', () => {
       sessionId: SID(1),
       sessionTitle: 'Login fix 01',
       audience: 'PUBLIC',
-      hiddenExchanges: [3],
-      exchangeCount: 4,
+      hiddenExchanges: [2],
+      exchangeCount: 3,
       views: 0,
     });
     expect(s.url).toBe(`${app.url}/s/${tokenOf(s.url)}`);
@@ -78,7 +78,8 @@ describe('making, listing, changing and revoking a link', () => {
     expect(r.text).not.toContain(HIDDEN_MARK);
     const page = await read(s.url);
     expect(page.status).toBe(200);
-    expect(page.body.data.exchanges[2]).toEqual({ number: 3, hidden: true });
+    // The title line is the file's header, part of exchange 1: the private prompt is exchange 2.
+    expect(page.body.data.exchanges[1]).toEqual({ number: 2, hidden: true });
     expect(page.text).not.toContain(HIDDEN_MARK);
     // REST lists the same link.
     const rest = await app.request('GET', `/api/v1/projects/gsh-make/sessions/${SID(1)}/shares`, { token: a.token });
@@ -142,7 +143,7 @@ describe('making, listing, changing and revoking a link', () => {
       await app.gql(a.token, CREATE, {
         p: 'gsh-upd',
         s: SID(3),
-        i: { hiddenExchanges: [3] },
+        i: { hiddenExchanges: [2] },
       })
     ).body.data.createShare;
     const shown = await app.gql(a.token, UPDATE, {
@@ -151,7 +152,7 @@ describe('making, listing, changing and revoking a link', () => {
     });
     expect(shown.body.data.updateShare.hiddenExchanges).toEqual([]);
     expect((await read(s.url)).text).toContain(HIDDEN_MARK);
-    await app.gql(a.token, UPDATE, { id: s.id, i: { hiddenExchanges: [3] } });
+    await app.gql(a.token, UPDATE, { id: s.id, i: { hiddenExchanges: [2] } });
     expect((await read(s.url)).text).not.toContain(HIDDEN_MARK);
 
     expect((await upload(a, 'gsh-upd', SID(3), transcript('_**User**_\n\nA LATER QUESTION\n'))).status).toBe(200);
@@ -162,8 +163,8 @@ describe('making, listing, changing and revoking a link', () => {
     });
     expect(refreshed.body.errors).toBeUndefined();
     expect(refreshed.body.data.updateShare).toMatchObject({
-      exchangeCount: 5,
-      hiddenExchanges: [3],
+      exchangeCount: 4,
+      hiddenExchanges: [2],
     });
     expect(Math.abs(Date.parse(refreshed.body.data.updateShare.expiresAt) - Date.now() - 90 * 86_400_000)).toBeLessThan(60_000);
     const after = await read(s.url);
@@ -210,7 +211,7 @@ describe('the service’s rules, with GraphQL’s error codes', () => {
       s: SID(5),
       i: { hiddenExchanges: [9] },
     });
-    expect(beyond.body.errors[0].message).toMatch(/no exchange 9 \(it has 4\)/);
+    expect(beyond.body.errors[0].message).toMatch(/no exchange 9 \(it has 3\)/);
     expect(
       codeOf(
         await app.gql(a.token, CREATE, {

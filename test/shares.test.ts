@@ -63,7 +63,7 @@ describe('making a link', () => {
     const r = await create(a, 'sh-make', SID(1));
     expect(r.status).toBe(201);
     const s = r.body.data.share;
-    expect(s).toMatchObject({ audience: 'public', hiddenExchanges: [], exchangeCount: 4, views: 0, projectId: 'sh-make', sessionId: SID(1) });
+    expect(s).toMatchObject({ audience: 'public', hiddenExchanges: [], exchangeCount: 3, views: 0, projectId: 'sh-make', sessionId: SID(1) });
     expect(s.url).toBe(`${app.url}/s/${tokenOf(s.url)}`);
     const token = tokenOf(s.url);
     expect(token).toMatch(/^[A-Za-z0-9_-]{44}$/);
@@ -95,7 +95,7 @@ describe('making a link', () => {
     expect(never.body.error).toMatch(/never expire are turned off/);
     expect((await create(a, 'sh-exp', SID(2), { audience: 'everyone' })).status).toBe(400);
     expect((await create(a, 'sh-exp', SID(2), { hiddenExchanges: [0] })).status).toBe(400);
-    expect((await create(a, 'sh-exp', SID(2), { hiddenExchanges: [9] })).body.error).toMatch(/no exchange 9 \(it has 4\)/);
+    expect((await create(a, 'sh-exp', SID(2), { hiddenExchanges: [9] })).body.error).toMatch(/no exchange 9 \(it has 3\)/);
     expect((await create(a, 'sh-exp', SID(2), { extra: 1 })).status).toBe(400);
   });
 
@@ -115,10 +115,10 @@ describe('making a link', () => {
 describe('reading a link', () => {
   test('the shape; hidden exchanges absent from every byte of every answer and of the stored snapshot', async () => {
     await upload(a, 'sh-read', SID(10), transcript());
-    const made = await create(a, 'sh-read', SID(10), { hiddenExchanges: [3] });
+    const made = await create(a, 'sh-read', SID(10), { hiddenExchanges: [2] });
     expect(made.status).toBe(201);
     const s = made.body.data.share;
-    expect(s.hiddenExchanges).toEqual([3]);
+    expect(s.hiddenExchanges).toEqual([2]);
     const token = tokenOf(s.url);
     const r = await read(token);
     expect(r.status).toBe(200);
@@ -127,10 +127,12 @@ describe('reading a link', () => {
     expect(Object.keys(d).sort()).toEqual(
       ['agentName', 'createdAt', 'exchangeCount', 'exchanges', 'from', 'hiddenCount', 'llmModels', 'nextFrom', 'sharedAt', 'title'].sort(),
     );
-    expect(d).toMatchObject({ title: 'Login fix', exchangeCount: 4, hiddenCount: 1, llmModels: ['claude-sonnet-4'], from: 1, nextFrom: null });
-    expect(d.exchanges.map((e: { number: number }) => e.number)).toEqual([1, 2, 3, 4]);
-    expect(d.exchanges[2]).toEqual({ number: 3, hidden: true });
-    expect(d.exchanges[1].markdown).toContain('Why does login fail?');
+    // The title line is the file's header, part of exchange 1: the hidden one is the second prompt.
+    expect(d).toMatchObject({ title: 'Login fix', exchangeCount: 3, hiddenCount: 1, llmModels: ['claude-sonnet-4'], from: 1, nextFrom: null });
+    expect(d.exchanges.map((e: { number: number }) => e.number)).toEqual([1, 2, 3]);
+    expect(d.exchanges[1]).toEqual({ number: 2, hidden: true });
+    expect(d.exchanges[0]).toMatchObject({ title: 'Why does login fail?' });
+    expect(d.exchanges[0].markdown).toContain('Why does login fail?');
     for (const text of [made.text, r.text, (await app.request('GET', '/api/v1/shares', { token: a.token })).text]) {
       expect(text).not.toContain(HIDDEN_MARK);
     }
@@ -140,14 +142,14 @@ describe('reading a link', () => {
       "SELECT CONCAT_WS('|', se.title, se.markdown, sh.title, sh.hiddenJson, sh.llmModelsJson) AS t FROM share_exchanges se JOIN shares sh ON sh.id = se.shareId WHERE sh.id = ?",
       s.id,
     );
-    expect(stored).toHaveLength(4);
+    expect(stored).toHaveLength(3);
     for (const row of stored) expect(String(row.t)).not.toContain(HIDDEN_MARK);
 
     // Un-hiding copies the exchange's current content in; hiding again removes it from the snapshot.
     const shown = await app.request('PATCH', `/api/v1/shares/${s.id}`, { token: a.token, body: { hiddenExchanges: [] } });
     expect(shown.status).toBe(200);
-    expect((await read(token)).body.data.exchanges[2].markdown).toContain(HIDDEN_MARK);
-    await app.request('PATCH', `/api/v1/shares/${s.id}`, { token: a.token, body: { hiddenExchanges: [3] } });
+    expect((await read(token)).body.data.exchanges[1].markdown).toContain(HIDDEN_MARK);
+    await app.request('PATCH', `/api/v1/shares/${s.id}`, { token: a.token, body: { hiddenExchanges: [2] } });
     expect((await read(token)).text).not.toContain(HIDDEN_MARK);
     const again = await app.deps.db.writes.query<{ n: bigint }>(
       'SELECT COUNT(*) AS n FROM share_exchanges WHERE shareId = ? AND (markdown LIKE ? OR title LIKE ?)',
@@ -165,13 +167,13 @@ describe('reading a link', () => {
     const later = transcript('_**User**_\n\nA LATER QUESTION\n').replace('The token expired.', 'CHANGED LATER');
     expect((await upload(a, 'sh-snap', SID(11), later)).status).toBe(200);
     const before = await read(token);
-    expect(before.body.data.exchangeCount).toBe(4);
+    expect(before.body.data.exchangeCount).toBe(3);
     expect(before.text).not.toContain('A LATER QUESTION');
     expect(before.text).not.toContain('CHANGED LATER');
     expect(before.text).toContain('The token expired.');
     const refreshed = await app.request('PATCH', `/api/v1/shares/${s.id}`, { token: a.token, body: { refresh: true } });
     expect(refreshed.status).toBe(200);
-    expect(refreshed.body.data.share.exchangeCount).toBe(5);
+    expect(refreshed.body.data.share.exchangeCount).toBe(4);
     const after = await read(token);
     expect(after.text).toContain('A LATER QUESTION');
     expect(after.text).toContain('CHANGED LATER');

@@ -11,12 +11,10 @@ export { EXCHANGE_MAX_BYTES, ExchangeScanner, TITLE_MAX, type ExchangeEntry, typ
  * The paged read of a session's markdown, by exchange (docs/rest.md, "The paged read of a session": the reader
  * shows the first exchange of a 50 MB session without downloading all of it).
  *
- * An *exchange* of a SpecStory transcript is a user turn (`_**User**_`, `_**User (…)**_` on a line
- * of its own, outside code fences) with everything after it up to the next user turn: the agent
- * turns (`_**Agent (…)**_`, `_**Assistant**_`) and their tool output. What comes before the first
- * user turn (the title, the session's header; or agent turns of a resumed session) is exchange 1
- * unless it is blank. A markdown without user turns is one exchange. Exchanges are numbered from 1
- * in the order of the markdown; they are contiguous byte ranges whose concatenation is the markdown.
+ * An *exchange* of a SpecStory transcript is a user turn with the agent turns and tool output
+ * after it, numbered from 1 as the SpecStory CLI numbers them (the file's header is the start of
+ * exchange 1, not an exchange of its own); exchanges are contiguous byte ranges whose
+ * concatenation is the markdown. The exact rules are with the scanner, src/domain/exchanges.ts.
  *
  * No exchange is longer than EXCHANGE_MAX_BYTES: a longer one is served in *pieces* (the next
  * piece starts at a line start where possible, else at a character boundary), each with its own

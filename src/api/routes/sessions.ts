@@ -116,7 +116,7 @@ export const sessionRoutes = {
     streams: true,
     summary: "A session's exchanges, one page at a time",
     description:
-      "The paged read the web console's reader uses: the first exchange of a 50 MB session without downloading all of it. An exchange is a user turn (`_**User**_` outside code fences) with the agent turns that follow it; what precedes the first user turn is exchange 1; an exchange over 256 KiB comes in pieces (`continuation`). With content, a page stops before 1 MiB of markdown (it always holds at least one exchange), so it may hold fewer than `limit`: continue from `nextOffset`. Every page comes from one version of the session (`etag`).",
+      "The paged read the web console's reader uses: the first exchange of a 50 MB session without downloading all of it. An exchange is a user turn (`_**User**_` outside code fences) with the agent turns that follow it; numbered as the SpecStory CLI numbers them (the file's header is the start of exchange 1, not an exchange of its own); an exchange over 256 KiB comes in pieces (`continuation`). With content, a page stops before 1 MiB of markdown (it always holds at least one exchange), so it may hold fewer than `limit`: continue from `nextOffset`. Every page comes from one version of the session (`etag`).",
     params: sessionParams,
     headers: ifNoneMatch,
     query: inputs.ExchangesQuery,

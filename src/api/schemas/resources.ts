@@ -200,7 +200,7 @@ export const SessionExchange = z
     number: z.int().min(1).meta({ description: 'Position of the exchange in the session, from 1 (the reader links to `#exchange-<number>`).' }),
     title: z.string().meta({
       description:
-        "The first line of the user's prompt (markdown marks removed, at most 120 characters); for what precedes the first prompt, the transcript's title. Text, never markup.",
+        "The first line of the user's prompt (markdown marks removed, at most 120 characters); for a transcript without turns, its first line. Text, never markup.",
     }),
     start: z.int().min(0).meta({ description: 'Byte offset of the exchange in the markdown.' }),
     size: z.int().min(0).meta({ description: 'Bytes of the exchange (at most 262144: a longer exchange is served in pieces).' }),
