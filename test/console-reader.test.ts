@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, newRecordedPage, seriousAxeViolations, step, type Recorded } from './support/chromium';
+import { launchBrowser, newRecordedPage, openReaderPanel, seriousAxeViolations, step, type Recorded } from './support/chromium';
 import { startTestApp, type TestApp } from './support/app';
 import { createUser } from '../src/services/users';
 import { operatorCtx } from '../src/services/context';
@@ -145,6 +145,7 @@ test(
       const page = await signIn(sessionUrl(S.normal));
       // Heading = metadata.title while there is no userTitle.
       await page.getByRole('heading', { level: 1, name: 'Login flow fix' }).waitFor();
+      await openReaderPanel(page);
       const details = page.getByRole('region', { name: 'Session details' });
       await details.getByText('claude-sonnet-4').waitFor();
       await details.getByText('fix/login').waitFor();
@@ -236,6 +237,7 @@ test(
     async () => {
       const page = await signIn(sessionUrl(S.hostile));
       await page.getByRole('heading', { level: 1, name: HOSTILE }).waitFor();
+      await openReaderPanel(page);
       const transcript = page.getByRole('region', { name: 'Transcript' });
       // An exchange is rendered once it comes near the viewport: go to the second, as a reader would
       // (whether it starts near enough depends on when the layout settles).
@@ -249,7 +251,7 @@ test(
       await transcript.getByText('vb link').click();
       expect(await transcript.getByRole('link', { name: /md js link|md data link|vb link|rel link|proto link/ }).count()).toBe(0);
       await page.getByText(`<svg onload="window.__pwned='tag'">`).waitFor();
-      await page.getByText(`<script>window.__pwned='client'</script>`).waitFor();
+      await page.getByText(`<script>window.__pwned='client'</script>`, { exact: true }).waitFor();
       await page.getByText(`<img src="https://evil.example/summary.png" onerror="window.__pwned='summary'">`).waitFor();
 
       // What the sanitiser let through: text-formatting elements with safe attributes only.

@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, newRecordedPage, seriousAxeViolations, step, type Recorded } from './support/chromium';
+import { launchBrowser, newRecordedPage, openReaderPanel, seriousAxeViolations, step, type Recorded } from './support/chromium';
 import { startTestApp, type TestApp } from './support/app';
 import { createUser } from '../src/services/users';
 import { operatorCtx } from '../src/services/context';
@@ -88,6 +88,7 @@ test(
     async () => {
       const page = await signIn(app, readerUrl(SID));
       await page.getByRole('heading', { level: 1, name: 'login.md' }).waitFor();
+      await openReaderPanel(page);
       const links = page.getByRole('region', { name: 'Share links' });
       await links.getByText('No links to this session.').waitFor();
       await links.getByRole('button', { name: 'Share' }).click();
@@ -164,6 +165,7 @@ test(
       // Revoke it from the reader: the link answers 404 from then on.
       await listed.getByRole('link', { name: 'login.md' }).click();
       await page.getByRole('heading', { level: 1, name: 'login.md' }).waitFor();
+      await openReaderPanel(page);
       await links.getByRole('row').filter({ hasText: url }).getByRole('button', { name: 'Revoke link' }).click();
       const confirm = page.getByRole('dialog', { name: 'Revoke this link?' });
       await confirm.getByRole('button', { name: 'Revoke' }).click();
@@ -197,6 +199,7 @@ test(
       const leaky = `${MD}_**User**_\n\nmy token is ${SECRET}\n`;
       expect((await report.request('PUT', `/api/v1/projects/${P}/sessions/${LEAKY}`, { token, body: { name: 'leaky.md', markdown: leaky } })).status).toBe(201);
       let page = await signIn(report, readerUrl(LEAKY));
+      await openReaderPanel(page);
       await page.getByRole('region', { name: 'Share links' }).getByRole('button', { name: 'Share' }).click();
       let dialog = page.getByRole('dialog', { name: 'Share this session' });
       await dialog.getByRole('checkbox', { name: 'Show exchange 4', exact: true }).waitFor();
@@ -214,6 +217,7 @@ test(
       });
       others.push(off);
       page = await signIn(off, readerUrl(SID));
+      await openReaderPanel(page);
       await page.getByRole('region', { name: 'Share links' }).getByRole('button', { name: 'Share' }).click();
       dialog = page.getByRole('dialog', { name: 'Share this session' });
       await dialog.getByRole('checkbox', { name: 'Show exchange 3', exact: true }).waitFor();

@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, newRecordedPage, seriousAxeViolations, step, type Recorded } from './support/chromium';
+import { launchBrowser, newRecordedPage, openReaderPanel, seriousAxeViolations, step, type Recorded } from './support/chromium';
 import { startTestApp, type TestApp } from './support/app';
 import { createUser } from '../src/services/users';
 import { operatorCtx } from '../src/services/context';
@@ -146,6 +146,7 @@ test(
 
     // The reader.
     await page.getByRole('link', { name: 'bob-crew.md', exact: true }).click();
+    await openReaderPanel(page);
     const details = page.getByRole('region', { name: 'Session details' });
     await details.waitFor();
     const term = page.getByRole('term').filter({ hasText: /^Uploaded by$/ });

@@ -119,10 +119,11 @@ test('GraphiQL runs a query typed into its editor with the Authorization header 
     expect(workers.length).toBeGreaterThan(0);
     for (const w of workers) expect(w.startsWith(`${app.url}/api/v1/graphql/assets/`)).toBe(true);
     expect(requests.filter((u) => !u.startsWith(`${app.url}/`))).toEqual([]);
-    // No script error, no CSP violation. The only failed loads: the schema introspection GraphiQL
-    // sends on load, before a key is in the headers (401), and the browser's favicon request.
+    // No script error, no CSP violation. The only failed loads: the console session the page asks
+    // for first (signed out: 401), the schema introspection GraphiQL sends on load, before a key is
+    // in the headers (401), and the browser's favicon request.
     expect(errors).toEqual([]);
-    for (const u of failedLoads) expect([`${app.url}/api/v1/graphql`, `${app.url}/favicon.ico`]).toContain(u);
+    for (const u of failedLoads) expect([`${app.url}/api/v1/auth/session`, `${app.url}/api/v1/graphql`, `${app.url}/favicon.ico`]).toContain(u);
   } finally {
     await context.close();
   }

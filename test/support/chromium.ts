@@ -102,3 +102,14 @@ export function step(rec: () => Recorded, fn: () => Promise<void>): () => Promis
     }
   };
 }
+
+/**
+ * Opens the session reader's folded panel (session details, tags, downloads, share links) as a
+ * person does, by its summary; nothing when it is open already.
+ */
+export async function openReaderPanel(page: Page): Promise<void> {
+  const summary = page.getByText('Details, tags and sharing', { exact: true });
+  await summary.waitFor();
+  const open = await summary.evaluate((s) => (s.parentElement as unknown as { open: boolean }).open);
+  if (!open) await summary.click();
+}

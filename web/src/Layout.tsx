@@ -1,11 +1,20 @@
-import { NavLink, Outlet, useNavigate } from 'react-router';
+import { useEffect, useState } from 'react';
+import { NavLink, Outlet, useLocation, useNavigate } from 'react-router';
 import { rest } from './api/rest';
 import { useSession } from './session';
 
-/** The frame of signed-in pages: navigation (Projects, Search, API keys, …) and Sign out. */
+/**
+ * The frame of signed-in pages: navigation (Projects, Search, API keys, …, and the two API pages
+ * outside the app: the GraphQL playground and the REST reference) and Sign out. On a narrow screen
+ * the navigation folds behind a Menu button.
+ */
 export function Layout() {
   const { user, signedOut } = useSession();
   const navigate = useNavigate();
+  const location = useLocation();
+  const [menuOpen, setMenuOpen] = useState(false);
+  // A link followed from the open menu closes it.
+  useEffect(() => setMenuOpen(false), [location.pathname]);
   const signOut = async () => {
     await rest.post('/auth/sign-out');
     signedOut();
@@ -16,29 +25,36 @@ export function Layout() {
       <a className="skip" href="#main">
         Skip to content
       </a>
-      <header className="top">
+      <header className={menuOpen ? 'top open' : 'top'}>
         <span className="brand">Session Archive</span>
         {user && (
-          <nav aria-label="Main">
-            <NavLink to="/" end>
-              Projects
-            </NavLink>
-            <NavLink to="/search">Search</NavLink>
-            <NavLink to="/dashboard">Dashboard</NavLink>
-            <NavLink to="/settings/teams">Teams</NavLink>
-            <NavLink to="/settings/api-keys">API keys</NavLink>
-            <NavLink to="/settings/shares">Shared links</NavLink>
-            <NavLink to="/cli-login">Log in a client</NavLink>
-            <NavLink to="/settings/account">Account</NavLink>
-            {user.role === 'admin' && <NavLink to="/settings/users">Users</NavLink>}
-          </nav>
+          <button type="button" className="menu-button" aria-expanded={menuOpen} aria-controls="main-menu" onClick={() => setMenuOpen(!menuOpen)}>
+            Menu
+          </button>
         )}
         {user && (
-          <div className="who">
-            <span>{user.email}</span>
-            <button type="button" onClick={() => void signOut()}>
-              Sign out
-            </button>
+          <div id="main-menu" className="menu">
+            <nav aria-label="Main">
+              <NavLink to="/" end>
+                Projects
+              </NavLink>
+              <NavLink to="/search">Search</NavLink>
+              <NavLink to="/dashboard">Dashboard</NavLink>
+              <NavLink to="/settings/teams">Teams</NavLink>
+              <NavLink to="/settings/api-keys">API keys</NavLink>
+              <NavLink to="/settings/shares">Shared links</NavLink>
+              <NavLink to="/cli-login">Log in a client</NavLink>
+              <NavLink to="/settings/account">Account</NavLink>
+              {user.role === 'admin' && <NavLink to="/settings/users">Users</NavLink>}
+              <a href="/api/v1/graphql">GraphQL playground</a>
+              <a href="/api/v1/docs">API reference</a>
+            </nav>
+            <div className="who">
+              <span>{user.email}</span>
+              <button type="button" onClick={() => void signOut()}>
+                Sign out
+              </button>
+            </div>
           </div>
         )}
       </header>

@@ -105,7 +105,7 @@ export function ApiKeysPage() {
       ) : keys.length === 0 ? (
         <p>No keys yet.</p>
       ) : (
-        <table>
+        <table className="stack">
           <caption className="visually-hidden">Your API keys</caption>
           <thead>
             <tr>
@@ -125,12 +125,12 @@ export function ApiKeysPage() {
             {keys.map((k) => (
               <tr key={k.id}>
                 <th scope="row">{k.name}</th>
-                <td>{when(k.createdAt)}</td>
-                <td>{k.lastUsedAt ? when(k.lastUsedAt) : 'Never'}</td>
-                <td>{k.expiresAt ? when(k.expiresAt) : 'Never'}</td>
-                <td>{k.revokedAt ? when(k.revokedAt) : '—'}</td>
-                <td>{k.scopes.includes('write') ? 'Read and write' : 'Read-only'}</td>
-                <td>{target(k)}</td>
+                <td data-label="Created">{when(k.createdAt)}</td>
+                <td data-label="Last used">{k.lastUsedAt ? when(k.lastUsedAt) : 'Never'}</td>
+                <td data-label="Expires">{k.expiresAt ? when(k.expiresAt) : 'Never'}</td>
+                <td data-label="Revoked">{k.revokedAt ? when(k.revokedAt) : '—'}</td>
+                <td data-label="Access">{k.scopes.includes('write') ? 'Read and write' : 'Read-only'}</td>
+                <td data-label="New projects go to">{target(k)}</td>
                 <td>
                   {!k.revokedAt && (
                     <button type="button" className="danger" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>

@@ -106,7 +106,7 @@ export function ProjectPage() {
       ) : rows.length === 0 ? (
         <p role="status">{hasFilters(params) ? 'No sessions match these filters.' : 'No sessions in this project yet.'}</p>
       ) : (
-        <table>
+        <table className="stack">
           <caption>Sessions</caption>
           <thead>
             <tr>
@@ -128,10 +128,10 @@ export function ProjectPage() {
                   <td>
                     <Link to={readerHref(projectId, s.id)}>{displayTitle(s)}</Link>
                   </td>
-                  <td>{when(s.updatedAt)}</td>
-                  <td>{s.uploadedBy ? s.uploadedBy.name : <span className="muted">—</span>}</td>
-                  <td>{s.metadata.llmModels.join(', ') || <span className="muted">—</span>}</td>
-                  <td>
+                  <td data-label="Updated">{when(s.updatedAt)}</td>
+                  <td data-label="Uploaded by">{s.uploadedBy ? s.uploadedBy.name : <span className="muted">—</span>}</td>
+                  <td data-label="Models">{s.metadata.llmModels.join(', ') || <span className="muted">—</span>}</td>
+                  <td data-label="Tags">
                     {s.metadata.tags.length ? (
                       <ul className="tags">
                         {s.metadata.tags.map((t) => (
@@ -144,9 +144,9 @@ export function ProjectPage() {
                       <span className="muted">—</span>
                     )}
                   </td>
-                  <td>{size(s.markdownSize)}</td>
-                  <td>{s.sessionDataSize > 0 ? <span className="badge">Resumable</span> : <span className="muted">—</span>}</td>
-                  <td>
+                  <td data-label="Size">{size(s.markdownSize)}</td>
+                  <td data-label="Resume">{s.sessionDataSize > 0 ? <span className="badge">Resumable</span> : <span className="muted">—</span>}</td>
+                  <td data-label="Secrets">
                     {redacted > 0 ? (
                       <span className="badge warn" title={s.redactions.map((r) => `${r.rule}: ${r.count}`).join(', ')}>
                         {redacted === 1 ? '1 secret redacted' : `${redacted} secrets redacted`}

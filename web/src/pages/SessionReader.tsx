@@ -160,6 +160,17 @@ export function SessionPage() {
   return <Reader key={session.id} session={session} onChange={setSession} />;
 }
 
+/** One line under the title: when, with what, how much (the rest is in the Details panel). */
+const facts = (s: Session) =>
+  [
+    when(s.startedAt ?? s.createdAt),
+    [s.metadata.clientName, s.metadata.agentName].filter(Boolean).join(' · '),
+    s.metadata.llmModels.join(', '),
+    bytes(s.markdownSize),
+  ]
+    .filter(Boolean)
+    .join(' · ');
+
 function Reader({ session, onChange }: { session: Session; onChange: (s: Session) => void }) {
   const vars = { projectId: session.projectId, id: session.id };
   const title = displayTitle(session);
@@ -169,8 +180,13 @@ function Reader({ session, onChange }: { session: Session; onChange: (s: Session
         <Link to={`/projects/${encodeURIComponent(session.projectId)}`}>{session.project.name}</Link>
       </p>
       <h1 id="session-title">{title}</h1>
-      <SessionDetails session={session} onChange={onChange} />
-      <SessionShares projectId={session.projectId} sessionId={session.id} title={title} />
+      <p className="facts">{facts(session)}</p>
+      {/* The transcript comes first: details, tags, downloads and sharing fold into this panel. */}
+      <details className="panel">
+        <summary>Details, tags and sharing</summary>
+        <SessionDetails session={session} onChange={onChange} />
+        <SessionShares projectId={session.projectId} sessionId={session.id} title={title} />
+      </details>
       <Transcript vars={vars} markdownSize={session.markdownSize} etag={session.etag} />
     </article>
   );

@@ -389,7 +389,7 @@ function ShareTable({
 }) {
   const idBase = useId();
   return (
-    <table className="share-table">
+    <table className="share-table stack">
       <caption className="visually-hidden">{caption}</caption>
       <thead>
         <tr>
@@ -414,17 +414,17 @@ function ShareTable({
                 {s.session && <span className="muted"> ({s.session.project.name})</span>}
               </th>
             )}
-            <td>
+            <td data-label="Link">
               <code id={`${idBase}-${s.id}`} className="share-url">
                 {s.url}
               </code>{' '}
               <CopyButton text={s.url} />
             </td>
-            <td>{when(s.createdAt)}</td>
-            <td>{expiryText(s)}</td>
-            <td>{audienceText(s.audience)}</td>
-            <td>{s.hiddenExchanges.length ? s.hiddenExchanges.join(', ') : 'None'}</td>
-            <td>{s.views}</td>
+            <td data-label="Created">{when(s.createdAt)}</td>
+            <td data-label="Expires">{expiryText(s)}</td>
+            <td data-label="Audience">{audienceText(s.audience)}</td>
+            <td data-label="Hidden exchanges">{s.hiddenExchanges.length ? s.hiddenExchanges.join(', ') : 'None'}</td>
+            <td data-label="Views">{s.views}</td>
             <td>
               <button type="button" className="danger" aria-describedby={`${idBase}-${s.id}`} onClick={() => onRevoke(s)}>
                 Revoke link

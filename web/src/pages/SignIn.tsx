@@ -66,7 +66,24 @@ function SignInForm() {
           Sign in
         </button>
       </form>
+      <ForgotPassword />
     </>
+  );
+}
+
+/** No password (a new account) or a forgotten one: where a one-time link to set one comes from. */
+function ForgotPassword() {
+  return (
+    <details className="forgot">
+      <summary>Forgot password?</summary>
+      <p>
+        Passwords are set through a one-time link (valid for an hour). Ask an administrator for one: they make it on the console&apos;s <strong>Users</strong>{' '}
+        page (<strong>Reset password</strong>). Whoever runs the server can also print one:
+      </p>
+      <pre className="command">
+        <code>npm run cli -- users reset-password --email you@example.com</code>
+      </pre>
+    </details>
   );
 }
 

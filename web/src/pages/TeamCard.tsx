@@ -79,7 +79,7 @@ export function TeamCard({ team, onChanged }: { team: TeamData; onChanged: (mess
         {when(team.createdAt)}
       </p>
       <FormError error={error} />
-      <table>
+      <table className="stack">
         <caption>Members of {team.name}</caption>
         <thead>
           <tr>
@@ -102,8 +102,8 @@ export function TeamCard({ team, onChanged }: { team: TeamData; onChanged: (mess
                   {m.user.name}
                   {self && ' (you)'}
                 </th>
-                <td>{m.email}</td>
-                <td>
+                <td data-label="Email">{m.email}</td>
+                <td data-label="Role">
                   {admin ? (
                     <select aria-label="Role" aria-describedby={nameId} value={m.role} onChange={(e) => void setRole(m, e.target.value as TeamRole)}>
                       {ROLES.map((r) => (
@@ -116,7 +116,7 @@ export function TeamCard({ team, onChanged }: { team: TeamData; onChanged: (mess
                     roleName(m.role)
                   )}
                 </td>
-                <td>{when(m.joinedAt)}</td>
+                <td data-label="Joined">{when(m.joinedAt)}</td>
                 <td>
                   {admin && !self && (
                     <button type="button" className="danger" aria-label={`Remove ${m.user.name}`} onClick={() => setConfirm({ kind: 'remove', member: m })}>
@@ -243,7 +243,7 @@ function Invitations({ team, onChanged, onError }: { team: TeamData; onChanged: 
       {team.invitations.length === 0 ? (
         <p>No open invitations.</p>
       ) : (
-        <table>
+        <table className="stack">
           <caption>Open invitations to {team.name}</caption>
           <thead>
             <tr>
@@ -260,9 +260,9 @@ function Invitations({ team, onChanged, onError }: { team: TeamData; onChanged: 
             {team.invitations.map((i) => (
               <tr key={i.id}>
                 <th scope="row">{forWhom(i)}</th>
-                <td>{roleName(i.role)}</td>
-                <td>{when(i.createdAt)}</td>
-                <td>{when(i.expiresAt)}</td>
+                <td data-label="Role">{roleName(i.role)}</td>
+                <td data-label="Created">{when(i.createdAt)}</td>
+                <td data-label="Expires">{when(i.expiresAt)}</td>
                 <td>
                   <button
                     type="button"

@@ -271,6 +271,17 @@ export function Transcript({ vars, markdownSize, etag }: { vars: Vars; markdownS
       <nav className="toc" aria-label="Table of contents">
         <h2>Exchanges{total !== null ? ` (${total})` : ''}</h2>
         {toc.length === 0 && !tocLoaded && !error && <p role="status">Loading…</p>}
+        {/* Narrow screens: a jump menu instead of the list (reader.css shows one or the other). */}
+        <label className="jump">
+          <span className="visually-hidden">Jump to exchange</span>
+          <select value={target} onChange={(ev) => void jump(Number(ev.target.value))}>
+            {toc.map((e) => (
+              <option key={e.number} value={e.number}>
+                {`${e.continuation ? '\u2003' : ''}${e.number}. ${e.title}`}
+              </option>
+            ))}
+          </select>
+        </label>
         <ol>
           {toc.map((e) => (
             <li key={e.number} className={e.continuation ? 'cont' : undefined}>

@@ -87,7 +87,7 @@ export function UsersPage() {
       {users === null ? (
         <p role="status">Loading users…</p>
       ) : (
-        <table>
+        <table className="stack">
           <caption className="visually-hidden">Users</caption>
           <thead>
             <tr>
@@ -105,10 +105,10 @@ export function UsersPage() {
             {users.map((u) => (
               <tr key={u.id}>
                 <th scope="row">{u.email}</th>
-                <td>{u.name}</td>
-                <td>{u.role}</td>
-                <td>{when(u.createdAt)}</td>
-                <td>{u.disabledAt ? `Disabled ${when(u.disabledAt)}` : 'Active'}</td>
+                <td data-label="Name">{u.name}</td>
+                <td data-label="Role">{u.role}</td>
+                <td data-label="Created">{when(u.createdAt)}</td>
+                <td data-label="Status">{u.disabledAt ? `Disabled ${when(u.disabledAt)}` : 'Active'}</td>
                 <td className="actions">
                   <button type="button" aria-label={`Reset password of ${u.email}`} onClick={() => void reset(u)}>
                     Reset password

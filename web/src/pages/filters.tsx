@@ -109,6 +109,7 @@ export function FilterForm({
   withOrder?: boolean;
 }) {
   const [facets, setFacets] = useState<Facets | null>(null);
+  const [shown, setShown] = useState(false);
   const id = useId();
   // What the form shows: the URL's parameters, and at once what was just chosen. The router
   // applies a URL change in a transition, later; a control bound to the URL alone would spring
@@ -156,72 +157,80 @@ export function FilterForm({
     onChange(next);
   };
 
+  const active =
+    FACETS.reduce((n, { param }) => n + params.getAll(param).filter(Boolean).length, 0) + (params.get('from') ? 1 : 0) + (params.get('to') ? 1 : 0);
   return (
-    <fieldset className="filters">
-      <legend>Filters</legend>
-      {FACETS.map(({ param, field, label }) => {
-        const chosen = [...new Set(params.getAll(param).filter((v) => v !== ''))];
-        const offered = facets?.[field] ?? [];
-        // Values from the URL that the facets do not list (yet) stay shown, checked, first.
-        const values = [...chosen.filter((c) => !offered.some((v) => v.value === c)).map((value) => ({ value, count: 0 })), ...offered];
-        return (
-          <fieldset className="facet" key={param}>
-            <legend>{label}</legend>
-            {values.length === 0 ? (
-              <p className="muted">{facets ? 'None yet' : 'Loading…'}</p>
-            ) : (
-              <ul className="choices">
-                {values.map((v, i) => (
-                  <li key={v.value}>
-                    <label>
-                      <input
-                        type="checkbox"
-                        checked={chosen.includes(v.value)}
-                        onChange={(e) => toggle(param, v.value, e.target.checked)}
-                        aria-describedby={v.count ? `${id}-${param}-${i}` : undefined}
-                      />
-                      {v.value}
-                    </label>
-                    {v.count > 0 && (
-                      <span id={`${id}-${param}-${i}`} className="muted count">
-                        {v.count === 1 ? '1 session' : `${v.count} sessions`}
-                      </span>
-                    )}
-                  </li>
-                ))}
-              </ul>
-            )}
-          </fieldset>
-        );
-      })}
-      <div className="field">
-        <label htmlFor={`${id}-from`}>Created from</label>
-        <input id={`${id}-from`} type="date" value={params.get('from') ?? ''} onChange={(e) => set('from', e.target.value)} />
-      </div>
-      <div className="field">
-        <label htmlFor={`${id}-to`}>Created until</label>
-        <input id={`${id}-to`} type="date" value={params.get('to') ?? ''} onChange={(e) => set('to', e.target.value)} />
-      </div>
-      {withOrder && (
+    <div className={shown ? 'filter-box open' : 'filter-box'}>
+      {/* Narrow screens: the filters fold behind this button (styles.css shows it there only). */}
+      <button type="button" className="filters-toggle" aria-expanded={shown} aria-controls={`${id}-filters`} onClick={() => setShown(!shown)}>
+        {active ? `Filters (${active})` : 'Filters'}
+      </button>
+      <fieldset className="filters" id={`${id}-filters`}>
+        <legend>Filters</legend>
+        {FACETS.map(({ param, field, label }) => {
+          const chosen = [...new Set(params.getAll(param).filter((v) => v !== ''))];
+          const offered = facets?.[field] ?? [];
+          // Values from the URL that the facets do not list (yet) stay shown, checked, first.
+          const values = [...chosen.filter((c) => !offered.some((v) => v.value === c)).map((value) => ({ value, count: 0 })), ...offered];
+          return (
+            <fieldset className="facet" key={param}>
+              <legend>{label}</legend>
+              {values.length === 0 ? (
+                <p className="muted">{facets ? 'None yet' : 'Loading…'}</p>
+              ) : (
+                <ul className="choices">
+                  {values.map((v, i) => (
+                    <li key={v.value}>
+                      <label>
+                        <input
+                          type="checkbox"
+                          checked={chosen.includes(v.value)}
+                          onChange={(e) => toggle(param, v.value, e.target.checked)}
+                          aria-describedby={v.count ? `${id}-${param}-${i}` : undefined}
+                        />
+                        {v.value}
+                      </label>
+                      {v.count > 0 && (
+                        <span id={`${id}-${param}-${i}`} className="muted count">
+                          {v.count === 1 ? '1 session' : `${v.count} sessions`}
+                        </span>
+                      )}
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </fieldset>
+          );
+        })}
         <div className="field">
-          <label htmlFor={`${id}-order`}>Order</label>
-          <select id={`${id}-order`} value={orderFromParams(params)} onChange={(e) => set('order', e.target.value === DEFAULT_ORDER ? '' : e.target.value)}>
-            {ORDERS.map((o) => (
-              <option key={o.value} value={o.value}>
-                {o.label}
-              </option>
-            ))}
-          </select>
+          <label htmlFor={`${id}-from`}>Created from</label>
+          <input id={`${id}-from`} type="date" value={params.get('from') ?? ''} onChange={(e) => set('from', e.target.value)} />
         </div>
-      )}
-      {hasFilters(params) && (
-        <div className="field clear">
-          <button type="button" onClick={clear}>
-            Clear filters
-          </button>
+        <div className="field">
+          <label htmlFor={`${id}-to`}>Created until</label>
+          <input id={`${id}-to`} type="date" value={params.get('to') ?? ''} onChange={(e) => set('to', e.target.value)} />
         </div>
-      )}
-    </fieldset>
+        {withOrder && (
+          <div className="field">
+            <label htmlFor={`${id}-order`}>Order</label>
+            <select id={`${id}-order`} value={orderFromParams(params)} onChange={(e) => set('order', e.target.value === DEFAULT_ORDER ? '' : e.target.value)}>
+              {ORDERS.map((o) => (
+                <option key={o.value} value={o.value}>
+                  {o.label}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
+        {hasFilters(params) && (
+          <div className="field clear">
+            <button type="button" onClick={clear}>
+              Clear filters
+            </button>
+          </div>
+        )}
+      </fieldset>
+    </div>
   );
 }
 
