@@ -323,6 +323,17 @@ describe('tools', () => {
     expect(ex.every((x: any) => x.projectId !== 'mcp-beta')).toBe(true);
   });
 
+  test('gather_context: words the session lacks hide nothing; the exchange that answers comes first', async () => {
+    // `eventually`, `lessons` and `zzunheardword` are in no session: the question still finds its answer.
+    const r = await mcp.call('gather_context', {
+      question: 'what lessons did we eventually learn about exponential backoff jitter zzunheardword',
+      maxChars: 4000,
+    });
+    const ex = r.structuredContent.excerpts;
+    expect(ex[0]).toMatchObject({ projectId: P, sessionId: S.flaky });
+    expect(ex[0].text).toContain('exponential backoff with jitter');
+  });
+
   test('the search tools keep to the budget on a large session', async () => {
     const text = (r: any) => (r.content as any[]).map((c) => c.text).join('');
     const s = await mcp.call('search_sessions', { query: 'zebra', limit: 20 });

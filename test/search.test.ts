@@ -195,10 +195,11 @@ describe('query words anywhere in the session', () => {
     expect(new Set(ids(r))).toEqual(new Set([small, large]));
     for (const hit of r.results) {
       expect(hit.snippet).toMatch(/<mark>(first|second)spreadword<\/mark>/);
-      // The fragments holding either word, in order: the first and the last.
+      // The fragments holding either word: the best answer first, then the others in order.
       const ex = hit.matchingExchanges;
       expect(ex.length).toBeGreaterThanOrEqual(1);
-      expect(ex.map((e) => e.orderNumber)).toEqual([...ex.map((e) => e.orderNumber)].sort((a, b) => a - b));
+      const rest = ex.slice(1).map((e) => e.orderNumber);
+      expect(rest).toEqual([...rest].sort((a, b) => a - b));
       for (const e of ex) expect(e.content).toMatch(/(first|second)spreadword/);
     }
     const smallHit = r.results.find((x) => x.sessionId === small)!;
@@ -550,6 +551,25 @@ describe('updates', () => {
     const [hit] = (await h.find(alice, 'exchangeword')).results;
     expect(hit.matchingExchanges.map((e) => e.orderNumber)).toEqual([1, 3]);
     for (const e of hit.matchingExchanges) expect(e.content).toContain('exchangeword');
+  });
+
+  test('the exchange that answers the query comes first, then the others in order, in small and large sessions', async () => {
+    const part = (i: number, words: string) => `_**User**_\n\nQuestion ${i}\n\n---\n\n_**Agent**_\n\n${'padding text '.repeat(60)} ${words}\n\n---\n\n`;
+    const small = newSessionId();
+    const large = newSessionId();
+    const answer = 'answerword webhookword retryword';
+    await h.put(alice, 'best', small, { markdown: part(1, 'answerword') + part(2, 'nothing') + part(3, 'webhookword') + part(4, answer) });
+    const filler = Array.from({ length: 100 }, (_, i) => part(i + 5, 'nothing here'));
+    await h.put(alice, 'best', large, { markdown: part(1, 'answerword') + filler.join('') + part(110, answer) + part(111, 'webhookword') });
+    await h.settle();
+    expect((await h.fragments('best', large)).length).toBeGreaterThan(1);
+    for (const id of [small, large]) {
+      const [hit] = (await h.find(alice, 'answerword webhookword retryword', { projectIds: ['best'] })).results.filter((r) => r.sessionId === id);
+      expect(hit.matchingExchanges[0].content).toContain(answer);
+      const rest = hit.matchingExchanges.slice(1).map((e) => e.orderNumber);
+      expect(rest).toEqual([...rest].sort((a, b) => a - b));
+      expect(rest.length).toBeGreaterThanOrEqual(1);
+    }
   });
 });
 

@@ -12,6 +12,7 @@ import { matchRanges, snippetSource } from '../search/engine/highlight';
 import { exchangePage } from '../services/exchanges';
 import { projectsWithStats } from '../services/projects';
 import { searchSessions, type SearchResultItem } from '../services/search';
+import { STOP_WORDS } from '../search/engine/query-plan';
 import { metadataOf, type SessionRow } from '../services/sessions';
 import { runTool, seal, sessionUrl, unseal, type McpContext } from './context';
 import * as S from './schemas';
@@ -199,18 +200,10 @@ export function registerSearchTools(server: McpServer, m: McpContext): void {
   );
 }
 
-/** Words a question carries that say nothing about what to find. */
-const STOP_WORDS = new Set(
-  'a an and are as at be but by can could did do does for from had has have how i if in into is it its me my of on or our should so that the their them then there these this those to us was we were what when where which who why will with would you your'.split(
-    ' ',
-  ),
-);
-/** Searches after a question dropped its last words (the search needs every word): at most this many. */
-const RETRIES = 3;
-
 /**
- * The search of a question: its words without stop words (a question's "how did we" is not in the
- * transcript); when nothing matches them all, again without the last word, a few times.
+ * The search of a question: one search, ranked by how many of its words (and which) a session
+ * holds, no word required (docs/search.md). Its words without stop words, at most the 32 a query
+ * may have; the search leaves out stop words the same way, and marks the same words.
  */
 async function searchQuestion(m: McpContext, question: string, projectIds: string[] | undefined, limit: number) {
   const phrases = question.match(/"[^"]+"/g) ?? [];
@@ -218,20 +211,15 @@ async function searchQuestion(m: McpContext, question: string, projectIds: strin
     .replace(/"[^"]+"/g, ' ')
     .split(/[^\p{L}\p{N}_./-]+/u)
     .filter((w) => w && !STOP_WORDS.has(w.toLowerCase()));
-  let words = [...new Set(loose)].slice(0, 32);
-  const queryOf = () => [...phrases, ...words].join(' ') || question;
-  let found = await searchSessions(m.ctx, { query: queryOf(), filters: { projectIds }, limit, offset: 0, matchingExchanges: true });
-  for (let i = 0; i < RETRIES && found.results.length === 0 && words.length > 1; i++) {
-    words = words.slice(0, -1);
-    found = await searchSessions(m.ctx, { query: queryOf(), filters: { projectIds }, limit, offset: 0, matchingExchanges: true });
-  }
-  return { ...found, query: queryOf() };
+  const query = [...phrases, ...[...new Set(loose)].slice(0, 32)].join(' ') || question;
+  const found = await searchSessions(m.ctx, { query, filters: { projectIds }, limit, offset: 0, matchingExchanges: true });
+  return { ...found, query };
 }
 
 /**
- * The exchanges of a result to quote: of a small session, those matching the most distinct words
- * (scored here, one read of at most 1 MiB); of a large one, those the engine named (its
- * fragments); else the first.
+ * The exchanges of a result to quote, the best answer first: of a small session, those matching
+ * the most distinct words (scored here, one read of at most 1 MiB); of a large one, those the
+ * search named (its best fragment first); else the first.
  */
 async function exchangesToQuote(m: McpContext, r: SearchResultItem, q: string): Promise<number[]> {
   if (r.session.markdownSize > SCORE_WHOLE_BYTES) {
@@ -243,12 +231,8 @@ async function exchangesToQuote(m: McpContext, r: SearchResultItem, q: string): 
     .map((e) => ({ n: e.number, score: new Set(matchRanges(e.markdown!, q).map(([a, b]) => e.markdown!.slice(a, b).toLowerCase())).size }))
     .filter((s) => s.score > 0)
     .sort((a, b) => b.score - a.score || a.n - b.n);
-  return scored.length
-    ? scored
-        .slice(0, EXCERPTS_PER_SESSION)
-        .map((s) => s.n)
-        .sort((a, b) => a - b)
-    : [1];
+  // The exchange that answers best first.
+  return scored.length ? scored.slice(0, EXCERPTS_PER_SESSION).map((s) => s.n) : [1];
 }
 
 /** The title of a matching exchange the search did not know (its session is indexed in fragments). */

@@ -250,7 +250,10 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
         if (!hit.fragmented && wantExchanges && ranges.length) {
           // The text is at most 64 KB here, the whole markdown of the version the hit is checked against.
           const found = matchingFragments(content, outlineFor(h.outline, content), ranges, MAX_EXCHANGES_PER_SESSION);
-          hit.matchingExchanges = found.map((f) => ({ ...exchange(h.sessionId, f.chunk, f.content, f.byteStart, f.exchange), title: f.title }));
+          hit.matchingExchanges = bestFirst(found, (f) => distinctMatches(f.content, terms)).map((f) => ({
+            ...exchange(h.sessionId, f.chunk, f.content, f.byteStart, f.exchange),
+            title: f.title,
+          }));
         }
       }
       return hit;
@@ -282,6 +285,26 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
     }
     throw err;
   }
+}
+
+/** How many different query words (or phrase words) `text` holds. */
+function distinctMatches(text: string, terms: ReturnType<typeof parseQuery>): number {
+  return new Set(matchRanges(text, terms).map(([a, b]) => text.slice(a, b).toLowerCase())).size;
+}
+
+/**
+ * The item that best answers the query (most distinct words; the first of equals) first, then the
+ * others in their order: a result leads with the exchange that answers it.
+ */
+export function bestFirst<T>(items: T[], score: (item: T) => number): T[] {
+  if (items.length < 2) return items;
+  let best = 0;
+  let top = score(items[0]);
+  for (let i = 1; i < items.length; i++) {
+    const s = score(items[i]);
+    if (s > top) [best, top] = [i, s];
+  }
+  return [items[best], ...items.slice(0, best), ...items.slice(best + 1)];
 }
 
 /** How many documents of both indexes (among `filter`'s) hold each word of the plan. */
@@ -369,9 +392,10 @@ async function attachDetails(a: { conn: MeiliConnection; indexUid: string; query
       else fallback.push(h);
     }
     if (wantExchanges) {
-      h.matchingExchanges = [...docs]
-        .sort((a, b) => a.chunk - b.chunk)
-        .map((d) => exchange(h.sessionId, d.chunk, d.content, typeof d.start === 'number' ? d.start : null, exchangeOfFragment(d, terms)));
+      // The engine ranks the fragments holding the most query words first: that one leads.
+      h.matchingExchanges = [...docs.slice(0, 1), ...docs.slice(1).sort((a, b) => a.chunk - b.chunk)].map((d) =>
+        exchange(h.sessionId, d.chunk, d.content, typeof d.start === 'number' ? d.start : null, exchangeOfFragment(d, terms)),
+      );
     }
   });
   // Matched on its name or tags only: the snippet is the start of the markdown.
