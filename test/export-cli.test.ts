@@ -128,7 +128,7 @@ test('import FILE: the summary, and a non-zero exit when entries were reported',
   const r = await cli(b, 'import', file, '--email', carolEmail);
   expect(r.code).toBe(0);
   // P1 came by import-remote already: its sessions are skipped; P2 is new.
-  expect(r.stdout).toMatch(/projects: 1 created, 1 existing; sessions: 3 created, 0 updated, 3 skipped; 0 errors/);
+  expect(r.stdout).toMatch(/projects: 1 created, 1 existing; sessions: 3 created, 0 updated, 3 skipped, 0 not imported; 0 errors/);
 
   const entries = await readTar(fs.readFileSync(file));
   const tampered = path.join(dir, 'tampered.tar');

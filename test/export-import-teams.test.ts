@@ -157,7 +157,10 @@ describe('import into a team', () => {
   test("an admin's import: the team owns the projects, uploaders who are members here are kept, and the team's export is byte-identical", async () => {
     const r = await importInto(b, onB.ada, archive, `?teamId=${teamB}`);
     expect(r.status).toBe(200);
-    expect(r.body.data).toEqual({ projects: { created: 1, existing: 0 }, sessions: { created: 4, updated: 0, skipped: 0 }, errors: [] });
+    expect(r.body).toMatchObject({
+      success: true,
+      data: { projects: { created: 1, existing: 0 }, sessions: { created: 4, updated: 0, skipped: 0 }, errors: [], failed: 0, errorCount: 0 },
+    });
     // Teammates read Ada's import (with a read replica: once it has applied it, as documented).
     await replicaCaughtUp(b.deps.db);
     const project = await b.request('GET', `/api/v1/projects/${TP}`, { token: onB.vic.token });
@@ -168,7 +171,10 @@ describe('import into a team', () => {
     expect(sha256(await exportOf(b, onB.ada, `?teamId=${teamB}`))).toBe(sha256(archive));
     // The same archive again: everything exists.
     const again = await importInto(b, onB.ada, archive, `?teamId=${teamB}`);
-    expect(again.body.data).toEqual({ projects: { created: 0, existing: 1 }, sessions: { created: 0, updated: 0, skipped: 4 }, errors: [] });
+    expect(again.body).toMatchObject({
+      success: true,
+      data: { projects: { created: 0, existing: 1 }, sessions: { created: 0, updated: 0, skipped: 4 }, errors: [], failed: 0, errorCount: 0 },
+    });
   });
 
   test("a member's import: new projects go to the team in the member's name; they replace only the sessions they uploaded", async () => {
@@ -176,7 +182,10 @@ describe('import into a team', () => {
     // (a member does not put sessions in someone else's name).
     const personal = await exportOf(a, onA.ada, `?projectId=${PA}`);
     const r = await importInto(b, onB.bob, personal, `?teamId=${teamB}`);
-    expect(r.body.data).toEqual({ projects: { created: 1, existing: 0 }, sessions: { created: 3, updated: 0, skipped: 0 }, errors: [] });
+    expect(r.body).toMatchObject({
+      success: true,
+      data: { projects: { created: 1, existing: 0 }, sessions: { created: 3, updated: 0, skipped: 0 }, errors: [], failed: 0, errorCount: 0 },
+    });
     await replicaCaughtUp(b.deps.db);
     const p = await b.request('GET', `/api/v1/projects/${PA}/sessions`, { token: onB.vic.token });
     expect(p.status).toBe(200);
@@ -276,7 +285,7 @@ describe('the admin CLI: export --team and import --team', () => {
     );
     const ok = await cli(b, 'import', renamed, '--email', onB.bob.email, '--team', fresh);
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toMatch(/projects: 1 created, 0 existing; sessions: 4 created, 0 updated, 0 skipped; 0 errors/);
+    expect(ok.stdout).toMatch(/projects: 1 created, 0 existing; sessions: 4 created, 0 updated, 0 skipped, 0 not imported; 0 errors/);
     const p = await b.request('GET', `/api/v1/projects/${other}`, { token: onB.vic.token });
     expect(p.body.data.project.owner).toMatchObject({ type: 'team', id: fresh });
   }, 300_000);

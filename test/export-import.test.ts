@@ -135,7 +135,10 @@ describe('the archive', () => {
   test('round trip: import into an empty server, export again: byte-identical; every session reads back identically', async () => {
     const res = await importInto(b, adaOnB, archive);
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ projects: { created: 2, existing: 0 }, sessions: { created: 6, updated: 0, skipped: 0 }, errors: [] });
+    expect(res.body).toMatchObject({
+      success: true,
+      data: { projects: { created: 2, existing: 0 }, sessions: { created: 6, updated: 0, skipped: 0 }, errors: [], failed: 0, errorCount: 0 },
+    });
     const again = await exportOf(b, adaOnB);
     expect(sha256(again)).toBe(sha256(archive));
     for (const [p, ids] of [
@@ -160,7 +163,10 @@ describe('the archive', () => {
 
   test('a second import skips what exists; newer and overwrite replace', async () => {
     const skip = await importInto(b, adaOnB, archive);
-    expect(skip.body.data).toEqual({ projects: { created: 0, existing: 2 }, sessions: { created: 0, updated: 0, skipped: 6 }, errors: [] });
+    expect(skip.body).toMatchObject({
+      success: true,
+      data: { projects: { created: 0, existing: 2 }, sessions: { created: 0, updated: 0, skipped: 6 }, errors: [], failed: 0, errorCount: 0 },
+    });
     // Change one session on b; `newer` keeps it (b's is newer), `overwrite` puts the archive's back.
     const id = ids1[1];
     const patched = await b.request('PATCH', `/api/v1/projects/${P1}/sessions/${id}`, { token: adaOnB.token, body: { userTitle: 'changed on b' } });

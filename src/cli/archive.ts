@@ -184,11 +184,12 @@ export async function importFromCli(
     } finally {
       progress.stop();
     }
-    const { projects: pr, sessions: s, errors } = summary;
+    const { projects: pr, sessions: s, errors, errorCount, failed } = summary;
     out(
-      `projects: ${pr.created} created, ${pr.existing} existing; sessions: ${s.created} created, ${s.updated} updated, ${s.skipped} skipped; ${errors.length} error${errors.length === 1 ? '' : 's'}`,
+      `projects: ${pr.created} created, ${pr.existing} existing; sessions: ${s.created} created, ${s.updated} updated, ${s.skipped} skipped, ${failed} not imported; ${errorCount} error${errorCount === 1 ? '' : 's'}`,
     );
     for (const e of errors) out(`error: ${e.path || '(archive)'}: ${e.error}`);
+    if (errorCount > errors.length) out(`error: … and ${errorCount - errors.length} more`);
     return summary;
   } finally {
     await close();

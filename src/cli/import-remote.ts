@@ -9,6 +9,7 @@
 import type { Config } from '../config';
 import type { DbHandles } from '../db/client';
 import type { SessionJson } from '../domain/archive';
+import { PROJECT_ID_RE, UUID_RE } from '../domain/validation';
 import { createLogger } from '../logger';
 import { createOffload, inlineOffload } from '../offload';
 import type { Ctx, Deps } from '../services/context';
@@ -55,6 +56,26 @@ class RemoteError extends Error {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * GET that follows redirects only within the source's origin (scheme, host and port): a redirect
+ * elsewhere, another port of the same machine included, is refused, so that the source cannot
+ * send the token, or this CLI's requests, to a service of its choosing.
+ */
+async function sameOriginFetch(url: string, headers: Record<string, string>): Promise<Response> {
+  const origin = new URL(url).origin;
+  let at = url;
+  for (let hops = 0; ; hops++) {
+    const res = await fetch(at, { headers, redirect: 'manual' });
+    const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
+    if (location === null) return res;
+    await res.body?.cancel();
+    const next = new URL(location, at);
+    if (next.origin !== origin) throw new RemoteError(res.status, `the source redirects to another host (${next.origin}): not followed`);
+    if (hops >= 5) throw new RemoteError(res.status, 'the source redirects too many times');
+    at = next.href;
+  }
+}
+
 /** A client of the source: bearer token, JSON envelope, 429/503 waited out (Retry-After). */
 function remoteClient(base: string, token: string, say: (line: string) => void) {
   const root = base.replace(/\/+$/, '');
@@ -62,10 +83,13 @@ function remoteClient(base: string, token: string, say: (line: string) => void) 
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
-        res = await fetch(`${root}/api/v1${path}`, {
-          headers: { Authorization: `Bearer ${token}`, Accept: accept, 'User-Agent': 'session-archive-import-remote' },
+        res = await sameOriginFetch(`${root}/api/v1${path}`, {
+          Authorization: `Bearer ${token}`,
+          Accept: accept,
+          'User-Agent': 'session-archive-import-remote',
         });
       } catch (err) {
+        if (err instanceof RemoteError) throw err;
         if (attempt >= 4) throw new RemoteError(0, `cannot reach ${root}: ${(err as Error).message}`);
         await sleep(500 * 2 ** attempt);
         continue;
@@ -163,6 +187,10 @@ export async function importRemoteFromCli(
     for (const id of args.projectIds) if (!all.some((p) => p.id === id)) notCopied.push(`project ${id}: not found on the source`);
     const lists: Array<[RemoteProject, RemoteSession[]]> = [];
     for (const p of wanted) {
+      if (typeof p.id !== 'string' || !PROJECT_ID_RE.test(p.id)) {
+        notCopied.push(`project ${JSON.stringify(p.id)}: not a valid project id here (an upload would be refused): not copied`);
+        continue;
+      }
       try {
         lists.push([p, await listSessions(client, p.id)]);
       } catch (err) {
@@ -192,8 +220,9 @@ export async function importRemoteFromCli(
       if (state === 'created') counts.projects++;
       for (const s of sessions) {
         const size = (s.markdownSize ?? 0) + (s.rawDataSize ?? 0) + (s.sessionDataSize ?? 0);
-        const where = `${p.id}/${s.id}`;
+        const where = `${p.id}/${JSON.stringify(s.id)}`;
         try {
+          if (typeof s.id !== 'string' || !UUID_RE.test(s.id)) throw new Error('not a valid session id here (an upload would be refused): not copied');
           // Resume: already here as the source has it (time and size; the tag when it is one of ours).
           const here = await importedSessionState(ctx, p.id, s.id);
           const srcUpdated = s.updatedAt ? Date.parse(s.updatedAt) : NaN;

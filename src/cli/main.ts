@@ -139,7 +139,10 @@ async function runArchive(command: 'export' | 'import' | 'import-remote', argv: 
       await exportFromCli(config, db, { userId: user.id, email, teamId: flags.team, projectIds: projects, outFile: need(flags, 'out') }, out, progress);
     } else if (command === 'import') {
       const summary = await importFromCli(config, db, { userId: user.id, email, teamId: flags.team, file: positional[0], onConflict }, out, progress);
-      if (summary.errors.length) throw new Error(`import finished with ${summary.errors.length} error${summary.errors.length === 1 ? '' : 's'} (listed above)`);
+      if (!summary.success)
+        throw new Error(
+          `import finished with ${summary.errorCount} error${summary.errorCount === 1 ? '' : 's'} (listed above): ${summary.failed} session${summary.failed === 1 ? '' : 's'} not imported`,
+        );
     } else {
       const failed = await importRemoteFromCli(
         config,

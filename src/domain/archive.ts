@@ -18,8 +18,11 @@ export const DIR_MODE = 0o755;
 export const BLOCK = 512;
 /** Two zero blocks end a tar. */
 export const END_BYTES = 2 * BLOCK;
-/** The manifest is read whole before anything is written: its size is bounded. */
-export const MANIFEST_MAX_BYTES = 256 * 1024 * 1024;
+/**
+ * The manifest is checked whole before anything is written, and what it lists is kept while the
+ * files arrive (about 200 bytes per file): its size is bounded (64 MiB: some 400,000 files).
+ */
+export const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
 /** session.json and project.json are read whole. */
 export const JSON_FILE_MAX_BYTES = 4 * 1024 * 1024;
 
@@ -203,19 +206,8 @@ const ManifestSchema = z.object({
 });
 const ManifestFileSchema = z.object({ path: z.string().max(300), size: z.int().min(0), sha256: SHA256 });
 
-/**
- * The manifest, checked whole before anything is written: of this format and version, every
- * path one an archive has (nothing outside `projects/`), each listed once. Its files are checked
- * a slice at a time, with a turn of the event loop between slices. Throws an Error with the
- * message to show.
- */
-export async function parseManifest(bytes: Buffer): Promise<Manifest> {
-  let value: unknown;
-  try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-  } catch {
-    throw new Error('manifest.json is not valid JSON');
-  }
+/** The manifest's fields but its files: of this format and version. Throws an Error with the message to show. */
+export function checkManifestHead(value: unknown): { projects: number; sessions: number; files: unknown[] } {
   const r = ManifestSchema.safeParse(value);
   const formatError = (format: unknown) => new Error(`Not a session archive export: format is ${JSON.stringify(format)}, expected "${ARCHIVE_FORMAT}"`);
   if (!r.success) {
@@ -226,26 +218,42 @@ export async function parseManifest(bytes: Buffer): Promise<Manifest> {
   const m = r.data;
   if (m.format !== ARCHIVE_FORMAT) throw formatError(m.format);
   if (m.version !== ARCHIVE_VERSION) throw new Error(`Unsupported archive version ${JSON.stringify(m.version)}: this server reads version ${ARCHIVE_VERSION}`);
+  return m;
+}
+
+/** The i-th file of a manifest: its fields, and a path an archive has. Throws an Error with the message to show. */
+export function checkManifestFile(value: unknown, i: number): ManifestFile {
+  const f = ManifestFileSchema.safeParse(value);
+  if (!f.success) throw new Error(`manifest.json is not a valid manifest: ${['files', i, ...f.error.issues[0].path].join('.')}: ${f.error.issues[0].message}`);
+  if (!parseArchivePath(f.data.path))
+    throw new Error(`Invalid path in manifest: ${JSON.stringify(f.data.path)} (every file must be a project.json or a session file under projects/)`);
+  return f.data;
+}
+
+/**
+ * The manifest, checked whole: of this format and version, every path one an archive has (nothing
+ * outside `projects/`), each listed once. Its files are checked a slice at a time, with a turn of
+ * the event loop between slices. Throws an Error with the message to show. (An import reads the
+ * manifest as it arrives instead: src/services/import-manifest.ts.)
+ */
+export async function parseManifest(bytes: Buffer): Promise<Manifest> {
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    throw new Error('manifest.json is not valid JSON');
+  }
+  const m = checkManifestHead(value);
   const files: ManifestFile[] = [];
   const seen = new Set<string>();
   for (let i = 0; i < m.files.length; i++) {
     if (i && i % MANIFEST_SLICE === 0) await nextTurn();
-    const f = ManifestFileSchema.safeParse(m.files[i]);
-    if (!f.success)
-      throw new Error(`manifest.json is not a valid manifest: ${['files', i, ...f.error.issues[0].path].join('.')}: ${f.error.issues[0].message}`);
-    const { path } = f.data;
-    if (!parseArchivePath(path))
-      throw new Error(`Invalid path in manifest: ${JSON.stringify(path)} (every file must be a project.json or a session file under projects/)`);
-    if (seen.has(path)) throw new Error(`Path listed twice in manifest: ${path}`);
-    seen.add(path);
-    files.push(f.data);
+    const f = checkManifestFile(m.files[i], i);
+    if (seen.has(f.path)) throw new Error(`Path listed twice in manifest: ${f.path}`);
+    seen.add(f.path);
+    files.push(f);
   }
-  return { ...(m as Omit<Manifest, 'files'>), files };
-}
-
-/** The tar size a manifest's files take at least (headers, padded data, the end): what an import may refuse up front. */
-export function minimumArchiveBytes(m: Manifest, manifestBytes: number): number {
-  return fileEntryBytes(manifestBytes) + m.files.reduce((n, f) => n + fileEntryBytes(f.size), 0) + END_BYTES;
+  return { format: ARCHIVE_FORMAT, version: ARCHIVE_VERSION, projects: m.projects, sessions: m.sessions, files };
 }
 
 export const ProjectJsonSchema = z.object({

@@ -20,6 +20,11 @@ export interface AdmissionLimits {
  */
 export interface BodyGate {
   take(bytes: number): boolean;
+  /**
+   * Gives back bytes taken earlier that the request no longer holds (an import, which holds one
+   * session at a time of a body of any size); a body read whole gives back nothing until its end.
+   */
+  give(bytes: number): void;
   onResume(resume: () => void): void;
   /** How long the server has held this body's reading back (not the client's slowness). */
   pausedMs(): number;
@@ -177,6 +182,14 @@ export function admission(limits: AdmissionLimits) {
         paused.add(t);
         t.pausedSince = Date.now();
         return false;
+      },
+      give(bytes) {
+        const n = Math.min(bytes, t.held);
+        if (released || n <= 0) return;
+        t.held -= n;
+        u.held -= n;
+        held -= n;
+        pump();
       },
       onResume(resume) {
         if (paused.has(t)) t.resume = resume;

@@ -2,7 +2,7 @@ import type { archiveRoutes } from '../api/routes';
 import { openExport } from '../services/exports';
 import { importArchive, parseOnConflict } from '../services/imports';
 import { AppError, invalid, MESSAGES } from '../errors';
-import { ctxOf, ok, type Door, type Handlers } from './context';
+import { ctxOf, type Door, type Handlers } from './context';
 
 /** `?projectId=a&projectId=b` (the simple query parser gives a string or an array). */
 function listParam(v: unknown): string[] | undefined {
@@ -55,8 +55,15 @@ export function archiveHandlers({ deps }: Door): Handlers<typeof archiveRoutes> 
         .trim()
         .toLowerCase();
       if (encoding !== 'identity') throw new AppError('UNSUPPORTED_MEDIA_TYPE', MESSAGES.unsupportedEncoding);
-      const summary = await importArchive(ctxOf(req, deps), req, { onConflict, teamId, maxBytes, maxFileBytes: deps.config.maxBodyBytes });
-      return ok(summary);
+      const { success, ...data } = await importArchive(ctxOf(req, deps), req, {
+        onConflict,
+        teamId,
+        maxBytes,
+        maxFileBytes: deps.config.maxBodyBytes,
+        gate: req.bodyGate,
+      });
+      // 200 either way: what was written stays written; `success` says whether it was everything.
+      return { success, data };
     },
   };
 }

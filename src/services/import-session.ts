@@ -7,8 +7,9 @@ import { insertSession, lockSession, sessionByKey, writeLabels, type SessionRow 
 import { inTransaction } from '../data/transaction';
 import { WELL_FORMED_ETAG, type RedactionJson, type SessionJson } from '../domain/archive';
 import { upsertOp } from '../domain/index-work';
-import { redactionsToJson } from '../domain/redaction';
+import { redactField, redactionsToJson } from '../domain/redaction';
 import type { PreparedUpload } from '../domain/upload';
+import { addFindings, type Findings } from '../redact';
 import { invalid } from '../errors';
 import { canWriteSession, checkUpload, type ProjectRole } from './access';
 import type { Ctx } from './context';
@@ -61,7 +62,11 @@ export async function writeImportedSession(ctx: Ctx, opts: ImportedSession): Pro
   const keepEtag = opts.keepEtag ?? true;
   const target = opts.target ?? personalTarget(ctx);
   const { upload: up, findings, sessionDataFindings } = prepared;
-  const found = JSON.parse(redactionsToJson(findings, sessionDataFindings ?? {}, ctx.deps.config.redactSecrets)) as RedactionJson[];
+  const mode = ctx.deps.config.redactSecrets;
+  // The title is redacted as a PATCH of it would be (the rest of the text was with the content).
+  const titleFindings: Findings = {};
+  const userTitle = json.userTitle === null ? null : redactField(json.userTitle, mode, titleFindings);
+  const found = JSON.parse(redactionsToJson(addFindings({ ...findings }, titleFindings), sessionDataFindings ?? {}, mode)) as RedactionJson[];
   const redactions = mergeRedactions(json.redactions, found);
   const userId = target.ownerId;
   const createdAt = new Date(json.createdAt);
@@ -71,7 +76,7 @@ export async function writeImportedSession(ctx: Ctx, opts: ImportedSession): Pro
     id: sessionId,
     userId,
     name: up.name,
-    userTitle: json.userTitle,
+    userTitle,
     markdownSize: up.markdown.length,
     rawDataSize: up.rawData.length,
     etag: '',

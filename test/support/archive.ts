@@ -128,3 +128,56 @@ export async function seedCorpus(app: TestApp, user: TestUser, projectId: string
   }
   return ids;
 }
+
+/** A session of an archive built by `buildArchive`: its session.json fields over plain defaults, and its markdown. */
+export interface ArchiveSession {
+  id: string;
+  json?: Record<string, unknown>;
+  markdown?: string;
+}
+
+/** A valid archive (manifest with every file's size and sha256) of these projects and sessions, entries sorted by path. */
+export async function buildArchive(projects: Array<{ id: string; json?: Record<string, unknown>; sessions: ArchiveSession[] }>): Promise<Buffer> {
+  const at = '2025-01-02T03:04:05.000Z';
+  const files: Array<{ name: string; data: Buffer }> = [];
+  for (const p of projects) {
+    const pj = {
+      name: p.id,
+      icon: 'Code2',
+      color: 'blue',
+      createdAt: at,
+      updatedAt: at,
+      owner: { type: 'user', name: null, email: 'x@example.com' },
+      ...p.json,
+    };
+    files.push({ name: `projects/${p.id}/project.json`, data: Buffer.from(JSON.stringify(pj)) });
+    for (const s of p.sessions) {
+      const dir = `projects/${p.id}/sessions/${s.id}/`;
+      const sj = {
+        name: 'imported',
+        userTitle: null,
+        metadata: {},
+        tags: [],
+        startedAt: at,
+        endedAt: at,
+        createdAt: at,
+        updatedAt: at,
+        etag: '',
+        uploadedBy: null,
+        redactions: [],
+        ...s.json,
+      };
+      files.push({ name: `${dir}markdown.md`, data: Buffer.from(s.markdown ?? '# imported\n') });
+      files.push({ name: `${dir}session.json`, data: Buffer.from(JSON.stringify(sj)) });
+    }
+  }
+  files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const manifest = {
+    files: files.map((f) => ({ path: f.name, sha256: sha256(f.data), size: f.data.length })),
+    format: 'session-archive-export',
+    projects: projects.length,
+    sessions: projects.reduce((n, p) => n + p.sessions.length, 0),
+    version: 1,
+  };
+  return writeTar([{ name: 'manifest.json', data: Buffer.from(JSON.stringify(manifest)) }, ...files]);
+}

@@ -1,6 +1,6 @@
 /** Export and import of archives (tar). */
 import { defineRoute } from '../route';
-import { envelope, z } from '../schemas/common';
+import { z } from '../schemas/common';
 import * as R from '../schemas/resources';
 
 export const archiveRoutes = {
@@ -52,7 +52,13 @@ export const archiveRoutes = {
       }),
     }),
     rawBody: { mediaType: 'application/x-tar', description: 'An export archive.' },
-    responses: { 200: { description: 'What was imported, and what was not.', schema: envelope(R.ImportSummary) } },
+    responses: {
+      200: {
+        description:
+          'What was imported, and what was not: `success` is true only when every session of the archive was written (or skipped by the conflict rule) and nothing was reported; else false, with the counts and the first errors.',
+        schema: z.strictObject({ success: z.boolean(), data: R.ImportSummary }),
+      },
+    },
     errors: [403, 404],
   }),
 };

@@ -226,9 +226,19 @@ export const ImportSummary = z
   .strictObject({
     projects: z.strictObject({ created: z.int().min(0), existing: z.int().min(0) }),
     sessions: z.strictObject({ created: z.int().min(0), updated: z.int().min(0), skipped: z.int().min(0) }),
-    errors: z.array(
-      z.strictObject({ path: z.string().meta({ description: 'The archive path concerned (empty for the archive as a whole).' }), error: z.string() }),
-    ),
+    imported: z.int().min(0).meta({ description: 'Sessions written (created or updated).' }),
+    skipped: z.int().min(0).meta({ description: 'Sessions left as they were by the conflict rule (exists, or not newer, or identical).' }),
+    failed: z.int().min(0).meta({ description: 'Sessions of the archive not written (their errors say why).' }),
+    errors: z
+      .array(
+        z.strictObject({
+          path: z.string().meta({ description: 'The archive path concerned: a session directory or file (empty for the archive as a whole).' }),
+          error: z.string().meta({ description: 'The cause: a check the archive failed, or a fault of this service while writing.' }),
+        }),
+      )
+      .max(100)
+      .meta({ description: 'The first errors (at most 100).' }),
+    errorCount: z.int().min(0).meta({ description: 'All errors, also those past the first 100.' }),
   })
   .meta({
     id: 'ImportSummary',
