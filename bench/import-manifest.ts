@@ -36,8 +36,8 @@ async function archiveOf(mb: number): Promise<Buffer> {
   const text = `{\n  "files": [\n${parts.join(',\n')}\n  ],\n  "format": "session-archive-export",\n  "projects": 1,\n  "sessions": ${parts.length},\n  "version": 1\n}\n`;
   const pack = tar.pack();
   const chunks: Buffer[] = [];
-  pack.on('data', (c: Buffer) => chunks.push(c));
-  const ended = new Promise((r) => pack.on('end', r));
+  pack.on('data', (c: unknown) => void chunks.push(c as Buffer));
+  const ended = new Promise<void>((r) => pack.on('end', () => r()));
   pack.entry({ name: 'manifest.json', mtime: new Date(0) }, Buffer.from(text));
   pack.finalize();
   await ended;
