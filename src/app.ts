@@ -6,6 +6,7 @@ import type { RateLimitHooks } from './http/rate-limit';
 import { consoleRouter } from './http/console';
 import { dbWatchdog } from './http/db-watchdog';
 import { admission, closeUnreadBodies } from './http/admission';
+import { longReads } from './http/long-reads';
 import { jsonBody } from './http/body';
 import { idempotency } from './http/idempotency';
 import { errorHandler } from './http/errors';
@@ -140,7 +141,14 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   // The REST operations of the route table (src/api/routes), dispatched by method and path.
   // Their public ones (sign-in, first run, reset links, device login, invitation lookup) read
   // small bodies; share links are read without an account, limited per address.
-  const door: Door = { deps, hooks, publicBody: jsonBody({ limit: 64 * 1024, slow }), probeAuth: requireAuth(deps) };
+  const door: Door = {
+    deps,
+    hooks,
+    publicBody: jsonBody({ limit: 64 * 1024, slow }),
+    probeAuth: requireAuth(deps),
+    // Downloads and exports that stream: a few per user, idle readers cut off (http/long-reads.ts).
+    longReads: longReads({ perUser: deps.config.longReadsPerUser, idleMs: deps.config.longReadIdleS * 1000 }),
+  };
   const handlers: Handlers<RestRoutes> = {
     ...projectHandlers(door),
     ...sessionHandlers(door),

@@ -79,6 +79,10 @@ export interface Config {
   bodyMinBytesPerSecond: number;
   /** Slow bodies: how long a body may arrive at any rate before the minimum average applies. */
   bodyMinRateGraceS: number;
+  /** Long reads (downloads and exports that stream): how many one user may have open at once, per instance. */
+  longReadsPerUser: number;
+  /** Long reads: a reader that takes nothing for this many seconds is cut off. */
+  longReadIdleS: number;
   /** Worker threads for large uploads and index documents (src/offload); 0 = on the event loop; unset = cores − 1, 1 to 4. */
   offloadThreads?: number;
   /** SIGTERM: how long in-flight requests may still run. */
@@ -201,6 +205,8 @@ const schema = z.object({
     .default(5000),
   BODY_MIN_BYTES_PER_S: positiveInt('BODY_MIN_BYTES_PER_S').default(64 * 1024),
   BODY_MIN_RATE_GRACE_S: positiveInt('BODY_MIN_RATE_GRACE_S').default(10),
+  LONG_READS_PER_USER: positiveInt('LONG_READS_PER_USER').default(4),
+  LONG_READ_IDLE_S: positiveInt('LONG_READ_IDLE_S').default(30),
   OFFLOAD_THREADS: z
     .string()
     .regex(/^\d{1,2}$/, 'OFFLOAD_THREADS must be an integer from 0 to 64')
@@ -362,6 +368,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadQueueWaitMs: e.UPLOAD_QUEUE_WAIT_MS,
     bodyMinBytesPerSecond: e.BODY_MIN_BYTES_PER_S,
     bodyMinRateGraceS: e.BODY_MIN_RATE_GRACE_S,
+    longReadsPerUser: e.LONG_READS_PER_USER,
+    longReadIdleS: e.LONG_READ_IDLE_S,
     offloadThreads: e.OFFLOAD_THREADS,
     shutdownGraceS: e.SHUTDOWN_GRACE_S,
     redactSecrets: e.REDACT_SECRETS,

@@ -167,13 +167,20 @@ interface ProjectOfSession {
   projectColor: string;
 }
 
+type PartSizes = Pick<SessionRow, 'markdownSize' | 'rawDataSize' | 'sessionDataSize'>;
+
+/** The stored size of one content part, as the row says. */
+export function partSizeOf(row: Partial<PartSizes>, part: InlinePart['part']): number {
+  return (part === 'markdown' ? row.markdownSize : part === 'raw' ? row.rawDataSize : row.sessionDataSize) ?? 0;
+}
+
 /**
  * The whole part as read by sessionWithProject with `inline`, or undefined when it has to be read
  * chunk by chunk (larger than `upTo`, or spread over several chunks): the row's size for the part
  * and the first chunk come from one statement, so a first chunk of exactly that size is all of it.
  */
-export function inlinePartOf(row: { inlineData?: unknown } & Partial<Pick<SessionRow, 'markdownSize' | 'rawDataSize' | 'sessionDataSize'>>, inline: InlinePart): Buffer | undefined {
-  const size = (inline.part === 'markdown' ? row.markdownSize : inline.part === 'raw' ? row.rawDataSize : row.sessionDataSize) ?? 0;
+export function inlinePartOf(row: { inlineData?: unknown } & Partial<PartSizes>, inline: InlinePart): Buffer | undefined {
+  const size = partSizeOf(row, inline.part);
   if (size > inline.upTo) return undefined;
   const data = row.inlineData == null ? Buffer.alloc(0) : toBuffer(row.inlineData);
   return data.length === size ? data : undefined;

@@ -90,7 +90,8 @@ function setHeaders(res: Response, limit: number, r: RateLimiterRes, rejected: b
  * Which limit refused a request, for /metrics' `rate_limit_rejections_total{kind}`: the per-user
  * budgets (`rest`, `graphql`) and each per-address or per-account guard by its own name.
  */
-export type RateLimitKind = 'rest' | 'graphql' | 'auth_failure' | 'sign_in_failure' | 'sign_in' | 'device_login' | 'anonymous' | 'sign_up' | 'share_reads';
+export type RateLimitKind =
+  'rest' | 'graphql' | 'auth_failure' | 'sign_in_failure' | 'sign_in' | 'device_login' | 'anonymous' | 'sign_up' | 'share_reads' | 'long_reads';
 const BUDGET_KIND: Record<AddressBudget, RateLimitKind> = { anonymous: 'anonymous', signUp: 'sign_up', shareReads: 'share_reads' };
 
 function rateLimited(req: Request, r: RateLimiterRes, kind: RateLimitKind): AppError {

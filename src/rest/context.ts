@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import type { LongReads } from '../http/long-reads';
 import type { RateLimitHooks } from '../http/rate-limit';
 import type { Deps } from '../services/context';
 import '../http/types';
@@ -16,6 +17,8 @@ export interface Door {
   publicBody: RequestHandler;
   /** Authentication without the failed-authentication hooks: whether a share link's reader is signed in. */
   probeAuth: RequestHandler;
+  /** Answers that stream: counted per user, their idle readers cut off. */
+  longReads: LongReads;
 }
 
 /** Runs `body` (a body-reading middleware) as a promise. */

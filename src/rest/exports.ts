@@ -17,14 +17,17 @@ function teamParam(v: unknown): string | undefined {
   return v;
 }
 
-export function archiveHandlers({ deps }: Door): Handlers<typeof archiveRoutes> {
+export function archiveHandlers({ deps, longReads }: Door): Handlers<typeof archiveRoutes> {
   return {
     // The archive of everything the caller owns and the projects of the teams they administer (or
-    // the named projects, or one team's), streamed: a client that
-    // stops reading pauses it; one that goes away ends it and releases the snapshot.
+    // the named projects, or one team's), streamed: a long read (one of the user's few; a reader
+    // idle too long is cut off). A client that stops reading pauses it, holding no database
+    // connection; one that goes away ends it.
     exportArchive: async (req, res) => {
+      longReads.enter(req, res);
       const exp = await openExport(ctxOf(req, deps), { projectIds: listParam(req.query.projectId), teamId: teamParam(req.query.teamId) });
       try {
+        longReads.cutOffIdle(res);
         res.status(200);
         res.setHeader('Content-Type', 'application/x-tar');
         res.setHeader('Content-Disposition', 'attachment; filename="session-archive-export.tar"');

@@ -5,7 +5,6 @@ import { pipeline } from 'node:stream/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { escapeJsonStringBytes } from '../domain/json-escape';
 import { AppError, MESSAGES } from '../errors';
-import type { Deps } from '../services/context';
 import { onSessionSnapshot, readSessionContent, type ContentPart, type SessionContent } from '../services/session-reads';
 import { resumableParam, resumableSessionsOfProject, searchResumable } from '../services/resume';
 import * as access from '../services/access';
@@ -89,7 +88,7 @@ type Content = SessionContent;
 /**
  * Sends `head`, then the content, then `tail`. Content read whole and small enough to escape at
  * once goes out in one write; otherwise one chunk in memory at a time, waiting for the client to
- * take each (backpressure). An aborted client ends the pipeline; the caller releases the snapshot.
+ * take each (backpressure). An aborted client, or content replaced while the client waited, ends the pipeline.
  */
 async function streamContent(res: Response, content: Content, asJsonString?: { head: string; tail: string }): Promise<void> {
   if (Buffer.isBuffer(content)) {
@@ -126,13 +125,30 @@ async function streamContent(res: Response, content: Content, asJsonString?: { h
   }
 }
 
-/** A read of one session and one part of its content, all of one version. */
-function readSession(req: Request, deps: Deps, part: ContentPart, fn: (row: OwnedSession, content: Content) => Promise<void>): Promise<void> {
-  const { projectId, sessionId } = req.params as Record<string, string>;
-  return readSessionContent(ctxOf(req, deps), projectId, sessionId, part, fn);
-}
+export function sessionHandlers({ deps, longReads }: Door): Handlers<typeof sessionRoutes> {
+  /**
+   * A read of one session and one part of its content, all of one version. Content that streams
+   * (more than one chunk, not answered 304) is a long read: counted against the user's few, its
+   * reader cut off when idle.
+   */
+  function readSession(req: Request, res: Response, part: ContentPart, fn: (row: OwnedSession, content: Content) => Promise<void>): Promise<void> {
+    const { projectId, sessionId } = req.params as Record<string, string>;
+    return readSessionContent(
+      ctxOf(req, deps),
+      projectId,
+      sessionId,
+      part,
+      (row, content) => {
+        if (!Buffer.isBuffer(content) && !sessions.etagMatches(req.get('if-none-match'), row.etag)) {
+          longReads.enter(req, res);
+          longReads.cutOffIdle(res);
+        }
+        return fn(row, content);
+      },
+      () => res.writableNeedDrain,
+    );
+  }
 
-export function sessionHandlers({ deps }: Door): Handlers<typeof sessionRoutes> {
   return {
     recentSessions: async (req) => ok(await sessionLists.listRecentSessions(ctxOf(req, deps), req.query)),
 
@@ -156,7 +172,7 @@ export function sessionHandlers({ deps }: Door): Handlers<typeof sessionRoutes> 
       // No Accept (or */*) → JSON; none of the three types → 406, checked before whether the session exists.
       const wanted = wantedType(req);
       if (!wanted) throw new AppError('NOT_ACCEPTABLE', MESSAGES.notAcceptable);
-      await readSession(req, deps, wanted === SESSION_DATA_MEDIA_TYPE ? 'session' : 'markdown', async (row, content) => {
+      await readSession(req, res, wanted === SESSION_DATA_MEDIA_TYPE ? 'session' : 'markdown', async (row, content) => {
         varyAccept(res);
         if (wanted === SESSION_DATA_MEDIA_TYPE) {
           if (!(row.sessionDataSize > 0)) throw new AppError('NOT_FOUND', MESSAGES.sessionDataNotFound);
@@ -185,7 +201,7 @@ export function sessionHandlers({ deps }: Door): Handlers<typeof sessionRoutes> 
     },
 
     readRawData: async (req, res) => {
-      await readSession(req, deps, 'raw', async (row, content) => {
+      await readSession(req, res, 'raw', async (row, content) => {
         setValidators(res, row);
         if (notModified(req, res, row)) return;
         res.status(200).type('application/octet-stream').setHeader('Content-Length', String(row.rawDataSize));

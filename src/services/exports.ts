@@ -2,20 +2,25 @@
  * Export: everything a user owns, and the projects of the teams they administer, as one
  * deterministic tar (src/domain/archive.ts), streamed.
  *
- * Two passes over one database snapshot. The first reads every session's content in its stored
- * 1 MiB chunks to take the sha256 of each file (the manifest, which lists them, comes first);
- * the second streams the entries. Memory holds the manifest and one chunk, whatever the size of
- * the archive; every write waits for the reader (a client that stops reading pauses the export).
+ * Two passes. The first, on one database snapshot and before anything is sent, reads every
+ * session's content in its stored 1 MiB chunks to take the sha256 of each file (the manifest,
+ * which lists them, comes first), then gives the snapshot back. The second streams the entries
+ * without a snapshot, one statement per chunk, each checked against the version the first pass
+ * saw (src/data/content.ts, `versionChunks`): nothing is held while the export waits for its
+ * reader. A session changed or deleted between the passes, or one added, stops the export (the
+ * archive would not match its manifest). Memory holds the manifest, a digest per session and one
+ * chunk, whatever the size of the archive; every write waits for the reader (a client that stops
+ * reading pauses the export).
  */
 import crypto from 'node:crypto';
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import * as tar from 'tar-stream';
-import { contentChunks, type ContentPart } from '../data/content';
+import { contentChunks, versionChunks, type ContentPart } from '../data/content';
 import { projectsOfOwners, sessionsOfProjectAfter, type ExportOwner } from '../data/exports';
 import { projectById, type ProjectRow } from '../data/projects';
 import type { SessionRow } from '../data/sessions';
-import type { Snapshot } from '../data/sql';
+import type { Snapshot, Sql } from '../data/sql';
 import { teamsByIds } from '../data/teams';
 import { userById } from '../data/users';
 import {
@@ -77,7 +82,7 @@ export interface OpenExport {
   readonly sessions: number;
   /** Streams the archive into `out` (ends it), waiting for it whenever it is full. */
   writeTo(out: Writable): Promise<void>;
-  /** Releases the snapshot (always call it). */
+  /** Releases the first pass's snapshot if it is still held (always call it). */
   close(): Promise<void>;
 }
 
@@ -146,7 +151,7 @@ async function projectsToExport(ctx: Ctx, db: Snapshot, owners: readonly ExportO
   return rows.sort((a, b) => byProjectDir(a.id, b.id));
 }
 
-async function* sessionsOf(db: Snapshot, projectId: string): AsyncGenerator<SessionRow> {
+async function* sessionsOf(db: Sql, projectId: string): AsyncGenerator<SessionRow> {
   let after: string | null = null;
   for (;;) {
     const page = await sessionsOfProjectAfter(db, projectId, after, PAGE);
@@ -222,6 +227,8 @@ async function planExport(ctx: Ctx, snap: Snapshot, opts: ExportOptions): Promis
   const files: ManifestFile[] = [];
   const projectLatest = new Map<string, Date>();
   const sessionsIn = new Map<string, number>();
+  // The version of each session's content the manifest describes (the second pass reads only it).
+  const digestOf = new Map<string, string>();
   let sessionCount = 0;
   let hashed = 0;
   const report = () => opts.onProgress?.({ phase: 'scan', sessions: sessionCount, sessionsTotal, bytes: hashed, bytesTotal: contentTotal });
@@ -248,6 +255,7 @@ async function planExport(ctx: Ctx, snap: Snapshot, opts: ExportOptions): Promis
         sessionFiles.push({ path, size, sha256: h.digest('hex') });
       }
       if (s.updatedAt.getTime() > newest.getTime()) newest = s.updatedAt;
+      digestOf.set(sessionDir(p.id, s.id), s.contentDigest);
       sessionCount++;
       sessionsIn.set(p.id, (sessionsIn.get(p.id) ?? 0) + 1);
       report();
@@ -266,7 +274,11 @@ async function planExport(ctx: Ctx, snap: Snapshot, opts: ExportOptions): Promis
   }
   const size = fileEntryBytes(manifest.length) + files.reduce((n, f) => n + fileEntryBytes(f.size), 0) + dirCount * fileEntryBytes(0) + END_BYTES;
   const overall = latest(projectLatest.values());
-  const sizeOf = new Map(files.map((f) => [f.path, f.size]));
+  const fileAt = new Map(files.map((f) => [f.path, f]));
+  // Everything the second pass needs is in memory or read a chunk at a time: the snapshot goes back now.
+  await snap.release();
+  const reads = ctx.deps.db.reads;
+  const knownUploader = (userId: string) => uploaderEmail.get(userId) ?? null;
 
   async function writeTo(out: Writable): Promise<void> {
     const pack = tar.pack();
@@ -321,24 +333,30 @@ async function planExport(ctx: Ctx, snap: Snapshot, opts: ExportOptions): Promis
         const pj = canonicalJson(projectJsonOf(p, ownerOf(p)));
         await put(header(projectJsonPath(p.id), newest, false, pj.length), pj);
         let first = true;
-        for await (const s of sessionsOf(snap, p.id)) {
+        let sessionsOfProject = 0;
+        for await (const s of sessionsOf(reads, p.id)) {
           if (first) await put(header(sessionsDir(p.id), newest, true));
           first = false;
           await put(header(sessionDir(p.id, s.id), s.updatedAt, true));
+          const contentDigest = digestOf.get(sessionDir(p.id, s.id));
           for (const [file, part] of filesOf(s)) {
             const path = sessionFilePath(p.id, s.id, file);
-            const expected = sizeOf.get(path);
-            if (expected === undefined) throw new Error(`${path} appeared during the export`);
+            const listed = fileAt.get(path);
+            if (listed === undefined || contentDigest === undefined) throw new Error(`${path} appeared during the export`);
             if (part === null) {
-              const json = sessionJsonOf(s, await uploadedBy(s.uploadedBy ?? s.userId));
+              const json = sessionJsonOf(s, knownUploader(s.uploadedBy ?? s.userId));
+              if (sha256(json) !== listed.sha256) throw new Error(`${path} changed during the export`);
               await put(header(path, s.updatedAt, false, json.length), json);
             } else {
-              await put(header(path, s.updatedAt, false, expected), contentChunks(snap, p.id, s.id, part));
+              const ref = { projectId: p.id, sessionId: s.id, part };
+              await put(header(path, s.updatedAt, false, listed.size), versionChunks(reads, ref, { contentDigest, size: listed.size }));
             }
           }
           sessionsWritten++;
+          sessionsOfProject++;
           progress();
         }
+        if (sessionsOfProject !== (sessionsIn.get(p.id) ?? 0)) throw new Error(`a session of project ${p.id} was deleted during the export`);
       }
       pack.finalize();
     } catch (err) {

@@ -1,7 +1,7 @@
 /** Sessions: lists, reads (JSON, markdown, session data, raw, by exchange), upload, changes; the upload CLI's resume search and entitlement. */
 import { defineRoute } from '../route';
 import { envelope, z } from '../schemas/common';
-import { ifNoneMatch, notModified, projectParam, SESSION_HEADERS, sessionParams } from '../schemas/params';
+import { ifNoneMatch, LONG_READ, notModified, projectParam, SESSION_HEADERS, sessionParams } from '../schemas/params';
 import * as R from '../schemas/resources';
 import * as inputs from '../../services/inputs';
 
@@ -69,8 +69,7 @@ export const sessionRoutes = {
     auth: 'key',
     streams: true,
     summary: 'Read a session',
-    description:
-      "`Accept: application/json` (default) → the session with its markdown; `text/markdown` → the markdown itself; `application/vnd.specstory.session-data+json` → the session data as uploaded (the upload CLI's resume blob).",
+    description: `\`Accept: application/json\` (default) → the session with its markdown; \`text/markdown\` → the markdown itself; \`application/vnd.specstory.session-data+json\` → the session data as uploaded (the upload CLI's resume blob). ${LONG_READ}`,
     params: sessionParams,
     headers: ifNoneMatch.extend({ Accept: z.string().optional() }),
     responses: {
@@ -95,6 +94,7 @@ export const sessionRoutes = {
     auth: 'key',
     streams: true,
     summary: "A session's raw data, byte-exact",
+    description: LONG_READ,
     params: sessionParams,
     headers: ifNoneMatch,
     responses: {
