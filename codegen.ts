@@ -39,6 +39,7 @@ const config: CodegenConfig = {
           User: '../graphql/models#UserModel',
           Owner: '../graphql/models#OwnerModel',
           Share: '../services/presenters/share#ShareDto',
+          RelatedSession: '../services/related#RelatedSession as RelatedSessionModel',
         },
         scalars: { ID: 'string' },
       },

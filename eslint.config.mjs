@@ -100,6 +100,8 @@ const graphqlSchema = {
             'SessionExchangePage',
             'SessionExchange',
             'SessionFacets',
+            'RelatedSession',
+            'RelatedExchange',
           ],
           suffixes: ['Count', 'Connection', 'Edge', 'Usage', 'Activity'],
         },

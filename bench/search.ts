@@ -41,6 +41,7 @@ import { createNodeHttpClient } from '../src/search/engine/http-client';
 import { sessionsMatchingAmong } from '../src/data/sessions';
 import { scopesFor } from '../src/services/access';
 import { membershipsOfUser } from '../src/data/teams';
+import { relatedSessions } from '../src/services/related';
 import { searchSessions } from '../src/services/search';
 import type { Ctx, Deps } from '../src/services/context';
 import { upsertSession } from '../src/services/session-upload';
@@ -348,6 +349,15 @@ async function main() {
       row(`  user's steps: database re-check`, userRecheck),
       `  ${hitCount}/${queries.length} queries had results`,
     ];
+    // Related sessions (src/services/related.ts) of one of the caller's sessions, a different one per query.
+    const picks = await Promise.all(
+      queries.map(async (_, i) => {
+        const [rows] = await pool.query('SELECT projectId, id FROM sessions WHERE userId = ? ORDER BY id LIMIT 1 OFFSET ?', [userOf(i), i % 50]);
+        return (rows as Array<{ projectId: string; id: string }>)[0];
+      }),
+    );
+    const related = await timeIt(queries.length, (i) => relatedSessions(callerOf(i), picks[i].projectId, picks[i].id, 5));
+    lines.push(row('relatedSessions (limit 5)', related, size >= 100_000 ? 'p95 <= 150 ms at 100k' : 'p95 <= 150 ms at 100k; this size is smaller'));
     if (teammates.length) {
       // A member of every team: N + 1 owner scopes, half of the corpus readable.
       for (let i = 0; i < queries.length; i++) await searchSessions(teammateOf(i), { query: queries[i] });

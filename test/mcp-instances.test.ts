@@ -68,7 +68,16 @@ test('the MCP Inspector CLI lists the tools and calls one', async () => {
   const tools = JSON.parse(list.stdout)
     .tools.map((t: any) => t.name)
     .sort();
-  expect(tools).toEqual(['gather_context', 'get_session', 'list_projects', 'list_sessions', 'read_exchanges', 'read_raw', 'search_sessions']);
+  expect(tools).toEqual([
+    'gather_context',
+    'get_session',
+    'list_projects',
+    'list_sessions',
+    'read_exchanges',
+    'read_raw',
+    'related_sessions',
+    'search_sessions',
+  ]);
   const call = await inspector([
     '--cli',
     `${one.url}/mcp`,

@@ -25,6 +25,7 @@ const EXPECTED: Record<string, number> = {
   'ProjectStats.topTags.limit': PAGES.topValues.def,
   'Session.exchanges.offset': PAGES.exchangeOffset.def,
   'Session.exchanges.limit': PAGES.exchanges.def,
+  'Session.related.limit': PAGES.related.def,
   'Stats.topLLMModels.limit': PAGES.topValues.def,
 };
 
@@ -57,6 +58,7 @@ test("every page size of the MCP tools is PAGES': its bounds and its stated defa
       ['search_sessions', 'limit', PAGES.mcpSearch],
       ['read_exchanges', 'count', PAGES.mcpExchanges],
       ['gather_context', 'maxSessions', PAGES.mcpSessions],
+      ['related_sessions', 'limit', PAGES.related],
     ];
     for (const [tool, name, bound] of expected) {
       const schema = arg(tool, name);

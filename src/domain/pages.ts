@@ -40,4 +40,6 @@ export const PAGES = {
   mcpExchanges: { min: 1, max: 10, def: 3 },
   /** MCP gather_context `maxSessions`: sessions excerpts are taken from. */
   mcpSessions: { min: 1, max: 10, def: 5 },
+  /** Related sessions (GraphQL `Session.related`, REST …/related, MCP related_sessions). */
+  related: { min: 1, max: 20, def: 5 },
 } as const satisfies Record<string, Bound>;

@@ -29,7 +29,7 @@ import { READ_ONLY_MESSAGE } from '../domain/scopes';
  * Depth: the root field is 1; fragments count where they are spread; introspection fields
  * (`__schema`, `__type` and below) are exempt from depth (the standard introspection query nests
  * `ofType` deeper than any data query may go) but not from cost. Cost: 1 per field
- * (markdownContent and SessionExchange.markdown 100); a field with a `limit`/`first` argument
+ * (markdownContent and SessionExchange.markdown 100, Session.related 250: an engine search each); a field with a `limit`/`first` argument
  * multiplies its children's cost by that value (or its default); an introspection list
  * (`types`, `fields`, `args`, …) multiplies by the schema's own average size of that list, so an
  * introspection query costs about what its answer holds. Budget 50,000. Aliases: at most 100 in
@@ -40,8 +40,8 @@ export const MAX_COST = 50_000;
 export const MAX_ALIASES = 100;
 export const MAX_PAGE = GRAPHQL_PAGE.max;
 export const MAX_QUERY_BYTES = 100 * 1024;
-/** `markdown`: SessionExchange.markdown (a page of a session's markdown). */
-const FIELD_COST: Record<string, number> = { markdownContent: 100, markdown: 100 };
+/** `markdown`: SessionExchange.markdown (a page of a session's markdown); `related`: Session.related. */
+const FIELD_COST: Record<string, number> = { markdownContent: 100, markdown: 100, related: 250 };
 const SIZE_ARGS = ['limit', 'first'];
 /**
  * An introspection field's cost, like any field's. The standard introspection query costs ~22,000

@@ -6,13 +6,12 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { PAGES } from '../domain/pages';
-import { displayTitle } from '../domain/session';
 import { requireOwnedSession } from '../services/access';
 import { exchangePage } from '../services/exchanges';
 import { listProjects } from '../services/projects';
 import type { ProjectDto } from '../services/presenters/project';
 import { findProjectSessions, getSessionContentRange } from '../services/session-lists';
-import { metadataOf, type SessionRow } from '../services/sessions';
+import { metadataOf, sessionTitle, type SessionRow } from '../services/sessions';
 import { presentSession } from '../services/presenters/session';
 import { projectUrl, runTool, seal, sessionUrl, ToolError, unseal, type McpContext } from './context';
 import * as S from './schemas';
@@ -23,8 +22,6 @@ const ORDERS = ['UPDATED_AT_DESC', 'UPDATED_AT_ASC', 'CREATED_AT_DESC', 'CREATED
 /** Table-of-contents entries one get_session answer lists at most (more → nextExchangesFrom). */
 const TOC_PAGE = 500;
 const RAW = { def: 16_384, max: 65_536 } as const;
-
-const titleOf = (row: SessionRow) => displayTitle({ userTitle: row.userTitle, name: row.name, metadata: metadataOf(row) as { title?: string | null } });
 
 type Owner = { type: 'user' | 'team'; id: string; name: string | null };
 /** The project's owner (teams add `owner`; before them every project is its user's). */
@@ -57,7 +54,7 @@ export function sessionSummary(
   return {
     projectId: row.projectId,
     sessionId: row.id,
-    title: titleOf(row),
+    title: sessionTitle(row),
     name: row.name,
     projectName: row.project?.name ?? null,
     createdAt: dto.createdAt,
@@ -228,7 +225,7 @@ export function registerReadTools(server: McpServer, m: McpContext): void {
         return {
           projectId: r.projectId,
           sessionId: r.id,
-          title: titleOf(r),
+          title: sessionTitle(r),
           createdAt: r.createdAt.toISOString(),
           updatedAt: r.updatedAt.toISOString(),
           llmModels: meta.llmModels,

@@ -6,14 +6,13 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { PAGES } from '../domain/pages';
-import { displayTitle } from '../domain/session';
 import { buildSnippet } from '../search/engine/snippet';
 import { matchRanges, snippetSource } from '../search/engine/highlight';
 import { exchangePage } from '../services/exchanges';
 import { projectsWithStats } from '../services/projects';
 import { searchSessions, type SearchResultItem } from '../services/search';
 import { STOP_WORDS } from '../search/engine/query-plan';
-import { metadataOf, type SessionRow } from '../services/sessions';
+import { sessionTitle } from '../services/sessions';
 import { runTool, seal, sessionUrl, unseal, type McpContext } from './context';
 import * as S from './schemas';
 import { BUDGET, cutChars, excerptAround, plainSnippet } from './text';
@@ -25,7 +24,6 @@ const EXCERPTS_PER_SESSION = 2;
 /** A session this small has its exchanges scored here when the engine named none. */
 const SCORE_WHOLE_BYTES = 1024 * 1024;
 
-const titleOf = (row: SessionRow) => displayTitle({ userTitle: row.userTitle, name: row.name, metadata: metadataOf(row) as { title?: string | null } });
 const query = z.string({ error: 'query is required' }).trim().min(1, { error: 'query is required' }).max(512, { error: 'query: at most 512 characters' });
 
 /** Plain-text snippet of `content` for `q`: the search service's excerpt, «» around matches. */
@@ -127,7 +125,7 @@ export function registerSearchTools(server: McpServer, m: McpContext): void {
         return {
           projectId: r.projectId,
           sessionId: r.sessionId,
-          title: titleOf(r.session),
+          title: sessionTitle(r.session),
           projectName: names.get(r.projectId) ?? r.projectId,
           updatedAt: r.session.updatedAt.toISOString(),
           snippet: plainSnippet(r.snippet),
@@ -175,7 +173,7 @@ export function registerSearchTools(server: McpServer, m: McpContext): void {
           const md = e.markdown!;
           const first = matchRanges(md, found.query)[0];
           const { text, cut } = excerptAround(md, first ? first[0] : 0, Math.min(each, left - HEAD));
-          const title = cutChars(titleOf(r.session), 200);
+          const title = cutChars(sessionTitle(r.session), 200);
           const exchangeTitle = cutChars(e.title, 200);
           excerpts.push({
             projectId: r.projectId,

@@ -16,7 +16,8 @@ import * as sessionLists from '../services/session-lists';
 import * as sessionChanges from '../services/session-changes';
 import { upsertSession } from '../services/session-upload';
 import type { OwnedSession, SessionRow } from '../services/sessions';
-import { ExchangesQuery, parseInput } from '../services/inputs';
+import { ExchangesQuery, parseInput, RelatedQuery } from '../services/inputs';
+import { relatedSessions } from '../services/related';
 import { ctxOf, ok, type Door, type Handlers } from './context';
 import { ENTITLEMENT } from './billing';
 import { CONTENT_LENGTH, CONTENT_TYPE, ownHeader, setOwnHeader } from '../http/own-headers';
@@ -218,6 +219,12 @@ export function sessionHandlers({ deps, longReads }: Door): Handlers<typeof sess
         const page = await exchanges.exchangePage(sctx, row, { offset, limit, content });
         res.json(ok({ projectId: row.projectId, sessionId: row.id, etag: row.etag, markdownSize: row.markdownSize, ...page }));
       });
+    },
+
+    relatedSessions: async (req) => {
+      const { limit } = parseInput(RelatedQuery, req.query);
+      const found = await relatedSessions(ctxOf(req, deps), req.params.projectId, req.params.sessionId, limit);
+      return ok({ sessions: found.map(({ session: _, ...r }) => r) });
     },
 
     uploadSession: async (req, res) => {

@@ -16,6 +16,8 @@ import { allAnswer, probeAll } from './engine/connection';
 import type { EmbeddedMeili } from './embedded/embedded';
 import type { SearchEngine } from './engine/engines';
 import { searchEngines } from './engine/fanout';
+import { scopesByEngine } from './engine/placement';
+import { sumCounts, termCounts } from './engine/term-counts';
 import { ensureIndex, indexUidOf, legacyIndexUidsOf, recentUidOf } from './engine/index-settings';
 import type { EngineStatus, SearchPage, SearchPort, SearchRequest } from './engine/port';
 import { setupEngines } from './setup';
@@ -246,6 +248,18 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
         },
         request,
       );
+    },
+
+    termCounts(scopes, terms) {
+      // Each engine's primary (its standby while it is down) counts the scopes it holds, in both
+      // indexes (the sessions written lately are in the recent one only; a session in both counts twice).
+      const groups = [...scopesByEngine(scopes, engines.length)];
+      const pairOf = (e: SearchEngine) => (e.standby && !e.primaryUp() ? e.standby : e.primary);
+      const asked = groups.flatMap(([position, held]) => {
+        const pair = pairOf(engines[position]);
+        return [termCounts(pair.main, indexUid, held, terms), termCounts(pair.recent, recentUid, held, terms)];
+      });
+      return Promise.all(asked).then((parts) => sumCounts(parts, terms.length));
     },
 
     isHealthy: healthy,

@@ -164,6 +164,14 @@ export const ExchangesQuery = z.object({
   content: queryBoolean('content', true).meta({ description: '`false`: titles, offsets and sizes only (a table of contents).' }),
 });
 
+/** GET …/sessions/{id}/related. */
+export const RelatedQuery = z.object({
+  limit: queryInteger('limit', PAGES.related).meta({ description: 'How many related sessions, at most.' }),
+});
+
+/** `limit` of GraphQL's `Session.related` and MCP's related_sessions: the same bounds as REST. */
+export const RelatedArgs = z.object({ limit: intRange('limit', PAGES.related.min, PAGES.related.max) });
+
 /** GraphQL `Session.exchanges(offset, limit)`: the same bounds as REST (GraphQL's own 1–200 on `limit` comes first). */
 export const ExchangeArgs = z.object({
   offset: intRange('offset', PAGES.exchangeOffset.min, PAGES.exchangeOffset.max),

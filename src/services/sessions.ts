@@ -5,6 +5,7 @@
  */
 import { LABEL_KINDS, type LabelKind } from '../data/session-filters';
 import type { SessionRow } from '../data/sessions';
+import { displayTitle } from '../domain/session';
 import { DOC_ARRAY_FIELDS, type StoredMetaJson } from '../domain/upload';
 import type { ProjectRef } from './presenters/project';
 
@@ -43,6 +44,10 @@ export function metadataOf(row: SessionRow): SessionMetadata {
     tags: m.tags,
   };
 }
+
+/** The display title of a stored session: its user title, else the client's `metadata.title`, else its name. */
+export const sessionTitle = (row: SessionRow): string =>
+  displayTitle({ userTitle: row.userTitle, name: row.name, metadata: metadataOf(row) as { title?: string | null } });
 
 export { etagMatches, sessionEtag } from '../domain/etag';
 

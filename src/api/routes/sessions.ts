@@ -131,6 +131,19 @@ export const sessionRoutes = {
     },
     errors: [400, 403, 404],
   }),
+  relatedSessions: defineRoute({
+    method: 'get',
+    path: '/projects/{projectId}/sessions/{sessionId}/related',
+    tag: 'Sessions',
+    auth: 'key',
+    summary: 'Sessions like this one',
+    description:
+      "Sessions you can read that are most like this one, most alike first, itself left out: by the engine's similar-documents search when an embedder is configured, else by the session's most distinctive words. The search engine down → 503.",
+    params: sessionParams,
+    query: inputs.RelatedQuery,
+    responses: { 200: { description: 'Most alike first.', schema: envelope(R.RelatedSessions) } },
+    errors: [400, 403, 404],
+  }),
   uploadSession: defineRoute({
     method: 'put',
     path: '/projects/{projectId}/sessions/{sessionId}',

@@ -222,6 +222,26 @@ export const SessionExchangePage = z
   })
   .meta({ id: 'SessionExchangePage' });
 
+export const RelatedSessions = z
+  .strictObject({
+    sessions: z.array(
+      z.strictObject({
+        projectId: z.string(),
+        sessionId: z.string(),
+        title: z.string().meta({ description: "The display title: the user's title, else the client's, else the name." }),
+        score: z.number().meta({ description: 'How alike, in (0, 1]; sessions come most alike first.' }),
+        exchange: z
+          .strictObject({
+            number: z.int().min(1).meta({ description: 'Numbered from 1, as in the paged read by exchange.' }),
+            title: z.string(),
+            snippet: z.string().meta({ description: 'Up to ~240 characters, HTML-escaped, the words shared with the session in `<mark>`…`</mark>`.' }),
+          })
+          .meta({ description: 'The exchange that is most like the session.' }),
+      }),
+    ),
+  })
+  .meta({ id: 'RelatedSessions' });
+
 export const ImportSummary = z
   .strictObject({
     projects: z.strictObject({ created: z.int().min(0), existing: z.int().min(0) }),

@@ -1,11 +1,13 @@
 /** Session: the session presenter's fields (session-fields.ts and here), plus the shares and the paged read by exchange. */
 import { PAGES } from '../../domain/pages';
 import * as exchanges from '../../services/exchanges';
-import { ExchangeArgs, parseInput } from '../../services/inputs';
+import { ExchangeArgs, parseInput, RelatedArgs } from '../../services/inputs';
+import { relatedTo } from '../../services/related';
 import { sessionFields as present } from '../../services/presenters/session';
 import { selects } from '../selection';
 import type { ResolversOf } from './complete';
 import { sessionFields } from './session-fields';
+import { primeSessions } from './shared';
 
 export const Session: ResolversOf<'Session'> = {
   ...sessionFields,
@@ -23,5 +25,14 @@ export const Session: ResolversOf<'Session'> = {
     // And a version not split into exchanges yet costs a scan of its markdown, bounded per operation.
     if (!exchanges.isIndexCached(r)) gql.loaders.chargeScan(r.markdownSize);
     return exchanges.exchangePage(gql.ctx, r, args);
+  },
+  async related(r, { limit }, gql) {
+    const args = parseInput(RelatedArgs, { limit: limit ?? PAGES.related.def });
+    const found = await relatedTo(gql.ctx, r, args.limit);
+    primeSessions(
+      gql,
+      found.map((f) => f.session),
+    );
+    return found;
   },
 };

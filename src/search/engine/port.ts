@@ -1,3 +1,4 @@
+import type { TermCounts } from '../../domain/distinctive-terms';
 import type { SessionFilters } from '../../domain/filters';
 
 /** One session that matched, as the engine reports it (not yet re-checked against the database). */
@@ -63,6 +64,8 @@ export interface SearchPort {
   isHealthy(): boolean;
   /** Each engine's health, for /metrics. */
   engineStatus?(): EngineStatus[];
+  /** How many documents of `scopes` hold each term, and how many there are (related sessions weigh their words with it). */
+  termCounts?(scopes: readonly string[], terms: readonly string[]): Promise<TermCounts>;
 }
 
 export interface EngineStatus {
