@@ -12,7 +12,7 @@ import { createTeam } from '../src/services/teams';
 import { TestEngines } from './support/meili-engines';
 import { newSessionId, startSearchHarness, type SearchHarness } from './support/meili-harness';
 
-jest.setTimeout(120_000);
+jest.setTimeout(180_000);
 
 const req = (c: Ctx): Ctx => ({ ...c, user: { ...c.user } });
 const exchange = (q: string, a: string) => `_**User**_\n\n${q}\n\n---\n\n_**Agent (claude-sonnet)**_\n\n${a}\n\n---\n\n`;
@@ -61,7 +61,7 @@ test("sessions of the caller's scopes on both engines are related; another user'
   const foreign = [newSessionId(), newSessionId()];
   await h.put(req(eve), 'rel-eve', foreign[0], { markdown: `# Notes\n\n${POOL(4)}` });
   await h.put(req(mallory), 'rel-mallory', foreign[1], { markdown: `# Notes\n\n${POOL(5)}` });
-  await h.settle();
+  await h.settle(90_000);
 
   const found = await relatedSessions(req(ada), 'rel-own', own[0], 10);
   const keys = found.map((r) => `${r.projectId}/${r.sessionId}`);
