@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { escapeJsonStringBytes } from '../domain/json-escape';
 import { AppError, MESSAGES } from '../errors';
-import { onSessionSnapshot, readSessionContent, type ContentPart, type SessionContent } from '../services/session-reads';
+import { onSessionSnapshot, readSessionContent, streamsLong, type ContentPart, type SessionContent } from '../services/session-reads';
 import { resumableParam, resumableSessionsOfProject, searchResumable } from '../services/resume';
 import * as access from '../services/access';
 import * as exchanges from '../services/exchanges';
@@ -140,7 +140,7 @@ export function sessionHandlers({ deps, longReads }: Door): Handlers<typeof sess
       sessionId,
       part,
       (row, content) => {
-        if (!Buffer.isBuffer(content) && !sessions.etagMatches(req.get('if-none-match'), row.etag)) {
+        if (streamsLong(row, part) && !sessions.etagMatches(req.get('if-none-match'), row.etag)) {
           longReads.enter(req, res);
           longReads.cutOffIdle(res);
         }

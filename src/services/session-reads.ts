@@ -29,6 +29,9 @@ export async function onSessionSnapshot(
   }
 }
 
+/** Whether a part is read in more than one chunk, so that its answer streams (a long read). */
+export const streamsLong = (row: OwnedSession, part: ContentPart): boolean => partSizeOf(row, part) > CHUNK_BYTES;
+
 /**
  * A session the caller reads and one part of its content, all of one version. A part that fits in
  * one chunk comes with the row in a single statement (consistent by itself). A larger one is read
