@@ -1,4 +1,5 @@
 /** Checks of settings that span several variables (src/config.ts runs them; every problem is listed). */
+import net from 'node:net';
 import { z } from 'zod';
 
 /** A comma-separated list of http(s) URLs, at least one, none twice. */
@@ -79,4 +80,20 @@ export function replicaProblems(rawReplicaUrl: string | undefined, earlier: stri
 export function databaseNameOf(databaseUrl: string): string {
   const name = decodeURIComponent(new URL(databaseUrl).pathname.replace(/^\//, ''));
   return name;
+}
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** A value Express's `trust proxy` reads the same way: true/false, hops, or a list of addresses. */
+export function isTrustProxy(v: string): boolean {
+  if (v === 'true' || v === 'false' || /^\d{1,3}$/.test(v)) return true;
+  return v.split(',').every((raw) => {
+    const item = raw.trim();
+    if (PROXY_NAMES.has(item)) return true;
+    const [addr, bits, ...rest] = item.split('/');
+    const family = net.isIP(addr);
+    if (!family || rest.length) return false;
+    if (bits === undefined) return true;
+    return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+  });
 }

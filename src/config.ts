@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
-import net from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
-import { databaseNameOf, meiliProblems, replicaProblems, s3Problems, standbyListOf, urlListOf } from './config-checks';
+import { databaseNameOf, isTrustProxy, meiliProblems, replicaProblems, s3Problems, standbyListOf, urlListOf } from './config-checks';
+import { loadPriceTable, type PriceTable } from './domain/usage/prices';
 
 export { databaseNameOf } from './config-checks';
 import type { RedactMode } from './redact';
@@ -109,6 +109,8 @@ export interface Config {
   contentStore: 'db' | 's3';
   /** The object store; required with `contentStore: 's3'`, optional with `db` (reads and `content migrate` of objects already there). */
   s3: S3Config | null;
+  /** Prices of tokens per model (PRICES_FILE, or the table that ships with the service; docs/usage.md). */
+  prices: PriceTable;
 }
 
 /** An S3-compatible bucket holding content objects. */
@@ -255,23 +257,8 @@ const schema = z.object({
   S3_SECRET_ACCESS_KEY: z.string().optional(),
   S3_FORCE_PATH_STYLE: z.enum(['true', 'false'], { error: 'S3_FORCE_PATH_STYLE must be true or false' }).default('false'),
   S3_CHECKSUMS: z.enum(['when_supported', 'when_required'], { error: 'S3_CHECKSUMS must be when_supported or when_required' }).default('when_supported'),
+  PRICES_FILE: z.string().optional(),
 });
-
-const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
-
-/** A value Express's `trust proxy` reads the same way: true/false, hops, or a list of addresses. */
-function isTrustProxy(v: string): boolean {
-  if (v === 'true' || v === 'false' || /^\d{1,3}$/.test(v)) return true;
-  return v.split(',').every((raw) => {
-    const item = raw.trim();
-    if (PROXY_NAMES.has(item)) return true;
-    const [addr, bits, ...rest] = item.split('/');
-    const family = net.isIP(addr);
-    if (!family || rest.length) return false;
-    if (bits === undefined) return true;
-    return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
-  });
-}
 
 /** The names of the environment variables the service reads. */
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
@@ -319,7 +306,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   problems.push(...s3Problems(given));
-  if (!parsed.success || problems.length) throw new ConfigError(problems);
+  const prices = pricesOf(given.PRICES_FILE ?? null, problems);
+  if (!parsed.success || problems.length || !prices) throw new ConfigError(problems);
   const e = parsed.data;
   const databaseName = databaseNameOf(e.DATABASE_URL);
 
@@ -393,7 +381,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           checksums: e.S3_CHECKSUMS,
         })
       : null,
+    prices,
   });
+}
+
+function pricesOf(file: string | null, problems: string[]): PriceTable | null {
+  try {
+    return loadPriceTable(file);
+  } catch (e) {
+    problems.push(`PRICES_FILE ${(e as Error).message}`);
+    return null;
+  }
 }
 
 /** A key of its own for share links, derived from the JWT secret (a token of one never verifies as the other). */
