@@ -1,6 +1,7 @@
 /** Checks of settings that span several variables (src/config.ts runs them; every problem is listed). */
 import net from 'node:net';
 import { z } from 'zod';
+import { loadPriceTable, type PriceTable } from './domain/usage/prices';
 
 /** A comma-separated list of http(s) URLs, at least one, none twice. */
 export const urlListOf = (name: string) =>
@@ -96,4 +97,14 @@ export function isTrustProxy(v: string): boolean {
     if (bits === undefined) return true;
     return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
   });
+}
+
+/** The price table (PRICES_FILE, or the shipped one); null, with the problem listed, when the file is wrong. */
+export function pricesOf(file: string | null, problems: string[]): PriceTable | null {
+  try {
+    return loadPriceTable(file);
+  } catch (e) {
+    problems.push(`PRICES_FILE ${(e as Error).message}`);
+    return null;
+  }
 }

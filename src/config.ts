@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
-import { databaseNameOf, isTrustProxy, meiliProblems, replicaProblems, s3Problems, standbyListOf, urlListOf } from './config-checks';
-import { loadPriceTable, type PriceTable } from './domain/usage/prices';
+import { databaseNameOf, isTrustProxy, meiliProblems, pricesOf, replicaProblems, s3Problems, standbyListOf, urlListOf } from './config-checks';
+import type { PriceTable } from './domain/usage/prices';
 
 export { databaseNameOf } from './config-checks';
 import type { RedactMode } from './redact';
@@ -383,15 +383,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : null,
     prices,
   });
-}
-
-function pricesOf(file: string | null, problems: string[]): PriceTable | null {
-  try {
-    return loadPriceTable(file);
-  } catch (e) {
-    problems.push(`PRICES_FILE ${(e as Error).message}`);
-    return null;
-  }
 }
 
 /** A key of its own for share links, derived from the JWT secret (a token of one never verifies as the other). */
