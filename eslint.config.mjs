@@ -103,7 +103,7 @@ const graphqlSchema = {
             'RelatedSession',
             'RelatedExchange',
           ],
-          suffixes: ['Count', 'Connection', 'Edge', 'Usage', 'Activity'],
+          suffixes: ['Count', 'Connection', 'Edge', 'Usage', 'Activity', 'Permissions'],
         },
       },
     ],

@@ -64,7 +64,6 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
 };
 
 export const unauthenticated = () => new AppError('UNAUTHENTICATED', MESSAGES.unauthenticated);
-export const forbidden = () => new AppError('FORBIDDEN', MESSAGES.forbidden);
 /** Another user's project (or a session in it): 403 naming the project. */
 export const projectForbidden = (projectId: string) => new AppError('FORBIDDEN', MESSAGES.forbidden, { projectId });
 export const invalid = (message: string, details?: Record<string, unknown>) => new AppError('VALIDATION_ERROR', message, details);

@@ -108,16 +108,15 @@ describe('export of team projects', () => {
     expect(projectsIn(one)).toEqual([TP]);
     // The team's projects alone, then with a personal project named: that one is not the team's → 403.
     const mixed = await a.request('GET', `/api/v1/export?teamId=${teamA}&projectId=${PA}`, { token: onA.ada.token });
-    expect([mixed.status, mixed.body]).toEqual([403, { success: false, error: 'Insufficient permissions' }]);
+    expect([mixed.status, mixed.body]).toEqual([403, { success: false, error: `Project ${PA} is not one of the team's projects` }]);
   });
 
   test('members and viewers do not export the team; outsiders and unknown teams get 404 Team not found', async () => {
     for (const who of [onA.bob, onA.vic]) {
       const r = await a.request('GET', `/api/v1/export?teamId=${teamA}`, { token: who.token });
-      expect([r.status, r.body]).toEqual([403, { success: false, error: 'Insufficient permissions' }]);
+      expect([r.status, r.body]).toEqual([403, { success: false, error: "Only the team's admins can export the team's projects" }]);
       const p = await a.request('GET', `/api/v1/export?projectId=${TP}`, { token: who.token });
-      expect(p.status).toBe(403);
-      expect(p.body.success).toBe(false);
+      expect([p.status, p.body]).toEqual([403, { success: false, error: "Only the team's admins can export this project" }]);
       // Their own export has none of the team's projects.
       expect(projectsIn(await readTar(await exportOf(a, who)))).toEqual([]);
     }
@@ -143,7 +142,7 @@ describe('import into a team', () => {
   test('refused before anything is written: a viewer 403, an outsider and an unknown team 404', async () => {
     const before = await sessionCount(b);
     for (const [who, team, status, error] of [
-      [onB.vic, teamB, 403, 'Insufficient permissions'],
+      [onB.vic, teamB, 403, "Viewers of a team can only read its projects: ask one of the team's admins for the member role"],
       [onB.eve, teamB, 404, 'Team not found'],
       [onB.ada, UNKNOWN_TEAM, 404, 'Team not found'],
     ] as const) {
@@ -249,7 +248,7 @@ describe('the admin CLI: export --team and import --team', () => {
 
     const member = await cli(a, 'export', '--email', onA.bob.email, '--team', teamA, '--out', path.join(dir, 'bob.tar'));
     expect(member.code).toBe(1);
-    expect(member.stderr).toMatch(/Insufficient permissions/);
+    expect(member.stderr).toMatch(/Only the team's admins can export the team's projects/);
     expect(fs.existsSync(path.join(dir, 'bob.tar'))).toBe(false);
     const outsider = await cli(a, 'export', '--email', onA.eve.email, '--team', teamA, '--out', path.join(dir, 'eve.tar'));
     expect([outsider.code, outsider.stderr.trim()]).toEqual([1, 'Team not found']);
@@ -260,7 +259,7 @@ describe('the admin CLI: export --team and import --team', () => {
       [onB.vic, 'viewer'],
     ]);
     const viewer = await cli(b, 'import', file, '--email', onB.vic.email, '--team', fresh);
-    expect([viewer.code, viewer.stderr.trim()]).toEqual([1, 'Insufficient permissions']);
+    expect([viewer.code, viewer.stderr.trim()]).toEqual([1, "Viewers of a team can only read its projects: ask one of the team's admins for the member role"]);
     const unknown = await cli(b, 'import', file, '--email', onB.bob.email, '--team', UNKNOWN_TEAM);
     expect([unknown.code, unknown.stderr.trim()]).toEqual([1, 'Team not found']);
     // The team project exists on b already (teamB's): reported, exit 1.

@@ -8,7 +8,7 @@ import type { Ctx } from '../src/services/context';
 import { createApiKey, listApiKeys, revokeApiKey } from '../src/services/keys';
 import { addMember, createInvitation, createTeam } from '../src/services/teams';
 import { createUser, getAdminUser, listUsers, setUserDisabled } from '../src/services/users';
-import { again, failure, FORBIDDEN, startServices, type ServiceHarness, type ServiceUser } from './support/services';
+import { ACCOUNT_ADMINS_ONLY, again, failure, refused, startServices, type ServiceHarness, type ServiceUser } from './support/services';
 
 let h: ServiceHarness;
 let admin: ServiceUser;
@@ -30,13 +30,13 @@ describe('user management is for admins and the operator', () => {
   test('an admin and the operator list users; a member and the public are refused', async () => {
     expect((await listUsers(admin)).map((u) => u.id)).toEqual(expect.arrayContaining([admin.user.id, member.user.id]));
     expect((await listUsers(h.operator)).length).toBeGreaterThanOrEqual(2);
-    expect(await failure(listUsers(member))).toEqual(FORBIDDEN);
-    expect(await failure(listUsers(h.anonymous))).toEqual(FORBIDDEN);
+    expect(await failure(listUsers(member))).toEqual(ACCOUNT_ADMINS_ONLY);
+    expect(await failure(listUsers(h.anonymous))).toEqual(ACCOUNT_ADMINS_ONLY);
   });
 
   test('a member adding a user is refused before the body is looked at', async () => {
-    expect(await failure(addUser(member, { email: 'not an email' }, 'http://x.test'))).toEqual(FORBIDDEN);
-    expect(await failure(createUser(member, `m-${Date.now()}@example.test`))).toEqual(FORBIDDEN);
+    expect(await failure(addUser(member, { email: 'not an email' }, 'http://x.test'))).toEqual(ACCOUNT_ADMINS_ONLY);
+    expect(await failure(createUser(member, `m-${Date.now()}@example.test`))).toEqual(ACCOUNT_ADMINS_ONLY);
   });
 
   test('an admin adds a user without a password and gets a reset link for them', async () => {
@@ -49,7 +49,7 @@ describe('user management is for admins and the operator', () => {
 
   test('a reset link for an unknown user is 404 `User not found`; members may not make one', async () => {
     expect(await failure(createResetLink(admin, UNKNOWN, 'http://x.test'))).toEqual({ code: 'NOT_FOUND', message: 'User not found' });
-    expect(await failure(createResetLink(member, admin.user.id, 'http://x.test'))).toEqual(FORBIDDEN);
+    expect(await failure(createResetLink(member, admin.user.id, 'http://x.test'))).toEqual(ACCOUNT_ADMINS_ONLY);
     expect((await createResetLink(h.operator, member.user.id, 'http://x.test')).link).toContain('/reset-password?token=');
   });
 
@@ -59,7 +59,7 @@ describe('user management is for admins and the operator', () => {
     expect((await setUserDisabled(admin, other.user.id, true)).disabledAt).not.toBeNull();
     expect((await setUserDisabled(admin, other.user.id, false)).disabledAt).toBeNull();
     expect(await failure(setUserDisabled(admin, UNKNOWN, true))).toEqual({ code: 'NOT_FOUND', message: 'User not found' });
-    expect(await failure(setUserDisabled(member, other.user.id, true))).toEqual(FORBIDDEN);
+    expect(await failure(setUserDisabled(member, other.user.id, true))).toEqual(ACCOUNT_ADMINS_ONLY);
     // The operator has no account of its own: it may disable any.
     expect((await setUserDisabled(h.operator, other.user.id, true)).disabledAt).not.toBeNull();
   });
@@ -137,7 +137,7 @@ describe('keys and teams: one function whoever calls', () => {
     expect(team).toMatchObject({ name: 'Ops', role: 'admin', memberCount: 1 });
     expect((await addMember(h.operator, team.id, { email: member.email, role: 'member' })).role).toBe('member');
     const third = await h.user('third');
-    expect(await failure(addMember(again(member), team.id, { email: third.email, role: 'viewer' }))).toEqual(FORBIDDEN);
+    expect(await failure(addMember(again(member), team.id, { email: third.email, role: 'viewer' }))).toEqual(refused("Only the team's admins can add members"));
     expect(await failure(addMember(h.operator, UNKNOWN, { email: third.email, role: 'viewer' }))).toEqual({ code: 'NOT_FOUND', message: 'Team not found' });
   });
 });

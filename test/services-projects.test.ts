@@ -11,7 +11,7 @@ import { findProjectSessions, findSession, findSessions, projectSessionsPage, se
 import { upsertSession } from '../src/services/session-upload';
 import { sessionFacets } from '../src/services/stats';
 import { addMember, createInvitation, createTeam, invitationsSeenBy } from '../src/services/teams';
-import { again, failure, FORBIDDEN, startServices, type ServiceHarness, type ServiceUser } from './support/services';
+import { again, failure, FORBIDDEN, refused, startServices, VIEWER_READS_ONLY, type ServiceHarness, type ServiceUser } from './support/services';
 
 let h: ServiceHarness;
 let owner: ServiceUser;
@@ -67,22 +67,27 @@ describe("a team's project, by role", () => {
   test('admin and member upload into it; a viewer may not', async () => {
     await upload(admin, teamProject, 'admin');
     await upload(member, teamProject, 'member');
-    expect(await failure(upload(viewer, teamProject))).toEqual(FORBIDDEN);
+    expect(await failure(upload(viewer, teamProject))).toEqual(VIEWER_READS_ONLY);
   });
 
   test('a member changes only the sessions they uploaded; the admin any; the viewer none', async () => {
     const byAdmin = await upload(admin, teamProject, 'a2');
     const byMember = await upload(member, teamProject, 'm2');
-    expect(await failure(deleteSession(again(member), teamProject, byAdmin))).toEqual(FORBIDDEN);
-    expect(await failure(deleteSession(again(viewer), teamProject, byMember))).toEqual(FORBIDDEN);
+    expect(await failure(deleteSession(again(member), teamProject, byAdmin))).toEqual(
+      refused("Only the person who uploaded this session and the team's admins can delete it"),
+    );
+    expect(await failure(deleteSession(again(viewer), teamProject, byMember))).toEqual(VIEWER_READS_ONLY);
     await deleteSession(again(member), teamProject, byMember);
     await deleteSession(again(admin), teamProject, byAdmin);
   });
 
   test('settings, move and delete are for its admin: a member and a viewer get 403', async () => {
-    for (const c of [member, viewer, outsider]) expect(await failure(updateProject(again(c), teamProject, { name: 'Renamed' }))).toEqual(FORBIDDEN);
-    expect(await failure(moveProject(again(member), teamProject, { teamId: null }))).toEqual(FORBIDDEN);
-    expect(await failure(deleteProject(again(viewer), teamProject))).toEqual(FORBIDDEN);
+    for (const c of [member, viewer]) {
+      expect(await failure(updateProject(again(c), teamProject, { name: 'Renamed' }))).toEqual(refused("Only the team's admins can change this project"));
+    }
+    expect(await failure(updateProject(again(outsider), teamProject, { name: 'Renamed' }))).toEqual(FORBIDDEN);
+    expect(await failure(moveProject(again(member), teamProject, { teamId: null }))).toEqual(refused("Only the team's admins can move this project"));
+    expect(await failure(deleteProject(again(viewer), teamProject))).toEqual(refused("Only the team's admins can delete this project"));
     expect((await updateProject(again(admin), teamProject, { name: 'Renamed' })).name).toBe('Renamed');
   });
 

@@ -27,7 +27,7 @@
  * - `requireWriteAccess`: a read-only key writes nothing (every write check above applies it).
  * - `teamRole(ctx, teamId)`: the caller's role in a team, or null.
  */
-import { AppError, MESSAGES, projectForbidden, projectNotFound, sessionNotFound } from '../errors';
+import { AppError, projectForbidden, projectNotFound, sessionNotFound } from '../errors';
 import { isUserCtx, type AnyCtx, type AuthUser, type Ctx } from './context';
 import { READ_ONLY_MESSAGE } from '../domain/scopes';
 import { projectById, projectOwnerId, type ProjectRow } from '../data/projects';
@@ -111,18 +111,33 @@ export async function requireTeamMember(ctx: Ctx, teamId: string): Promise<TeamR
   return role;
 }
 
+/*
+ * Refusals say why in words: what the caller's role allows and who may do it instead. Only a
+ * caller with no access at all gets the bare `Insufficient permissions` of the interface
+ * document (it says nothing about a project they cannot see).
+ */
+
+/** A viewer's refusal: what the role allows and how to get more. */
+export const VIEWER_READS_ONLY = "Viewers of a team can only read its projects: ask one of the team's admins for the member role";
+
+/** An admin-only action refused to a member or viewer: `Only the team's admins can <action>`. */
+export const onlyTeamAdmins = (action: string, details: Record<string, unknown>) => new AppError('FORBIDDEN', `Only the team's admins can ${action}`, details);
+
 /** Admin or member of the team (binding a credential, creating or moving a project into it); a viewer → 403. */
 export async function requireTeamWriter(ctx: Ctx, teamId: string): Promise<TeamRole> {
   requireWriteAccess(ctx);
   const role = await requireTeamMember(ctx, teamId);
-  if (role === 'viewer') throw new AppError('FORBIDDEN', MESSAGES.forbidden, { teamId });
+  if (role === 'viewer') throw new AppError('FORBIDDEN', VIEWER_READS_ONLY, { teamId });
   return role;
 }
 
-/** An admin of the team (members, roles, invitations, the team itself); others → 403. */
-export async function requireTeamAdmin(ctx: Ctx, teamId: string): Promise<void> {
+/**
+ * An admin of the team (members, roles, invitations, the team itself); others → 403
+ * `Only the team's admins can <action>`.
+ */
+export async function requireTeamAdmin(ctx: Ctx, teamId: string, action: string): Promise<void> {
   const role = await requireTeamMember(ctx, teamId);
-  if (role !== 'admin') throw new AppError('FORBIDDEN', MESSAGES.forbidden, { teamId });
+  if (role !== 'admin') throw onlyTeamAdmins(action, { teamId });
 }
 
 /**
@@ -146,6 +161,18 @@ export const canUpload = (role: ProjectRole | null) => role === 'owner' || role 
 export function canWriteSession(ctx: Ctx, role: ProjectRole | null, session: Pick<SessionRow, 'uploadedBy'>): boolean {
   return canManage(role) || (role === 'member' && session.uploadedBy === ctx.user.id);
 }
+
+/**
+ * The refusal of a session write (`action`: "change", "delete", "share", "replace") to a caller
+ * who reads the project: a viewer reads only; a member changes only the sessions they uploaded.
+ */
+export function sessionWriteRefused(role: ProjectRole, action: string, projectId: string): AppError {
+  if (role === 'viewer') return new AppError('FORBIDDEN', VIEWER_READS_ONLY, { projectId });
+  return new AppError('FORBIDDEN', `Only the person who uploaded this session and the team's admins can ${action} it`, { projectId });
+}
+
+/** The refusal of a project-settings action (`action`: "change", "move", "delete") to a team member or viewer. */
+export const projectAdminRefused = (action: string, projectId: string) => onlyTeamAdmins(`${action} this project`, { projectId });
 
 /** 404 for no project, 403 for no access; else the caller's role. */
 async function roleOrThrow(ctx: Ctx, projectId: string, ownerId: string | null | undefined): Promise<ProjectRole> {
@@ -176,15 +203,15 @@ export async function checkUpload(ctx: Ctx, projectId: string, ownerId: string |
   if (ownerId == null) throw projectNotFound(projectId);
   const role = await projectRole(ctx, ownerId);
   if (!role) throw belongsToAnotherAccount(projectId);
-  if (!canUpload(role)) throw projectForbidden(projectId);
+  if (!canUpload(role)) throw new AppError('FORBIDDEN', VIEWER_READS_ONLY, { projectId });
   return role;
 }
 
-/** For writes that lock the project row: the caller must own it or be an admin of its team. */
-export async function checkProjectAdmin(ctx: Ctx, projectId: string, ownerId: string | null | undefined): Promise<ProjectRole> {
+/** For writes that lock the project row: the caller must own it or be an admin of its team (`action` names the write). */
+export async function checkProjectAdmin(ctx: Ctx, projectId: string, ownerId: string | null | undefined, action: string): Promise<ProjectRole> {
   requireWriteAccess(ctx);
   const role = await roleOrThrow(ctx, projectId, ownerId);
-  if (!canManage(role)) throw projectForbidden(projectId);
+  if (!canManage(role)) throw projectAdminRefused(action, projectId);
   return role;
 }
 
@@ -208,11 +235,11 @@ export async function requireProjectReader(ctx: Ctx, projectId: string): Promise
   return roleOrThrow(ctx, projectId, await projectOwnerId(ctx.deps.db.reads, projectId));
 }
 
-/** A project whose settings the caller may change (owner or team admin), or 404 / 403. */
-export async function requireProjectAdmin(ctx: Ctx, projectId: string): Promise<ProjectRow & { role: ProjectRole }> {
+/** A project whose settings the caller may change (owner or team admin), or 404 / 403 (`action` names the write). */
+export async function requireProjectAdmin(ctx: Ctx, projectId: string, action: string): Promise<ProjectRow & { role: ProjectRole }> {
   requireWriteAccess(ctx);
   const p = await requireReadableProject(ctx, projectId);
-  if (!canManage(p.role)) throw projectForbidden(projectId);
+  if (!canManage(p.role)) throw projectAdminRefused(action, projectId);
   return p;
 }
 
@@ -278,11 +305,11 @@ function sessionRowOf(r: SessionRow): SessionRow {
   return row;
 }
 
-/** A session the caller may change or delete, or 404 / 403. */
-export async function requireWritableSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<OwnedSession & { role: ProjectRole }> {
+/** A session the caller may change or delete (`action` names the write), or 404 / 403. */
+export async function requireWritableSession(ctx: Ctx, projectId: string, rawSessionId: string, action: string): Promise<OwnedSession & { role: ProjectRole }> {
   requireWriteAccess(ctx);
   const s = await requireReadableSession(ctx, projectId, rawSessionId);
-  if (!canWriteSession(ctx, s.role, s)) throw projectForbidden(projectId);
+  if (!canWriteSession(ctx, s.role, s)) throw sessionWriteRefused(s.role, action, projectId);
   return s;
 }
 
@@ -311,4 +338,20 @@ export function mayChangeSession(place: SessionPlace, userId: string, teamRole: 
         ? 'owner'
         : null;
   return canManage(role) || (role === 'member' && place.uploadedBy === userId);
+}
+
+/** What the caller may do with a session, by the table above (a console offers only these). */
+export async function sessionPermissions(
+  ctx: Ctx,
+  session: Pick<SessionRow, 'userId' | 'uploadedBy'>,
+): Promise<{ rename: boolean; tag: boolean; delete: boolean; share: boolean }> {
+  const write = !ctx.user.readOnly && canWriteSession(ctx, await projectRole(ctx, session.userId), session);
+  return { rename: write, tag: write, delete: write, share: write && ctx.deps.config.shares !== 'off' };
+}
+
+/** What the caller may do with a project owned by `ownerId`, by the table above. */
+export async function projectPermissions(ctx: Ctx, ownerId: string): Promise<{ edit: boolean; move: boolean; delete: boolean; upload: boolean }> {
+  const role = ctx.user.readOnly ? null : await projectRole(ctx, ownerId);
+  const manage = canManage(role);
+  return { edit: manage, move: manage, delete: manage, upload: canUpload(role) };
 }

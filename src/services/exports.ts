@@ -49,8 +49,8 @@ import {
   type SessionJson,
 } from '../domain/archive';
 import { PROJECT_ID_RE } from '../domain/validation';
-import { projectForbidden, projectNotFound } from '../errors';
-import { memberships, requireTeamAdmin } from './access';
+import { AppError, projectForbidden, projectNotFound } from '../errors';
+import { canManage, memberships, onlyTeamAdmins, projectRole, requireTeamAdmin } from './access';
 import type { Ctx } from './context';
 import { metadataOf, parseStoredMeta } from './sessions';
 
@@ -131,7 +131,7 @@ export function sessionJsonOf(s: SessionRow, uploadedBy: string | null): Buffer 
  */
 async function ownersToExport(ctx: Ctx, teamId: string | undefined): Promise<ExportOwner[]> {
   if (teamId !== undefined) {
-    await requireTeamAdmin(ctx, teamId);
+    await requireTeamAdmin(ctx, teamId, "export the team's projects");
     return [{ type: 'team', id: teamId }];
   }
   const admin = (await memberships(ctx)).filter((m) => m.role === 'admin');
@@ -145,7 +145,13 @@ async function projectsToExport(ctx: Ctx, db: Snapshot, owners: readonly ExportO
     if (!PROJECT_ID_RE.test(id)) throw projectNotFound(id);
     const p = await projectById(db, id);
     if (!p) throw projectNotFound(id);
-    if (!owners.some((o) => o.type === p.ownerType && o.id === p.ownerId)) throw projectForbidden(id);
+    if (owners.some((o) => o.type === p.ownerType && o.id === p.ownerId)) continue;
+    const role = await projectRole(ctx, p.ownerId);
+    if (!role) throw projectForbidden(id);
+    // The caller's own (or their team's) project, outside the one team asked for.
+    if (canManage(role)) throw new AppError('FORBIDDEN', `Project ${id} is not one of the team's projects`, { projectId: id });
+    // A team project the caller reads but does not manage.
+    throw onlyTeamAdmins('export this project', { projectId: id });
   }
   const rows = await projectsOfOwners(db, owners, wanted);
   return rows.sort((a, b) => byProjectDir(a.id, b.id));

@@ -75,7 +75,7 @@ export async function createProject(ctx: Ctx, input: unknown): Promise<ProjectDt
 
 export async function updateProject(ctx: Ctx, projectId: string, input: unknown): Promise<ProjectDto> {
   const { name, icon, color } = parseInput(UpdateProjectInput, input);
-  await requireProjectAdmin(ctx, projectId);
+  await requireProjectAdmin(ctx, projectId, 'change');
   const redacted = name == null ? name : redactField(name, ctx.deps.config.redactSecrets);
   await store.updateProjectAppearance(ctx.deps.db.writes, projectId, { name: redacted, icon: icon ?? undefined, color: color ?? undefined }, new Date());
   return getProject(ctx, projectId);
@@ -86,10 +86,10 @@ export async function updateProject(ctx: Ctx, projectId: string, input: unknown)
  * index work in the same transaction. The owner, or an admin of the owning team.
  */
 export async function deleteProject(ctx: Ctx, projectId: string): Promise<{ deletedProject: ProjectDto; deletedAt: string }> {
-  await requireProjectAdmin(ctx, projectId);
+  await requireProjectAdmin(ctx, projectId, 'delete');
   const result = await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const ownerId = await store.lockProjectOwner(tx, projectId, 'update');
-    await checkProjectAdmin(ctx, projectId, ownerId);
+    await checkProjectAdmin(ctx, projectId, ownerId, 'delete');
     const before = (await store.projectWithStats(tx, projectId))!;
     await enqueueIndexWork(tx, 'delete_project', ownerId!, projectId, null);
     await store.deleteProjectRow(tx, projectId);
@@ -106,11 +106,11 @@ export async function deleteProject(ctx: Ctx, projectId: string): Promise<{ dele
  */
 export async function moveProject(ctx: Ctx, projectId: string, input: unknown): Promise<ProjectDto> {
   const { teamId } = parseInput(MoveProjectInput, input);
-  await requireProjectAdmin(ctx, projectId);
+  await requireProjectAdmin(ctx, projectId, 'move');
   const target = teamId === null ? { ownerType: 'user' as const, ownerId: ctx.user.id } : await newProjectOwner(ctx, teamId);
   await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const ownerId = await store.lockProjectOwner(tx, projectId, 'update');
-    await checkProjectAdmin(ctx, projectId, ownerId);
+    await checkProjectAdmin(ctx, projectId, ownerId, 'move');
     if (ownerId === target.ownerId) return;
     await enqueueIndexWork(tx, 'delete_project', ownerId!, projectId, null);
     await store.setProjectOwner(tx, projectId, target.ownerType, target.ownerId, new Date());

@@ -31,7 +31,7 @@ function redactPatch(patch: Patch, mode: RedactMode): Patch & { findings: Findin
 
 export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: string, body: unknown): Promise<SessionRow> {
   const patch = redactPatch(parseInput(PatchSessionInput, body), ctx.deps.config.redactSecrets);
-  const current = await requireWritableSession(ctx, projectId, rawSessionId);
+  const current = await requireWritableSession(ctx, projectId, rawSessionId, 'change');
   return inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const old = await lockSession(tx, current.projectId, current.id);
     if (!old) throw sessionNotFound(current.id, projectId);
@@ -58,7 +58,7 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
 }
 
 export async function deleteSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<void> {
-  const row = await requireWritableSession(ctx, projectId, rawSessionId);
+  const row = await requireWritableSession(ctx, projectId, rawSessionId, 'delete');
   await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const n = await deleteSessionRow(tx, row.userId, row.projectId, row.id);
     if (n === 0) throw sessionNotFound(row.id, projectId);

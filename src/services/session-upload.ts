@@ -7,9 +7,9 @@ import { insertProjectIfAbsent, lockProjectOwner, projectById } from '../data/pr
 import { insertSession, lockSession, sessionDigests, updateUploadedSession, writeLabels, type SessionRow } from '../data/sessions';
 import { inTransaction } from '../data/transaction';
 import { upsertOp } from '../domain/index-work';
-import { AppError, invalid, MESSAGES, projectForbidden } from '../errors';
+import { AppError, invalid, MESSAGES } from '../errors';
 import { DeferredJson, inlineOffload } from '../offload';
-import { canWriteSession, checkUpload } from './access';
+import { canWriteSession, checkUpload, sessionWriteRefused } from './access';
 import type { Ctx } from './context';
 import { DEFAULT_COLOR, DEFAULT_ICON, newProjectOwner } from './projects';
 import { redactionsToJson, sessionDataFindingsOf } from '../domain/redaction';
@@ -110,7 +110,7 @@ async function writeUpload(ctx: Ctx, write: UploadWrite, content: ContentWrites)
 
     const old = await lockSession(tx, projectId, sessionId);
     // A member replaces only the sessions they uploaded; admins and the owner any.
-    if (old && !canWriteSession(ctx, role, old)) throw projectForbidden(projectId);
+    if (old && !canWriteSession(ctx, role, old)) throw sessionWriteRefused(role, 'replace', projectId);
     if (cond.ifNoneMatch && old && etagMatches(cond.ifNoneMatch, old.etag)) {
       throw new AppError('PRECONDITION_FAILED', MESSAGES.preconditionFailed);
     }

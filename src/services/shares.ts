@@ -170,7 +170,7 @@ export async function createShare(ctx: Ctx, base: string, projectId: string, ses
   const audience = audienceOf(ctx.deps, body.audience);
   const id = crypto.randomUUID();
   await onSnapshot(ctx, async (sctx) => {
-    const row = await requireWritableSession(sctx, projectId, sessionId);
+    const row = await requireWritableSession(sctx, projectId, sessionId, 'share');
     await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
       const now = new Date();
       // The row first (the snapshot rows refer to it); its count is set once the copy knows it.
@@ -210,7 +210,7 @@ async function shareById(ctx: Ctx, base: string, id: string): Promise<ShareDto> 
 }
 
 export async function listSessionShares(ctx: Ctx, base: string, projectId: string, sessionId: string): Promise<ShareDto[]> {
-  const row = await requireWritableSession(ctx, projectId, sessionId);
+  const row = await requireWritableSession(ctx, projectId, sessionId, 'share');
   return (await store.sharesOfSession(ctx.deps.db.reads, ctx.user.id, row.projectId, row.id)).map((r) => toShare(ctx.deps, base, r));
 }
 
@@ -255,7 +255,7 @@ export async function updateShare(ctx: Ctx, base: string, shareId: string, input
   const state = await ownShare(ctx, shareId);
   await onSnapshot(ctx, async (sctx) => {
     // Still allowed to share this session (the write rule, as now).
-    const row = await requireWritableSession(sctx, state.projectId, state.sessionId);
+    const row = await requireWritableSession(sctx, state.projectId, state.sessionId, 'share');
     await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
       const findings: Findings = {};
       let count = state.exchangeCount;

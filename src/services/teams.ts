@@ -82,14 +82,14 @@ export async function createTeam(ctx: Ctx | OperatorCtx, input: unknown, adminUs
 
 export async function renameTeam(ctx: Ctx, teamId: string, input: unknown): Promise<TeamDto> {
   const { name } = parseInput(TeamNameInput, input);
-  await requireTeamAdmin(ctx, teamId);
+  await requireTeamAdmin(ctx, teamId, 'rename the team');
   await store.renameTeam(ctx.deps.db.writes, teamId, name);
   return getTeamSummary(ctx, teamId);
 }
 
 /** Deletes a team that owns no project (409 with their count otherwise). */
 export async function deleteTeam(ctx: Ctx, teamId: string): Promise<void> {
-  await requireTeamAdmin(ctx, teamId);
+  await requireTeamAdmin(ctx, teamId, 'delete the team');
   await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     if (!(await store.lockTeam(tx, teamId))) throw teamNotFound(teamId);
     const n = await projectCountOf(tx, teamId);
@@ -107,7 +107,7 @@ export async function addMember(ctx: Ctx | OperatorCtx, teamId: string, input: u
   const { db } = ctx.deps;
   if (isUserCtx(ctx)) {
     requireWriteAccess(ctx);
-    await requireTeamAdmin(ctx, teamId);
+    await requireTeamAdmin(ctx, teamId, 'add members');
   } else if (!(await store.teamById(db.writes, teamId))) throw teamNotFound(teamId);
   const user = await userByEmail(db.writes, email);
   if (!user) throw new AppError('NOT_FOUND', 'No user with that email');
@@ -143,14 +143,14 @@ async function changeMember(ctx: Ctx, teamId: string, userId: string, role: Team
 
 export async function setMemberRole(ctx: Ctx, teamId: string, userId: string, input: unknown): Promise<MemberDto> {
   const { role } = parseInput(MemberRoleInput, input);
-  await requireTeamAdmin(ctx, teamId);
+  await requireTeamAdmin(ctx, teamId, "change members' roles");
   return (await changeMember(ctx, teamId, userId, role))!;
 }
 
 /** Removes a member: an admin, or the member leaving. */
 export async function removeMember(ctx: Ctx, teamId: string, userId: string): Promise<void> {
   if (userId === ctx.user.id) await requireTeamMember(ctx, teamId);
-  else await requireTeamAdmin(ctx, teamId);
+  else await requireTeamAdmin(ctx, teamId, 'remove other members');
   await changeMember(ctx, teamId, userId, null);
 }
 
@@ -159,7 +159,7 @@ export async function removeMember(ctx: Ctx, teamId: string, userId: string): Pr
 
 export async function createInvitation(ctx: Ctx, teamId: string, input: unknown, base: string): Promise<{ invitation: InvitationDto; url: string }> {
   const { role, email } = parseInput(InvitationInput, input);
-  await requireTeamAdmin(ctx, teamId);
+  await requireTeamAdmin(ctx, teamId, 'invite people');
   const token = crypto.randomBytes(32).toString('base64url');
   const now = new Date();
   const row: store.InvitationRow = {
@@ -180,7 +180,7 @@ export async function createInvitation(ctx: Ctx, teamId: string, input: unknown,
 }
 
 export async function listInvitations(ctx: Ctx, teamId: string): Promise<InvitationDto[]> {
-  await requireTeamAdmin(ctx, teamId);
+  await requireTeamAdmin(ctx, teamId, 'see its invitations');
   return (await store.openInvitations(ctx.deps.db.reads, teamId, new Date())).map(presentInvitation);
 }
 
@@ -190,7 +190,7 @@ export async function invitationsSeenBy(ctx: Ctx, teamId: string): Promise<Invit
 }
 
 export async function revokeInvitation(ctx: Ctx, teamId: string, invitationId: string): Promise<void> {
-  await requireTeamAdmin(ctx, teamId);
+  await requireTeamAdmin(ctx, teamId, 'revoke invitations');
   if (!(await store.deleteInvitation(ctx.deps.db.writes, teamId, invitationId))) {
     throw new AppError('NOT_FOUND', 'Invitation not found', { teamId, invitationId });
   }

@@ -6,7 +6,7 @@ import type { UserRow } from '../data/users';
 import type { Sql } from '../data/sql';
 import { hashPassword } from '../domain/passwords';
 import { sentText } from '../domain/text';
-import { AppError, forbidden, invalid } from '../errors';
+import { AppError, invalid } from '../errors';
 import { requireWriteAccess } from './access';
 import { isUserCtx, type AnyCtx, type OperatorCtx } from './context';
 import type { Role } from '../domain/roles';
@@ -39,7 +39,7 @@ export function newUserRow(email: string, name: string | null | undefined, passw
  */
 export function requireAccountAdmin(ctx: AnyCtx): void {
   if (isUserCtx(ctx) ? ctx.user.role === 'admin' : ctx.caller === 'operator') return;
-  throw forbidden();
+  throw new AppError('FORBIDDEN', "Only the service's administrators can manage accounts");
 }
 
 export const userNotFound = () => new AppError('NOT_FOUND', 'User not found');

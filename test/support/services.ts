@@ -44,7 +44,14 @@ export async function failure(p: Promise<unknown>): Promise<{ code: string; mess
   throw new Error('expected the call to fail');
 }
 
+/** The refusal of a caller with no access at all (the interface document's words). */
 export const FORBIDDEN = { code: 'FORBIDDEN', message: 'Insufficient permissions' };
+
+/** A refusal that says why in words. */
+export const refused = (message: string) => ({ code: 'FORBIDDEN', message });
+
+export const VIEWER_READS_ONLY = refused("Viewers of a team can only read its projects: ask one of the team's admins for the member role");
+export const ACCOUNT_ADMINS_ONLY = refused("Only the service's administrators can manage accounts");
 
 export const again = <T extends Ctx>(ctx: T): T => ({ ...ctx, user: { ...ctx.user } });
 

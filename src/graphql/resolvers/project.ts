@@ -1,5 +1,6 @@
 /** Project: its sessions (the first page of many projects in one statement, through the loaders) and its stats. */
 import { PAGES } from '../../domain/pages';
+import { projectPermissions } from '../../services/access';
 import { filtersOf } from '../../services/inputs';
 import * as sessionLists from '../../services/session-lists';
 import type { ResolversOf } from './complete';
@@ -8,6 +9,7 @@ import { ownerOfProject } from './team';
 
 export const Project: ResolversOf<'Project'> = {
   owner: (p, _a, gql) => ownerOfProject(p, gql),
+  viewerCan: (p, _a, { ctx }) => projectPermissions(ctx, p.ownerId),
   sessions(p, { limit, orderBy, filters }, { loaders }) {
     return loaders.projectSessions(filtersOf(filters), orderBy ?? 'CREATED_AT_DESC', limit ?? PAGES.sessions.def).load(p.id);
   },

@@ -1,5 +1,6 @@
 /** Session: the session presenter's fields (session-fields.ts and here), plus the shares and the paged read by exchange. */
 import { PAGES } from '../../domain/pages';
+import { sessionPermissions } from '../../services/access';
 import * as exchanges from '../../services/exchanges';
 import { ExchangeArgs, parseInput, RelatedArgs } from '../../services/inputs';
 import { relatedTo } from '../../services/related';
@@ -14,6 +15,7 @@ export const Session: ResolversOf<'Session'> = {
   rawDataSize: present.rawDataSize,
   sessionDataSize: present.sessionDataSize,
   redactions: present.redactions,
+  viewerCan: (r, _a, { ctx }) => sessionPermissions(ctx, r),
   shares: (r, _a, { loaders }) => loaders.sessionShares.load({ projectId: r.projectId, sessionId: r.id }),
   async exchanges(r, { offset, limit }, gql, info) {
     const args = {
