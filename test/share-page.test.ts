@@ -255,7 +255,9 @@ test(
         };
       });
       for (const bad of ['script', 'img', 'svg', 'iframe', 'style', 'link', 'meta', 'base', 'math']) expect(found.tags).not.toContain(bad);
-      expect(found.attrs.filter((a) => !['href', 'title', 'open', 'target', 'rel', 'align', 'start'].includes(a))).toEqual([]);
+      // Besides the allowed ones: what the console sets on links (target, rel) and code blocks (tabindex, role, aria-label).
+      const ours = ['target', 'rel', 'tabindex', 'role', 'aria-label'];
+      expect(found.attrs.filter((a) => !['href', 'title', 'open', 'align', 'start', ...ours].includes(a))).toEqual([]);
       expect(found.hrefs.every((h) => /^(https?:|mailto:)/.test(h))).toBe(true);
       expect(found.scripts).toBe(1);
       expect(await transcript.getByRole('link', { name: 'Image: remote image' }).getAttribute('href')).toBe('https://evil.example/pixel.png');

@@ -1,4 +1,5 @@
-import type { Router } from 'express';
+import path from 'node:path';
+import type { NextFunction, Request, Response, Router } from 'express';
 import helmet from 'helmet';
 import type { Logger } from '../logger';
 import { CONSOLE_PAGES, SITE_ROUTES } from './site-routes';
@@ -48,7 +49,7 @@ export const findConsoleDir = (start = __dirname): string | null => findBuiltDir
 
 export function consoleRouter(logger: Logger, dir: string | null = findConsoleDir()): Router {
   if (!dir) logger.warn({ msg: 'web console not built (dist/web missing): run `npm run build`' });
-  return serveBundle({
+  const r = serveBundle({
     what: 'web console',
     dir,
     find: findConsoleDir,
@@ -57,4 +58,12 @@ export function consoleRouter(logger: Logger, dir: string | null = findConsoleDi
     page: { at: CONSOLE_PAGES, file: 'index.html' },
     assets: { at: SITE_ROUTES.consoleAssets.path, from: 'assets', cacheControl: IMMUTABLE },
   });
+  // The icon (web/public: favicon.svg, and favicon.ico for what asks for that name), a day in caches.
+  r.get(SITE_ROUTES.favicon.path, consoleHeaders, (req: Request, res: Response, next: NextFunction) => {
+    const d = dir ?? findConsoleDir();
+    if (!d) return next();
+    res.setHeader('Cache-Control', 'public, max-age=86400');
+    res.sendFile(path.join(d, path.basename(req.path)), (err) => err && next());
+  });
+  return r;
 }

@@ -61,6 +61,8 @@ export const SITE_ROUTES = {
   // Unknown /api paths: 401 without a valid token, 404 with one.
   apiUnknown: { method: 'use', path: '/api', name: '/api/*', auth: 'key', rateLimit: 'none' },
   consoleAssets: { method: 'use', path: '/assets', name: '/assets/*', auth: 'none', rateLimit: 'none' },
+  // The service's icon (SVG, and the .ico browsers ask for on every page of this origin).
+  favicon: { method: 'get', path: /^\/favicon\.(?:ico|svg)$/, name: '/favicon', withoutDb: true, auth: 'none', rateLimit: 'none' },
   // The console's routes (docs/console.md; plus /dashboard); any other path keeps the API's JSON 404.
   consoleHome: consolePage(/^\/$/, '/'),
   consoleSignIn: consolePage(/^\/sign-in$/, '/sign-in'),
@@ -69,7 +71,7 @@ export const SITE_ROUTES = {
   consoleCliLogin: consolePage(/^\/cli-login$/, '/cli-login'),
   consoleSearch: consolePage(/^\/search$/, '/search'),
   consoleDashboard: consolePage(/^\/dashboard$/, '/dashboard'),
-  consoleSettings: consolePage(/^\/settings\/(api-keys|account|users|teams|shares)$/, '/settings/:tab'),
+  consoleSettings: consolePage(/^\/settings\/(api-keys|account|users|teams|shares|export)$/, '/settings/:tab'),
   consoleProject: consolePage(/^\/projects\/[^/]+$/, '/projects/:projectId'),
   consoleSession: consolePage(/^\/projects\/[^/]+\/sessions\/[^/]+$/, '/projects/:projectId/sessions/:sessionId'),
 } as const satisfies Record<string, SiteRoute>;

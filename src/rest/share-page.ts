@@ -37,6 +37,22 @@ export const inertJson = (value: unknown) =>
     .replace(/\u2028/g, '\\u2028')
     .replace(/\u2029/g, '\\u2029');
 
+/**
+ * Open Graph tags, so that a pasted link previews: the title and how many exchanges, never any of
+ * the content (the exchanges, their titles, models or dates stay on the page itself).
+ */
+export function previewTags(page: Pick<shares.SharedSession, 'title' | 'exchangeCount'>): string {
+  const n = page.exchangeCount;
+  return [
+    ['og:type', 'article'],
+    ['og:site_name', 'Session Archive'],
+    ['og:title', page.title],
+    ['og:description', n === 1 ? '1 exchange' : `${n} exchanges`],
+  ]
+    .map(([property, content]) => `<meta property="${property}" content="${escapeHtml(content)}" />`)
+    .join('');
+}
+
 interface Template {
   head: string;
   tail: string;
@@ -98,7 +114,8 @@ export function sharePageRouter(deps: Deps, auth: RequestHandler, limit: Request
         return probe();
       },
     });
-    const html = t.head.replace(TITLE_RE, `<title>${escapeHtml(page.title)} · Shared session</title>`);
+    // A function, not a string: `$&` or `$'` in a title must not be read as a replacement pattern.
+    const html = t.head.replace(TITLE_RE, () => `<title>${escapeHtml(page.title)} · Shared session</title>${previewTags(page)}`);
     const boot = inertJson({
       audience: asked ? 'signed-in' : 'public',
       page,

@@ -2,6 +2,7 @@ import { lazy, Suspense, useEffect, type ReactNode } from 'react';
 import { Navigate, Route, Routes, useLocation } from 'react-router';
 import { Layout } from './Layout';
 import { AccountPage } from './pages/Account';
+import { ExportPage } from './pages/Export';
 import { ApiKeysPage } from './pages/ApiKeys';
 import { JoinPage } from './pages/Join';
 import { CliLoginPage } from './pages/CliLogin';
@@ -98,6 +99,14 @@ export function App() {
           element={
             <Private title="Account">
               <AccountPage />
+            </Private>
+          }
+        />
+        <Route
+          path="/settings/export"
+          element={
+            <Private title="Export">
+              <ExportPage />
             </Private>
           }
         />

@@ -45,6 +45,7 @@ export function Layout() {
               <NavLink to="/settings/shares">Shared links</NavLink>
               <NavLink to="/cli-login">Log in a client</NavLink>
               <NavLink to="/settings/account">Account</NavLink>
+              <NavLink to="/settings/export">Export</NavLink>
               {user.role === 'admin' && <NavLink to="/settings/users">Users</NavLink>}
               <a href="/api/v1/graphql">GraphQL playground</a>
               <a href="/api/v1/docs">API reference</a>

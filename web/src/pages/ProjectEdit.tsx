@@ -3,37 +3,9 @@ import { gql } from '../api/graphql';
 import { graphql } from '../gql';
 import { PROJECT_COLORS, PROJECT_ICONS } from '../../../src/domain/project';
 import type { Project, Team } from './Projects';
+import { ProjectIcon, iconLabel } from './icons';
 import { canUploadTo } from './roles';
 import { errorText, FormError } from './ui';
-
-/** A glyph per icon name (text, no icon font or image: nothing to load, nothing to inject). */
-export const GLYPHS: Record<string, string> = {
-  Code2: '</>',
-  Terminal: '>_',
-  Bot: '🤖',
-  Brain: '🧠',
-  Sparkles: '✨',
-  Database: '🗄',
-  GitBranch: '⑂',
-  Bug: '🐞',
-  FolderKanban: '📋',
-  Folder: '📁',
-  Files: '🗂',
-  Library: '📚',
-  BookOpen: '📖',
-  Briefcase: '💼',
-  Package: '📦',
-  Layers: '☰',
-  AppWindow: '🗔',
-  Rocket: '🚀',
-  Palette: '🎨',
-  Paintbrush: '🖌',
-  PenTool: '✒',
-  Lightbulb: '💡',
-  BarChart3: '📊',
-  Settings: '⚙',
-  Globe: '🌐',
-};
 
 const UpdateProjectDocument = graphql(`
   mutation UpdateProject($id: ID!, $input: UpdateProjectInput!) {
@@ -116,13 +88,16 @@ export function EditProjectDialog({ project, teams, onDone }: { project: Project
         </div>
         <div className="field">
           <label htmlFor={`${id}-icon`}>Icon</label>
-          <select id={`${id}-icon`} value={icon} onChange={(e) => setIcon(e.target.value)}>
-            {PROJECT_ICONS.map((x) => (
-              <option key={x} value={x}>
-                {GLYPHS[x]} {x}
-              </option>
-            ))}
-          </select>
+          <div className="row">
+            <ProjectIcon icon={icon} color={color} />
+            <select id={`${id}-icon`} value={icon} onChange={(e) => setIcon(e.target.value)}>
+              {PROJECT_ICONS.map((x) => (
+                <option key={x} value={x}>
+                  {iconLabel(x)}
+                </option>
+              ))}
+            </select>
+          </div>
         </div>
         <div className="field">
           <label htmlFor={`${id}-color`}>Colour</label>

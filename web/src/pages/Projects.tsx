@@ -3,10 +3,10 @@ import { Link } from 'react-router';
 import { gql } from '../api/graphql';
 import { graphql } from '../gql';
 import type { ProjectsQuery } from '../gql/graphql';
-import { PROJECT_COLORS } from '../../../src/domain/project';
 import { size } from './filters';
 import { roleName } from './roles';
-import { EditProjectDialog, GLYPHS } from './ProjectEdit';
+import { EditProjectDialog } from './ProjectEdit';
+import { ProjectIcon } from './icons';
 import { ConfirmDialog, errorText, when } from './ui';
 
 /*
@@ -15,16 +15,6 @@ import { ConfirmDialog, errorText, when } from './ui';
  * docs/teams.md); edit name / icon / colour; delete after a confirmation that names what is lost
  * (the owner, or an admin of the owning team). Project names are uploaded text: shown as text only.
  */
-
-export function ProjectIcon({ icon, color }: { icon: string; color: string }) {
-  // The class names come from fixed lists; an unknown value (never from this service) falls back.
-  const c = (PROJECT_COLORS as readonly string[]).includes(color) ? color : 'blue';
-  return (
-    <span className={`project-icon color-${c}`} aria-hidden="true">
-      {GLYPHS[icon] ?? GLYPHS.Code2}
-    </span>
-  );
-}
 
 const ProjectsDocument = graphql(`
   query Projects {
@@ -36,6 +26,10 @@ const ProjectsDocument = graphql(`
       sessionCount
       totalMarkdownSize
       lastActivity
+      viewerCan {
+        edit
+        delete
+      }
       owner {
         __typename
         ... on User {
@@ -97,8 +91,6 @@ export function groupProjects(projects: Project[], teams: Team[]): Group[] {
 }
 
 /** Settings, move and delete: the owning user, or an admin of the owning team. */
-export const canManage = (p: Project) => p.owner.__typename !== 'Team' || p.owner.role === 'ADMIN';
-
 const sessions = (n: number) => (n === 1 ? '1 session' : `${n} sessions`);
 
 export function ProjectsPage() {
@@ -222,17 +214,21 @@ function ProjectList({
               <Link to={`/projects/${encodeURIComponent(p.id)}`}>{p.name}</Link>
             </H>
             <p className="muted">
-              {sessions(p.sessionCount)} · {size(p.totalMarkdownSize)} · last activity {when(p.lastActivity)} · {p.icon}, {p.color}
+              {sessions(p.sessionCount)} · {size(p.totalMarkdownSize)} · last activity {when(p.lastActivity)}
             </p>
           </div>
-          {canManage(p) && (
+          {(p.viewerCan.edit || p.viewerCan.delete) && (
             <div className="actions">
-              <button type="button" aria-label={`Edit ${p.name}`} onClick={() => onEdit(p)}>
-                Edit
-              </button>
-              <button type="button" className="danger" aria-label={`Delete ${p.name}`} onClick={() => onDelete(p)}>
-                Delete
-              </button>
+              {p.viewerCan.edit && (
+                <button type="button" aria-label={`Edit ${p.name}`} onClick={() => onEdit(p)}>
+                  Edit
+                </button>
+              )}
+              {p.viewerCan.delete && (
+                <button type="button" className="danger" aria-label={`Delete ${p.name}`} onClick={() => onDelete(p)}>
+                  Delete
+                </button>
+              )}
             </div>
           )}
         </li>

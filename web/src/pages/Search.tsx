@@ -1,17 +1,19 @@
-import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
+import { Fragment, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { gqlAbortable } from '../api/graphql';
 import { graphql } from '../gql';
 import type { SearchSessionsQuery } from '../gql/graphql';
 import { displayTitle, filtersFromParams, FilterForm, readerHref, size } from './filters';
 import { errorText, when } from './ui';
+import { snippetSegments, type SnippetSegment } from '../snippet';
 
 /*
  * Search as you type: the query and the filters live in the URL (`/search?q=…`
  * plus the filter parameters of filters.tsx), so a search can be shared. Typing waits DEBOUNCE_MS
  * for a pause, then asks `searchSessions`; a newer request aborts the older one and a response
  * that is no longer the latest is dropped. Snippets are HTML-escaped by the server with matches in
- * <mark>…</mark>: we split on those two tags and render text nodes (never innerHTML). Arrow keys
+ * <mark>…</mark>: ../snippet.ts turns them into plain text with the matches and code marked, and
+ * the page renders those as text nodes (never innerHTML). Arrow keys
  * move between the results (from the search box too), Enter opens the focused one.
  */
 
@@ -56,32 +58,24 @@ const SearchSessionsDocument = graphql(`
 
 type Result = SearchSessionsQuery['searchSessions']['results'][number];
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
-
-/** HTML-escaped text → the text it stands for (entities only; the input holds no other markup). */
-export function unescapeHtml(s: string): string {
-  return s.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, e: string) => {
-    if (e[0] === '#') {
-      const code = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
-      return Number.isFinite(code) && code >= 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-    }
-    return ENTITIES[e.toLowerCase()] ?? whole;
-  });
-}
-
-/** A snippet as React nodes: text, with each <mark>…</mark> span as a <mark> element. */
+/** A snippet as React nodes: plain text (markdown syntax removed, ../snippet.ts), matches in <mark>, each run of code in one <code>. */
 export function Snippet({ html }: { html: string }) {
-  const parts: ReactNode[] = [];
-  let marked = false;
-  html.split(/(<mark>|<\/mark>)/).forEach((piece, i) => {
-    if (piece === '<mark>') marked = true;
-    else if (piece === '</mark>') marked = false;
-    else if (piece) parts.push(marked ? <mark key={i}>{unescapeHtml(piece)}</mark> : unescapeHtml(piece));
-  });
-  return <>{parts}</>;
+  const runs: SnippetSegment[][] = [];
+  for (const seg of snippetSegments(html)) {
+    const last = runs[runs.length - 1];
+    if (last && seg.code && last[0].code) last.push(seg);
+    else runs.push([seg]);
+  }
+  const text = (run: SnippetSegment[]) => run.map((s, i) => (s.mark ? <mark key={i}>{s.text}</mark> : <Fragment key={i}>{s.text}</Fragment>));
+  return <>{runs.map((run, i) => (run[0].code ? <code key={i}>{text(run)}</code> : <Fragment key={i}>{text(run)}</Fragment>))}</>;
 }
 
-/** Up to ~160 characters of a matching exchange around the first query word, words marked. */
+const escapeHtml = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/**
+ * Up to ~160 characters of a matching exchange around the first query word, read as a snippet is
+ * (markdown syntax removed, code as code), with the query's words marked.
+ */
 function Excerpt({ text, query }: { text: string; query: string }) {
   const words = (query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length > 1);
   const lower = text.toLowerCase();
@@ -91,19 +85,10 @@ function Excerpt({ text, query }: { text: string; query: string }) {
     if (i !== -1 && (at === -1 || i < at)) at = i;
   }
   const start = Math.max(0, at - 60);
-  const slice = text.slice(start, start + 160).replace(/\s+/g, ' ');
-  const pieces: ReactNode[] = [];
-  if (words.length) {
-    const re = new RegExp(`(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`, 'giu');
-    slice.split(re).forEach((p, i) => pieces.push(i % 2 === 1 ? <mark key={i}>{p}</mark> : p));
-  } else pieces.push(slice);
-  return (
-    <>
-      {start > 0 ? '…' : ''}
-      {pieces}
-      {start + 160 < text.length ? '…' : ''}
-    </>
-  );
+  const slice = text.slice(start, start + 160);
+  const re = words.length ? new RegExp(`(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`, 'giu') : null;
+  const marked = (re ? slice.split(re) : [slice]).map((p, i) => (i % 2 === 1 ? `<mark>${escapeHtml(p)}</mark>` : escapeHtml(p))).join('');
+  return <Snippet html={`${start > 0 ? '…' : ''}${marked}${start + 160 < text.length ? '…' : ''}`} />;
 }
 
 export function SearchPage() {

@@ -58,6 +58,12 @@ const ReaderDocument = graphql(`
         id
         name
       }
+      viewerCan {
+        rename
+        tag
+        delete
+        share
+      }
     }
   }
 `);
@@ -185,7 +191,7 @@ function Reader({ session, onChange }: { session: Session; onChange: (s: Session
       <details className="panel">
         <summary>Details, tags and sharing</summary>
         <SessionDetails session={session} onChange={onChange} />
-        <SessionShares projectId={session.projectId} sessionId={session.id} title={title} />
+        {session.viewerCan.share && <SessionShares projectId={session.projectId} sessionId={session.id} title={title} />}
       </details>
       <Transcript vars={vars} markdownSize={session.markdownSize} etag={session.etag} />
     </article>
@@ -203,6 +209,8 @@ function SessionDetails({ session, onChange }: { session: Session; onChange: (s:
   const vars = { projectId: session.projectId, id: session.id };
   const base = `/api/v1/projects/${encodeURIComponent(session.projectId)}/sessions/${encodeURIComponent(session.id)}`;
   const m = session.metadata;
+  // Only what the caller may do is offered (Session.viewerCan: their role, their own uploads).
+  const can = session.viewerCan;
   const redacted = session.redactions.reduce((n, r) => n + r.count, 0);
 
   const update = async (input: { userTitle?: string | null; tags?: string[] }) => {
@@ -309,19 +317,23 @@ function SessionDetails({ session, onChange }: { session: Session; onChange: (s:
             Download session data
           </button>
         )}
-        <button
-          type="button"
-          onClick={() => {
-            setDraftTitle(displayTitle(session));
-            setRenaming(true);
-          }}
-          disabled={renaming}
-        >
-          Rename
-        </button>
-        <button type="button" className="danger" onClick={() => setConfirmDelete(true)} disabled={busy}>
-          Delete session
-        </button>
+        {can.rename && (
+          <button
+            type="button"
+            onClick={() => {
+              setDraftTitle(displayTitle(session));
+              setRenaming(true);
+            }}
+            disabled={renaming}
+          >
+            Rename
+          </button>
+        )}
+        {can.delete && (
+          <button type="button" className="danger" onClick={() => setConfirmDelete(true)} disabled={busy}>
+            Delete session
+          </button>
+        )}
       </div>
 
       {renaming && (
@@ -354,19 +366,23 @@ function SessionDetails({ session, onChange }: { session: Session; onChange: (s:
             {m.tags.map((t) => (
               <li key={t}>
                 <span className="badge">{t}</span>
-                <button type="button" className="link" aria-label={`Remove tag ${t}`} onClick={() => removeTag(t)} disabled={busy}>
-                  ×
-                </button>
+                {can.tag && (
+                  <button type="button" className="link" aria-label={`Remove tag ${t}`} onClick={() => removeTag(t)} disabled={busy}>
+                    ×
+                  </button>
+                )}
               </li>
             ))}
           </ul>
         )}
-        <form className="inline-form row" onSubmit={(e) => void addTag(e)}>
-          <Field label="New tag" value={newTag} onChange={(e) => setNewTag(e.target.value)} maxLength={100} />
-          <button type="submit" disabled={busy || !newTag.trim()}>
-            Add tag
-          </button>
-        </form>
+        {can.tag && (
+          <form className="inline-form row" onSubmit={(e) => void addTag(e)}>
+            <Field label="New tag" value={newTag} onChange={(e) => setNewTag(e.target.value)} maxLength={100} />
+            <button type="submit" disabled={busy || !newTag.trim()}>
+              Add tag
+            </button>
+          </form>
+        )}
       </div>
       <FormError error={error} />
 

@@ -248,22 +248,37 @@ export function ShareDialog({
               </p>
             )}
             {!items && !loadError && <p role="status">Loading exchanges…</p>}
-            {items?.map((e) => (
-              <div className="field checkbox" key={e.number}>
-                <input
-                  id={`${titleId}-x${e.number}`}
-                  type="checkbox"
-                  checked={!hidden.has(e.number)}
-                  onChange={(ev) => toggle(e.number, ev.target.checked)}
-                  aria-describedby={`${titleId}-x${e.number}-title`}
-                />
-                <label htmlFor={`${titleId}-x${e.number}`}>Show exchange {e.number}</label>
-                <span id={`${titleId}-x${e.number}-title`} className="muted">
-                  {e.continuation ? '(continued) ' : ''}
-                  {e.title}
+            {items && (
+              <div className="actions">
+                <button type="button" onClick={() => setHidden(new Set())} aria-describedby={`${titleId}-count`}>
+                  Show all
+                </button>
+                <button type="button" onClick={() => setHidden(new Set(items.map((e) => e.number)))} aria-describedby={`${titleId}-count`}>
+                  Hide all
+                </button>
+                <span id={`${titleId}-count`} className="muted" role="status">
+                  {shown} of {items.length} shown
                 </span>
               </div>
-            ))}
+            )}
+            <div className="exchange-list">
+              {items?.map((e) => (
+                <div className="field checkbox" key={e.number}>
+                  <input
+                    id={`${titleId}-x${e.number}`}
+                    type="checkbox"
+                    checked={!hidden.has(e.number)}
+                    onChange={(ev) => toggle(e.number, ev.target.checked)}
+                    aria-describedby={`${titleId}-x${e.number}-title`}
+                  />
+                  <label htmlFor={`${titleId}-x${e.number}`}>Show exchange {e.number}</label>
+                  <span id={`${titleId}-x${e.number}-title`} className="muted">
+                    {e.continuation ? '(continued) ' : ''}
+                    {e.title}
+                  </span>
+                </div>
+              ))}
+            </div>
           </fieldset>
           <FormError error={error} />
           <div className="actions">
@@ -282,7 +297,7 @@ export function ShareDialog({
                   “{title}”: {shown} of {items.length} exchanges shown.{' '}
                   {audience === 'SIGNED_IN' ? 'Only signed-in accounts can open it.' : 'Anyone with the link can open it.'}
                 </p>
-                <ol>
+                <ol tabIndex={0} aria-label="Exchanges as a viewer sees them">
                   {items.map((e) => (
                     <li key={e.number} value={e.number}>
                       {hidden.has(e.number) ? <em>Hidden by the owner</em> : e.title}
