@@ -295,7 +295,7 @@ describe('the admin', () => {
       expect(box.y + box.height).toBeLessThanOrEqual(800);
       const list = dialog.locator('.exchange-list');
       expect(await list.evaluate((e) => e.scrollHeight > e.clientHeight && (globalThis as any).getComputedStyle(e).overflowY === 'auto')).toBe(true);
-      await dialog.getByRole('checkbox', { name: 'Show exchange 2' }).uncheck();
+      await dialog.getByRole('checkbox', { name: 'Show exchange 2', exact: true }).uncheck();
       await clean('ada', 'share dialog');
       await button(dialog, 'Create link').click();
       await dialog.getByRole('status').filter({ hasText: /./ }).first().waitFor();
