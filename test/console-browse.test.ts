@@ -464,10 +464,11 @@ test(
       await page.goBack();
       await poll(async () => (await resultLinks()).length, 2);
 
-      // Typing more narrows; the older answer never overwrites the newer one.
-      await box.fill('quokka eviction');
+      // Typing more narrows (a quoted phrase is required exactly); the older answer never
+      // overwrites the newer one.
+      await box.fill('"quokka eviction"');
       await poll(resultLinks, ['alpha-session.md']);
-      await page.waitForURL(/q=quokka\+eviction/);
+      await page.waitForURL(/q=%22quokka\+eviction%22/);
 
       // Shareable: query and filters in the URL.
       await page.goto('/search?q=quokka&model=gpt-5');

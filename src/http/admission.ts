@@ -1,3 +1,4 @@
+import type { BodyGate } from '../domain/body-gate';
 import type { NextFunction, Request, Response } from 'express';
 import { AppError, MESSAGES } from '../errors';
 import { sendError } from './errors';
@@ -11,23 +12,6 @@ export interface AdmissionLimits {
   maxBodyBytes: number;
   /** How long a request over capacity waits for room before it is refused as busy. */
   queueWaitMs: number;
-}
-
-/**
- * What the body reader (http/body.ts) asks of admission for each chunk it keeps: count these
- * bytes, and may I go on reading? When not, the reader stops reading (TCP pushes back on the
- * client) until `onResume`'s callback runs.
- */
-export interface BodyGate {
-  take(bytes: number): boolean;
-  /**
-   * Gives back bytes taken earlier that the request no longer holds (an import, which holds one
-   * session at a time of a body of any size); a body read whole gives back nothing until its end.
-   */
-  give(bytes: number): void;
-  onResume(resume: () => void): void;
-  /** How long the server has held this body's reading back (not the client's slowness). */
-  pausedMs(): number;
 }
 
 export interface AdmissionStats {

@@ -5,7 +5,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppError, invalid, MESSAGES } from '../errors';
 import { parseJsonBytes } from '../domain/json';
 import { DeferredJson, inlineOffload, joined, OFFLOAD_MIN_BYTES, ownedBuffer, type Offload } from '../offload';
-import type { BodyGate } from './admission';
+import type { BodyGate } from '../domain/body-gate';
 
 const MiB = 1024 * 1024;
 

@@ -2,7 +2,7 @@ import type { NamedRoute } from '../api/route';
 import type { NamedSiteRoute } from './site-routes';
 import type { AuthUser } from '../services/context';
 import type { WorkGuard } from '../services/guard';
-import type { BodyGate } from './admission';
+import type { BodyGate } from '../domain/body-gate';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace

@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import { Transform } from 'node:stream';
 import { AppError } from '../errors';
-import type { BodyGate } from '../http/admission';
+import type { BodyGate } from '../domain/body-gate';
 import { ownedBuffer } from '../offload';
 
 /**

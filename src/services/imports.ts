@@ -27,7 +27,7 @@ import {
 } from '../domain/archive';
 import { redactField } from '../domain/redaction';
 import { AppError, invalid } from '../errors';
-import type { BodyGate } from '../http/admission';
+import type { BodyGate } from '../domain/body-gate';
 import { inlineOffload, release } from '../offload';
 import type { PreparedUpload } from '../domain/upload';
 import type { Ctx } from './context';
