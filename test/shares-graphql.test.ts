@@ -55,6 +55,22 @@ beforeAll(async () => {
 afterAll(() => app?.close());
 
 describe('making, listing, changing and revoking a link', () => {
+  test("a link shows the session's display title: its user title, else metadata.title, else its name", async () => {
+    const put = (s: string, body: object) =>
+      app.request('PUT', `/api/v1/projects/gsh-title/sessions/${s}`, { token: a.token, body: { markdown: transcript(), ...body } });
+    expect((await put(SID(1), { name: 'file-name.md', metadata: { title: 'Title from the client' } })).status).toBe(201);
+    expect((await put(SID(2), { name: 'only-a-name.md' })).status).toBe(201);
+    const made = async (s: string) => (await app.gql(a.token, CREATE, { p: 'gsh-title', s })).body.data.createShare;
+    const first = await made(SID(1));
+    expect(first.sessionTitle).toBe('Title from the client');
+    expect((await read(first.url)).body.data.title).toBe('Title from the client');
+    expect((await made(SID(2))).sessionTitle).toBe('only-a-name.md');
+    const renamed = await app.request('PATCH', `/api/v1/projects/gsh-title/sessions/${SID(1)}`, { token: a.token, body: { userTitle: 'Renamed by me' } });
+    expect(renamed.status).toBe(200);
+    const listed = await app.request('GET', `/api/v1/projects/gsh-title/sessions/${SID(1)}/shares`, { token: a.token });
+    expect(listed.body.data.shares.map((x: { sessionTitle: string }) => x.sessionTitle)).toEqual(['Renamed by me']);
+  });
+
   test('createShare: the link as REST gives it; hidden exchanges absent from the link and the answer', async () => {
     expect((await upload(a, 'gsh-make', SID(1))).status).toBe(201);
     const r = await app.gql(a.token, CREATE, {

@@ -23,6 +23,7 @@ export type ShareState = ShareRow &
 export type ShareListRow = ShareRow & {
   sessionName: SessionModel['name'];
   sessionUserTitle: SessionModel['userTitle'];
+  sessionMetadataJson: SessionModel['metadataJson'];
 };
 
 /** An exchange of a snapshot; markdown null: hidden (not copied). */
@@ -46,7 +47,7 @@ export async function shareStateById(db: Sql, id: string): Promise<ShareState | 
   return (await db.query<ShareState>(`${STATE} WHERE sh.id = ?`, id))[0];
 }
 
-const LIST = `SELECT ${COLUMNS}, s.name AS sessionName, s.userTitle AS sessionUserTitle
+const LIST = `SELECT ${COLUMNS}, s.name AS sessionName, s.userTitle AS sessionUserTitle, s.metadataJson AS sessionMetadataJson
    FROM shares sh JOIN sessions s ON s.projectId = sh.projectId AND s.id = sh.sessionId`;
 
 export async function sharesOfSession(db: Sql, userId: string, projectId: string, sessionId: string): Promise<ShareListRow[]> {

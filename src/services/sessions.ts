@@ -45,9 +45,13 @@ export function metadataOf(row: SessionRow): SessionMetadata {
   };
 }
 
-/** The display title of a stored session: its user title, else the client's `metadata.title`, else its name. */
-export const sessionTitle = (row: SessionRow): string =>
-  displayTitle({ userTitle: row.userTitle, name: row.name, metadata: metadataOf(row) as { title?: string | null } });
+/**
+ * The display title of a stored session, the one every surface shows (console, share links and
+ * their page, MCP, search, related sessions): its user title, else the client's `metadata.title`,
+ * else its name.
+ */
+export const sessionTitle = (row: Pick<SessionRow, 'userTitle' | 'name' | 'metadataJson'>): string =>
+  displayTitle({ userTitle: row.userTitle, name: row.name, metadata: { title: parseStoredMeta(row.metadataJson).extra.title } });
 
 export { etagMatches, sessionEtag } from '../domain/etag';
 

@@ -14,7 +14,7 @@ import { newShareNonce, shareTokenOf, verifyShareToken } from '../domain/share-t
 import { mayChangeSession, requireWritableSession } from './access';
 import { onSnapshot, type Ctx, type Deps, type PublicCtx } from './context';
 import { exchangePage } from './exchanges';
-import { metadataOf, type SessionRow } from './sessions';
+import { metadataOf, sessionTitle, type SessionRow } from './sessions';
 import { AUDIENCES, presentShare, type Audience, type ShareDto } from './presenters/share';
 
 export const EXPIRY_DAYS = [1, 7, 30, 90] as const;
@@ -147,7 +147,7 @@ async function copyExchanges({ tx, sctx, row, shareId, hidden, findings, only }:
   return total;
 }
 
-const titleOf = (row: SessionRow) => (row.userTitle || row.name).slice(0, 255);
+const titleOf = (row: SessionRow) => sessionTitle(row).slice(0, 255);
 
 function snapshotFields(row: SessionRow) {
   return {

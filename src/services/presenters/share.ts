@@ -1,5 +1,6 @@
 /** How a share link is shown to its creator: REST's `Share` and GraphQL's `Share` (whose resolvers read this object). */
 import type { ShareListRow } from '../../data/shares';
+import { sessionTitle } from '../sessions';
 
 export const AUDIENCES = ['public', 'signed-in'] as const;
 export type Audience = (typeof AUDIENCES)[number];
@@ -9,7 +10,7 @@ export interface ShareDto {
   url: string;
   projectId: string;
   sessionId: string;
-  /** The session's title now (its user title, else its name). */
+  /** The session's display title now (its user title, else `metadata.title`, else its name). */
   sessionTitle: string;
   createdAt: string;
   /** When the snapshot was taken (creation or the last refresh). */
@@ -27,7 +28,7 @@ export const presentShare = (row: ShareListRow, url: string): ShareDto => ({
   url,
   projectId: row.projectId,
   sessionId: row.sessionId,
-  sessionTitle: row.sessionUserTitle || row.sessionName,
+  sessionTitle: sessionTitle({ userTitle: row.sessionUserTitle, name: row.sessionName, metadataJson: row.sessionMetadataJson }),
   createdAt: row.createdAt.toISOString(),
   snapshotAt: row.snapshotAt.toISOString(),
   expiresAt: row.expiresAt ? row.expiresAt.toISOString() : null,
