@@ -317,7 +317,8 @@ describe('the admin', () => {
       ['og:type', 'article'],
       ['og:site_name', 'Session Archive'],
       ['og:title', HOSTILE_TITLE.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')],
-      ['og:description', '2 exchanges'],
+      // The title line is the file's header, part of the one exchange.
+      ['og:description', '1 exchange'],
     ]);
     expect(head).not.toMatch(/quokka|Plan/i);
     expect(head).not.toContain('<script>window');
@@ -333,7 +334,7 @@ describe('the admin', () => {
       ['og:type', 'article'],
       ['og:site_name', 'Session Archive'],
       ['og:title', HOSTILE_TITLE],
-      ['og:description', '2 exchanges'],
+      ['og:description', '1 exchange'],
     ]);
     expect(await page.evaluate(() => (globalThis as any).__pwned)).toBeUndefined();
   });

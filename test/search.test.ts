@@ -408,9 +408,11 @@ describe('totals in the main index', () => {
     for (const id of large) {
       await h.put(gina, 'totals', id, { markdown: `${Array.from({ length: 60 }, (_, i) => part(i)).join('')}## End\n\ncountphrase tailword together.\n` });
     }
-    await h.settle();
+    // The run's one engine indexes every test file's work in turn (the relevance fixture's long
+    // sessions among them): wait as long as that may take.
+    await h.settle(120_000);
     await h.search.compact();
-    await h.settle();
+    await h.settle(120_000);
     for (const id of large) expect((await h.fragments('totals', id)).length).toBeGreaterThan(20);
 
     const expectTotals = async () => {
@@ -461,7 +463,7 @@ describe('totals in the main index', () => {
     } finally {
       httpClient.destroy();
     }
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('deletions', () => {
