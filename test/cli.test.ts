@@ -64,6 +64,34 @@ describe('users and keys', () => {
     expect(Number(none.n)).toBe(0);
   });
 
+  test("the Quick start: users create prints a set-password link on the service's address last; setting that first password keeps the key made meanwhile", async () => {
+    const quick = 'cli-quick@example.test';
+    const made = await cliWith({ HOST: '127.0.0.1', PORT: '4123' }, 'users', 'create', '--email', quick, '--name', 'Quick');
+    expect(made.code).toBe(0);
+    const link = lastLine(made.stdout);
+    expect(link).toMatch(/^http:\/\/127\.0\.0\.1:4123\/reset-password\?token=[A-Za-z0-9_-]{40,}$/);
+    const key = await cli('keys', 'create', '--email', quick, '--name', 'laptop');
+    const keyToken = lastLine(key.stdout);
+    const asKey = () => app.request('GET', '/api/v1/projects', { token: keyToken });
+    expect((await asKey()).status).toBe(200);
+    // The reset page sends its checkbox (checked by default): a first password still revokes nothing.
+    const token = new URL(link).searchParams.get('token');
+    const set = await app.request('POST', '/api/v1/auth/reset-password', { body: { token, password: 'my first password', revokeCredentials: true } });
+    expect(set.status).toBe(200);
+    expect((await app.request('POST', '/api/v1/auth/sign-in', { body: { email: quick, password: 'my first password' } })).status).toBe(200);
+    expect((await asKey()).status).toBe(200);
+    // A later reset of a password that existed does revoke, as the checkbox says.
+    const again = lastLine((await cli('users', 'reset-password', '--email', quick)).stdout);
+    const reset = await app.request('POST', '/api/v1/auth/reset-password', {
+      body: { token: new URL(again).searchParams.get('token'), password: 'my second password' },
+    });
+    expect(reset.status).toBe(200);
+    expect((await asKey()).status).toBe(401);
+    // PUBLIC_URL, when set, is the links' base.
+    const pub = await cliWith({ PUBLIC_URL: 'https://archive.example.test' }, 'users', 'create', '--email', 'cli-public@example.test');
+    expect(lastLine(pub.stdout)).toMatch(/^https:\/\/archive\.example\.test\/reset-password\?token=/);
+  });
+
   test('users reset-password prints a one-time link valid one hour; unknown email → one stderr line', async () => {
     const r = await cli('users', 'reset-password', '--email', email);
     expect(r.code).toBe(0);

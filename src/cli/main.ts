@@ -1,6 +1,6 @@
 // First: refuse an unsupported Node.js before anything else is loaded or touched.
 import '../check-node.cjs';
-import { ConfigError, loadConfig } from '../config';
+import { ConfigError, loadConfig, type Config } from '../config';
 import { createDb, useUtcClock } from '../db/client';
 import { migrate } from '../db/migrate';
 import { createApiKey, listApiKeys, revokeApiKey } from '../services/keys';
@@ -67,6 +67,11 @@ function parseArgs(argv: string[], allowed: string[]): { flags: Record<string, s
     }
   }
   return { flags, positional };
+}
+
+/** Where the links the CLI prints point: `PUBLIC_URL`, else the address the service is configured to listen on. */
+function linkBase(config: Config): string {
+  return config.publicUrl ?? `http://${/^(0\.0\.0\.0|::)$/.test(config.host) ? 'localhost' : config.host}:${config.port}`;
 }
 
 function need(flags: Record<string, string>, name: string): string {
@@ -230,12 +235,17 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
         }
         const u = await createUser(operator, email, flags.name, { password, role: flags.admin ? 'admin' : 'member' });
         out(`created ${u.role === 'admin' ? 'admin' : 'user'} ${u.id} ${u.email}`);
+        if (!password) {
+          // Without a password the account cannot sign in yet: the last line is where to choose one.
+          const { link, expiresAt } = await createResetLink(operator, u.id, linkBase(config));
+          out(`choose a password through this link, valid until ${expiresAt} (one use):`);
+          out(link);
+        }
         return;
       }
       case 'users reset-password': {
         const u = await userByEmail(need(flags, 'email'));
-        const base = config.publicUrl ?? `http://${/^(0\.0\.0\.0|::)$/.test(config.host) ? 'localhost' : config.host}:${config.port}`;
-        const { link, expiresAt } = await createResetLink(operator, u.id, base);
+        const { link, expiresAt } = await createResetLink(operator, u.id, linkBase(config));
         out(`reset link for ${u.email}, valid until ${expiresAt} (one use):`);
         out(link);
         return;

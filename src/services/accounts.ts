@@ -186,7 +186,8 @@ export async function createResetLink(ctx: AnyCtx, userId: string, base: string)
 /**
  * Sets a password through a reset link: the link must be unused, under an hour old, and its user
  * not disabled; it is spent atomically (one of two concurrent uses wins). All of the user's
- * browser sessions end, and (unless `revokeCredentials: false`) every API key and device token.
+ * browser sessions end, and (unless `revokeCredentials: false`, or this is the account's first
+ * password) every API key and device token.
  */
 export async function resetPassword(ctx: AnyCtx, body: unknown): Promise<AccountDto> {
   const { db } = ctx.deps;
@@ -197,7 +198,9 @@ export async function resetPassword(ctx: AnyCtx, body: unknown): Promise<Account
   const user = await store.userOfPasswordReset(db.writes, tokenHash);
   if (!user || user.disabledAt) throw invalid(INVALID_RESET);
   await store.setPasswordHash(db.writes, user.id, await hashPassword(password));
-  await afterNewPassword(db, user.id, revokeCredentials);
+  // A first password (an account made without one, through its set-password link) revokes no key or
+  // client: there was no password that could have leaked, and the keys made meanwhile are the owner's.
+  await afterNewPassword(db, user.id, revokeCredentials && user.passwordHash !== null);
   return presentAccount(user);
 }
 
