@@ -182,7 +182,7 @@ test(
 );
 
 test(
-  "the service's refusals are shown in the dialog: unmasked secrets (409), links turned off (403)",
+  "the service's refusals: unmasked secrets shown in the dialog (409); links turned off, no Share offered and the API says why (403)",
   step(
     () => rec!,
     async () => {
@@ -218,11 +218,12 @@ test(
       others.push(off);
       page = await signIn(off, readerUrl(SID));
       await openReaderPanel(page);
-      await page.getByRole('region', { name: 'Share links' }).getByRole('button', { name: 'Share' }).click();
-      dialog = page.getByRole('dialog', { name: 'Share this session' });
-      await dialog.getByRole('checkbox', { name: 'Show exchange 3', exact: true }).waitFor();
-      await dialog.getByRole('button', { name: 'Create link' }).click();
-      await dialog.getByRole('alert').getByText('Share links are turned off on this server').waitFor();
+      // Links turned off: the console offers no Share button, and the API says why.
+      await page.getByRole('button', { name: 'Download markdown' }).waitFor();
+      expect(await page.getByRole('button', { name: 'Share', exact: true }).count()).toBe(0);
+      const refused = await off.request('POST', `/api/v1/projects/${P}/sessions/${SID}/shares`, { token, body: {} });
+      expect(refused.status).toBe(403);
+      expect(refused.body.error).toBe('Share links are turned off on this server');
       expectClean(off);
     },
   ),

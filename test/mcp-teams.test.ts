@@ -192,7 +192,7 @@ describe.each(CALLERS)('$name', ({ user, reads }) => {
     ];
     for (const f of reads) {
       const g = await mcp.call('get_session', { projectId: f.projectId, sessionId: f.sessionId });
-      expect(g.structuredContent).toMatchObject({ projectId: f.projectId, sessionId: f.sessionId, title: f.title, totalExchanges: 3 });
+      expect(g.structuredContent).toMatchObject({ projectId: f.projectId, sessionId: f.sessionId, title: f.title, totalExchanges: 2 });
       const e = await mcp.call('read_exchanges', { projectId: f.projectId, sessionId: f.sessionId, from: 2, count: 1 });
       expect(e.structuredContent.exchanges[0].markdown).toContain(f.marker);
       const raw = await mcp.call('read_raw', { projectId: f.projectId, sessionId: f.sessionId });

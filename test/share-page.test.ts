@@ -391,7 +391,7 @@ test(
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.waitForURL(`${app.url}/s/${links.signedIn}`);
       await page.getByRole('heading', { level: 1, name: 'Login fix' }).waitFor();
-      await page.getByRole('region', { name: 'Transcript' }).getByText('3. Hidden exchange').waitFor();
+      await page.getByRole('region', { name: 'Transcript' }).getByText('2. Hidden exchange').waitFor();
       expect(await page.content()).not.toContain(HIDDEN_MARK);
       expect(await pwned(page)).toBeUndefined();
       expect(dialogs).toEqual([]);
