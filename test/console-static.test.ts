@@ -46,14 +46,17 @@ test('every console route answers index.html, revalidated on each load, under a 
   }
 });
 
-test('index.html has no inline script and loads only hashed same-origin assets, cached for a year', async () => {
+test('index.html has no inline script and loads only hashed same-origin assets (and its favicon), cached for a year', async () => {
   const page = await app.request('GET', '/');
   expect(page.text).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>\s*\S/);
   expect(page.text).not.toMatch(/\sstyle=/);
   const refs = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
   expect(refs.some((r) => r.endsWith('.js'))).toBe(true);
   expect(refs.some((r) => r.endsWith('.css'))).toBe(true);
-  for (const ref of refs) {
+  // The favicon keeps its well-known name (browsers ask for /favicon.ico too); it is same origin.
+  const favicon = await app.request('GET', '/favicon.svg');
+  expect([refs.filter((r) => r.startsWith('/favicon')), favicon.status]).toEqual([['/favicon.svg'], 200]);
+  for (const ref of refs.filter((r) => !r.startsWith('/favicon'))) {
     expect(ref).toMatch(/^\/assets\/[\w.-]+-[\w-]{8}\.\w+$/); // same origin, content hash in the name
     const asset = await app.request('GET', ref);
     expect(asset.status).toBe(200);

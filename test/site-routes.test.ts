@@ -84,7 +84,8 @@ test('a lookup by path finds what routing reaches', () => {
   expect(at('/join')).toBe('consoleJoin');
   expect(at('/projects/p/sessions/s')).toBe('consoleSession');
   expect(at('/assets/app-123.js')).toBe('consoleAssets');
-  expect(at('/favicon.ico')).toBeNull();
+  expect(at('/favicon.ico')).toBe('favicon');
+  expect(at('/no-such-file.ico')).toBeNull();
 });
 
 test('no middleware or door compares a request path with a literal', () => {
