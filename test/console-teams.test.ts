@@ -620,6 +620,8 @@ test(
 
     await page.goto('/settings/api-keys');
     await page.getByRole('button', { name: 'Create key' }).click();
+    // The teams arrive after the form opens: wait for the team's option before reading them all.
+    await page.getByLabel('Upload new projects to', { exact: true }).locator('option', { hasText: 'pwned-img' }).waitFor({ state: 'attached' });
     expect(await optionsOf(page, 'Upload new projects to')).toContain(hostile);
     await notRun('key form');
     await clean(ada(), 'hostile team name');
