@@ -201,7 +201,7 @@ test(
       let page = await signIn(report, readerUrl(LEAKY));
       await openReaderPanel(page);
       await page.getByRole('region', { name: 'Share links' }).getByRole('button', { name: 'Share' }).click();
-      let dialog = page.getByRole('dialog', { name: 'Share this session' });
+      const dialog = page.getByRole('dialog', { name: 'Share this session' });
       await dialog.getByRole('checkbox', { name: 'Show exchange 4', exact: true }).waitFor();
       await dialog.getByRole('button', { name: 'Create link' }).click();
       const secrets = dialog.getByRole('alert');
