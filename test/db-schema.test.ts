@@ -75,6 +75,8 @@ function expectedColumnType(f: Field): string {
       return 'datetime(3)';
     case 'Bytes':
       return 'longblob';
+    case 'Float':
+      return 'double';
     default:
       throw new Error(`test does not know type ${f.type}`);
   }

@@ -260,7 +260,7 @@ export async function importRemoteFromCli(
             });
           }
           const json = sessionJsonOf(s, detail.session);
-          const prepared = await (offload ?? inlineOffload).prepareImport({ json, markdown, raw, sessionData }, config.redactSecrets);
+          const prepared = await (offload ?? inlineOffload).prepareImport({ json, markdown, raw, sessionData }, config.redactSecrets, config.prices);
           await writeImportedSession(ctx, { projectId: p.id, sessionId: s.id.toLowerCase(), json, prepared, onConflict: 'overwrite', keepEtag: whole });
           counts.copied++;
         } catch (err) {

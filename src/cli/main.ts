@@ -19,6 +19,7 @@ import { retryDeadIndexWork } from '../services/search-outbox';
 import { isTeamRole, TEAM_ROLES } from '../domain/teams';
 import { openContentStore } from '../services/content-store';
 import { migrateFromCli, sweepFromCli } from './content';
+import { parseAfter, recomputeFromCli } from './usage';
 
 /**
  * Admin CLI. Errors: one line on stderr and a non-zero exit.
@@ -37,11 +38,12 @@ import { migrateFromCli, sweepFromCli } from './content';
  *   teams list                                                  (one team per line, id first)
  *   content migrate --to s3|db                                  (moves stored content; resumable: run again)
  *   content sweep [--grace-minutes M]                           (deletes objects no row names, unreferenced for the grace period)
+ *   usage recompute [--after PROJECT/SESSION] [--batch N]       (reads every raw log again; a stopped run goes on with --after)
  */
 class UsageError extends Error {}
 
 const USAGE =
-  'usage: cli users create --email E [--name N] [--admin] [--password-stdin] | users reset-password --email E | keys create --email E [--name N] [--expires-in-days D] [--read-only | --scopes read|read,write] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID] | redact rescan [--dry-run] | export --email E [--team ID] [--project ID]... --out FILE | import FILE --email E [--team ID] [--on-conflict skip|overwrite|newer] | import-remote --from URL --token T --email E [--project ID]... | teams create --name N --admin-email E | teams add-member --team ID --email E --role admin|member|viewer | teams list | content migrate --to s3|db | content sweep [--grace-minutes M]';
+  'usage: cli users create --email E [--name N] [--admin] [--password-stdin] | users reset-password --email E | keys create --email E [--name N] [--expires-in-days D] [--read-only | --scopes read|read,write] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID] | redact rescan [--dry-run] | export --email E [--team ID] [--project ID]... --out FILE | import FILE --email E [--team ID] [--on-conflict skip|overwrite|newer] | import-remote --from URL --token T --email E [--project ID]... | teams create --name N --admin-email E | teams add-member --team ID --email E --role admin|member|viewer | teams list | content migrate --to s3|db | content sweep [--grace-minutes M] | usage recompute [--after PROJECT/SESSION] [--batch N]';
 
 /** Options that take no value. */
 const SWITCHES = new Set(['admin', 'password-stdin', 'read-only']);
@@ -181,6 +183,7 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
     'teams list',
     'content migrate',
     'content sweep',
+    'usage recompute',
   ];
   if (!group || !command || !known.includes(`${group} ${command}`)) {
     throw new UsageError(group ? `unknown command: ${[group, command].filter(Boolean).join(' ')}. ${USAGE}` : USAGE);
@@ -199,6 +202,7 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
     'teams list': [],
     'content migrate': ['to'],
     'content sweep': ['grace-minutes'],
+    'usage recompute': ['after', 'batch'],
   };
   // Boolean flags take no value.
   const dryRun = rest.includes('--dry-run');
@@ -340,6 +344,16 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
         const grace = flags['grace-minutes'];
         if (positional.length || (grace !== undefined && !/^\d{1,6}$/.test(grace))) throw new UsageError('usage: content sweep [--grace-minutes M]');
         await sweepFromCli(db, content, grace === undefined ? undefined : Number(grace), out);
+        return;
+      }
+      case 'usage recompute': {
+        const { after, batch } = flags;
+        if (positional.length) throw new UsageError('usage: usage recompute [--after PROJECT/SESSION] [--batch N]');
+        if (after !== undefined && !parseAfter(after)) throw new UsageError('--after must be PROJECT/SESSION (as a previous run printed it)');
+        if (batch !== undefined && !(/^\d{1,4}$/.test(batch) && Number(batch) >= 1 && Number(batch) <= 1000)) {
+          throw new UsageError('--batch must be an integer from 1 to 1000');
+        }
+        await recomputeFromCli({ config, db, after, batch: batch === undefined ? undefined : Number(batch), out });
         return;
       }
     }

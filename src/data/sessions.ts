@@ -36,6 +36,7 @@ export const ROW_KEYS = [
   'sessionDataDigest',
   'redactionsJson',
   'uploadedBy',
+  'costUsd',
 ] as const satisfies ReadonlyArray<keyof SessionModel>;
 
 // A column added to the model and not to ROW_KEYS (nor left out on purpose here) fails the typecheck.

@@ -6,6 +6,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { RedactMode } from '../redact';
 import type { SessionJson } from './archive';
+import type { PriceTable } from './usage';
 import { prepareValidUpload, validateUpload, type PreparedUpload } from './upload';
 
 export interface ImportParts {
@@ -17,7 +18,7 @@ export interface ImportParts {
 }
 
 /** Throws an Error (or AppError) whose message says what is wrong with the session. */
-export function prepareImportedSession(parts: ImportParts, mode: RedactMode): PreparedUpload {
+export function prepareImportedSession(parts: ImportParts, mode: RedactMode, prices?: PriceTable): PreparedUpload {
   const { json } = parts;
   if (parts.markdown.length === 0) throw new Error('markdown.md is empty');
   if (!isUtf8(parts.markdown)) throw new Error('markdown.md is not valid UTF-8');
@@ -34,5 +35,5 @@ export function prepareImportedSession(parts: ImportParts, mode: RedactMode): Pr
   valid.markdown = parts.markdown;
   valid.rawData = parts.raw;
   valid.sessionData = parts.sessionData ?? undefined;
-  return prepareValidUpload(valid, mode);
+  return prepareValidUpload(valid, mode, prices);
 }

@@ -7,6 +7,7 @@ import { redactUpload } from './redaction';
 import { body, content, parseInput, text, textList, timestamp } from './inputs';
 import { hasLoneSurrogate } from './text';
 import { isPlainObject } from './validation';
+import { UsageReader, type PriceTable, type SessionUsage } from './usage';
 
 /**
  * An upload's body turned into what is stored: validated, secrets
@@ -162,15 +163,30 @@ export interface PreparedUpload {
   contentDigest: string;
   /** The markdown's exchange index to store with it (large markdown only, else null): ./exchanges.ts. */
   exchangeIndex: Buffer | null;
+  /**
+   * Token usage read from the raw data as stored (./usage): null when the log records none;
+   * undefined when no price table was given (not read).
+   */
+  usage?: SessionUsage | null;
 }
 
-export function prepareUpload(body: unknown, mode: RedactMode): PreparedUpload {
+export function prepareUpload(body: unknown, mode: RedactMode, prices?: PriceTable): PreparedUpload {
   // Secrets go before anything is stored, logged or indexed.
-  return prepareValidUpload(validateUpload(body), mode);
+  return prepareValidUpload(validateUpload(body), mode, prices);
 }
 
-/** A validated upload, redacted, with its digests and stored exchange index (uploads and imports). */
-export function prepareValidUpload(valid: Parameters<typeof redactUpload>[0], mode: RedactMode): PreparedUpload {
+/** Read in pieces: the reader decodes each piece to text, and one piece at a time is enough. */
+const USAGE_PIECE = 1024 * 1024;
+
+/** Token usage in a raw log (see ./usage), read piece by piece. */
+export function usageOfRaw(raw: Uint8Array, prices: PriceTable): SessionUsage | null {
+  const reader = new UsageReader(prices);
+  for (let at = 0; at < raw.length; at += USAGE_PIECE) reader.push(raw.subarray(at, at + USAGE_PIECE));
+  return reader.result();
+}
+
+/** A validated upload, redacted, with its digests, stored exchange index and (given prices) usage: uploads and imports. */
+export function prepareValidUpload(valid: Parameters<typeof redactUpload>[0], mode: RedactMode, prices?: PriceTable): PreparedUpload {
   const { upload, findings, sessionDataFindings } = redactUpload(valid, mode);
   const sentDataDigest = upload.sessionData ? sessionDataDigestOf(upload.sessionData) : null;
   return {
@@ -181,10 +197,12 @@ export function prepareValidUpload(valid: Parameters<typeof redactUpload>[0], mo
     contentDigest: contentDigestOf(upload.markdown, upload.rawData, sentDataDigest),
     // Of the markdown as stored (redacted: titles never show a secret; masks keep every offset).
     exchangeIndex: storedIndexOf(upload.markdown),
+    // Of the raw data as stored, so that reading it again from storage gives the same.
+    ...(prices ? { usage: usageOfRaw(upload.rawData, prices) } : {}),
   };
 }
 
 /** prepareUpload of a JSON body given as bytes (strict UTF-8 and JSON, as src/http/body.ts). */
-export function prepareUploadJson(bytes: Uint8Array, mode: RedactMode): PreparedUpload {
-  return prepareUpload(parseJsonBytes(bytes), mode);
+export function prepareUploadJson(bytes: Uint8Array, mode: RedactMode, prices?: PriceTable): PreparedUpload {
+  return prepareUpload(parseJsonBytes(bytes), mode, prices);
 }

@@ -6,6 +6,7 @@ import type { IndexableSession, SessionDocument } from '../domain/search-documen
 import type { ScanState } from '../domain/exchanges';
 import type { PreparedUpload } from '../domain/upload';
 import type { ImportParts } from '../domain/import-session';
+import type { PriceTable } from '../domain/usage';
 import * as tasks from './tasks';
 import type { DocumentBatches } from './tasks';
 
@@ -60,10 +61,10 @@ export class DeferredJson {
 export interface Offload {
   /** Strict UTF-8 + JSON. */
   parseJson(bytes: Bytes): Promise<unknown>;
-  /** An upload body validated, redacted and hashed (src/domain/upload.ts). */
-  prepareUploadJson(bytes: Bytes, mode: RedactMode): Promise<PreparedUpload>;
-  /** A session of an archive validated, redacted and hashed (src/domain/import-session.ts); its buffers move. */
-  prepareImport(parts: ImportParts, mode: RedactMode): Promise<PreparedUpload>;
+  /** An upload body validated, redacted and hashed, its token usage read given prices (src/domain/upload.ts). */
+  prepareUploadJson(bytes: Bytes, mode: RedactMode, prices?: PriceTable): Promise<PreparedUpload>;
+  /** A session of an archive validated, redacted and hashed, its usage read given prices (src/domain/import-session.ts); its buffers move. */
+  prepareImport(parts: ImportParts, mode: RedactMode, prices?: PriceTable): Promise<PreparedUpload>;
   /** Index documents of one session, serialised in batches (src/domain/search-documents.ts). */
   documents(input: DocumentsInput): Promise<DocumentBatches>;
   /** A session's exchange scan continued over the next chunks (src/services/exchanges.ts). */
@@ -119,8 +120,8 @@ const settled = <T>(task: () => T): Promise<T> => new Promise<T>((resolve) => re
 /** Runs every task on the calling thread (tests, CLI one-offs, and small inputs). */
 export const inlineOffload: Offload = {
   parseJson: (bytes) => settled(() => unwrap(tasks.parseJson({ bytes }))),
-  prepareUploadJson: (bytes, mode) => settled(() => unwrap(tasks.prepareUploadJson({ bytes, mode }))),
-  prepareImport: (parts, mode) => settled(() => unwrap(tasks.prepareImport({ ...parts, mode }))),
+  prepareUploadJson: (bytes, mode, prices) => settled(() => unwrap(tasks.prepareUploadJson({ bytes, mode, prices }))),
+  prepareImport: (parts, mode, prices) => settled(() => unwrap(tasks.prepareImport({ ...parts, mode, prices }))),
   documents: (input) => settled(() => revived(tasks.documents({ ...input, have: [...input.have] }))),
   exchangeScan: (state, chunks) => settled(() => tasks.exchangeScan({ state, chunks })),
   async close() {},
@@ -159,14 +160,14 @@ export function createOffload(opts: { threads?: number; onError?: (err: unknown)
       if (small(bytes)) return inlineOffload.parseJson(bytes);
       return unwrap(await run<tasks.TaskResult<unknown>>('parseJson', { bytes }, bytes));
     },
-    async prepareUploadJson(bytes, mode) {
-      if (small(bytes)) return inlineOffload.prepareUploadJson(bytes, mode);
-      return revive(unwrap(await run<tasks.TaskResult<PreparedUpload>>('prepareUploadJson', { bytes, mode }, bytes)));
+    async prepareUploadJson(bytes, mode, prices) {
+      if (small(bytes)) return inlineOffload.prepareUploadJson(bytes, mode, prices);
+      return revive(unwrap(await run<tasks.TaskResult<PreparedUpload>>('prepareUploadJson', { bytes, mode, prices }, bytes)));
     },
-    async prepareImport(parts, mode) {
+    async prepareImport(parts, mode, prices) {
       const bytes = [parts.markdown, parts.raw, ...(parts.sessionData ? [parts.sessionData] : [])];
-      if (small(bytes)) return inlineOffload.prepareImport(parts, mode);
-      return revive(unwrap(await run<tasks.TaskResult<PreparedUpload>>('prepareImport', { ...parts, mode }, bytes)));
+      if (small(bytes)) return inlineOffload.prepareImport(parts, mode, prices);
+      return revive(unwrap(await run<tasks.TaskResult<PreparedUpload>>('prepareImport', { ...parts, mode, prices }, bytes)));
     },
     async documents(input) {
       if (small(input.markdown)) return inlineOffload.documents(input);

@@ -13,6 +13,7 @@ import { parseJsonBytes } from '../domain/json';
 import { prepareUploadJson as prepare, type PreparedUpload } from '../domain/upload';
 import { prepareImportedSession } from '../domain/import-session';
 import type { SessionJson } from '../domain/archive';
+import type { PriceTable } from '../domain/usage';
 
 export type TaskResult<T> = { value: T } | { error: { code?: ErrorCode; message: string; details?: Record<string, unknown> } };
 
@@ -52,8 +53,8 @@ function moving<T>(value: T, buffers: Array<Uint8Array | undefined>): T {
   } as never) as T;
 }
 
-export function prepareUploadJson({ bytes, mode }: { bytes: Pieces; mode: RedactMode }): TaskResult<PreparedUpload> {
-  const r = capture(() => prepare(whole(bytes), mode));
+export function prepareUploadJson({ bytes, mode, prices }: { bytes: Pieces; mode: RedactMode; prices?: PriceTable }): TaskResult<PreparedUpload> {
+  const r = capture(() => prepare(whole(bytes), mode, prices));
   if (!('value' in r)) return r;
   const u = r.value.upload;
   return moving(r, [u.markdown, u.rawData, u.sessionData, r.value.exchangeIndex ?? undefined]);
@@ -68,11 +69,13 @@ export function prepareImport(input: {
   raw: Uint8Array;
   sessionData: Uint8Array | null;
   mode: RedactMode;
+  prices?: PriceTable;
 }): TaskResult<PreparedUpload> {
   const r = capture(() =>
     prepareImportedSession(
       { json: input.json, markdown: view(input.markdown), raw: view(input.raw), sessionData: input.sessionData && view(input.sessionData) },
       input.mode,
+      input.prices,
     ),
   );
   if (!('value' in r)) return r;

@@ -300,6 +300,7 @@ function sessionRowOf(r: SessionRow): SessionRow {
     sessionDataDigest: r.sessionDataDigest,
     redactionsJson: r.redactionsJson,
     uploadedBy: r.uploadedBy,
+    costUsd: r.costUsd,
     uploaderName: r.uploaderName,
   };
   return row;

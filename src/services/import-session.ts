@@ -15,6 +15,7 @@ import { canWriteSession, checkUpload, type ProjectRole } from './access';
 import type { Ctx } from './context';
 import type { OnConflict } from './imports';
 import { labelsOf, metadataOf, sessionEtag } from './sessions';
+import { writeUsage } from './usage';
 
 export type ImportOutcome = 'created' | 'updated' | 'skipped';
 
@@ -91,6 +92,7 @@ export async function writeImportedSession(ctx: Ctx, opts: ImportedSession): Pro
     sessionDataDigest: prepared.sentDataDigest,
     redactionsJson: JSON.stringify(redactions),
     uploadedBy: opts.uploaderId ?? ctx.user.id,
+    costUsd: prepared.usage?.costUsd ?? null,
   };
   // The archive's tag is kept when this server found nothing more to redact (the content is then
   // the archive's, byte for byte); else the content changed and so does the tag.
@@ -128,6 +130,7 @@ export async function writeImportedSession(ctx: Ctx, opts: ImportedSession): Pro
       }
       await content.write(tx, projectId, sessionId, { markdown: up.markdown, raw: up.rawData, session: up.sessionData, exchanges: prepared.exchangeIndex });
       await writeLabels(tx, next, labelsOf(up.meta), Boolean(old));
+      await writeUsage(tx, { projectId, sessionId }, prepared.usage);
       await enqueueIndexWork(tx, upsertOp(next.markdownSize), userId, projectId, sessionId);
       return old ? 'updated' : 'created';
     }),

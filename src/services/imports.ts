@@ -240,6 +240,7 @@ export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptio
         prepared = await (ctx.deps.offload ?? inlineOffload).prepareImport(
           { json, markdown: s.files['markdown.md'], raw: s.files.raw ?? Buffer.alloc(0), sessionData: s.files['session-data.json'] ?? null },
           ctx.deps.config.redactSecrets,
+          ctx.deps.config.prices,
         );
         const uploaderId = await uploaderOf(json.uploadedBy);
         report.written(

@@ -16,6 +16,7 @@ import { redactionsToJson, sessionDataFindingsOf } from '../domain/redaction';
 import { etagMatches, labelsOf, metadataOf, sessionEtag } from './sessions';
 import { contentDigestOf, prepareUpload, type PreparedUpload } from '../domain/upload';
 import { PROJECT_ID_RE, UUID_RE } from '../domain/validation';
+import { writeUsage } from './usage';
 
 export interface UploadConditions {
   ifMatch?: string;
@@ -43,7 +44,10 @@ export async function upsertSession(ctx: Ctx, projectId: string, rawSessionId: s
   // what is stored, so re-sending the same original body is still a no-op. A large body is
   // prepared on a worker thread (src/offload), a small one here.
   const mode = ctx.deps.config.redactSecrets;
-  const prepared = body instanceof DeferredJson ? await (ctx.deps.offload ?? inlineOffload).prepareUploadJson(body.bytes, mode) : prepareUpload(body, mode);
+  // The raw log's token usage is read there too, at the configured prices.
+  const prices = ctx.deps.config.prices;
+  const prepared =
+    body instanceof DeferredJson ? await (ctx.deps.offload ?? inlineOffload).prepareUploadJson(body.bytes, mode, prices) : prepareUpload(body, mode, prices);
   // Content goes to the bucket (s3 mode) before the transaction begins, never while it holds
   // locks: up front when the stored session (as a read sees it) has other content, else only if
   // the transaction finds that it has after all.
@@ -147,6 +151,7 @@ async function writeUpload(ctx: Ctx, write: UploadWrite, content: ContentWrites)
       sessionDataDigest,
       redactionsJson,
       uploadedBy: old ? old.uploadedBy : ctx.user.id,
+      costUsd: prepared.usage === undefined ? (old?.costUsd ?? null) : (prepared.usage?.costUsd ?? null),
     };
     next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
     if (old && old.etag === next.etag) return { created: false, changed: false, session: old };
@@ -158,6 +163,7 @@ async function writeUpload(ctx: Ctx, write: UploadWrite, content: ContentWrites)
       await content.write(tx, projectId, sessionId, partsOf(prepared));
     }
     await writeLabels(tx, next, labelsOf(up.meta), Boolean(old));
+    await writeUsage(tx, { projectId, sessionId }, prepared.usage);
     await enqueueIndexWork(tx, upsertOp(next.markdownSize), ownerId, projectId, sessionId);
     return { created: !old, changed: true, session: next };
   }).catch((err) => {
