@@ -20,6 +20,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/schema.graphql ./schema.graphql
+COPY --from=build /app/schema.changelog.json ./schema.changelog.json
 COPY --from=build /app/prisma ./prisma
 RUN mkdir -p /data && chown node:node /data
 USER node

@@ -4,8 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 
 /**
- * Schema review tools (docs/graphql.md): `npm run schema:check` in a scratch git repository, and
- * `npm run schema:lint` on the real schema.graphql and on a copy missing descriptions.
+ * Schema review tools (docs/graphql.md): `npm run schema:check` in a scratch git repository
+ * (changes, removal dates of deprecations, the changelog), and `npm run schema:lint` on the real
+ * schema.graphql and on a copy missing descriptions.
  */
 
 const ROOT = path.resolve(__dirname, '..');
@@ -18,7 +19,7 @@ type Query {
   """a"""
   a: String
   """b"""
-  b: Int @deprecated(reason: "use a")
+  b: Int @deprecated(reason: "Use a. Removal on 2020-01-01.")
 }
 `;
 
@@ -66,12 +67,63 @@ test('removing a field that was not deprecated is breaking: exit 1', () => {
 
 test('removing a deprecated field is dangerous, not breaking (deprecate first, remove later)', () => {
   const base = git('rev-parse', 'HEAD');
-  commit((s) => s.replace('  """b"""\n  b: Int @deprecated(reason: "use a")\n', ''), 'remove b');
+  commit((s) => s.replace('  """b"""\n  b: Int @deprecated(reason: "Use a. Removal on 2020-01-01.")\n', ''), 'remove b');
   const r = check();
   expect(r.status).toBe(0);
   expect(r.stdout).toMatch(/DANGEROUS \(1\)/);
   expect(r.stdout).toMatch(/Field 'b' .*was removed/);
   git('reset', '-q', '--hard', base);
+});
+
+test('removing a deprecated field before its announced removal date is refused, and so is one whose deprecation named no date', () => {
+  const base = git('rev-parse', 'HEAD');
+  commit((s) => s.replace('  """a"""\n  a: String\n', '  """a"""\n  a: String @deprecated(reason: "Use c. Removal on 2999-01-01.")\n'), 'deprecate a');
+  const deprecated = check();
+  expect(deprecated.status).toBe(0);
+  commit((s) => s.replace('  """a"""\n  a: String @deprecated(reason: "Use c. Removal on 2999-01-01.")\n', ''), 'remove a early');
+  const early = check();
+  expect(early.status).toBe(1);
+  expect(early.stdout).toMatch(/✖ Query\.a was removed before its announced removal date \(2999-01-01\)/);
+  git('reset', '-q', '--hard', base);
+
+  commit((s) => s.replace('  """a"""\n  a: String\n', '  """a"""\n  a: String @deprecated(reason: "Use c.")\n'), 'deprecate a without a date');
+  const undated = check();
+  expect(undated.status).toBe(1);
+  expect(undated.stdout).toMatch(/✖ Query\.a is deprecated without a removal date/);
+  commit((s) => s.replace('  """a"""\n  a: String @deprecated(reason: "Use c.")\n', ''), 'remove a');
+  const removed = check();
+  expect(removed.status).toBe(1);
+  expect(removed.stdout).toMatch(/✖ Query\.a was removed, but its deprecation named no removal date/);
+  git('reset', '-q', '--hard', base);
+});
+
+test('the changelog: --write-changelog makes it from the history; a stale committed one fails the check', () => {
+  const base = git('rev-parse', 'HEAD');
+  const file = path.join(dir, 'schema.changelog.json');
+  try {
+    const wrote = check('--write-changelog');
+    expect(wrote.status).toBe(0);
+    const log = JSON.parse(fs.readFileSync(file, 'utf8'));
+    // Version 1 is the first schema; version 2 added c (safe); newest first.
+    expect(log.entries.map((e: { version: number }) => e.version)).toEqual([2, 1]);
+    expect(log.entries[0].changes).toEqual([{ level: 'SAFE', coordinate: 'Query.c', message: "Field 'c' was added to object type 'Query'" }]);
+    expect(log.entries[1].changes).toEqual([]);
+    git('add', 'schema.changelog.json');
+    git('commit', '-q', '-m', 'changelog');
+    expect(check().status).toBe(0);
+
+    // A schema change without its entry: the committed changelog is stale.
+    commit((s) => s.replace('  """c"""\n  c: String\n', ''), 'remove c');
+    const stale = check();
+    expect(stale.status).toBe(1);
+    expect(stale.stdout).toMatch(/schema\.changelog\.json is not what the history of schema\.graphql makes/);
+    expect(check('--write-changelog').status).toBe(1); // still breaking: c was not deprecated
+    const newest = JSON.parse(fs.readFileSync(file, 'utf8')).entries[0];
+    expect(newest).toMatchObject({ version: 3, changes: [{ level: 'BREAKING', coordinate: 'Query.c' }] });
+  } finally {
+    git('reset', '-q', '--hard', base);
+    fs.rmSync(file, { force: true });
+  }
 });
 
 test('a base missing from the history: the default is skipped with a note, an explicit one is an error', () => {

@@ -15,6 +15,7 @@ import { createGraphqlContext, type GraphqlContext } from './context';
 import { formatErrorWith } from './errors';
 import { checkOperation, MAX_QUERY_BYTES, readOnlyRejection } from './guards';
 import { playgroundRouter } from './playground';
+import { publishedSchemaRouter } from './published';
 import { resolvers } from './resolvers';
 
 export interface GraphqlMiddleware {
@@ -72,7 +73,8 @@ function preflight(req: Request, _res: Response, next: NextFunction) {
 
 /** POST /api/v1/graphql (Apollo Server 5) and the playground, on the services REST uses. */
 export async function createGraphqlRouter(deps: Deps, mw: GraphqlMiddleware): Promise<{ router: Router; stop(): Promise<void> }> {
-  const typeDefs = fs.readFileSync(schemaPath(), 'utf8');
+  const schemaFile = schemaPath();
+  const typeDefs = fs.readFileSync(schemaFile, 'utf8');
   const server = new ApolloServer<GraphqlContext>({
     schema: makeExecutableSchema({ typeDefs, resolvers }),
     introspection: true,
@@ -105,6 +107,7 @@ export async function createGraphqlRouter(deps: Deps, mw: GraphqlMiddleware): Pr
 
   const router = Router();
   router.use(playgroundRouter());
+  router.use(publishedSchemaRouter(schemaFile, typeDefs, deps.config.graphqlSchemaPublic ? null : mw.auth));
   router.all('/', mw.auth, mw.rateLimit, mw.body, preflight, apollo);
   return { router, stop: () => server.stop() };
 }

@@ -49,6 +49,17 @@ export const SITE_ROUTES = {
   metrics: { method: 'get', path: '/metrics', name: '/metrics', withoutDb: true, auth: 'token', rateLimit: 'none' },
   oauthDiscovery: { method: 'use', path: '/.well-known', name: '/.well-known/*', auth: 'none', rateLimit: 'none' },
   mcp: { method: 'all', path: '/mcp', name: '/mcp', auth: 'key', rateLimit: 'rest' },
+  // The SDL the service runs and its changelog (a credential only with GRAPHQL_SCHEMA_PUBLIC=false).
+  graphqlSchema: { method: 'get', base: GRAPHQL, path: '/schema.graphql', name: `${GRAPHQL}/schema.graphql`, withoutDb: true, auth: 'none', rateLimit: 'none' },
+  graphqlChangelog: {
+    method: 'get',
+    base: GRAPHQL,
+    path: '/changelog.json',
+    name: `${GRAPHQL}/changelog.json`,
+    withoutDb: true,
+    auth: 'none',
+    rateLimit: 'none',
+  },
   playgroundAssets: { method: 'use', base: GRAPHQL, path: '/assets', name: GRAPHQL, auth: 'none', rateLimit: 'none' },
   openApi: { method: 'get', base: API_PREFIX, path: '/openapi.json', name: `${API_PREFIX}/openapi.json`, auth: 'none', rateLimit: 'none' },
   docsAssets: { method: 'use', base: API_PREFIX, path: '/docs/assets', name: `${API_PREFIX}/docs/assets/*`, auth: 'none', rateLimit: 'none' },
