@@ -18,7 +18,7 @@ export const Share = z
     url: z.string().meta({ description: '`<base>/s/<token>`; the token carries 128 random bits and a MAC, never a session or project id.' }),
     projectId: z.string(),
     sessionId: z.string(),
-    sessionTitle: z.string().meta({ description: 'The session’s title now (its user title, else its name).' }),
+    sessionTitle: z.string().meta({ description: 'The session’s display title now (its user title, else the client’s `metadata.title`, else its name).' }),
     createdAt: Timestamp,
     snapshotAt: Timestamp.meta({ description: 'When the snapshot the link shows was taken (creation or the last refresh).' }),
     expiresAt: Timestamp.nullable(),

@@ -5,6 +5,7 @@
 import { projectNotFound } from '../../errors';
 import type { SessionResolvers } from '../../generated/graphql';
 import { sessionFields as present } from '../../services/presenters/session';
+import { sessionTitle } from '../../services/sessions';
 import { userModel } from './team';
 
 type Shared =
@@ -12,6 +13,7 @@ type Shared =
   | 'projectId'
   | 'name'
   | 'userTitle'
+  | 'displayTitle'
   | 'createdAt'
   | 'updatedAt'
   | 'startedAt'
@@ -27,6 +29,8 @@ export const sessionFields = {
   projectId: present.projectId,
   name: present.name,
   userTitle: present.userTitle,
+  /** GraphQL only: REST's session object keeps its exact shape (clients check it). */
+  displayTitle: (r) => sessionTitle(r),
   createdAt: present.createdAt,
   updatedAt: present.updatedAt,
   startedAt: present.startedAt,

@@ -3,10 +3,8 @@ import { Link, useParams, useSearchParams } from 'react-router';
 import { gql } from '../api/graphql';
 import { graphql } from '../gql';
 import type { ProjectSessionsQuery } from '../gql/graphql';
-import { displayTitle, filtersFromParams, FilterForm, hasFilters, orderFromParams, readerHref, size } from './filters';
+import { filtersFromParams, FilterForm, hasFilters, orderFromParams, readerHref, size } from './filters';
 import { errorText, when } from './ui';
-
-export { displayTitle } from './filters';
 
 /*
  * A project's sessions, newest change first, with cursor paging ("Show more"). Each row shows the
@@ -27,6 +25,7 @@ const ProjectSessionsDocument = graphql(`
           id
           name
           userTitle
+          displayTitle
           updatedAt
           createdAt
           startedAt
@@ -126,7 +125,7 @@ export function ProjectPage() {
               return (
                 <tr key={s.id}>
                   <td>
-                    <Link to={readerHref(projectId, s.id)}>{displayTitle(s)}</Link>
+                    <Link to={readerHref(projectId, s.id)}>{s.displayTitle}</Link>
                   </td>
                   <td data-label="Updated">{when(s.updatedAt)}</td>
                   <td data-label="Uploaded by">{s.uploadedBy ? s.uploadedBy.name : <span className="muted">—</span>}</td>

@@ -3,7 +3,7 @@ import { Link, useSearchParams } from 'react-router';
 import { gqlAbortable } from '../api/graphql';
 import { graphql } from '../gql';
 import type { SearchSessionsQuery } from '../gql/graphql';
-import { displayTitle, filtersFromParams, FilterForm, readerHref, size } from './filters';
+import { filtersFromParams, FilterForm, readerHref, size } from './filters';
 import { errorText, when } from './ui';
 import { snippetSegments, type SnippetSegment } from '../snippet';
 
@@ -29,6 +29,7 @@ const SearchSessionsDocument = graphql(`
         projectId
         name
         userTitle
+        displayTitle
         snippet
         updatedAt
         markdownSize
@@ -227,7 +228,7 @@ export function SearchPage() {
       {results && results.length > 0 && (
         <ol id="search-results" ref={listRef} className="results" aria-label="Search results">
           {results.map((r) => {
-            const title = displayTitle(r);
+            const title = r.displayTitle;
             return (
               <li key={`${r.projectId}/${r.id}`} className="card result">
                 <h2>

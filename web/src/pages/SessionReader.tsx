@@ -6,7 +6,6 @@ import { graphql } from '../gql';
 import type { SessionReaderQuery } from '../gql/graphql';
 import { SessionShares } from './Shares';
 import { Transcript } from './Transcript';
-import { displayTitle } from '../../../src/domain/session';
 import { ConfirmDialog, errorText, Field, FormError, when } from './ui';
 import '../reader.css';
 
@@ -26,6 +25,7 @@ const ReaderDocument = graphql(`
       projectId
       name
       userTitle
+      displayTitle
       etag
       createdAt
       updatedAt
@@ -74,6 +74,7 @@ const UpdateDocument = graphql(`
       id
       name
       userTitle
+      displayTitle
       etag
       updatedAt
       metadata {
@@ -94,7 +95,7 @@ type Session = NonNullable<SessionReaderQuery['session']>;
 const bytes = (n: number) => (n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1048576).toFixed(1)} MiB`);
 const fileBase = (s: Session) =>
   (
-    displayTitle(s)
+    s.displayTitle
       .replace(/[^\p{L}\p{N}._ -]+/gu, '')
       .trim()
       .slice(0, 80) || s.id
@@ -141,7 +142,7 @@ export function SessionPage() {
   }, [projectId, sessionId]);
 
   useEffect(() => {
-    if (session) document.title = `${displayTitle(session)} · Session Archive`;
+    if (session) document.title = `${session.displayTitle} · Session Archive`;
   }, [session]);
 
   if (notFound) {
@@ -179,7 +180,7 @@ const facts = (s: Session) =>
 
 function Reader({ session, onChange }: { session: Session; onChange: (s: Session) => void }) {
   const vars = { projectId: session.projectId, id: session.id };
-  const title = displayTitle(session);
+  const title = session.displayTitle;
   return (
     <article className="reader" aria-labelledby="session-title">
       <p className="crumbs">
@@ -223,6 +224,7 @@ function SessionDetails({ session, onChange }: { session: Session; onChange: (s:
         ...session,
         name: u.name,
         userTitle: u.userTitle,
+        displayTitle: u.displayTitle,
         etag: u.etag,
         updatedAt: u.updatedAt,
         metadata: { ...session.metadata, tags: u.metadata.tags },
@@ -321,7 +323,7 @@ function SessionDetails({ session, onChange }: { session: Session; onChange: (s:
           <button
             type="button"
             onClick={() => {
-              setDraftTitle(displayTitle(session));
+              setDraftTitle(session.displayTitle);
               setRenaming(true);
             }}
             disabled={renaming}
@@ -388,7 +390,7 @@ function SessionDetails({ session, onChange }: { session: Session; onChange: (s:
 
       {confirmDelete && (
         <ConfirmDialog
-          title={`Delete “${displayTitle(session)}”?`}
+          title={`Delete “${session.displayTitle}”?`}
           confirmLabel="Delete session"
           onConfirm={() => void remove()}
           onCancel={() => setConfirmDelete(false)}

@@ -238,9 +238,6 @@ export function FilterForm({
 export const size = (bytes: number) =>
   bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1048576).toFixed(1)} MiB`;
 
-/** The display title (userTitle, else metadata.title, else name): one rule with the service's. */
-export { displayTitle } from '../../../src/domain/session';
-
 /** The reader's address for a session (and an exchange, 1-based). */
 export const readerHref = (projectId: string, sessionId: string, exchange?: number) =>
   `/projects/${encodeURIComponent(projectId)}/sessions/${encodeURIComponent(sessionId)}${exchange ? `#exchange-${exchange}` : ''}`;
