@@ -91,7 +91,7 @@ export const CreateProjectInput = body({
     .regex(PROJECT_ID_RE, { error: `Invalid value for id: must match ${PROJECT_ID_PATTERN}` })
     .nullish()
     .meta({ example: '833c-d926-f753-7b4a', description: 'Absent or null: the server generates one.' }),
-  name: text('name', 1, 255),
+  name: text('name', 1, 255).meta({ minLength: 1, maxLength: 255, example: 'My project' }),
   icon: optionalChoice('icon', ProjectIcon),
   color: optionalChoice('color', ProjectColor),
   teamId: z.string({ error: 'Invalid value for teamId: expected a string or null' }).nullish().meta({
