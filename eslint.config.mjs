@@ -102,6 +102,8 @@ const graphqlSchema = {
             'SessionFacets',
             'RelatedSession',
             'RelatedExchange',
+            'UsageReport',
+            'UsageGroup',
           ],
           suffixes: ['Count', 'Connection', 'Edge', 'Usage', 'Activity', 'Permissions'],
         },

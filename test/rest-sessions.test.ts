@@ -307,12 +307,14 @@ describe('GET session', () => {
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toMatch(/^application\/json/);
     const s = r.body.data.session;
-    expect(Object.keys(s).sort()).toEqual([...SESSION_KEYS, 'markdownContent', 'project'].sort());
+    expect(Object.keys(s).sort()).toEqual([...SESSION_KEYS, 'usage', 'markdownContent', 'project'].sort());
     expect(s).toMatchObject({
       id: SID(1),
       projectId: 'rd',
       name: 'read me',
       userTitle: null,
+      // A raw log recording no token usage.
+      usage: null,
       markdownContent: md,
       markdownSize: Buffer.byteLength(md),
       rawDataSize: 12,

@@ -52,5 +52,14 @@ export function filtersToSql(scopes: readonly string[], f: SessionFilters, alias
     parts.push(`${alias}.hasGitBranches = ?`);
     params.push(f.hasGitBranches);
   }
+  // A session without a known cost (NULL) matches neither bound.
+  if (f.costFrom != null) {
+    parts.push(`${alias}.costUsd >= ?`);
+    params.push(f.costFrom);
+  }
+  if (f.costTo != null) {
+    parts.push(`${alias}.costUsd <= ?`);
+    params.push(f.costTo);
+  }
   return { where: parts.join(' AND '), params };
 }

@@ -72,9 +72,12 @@ export type SessionOrder =
   | 'UPDATED_AT_ASC'
   | 'STARTED_AT_DESC'
   | 'STARTED_AT_ASC'
-  | 'NAME_ASC';
+  | 'NAME_ASC'
+  | 'COST_DESC'
+  | 'COST_ASC';
 
-export const ORDER_SQL: Record<SessionOrder, { col: 'createdAt' | 'updatedAt' | 'startedAt' | 'name'; dir: 'ASC' | 'DESC' }> = {
+/** The sort column of each order; `costUsd` may be NULL (the lowest value, as MariaDB sorts it: last going down, first going up). */
+export const ORDER_SQL: Record<SessionOrder, { col: 'createdAt' | 'updatedAt' | 'startedAt' | 'name' | 'costUsd'; dir: 'ASC' | 'DESC' }> = {
   CREATED_AT_DESC: { col: 'createdAt', dir: 'DESC' },
   CREATED_AT_ASC: { col: 'createdAt', dir: 'ASC' },
   UPDATED_AT_DESC: { col: 'updatedAt', dir: 'DESC' },
@@ -82,10 +85,29 @@ export const ORDER_SQL: Record<SessionOrder, { col: 'createdAt' | 'updatedAt' | 
   STARTED_AT_DESC: { col: 'startedAt', dir: 'DESC' },
   STARTED_AT_ASC: { col: 'startedAt', dir: 'ASC' },
   NAME_ASC: { col: 'name', dir: 'ASC' },
+  COST_DESC: { col: 'costUsd', dir: 'DESC' },
+  COST_ASC: { col: 'costUsd', dir: 'ASC' },
 };
 
-/** Where a keyset page starts: after this row's sort value and key. */
-export type SessionKeyset = [value: string | Date, projectId: string, sessionId: string];
+/** Where a keyset page starts: after this row's sort value (null: a session without a cost) and key. */
+export type SessionKeyset = [value: string | Date | number | null, projectId: string, sessionId: string];
+
+/**
+ * The rows after a keyset position, in the order's direction: later values, or the same value
+ * and a later key. NULL sorts lowest: going down, the NULLs follow every value; going up, they
+ * come before every value.
+ */
+function afterKeyset(col: string, dir: 'ASC' | 'DESC', [v, p, s]: SessionKeyset): { sql: string; params: unknown[] } {
+  const cmp = dir === 'DESC' ? '<' : '>';
+  const sameKeyAfter = `(s.projectId ${cmp} ? OR (s.projectId = ? AND s.id ${cmp} ?))`;
+  if (v === null) {
+    return dir === 'DESC'
+      ? { sql: `(s.${col} IS NULL AND ${sameKeyAfter})`, params: [p, p, s] }
+      : { sql: `(s.${col} IS NOT NULL OR ${sameKeyAfter})`, params: [p, p, s] };
+  }
+  const nulls = dir === 'DESC' && col === 'costUsd' ? ` OR s.${col} IS NULL` : '';
+  return { sql: `(s.${col} ${cmp} ?${nulls} OR (s.${col} = ? AND ${sameKeyAfter}))`, params: [v, v, p, p, s] };
+}
 
 /** Up to `count` of the sessions in these owner scopes matching the filters, in `order`, after `after`. No content. */
 /** A keyset page of the sessions of some owner scopes: filters, order, how many, after which row. */
@@ -102,10 +124,9 @@ export async function sessionsInOrder(db: Sql, { scopes, filters, order, count, 
   const { where, params } = filtersToSql(scopes, filters);
   const clauses = [where];
   if (after) {
-    const [v, p, s] = after;
-    const cmp = dir === 'DESC' ? '<' : '>';
-    clauses.push(`(s.${col} ${cmp} ? OR (s.${col} = ? AND (s.projectId ${cmp} ? OR (s.projectId = ? AND s.id ${cmp} ?))))`);
-    params.push(v, v, p, p, s);
+    const next = afterKeyset(col, dir, after);
+    clauses.push(next.sql);
+    params.push(...next.params);
   }
   // Prepared: the text varies with the request's shape only (lists and recent sessions, every request).
   return db.query<SessionRow>(

@@ -22,6 +22,9 @@ export interface SessionFiltersInput {
   createdAfter?: number | null;
   hasGitBranches?: boolean | null;
   timeFilter?: string | null;
+  /** USD: sessions whose known cost is at least / at most this. */
+  minCostUsd?: number | null;
+  maxCostUsd?: number | null;
 }
 
 /**
@@ -43,6 +46,9 @@ export interface SessionFilters {
   createdFrom?: Date;
   createdTo?: Date;
   hasGitBranches?: boolean;
+  /** The session's cost in USD within [costFrom, costTo]; a session without a known cost never matches. Lists only (the search index has no costs). */
+  costFrom?: number;
+  costTo?: number;
 }
 
 export const TIME_FILTERS: Record<string, number> = {
@@ -110,6 +116,8 @@ export function normalizeFilters(input: SessionFiltersInput | null | undefined, 
   if (froms.length) f.createdFrom = new Date(Math.max(...froms.map((d) => d.getTime())));
   if (tos.length) f.createdTo = new Date(Math.min(...tos.map((d) => d.getTime())));
   if (input.hasGitBranches != null) f.hasGitBranches = input.hasGitBranches;
+  if (input.minCostUsd != null) f.costFrom = input.minCostUsd;
+  if (input.maxCostUsd != null) f.costTo = input.maxCostUsd;
   return f;
 }
 

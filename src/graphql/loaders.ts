@@ -8,6 +8,7 @@ import type { SessionKey, SessionOrder, SessionRow } from '../services/sessions'
 import { sharesOfSessions } from '../services/shares';
 import type { ShareDto } from '../services/presenters/share';
 import * as stats from '../services/stats';
+import { usageOfSessions, type UsageDto } from '../services/usage';
 import { invalid } from '../errors';
 
 /** One GraphQL response carries at most this much session content. */
@@ -48,6 +49,8 @@ export interface Loaders {
   projectTopTags(limit: number): DataLoader<string, Array<{ tag: string; count: number }>>;
   /** Session.shares: the caller's links of each session, one statement for all of them. */
   sessionShares: DataLoader<SessionKey, ShareDto[], string>;
+  /** Session.usage: the usage of sessions already read, one statement for all of them. */
+  sessionUsage: DataLoader<SessionKey, UsageDto | null, string>;
 }
 
 const sessionKey = (k: SessionKey) => `${k.projectId}/${k.sessionId.toLowerCase()}`;
@@ -140,6 +143,14 @@ export function createLoaders(ctx: Ctx, origin: string): Loaders {
     { cacheKeyFn: sessionKey },
   );
 
+  const sessionUsage = new DataLoader<SessionKey, UsageDto | null, string>(
+    async (keys) => {
+      const byKey = await usageOfSessions(ctx, keys);
+      return keys.map((k) => byKey.get(`${k.projectId}/${k.sessionId}`) ?? null);
+    },
+    { cacheKeyFn: sessionKey },
+  );
+
   const markdown = (key: SessionKey, storedSize: number): Promise<string> => {
     const k = sessionKey(key);
     if (!chargedKeys.has(k)) {
@@ -179,5 +190,6 @@ export function createLoaders(ctx: Ctx, origin: string): Loaders {
     projectSessionsByDay: byDayFor,
     projectTopTags: topTagsFor,
     sessionShares,
+    sessionUsage,
   };
 }

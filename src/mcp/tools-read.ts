@@ -13,12 +13,23 @@ import type { ProjectDto } from '../services/presenters/project';
 import { findProjectSessions, getSessionContentRange } from '../services/session-lists';
 import { metadataOf, sessionTitle, type SessionRow } from '../services/sessions';
 import { presentSession } from '../services/presenters/session';
+import { usageOfSession } from '../services/usage';
 import { projectUrl, runTool, seal, sessionUrl, ToolError, unseal, type McpContext } from './context';
 import * as S from './schemas';
 import { BUDGET, cutChars, utf8End } from './text';
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
-const ORDERS = ['UPDATED_AT_DESC', 'UPDATED_AT_ASC', 'CREATED_AT_DESC', 'CREATED_AT_ASC', 'STARTED_AT_DESC', 'STARTED_AT_ASC', 'NAME_ASC'] as const;
+const ORDERS = [
+  'UPDATED_AT_DESC',
+  'UPDATED_AT_ASC',
+  'CREATED_AT_DESC',
+  'CREATED_AT_ASC',
+  'STARTED_AT_DESC',
+  'STARTED_AT_ASC',
+  'NAME_ASC',
+  'COST_DESC',
+  'COST_ASC',
+] as const;
 /** Table-of-contents entries one get_session answer lists at most (more → nextExchangesFrom). */
 const TOC_PAGE = 500;
 const RAW = { def: 16_384, max: 65_536 } as const;
@@ -122,7 +133,7 @@ const LIST_SESSIONS = {
 const GET_SESSION = {
   title: 'Get a session',
   description:
-    "A session's metadata (title, times, models, tags, branches, sizes, redactions, etag) and its table of contents: the exchanges (a user turn and the answers to it) with number, title and size. Read them with read_exchanges.",
+    "A session's metadata (title, times, models, tags, branches, sizes, redactions, etag), what it cost (tokens and USD per model, read from its raw log; null when the log records none) and its table of contents: the exchanges (a user turn and the answers to it) with number, title and size. Read them with read_exchanges.",
   inputSchema: z.object({
     projectId: S.projectId,
     sessionId: S.sessionId,
@@ -144,6 +155,23 @@ const GET_SESSION = {
     redactions: z.array(z.object({ rule: z.string(), count: z.number().int() })),
     etag: z.string(),
     url: S.url,
+    usage: z
+      .object({
+        byModel: z.array(
+          z.object({
+            model: z.string(),
+            inputTokens: z.number(),
+            outputTokens: z.number(),
+            cacheReadTokens: z.number(),
+            cacheWriteTokens: z.number(),
+            costUsd: z.number().nullable(),
+          }),
+        ),
+        totalTokens: z.number(),
+        costUsd: z.number().nullable(),
+      })
+      .nullable()
+      .describe('Tokens and USD per model, read from the raw log; costUsd null where the price table has no price. Null when the log records no usage.'),
     totalExchanges: z.number().int(),
     exchanges: z.array(z.object({ number: z.number().int(), title: z.string(), size: z.number().int() })),
     nextExchangesFrom: z.number().int().nullable().describe('Pass it as exchangesFrom for the rest of the table of contents; null when complete.'),
@@ -247,13 +275,15 @@ export function registerReadTools(server: McpServer, m: McpContext): void {
     runTool(m, args, async (m) => {
       const { row, page } = await sessionWithToc(m, args.projectId, args.sessionId, args.exchangesFrom ?? 1);
       const base = sessionSummary(m, row, page);
+      const usage = await usageOfSession(m.ctx, { projectId: row.projectId, sessionId: row.id });
       const render = (list: typeof base.exchanges) => list.map((e) => `${e.number}. ${e.title} (${e.size} bytes)`).join('\n');
-      const head = `${base.title}\nproject ${row.projectId}, session ${row.id}, ${base.totalExchanges} exchanges, updated ${base.updatedAt}\n${base.url}\n`;
+      const cost = usage ? `${usage.totalTokens} tokens, ${usage.costUsd === null ? 'cost unknown' : `$${usage.costUsd.toFixed(4)}`}\n` : '';
+      const head = `${base.title}\nproject ${row.projectId}, session ${row.id}, ${base.totalExchanges} exchanges, updated ${base.updatedAt}\n${cost}${base.url}\n`;
       const kept = base.exchanges.length ? fit(base.exchanges, render, BUDGET.def - head.length - 200) : [];
       const last = kept.length ? kept[kept.length - 1].number : (args.exchangesFrom ?? 1) - 1;
       const nextExchangesFrom = last < page.total ? last + 1 : null;
       return {
-        structured: { ...base, exchanges: kept, nextExchangesFrom },
+        structured: { ...base, usage, exchanges: kept, nextExchangesFrom },
         text: `${cutChars(head, 2000)}${render(kept)}${nextExchangesFrom ? `\n(more: exchangesFrom ${nextExchangesFrom})` : ''}`,
       };
     }),

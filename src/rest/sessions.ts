@@ -15,6 +15,7 @@ import { presentSession } from '../services/presenters/session';
 import * as sessionLists from '../services/session-lists';
 import * as sessionChanges from '../services/session-changes';
 import { upsertSession } from '../services/session-upload';
+import { usageOfSession } from '../services/usage';
 import type { OwnedSession, SessionRow } from '../services/sessions';
 import { ExchangesQuery, parseInput, RelatedQuery } from '../services/inputs';
 import { relatedSessions } from '../services/related';
@@ -191,8 +192,9 @@ export function sessionHandlers({ deps, longReads }: Door): Handlers<typeof sess
           setOwnHeader(res, CONTENT_LENGTH, String(row.markdownSize));
           return streamContent(res, content);
         }
-        // {"success":true,"data":{"session":{…,"markdownContent":"<streamed>","project":{…}}}}
-        const session = JSON.stringify(presentSession(row));
+        // {"success":true,"data":{"session":{…,"usage":…,"markdownContent":"<streamed>","project":{…}}}}
+        const usage = await usageOfSession(ctxOf(req, deps), { projectId: row.projectId, sessionId: row.id });
+        const session = JSON.stringify({ ...presentSession(row), usage });
         res.status(200).type('application/json; charset=utf-8');
         return streamContent(res, content, {
           head: `{"success":true,"data":{"session":${session.slice(0, -1)},"markdownContent":`,

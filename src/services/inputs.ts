@@ -147,10 +147,51 @@ export const PatchSessionInput = body({
   .meta({ id: 'PatchSession', description: 'At least one of `name`, `tags`, `userTitle`; an empty patch is a 400.' });
 
 /** GET /projects/{id}/sessions: `limit` and the keyset `cursor`. */
-export const ProjectSessionsQuery = z.object({
-  limit: queryInteger('limit', PAGES.projectSessions).meta({ description: 'Sessions per page.' }),
-  cursor: z.string({ error: 'Invalid cursor' }).min(1, { error: 'Invalid cursor' }).optional().meta({ description: '`nextCursor` of the previous page.' }),
-});
+/** The orders of session lists (GraphQL's SessionOrder). */
+export const SESSION_ORDERS = [
+  'CREATED_AT_DESC',
+  'CREATED_AT_ASC',
+  'UPDATED_AT_DESC',
+  'UPDATED_AT_ASC',
+  'STARTED_AT_DESC',
+  'STARTED_AT_ASC',
+  'NAME_ASC',
+  'COST_DESC',
+  'COST_ASC',
+] as const;
+
+/** A cost bound in USD as a query parameter: a non-negative decimal number. */
+function queryCost(field: string) {
+  const message = `Invalid value for ${field}: must be a number of at least 0 (USD)`;
+  return z
+    .string({ error: message })
+    .check((ctx) => {
+      if (!/^\d{1,12}(\.\d{1,12})?$/.test(ctx.value)) ctx.issues.push({ code: 'custom', input: ctx.value, message });
+    })
+    .optional()
+    .transform((v) => (v === undefined ? undefined : Number(v)))
+    .meta({ type: 'number', minimum: 0 });
+}
+
+export const ProjectSessionsQuery = z
+  .object({
+    limit: queryInteger('limit', PAGES.projectSessions).meta({ description: 'Sessions per page.' }),
+    cursor: z.string({ error: 'Invalid cursor' }).min(1, { error: 'Invalid cursor' }).optional().meta({ description: '`nextCursor` of the previous page.' }),
+    orderBy: z
+      .enum(SESSION_ORDERS, { error: `Invalid value for orderBy: must be one of ${SESSION_ORDERS.join(', ')}` })
+      .default('UPDATED_AT_DESC')
+      .meta({
+        description:
+          'The order (a cursor belongs to its order). `COST_DESC`: most expensive first, sessions without a known cost last; `COST_ASC`: cheapest first, those without a cost first.',
+      }),
+    minCostUsd: queryCost('minCostUsd').meta({ description: 'Only sessions that cost at least this many USD (a session without a known cost never matches).' }),
+    maxCostUsd: queryCost('maxCostUsd').meta({ description: 'Only sessions that cost at most this many USD (a session without a known cost never matches).' }),
+  })
+  .check((ctx) => {
+    const { minCostUsd: min, maxCostUsd: max } = ctx.value;
+    if (min !== undefined && max !== undefined && min > max)
+      ctx.issues.push({ code: 'custom', input: ctx.value, message: 'Invalid cost range: minCostUsd must not be above maxCostUsd' });
+  });
 
 /** GET /sessions/recent. */
 export const RecentSessionsQuery = z.object({
@@ -236,8 +277,21 @@ export const SessionFiltersArg = z
           ctx.issues.push({ code: 'custom', input: ctx.value, message: `Invalid value for timeFilter. Must be one of: ${TIME_FILTER_NAMES.join(', ')}` });
       })
       .nullish(),
+    minCostUsd: costUsd('minCostUsd'),
+    maxCostUsd: costUsd('maxCostUsd'),
+  })
+  .check((ctx) => {
+    const { minCostUsd: min, maxCostUsd: max } = ctx.value ?? {};
+    if (min != null && max != null && min > max)
+      ctx.issues.push({ code: 'custom', input: ctx.value, message: 'Invalid cost range: minCostUsd must not be above maxCostUsd' });
   })
   .nullish();
+
+/** A cost bound in USD: a finite number of at least 0. */
+function costUsd(field: string) {
+  const message = `Invalid value for ${field}: must be a number of at least 0 (USD)`;
+  return z.number({ error: message }).finite({ error: message }).min(0, { error: message }).nullish();
+}
 
 /** Filters as clients send them → checked (400 with the documented message) → canonical. */
 export function filtersOf(input: SessionFiltersInput | null | undefined, now = new Date()): SessionFilters {

@@ -14,6 +14,7 @@ import { recordSearch } from '../search/engine/timing';
 import type { Ctx } from './context';
 import { scopesFor } from './access';
 import { filtersOf, parseInput, SearchArgs } from './inputs';
+import { invalid } from '../errors';
 
 export interface SearchResultItem {
   projectId: string;
@@ -45,6 +46,8 @@ export async function searchSessions(ctx: Ctx, input: SearchInput): Promise<Sear
   const { query, limit = PAGES.search.def, offset = PAGES.searchOffset.def, matchingExchanges, allWords } = input;
   const args = parseInput(SearchArgs, { query, limit, offset });
   const filters = filtersOf(input.filters);
+  // The index holds no costs: a search filtered by cost would answer as if unfiltered.
+  if (filters.costFrom !== undefined || filters.costTo !== undefined) throw invalid('minCostUsd and maxCostUsd filter session lists, not searches');
   if (matchesNothing(filters)) return { total: 0, results: [] };
   const started = performance.now();
   try {

@@ -37,6 +37,11 @@ function decodeCursor(order: SessionOrder, cursor: string): SessionKeyset {
       if (typeof v !== 'string') throw new Error('bad value');
       return [v, p, s];
     }
+    // A cost, or null for a session without one.
+    if (col === 'costUsd') {
+      if (v !== null && (typeof v !== 'number' || !Number.isFinite(v))) throw new Error('bad value');
+      return [v, p, s];
+    }
     if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error('bad value');
     return [new Date(v), p, s];
   } catch {
@@ -97,13 +102,13 @@ export async function projectSessionsPage(ctx: Ctx, projectId: string, { filters
   return querySessions(ctx, { ...filters, projectIds: wanted }, order, limit, after);
 }
 
-/** GET /projects/{id}/sessions: most recently updated first, keyset paging. */
+/** GET /projects/{id}/sessions: most recently updated first unless `orderBy` says otherwise, filtered by cost when asked, keyset paging. */
 export async function listProjectSessions(ctx: Ctx, projectId: string, query: unknown) {
-  const { limit, cursor } = parseInput(ProjectSessionsQuery, query);
-  if (cursor) decodeCursor('UPDATED_AT_DESC', cursor);
+  const { limit, cursor, orderBy, minCostUsd, maxCostUsd } = parseInput(ProjectSessionsQuery, query);
+  if (cursor) decodeCursor(orderBy, cursor);
   await requireProjectReader(ctx, projectId);
-  const filters = { projectIds: [projectId] };
-  const [page, total] = await Promise.all([querySessions(ctx, filters, 'UPDATED_AT_DESC', limit, cursor), countSessions(ctx, filters)]);
+  const filters: SessionFilters = { projectIds: [projectId], costFrom: minCostUsd, costTo: maxCostUsd };
+  const [page, total] = await Promise.all([querySessions(ctx, filters, orderBy, limit, cursor), countSessions(ctx, filters)]);
   return { sessions: page.rows.map((r) => presentSession(r)), total, projectId, nextCursor: page.nextCursor };
 }
 

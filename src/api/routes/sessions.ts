@@ -24,7 +24,8 @@ export const sessionRoutes = {
     tag: 'Sessions',
     auth: 'key',
     summary: "List a project's sessions",
-    description: 'Most recently updated first, without content; keyset paging with `cursor`. With `resumable=true`: every session with `sessionData`, unpaged.',
+    description:
+      'Most recently updated first (or in `orderBy`), without content; keyset paging with `cursor`; `minCostUsd` / `maxCostUsd` keep the sessions whose cost is known and in range (`total` counts them). With `resumable=true`: every session with `sessionData`, unpaged.',
     params: projectParam,
     // The schema the service parses the query with (src/services/inputs.ts), plus `resumable`.
     query: inputs.ProjectSessionsQuery.extend({ resumable }),

@@ -84,8 +84,35 @@ export const Session = z
 
 export const ProjectRef = z.strictObject({ id: z.string(), name: z.string(), icon: z.string(), color: z.string(), owner: Owner }).meta({ id: 'ProjectRef' });
 
+const tokens = (description: string) => z.number().int().min(0).meta({ description });
+const usd = (description: string) => z.number().min(0).nullable().meta({ description });
+
+export const SessionUsage = z
+  .strictObject({
+    byModel: z
+      .array(
+        z.strictObject({
+          model: z.string().meta({ description: 'The model as the log names it.' }),
+          inputTokens: tokens('Input tokens (without cache reads).'),
+          outputTokens: tokens('Output tokens (reasoning included).'),
+          cacheReadTokens: tokens('Tokens read from the prompt cache.'),
+          cacheWriteTokens: tokens('Tokens written to the prompt cache.'),
+          costUsd: usd('USD; null when the price table has no price for the model.'),
+        }),
+      )
+      .meta({ description: 'Per model, by name.' }),
+    totalTokens: tokens('Input, output, cache-read and cache-write tokens of every model.'),
+    costUsd: usd('USD; null when a model has no price (a total leaving it out would be wrong).'),
+  })
+  .nullable()
+  .meta({
+    id: 'SessionUsage',
+    description:
+      "Tokens and cost read from the session's raw agent log and priced from the service's price table (docs/usage.md); null when the log records no usage.",
+  });
+
 export const SessionDetail = z
-  .strictObject({ ...sessionFields, etag: z.string(), markdownContent: z.string(), project: ProjectRef })
+  .strictObject({ ...sessionFields, etag: z.string(), usage: SessionUsage, markdownContent: z.string(), project: ProjectRef })
   .meta({ id: 'SessionDetail', description: 'A session with its markdown and its project.' });
 
 export const Project = z

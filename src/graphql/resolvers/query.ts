@@ -7,6 +7,7 @@ import * as sessionLists from '../../services/session-lists';
 import * as shares from '../../services/shares';
 import * as stats from '../../services/stats';
 import * as teams from '../../services/teams';
+import * as usage from '../../services/usage';
 import type { SearchResultModel } from '../models';
 import { selects } from '../selection';
 import type { ResolversOf } from './complete';
@@ -64,6 +65,10 @@ export const Query: ResolversOf<'Query'> = {
   analytics(_p, { timeRange }, { ctx }) {
     const range = stats.analyticsRange(timeRange);
     return { range, totals: once(() => stats.analyticsTotals(ctx, range)) };
+  },
+  async usage(_p, { projectIds, teamId, from, to, groupBy, instance }, { ctx }) {
+    const report = await usage.usageReport(ctx, { projectIds, teamId, from, to, groupBy: groupBy ?? 'DAY' }, { instance: instance ?? false });
+    return { groupBy: groupBy ?? 'DAY', ...report };
   },
   sessionFacets(_p, { projectId, limit }, { ctx }) {
     return stats.sessionFacets(ctx, projectId ?? null, limit ?? PAGES.facets.def);

@@ -17,6 +17,8 @@ export const Session: ResolversOf<'Session'> = {
   redactions: present.redactions,
   viewerCan: (r, _a, { ctx }) => sessionPermissions(ctx, r),
   shares: (r, _a, { loaders }) => loaders.sessionShares.load({ projectId: r.projectId, sessionId: r.id }),
+  // The row was read with the caller's access: its usage is theirs to read.
+  usage: (r, _a, { loaders }) => loaders.sessionUsage.load({ projectId: r.projectId, sessionId: r.id }),
   async exchanges(r, { offset, limit }, gql, info) {
     const args = {
       ...parseInput(ExchangeArgs, { offset: offset ?? PAGES.exchangeOffset.def, limit: limit ?? PAGES.exchanges.def }),
