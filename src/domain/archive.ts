@@ -20,7 +20,7 @@ export const BLOCK = 512;
 export const END_BYTES = 2 * BLOCK;
 /**
  * The manifest is checked whole before anything is written, and what it lists is kept while the
- * files arrive (about 200 bytes per file): its size is bounded (64 MiB: some 400,000 files).
+ * files arrive (about 150 bytes per session): its size is bounded (64 MiB: some 400,000 files).
  */
 export const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
 /** session.json and project.json are read whole. */

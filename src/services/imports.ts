@@ -184,14 +184,14 @@ export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptio
     first.value.resume();
     throw invalid(`Not a ${ARCHIVE_FORMAT} archive: its first entry must be ${MANIFEST_PATH}, found ${JSON.stringify(mh.name)}`);
   }
-  const { files: listed, sessions } = await readManifest(first.value, mh.size, opts.maxBytes);
+  const listed = await readManifest(first.value, mh.size, opts.maxBytes);
   letGo();
 
   /** Per project: may its sessions be written (it is the caller's), or why not. */
   const projectState = new Map<string, { ok: true } | { ok: false; error: string }>();
   let pending: PendingSession | null = null;
   let handled = 0;
-  const progress = () => opts.onProgress?.({ sessions: handled, sessionsTotal: sessions.size, bytes: bytesRead });
+  const progress = () => opts.onProgress?.({ sessions: handled, sessionsTotal: listed.sessions, bytes: bytesRead });
 
   /** The project of an archive, created for the caller when new; another account's is reported, never touched. */
   async function ensureProject(projectId: string, json: ProjectJsonInput | null, path: string): Promise<void> {
@@ -221,8 +221,7 @@ export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptio
   /** Writes a session whose files have all arrived, or says why not; never throws. */
   async function finish(s: PendingSession): Promise<void> {
     const dir = sessionDir(s.projectId, s.sessionId);
-    const expected = sessions.get(dir) ?? 0;
-    sessions.set(dir, expected | DONE);
+    const expected = listed.done(s.projectId, s.sessionId);
     handled++;
     let prepared: PreparedUpload | undefined;
     try {
@@ -299,7 +298,7 @@ export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptio
             ? 'not listed in the manifest: ignored'
             : expected.again
               ? 'appears twice in the archive: ignored'
-              : key && (sessions.get(key) ?? 0) & DONE
+              : where?.kind === 'session' && listed.sessionState(where.projectId, where.sessionId) & DONE
                 ? 'out of order (sessions must be contiguous): ignored'
                 : null;
       if (ignored || !expected || !where) {
@@ -362,9 +361,9 @@ export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptio
     }
   }
   let n = 0;
-  for (const [dir, bits] of sessions) {
+  for (const dir of listed.unhandled()) {
     if (++n % MANIFEST_SLICE === 0) await nextTurn();
-    if (!(bits & DONE)) report.failed(dir, 'missing from the archive (truncated?): session not imported');
+    report.failed(dir, 'missing from the archive (truncated?): session not imported');
   }
   await piped.catch(() => undefined);
   progress();
