@@ -8,6 +8,11 @@
  * YYYY-MM-DD.`, and removing a deprecated field, argument, input field or enum value before that
  * date (or one whose deprecation named no date) is breaking.
  *
+ * `--usage <file or URL>` reads what the service counted (`GET /api/v1/graphql/usage?days=30`,
+ * saved to a file or fetched with `SCHEMA_USAGE_TOKEN` as the bearer key): each breaking change
+ * then names the operations and clients that used its coordinate in that window, and a breaking
+ * change that no operation used (the playground's aside) passes, saying so.
+ *
  * The changelog (scripts/schema-changelog.ts): `--write-changelog` writes schema.changelog.json
  * from the history; without it, a committed schema.changelog.json that is not what the history
  * makes fails the check (exit 1), so the commit that changes the schema carries its entry.
@@ -23,6 +28,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import path from 'node:path';
 import { buildSchema, isEnumType, isInputObjectType, isInterfaceType, isObjectType, type GraphQLSchema } from 'graphql';
 import { CriticalityLevel, diff, DiffRule, type Change } from '@graphql-inspector/core';
@@ -40,9 +47,10 @@ function git(args: string[]): string | null {
   }
 }
 
-function parseArgs(argv: string[]): { base: string | null; writeChangelog: boolean } {
+function parseArgs(argv: string[]): { base: string | null; writeChangelog: boolean; usage: string | null } {
   let base: string | null = null;
   let writeChangelog = false;
+  let usage: string | null = null;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--base') {
@@ -50,9 +58,13 @@ function parseArgs(argv: string[]): { base: string | null; writeChangelog: boole
       if (!base) fail('--base needs a git ref');
     } else if (a.startsWith('--base=')) base = a.slice('--base='.length);
     else if (a === '--write-changelog') writeChangelog = true;
-    else fail(`unknown argument: ${a} (usage: npm run schema:check [-- --base <git ref>] [--write-changelog])`);
+    else if (a === '--usage') {
+      usage = argv[++i] ?? null;
+      if (!usage) fail('--usage needs a file or a URL');
+    } else if (a.startsWith('--usage=')) usage = a.slice('--usage='.length);
+    else fail(`unknown argument: ${a} (usage: npm run schema:check [-- --base <git ref>] [--usage <file or URL>] [--write-changelog])`);
   }
-  return { base, writeChangelog };
+  return { base, writeChangelog, usage };
 }
 
 function fail(message: string): never {
@@ -85,6 +97,47 @@ const ORDER: [CriticalityLevel, string, string][] = [
   [CriticalityLevel.Dangerous, 'dangerous', '⚠'],
   [CriticalityLevel.NonBreaking, 'safe', '✔'],
 ];
+
+/** One operation and client as `GET /api/v1/graphql/usage` lists them. */
+interface UsedOperation {
+  id: string;
+  name: string | null;
+  client: string;
+  count: number;
+  lastSeen: string;
+  coordinates: string[];
+}
+
+/** The playground's operations are someone trying the API, not an app that would break. */
+const PLAYGROUND_CLIENT = 'session-archive-playground';
+
+function getUrl(url: string, token: string | undefined): Promise<string> {
+  const u = new URL(url);
+  const get = u.protocol === 'https:' ? https.get : http.get;
+  return new Promise((resolve, reject) => {
+    const req = get(u, { headers: { Accept: 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if (res.statusCode === 200) resolve(text);
+        else reject(new Error(`${url} answered ${res.statusCode}${token ? '' : " (set SCHEMA_USAGE_TOKEN to an administrator's key)"}`));
+      });
+    });
+    req.on('error', reject);
+  });
+}
+
+async function loadUsage(where: string): Promise<UsedOperation[]> {
+  const text = /^https?:\/\//.test(where) ? await getUrl(where, process.env.SCHEMA_USAGE_TOKEN) : fs.readFileSync(where, 'utf8');
+  const parsed = JSON.parse(text) as { operations?: UsedOperation[] };
+  if (!Array.isArray(parsed.operations)) throw new Error(`${where} holds no operations list`);
+  return parsed.operations;
+}
+
+/** The operations (the playground's aside) that touched a coordinate or anything under it. */
+const usersOf = (ops: readonly UsedOperation[], coordinate: string) =>
+  ops.filter((o) => o.client !== PLAYGROUND_CLIENT && o.coordinates.some((c) => c === coordinate || c.startsWith(`${coordinate}.`)));
 
 const REMOVAL = /Removal on (\d{4}-\d{2}-\d{2})\./;
 
@@ -156,7 +209,8 @@ async function checkChangelog(write: boolean): Promise<boolean> {
 }
 
 async function main(): Promise<void> {
-  const { base: requested, writeChangelog } = parseArgs(process.argv.slice(2));
+  const { base: requested, writeChangelog, usage: usageFrom } = parseArgs(process.argv.slice(2));
+  const usage = usageFrom ? await loadUsage(usageFrom) : null;
   if (!(await checkChangelog(writeChangelog))) process.exitCode = 1;
   const today = new Date().toISOString().slice(0, 10);
   const base = requested ?? defaultBase();
@@ -179,6 +233,8 @@ async function main(): Promise<void> {
 
   console.log(`schema:check: ${FILE} against ${base} (${sha.slice(0, 12)}): ${changes.length} change(s)`);
   const counts: string[] = [];
+  /** Breaking changes that no operation in the usage window used. */
+  const unused = new Set<Change>();
   for (const [level, label, mark] of ORDER) {
     const group = changes.filter((c: Change) => c.criticality.level === level);
     counts.push(`${group.length} ${label}`);
@@ -187,10 +243,19 @@ async function main(): Promise<void> {
     for (const c of group) {
       console.log(`  ${mark} ${c.message}${c.path ? `  [${c.path}]` : ''}`);
       if (c.criticality.reason) console.log(`      ${c.criticality.reason}`);
+      if (usage && level === CriticalityLevel.Breaking) {
+        const users = c.path ? usersOf(usage, c.path) : usage;
+        if (users.length) {
+          for (const u of users) console.log(`      used by ${u.name ?? u.id} (${u.id.slice(0, 19)}…) from ${u.client}: ${u.count} runs, last ${u.lastSeen}`);
+        } else {
+          console.log('      no operation used it in the usage window (the playground aside): passes');
+          unused.add(c);
+        }
+      }
     }
   }
   console.log(`\n${counts.join(', ')}`);
-  if (changes.some((c) => c.criticality.level === CriticalityLevel.Breaking)) {
+  if (changes.some((c) => c.criticality.level === CriticalityLevel.Breaking && !unused.has(c))) {
     console.log('Breaking changes found: deprecate first (@deprecated(reason: "… Removal on YYYY-MM-DD.")), remove on or after that date.');
     process.exitCode = 1;
   }

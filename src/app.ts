@@ -163,7 +163,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   const shareReadLimit: RequestHandler = (req, _res, next) =>
     (hooks.spendAddress ? hooks.spendAddress(req, 'shareReads') : Promise.resolve()).then(() => next(), next);
   /** The limit a route outside the API's operations spends from, read from its declaration (http/site-routes.ts). */
-  const limitOf = (route: SiteRoute): RequestHandler => ({ rest, share_reads: shareReadLimit, none: pass })[route.rateLimit];
+  const limitOf = (route: SiteRoute): RequestHandler => ({ rest, graphql: hooks.graphql ?? pass, share_reads: shareReadLimit, none: pass })[route.rateLimit];
   /** What runs before an operation's handler, read from its declaration. */
   const middlewareOf = (route: NamedRoute): RequestHandler[] => {
     if (route.auth !== 'key') return rateLimitOf(route) === 'share_reads' ? [shareReadLimit] : [];

@@ -16,6 +16,10 @@ import { formatErrorWith } from './errors';
 import { checkOperation, MAX_QUERY_BYTES, readOnlyRejection } from './guards';
 import { playgroundRouter } from './playground';
 import { publishedSchemaRouter } from './published';
+import { operationUsagePlugin } from './operation-usage';
+import { ctxOf } from '../http/request-context';
+import { operationUsage, operationUsageRecorder } from '../services/graphql-usage';
+import { SITE_ROUTES } from '../http/site-routes';
 import { resolvers } from './resolvers';
 
 export interface GraphqlMiddleware {
@@ -73,6 +77,7 @@ function preflight(req: Request, _res: Response, next: NextFunction) {
 
 /** POST /api/v1/graphql (Apollo Server 5) and the playground, on the services REST uses. */
 export async function createGraphqlRouter(deps: Deps, mw: GraphqlMiddleware): Promise<{ router: Router; stop(): Promise<void> }> {
+  const usage = operationUsageRecorder(deps, deps.logger);
   const schemaFile = schemaPath();
   const typeDefs = fs.readFileSync(schemaFile, 'utf8');
   const server = new ApolloServer<GraphqlContext>({
@@ -89,7 +94,7 @@ export async function createGraphqlRouter(deps: Deps, mw: GraphqlMiddleware): Pr
     csrfPrevention: true,
     formatError: formatErrorWith(deps.logger),
     logger: deps.logger,
-    plugins: [ApolloServerPluginLandingPageDisabled(), guardPlugin],
+    plugins: [ApolloServerPluginLandingPageDisabled(), guardPlugin, operationUsagePlugin(usage)],
   });
   await server.start();
 
@@ -108,6 +113,20 @@ export async function createGraphqlRouter(deps: Deps, mw: GraphqlMiddleware): Pr
   const router = Router();
   router.use(playgroundRouter());
   router.use(publishedSchemaRouter(schemaFile, typeDefs, deps.config.graphqlSchemaPublic ? null : mw.auth));
+  // What each operation touched, per client and day: instance administrators, for schema review.
+  router.get(SITE_ROUTES.graphqlUsage.path, mw.auth, mw.rateLimit, (req: Request, res: Response, next: NextFunction) => {
+    // This instance's counts not yet added go first, so that what was just run is listed.
+    usage
+      .flush()
+      .then(() => operationUsage(ctxOf(req, deps), req.query.days))
+      .then((operations) => res.json({ operations }), next);
+  });
   router.all('/', mw.auth, mw.rateLimit, mw.body, preflight, apollo);
-  return { router, stop: () => server.stop() };
+  return {
+    router,
+    stop: async () => {
+      await server.stop();
+      await usage.stop();
+    },
+  };
 }

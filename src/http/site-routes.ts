@@ -31,8 +31,8 @@ export interface SiteRoute {
    * `token` (METRICS_TOKEN when set), `linkAudience` (a signed-in share link asks who the visitor is).
    */
   auth: 'none' | 'key' | 'token' | 'linkAudience';
-  /** The limit its requests spend from: `rest` per user, `share_reads` per address. */
-  rateLimit: 'none' | 'rest' | 'share_reads';
+  /** The limit its requests spend from: `rest` or `graphql` per user, `share_reads` per address. */
+  rateLimit: 'none' | 'rest' | 'graphql' | 'share_reads';
   /** Its body goes through admission control (src/http/admission.ts). */
   admission?: boolean;
 }
@@ -60,6 +60,8 @@ export const SITE_ROUTES = {
     auth: 'none',
     rateLimit: 'none',
   },
+  // Operations run per client and day, for schema review (instance administrators).
+  graphqlUsage: { method: 'get', base: GRAPHQL, path: '/usage', name: `${GRAPHQL}/usage`, auth: 'key', rateLimit: 'graphql' },
   playgroundAssets: { method: 'use', base: GRAPHQL, path: '/assets', name: GRAPHQL, auth: 'none', rateLimit: 'none' },
   openApi: { method: 'get', base: API_PREFIX, path: '/openapi.json', name: `${API_PREFIX}/openapi.json`, auth: 'none', rateLimit: 'none' },
   docsAssets: { method: 'use', base: API_PREFIX, path: '/docs/assets', name: `${API_PREFIX}/docs/assets/*`, auth: 'none', rateLimit: 'none' },

@@ -46,7 +46,9 @@ const EXAMPLE = `{
 
 function render(signed: Signed | null) {
   const url = window.location.pathname.replace(/\/+$/, '');
-  const fetcher = createGraphiQLFetcher({ url, headers: signed ? { 'X-CSRF-Token': signed.csrfToken } : {} });
+  // Named, so that schema review can tell the playground's operations from an app's.
+  const client = { 'graphql-client-name': 'session-archive-playground' };
+  const fetcher = createGraphiQLFetcher({ url, headers: signed ? { ...client, 'X-CSRF-Token': signed.csrfToken } : client });
   const defaultQuery = signed
     ? `# Signed in to the console as ${signed.email.replace(/[\r\n]/g, '')}: queries run as you.\n# To act as an API key instead, set "Authorization": "Bearer <key>" in the Headers tab below.\n${EXAMPLE}`
     : `# Set your API key in the Headers tab below (or sign in to the console at /sign-in), then run:\n${EXAMPLE}`;

@@ -42,7 +42,8 @@ export async function gqlAbortable<TResult, TVariables>(
   document: TypedDocumentString<TResult, TVariables>,
   variables: TVariables,
 ): Promise<TResult> {
-  const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json' };
+  // The client's name, for the service's operation usage (what schema review checks a change against).
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json', 'graphql-client-name': 'session-archive-console' };
   const csrf = getCsrfToken();
   if (csrf) headers['X-CSRF-Token'] = csrf;
   const body = JSON.stringify({ query: document.toString(), variables });
