@@ -285,10 +285,16 @@ test(
       await shoot(page, 'sessions-filters');
       expect(await seriousAxeViolations(page)).toEqual([]);
 
-      // The reader: the transcript starts on the first screen, the table of contents is a jump menu.
+      // The reader: the transcript starts on the first screen (the first exchange's heading and the
+      // text of its prompt, not scrolled to), the table of contents is a jump menu.
       await visit(page, readerUrl, TITLE);
-      const box = (await page.getByRole('region', { name: 'Transcript' }).getByRole('heading', { level: 2 }).first().boundingBox())!;
+      const transcript = page.getByRole('region', { name: 'Transcript' });
+      const box = (await transcript.getByRole('heading', { level: 2 }).first().boundingBox())!;
       expect(box.y + box.height).toBeLessThanOrEqual(PHONE.height);
+      expect(await page.evaluate(() => (globalThis as any).scrollY)).toBe(0);
+      const prompt = (await transcript.getByRole('paragraph').filter({ hasText: FIRST_TEXT }).first().boundingBox())!;
+      expect(prompt.y).toBeGreaterThanOrEqual(0);
+      expect(prompt.y + prompt.height).toBeLessThanOrEqual(PHONE.height);
       const jump = page.getByRole('combobox', { name: 'Jump to exchange' });
       expect(await page.getByRole('navigation', { name: 'Table of contents' }).getByRole('link').first().isVisible()).toBe(false);
       await jump.locator('option', { hasText: /^9\. / }).waitFor({ state: 'attached' });
