@@ -104,8 +104,10 @@ async function main(): Promise<void> {
     const page = await context.newPage();
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.goto('/sign-in');
+    await page.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
     await page.screenshot({ path: path.join(OUT, 'sign-in-1280.png') });
     await page.setViewportSize({ width: 390, height: 844 });
+    await sleep(300);
     await page.screenshot({ path: path.join(OUT, 'sign-in-390.png') });
     await page.getByLabel('Email').fill(EMAIL);
     await page.getByLabel('Password').fill(PASSWORD);
