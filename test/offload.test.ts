@@ -99,6 +99,21 @@ describe('the pool gives what the inline path gives', () => {
     expect(err).toMatchObject({ code: 'VALIDATION_ERROR', message: 'Missing required field: name' });
   });
 
+  test("an archive's bad session crosses as the same VALIDATION_ERROR; a fault keeps its own name, on the thread and inline", async () => {
+    const json = { name: 'x', userTitle: null, metadata: {}, tags: [], startedAt: null, endedAt: null } as never;
+    const parts = () => ({ json, markdown: Buffer.concat([Buffer.from(big), Buffer.from([0xff])]), raw: Buffer.alloc(0), sessionData: null });
+    for (const runner of [pool, inlineOffload]) {
+      const mistake = await runner.prepareImport(parts(), 'on').catch((e: unknown) => e);
+      expect(mistake).toBeInstanceOf(AppError);
+      expect(mistake).toMatchObject({ code: 'VALIDATION_ERROR', message: 'markdown.md is not valid UTF-8' });
+      // A fault of the service, provoked: no session.json at all (the import never sends one so).
+      const fault = await runner.prepareImport({ ...parts(), markdown: Buffer.from(big), json: null as never }, 'on').catch((e: unknown) => e);
+      expect(fault).toBeInstanceOf(Error);
+      expect(fault).not.toBeInstanceOf(AppError);
+      expect(fault).toMatchObject({ name: 'TypeError' });
+    }
+  });
+
   test('documents: the same documents as toDocuments, minus those the index already has', async () => {
     const row = {
       projectId: 'p',

@@ -5,6 +5,7 @@
  */
 import crypto from 'node:crypto';
 import { z } from 'zod';
+import { invalid } from '../errors';
 import { PROJECT_COLORS, PROJECT_ICONS, PROJECT_ID_RE } from './project';
 import { SESSION_ID_RE } from './session';
 
@@ -286,16 +287,16 @@ export const SessionJsonSchema = z.object({
   redactions: z.array(RedactionSchema).max(500),
 });
 
-/** A JSON file of the archive, checked against its schema; throws an Error naming the problem. */
+/** A JSON file of the archive, checked against its schema; throws a VALIDATION_ERROR AppError naming the problem. */
 export function parseArchiveJson<T extends z.ZodType>(schema: T, bytes: Buffer, what: string): z.output<T> {
   let value: unknown;
   try {
     value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch {
-    throw new Error(`${what} is not valid JSON`);
+    throw invalid(`${what} is not valid JSON`);
   }
   const r = schema.safeParse(value);
-  if (!r.success) throw new Error(`${what} is invalid: ${r.error.issues[0]?.path.join('.') || 'root'}: ${r.error.issues[0]?.message}`);
+  if (!r.success) throw invalid(`${what} is invalid: ${r.error.issues[0]?.path.join('.') || 'root'}: ${r.error.issues[0]?.message}`);
   return r.data;
 }
 

@@ -4,6 +4,7 @@
  * work, so that a large session can be prepared on a worker thread (src/offload).
  */
 import { isUtf8 } from 'node:buffer';
+import { invalid } from '../errors';
 import type { RedactMode } from '../redact';
 import type { SessionJson } from './archive';
 import type { PriceTable } from './usage';
@@ -17,13 +18,13 @@ export interface ImportParts {
   sessionData: Buffer | null;
 }
 
-/** Throws an Error (or AppError) whose message says what is wrong with the session. */
+/** Throws a VALIDATION_ERROR AppError whose message says what is wrong with the session. */
 export function prepareImportedSession(parts: ImportParts, mode: RedactMode, prices?: PriceTable): PreparedUpload {
   const { json } = parts;
-  if (parts.markdown.length === 0) throw new Error('markdown.md is empty');
-  if (!isUtf8(parts.markdown)) throw new Error('markdown.md is not valid UTF-8');
-  if (!isUtf8(parts.raw)) throw new Error('raw is not valid UTF-8 (raw data is stored as text)');
-  if (parts.sessionData && !isUtf8(parts.sessionData)) throw new Error('session-data.json is not valid UTF-8');
+  if (parts.markdown.length === 0) throw invalid('markdown.md is empty');
+  if (!isUtf8(parts.markdown)) throw invalid('markdown.md is not valid UTF-8');
+  if (!isUtf8(parts.raw)) throw invalid('raw is not valid UTF-8 (raw data is stored as text)');
+  if (parts.sessionData && !isUtf8(parts.sessionData)) throw invalid('session-data.json is not valid UTF-8');
   // The upload's rules for name, times and metadata; the content is the archive's bytes.
   const valid = validateUpload({
     name: json.name,

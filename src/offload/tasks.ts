@@ -15,11 +15,23 @@ import { prepareImportedSession } from '../domain/import-session';
 import type { SessionJson } from '../domain/archive';
 import type { PriceTable } from '../domain/usage';
 
-export type TaskResult<T> = { value: T } | { error: { code?: ErrorCode; message: string; details?: Record<string, unknown> } };
+export type TaskResult<T> = { value: T } | { error: { code?: ErrorCode; name?: string; message: string; details?: Record<string, unknown> } };
 
-/** A client's mistake (AppError) keeps its code and message; anything else becomes a plain Error. */
-export function reviveError(e: { code?: ErrorCode; message: string; details?: Record<string, unknown> }): Error {
-  return e.code ? new AppError(e.code, e.message, e.details) : new Error(e.message);
+/**
+ * An error of a task that is not an AppError: a fault of this service, never the input's, named as
+ * the error thrown on the thread was (`TypeError`, `RangeError`…), so that a caller tells it from
+ * a client's mistake as it would for the same task run inline.
+ */
+export class ThreadError extends Error {
+  constructor(name: string, message: string) {
+    super(message);
+    this.name = name;
+  }
+}
+
+/** A client's mistake (AppError) keeps its code, message and details; anything else is a ThreadError of its name. */
+export function reviveError(e: { code?: ErrorCode; name?: string; message: string; details?: Record<string, unknown> }): Error {
+  return e.code ? new AppError(e.code, e.message, e.details) : new ThreadError(e.name ?? 'Error', e.message);
 }
 
 function capture<T>(f: () => T): TaskResult<T> {
@@ -27,7 +39,7 @@ function capture<T>(f: () => T): TaskResult<T> {
     return { value: f() };
   } catch (err) {
     if (err instanceof AppError) return { error: { code: err.code, message: err.message, details: err.details } };
-    return { error: { message: err instanceof Error ? err.message : String(err) } };
+    return { error: err instanceof Error ? { name: err.name, message: err.message } : { message: String(err) } };
   }
 }
 

@@ -151,8 +151,11 @@ interface PendingSession {
   failed: boolean;
 }
 
-/** An error of the archive's content (a check it failed), as opposed to a fault of this service. */
-const isContentError = (err: unknown) => (err instanceof AppError ? err.code === 'VALIDATION_ERROR' : err instanceof Error && err.constructor === Error);
+/**
+ * An error of the archive's content (a check it failed: a VALIDATION_ERROR, whether the session was
+ * prepared here or on a worker thread), as opposed to a fault of this service (anything else).
+ */
+const isContentError = (err: unknown) => err instanceof AppError && err.code === 'VALIDATION_ERROR';
 
 export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptions): Promise<ImportSummary> {
   const target = await importTarget(ctx, opts.teamId);
