@@ -2,9 +2,10 @@
  * An unsupported Node.js is refused by `npm start`, the service's entry point and the admin CLI:
  * exit code 1 and one line naming the required and the running version, before a database or a
  * file is touched. The old runtime is played by a `--require` shim that makes `process.versions.node`
- * say 20.19.0 (the check reads nothing else).
+ * say 20.19.0 (the check reads nothing else). The built entry point (`node dist/src/main.js`) is
+ * compiled for the test into a temporary directory laid out as the build lays out the checkout.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -60,7 +61,7 @@ afterAll(async () => {
   fs.rmSync(scratch, { recursive: true, force: true });
 });
 
-function runOld(command: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function runOld(command: string, args: string[], cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
   const dataDir = path.join(scratch, 'data');
   const env = {
     PATH: process.env.PATH ?? '',
@@ -72,7 +73,7 @@ function runOld(command: string, args: string[]): Promise<{ code: number; stdout
     PORT: '0',
   };
   return new Promise((resolve) => {
-    execFile(command, args, { cwd: ROOT, env, timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(command, args, { cwd, env, timeout: 60_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
       resolve({ code, stdout: String(stdout), stderr: String(stderr) });
     });
@@ -103,3 +104,25 @@ test('npm start refuses an unsupported Node.js before its build step', async () 
   expect(r.stdout).not.toMatch(/prisma generate|npm run generate/);
   expect(fs.statSync(generated).mtimeMs).toBe(before);
 });
+
+test('the built service (node dist/src/main.js) refuses an unsupported Node.js before touching the database', async () => {
+  // What `npm run build` makes of the service, in a checkout of its own: package.json at the top,
+  // the compiled sources under dist/, and the copy of the check that the build script makes.
+  const checkout = path.join(scratch, 'checkout');
+  fs.mkdirSync(checkout);
+  fs.copyFileSync(path.join(ROOT, 'package.json'), path.join(checkout, 'package.json'));
+  execFileSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', path.join(checkout, 'dist')],
+    {
+      cwd: ROOT,
+      stdio: 'ignore',
+    },
+  );
+  const build = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { build: string } }).scripts.build;
+  expect(build).toContain('cp src/check-node.cjs dist/src/');
+  fs.copyFileSync(path.join(ROOT, 'src', 'check-node.cjs'), path.join(checkout, 'dist', 'src', 'check-node.cjs'));
+  expect(fs.existsSync(path.join(checkout, 'dist', 'src', 'main.js'))).toBe(true);
+
+  await expectRefused(await runOld(process.execPath, [path.join('dist', 'src', 'main.js')], checkout));
+}, 300_000);
