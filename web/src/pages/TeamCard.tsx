@@ -1,4 +1,4 @@
-import { useId, useState, type FormEvent } from 'react';
+import { lazy, Suspense, useId, useState, type FormEvent } from 'react';
 import { gql } from '../api/graphql';
 import { graphql } from '../gql';
 import type { TeamRole } from '../gql/graphql';
@@ -6,6 +6,10 @@ import { useSession } from '../session';
 import { ROLES, roleName } from './roles';
 import type { TeamData } from './Teams';
 import { ConfirmDialog, CopyOnce, errorText, Field, FormError, formText, when } from './ui';
+
+/** The team's usage brings Chart.js: loaded (from this origin) with the first team card. */
+const UsagePanel = lazy(() => import('./Usage').then((m) => ({ default: m.UsagePanel })));
+const USAGE_DAYS = 30;
 
 const SetRoleDocument = graphql(`
   mutation SetTeamMemberRole($teamId: ID!, $userId: ID!, $role: TeamRole!) {
@@ -129,6 +133,9 @@ export function TeamCard({ team, onChanged }: { team: TeamData; onChanged: (mess
           })}
         </tbody>
       </table>
+      <Suspense fallback={<p role="status">Loading usage…</p>}>
+        <UsagePanel teamId={team.id} days={USAGE_DAYS} level={3} label={`What ${team.name}'s sessions cost, last ${USAGE_DAYS} days`} />
+      </Suspense>
       {admin && <Invitations team={team} onChanged={onChanged} onError={setError} />}
       <div className="actions team-actions">
         <button type="button" aria-label={`Leave team ${team.name}`} onClick={() => setConfirm({ kind: 'leave' })}>
