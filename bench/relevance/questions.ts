@@ -61,6 +61,13 @@ export const QUESTIONS: Question[] = [
     ['vite env variables', 'large-vite-migration'],
     ['content security policy nonce', 'large-hardening-week'],
     ['msw fetch mock', 'node20-fetch-nock'],
+    // Another form of the session's words: debounce, throttle, rotating, deadlocks, leak, duplicate.
+    ['debounced requests', 'search-box-debounce'],
+    ['throttled requests per key', 'rate-limit-public-api'],
+    ['rotated tokens', 'refresh-token-rotation'],
+    ['deadlocked transfer', 'mysql-deadlock-transfer'],
+    ['leaking memory', 'memory-leak-listeners'],
+    ['duplicated events', 'stripe-webhook-duplicates'],
   ]),
   ...of('identifier', [
     ['retryWithBackoff', 'retry-with-backoff-helper'],
@@ -83,6 +90,15 @@ export const QUESTIONS: Question[] = [
     ['cl_waiting', 'large-checkout-outage-review'],
     ['requires_action', 'stripe-3ds-requires-action'],
     ['X-Hub-Signature-256', 'github-webhook-signature'],
+    // Parts of a camelCase identifier, as words: releaseIfOwner, timingSafeEqual, startTestServer, …
+    ['release owner lock', 'cron-runs-twice'],
+    ['timing safe equal', 'github-webhook-signature'],
+    ['test server start', 'eaddrinuse-parallel-jest'],
+    ['limit bytes', 'request-body-parsing-refactor'],
+    ['user by id', 'graphql-dataloader'],
+    ['family id', 'refresh-token-rotation'],
+    ['payment intent', 'stripe-3ds-requires-action'],
+    ['csp nonce', 'large-hardening-week'],
   ]),
   ...of('agent', [
     [
