@@ -327,7 +327,7 @@ describe('embedded engine binary', () => {
 });
 
 describe('local highlighting of sessions indexed whole', () => {
-  const marked = (text: string, query: string) => matchRanges(text, query).map(([a, b]) => text.slice(a, b));
+  const marked = (text: string, query: Parameters<typeof matchRanges>[1]) => matchRanges(text, query).map(([a, b]) => text.slice(a, b));
 
   test('words case- and accent-insensitively, typos from 5 letters, the last word as a prefix', () => {
     expect(marked('The Café served Postgres; postgras too.', 'cafe postgres')).toEqual(['Café', 'Postgres', 'postgras']);
@@ -401,9 +401,16 @@ describe('local highlighting of sessions indexed whole', () => {
     expect(boundedDistance('connection', 'conection', 2)).toBe(1);
   });
 
+  test('other forms of the query words are marked: inflections, and identifiers by their parts', () => {
+    const terms = parseQuery('retries backoff', ['retri', 'backoff']);
+    expect(marked('We retried; retrying helps. Call retryWithBackoff, not retro.', terms)).toEqual(['retried', 'retrying', 'retryWithBackoff']);
+    // Without forms, only the words themselves (and their typos and prefixes).
+    expect(marked('Retrying helps.', 'retries')).toEqual([]);
+  });
+
   test('quoted phrases mark consecutive words only', () => {
     expect(marked('pool exhausted; exhausted pool', '"pool exhausted"')).toEqual(['pool', 'exhausted']);
-    expect(parseQuery('"a b" c')).toEqual({ words: [{ text: 'c', prefix: true }], phrases: [['a', 'b']] });
+    expect(parseQuery('"a b" c')).toEqual({ words: [{ text: 'c', prefix: true }], phrases: [['a', 'b']], forms: new Set() });
     expect(parseQuery('c "a b"').words).toEqual([{ text: 'c', prefix: false }]);
   });
 

@@ -6,7 +6,8 @@
  * 20261123700000_fragments_exchange_numbers), documents without `whole`
  * (20261126190000_search_whole_documents), sessions indexed whole without their outline
  * (20261127030000_search_outlines), and documents numbered with the file's header as an exchange of
- * its own (20261128170000_search_exchange_numbers).
+ * its own (20261128170000_search_exchange_numbers), and documents without word forms
+ * (20261128200000_search_word_forms).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -182,4 +183,30 @@ test('documents numbered with the header as an exchange of its own are renumbere
   expect(await exchanges()).toEqual([[3, 'Step 3 with the kestrelword']]);
   const now = await index.getDocuments({ filter: mine, fields: ['outline'], limit: 10 });
   expect(now.results.map((d) => (JSON.parse(d.outline) as Outline).t)).toEqual([turns.map((_, i) => `Step ${i + 1}${i === 2 ? ' with the kestrelword' : ''}`)]);
+}, 120_000);
+
+test('documents indexed before word forms get them from the migration; search answers by the words as written meanwhile', async () => {
+  const erin = await h.user();
+  const id = newSessionId();
+  await h.put(erin, 'upgrade-forms', id, { markdown: '# Notes\n\nThe gateway retries the call; see `retryWithBackoff`.\n' });
+  await h.settle();
+  await h.search.compact();
+  await h.settle();
+  const found = async (q: string) => (await h.find(erin, q)).results.map((r) => r.sessionId);
+  expect(await found('retrying')).toEqual([id]);
+
+  // The index as the earlier version built it: documents without forms.
+  const client = new Meilisearch({ host: h.config.meiliUrl!, apiKey: h.config.meiliMasterKey ?? undefined, httpClient });
+  const index = client.index<SessionDocument>(h.search.indexUid);
+  const mine = `userId = "${erin.user.id}"`;
+  const { results } = await index.getDocuments({ filter: mine, limit: 10 });
+  expect(results.map((d) => d.forms?.split(' ').includes('qqfbackoff'))).toEqual([true]);
+  const old = results.map(({ forms: _f, ...rest }) => ({ ...rest, hash: `${rest.hash}-before-forms` }));
+  expect((await index.addDocuments(old as unknown as SessionDocument[]).waitTask()).status).toBe('succeeded');
+  expect(await found('retries')).toEqual([id]);
+  expect(await found('retrying')).toEqual([]);
+
+  expect(await migrated('20261128200000_search_word_forms')).toBeGreaterThanOrEqual(1);
+  expect(await found('retrying')).toEqual([id]);
+  expect(await found('backoff')).toEqual([id]);
 }, 120_000);

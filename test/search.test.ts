@@ -133,6 +133,84 @@ describe('query semantics', () => {
   });
 });
 
+describe('word forms and identifiers', () => {
+  const s = {
+    retries: newSessionId(),
+    retrying: newSessionId(),
+    helper: newSessionId(),
+    body: newSessionId(),
+    econn: newSessionId(),
+    typeError: newSessionId(),
+    unrelated: newSessionId(),
+    large: newSessionId(),
+  };
+  let carol: Ctx;
+
+  beforeAll(async () => {
+    carol = await h.user();
+    await h.put(carol, 'forms', s.retries, { name: 'Webhook notes', markdown: '# Webhooks\n\nThe provider retries a failed delivery five times.\n' });
+    await h.put(carol, 'forms', s.retrying, { name: 'Queue notes', markdown: '# Jobs\n\nThe worker kept retrying the job until it was dropped.\n' });
+    await h.put(carol, 'forms', s.helper, {
+      name: 'A shared helper',
+      markdown: '# Helper\n\nAdded `retryWithBackoff` in `src/lib/net.ts`; the three loops call it now.\n',
+    });
+    await h.put(carol, 'forms', s.body, { name: 'Parsing', markdown: '# Parsing\n\nMoved the parser to src/http/body.ts and read_json_body.\n' });
+    await h.put(carol, 'forms', s.econn, { name: 'Gateway', markdown: '# Gateway\n\nThe socket failed with ECONNRESET after 60 s idle.\n' });
+    await h.put(carol, 'forms', s.typeError, {
+      name: 'Orders page',
+      markdown: "# Orders\n\nTypeError: Cannot read properties of undefined (reading 'map') on the first render.\n",
+    });
+    await h.put(carol, 'forms', s.unrelated, { name: 'Other', markdown: '# Other\n\nProperties of the undefined behaviour of reading a file.\n' });
+    // A large session (fragments): the form is in one exchange far into it.
+    const turns = Array.from(
+      { length: 40 },
+      (_, i) => `_**User**_\n\nStep ${i + 1}: ${'Nothing new in this step. '.repeat(20)}${i === 30 ? 'The importer retried the batch.' : ''}\n\n---\n\n`,
+    );
+    await h.put(carol, 'forms-large', s.large, { name: 'Import day', markdown: `# Import day\n\n${turns.join('')}` });
+    await h.settle();
+  });
+
+  test('inflections find each other; the exact form ranks first', async () => {
+    const retries = await h.find(carol, 'retries');
+    expect(new Set(ids(retries))).toEqual(new Set([s.retries, s.retrying, s.helper, s.large]));
+    expect(ids(retries)[0]).toBe(s.retries);
+    const retrying = await h.find(carol, 'retrying');
+    expect(ids(retrying)[0]).toBe(s.retrying);
+    expect(ids(retrying)).toContain(s.retries);
+    expect(ids(await h.find(carol, 'retried'))[0]).toBe(s.large);
+    // Several words: the forms count like the words.
+    expect(ids(await h.find(carol, 'worker retried jobs'))[0]).toBe(s.retrying);
+  });
+
+  test('the snippet and the matching exchange mark the form found', async () => {
+    const [hit] = (await h.find(carol, 'retried', { projectIds: ['forms'] })).results.filter((r) => r.sessionId === s.retrying);
+    expect(hit.snippet).toContain('<mark>retrying</mark>');
+    const [large] = (await h.find(carol, 'retry', { projectIds: ['forms-large'] })).results;
+    expect(large.snippet).toContain('<mark>retried</mark>');
+    // "# Import day" opens exchange 1: step n is exchange n.
+    expect(large.matchingExchanges.map((m) => m.exchange)).toEqual([31]);
+  });
+
+  test('a camelCase identifier is found by its parts and whole; paths by their parts', async () => {
+    expect(ids(await h.find(carol, 'retry backoff'))[0]).toBe(s.helper);
+    expect(ids(await h.find(carol, 'backoff'))).toEqual([s.helper]);
+    expect(ids(await h.find(carol, 'retryWithBackoff'))).toEqual([s.helper]);
+    const [hit] = (await h.find(carol, 'backoff')).results;
+    expect(hit.snippet).toContain('<mark>retryWithBackoff</mark>');
+    // No word is a gate: `ts` alone finds `src/lib/net.ts` too, below.
+    expect(ids(await h.find(carol, 'body.ts'))[0]).toBe(s.body);
+    expect(ids(await h.find(carol, 'src/http/body.ts'))[0]).toBe(s.body);
+    expect(ids(await h.find(carol, 'json body'))[0]).toBe(s.body);
+  });
+
+  test('error codes and messages match exactly, first', async () => {
+    expect(ids(await h.find(carol, 'ECONNRESET'))).toEqual([s.econn]);
+    expect(ids(await h.find(carol, 'econnreset'))).toEqual([s.econn]);
+    expect(ids(await h.find(carol, 'Cannot read properties of undefined'))[0]).toBe(s.typeError);
+    expect(ids(await h.find(carol, '"Cannot read properties of undefined"'))).toEqual([s.typeError]);
+  });
+});
+
 describe('whole sessions are searchable', () => {
   test('a term found only at the end of a 5 MB session', async () => {
     const id = newSessionId();

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { WHOLE_MAX } from './index-work';
 import { ExchangeScanner } from './exchanges';
+import { formsOf } from './word-forms';
 
 /**
  * From a session row and its markdown to search documents.
@@ -31,6 +32,8 @@ export const POSITION_BUDGET = 60_000;
 /** Attributes holding a large session's distinct words, and how many words each takes. */
 export const TERM_ATTRIBUTES = ['terms', 'terms2', 'terms3', 'terms4'] as const;
 export const TERMS_PER_ATTRIBUTE = 30_000;
+/** Forms a document holds at most (word-forms.ts; the engine reads 65,535 positions of an attribute). */
+export const FORMS_MAX = 60_000;
 
 export interface SessionDocument {
   /** Stable per (session, chunk): an update with as many chunks replaces documents in place. */
@@ -87,6 +90,14 @@ export interface SessionDocument {
    * value (BENCHMARKS.md, "Matching exchanges from the outline").
    */
   outline?: string;
+  /**
+   * Other forms of the document's words (word-forms.ts: stems that differ from the words, and
+   * identifiers' parts' stems, marked), space-separated; only forms queries ask for them. Each
+   * fragment of a large session holds those of its text.
+   */
+  forms?: string;
+  /** Session document of a large session: the `forms` of its whole markdown (apart: fragments are searched in `forms`). */
+  termForms?: string;
   /** Session document of a large session: its distinct words, spread over TERM_ATTRIBUTES. */
   terms?: string;
   terms2?: string;
@@ -448,20 +459,29 @@ export function toDocuments(row: IndexableSession, markdown: string, syncedAt: n
     syncedAt,
   });
 
+  const labels = [row.name, ...meta.tags];
   if (whole) {
     const outline = JSON.stringify(outlineOf(markdown));
+    const forms = formsOf([...labels, markdown], FORMS_MAX);
     // Tagged: a document holding the outline as an object (an earlier build) is pushed again.
-    return [doc(0, 0, markdown, { outline }, hashOf(0, markdown, 'outline-json', outline))];
+    return [doc(0, 0, markdown, { outline, forms }, hashOf(0, markdown, 'outline-json', outline, 'forms', forms))];
   }
   const fragments = fragmentsOf(markdown);
   const terms = termsOf(markdown);
-  const session = doc(0, fragments.length, '', terms, hashOf(0, `${fragments.length}`, ...TERM_ATTRIBUTES.map((a) => terms[a] ?? '')));
+  const forms = formsOf([...labels, markdown], FORMS_MAX);
+  const session = doc(
+    0,
+    fragments.length,
+    '',
+    { ...terms, termForms: forms },
+    hashOf(0, `${fragments.length}`, ...TERM_ATTRIBUTES.map((a) => terms[a] ?? ''), 'forms', forms),
+  );
   const starts = exchangeStartsOf(markdown);
   return [
     session,
     ...fragments.map((f) => {
       const at = exchangeAt(starts, f.byteStart);
-      const extra = { start: f.byteStart, ...at, ...breaksIn(starts, f.byteStart, f.content) };
+      const extra = { start: f.byteStart, ...at, ...breaksIn(starts, f.byteStart, f.content), forms: formsOf([f.content], FORMS_MAX) };
       return doc(f.chunk, 0, f.content, extra, hashOf(f.chunk, f.content, JSON.stringify(extra)));
     }),
   ];

@@ -9,10 +9,8 @@ import { planQuery, type QueryPlan } from './query-plan';
 import { isEngineUnreachable, MeiliHttpError, rootCause } from './http-client';
 import { isIndexNotFound, MAX_TOTAL_HITS } from './index-settings';
 import type { SearchHit, SearchPage, SearchRequest } from './port';
-import { buildSnippet, MARKERS } from './snippet';
+import { buildSnippet } from './snippet';
 
-/** Words Meilisearch keeps around the match before we trim to 240 characters. */
-const CROP_WORDS = 48;
 /** Matching fragments returned per session (the rest are counted out). */
 export const MAX_EXCHANGES_PER_SESSION = 20;
 
@@ -22,16 +20,6 @@ type Doc = Pick<
 >;
 
 const unavailable = () => new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
-
-/** The engine's crop and highlight, used on fragments only (see highlight.ts for whole documents). */
-const crop = {
-  attributesToCrop: ['content'],
-  cropLength: CROP_WORDS,
-  cropMarker: MARKERS.crop,
-  attributesToHighlight: ['content'],
-  highlightPreTag: MARKERS.pre,
-  highlightPostTag: MARKERS.post,
-} satisfies SearchParams;
 
 const exchange = (sessionId: string, chunk: number, content: string, start: number | null, number: number | null) => ({
   id: `${sessionId}:${chunk}`,
@@ -107,7 +95,15 @@ export async function countedPage<D extends Record<string, unknown>>(
 ): Promise<{ total: number; hits: SearchResponse<D>['hits'] }> {
   // Matching sessions counted by the engine's exhaustive `distinct` (hits not asked for).
   const countedExactly = async (filter: string) =>
-    (await index.search(query, { filter, distinct: params.distinct, matchingStrategy: params.matchingStrategy, hitsPerPage: 0, page: 1 })).totalHits ?? 0;
+    (
+      await index.search(query, {
+        filter,
+        distinct: params.distinct,
+        matchingStrategy: params.matchingStrategy,
+        hitsPerPage: 0,
+        page: 1,
+      })
+    ).totalHits ?? 0;
   let res: SearchResponse<D>;
   try {
     res = await index.search(query, { ...params, limit: count, offset: from, facets: ['whole'] });
@@ -165,7 +161,7 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
   try {
     const client = conns.main.searcher();
     const want = offset + limit;
-    const federated = plan.words.length > 1 ? federatedQueries(plan, await countsOf(target, plan, filter)) : null;
+    const federated = federatedQueries(plan, plan.words.length > 1 ? await countsOf(target, plan, filter) : undefined);
     const mainPage = (mainFilter: string, from: number, count: number): Promise<RawPage> =>
       federated
         ? federatedPage<Doc>(client, indexes.main, federated, { ...pageParams, filter: mainFilter }, from, count)
@@ -229,7 +225,8 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
     request.onRanked?.(raw);
 
     const wantExchanges = request.matchingExchanges !== false;
-    const terms = parseQuery(query);
+    const forms = [...new Set(plan.forms?.flat() ?? [])];
+    const terms = parseQuery(query, forms);
     const hits: DetailedHit[] = raw.map((h) => {
       const hit: DetailedHit = {
         projectId: h.projectId,
@@ -263,7 +260,7 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
       (['main', 'recent'] as const).map((tier) => {
         const ofTier = hits.filter((h) => h.tier === tier);
         if (!ofTier.some((h) => h.fragmented && (wantExchanges || h.snippet === null))) return Promise.resolve();
-        return attachDetails({ conn: conns[tier], indexUid: indexes[tier], query, filter, hits: ofTier, wantExchanges });
+        return attachDetails({ conn: conns[tier], indexUid: indexes[tier], plan, terms, filter, hits: ofTier, wantExchanges });
       }),
     );
     conns.main.reportSuccess();
@@ -364,32 +361,51 @@ interface DetailedHit extends Omit<SearchHit, 'snippet'> {
 /**
  * One engine request for what the page query does not give about large sessions (matching
  * exchanges, when asked for, and the snippet of one that matched on its word list): the fragment
- * documents that hold the query words, best first; when no fragment holds them all, words are
- * dropped from the end of the query until some do (`frequency`, which would drop the commonest
- * word first, returns no fragment at all there in Meilisearch 1.21). The engine crops these
- * itself: fragments are small.
+ * documents that hold the query words (in any form, when the query has forms: its forms query),
+ * best first; when no fragment holds them all, words are dropped from the end of the query until
+ * some do (`frequency`, which would drop the commonest word first, returns no fragment at all there
+ * in Meilisearch 1.21). Fragments are small: they are marked here, as whole sessions are.
  */
-async function attachDetails(a: { conn: MeiliConnection; indexUid: string; query: string; filter: string; hits: DetailedHit[]; wantExchanges: boolean }) {
-  const { conn, indexUid, query, filter, hits, wantExchanges } = a;
+async function attachDetails(a: {
+  conn: MeiliConnection;
+  indexUid: string;
+  plan: QueryPlan;
+  terms: ReturnType<typeof parseQuery>;
+  filter: string;
+  hits: DetailedHit[];
+  wantExchanges: boolean;
+}) {
+  const { conn, indexUid, plan, terms, filter, hits, wantExchanges } = a;
   const asked = hits.filter((h) => h.fragmented && (wantExchanges || h.snippet === null));
-  const terms = parseQuery(query);
+  const formsQuery = terms.forms.size > 0 ? federatedQueries(plan)?.find((q) => q.forms) : undefined;
   const queries = asked.map((h) => ({
     indexUid,
-    q: query,
+    q: formsQuery?.q ?? plan.q,
     filter: `${filter} AND sessionDigest = ${meiliString(sessionDigestOf(h.projectId, h.sessionId))}`,
     matchingStrategy: 'last',
-    attributesToSearchOn: ['content'],
-    attributesToRetrieve: wantExchanges ? ['chunk', 'content', 'start', 'exchange', 'exchangeBreaks'] : ['chunk'],
-    ...crop,
+    // Not the name or tags, which every fragment carries; the forms query's marked stems are in `forms` only.
+    attributesToSearchOn: formsQuery ? ['content', 'forms'] : ['content'],
+    attributesToRetrieve: ['chunk', 'content', 'start', 'exchange', 'exchangeBreaks'],
     limit: wantExchanges ? MAX_EXCHANGES_PER_SESSION : 1,
   })) as Array<SearchParams & { indexUid: string }>;
-  const res = (await conn.searcher().multiSearch({ queries })) as { results: Array<SearchResponse<Doc>> };
+  let res: { results: Array<SearchResponse<Doc>> };
+  try {
+    res = await conn.searcher().multiSearch({ queries });
+  } catch (err) {
+    const e = rootCause(err);
+    if (!(formsQuery && e instanceof MeiliHttpError && e.code === 'invalid_search_attributes_to_search_on')) throw err;
+    // No document of the index has `forms` yet (indexed before forms existed): the words as written.
+    const exact = queries.map((q) => ({ ...q, q: plan.q, attributesToSearchOn: ['content'] }));
+    res = await conn.searcher().multiSearch({ queries: exact });
+  }
   const fallback: DetailedHit[] = [];
   asked.forEach((h, i) => {
     const docs = res.results[i]?.hits ?? [];
     if (h.snippet === null) {
-      if (docs[0]) h.snippet = buildSnippet(String(docs[0]._formatted?.content ?? ''));
-      else fallback.push(h);
+      if (docs[0]) {
+        const content = String(docs[0].content ?? '');
+        h.snippet = buildSnippet(snippetSource(content, matchRanges(content, terms)));
+      } else fallback.push(h);
     }
     if (wantExchanges) {
       // The engine ranks the fragments holding the most query words first: that one leads.

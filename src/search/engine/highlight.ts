@@ -5,9 +5,12 @@
  * comes back at almost no cost. The engine still decides which sessions match and how they rank;
  * this only decides which words of the text to mark, following the same rules: case and accents
  * ignored, one typo from 5 letters and two from 9 (not on the first letter), the last word also
- * as a prefix, "quoted phrases" as consecutive words.
+ * as a prefix, "quoted phrases" as consecutive words, and the other forms of the query's words
+ * (word-forms.ts: a word whose stem, or an identifier with a part whose stem, is one the forms
+ * query asked for).
  */
 import { exchangeNumberAt, WORD_RE, type Outline } from '../../domain/search-documents';
+import { identifierParts, stemOf } from '../../domain/word-forms';
 import { MARKERS } from './snippet';
 
 /** Characters of markdown kept around the best match before buildSnippet trims to 240. */
@@ -23,11 +26,13 @@ interface QueryTerms {
   words: Array<{ text: string; prefix: boolean }>;
   /** Quoted phrases, as normalized words. */
   phrases: string[][];
+  /** The stems the forms query asked for (empty: forms are not marked). */
+  forms: Set<string>;
 }
 
 const wordsOf = (s: string) => (s.match(WORD_RE) ?? []).map(normalize);
 
-export function parseQuery(query: string): QueryTerms {
+export function parseQuery(query: string, forms: readonly string[] = []): QueryTerms {
   const phrases: string[][] = [];
   const loose: string[] = [];
   const parts = query.split('"');
@@ -40,7 +45,14 @@ export function parseQuery(query: string): QueryTerms {
   });
   const lastIsLoose = parts.length % 2 === 1 && wordsOf(parts[parts.length - 1]).length > 0;
   const words = loose.map((text, i) => ({ text, prefix: lastIsLoose && i === loose.length - 1 }));
-  return { words, phrases };
+  return { words, phrases, forms: new Set(forms) };
+}
+
+/** Whether a token (as written: its case tells an identifier's parts) is a form of one the query asked for. */
+function isForm(token: string, norm: string, forms: Set<string>): boolean {
+  if (forms.size === 0) return false;
+  if (forms.has(stemOf(norm))) return true;
+  return identifierParts(token).some((p) => forms.has(stemOf(p)));
 }
 
 const typosAllowed = (len: number) => (len >= 9 ? 2 : len >= 5 ? 1 : 0);
@@ -152,7 +164,10 @@ const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
  * `words` (and a few it rejects): the same first letter, a length within the typos allowed, or
  * the word itself when no typo is. Null when no ASCII word can match.
  */
-function candidatePattern(words: QueryTerms['words']): RegExp | null {
+function candidatePattern(words: QueryTerms['words'], forms: Set<string>): RegExp | null {
+  // A form's words begin with the stem but (mostly) its last letter (`retri`: `retry`,
+  // `retrying`), an identifier holds it anywhere (`autoRetryCount`).
+  const ofForms = [...forms].filter((f) => ASCII_RE.test(f)).map((f) => `[A-Za-z0-9]*${escapeRe(f.length > 3 ? f.slice(0, -1) : f)}[A-Za-z0-9]*`);
   const alternatives = words.flatMap(({ text, prefix }) => {
     if (!ASCII_RE.test(text)) return [];
     const max = typosAllowed(text.length);
@@ -160,6 +175,7 @@ function candidatePattern(words: QueryTerms['words']): RegExp | null {
     const min = text.length - max - 1;
     return [`${escapeRe(text[0])}[a-z0-9]{${min},${prefix ? '' : text.length + max - 1}}`];
   });
+  alternatives.push(...ofForms);
   return alternatives.length ? new RegExp(`(?<![A-Za-z0-9])(?:${alternatives.join('|')})(?![A-Za-z0-9])`, 'gi') : null;
 }
 
@@ -177,35 +193,36 @@ export function matchRanges(text: string, query: string | QueryTerms): Array<[nu
   // A transcript repeats its words: decide each distinct word once.
   const verdicts = verdictsByTerms.get(terms) ?? new Map<string, boolean>();
   verdictsByTerms.set(terms, verdicts);
-  const matches = (norm: string) => {
-    let v = verdicts.get(norm);
+  // Keyed by the token as written: its case tells an identifier's parts.
+  const matches = (token: string, norm: string) => {
+    let v = verdicts.get(token);
     if (v === undefined) {
-      v = terms.words.some((w) => wordMatches(norm, w));
-      verdicts.set(norm, v);
+      v = terms.words.some((w) => wordMatches(norm, w)) || isForm(token, norm, terms.forms);
+      verdicts.set(token, v);
     }
     return v;
   };
   const out: Array<[number, number]> = [];
   if (ascii && terms.phrases.length === 0) {
     // Only tokens that could match are looked at: the pattern finds them natively.
-    const candidates = candidatePattern(terms.words);
+    const candidates = candidatePattern(terms.words, terms.forms);
     if (!candidates) return out;
     for (let m = candidates.exec(text); m; m = candidates.exec(text)) {
-      if (matches(m[0].toLowerCase())) out.push([m.index, m.index + m[0].length]);
+      if (matches(m[0], m[0].toLowerCase())) out.push([m.index, m.index + m[0].length]);
     }
     return out;
   }
   // Phrases need every word in order; loose words only the matching ones.
-  const tokens: Array<{ start: number; end: number; norm: string }> = [];
+  const tokens: Array<{ start: number; end: number; token: string; norm: string }> = [];
   const keepAll = terms.phrases.length > 0;
   re.lastIndex = 0;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     const norm = ascii ? m[0].toLowerCase() : normalize(m[0]);
-    if (keepAll) tokens.push({ start: m.index, end: m.index + m[0].length, norm });
-    else if (matches(norm)) out.push([m.index, m.index + m[0].length]);
+    if (keepAll) tokens.push({ start: m.index, end: m.index + m[0].length, token: m[0], norm });
+    else if (matches(m[0], norm)) out.push([m.index, m.index + m[0].length]);
   }
   if (!keepAll) return out;
-  const marked = tokens.map((t) => matches(t.norm));
+  const marked = tokens.map((t) => matches(t.token, t.norm));
   for (const phrase of terms.phrases) {
     for (let i = 0; i + phrase.length <= tokens.length; i++) {
       if (phrase.every((w, k) => tokens[i + k].norm === w)) for (let k = 0; k < phrase.length; k++) marked[i + k] = true;

@@ -35,7 +35,8 @@ export const MAX_TOTAL_HITS = 10_000;
  */
 export const INDEX_SETTINGS = {
   // Order matters for the "attribute" rule: a match in the name beats one in the tags or text.
-  searchableAttributes: ['name', 'tags', 'content', ...TERM_ATTRIBUTES],
+  // The other forms of the words last, marked: only forms queries ask for them (planned-page.ts).
+  searchableAttributes: ['name', 'tags', 'content', ...TERM_ATTRIBUTES, 'forms', 'termForms'],
   filterableAttributes: [
     'userId',
     // Exact keys (documents.ts keyOf): the engine compares strings without case.
@@ -62,7 +63,8 @@ export const INDEX_SETTINGS = {
     enabled: true,
     minWordSizeForTypos: { oneTypo: 5, twoTypos: 9 },
     disableOnWords: [],
-    disableOnAttributes: [],
+    // Stems are matched as they are: `retri` one typo from `retro` is no form of `retry`.
+    disableOnAttributes: ['forms', 'termForms'],
   },
   pagination: { maxTotalHits: MAX_TOTAL_HITS },
   // Neither is used; both cost indexing time.

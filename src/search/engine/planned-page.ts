@@ -9,13 +9,41 @@
  *   the first words;
  * - each word on its own (phrases kept), weighted down: a session holding any one word is found,
  *   below those holding more of them.
- * A query of one word (or phrases only) is asked as it is, every part required.
+ * Each of these has a forms counterpart (word-forms.ts): the words' stems (an identifier's parts'
+ * stems), marked, which only the `forms` attribute holds, weighted down by FORMS_WEIGHT, so that
+ * `retries` finds `retrying` below the sessions holding `retries` itself.
+ * A query of phrases only is asked as it is, every part required.
  */
 import type { Meilisearch, SearchParams, SearchResponse } from 'meilisearch';
-import type { QueryPlan } from './query-plan';
+import { ENGINE_WORDS, type QueryPlan } from './query-plan';
+import { markedForm } from '../../domain/word-forms';
+import { MeiliHttpError, rootCause } from './http-client';
 
 /** Weight of the rarest word's own query against the whole query's; commoner words weigh less. */
 export const WORD_WEIGHT = 0.5;
+/** Weight of a forms query against its exact counterpart. */
+export const FORMS_WEIGHT = 0.8;
+
+/** One query of a federated search. */
+export interface PlannedQuery {
+  q: string;
+  matchingStrategy: 'last' | 'all';
+  weight: number;
+  /** A forms query (its words are marked stems). */
+  forms: boolean;
+}
+
+/** A forms query's words, marked (a trailing space: a stem is no prefix of what is typed). */
+const formsQuery = (stems: string[]) => `${stems.map(markedForm).join(' ')} `;
+
+/**
+ * What the forms query asks for a plan's word i. Also for a word that is its own stem: the text's
+ * other forms of it (`connection` for `connect`) and identifiers' parts are only in `forms`.
+ */
+const otherForms = (plan: QueryPlan, i: number): string[] | null => {
+  const f = plan.forms?.[i];
+  return f && f.length > 0 ? f : null;
+};
 
 export interface PlannedPage<D> {
   total: number;
@@ -25,42 +53,85 @@ export interface PlannedPage<D> {
 /** How many documents hold each word of a plan (with its phrases), and how many there are, among `filter`'s. */
 export interface WordCounts {
   documents: number;
-  /** Per plan word, in plan order. */
+  /** Per plan word, in plan order: documents holding it as written. */
   holding: number[];
+  /** Per plan word: documents holding it in any form. */
+  holdingForms?: number[];
 }
 
-/** One request counting, among `filter`'s documents, those holding each word of the plan. */
+/** One request counting, among `filter`'s documents, those holding each word of the plan (and its forms). */
 export async function wordCounts(client: Meilisearch, indexUid: string, plan: QueryPlan, filter: string): Promise<WordCounts> {
   const phrases = plan.phrases.map((p) => `"${p}"`);
-  const queries = ['', ...plan.words].map((w) => ({ indexUid, q: w ? [...phrases, w].join(' ') : '', filter, limit: 0 }));
-  const res = (await client.multiSearch({ queries })) as { results: Array<{ estimatedTotalHits?: number }> };
+  const count = (q: string) => ({ indexUid, q, filter, limit: 0 });
+  const forms = plan.words.map((_, i) => otherForms(plan, i));
+  const queries = [
+    count(''),
+    ...plan.words.map((w) => count([...phrases, w].join(' '))),
+    ...forms.flatMap((f) => (f ? [count([...phrases, formsQuery(f)].join(' '))] : [])),
+  ];
+  const res = (await client.multiSearch({ queries: queries as never })) as { results: Array<{ estimatedTotalHits?: number }> };
   const counts = res.results.map((r) => r.estimatedTotalHits ?? 0);
-  return { documents: counts[0], holding: counts.slice(1) };
+  const holding = counts.slice(1, 1 + plan.words.length);
+  let next = 1 + plan.words.length;
+  const holdingForms = forms.map((f, i) => (f ? Math.max(holding[i], counts[next++]) : holding[i]));
+  return { documents: counts[0], holding, holdingForms };
 }
 
 /** Inverse document frequency (BM25's, never negative). */
 const idf = (documents: number, holding: number) => Math.log(1 + (documents - holding + 0.5) / (holding + 0.5));
 
 /**
- * The queries of a plan of several words (null: asked as one query): words no document holds
- * are left out; the whole query lists the rarest words first (so that `last` drops the commonest
- * first), and each word's own query weighs by its rarity.
+ * The queries of a plan (null: asked as one query, every part required): words no document holds
+ * in any form are left out; the whole query lists the rarest words first (so that `last` drops
+ * the commonest first), and each word's own query weighs by its rarity (of all its forms); each
+ * has its forms counterpart when some word has other forms.
  */
-export function federatedQueries(plan: QueryPlan, counts?: WordCounts): Array<{ q: string; matchingStrategy: 'last' | 'all'; weight: number }> | null {
-  if (plan.words.length < 2) return null;
+export function federatedQueries(plan: QueryPlan, counts?: WordCounts): PlannedQuery[] | null {
+  if (plan.words.length === 0) return null;
   const phrases = plan.phrases.map((p) => `"${p}"`);
-  let words = plan.words.map((w, i) => ({ w, weight: 1, holding: counts?.holding[i] ?? 1 }));
+  let words = plan.words.map((w, i) => ({
+    w,
+    forms: otherForms(plan, i),
+    weight: 1,
+    holding: counts?.holding[i] ?? 1,
+    family: counts?.holdingForms?.[i] ?? counts?.holding[i] ?? 1,
+  }));
+  if (plan.words.length === 1 && !words[0].forms) return null;
   if (counts) {
-    words = words.filter((x) => x.holding > 0);
+    words = words.filter((x) => x.family > 0);
     if (words.length === 0) return null;
-    const top = Math.max(...words.map((x) => idf(counts.documents, x.holding)));
-    for (const x of words) x.weight = top > 0 ? idf(counts.documents, x.holding) / top : 1;
-    words.sort((a, b) => a.holding - b.holding);
+    const top = Math.max(...words.map((x) => idf(counts.documents, x.family)));
+    for (const x of words) x.weight = top > 0 ? idf(counts.documents, x.family) / top : 1;
+    words.sort((a, b) => a.family - b.family);
   }
-  return [
-    { q: [...phrases, ...words.map((x) => x.w)].join(' '), matchingStrategy: 'last', weight: 1 },
-    ...words.map((x) => ({ q: [...phrases, x.w].join(' '), matchingStrategy: 'all' as const, weight: WORD_WEIGHT * x.weight })),
-  ];
+  // Room for the forms query's words (an identifier's parts may be more than one word).
+  const room = Math.max(1, ENGINE_WORDS - plan.phrases.reduce((n, p) => n + p.split(/\s+/).length, 0));
+  const allForms = [...new Set(words.flatMap((x) => x.forms ?? [x.w]))].slice(0, room);
+  const exact = (q: string[], matchingStrategy: 'last' | 'all', weight: number): PlannedQuery => ({
+    q: [...phrases, ...q].join(' '),
+    matchingStrategy,
+    weight,
+    forms: false,
+  });
+  const inForms = (q: string[], matchingStrategy: 'last' | 'all', weight: number): PlannedQuery => ({
+    q: [...phrases, formsQuery(q)].join(' '),
+    matchingStrategy,
+    weight: weight * FORMS_WEIGHT,
+    forms: true,
+  });
+  const anyForms = words.some((x) => x.forms);
+  const whole = words.filter((x) => x.holding > 0 || !counts).map((x) => x.w);
+  const queries: PlannedQuery[] = [];
+  if (whole.length > 0) queries.push(exact(whole, 'last', 1));
+  // One word: all of its parts (an identifier's), as its exact query requires the whole word.
+  if (anyForms) queries.push(inForms(allForms, words.length > 1 ? 'last' : 'all', 1));
+  if (words.length > 1) {
+    for (const x of words) {
+      if (x.holding > 0 || !counts) queries.push(exact([x.w], 'all', WORD_WEIGHT * x.weight));
+      if (x.forms) queries.push(inForms(x.forms, 'all', WORD_WEIGHT * x.weight));
+    }
+  }
+  return queries;
 }
 
 /** Large sessions counted per request (a user's large sessions matching any word); past it, `total` says at least this many. */
@@ -83,7 +154,7 @@ type Federated<D> = {
 export async function federatedPage<D extends Record<string, unknown>>(
   client: Meilisearch,
   indexUid: string,
-  queries: NonNullable<ReturnType<typeof federatedQueries>>,
+  queries: PlannedQuery[],
   params: SearchParams,
   from: number,
   count: number,
@@ -98,19 +169,34 @@ export async function federatedPage<D extends Record<string, unknown>>(
       distinct,
       federationOptions: { weight: q.weight },
     }));
-  const res = (await client.multiSearch({
-    federation: { limit: count, offset: from, facetsByIndex: { [indexUid]: ['whole'] } },
-    queries: each(null).map((q) => ({ ...q, attributesToRetrieve, showRankingScore })),
-  } as never)) as unknown as Federated<D>;
+  const page = (facets: boolean) =>
+    client.multiSearch({
+      federation: { limit: count, offset: from, ...(facets ? { facetsByIndex: { [indexUid]: ['whole'] } } : {}) },
+      queries: each(null).map((q) => ({ ...q, attributesToRetrieve, showRankingScore })),
+    } as never) as unknown as Promise<Federated<D>>;
+  // Sessions among the documents matching `extra` (null: all), listed (distinct per query, united).
+  const sessionsListed = async (extra: string | null) => {
+    const listed = (await client.multiSearch({
+      queries: each(extra).map(({ federationOptions: _, ...q }) => ({ ...q, attributesToRetrieve: ['sessionDigest'], limit: LARGE_COUNTED })),
+    } as never)) as unknown as { results: Array<{ hits: Array<{ sessionDigest: string }> }> };
+    return new Set(listed.results.flatMap((r) => r.hits.map((h) => h.sessionDigest))).size;
+  };
+  let res: Federated<D>;
+  try {
+    res = await page(true);
+  } catch (err) {
+    const e = rootCause(err);
+    if (!(e instanceof MeiliHttpError && /facet/i.test(`${e.code ?? ''}`))) throw err;
+    // `whole` is not filterable (yet: settings are applied at start): every session listed.
+    const [p, total] = await Promise.all([page(false), sessionsListed(null)]);
+    return { total, hits: p.hits.map((h) => ({ ...h, _rankingScore: h._federation?.weightedRankingScore ?? h._rankingScore })) };
+  }
   const hits = res.hits.map((h) => ({ ...h, _rankingScore: h._federation?.weightedRankingScore ?? h._rankingScore }));
   const byWhole = res.facetsByIndex?.[indexUid]?.distribution?.whole;
   if (!byWhole) return { total: res.estimatedTotalHits ?? hits.length, hits };
   let total = byWhole.true ?? 0;
-  if ((byWhole.false ?? 0) > 0) {
-    const large = (await client.multiSearch({
-      queries: each('whole = false').map(({ federationOptions: _, ...q }) => ({ ...q, attributesToRetrieve: ['sessionDigest'], limit: LARGE_COUNTED })),
-    } as never)) as unknown as { results: Array<{ hits: Array<{ sessionDigest: string }> }> };
-    total += new Set(large.results.flatMap((r) => r.hits.map((h) => h.sessionDigest))).size;
-  }
+  // The merged documents not counted yet: large sessions' (`whole = false`) and documents indexed
+  // before `whole` existed (neither), which are one per session too.
+  if ((byWhole.false ?? 0) > 0 || (res.estimatedTotalHits ?? 0) > total) total += await sessionsListed('NOT whole = true');
   return { total, hits };
 }

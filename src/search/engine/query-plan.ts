@@ -10,6 +10,7 @@
  * - `"Quoted phrases"` are kept whole and stay required.
  */
 import { WORD_RE } from '../../domain/search-documents';
+import { queryFormsOf } from '../../domain/word-forms';
 
 /** Words the engine counts in one query (Meilisearch ignores the words past its 10th). */
 export const ENGINE_WORDS = 10;
@@ -33,6 +34,11 @@ export interface QueryPlan {
   words: string[];
   /** The quoted phrases, as written between the quotes. */
   phrases: string[];
+  /**
+   * Per kept word, what its forms query asks (word-forms.ts): its stem, or its parts' stems when
+   * it is a camelCase identifier. Absent: no forms query (the upload CLI's resume search).
+   */
+  forms?: string[][];
 }
 
 const wordsIn = (s: string) => (s.match(WORD_RE) ?? []).map((w) => w.toLowerCase());
@@ -41,14 +47,15 @@ const wordsIn = (s: string) => (s.match(WORD_RE) ?? []).map((w) => w.toLowerCase
 export function planQuery(query: string): QueryPlan {
   const parts = query.split('"');
   const phrases: string[] = [];
-  const loose: string[] = [];
+  // Each word as first written (its case tells an identifier's parts), by its lower case.
+  const written = new Map<string, string>();
   parts.forEach((part, i) => {
     // Odd parts are inside quotes (an unclosed quote runs to the end, as the engine reads it).
     if (i % 2 === 1 && i < parts.length - 1) {
       if (wordsIn(part).length > 0) phrases.push(part.trim());
-    } else loose.push(...wordsIn(part));
+    } else for (const w of part.match(WORD_RE) ?? []) if (!written.has(w.toLowerCase())) written.set(w.toLowerCase(), w);
   });
-  const distinct = [...new Set(loose)];
+  const distinct = [...written.keys()];
   const meaningful = distinct.filter((w) => !STOP_WORDS.has(w));
   let words = meaningful.length > 0 || phrases.length > 0 ? meaningful : distinct;
   const room = Math.max(0, ENGINE_WORDS - phrases.reduce((n, p) => n + wordsIn(p).length, 0));
@@ -57,5 +64,5 @@ export function planQuery(query: string): QueryPlan {
     words = words.filter((w) => kept.has(w));
   }
   const q = [...phrases.map((p) => `"${p}"`), ...words].join(' ');
-  return { q, words, phrases };
+  return { q, words, phrases, forms: words.map((w) => queryFormsOf(written.get(w) ?? w, STOP_WORDS)) };
 }
