@@ -137,6 +137,23 @@ describe.each(CALLERS)('$name', ({ token, reads }) => {
     expect((await rest(token(), 'GET', `/api/v1/projects/related-nobody/sessions/${sid()}/related`)).status).toBe(404);
   });
 
+  test('GraphQL Session.related: an unreadable session answers as reading it does (FORBIDDEN, nothing of it), an unknown one NOT_FOUND', async () => {
+    const q = `query($p: ID!, $s: ID!) { session(projectId: $p, id: $s) { id related(limit: 20) { projectId sessionId title } } }`;
+    for (const f of ALL) {
+      const g = await app.gql(token(), q, { p: f.projectId, s: f.sessionId });
+      if (readable.has(key(f))) {
+        expect([key(f), g.body.errors]).toEqual([key(f), undefined]);
+        const got: string[] = g.body.data.session.related.map(key);
+        for (const r of got) expect([key(f), r, readable.has(r)]).toEqual([key(f), r, true]);
+        continue;
+      }
+      expect([key(f), g.body.errors?.[0]?.extensions?.code, g.body.data?.session ?? null]).toEqual([key(f), 'FORBIDDEN', null]);
+      expect(JSON.stringify(g.body)).not.toContain(f.title);
+    }
+    const nobody = await app.gql(token(), q, { p: 'related-nobody', s: sid() });
+    expect(nobody.body.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+  });
+
   test('MCP related_sessions: the same sessions as REST; an unreadable session reads as not found', async () => {
     const mcp = await connectMcp(app.url, token());
     try {

@@ -7,7 +7,7 @@
  * (20261126190000_search_whole_documents), sessions indexed whole without their outline
  * (20261127030000_search_outlines), and documents numbered with the file's header as an exchange of
  * its own (20261128170000_search_exchange_numbers), and documents without word forms
- * (20261128200000_search_word_forms).
+ * (20261128220000_search_word_forms).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -206,7 +206,7 @@ test('documents indexed before word forms get them from the migration; search an
   expect(await found('retries')).toEqual([id]);
   expect(await found('retrying')).toEqual([]);
 
-  expect(await migrated('20261128200000_search_word_forms')).toBeGreaterThanOrEqual(1);
+  expect(await migrated('20261128220000_search_word_forms')).toBeGreaterThanOrEqual(1);
   expect(await found('retrying')).toEqual([id]);
   expect(await found('backoff')).toEqual([id]);
 }, 120_000);
