@@ -79,7 +79,8 @@ export function BarChart({
         animation: false,
         responsive: true,
         maintainAspectRatio: false,
-        layout: { padding: { right: horizontal ? 64 : 8, top: 18 } },
+        // Room for the last bar's value label (centred on the bar, so half of it past the bar).
+        layout: { padding: { right: horizontal ? 64 : 32, top: 18 } },
         scales: {
           [horizontal ? 'x' : 'y']: { beginAtZero: true, ticks: { callback: (v: string | number) => format(Number(v)), ...(whole ? { precision: 0 } : {}) } },
         },
