@@ -5,6 +5,7 @@
  *   npm run bench -- --only=rest,graphql,upload,storage,search
  *   npm run bench -- --only=rest --redis --log-level=warn   # rate limits in Redis; another log level
  *   npm run bench -- --only=relevance   # search relevance on the project's fixture (bench/relevance)
+ *   npm run bench -- --only=imports     # imports: event-loop delay, RSS and answer size (bench/imports.ts)
  * The servers run at the service's default log level (`info`: one line per request) with the rate
  * limits in memory (no REDIS_URL), the service's defaults; --redis and --log-level change both
  * the service and the REST baseline.
@@ -126,6 +127,7 @@ async function main() {
   if (ONLY.some((a) => SERVER_AREAS.includes(a))) await serverAreas();
   if (ONLY.includes('search') && fs.existsSync(path.join(ROOT, 'bench/search.ts'))) searchArea();
   if (ONLY.includes('relevance')) relevanceArea();
+  if (ONLY.includes('imports')) importsArea();
 
   console.log(`\n(server logs: ${LOG_DIR})`);
   console.log('\n## Summary');
@@ -387,6 +389,18 @@ function searchArea() {
       );
     }
   }
+}
+
+/** Imports against the event loop, memory and the answer's size (bench/imports.ts), on its own fresh database. */
+function importsArea() {
+  console.log('\n## Imports (bench/imports.ts)');
+  const out = execFileSync(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bench/imports.ts', ...(QUICK ? ['--quick'] : [])], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  process.stdout.write(out);
+  for (const line of out.split('\n')) if (line.startsWith('imports: ')) summary.push(line);
 }
 
 let relevanceLine: string | null = null;
