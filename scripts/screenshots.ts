@@ -51,7 +51,13 @@ async function api(base: string, token: string, method: string, url: string, bod
   return r;
 }
 
-async function seed(base: string, token: string): Promise<void> {
+/** The pages a link opens, signed out: a new user's set-password link and a team invitation. */
+interface Links {
+  resetPassword: string;
+  join: string;
+}
+
+async function seed(base: string, token: string): Promise<Links> {
   await api(base, token, 'POST', '/api/v1/projects', { id: P, name: 'Web app', icon: 'Rocket', color: 'emerald' });
   await api(base, token, 'POST', '/api/v1/projects', { id: 'data-pipeline', name: 'Data pipeline', icon: 'Database', color: 'purple' });
   const sessions: Array<[string, number, string, string]> = [
@@ -68,15 +74,28 @@ async function seed(base: string, token: string): Promise<void> {
       metadata: { title, llmModels: ['claude-sonnet-4'], gitBranches: [branch], clientName: 'specstory-cli', agentName: 'claude-code', tags: ['backend'] },
     });
   }
-  await api(base, token, 'POST', '/api/v1/teams', { name: 'Pelican crew' });
+  const team = await api(base, token, 'POST', '/api/v1/teams', { name: 'Pelican crew' });
   await api(base, token, 'POST', `/api/v1/projects/${P}/sessions/${sid(1)}/shares`, {});
+  const grace = await api(base, token, 'POST', '/api/v1/users', { email: 'grace@example.com', name: 'Grace Hopper' });
+  const invitation = await api(base, token, 'POST', `/api/v1/teams/${(team.json as { data: { team: { id: string } } }).data.team.id}/invitations`, {
+    role: 'member',
+  });
+  const local = (url: string) => {
+    const u = new URL(url);
+    return u.pathname + u.search;
+  };
+  return {
+    resetPassword: local((grace.json as { data: { link: string } }).data.link),
+    join: local((invitation.json as { data: { url: string } }).data.url),
+  };
 }
 
-async function shoot(page: Page, name: string, url: string, width: number): Promise<void> {
+async function shoot(page: Page, name: string, url: string, width: number, then?: () => Promise<void>): Promise<void> {
   await page.setViewportSize({ width, height: width > 500 ? 800 : 844 });
   await page.goto(url);
   await page.getByRole('heading', { level: 1 }).first().waitFor();
   await page.waitForLoadState('networkidle').catch(() => undefined);
+  await then?.();
   await sleep(300);
   await page.screenshot({ path: path.join(OUT, `${name}-${width}.png`) });
 }
@@ -89,7 +108,7 @@ async function main(): Promise<void> {
   try {
     const [user] = await seedUsers(db.url, [{ email: EMAIL, name: 'Ada Lovelace', password: PASSWORD, role: 'admin' }]);
     server = await BenchServer.start({ env: { DATABASE_URL: db.url, WORKERS_ENABLED: undefined }, output: 'ignore', name: 'screenshots server' });
-    await seed(server.url, user.token);
+    const links = await seed(server.url, user.token);
     // Until search finds the sessions (the index applies its outbox within a second or so).
     for (let i = 0; i < 120; i++) {
       const r = await request(`${server.url}/api/v1/graphql`, {
@@ -109,12 +128,25 @@ async function main(): Promise<void> {
     await page.setViewportSize({ width: 390, height: 844 });
     await sleep(300);
     await page.screenshot({ path: path.join(OUT, 'sign-in-390.png') });
+    for (const [name, url] of [
+      ['reset-password', links.resetPassword],
+      ['join', links.join],
+    ] as const)
+      for (const width of [1280, 390]) await shoot(page, name, url, width);
+    await page.goto('/sign-in');
     await page.getByLabel('Email').fill(EMAIL);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
     for (const [name, url] of PAGES) for (const width of [1280, 390]) await shoot(page, name, url, width);
-    console.log(`wrote ${(PAGES.length + 1) * 2} screenshots to ${path.relative(ROOT, OUT)}/`);
+    // The reader's folded panel (details, tags, downloads, share links), opened.
+    for (const width of [1280, 390]) {
+      await shoot(page, 'reader-details', `/projects/${P}/sessions/${sid(1)}`, width, async () => {
+        await page.getByText('Details, tags and sharing', { exact: true }).click();
+        await page.getByRole('button', { name: 'Download markdown' }).scrollIntoViewIfNeeded();
+      });
+    }
+    console.log(`wrote ${(PAGES.length + 4) * 2} screenshots to ${path.relative(ROOT, OUT)}/`);
   } finally {
     await browser.close();
     await server?.stop();
