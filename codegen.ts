@@ -44,11 +44,13 @@ const config: CodegenConfig = {
         scalars: { ID: 'string' },
       },
     },
-    // The console, as a frontend team would use the API: typed documents, sent by plain fetch.
+    // The console, as a frontend team would use the API: typed documents, sent by plain fetch as
+    // trusted documents (their sha256 ids; the texts go to persisted-documents.json, which the
+    // service loads as the console's registered documents).
     'web/src/gql/': {
       documents: ['web/src/**/*.{ts,tsx}', '!web/src/gql/**'],
       preset: 'client',
-      presetConfig: { fragmentMasking: false },
+      presetConfig: { fragmentMasking: false, persistedDocuments: { hashAlgorithm: 'sha256' } },
       config: { documentMode: 'string', enumsAsTypes: true, useTypeImports: true, scalars: { ID: 'string' } },
     },
   },

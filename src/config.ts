@@ -99,6 +99,8 @@ export interface Config {
   publicUrl: string | null;
   /** GET /api/v1/graphql/schema.graphql and changelog.json answer without a credential (default true). */
   graphqlSchemaPublic: boolean;
+  /** Which GraphQL requests must send a registered `documentId` instead of a query: none, browser sessions, all. */
+  graphqlTrustedDocuments: 'off' | 'cookie' | 'all';
   /** Share links: `public` (default), `signed-in` (no public links) or `off`. */
   shares: 'public' | 'signed-in' | 'off';
   /** Share links that never expire are allowed. */
@@ -244,6 +246,7 @@ const schema = z.object({
   COOKIE_SECURE: z.enum(['true', 'false'], { error: 'COOKIE_SECURE must be true or false' }).default('false'),
   TEAMS: z.enum(['everyone', 'admins'], { error: 'TEAMS must be everyone or admins' }).default('everyone'),
   PUBLIC_URL: urlOf('PUBLIC_URL', ['http:', 'https:']).optional(),
+  GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['off', 'cookie', 'all'], { error: 'GRAPHQL_TRUSTED_DOCUMENTS must be off, cookie or all' }).default('off'),
   GRAPHQL_SCHEMA_PUBLIC: z.enum(['true', 'false'], { error: 'GRAPHQL_SCHEMA_PUBLIC must be true or false' }).default('true'),
   SHARES: z.enum(['public', 'signed-in', 'off'], { message: 'SHARES must be public, signed-in or off' }).default('public'),
   SHARES_ALLOW_NEVER: z.enum(['true', 'false'], { error: 'SHARES_ALLOW_NEVER must be true or false' }).default('false'),
@@ -369,6 +372,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cookieSecure: e.COOKIE_SECURE === 'true',
     publicUrl: e.PUBLIC_URL ? new URL(e.PUBLIC_URL).origin : null,
     graphqlSchemaPublic: e.GRAPHQL_SCHEMA_PUBLIC === 'true',
+    graphqlTrustedDocuments: e.GRAPHQL_TRUSTED_DOCUMENTS,
     shares: e.SHARES,
     sharesAllowNever: e.SHARES_ALLOW_NEVER === 'true',
     shareReadsPerMinute: e.SHARE_READS_PER_MINUTE,

@@ -16,6 +16,8 @@ import { formatErrorWith } from './errors';
 import { checkOperation, MAX_QUERY_BYTES, readOnlyRejection } from './guards';
 import { playgroundRouter } from './playground';
 import { publishedSchemaRouter } from './published';
+import { documentsRouter, trustedDocumentsGate } from './trusted-documents';
+import { loadConsoleDocuments, trustedDocuments } from '../services/graphql-documents';
 import { operationUsagePlugin } from './operation-usage';
 import { ctxOf } from '../http/request-context';
 import { operationUsage, operationUsageRecorder } from '../services/graphql-usage';
@@ -80,8 +82,11 @@ export async function createGraphqlRouter(deps: Deps, mw: GraphqlMiddleware): Pr
   const usage = operationUsageRecorder(deps, deps.logger);
   const schemaFile = schemaPath();
   const typeDefs = fs.readFileSync(schemaFile, 'utf8');
+  const schema = makeExecutableSchema({ typeDefs, resolvers });
+  const consoleDocuments = loadConsoleDocuments();
+  const trusted = trustedDocuments(deps, consoleDocuments);
   const server = new ApolloServer<GraphqlContext>({
-    schema: makeExecutableSchema({ typeDefs, resolvers }),
+    schema,
     introspection: true,
     includeStacktraceInErrorResponses: false,
     // main.ts owns shutdown: Apollo's own SIGTERM handler (on unless NODE_ENV=test) raced it and
@@ -121,7 +126,8 @@ export async function createGraphqlRouter(deps: Deps, mw: GraphqlMiddleware): Pr
       .then(() => operationUsage(ctxOf(req, deps), req.query.days))
       .then((operations) => res.json({ operations }), next);
   });
-  router.all('/', mw.auth, mw.rateLimit, mw.body, preflight, apollo);
+  router.use(documentsRouter(deps, schema, consoleDocuments, mw));
+  router.all('/', mw.auth, mw.rateLimit, mw.body, preflight, trustedDocumentsGate(trusted, deps.config.graphqlTrustedDocuments), apollo);
   return {
     router,
     stop: async () => {

@@ -5,8 +5,9 @@ import { clientNameOf, type OperationUsageRecorder } from '../services/graphql-u
 import type { GraphqlContext } from './context';
 
 /**
- * Counts every operation that validated (src/services/graphql-usage.ts): its id (the sha256 of
- * its normalised text, `print` of the parsed document), its name, the client that sent it and the
+ * Counts every operation that validated (src/services/graphql-usage.ts): its id (the trusted
+ * document's id when it came as one, else the sha256 of its normalised text, `print` of the
+ * parsed document), its name, the client that sent it and the
  * schema coordinates it touches (`Type.field`, `Type.field.argument`, `Input.field`). What an
  * operation touches is worked out once per distinct text: a cache of at most CACHE_SIZE entries,
  * emptied when full.
@@ -45,15 +46,18 @@ export function coordinatesOf(schema: GraphQLSchema, document: DocumentNode): st
   return [...out].sort();
 }
 
+/** The trusted document's id the door put in `extensions` (src/graphql/trusted-documents.ts). */
+const documentIdOf = (extensions: Record<string, unknown> | undefined): string | null =>
+  typeof extensions?.documentId === 'string' && /^sha256:[0-9a-f]{64}$/.test(extensions.documentId) ? extensions.documentId : null;
+
 export function operationUsagePlugin(recorder: OperationUsageRecorder): ApolloServerPlugin<GraphqlContext> {
   const cache = new Map<string, OperationInfo>();
-  const infoOf = (schema: GraphQLSchema, document: DocumentNode, text: string, name: string | null): OperationInfo => {
+  const infoOf = (schema: GraphQLSchema, document: DocumentNode, text: string, name: string | null, documentId: string | null): OperationInfo => {
     const key = `${name ?? ''}\n${text}`;
     let info = cache.get(key);
     if (!info) {
       if (cache.size >= CACHE_SIZE) cache.clear();
-      const normalised = print(document);
-      const id = `sha256:${createHash('sha256').update(normalised).digest('hex')}`;
+      const id = documentId ?? `sha256:${createHash('sha256').update(print(document)).digest('hex')}`;
       info = { id, name, coordinates: coordinatesOf(schema, document) };
       cache.set(key, info);
     }
@@ -66,7 +70,7 @@ export function operationUsagePlugin(recorder: OperationUsageRecorder): ApolloSe
           const text = rc.source ?? print(rc.document);
           const name = rc.operationName ?? rc.operation?.name?.value ?? null;
           recorder.record(
-            infoOf(rc.schema, rc.document, text, name),
+            infoOf(rc.schema, rc.document, text, name, documentIdOf(rc.request.extensions)),
             clientNameOf((h) => rc.request.http?.headers.get(h)),
           );
           return Promise.resolve();

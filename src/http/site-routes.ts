@@ -62,6 +62,8 @@ export const SITE_ROUTES = {
   },
   // Operations run per client and day, for schema review (instance administrators).
   graphqlUsage: { method: 'get', base: GRAPHQL, path: '/usage', name: `${GRAPHQL}/usage`, auth: 'key', rateLimit: 'graphql' },
+  // Trusted documents: GET lists, POST registers (instance administrators).
+  graphqlDocuments: { method: 'all', base: GRAPHQL, path: '/documents', name: `${GRAPHQL}/documents`, auth: 'key', rateLimit: 'graphql' },
   playgroundAssets: { method: 'use', base: GRAPHQL, path: '/assets', name: GRAPHQL, auth: 'none', rateLimit: 'none' },
   openApi: { method: 'get', base: API_PREFIX, path: '/openapi.json', name: `${API_PREFIX}/openapi.json`, auth: 'none', rateLimit: 'none' },
   docsAssets: { method: 'use', base: API_PREFIX, path: '/docs/assets', name: `${API_PREFIX}/docs/assets/*`, auth: 'none', rateLimit: 'none' },

@@ -46,7 +46,9 @@ export async function gqlAbortable<TResult, TVariables>(
   const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json', 'graphql-client-name': 'session-archive-console' };
   const csrf = getCsrfToken();
   if (csrf) headers['X-CSRF-Token'] = csrf;
-  const body = JSON.stringify({ query: document.toString(), variables });
+  // Sent by id (a trusted document: the build registered its text with the service), never as text.
+  const documentId = (document.__meta__ as { hash?: unknown } | undefined)?.hash;
+  const body = JSON.stringify(typeof documentId === 'string' ? { documentId, variables } : { query: document.toString(), variables });
   // A query (a read) is asked again when the service is busy or out of reach for a moment (429,
   // 502–504, a network error), as the session check is: a busy database answers 503 with
   // Retry-After, and a page must not stop at that. A mutation is never repeated on its own.
