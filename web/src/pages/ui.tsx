@@ -42,7 +42,7 @@ export function RevokeCredentialsField() {
       label="Also revoke API keys and logged-in clients"
       name="revokeCredentials"
       defaultChecked
-      hint="Every API key of this account and every client logged in with a code (the upload CLI, the desktop app) stops working at once: make new keys and log the clients in again afterwards. Unchecked, they keep working."
+      hint="Every API key of this account and every client logged in with a code (the upload CLI, the desktop app) stops working at once: make new keys and log the clients in again afterwards. Unchecked, they keep working. A new account's first password (its set-password link) revokes nothing either way."
     />
   );
 }
