@@ -192,7 +192,13 @@ describe('word forms and identifiers', () => {
   });
 
   test('a camelCase identifier is found by its parts and whole; paths by their parts', async () => {
-    expect(ids(await h.find(carol, 'retry backoff'))[0]).toBe(s.helper);
+    // `retry`, the first word, is also a prefix of `retrying` as written, and the engine's prefix
+    // match ranks that session level with the helper's (their order varies between runs): the
+    // helper is above every session holding only another form of `retry`.
+    const both = ids(await h.find(carol, 'retry backoff'));
+    expect(both.slice(0, 2)).toContain(s.helper);
+    expect(both.indexOf(s.helper)).toBeLessThan(both.indexOf(s.retries));
+    expect(both.indexOf(s.helper)).toBeLessThan(both.indexOf(s.large));
     expect(ids(await h.find(carol, 'backoff'))).toEqual([s.helper]);
     expect(ids(await h.find(carol, 'retryWithBackoff'))).toEqual([s.helper]);
     const [hit] = (await h.find(carol, 'backoff')).results;
