@@ -30,7 +30,7 @@ const writes = {
   execute: () => Promise.resolve(++flushed),
 };
 
-const recorder = operationUsageRecorder({ db: { writes } as any }, createLogger('warn'));
+const recorder = operationUsageRecorder({ db: { writes } as any }, createLogger('warn'), { periodic: true });
 const headers = new Map([['graphql-client-name', 'session-archive-console']]);
 
 async function listenerFor() {

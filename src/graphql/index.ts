@@ -79,7 +79,7 @@ function preflight(req: Request, _res: Response, next: NextFunction) {
 
 /** POST /api/v1/graphql (Apollo Server 5) and the playground, on the services REST uses. */
 export async function createGraphqlRouter(deps: Deps, mw: GraphqlMiddleware): Promise<{ router: Router; stop(): Promise<void> }> {
-  const usage = operationUsageRecorder(deps, deps.logger);
+  const usage = operationUsageRecorder(deps, deps.logger, { periodic: deps.config.workersEnabled });
   const schemaFile = schemaPath();
   const typeDefs = fs.readFileSync(schemaFile, 'utf8');
   const schema = makeExecutableSchema({ typeDefs, resolvers });

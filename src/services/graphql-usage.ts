@@ -43,7 +43,11 @@ export interface OperationUsageRecorder {
   stop(): Promise<void>;
 }
 
-export function operationUsageRecorder(deps: Pick<Deps, 'db'>, log: Logger): OperationUsageRecorder {
+/**
+ * `periodic: false` (WORKERS_ENABLED=false: no background work in this process) adds the counts
+ * only when usage is read and when the service stops.
+ */
+export function operationUsageRecorder(deps: Pick<Deps, 'db'>, log: Logger, { periodic }: { periodic: boolean }): OperationUsageRecorder {
   let pending = new Map<string, OperationCount>();
   let flushing: Promise<void> = Promise.resolve();
   let lastPrunedDay = '';
@@ -64,8 +68,8 @@ export function operationUsageRecorder(deps: Pick<Deps, 'db'>, log: Logger): Ope
       .catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err), dropped: batch.length }, 'graphql usage: counts not saved'));
     return flushing;
   };
-  const timer = setInterval(() => void flush(), FLUSH_MS);
-  timer.unref();
+  const timer = periodic ? setInterval(() => void flush(), FLUSH_MS) : null;
+  timer?.unref();
 
   return {
     record(op, client) {
@@ -83,7 +87,7 @@ export function operationUsageRecorder(deps: Pick<Deps, 'db'>, log: Logger): Ope
     },
     flush,
     async stop() {
-      clearInterval(timer);
+      if (timer) clearInterval(timer);
       await flush();
     },
   };
