@@ -302,6 +302,9 @@ test(
       await page.waitForURL(/#exchange-9$/);
       const ninth = page.getByRole('heading', { level: 2, name: /^9\. / });
       await ninth.waitFor();
+      // The heading takes focus once its exchange is in the window (an effect after the render
+      // that shows it): wait for that, then check it.
+      await page.waitForFunction(() => /^9\. /.test((globalThis as any).document.activeElement?.textContent ?? ''), undefined, { timeout: 10_000 });
       expect(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).toMatch(/^9\. /);
       expect(await jump.isVisible()).toBe(true);
       expect(await jump.inputValue()).toBe('9');
