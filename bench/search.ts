@@ -352,8 +352,9 @@ async function main() {
     // Related sessions (src/services/related.ts) of one of the caller's sessions, a different one per query.
     const picks = await Promise.all(
       queries.map(async (_, i) => {
-        const [rows] = await pool.query('SELECT projectId, id FROM sessions WHERE userId = ? ORDER BY id LIMIT 1 OFFSET ?', [userOf(i), i % 50]);
-        return (rows as Array<{ projectId: string; id: string }>)[0];
+        const [rows] = await pool.query('SELECT projectId, id FROM sessions WHERE userId = ? ORDER BY id LIMIT 50', [userOf(i)]);
+        const own = rows as Array<{ projectId: string; id: string }>;
+        return own[i % own.length];
       }),
     );
     const related = await timeIt(queries.length, (i) => relatedSessions(callerOf(i), picks[i].projectId, picks[i].id, 5));

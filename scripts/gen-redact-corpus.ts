@@ -5,7 +5,7 @@
  *
  *   npx tsx scripts/gen-redact-corpus.ts          # rewrite test/redact/corpus.json
  *
- * test/redact-corpus.test.ts checks the file equals what this script builds.
+ * test/redact/redact-corpus.test.ts checks the file equals what this script builds.
  */
 import fs from 'node:fs';
 import path from 'node:path';

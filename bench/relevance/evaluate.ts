@@ -2,7 +2,7 @@
  * Scores a search over the relevance fixture: for each question, where its expected session comes
  * in the results (first 10), summed up per kind as recall@1, recall@3, recall@10 and MRR (the
  * mean of 1/position, 0 when not in the first 10). Used by the bench (bench/relevance/run.ts)
- * and by the test that keeps the committed figure (test/search-relevance.test.ts).
+ * and by the test that keeps the committed figure (test/search/search-relevance.test.ts).
  */
 import { QUESTIONS, type Question, type QuestionKind } from './questions';
 

@@ -73,7 +73,7 @@ const PREPARED_MAX = 512;
 export function prepared(sql: string): string {
   // A text built per request (lists, counts) is marked already from its second request on.
   if (PREPARED.has(sql)) return sql;
-  // Reads only (the replica's routing and test/statement-kinds.test.ts rely on it).
+  // Reads only (the replica's routing and test/architecture/statement-kinds.test.ts rely on it).
   if (!/^\s*SELECT\b/i.test(sql)) throw new Error('prepared() marks reads only');
   if (PREPARED.size < PREPARED_MAX) PREPARED.add(sql);
   return sql;

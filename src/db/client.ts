@@ -170,7 +170,7 @@ function userView(base: DbHandles, replica: Replica, userId: string): DbHandles 
   };
   // Whether a statement wrote is told by the method it went through, not by its text: `query`
   // returns rows and changes none, `execute` (and `executeBinary`) changes rows (the Sql contract,
-  // src/data/sql.ts; test/statement-kinds.test.ts holds src/ to it). Only the latter mark a write.
+  // src/data/sql.ts; test/architecture/statement-kinds.test.ts holds src/ to it). Only the latter mark a write.
   const writes: Sql = {
     isSql: true,
     query: (sql, ...values) => base.writes.query(sql, ...values),

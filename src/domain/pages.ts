@@ -2,7 +2,7 @@
  * Every page-size bound and default of the front doors, in one place. `def` is the size when the
  * client sends none: REST's query parameters, GraphQL's resolvers and the MCP tools read it here,
  * and the same numbers stand as the argument defaults in schema.graphql and in the MCP tools'
- * published input schemas (test/page-defaults.test.ts holds them together).
+ * published input schemas (test/sessions/page-defaults.test.ts holds them together).
  */
 export interface Bound {
   min: number;

@@ -5,7 +5,7 @@
  * the API's catch-all. Each router registers its paths from here, and middleware that must know a
  * request's route before routing (the database watchdog, the access log and metrics) looks it up
  * here by path (siteRouteOf) and reads its flags; no middleware compares paths of its own. They are
- * not part of the OpenAPI document. test/site-routes.test.ts checks that every path the app
+ * not part of the OpenAPI document. test/rest/site-routes.test.ts checks that every path the app
  * registers is declared here or in the API's table.
  */
 import type { Request } from 'express';

@@ -94,7 +94,7 @@ export function createMcpServer(m: McpContext): McpServer {
 
   // The SDK answers a call of an unknown tool with an error *result*; the protocol (and agents)
   // expect a JSON-RPC error, so calls are screened by name first. (Its handler map is not public
-  // API: the SDK's version is pinned, and test/mcp.test.ts checks this answer.)
+  // API: the SDK's version is pinned, and test/mcp/mcp.test.ts checks this answer.)
   const handlers = (server.server as unknown as { _requestHandlers: Map<string, (req: { params?: { name?: unknown } }, extra: unknown) => Promise<unknown>> })
     ._requestHandlers;
   const call = handlers.get('tools/call');

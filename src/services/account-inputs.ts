@@ -2,7 +2,7 @@
  * The account and device-login bodies as zod schemas, read through the one
  * translation of src/services/inputs.ts (`parseInput`: the first problem, in the order the schema
  * lists the fields, is the 400). Their messages are those the console and the upload CLI have
- * always shown (pinned in test/account-input-messages.test.ts), which differ in wording from the
+ * always shown (pinned in test/accounts/account-input-messages.test.ts), which differ in wording from the
  * session and project fields' (`Invalid value for x. Must be a string`).
  */
 import { PASSWORD_MAX, PASSWORD_MIN } from '../domain/passwords';

@@ -6,8 +6,8 @@
 import { execFile } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
+import { ROOT } from './paths';
 
-const ROOT = path.join(__dirname, '..', '..');
 /** tsx and the CLI's entry point, for a test that starts it some other way (in a terminal). */
 export const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 export const CLI_MAIN = path.join(ROOT, 'src', 'cli', 'main.ts');

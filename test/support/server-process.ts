@@ -6,9 +6,9 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import path from 'node:path';
 import { rawRequest, type TestResponse } from './app';
 import { killGroup, spawnTracked } from './processes';
+import { ROOT } from './paths';
 
 /** The JWT_SECRET servers started here use (keys made for them are signed with it). */
 export const JWT_SECRET = 'server-process-test-secret-long-enough';
@@ -57,7 +57,7 @@ export class ServerProcess {
     const port = await freePort();
     // One process (tsx as a loader, not its CLI wrapper): the signal reaches main.ts itself.
     const proc = spawnTracked(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: path.resolve(__dirname, '..', '..'),
+      cwd: ROOT,
       env: {
         ...process.env,
         // As in production: NODE_ENV=test would switch off libraries' own signal handlers.

@@ -1,0 +1,104 @@
+/**
+ * Imports run down the layers (docs/development.md, "Layout"): the doors and
+ * the composition root on top, then middleware, services, the search side and the worker-thread
+ * pool, the data layer, and pure rules at the bottom. A module may import its own folder and any
+ * folder below it, never one above it (that is how cycles such as services ↔ search start).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../support/paths';
+
+/** Higher imports lower. Top-level files count as folders of their own name. */
+const RANK: Record<string, number> = {
+  main: 10,
+  app: 9,
+  deps: 9,
+  cli: 9,
+  rest: 8,
+  graphql: 8,
+  mcp: 8,
+  metrics: 8,
+  http: 7,
+  api: 6.5,
+  auth: 6,
+  services: 5,
+  search: 4,
+  offload: 3,
+  db: 2.5,
+  data: 2,
+  config: 1.5,
+  'config-checks': 1.4,
+  domain: 1,
+  redact: 0.5,
+  logger: 0.5,
+  'secret-file': 0.5,
+  heap: 0.5,
+  errors: 0,
+  generated: 0,
+};
+
+const SRC = path.resolve(ROOT, 'src');
+
+function sources(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'generated' ? [] : sources(p);
+    return /\.tsx?$/.test(e.name) ? [p] : [];
+  });
+}
+
+const unitOf = (file: string) =>
+  path
+    .relative(SRC, file)
+    .split(path.sep)[0]
+    .replace(/\.tsx?$/, '');
+
+test('every folder of src/ has a layer', () => {
+  const units = new Set(sources(SRC).map(unitOf));
+  expect([...units].filter((u) => !(u in RANK))).toEqual([]);
+});
+
+test('no import runs upward', () => {
+  const upward: string[] = [];
+  for (const file of sources(SRC)) {
+    const from = unitOf(file);
+    const text = fs.readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/(?:from|import|require\()\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      const target = path.resolve(path.dirname(file), m[1]);
+      if (!target.startsWith(SRC + path.sep)) continue;
+      const to = unitOf(target);
+      if (to !== from && RANK[to] >= RANK[from]) upward.push(`${path.relative(SRC, file)} → ${m[1]}`);
+    }
+  }
+  expect(upward).toEqual([]);
+});
+
+/** The doors: they translate HTTP, GraphQL, MCP and command lines to service calls and back. */
+const DOORS = new Set(['rest', 'graphql', 'http', 'cli', 'mcp', 'metrics', 'app', 'main']);
+
+test('no door imports src/data (rules and storage are reached through services)', () => {
+  const reached: string[] = [];
+  for (const file of sources(SRC)) {
+    if (!DOORS.has(unitOf(file))) continue;
+    const text = fs.readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/(?:from|import|require\()\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      const target = path.resolve(path.dirname(file), m[1]);
+      if (target.startsWith(SRC + path.sep) && unitOf(target) === 'data') reached.push(`${path.relative(SRC, file)} → ${m[1]}`);
+    }
+  }
+  expect(reached).toEqual([]);
+});
+
+/** Inside src/search/: the engine side knows nothing of the embedded engine or of the sync worker. */
+test('search/engine imports neither search/embedded nor search/sync', () => {
+  const engine = path.join(SRC, 'search', 'engine');
+  const upward: string[] = [];
+  for (const file of sources(engine)) {
+    const text = fs.readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/(?:from|import|require\()\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      const target = path.resolve(path.dirname(file), m[1]);
+      if (target.startsWith(path.join(SRC, 'search') + path.sep) && !target.startsWith(engine + path.sep)) upward.push(`${path.relative(SRC, file)} → ${m[1]}`);
+    }
+  }
+  expect(upward).toEqual([]);
+});

@@ -1,0 +1,44 @@
+import type { Browser } from 'playwright-core';
+import { launchBrowser, newRecordedPage, seriousAxeViolations, type Recorded } from '../support/chromium';
+import { startTestApp, type TestApp } from '../support/app';
+
+/**
+ * The web console in real Chromium (docs/console.md, docs/accounts.md): routes and accessible names, no request to
+ * another origin, no CSP violation, axe-core with no serious or critical violation on each page.
+ */
+
+let app: TestApp;
+let browser: Browser;
+let rec: Recorded | undefined;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  browser = await launchBrowser();
+}, 120_000);
+afterEach(async () => {
+  await rec?.context.close().catch(() => undefined);
+  rec = undefined;
+});
+afterAll(async () => {
+  await browser?.close().catch(() => undefined);
+  await app?.close();
+});
+
+function expectOnlySameOrigin(r: Recorded) {
+  expect(r.requests.length).toBeGreaterThan(0);
+  expect(r.requests.filter((u) => new URL(u).origin !== app.url)).toEqual([]);
+  expect(r.errors).toEqual([]);
+}
+
+test('a signed-out visitor of a console page is sent to sign in, and comes back after', async () => {
+  rec = await newRecordedPage(browser, app.url);
+  const { page } = rec;
+  await page.goto('/settings/api-keys');
+  await page.getByRole('heading', { name: /^(Sign in|Create the first account)$/ }).waitFor();
+  expect(new URL(page.url()).pathname).toBe('/sign-in');
+  expect(new URL(page.url()).searchParams.get('next')).toBe('/settings/api-keys');
+  await page.getByLabel('Email').waitFor();
+  await page.getByLabel('Password', { exact: true }).waitFor();
+  expect(await seriousAxeViolations(page)).toEqual([]);
+  expectOnlySameOrigin(rec);
+});

@@ -1,0 +1,69 @@
+/** What the engine is asked for a query: stop words out, at most 10 words, phrases whole (no engine needed). */
+import { planQuery, ENGINE_WORDS } from '../../src/search/engine/query-plan';
+import { federatedQueries, FORMS_WEIGHT } from '../../src/search/engine/planned-page';
+
+describe('the engine query of a question', () => {
+  test('words without meaning in a question are left out; only such words are kept as they are', () => {
+    expect(planQuery('what did we decide about rate limiting?')).toEqual({
+      q: 'decide rate limiting',
+      words: ['decide', 'rate', 'limiting'],
+      phrases: [],
+      forms: [['decid'], ['rate'], ['limit']],
+    });
+    expect(planQuery("How do we're the")).toMatchObject({ words: ['how', 'do', 'we', 're', 'the'] });
+  });
+
+  test('quoted phrases are kept whole, first; words repeat once', () => {
+    expect(planQuery('retry the "connection pool" retry')).toEqual({
+      q: '"connection pool" retry',
+      words: ['retry'],
+      phrases: ['connection pool'],
+      forms: [['retri']],
+    });
+    // An unclosed quote is read as loose words.
+    expect(planQuery('"connection pool').words).toEqual(['connection', 'pool']);
+  });
+
+  test('past the engine’s 10 words, the longest are kept, in the order of the query', () => {
+    const q = 'alpha bb cc dd ee ff gg hh ii jj kk longestword mediumword';
+    const plan = planQuery(q);
+    expect(plan.words).toHaveLength(ENGINE_WORDS);
+    expect(plan.words.slice(0, 1)).toEqual(['alpha']);
+    expect(plan.words.slice(-2)).toEqual(['longestword', 'mediumword']);
+  });
+
+  test('several words: the whole query and each word alone, rarest first and weighted by rarity; words nobody holds left out', () => {
+    const plan = planQuery('common rare missing');
+    const queries = federatedQueries(plan, { documents: 100, holding: [90, 2, 0], holdingForms: [90, 2, 0] })!;
+    const exact = queries.filter((x) => !x.forms);
+    expect(exact.map((x) => x.q)).toEqual(['rare common', 'rare', 'common']);
+    expect(exact[0]).toMatchObject({ matchingStrategy: 'last', weight: 1 });
+    expect(exact[1].weight).toBeGreaterThan(exact[2].weight);
+    expect(federatedQueries(plan, { documents: 100, holding: [0, 0, 0], holdingForms: [0, 0, 0] })).toBeNull();
+    // Phrases only: asked as they are.
+    expect(federatedQueries(planQuery('"connection pool"'))).toBeNull();
+  });
+
+  test('every word has its forms query: marked stems, weighted down, no prefix; an identifier by its parts', () => {
+    expect(planQuery('retryWithBackoff').forms).toEqual([['retri', 'backoff']]);
+    expect(planQuery('useEffect loop').forms).toEqual([['use', 'effect'], ['loop']]);
+    // One word: its exact query and its forms query, which needs all of an identifier's parts.
+    const one = federatedQueries(planQuery('retryWithBackoff'))!;
+    expect(one).toEqual([
+      { q: 'retrywithbackoff', matchingStrategy: 'last', weight: 1, forms: false },
+      { q: 'qqfretri qqfbackoff ', matchingStrategy: 'all', weight: FORMS_WEIGHT, forms: true },
+    ]);
+    // A word held only in another form is kept, asked in its forms only.
+    const plan = planQuery('retrying jobs');
+    const queries = federatedQueries(plan, { documents: 10, holding: [0, 3], holdingForms: [2, 3] })!;
+    expect(queries.map((x) => [x.q, x.forms])).toEqual([
+      ['jobs', false],
+      ['qqfretri qqfjob ', true],
+      ['qqfretri ', true],
+      ['jobs', false],
+      ['qqfjob ', true],
+    ]);
+    // Numbers and other scripts have no forms: asked as written in the forms query too.
+    expect(federatedQueries(planQuery('401 überall'))![1].q).toBe('401 überall ');
+  });
+});

@@ -1,0 +1,246 @@
+/**
+ * The outbox worker with several service instances on one database and one index, and the
+ * rebuild from the database.
+ */
+import crypto from 'node:crypto';
+import { Meilisearch } from 'meilisearch';
+import { documentIdOf, keyOf, sessionDigestOf } from '../../src/domain/search-documents';
+import { createNodeHttpClient } from '../../src/search/engine/http-client';
+import { recentUidOf } from '../../src/search/engine/index-settings';
+import type { Ctx } from '../../src/services/context';
+import { engineUrlOf, newSessionId, startSearchHarness, testWorker, type SearchHarness } from '../support/meili-harness';
+
+/** A random lower-case word, far (in edits) from any other: typo tolerance cannot confuse two. */
+const word = () => Array.from(crypto.randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
+const ids = (r: { results: Array<{ sessionId: string }> }) => r.results.map((x) => x.sessionId);
+
+let first: SearchHarness;
+let second: SearchHarness;
+let alice: Ctx;
+
+beforeAll(async () => {
+  first = await startSearchHarness();
+  // A second service instance on the same database: same index, its own worker.
+  second = await startSearchHarness({ db: first.db });
+  alice = await first.user();
+}, 60_000);
+
+afterAll(async () => {
+  await second?.close();
+  await first?.close();
+});
+
+test('two instances applying the outbox at once leave the index equal to the database', async () => {
+  const sessions = Array.from({ length: 6 }, () => newSessionId());
+  const versions = sessions.map(() => Array.from({ length: 6 }, () => word()));
+  const aliceOnSecond: Ctx = { ...alice, deps: second.deps };
+
+  // Each session is rewritten several times, alternating instances; sessions in parallel.
+  await Promise.all(
+    sessions.map(async (id, i) => {
+      for (const [v, w] of versions[i].entries()) {
+        const via = v % 2 === 0 ? first : second;
+        await via.put(v % 2 === 0 ? alice : aliceOnSecond, 'conc', id, { markdown: `# v${v}\n\n${w}` });
+      }
+    }),
+  );
+  await first.settle();
+  await second.settle();
+
+  for (const [i, id] of sessions.entries()) {
+    const latest = versions[i][versions[i].length - 1];
+    const r = await first.find(alice, latest);
+    expect(ids(r)).toEqual([id]);
+    expect(r.total).toBe(1);
+    for (const old of versions[i].slice(0, -1)) {
+      expect(await first.find(alice, old)).toEqual({ total: 0, results: [] });
+    }
+  }
+}, 120_000);
+
+test('reindexAll rebuilds the index from the database, with progress', async () => {
+  const kept = newSessionId();
+  const keptWord = word();
+  await first.put(alice, 'rebuild', kept, { markdown: `# kept\n\n${keptWord}` });
+  await first.settle();
+
+  // Damage the index behind the service's back: a session's documents lost, a stray document added.
+  const httpClient = createNodeHttpClient();
+  const client = new Meilisearch({ host: engineUrlOf(first.config, alice.user.id), apiKey: first.config.meiliMasterKey ?? undefined, httpClient });
+  const index = client.index(first.search.indexUid);
+  const strayWord = word();
+  try {
+    for (const uid of [first.search.indexUid, recentUidOf(first.search.indexUid)]) {
+      await client
+        .index(uid)
+        .deleteDocuments({ filter: `sessionDigest = "${sessionDigestOf('rebuild', kept)}"` })
+        .waitTask();
+    }
+    const strayId = newSessionId();
+    await index
+      .addDocuments([
+        {
+          id: documentIdOf('rebuild', strayId, 1),
+          sessionKey: `rebuild/${strayId}`,
+          sessionDigest: sessionDigestOf('rebuild', strayId),
+          projectDigest: keyOf('rebuild'),
+          contentDigest: '',
+          userId: alice.user.id,
+          projectId: 'rebuild',
+          sessionId: strayId,
+          chunk: 1,
+          name: 'stray',
+          tags: [],
+          llmModels: [],
+          gitBranches: [],
+          clientName: null,
+          agentName: null,
+          deviceId: null,
+          createdAt: Date.now(),
+          hasGitBranches: false,
+          content: strayWord,
+          hash: 'x',
+          syncedAt: 0,
+        },
+      ])
+      .waitTask();
+  } finally {
+    httpClient.destroy();
+  }
+  expect((await first.find(alice, keptWord)).results).toEqual([]);
+  // The stray document is counted by the engine but never returned (the database re-check).
+  expect(await first.find(alice, strayWord)).toEqual({ total: 1, results: [] });
+
+  const progress: Array<{ done: number; total: number }> = [];
+  const result = await first.search.reindexAll((p) => progress.push(p));
+  const sessionCount = Number((await first.handles.pool.query('SELECT COUNT(*) AS n FROM sessions'))[0].n);
+  expect(result.sessions).toBe(sessionCount);
+  expect(progress.length).toBeGreaterThan(0);
+  const last = progress[progress.length - 1];
+  expect(last.done).toBe(last.total);
+  expect(last.total).toBeGreaterThanOrEqual(sessionCount);
+
+  expect(ids(await first.find(alice, keptWord))).toEqual([kept]);
+  expect(await first.find(alice, strayWord)).toEqual({ total: 0, results: [] });
+}, 120_000);
+
+test('backlog counts work not yet applied; a rebuild applies it without a running worker', async () => {
+  const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });
+  try {
+    const bob = await idle.user();
+    const id = newSessionId();
+    const w = word();
+    expect(await idle.search.backlog()).toBe(0);
+    await idle.put(bob, 'backlog', id, { markdown: w });
+    await idle.put(bob, 'backlog', newSessionId(), { markdown: word() });
+    expect(await idle.search.backlog()).toBe(2);
+    expect((await idle.find(bob, w)).results).toEqual([]);
+
+    await idle.search.reindexAll();
+    expect(await idle.search.backlog()).toBe(0);
+    expect(ids(await idle.find(bob, w))).toEqual([id]);
+  } finally {
+    await idle.close();
+  }
+}, 60_000);
+
+/** Writes a session, deletes `index` behind the service's back, and waits until the session is found again. */
+async function loseIndexAndRecover(index: (mainUid: string) => string, project: string, expectUnavailable: boolean) {
+  const id = newSessionId();
+  const w = word();
+  await first.put(alice, project, id, { markdown: `# ${project}\n\n${w}` });
+  await first.settle();
+  expect(ids(await first.find(alice, w))).toEqual([id]);
+
+  const httpClient = createNodeHttpClient();
+  try {
+    const client = new Meilisearch({ host: engineUrlOf(first.config, alice.user.id), apiKey: first.config.meiliMasterKey ?? undefined, httpClient });
+    await client.deleteIndex(index(first.search.indexUid)).waitTask();
+  } finally {
+    httpClient.destroy();
+  }
+  if (expectUnavailable) await expect(first.find(alice, w)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+  await first.eventually(
+    `the session to be found again after losing ${index('<main>')}`,
+    async () => {
+      try {
+        return ids(await first.find(alice, w)).includes(id);
+      } catch {
+        return false;
+      }
+    },
+    30_000,
+  );
+}
+
+test('an index lost by the engine (data reset) is recreated and rebuilt from the database', async () => {
+  await loseIndexAndRecover((main) => main, 'reset', true);
+}, 60_000);
+
+test('a lost recent index is recreated and refilled with the sessions written lately', async () => {
+  // The session is only in the recent index: found again only once that is refilled.
+  await loseIndexAndRecover(recentUidOf, 'recent-reset', false);
+}, 60_000);
+
+test('writes for the recent index and work for the main one are claimed by separate lanes', async () => {
+  const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });
+  const { worker, close: closeWorker } = await testWorker(idle);
+  try {
+    const bob = await idle.user();
+    const [moved, fresh, big] = [newSessionId(), newSessionId(), newSessionId()];
+    await idle.put(bob, 'lanes', moved, { markdown: `# moved\n\n${word()}` });
+    await idle.search.reindexAll();
+    // Main-index work queued first (a compaction, a session too large to be indexed whole), then
+    // a write of a small session: it does not wait behind them.
+    await idle.handles.pool.query("INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ('compact', ?, 'lanes', ?)", [bob.user.id, moved]);
+    await idle.put(bob, 'lanes', big, { markdown: `# big\n\n${'a long line of words here '.repeat(3000)}` });
+    const w = word();
+    await idle.put(bob, 'lanes', fresh, { markdown: `# fresh\n\n${w}` });
+    expect((await idle.handles.pool.query('SELECT op FROM search_outbox ORDER BY id')).map((r: { op: string }) => r.op)).toEqual([
+      'compact',
+      'upsert_large',
+      'upsert',
+    ]);
+
+    expect(await worker.runOnce(100, 'fresh')).toEqual({ claimed: 1, applied: 1, failed: 0, deferred: 0 });
+    expect(ids(await idle.find(bob, w))).toEqual([fresh]);
+    expect(await worker.runOnce(100, 'fresh')).toEqual({ claimed: 0, applied: 0, failed: 0, deferred: 0 });
+    expect(await worker.runOnce(100, 'main')).toEqual({ claimed: 2, applied: 2, failed: 0, deferred: 0 });
+    expect(await idle.search.backlog()).toBe(0);
+  } finally {
+    closeWorker();
+    await idle.close();
+  }
+}, 60_000);
+
+test('work for a session that another worker holds waits for it (one session is never pushed twice at once)', async () => {
+  const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });
+  const { worker, close: closeWorker } = await testWorker(idle);
+  const other = await idle.handles.pool.getConnection();
+  try {
+    const bob = await idle.user();
+    const id = newSessionId();
+    const [v1, v2] = [word(), word()];
+    await idle.put(bob, 'held', id, { markdown: `# v1\n\n${v1}` });
+    const [{ id: heldRow }] = await idle.handles.pool.query('SELECT id FROM search_outbox WHERE sessionId = ?', [id]);
+
+    // Another worker has claimed the first row and is still applying it.
+    await other.beginTransaction();
+    await other.query('SELECT id FROM search_outbox WHERE id = ? FOR UPDATE', [heldRow]);
+    await idle.put(bob, 'held', id, { markdown: `# v2\n\n${v2}` });
+
+    expect(await worker.runOnce()).toEqual({ claimed: 1, applied: 0, failed: 0, deferred: 1 });
+    expect(await idle.search.backlog()).toBe(2);
+    expect((await idle.find(bob, v2)).results).toEqual([]);
+
+    await other.rollback();
+    expect(await worker.runOnce()).toEqual({ claimed: 2, applied: 2, failed: 0, deferred: 0 });
+    expect(await idle.search.backlog()).toBe(0);
+    expect(ids(await idle.find(bob, v2))).toEqual([id]);
+    expect((await idle.find(bob, v1)).results).toEqual([]);
+  } finally {
+    await other.release();
+    closeWorker();
+    await idle.close();
+  }
+}, 60_000);
