@@ -1,4 +1,4 @@
-/** The reads of an export (src/services/exports.ts): its owners' projects, a project's sessions in id order. */
+/** The statements of an export (src/services/exports.ts): its owners' projects, their session totals, a project's sessions in id order; and the writes of an import. */
 import type { ProjectRow } from './projects';
 import { SESSION_COLUMNS, type SessionRow } from './sessions';
 import { marks, type Sql } from './sql';
@@ -21,6 +21,16 @@ export function projectsOfOwners(db: Sql, owners: readonly ExportOwner[], ids?: 
     ...owners.flatMap((o) => [o.type, o.id]),
     ...(ids ?? []),
   );
+}
+
+/** How many sessions these projects hold and the bytes of their content (markdown, raw data, session data), from the rows alone. */
+export async function sessionTotalsOfProjects(db: Sql, projectIds: readonly string[]): Promise<{ sessions: number; bytes: number }> {
+  if (projectIds.length === 0) return { sessions: 0, bytes: 0 };
+  const [t] = await db.query<{ n: number; bytes: number }>(
+    `SELECT COUNT(*) AS n, COALESCE(SUM(markdownSize + rawDataSize + sessionDataSize), 0) AS bytes FROM sessions WHERE projectId IN (${marks(projectIds)})`,
+    ...projectIds,
+  );
+  return { sessions: Number(t.n), bytes: Number(t.bytes) };
 }
 
 /** Up to `limit` sessions of a project after `afterId`, in id order (ids are lower-case UUIDs: the same order in any collation). */

@@ -17,7 +17,7 @@ import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import * as tar from 'tar-stream';
 import { contentChunks, versionChunks, type ContentPart } from '../data/content';
-import { projectsOfOwners, sessionsOfProjectAfter, type ExportOwner } from '../data/exports';
+import { projectsOfOwners, sessionsOfProjectAfter, sessionTotalsOfProjects, type ExportOwner } from '../data/exports';
 import { projectById, type ProjectRow } from '../data/projects';
 import type { SessionRow } from '../data/sessions';
 import type { Snapshot, Sql } from '../data/sql';
@@ -217,17 +217,10 @@ async function planExport(ctx: Ctx, snap: Snapshot, opts: ExportOptions): Promis
   };
 
   // Totals for progress: one statement over the rows, no content.
-  let sessionsTotal = 0;
-  let contentTotal = 0;
-  if (projects.length) {
-    const ids = projects.map((p) => p.id);
-    const [t] = await snap.query<{ n: number; bytes: number }>(
-      `SELECT COUNT(*) AS n, COALESCE(SUM(markdownSize + rawDataSize + sessionDataSize), 0) AS bytes FROM sessions WHERE projectId IN (${ids.map(() => '?').join(', ')})`,
-      ...ids,
-    );
-    sessionsTotal = t.n;
-    contentTotal = t.bytes;
-  }
+  const { sessions: sessionsTotal, bytes: contentTotal } = await sessionTotalsOfProjects(
+    snap,
+    projects.map((p) => p.id),
+  );
 
   // First pass: sizes and digests of every file; the latest update inside each project.
   const files: ManifestFile[] = [];

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
+import { rel, sourceFiles, stringLiterals } from '../support/sources';
 
 /** Higher imports lower. Top-level files count as folders of their own name. */
 const RANK: Record<string, number> = {
@@ -101,4 +102,19 @@ test('search/engine imports neither search/embedded nor search/sync', () => {
     }
   }
   expect(upward).toEqual([]);
+});
+
+/**
+ * Every SQL statement lives in src/data (src/db runs the migrations; src/generated is Prisma's):
+ * a statement anywhere else is a string literal or template that reads like one.
+ */
+const SQL_STATEMENT = /\b(?:SELECT\b[\s\S]*\bFROM|INSERT\s+(?:IGNORE\s+)?INTO|UPDATE\s+\S+\s+SET|DELETE\s+FROM|REPLACE\s+INTO)\b/i;
+
+test('no SQL statement outside src/data and src/db', () => {
+  const outside = sourceFiles(SRC, ['src/data', 'src/db', 'src/generated']).flatMap((file) =>
+    stringLiterals(file)
+      .filter((s) => SQL_STATEMENT.test(s.text))
+      .map((s) => `${rel(file)}:${s.line} ${s.text.slice(0, 80)}`),
+  );
+  expect(outside).toEqual([]);
 });
