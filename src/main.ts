@@ -7,7 +7,7 @@ import { useUtcClock } from './db/client';
 import { migrate } from './db/migrate';
 import { createDeps } from './deps';
 import { createRateLimitHooks } from './http/rate-limit';
-import { isDatabaseUnavailable } from './services/errors';
+import { isDatabaseUnavailable } from './data/errors';
 import { createLogger } from './logger';
 import { tuneHeap } from './heap';
 

@@ -1,7 +1,9 @@
 /** `content migrate --to s3|db` and `content sweep`: the admin CLI's side of the content store. */
 import cliProgress from 'cli-progress';
 import type { Config } from '../config';
-import { migrateContent, sweepObjects, SWEEP_GRACE_MS, type ContentStore, type MigrateProgress } from '../services/content-store';
+import type { ContentStore } from '../data/content-store';
+import { migrateContent, type MigrateProgress } from '../data/content-store/migrate';
+import { sweepObjects, SWEEP_GRACE_MS } from '../data/content-store/sweep';
 import type { DbHandles } from '../db/client';
 import { humanBytes } from './archive';
 

@@ -9,7 +9,8 @@
 import type { Config } from '../config';
 import type { DbHandles } from '../db/client';
 import type { SessionJson } from '../domain/archive';
-import { PROJECT_ID_RE, UUID_RE } from '../domain/validation';
+import { PROJECT_ID_RE } from '../domain/project';
+import { SESSION_ID_RE } from '../domain/session';
 import { createLogger } from '../logger';
 import { createOffload, inlineOffload } from '../offload';
 import type { Ctx, Deps } from '../services/context';
@@ -222,7 +223,7 @@ export async function importRemoteFromCli(
         const size = (s.markdownSize ?? 0) + (s.rawDataSize ?? 0) + (s.sessionDataSize ?? 0);
         const where = `${p.id}/${JSON.stringify(s.id)}`;
         try {
-          if (typeof s.id !== 'string' || !UUID_RE.test(s.id)) throw new Error('not a valid session id here (an upload would be refused): not copied');
+          if (typeof s.id !== 'string' || !SESSION_ID_RE.test(s.id)) throw new Error('not a valid session id here (an upload would be refused): not copied');
           // Resume: already here as the source has it (time and size; the tag when it is one of ours).
           const here = await importedSessionState(ctx, p.id, s.id);
           const srcUpdated = s.updatedAt ? Date.parse(s.updatedAt) : NaN;

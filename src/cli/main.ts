@@ -17,7 +17,7 @@ import { addMember, allTeams, createTeam, teamNameOf } from '../services/teams';
 import { operatorCtx } from '../services/context';
 import { retryDeadIndexWork } from '../services/search-outbox';
 import { isTeamRole, TEAM_ROLES } from '../domain/teams';
-import { openContentStore } from '../services/content-store';
+import { openContentStore } from '../data/content-store';
 import { migrateFromCli, sweepFromCli } from './content';
 import { parseAfter, recomputeFromCli } from './usage';
 

@@ -1,6 +1,6 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { isDatabaseUnavailable } from '../services/errors';
+import { isDatabaseUnavailable } from '../data/errors';
 import { AppError, GRAPHQL_CODE, graphqlError, MESSAGES, type GraphqlCode } from '../errors';
 import type { Logger } from '../logger';
 

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { isDatabaseUnavailable } from '../services/errors';
+import { isDatabaseUnavailable } from '../data/errors';
 import { AppError, GRAPHQL_CODE, graphqlError, HTTP_STATUS, MESSAGES } from '../errors';
 import type { Logger } from '../logger';
 import { isGraphqlRequest } from './graphql-path';

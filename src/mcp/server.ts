@@ -13,7 +13,7 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../errors';
-import { requireOwnedSession } from '../services/access';
+import { requireReadableSession } from '../services/access';
 import { onSnapshot } from '../services/context';
 import { exchangePage } from '../services/exchanges';
 import type { McpContext } from './context';
@@ -71,7 +71,7 @@ export function createMcpServer(m: McpContext): McpServer {
     { title: 'A session', description: "A session's metadata and table of contents (JSON), as get_session returns them.", mimeType: 'application/json' },
     (uri, vars) =>
       readResource(m, uri, async (m) => {
-        const row = await requireOwnedSession(m.ctx, one(vars.projectId), one(vars.sessionId));
+        const row = await requireReadableSession(m.ctx, one(vars.projectId), one(vars.sessionId));
         const page = await exchangePage(m.ctx, row, { offset: 0, limit: 10_000, content: false });
         return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(sessionSummary(m, row, page)) }] };
       }),
@@ -82,7 +82,7 @@ export function createMcpServer(m: McpContext): McpServer {
     { title: 'An exchange', description: 'One exchange of a session (a user turn and the answers to it) as markdown.', mimeType: 'text/markdown' },
     (uri, vars) =>
       readResource(m, uri, async (m) => {
-        const row = await requireOwnedSession(m.ctx, one(vars.projectId), one(vars.sessionId));
+        const row = await requireReadableSession(m.ctx, one(vars.projectId), one(vars.sessionId));
         const n = Number(one(vars.n));
         if (!Number.isInteger(n) || n < 1) throw new McpError(-32002, `Resource not found: ${uri.href}`);
         const page = await exchangePage(m.ctx, row, { offset: n - 1, limit: 1, content: true });

@@ -6,7 +6,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { PAGES } from '../domain/pages';
-import { requireOwnedSession } from '../services/access';
+import { requireReadableSession } from '../services/access';
 import { exchangePage } from '../services/exchanges';
 import { listProjects } from '../services/projects';
 import type { ProjectDto } from '../services/presenters/project';
@@ -51,7 +51,7 @@ function fit<T>(items: T[], render: (items: T[]) => string, budget: number): T[]
 
 /** A session the caller can read (another user's reads as not found), with its table of contents. */
 async function sessionWithToc(m: McpContext, projectId: string, sessionId: string, from = 1) {
-  const row = await requireOwnedSession(m.ctx, projectId, sessionId);
+  const row = await requireReadableSession(m.ctx, projectId, sessionId);
   const page = await exchangePage(m.ctx, row, { offset: from - 1, limit: TOC_PAGE, content: false });
   return { row, page };
 }
@@ -293,7 +293,7 @@ export function registerReadTools(server: McpServer, m: McpContext): void {
     runTool(m, args, async (m) => {
       const from = args.from ?? 1;
       const budget = args.maxChars ?? BUDGET.def;
-      const row = await requireOwnedSession(m.ctx, args.projectId, args.sessionId);
+      const row = await requireReadableSession(m.ctx, args.projectId, args.sessionId);
       const page = await exchangePage(m.ctx, row, { offset: from - 1, limit: args.count ?? PAGES.mcpExchanges.def, content: true });
       if (from > page.total) throw new ToolError(`from must be at most ${page.total}: the session has ${page.total} exchanges`);
       const out: Array<{ number: number; title: string; markdown: string; truncated: boolean }> = [];
@@ -321,7 +321,7 @@ export function registerReadTools(server: McpServer, m: McpContext): void {
     runTool(m, args, async (m) => {
       const offset = args.offset ?? 0;
       const length = args.length ?? RAW.def;
-      const row = await requireOwnedSession(m.ctx, args.projectId, args.sessionId);
+      const row = await requireReadableSession(m.ctx, args.projectId, args.sessionId);
       const total = row.rawDataSize;
       if (offset > total) throw new ToolError(`offset must be at most ${total} (the raw log's size in bytes)`);
       // Three bytes more than asked: enough to see whether the page's end splits a character.

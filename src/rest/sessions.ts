@@ -163,7 +163,7 @@ export function sessionHandlers({ deps, longReads }: Door): Handlers<typeof sess
     sessionSizes: async (req) => ok({ sessions: await sessionLists.projectSessionSizes(ctxOf(req, deps), req.params.projectId) }),
 
     sessionValidators: async (req, res) => {
-      const row = await access.requireOwnedSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId);
+      const row = await access.requireReadableSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId);
       setValidators(res, row);
       if (notModified(req, res, row)) return;
       setOwnHeader(res, CONTENT_LENGTH, String(row.markdownSize));

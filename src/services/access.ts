@@ -34,7 +34,8 @@ import { projectById, projectOwnerId, type ProjectRow } from '../data/projects';
 import { inlinePartOf, ROW_KEYS, sessionWithProject, type InlinePart, type SessionRow } from '../data/sessions';
 import { membershipsOfUser } from '../data/teams';
 import type { OwnedSession } from './sessions';
-import { PROJECT_ID_RE, UUID_RE } from '../domain/validation';
+import { PROJECT_ID_RE } from '../domain/project';
+import { SESSION_ID_RE } from '../domain/session';
 import { TEAM_ROLES, type TeamRole } from '../domain/teams';
 
 export { TEAM_ROLES, type TeamRole } from '../domain/teams';
@@ -218,7 +219,7 @@ export async function checkProjectAdmin(ctx: Ctx, projectId: string, ownerId: st
 /** Ids that can never name a project or a session are simply unknown (404), never a 400, on reads. */
 function checkReadIds(projectId: string, sessionId?: string): void {
   if (!PROJECT_ID_RE.test(projectId)) throw projectNotFound(projectId);
-  if (sessionId !== undefined && !UUID_RE.test(sessionId)) throw sessionNotFound(sessionId, projectId);
+  if (sessionId !== undefined && !SESSION_ID_RE.test(sessionId)) throw sessionNotFound(sessionId, projectId);
 }
 
 /** A project the caller can read, with their role, or 404 / 403. */
@@ -313,10 +314,6 @@ export async function requireWritableSession(ctx: Ctx, projectId: string, rawSes
   if (!canWriteSession(ctx, s.role, s)) throw sessionWriteRefused(s.role, action, projectId);
   return s;
 }
-
-/** Earlier names of the read checks (kept for callers written before teams: they read). */
-export const requireOwnedProject = requireReadableProject;
-export const requireOwnedSession = requireReadableSession;
 
 /** Where a session sits, for the write rule applied to someone other than the caller. */
 export interface SessionPlace {

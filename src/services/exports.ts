@@ -48,7 +48,7 @@ import {
   type SessionFile,
   type SessionJson,
 } from '../domain/archive';
-import { PROJECT_ID_RE } from '../domain/validation';
+import { PROJECT_ID_RE } from '../domain/project';
 import { AppError, projectForbidden, projectNotFound } from '../errors';
 import { canManage, memberships, onlyTeamAdmins, projectRole, requireTeamAdmin } from './access';
 import type { Ctx } from './context';

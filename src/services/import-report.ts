@@ -5,7 +5,7 @@
  * `success` only when nothing failed and nothing was reported.
  */
 import { AppError } from '../errors';
-import { isDatabaseUnavailable } from './errors';
+import { isDatabaseUnavailable } from '../data/errors';
 
 export const MAX_REPORTED_ERRORS = 100;
 const MAX_PATH = 512;

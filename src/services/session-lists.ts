@@ -8,7 +8,8 @@ import type { Ctx } from './context';
 import type { SessionFilters, SessionFiltersInput } from '../domain/filters';
 import { presentSession } from './presenters/session';
 import { filtersOf, parseInput, ProjectSessionsQuery, RecentSessionsQuery } from './inputs';
-import { PROJECT_ID_RE, UUID_RE } from '../domain/validation';
+import { PROJECT_ID_RE } from '../domain/project';
+import { SESSION_ID_RE } from '../domain/session';
 
 export async function getSessionContent(ctx: Ctx, row: SessionRow, part: ContentPart): Promise<Buffer> {
   return readContent(ctx.deps.db.reads, row.projectId, row.id, part);
@@ -209,7 +210,7 @@ export async function findProjectSessions(
 
 /** The caller's most recently updated session with this id, in any project; none → NOT_FOUND. */
 export async function findLatestSessionById(ctx: Ctx, rawSessionId: string): Promise<SessionRow> {
-  if (!UUID_RE.test(rawSessionId)) throw sessionNotFound(rawSessionId);
+  if (!SESSION_ID_RE.test(rawSessionId)) throw sessionNotFound(rawSessionId);
   const sessionId = rawSessionId.toLowerCase();
   const row = await store.latestSessionById(ctx.deps.db.reads, await readableScopes(ctx), sessionId);
   if (!row) throw sessionNotFound(sessionId);
