@@ -3,11 +3,10 @@
  * everything their user can, and every write made with them, REST or GraphQL, is 403
  * `This key is read-only` with nothing written.
  */
-import { startTestApp, type TestApp, type TestUser } from '../support/app';
+import { SID, startTestApp, type TestApp, type TestUser } from '../support/app';
 import { runCli } from '../support/cli';
 
 const READ_ONLY = { success: false, error: 'This key is read-only' };
-const SID = '5f0c1d2e-3a4b-4c5d-8e6f-000000000001';
 
 let app: TestApp;
 let u: TestUser;
@@ -16,7 +15,7 @@ let ro: string;
 beforeAll(async () => {
   app = await startTestApp({ rateLimit: false });
   u = await app.createUser('ro');
-  const put = await app.request('PUT', `/api/v1/projects/ro-proj/sessions/${SID}`, { token: u.token, body: { name: 's', markdown: '# hello\n' } });
+  const put = await app.request('PUT', `/api/v1/projects/ro-proj/sessions/${SID(1)}`, { token: u.token, body: { name: 's', markdown: '# hello\n' } });
   expect(put.status).toBe(201);
   const r = await app.request('POST', '/api/v1/keys', { token: u.token, body: { name: 'agent', scopes: ['read'] } });
   expect(r.status).toBe(201);
@@ -75,16 +74,16 @@ describe('creating keys with scopes', () => {
 describe('a read-only key', () => {
   test('reads over REST, including the resume search sent by POST', async () => {
     expect((await app.request('GET', '/api/v1/projects', { token: ro })).status).toBe(200);
-    expect((await app.request('GET', `/api/v1/projects/ro-proj/sessions/${SID}`, { token: ro })).body.data.session.markdownContent).toBe('# hello\n');
+    expect((await app.request('GET', `/api/v1/projects/ro-proj/sessions/${SID(1)}`, { token: ro })).body.data.session.markdownContent).toBe('# hello\n');
     expect((await app.request('GET', '/api/v1/keys', { token: ro })).status).toBe(200);
     expect((await app.request('POST', '/api/v1/search/resume', { token: ro, body: { query: 'hello' } })).status).toBe(200);
   });
 
   test('gets 403 "This key is read-only" on every REST write, and nothing changes', async () => {
     const writes: [string, string, unknown?][] = [
-      ['PUT', `/api/v1/projects/ro-proj/sessions/${SID}`, { name: 's', markdown: '# changed\n' }],
-      ['PATCH', `/api/v1/projects/ro-proj/sessions/${SID}`, { name: 'renamed' }],
-      ['DELETE', `/api/v1/projects/ro-proj/sessions/${SID}`],
+      ['PUT', `/api/v1/projects/ro-proj/sessions/${SID(1)}`, { name: 's', markdown: '# changed\n' }],
+      ['PATCH', `/api/v1/projects/ro-proj/sessions/${SID(1)}`, { name: 'renamed' }],
+      ['DELETE', `/api/v1/projects/ro-proj/sessions/${SID(1)}`],
       ['POST', '/api/v1/projects', { name: 'new' }],
       ['PATCH', '/api/v1/projects/ro-proj', { name: 'renamed' }],
       ['DELETE', '/api/v1/projects/ro-proj'],
@@ -96,7 +95,7 @@ describe('a read-only key', () => {
       const r = await app.request(method, url, { token: ro, body });
       expect([method, url, r.status, r.body]).toEqual([method, url, 403, READ_ONLY]);
     }
-    const s = await app.request('GET', `/api/v1/projects/ro-proj/sessions/${SID}`, { token: u.token });
+    const s = await app.request('GET', `/api/v1/projects/ro-proj/sessions/${SID(1)}`, { token: u.token });
     expect(s.body.data.session).toMatchObject({ name: 's', markdownContent: '# hello\n' });
     expect((await app.request('GET', '/api/v1/keys', { token: u.token })).body.data.keys.some((k: any) => k.name === 'escalate')).toBe(false);
   });
@@ -109,7 +108,7 @@ describe('a read-only key', () => {
       `mutation { deleteProject(id: "ro-proj") { project { id } } }`,
       `mutation { createApiKey(name: "escalate") { token } }`,
       `mutation { revokeApiKey(id: "${u.keyId}") { id } }`,
-      `mutation { updateSession(projectId: "ro-proj", id: "${SID}", input: { userTitle: "x" }) { id } }`,
+      `mutation { updateSession(projectId: "ro-proj", id: "${SID(1)}", input: { userTitle: "x" }) { id } }`,
     ];
     for (const m of mutations) {
       const r = await app.gql(ro, m);

@@ -1,4 +1,4 @@
-import { startTestApp, type TestApp } from '../support/app';
+import { SID, startTestApp, type TestApp } from '../support/app';
 import { runCli, type CliResult } from '../support/cli';
 import { createTestDatabase, type TestDatabase } from '../support/db';
 
@@ -196,7 +196,7 @@ describe('errors: one line on stderr, non-zero exit', () => {
 });
 
 describe('redact rescan', () => {
-  const SID = '0e6a2d7c-1111-4222-8333-000000001899';
+  const SESSION = SID(1899);
   const token = `ghp_${'a1B2c3D4e5'.repeat(3)}Zz9Yy8`;
 
   test('--dry-run counts; then the stored secret is masked, with progress, findings and a moved ETag', async () => {
@@ -206,7 +206,7 @@ describe('redact rescan', () => {
     let u: Awaited<ReturnType<TestApp['createUser']>>;
     try {
       u = await off.createUser('rescan');
-      const put = await off.request('PUT', `/api/v1/projects/rescan/sessions/${SID}`, {
+      const put = await off.request('PUT', `/api/v1/projects/rescan/sessions/${SESSION}`, {
         token: u.token,
         body: { name: 'Old session', markdown: `# Notes\n\nexport GITHUB_TOKEN=${token}\n`, rawData: JSON.stringify({ text: `use ${token}` }) },
       });
@@ -223,17 +223,17 @@ describe('redact rescan', () => {
     expect(dry.code).toBe(0);
     expect(dry.stdout).toMatch(/^rescan: \d+\/\d+ sessions \(\d+%\)/m);
     expect(lastLine(dry.stdout)).toMatch(/^rescan complete: \d+ sessions scanned, would change 1 \(github-token: 2\)$/);
-    const still = await app.request('GET', `/api/v1/projects/rescan/sessions/${SID}`, { token: u.token });
+    const still = await app.request('GET', `/api/v1/projects/rescan/sessions/${SESSION}`, { token: u.token });
     expect(still.body.data.session.markdownContent).toContain(token);
 
     const run = await cliWith(search, 'redact', 'rescan');
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^rescan complete: \d+ sessions scanned, redacted 1 \(github-token: 2\)$/m);
-    const after = await app.request('GET', `/api/v1/projects/rescan/sessions/${SID}`, { token: u.token });
+    const after = await app.request('GET', `/api/v1/projects/rescan/sessions/${SESSION}`, { token: u.token });
     expect(after.text).not.toContain(token);
     expect(after.body.data.session.redactions).toEqual([{ rule: 'github-token', count: 2 }]);
     expect(after.body.data.session.etag).not.toBe(etag);
-    const raw = await app.request('GET', `/api/v1/projects/rescan/sessions/${SID}/raw`, { token: u.token });
+    const raw = await app.request('GET', `/api/v1/projects/rescan/sessions/${SESSION}/raw`, { token: u.token });
     expect(JSON.parse(raw.text).text).toMatch(/^use \[REDACTED:github-token\]\*+$/);
   });
 });

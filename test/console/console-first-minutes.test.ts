@@ -1,6 +1,6 @@
 import type { Browser, Page, Response } from 'playwright-core';
 import { launchBrowser, newRecordedPage, seriousAxeViolations, step, type Recorded } from '../support/chromium';
-import { startTestApp, type TestApp } from '../support/app';
+import { SID, startTestApp, type TestApp } from '../support/app';
 import { createResetLink } from '../../src/services/accounts';
 import { createUser } from '../../src/services/users';
 import { operatorCtx } from '../../src/services/context';
@@ -17,7 +17,6 @@ import { operatorCtx } from '../../src/services/context';
 
 const PASSWORD = 'a long enough passphrase';
 const P = 'first-minutes';
-const SID = '5e551011-aaaa-4bbb-8ccc-000000000001';
 const FIRST_TEXT = 'The reconnect test fails about one run in ten on CI';
 /** The display title: the uploaded name (no title in the metadata, as the upload CLI sends it). */
 const TITLE = '2025-10-01_09-58Z-fix-the-flaky-reconnect-test-in-the-websocket-client.md';
@@ -60,7 +59,7 @@ beforeAll(async () => {
     const r = await app.request('PUT', `/api/v1/projects/${P}/sessions/${id}`, { token, body: { projectName: 'Websocket client', rawData: '{}', ...body } });
     expect([200, 201]).toContain(r.status);
   };
-  await put(SID, {
+  await put(SID(1), {
     name: TITLE,
     markdown: specStoryMarkdown(),
     startedAt: '2025-10-01T09:58:00.000Z',
@@ -90,7 +89,7 @@ afterAll(async () => {
   await app?.close();
 });
 
-const readerUrl = `/projects/${P}/sessions/${SID}`;
+const readerUrl = `/projects/${P}/sessions/${SID(1)}`;
 
 async function freshPage(size: { width: number; height: number }): Promise<Page> {
   await rec?.context.close().catch(() => undefined);

@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, newRecordedPage, openReaderPanel, seriousAxeViolations, step, type Recorded } from '../support/chromium';
-import { startTestApp, type TestApp } from '../support/app';
+import { SID, startTestApp, type TestApp } from '../support/app';
 import { createUser } from '../../src/services/users';
 import { operatorCtx } from '../../src/services/context';
 
@@ -16,7 +16,6 @@ import { operatorCtx } from '../../src/services/context';
 
 const PASSWORD = 'a long enough passphrase';
 const P = 'share-console';
-const SID = '0c5a0000-2222-4222-8222-000000000001';
 const LEAKY = '0c5a0000-2222-4222-8222-000000000002';
 const HIDDEN_MARK = 'CONSOLE-HIDDEN-EXCHANGE-w8t';
 const SECRET = `ghp_${'Q1w2E3r4T5'.repeat(3)}abcdef`;
@@ -52,7 +51,7 @@ beforeAll(async () => {
     role: 'member',
   });
   ({ token } = await app.newKey(user));
-  const put = await app.request('PUT', `/api/v1/projects/${P}/sessions/${SID}`, {
+  const put = await app.request('PUT', `/api/v1/projects/${P}/sessions/${SID(1)}`, {
     token,
     body: { projectName: 'Share console', name: 'login.md', markdown: MD },
   });
@@ -86,7 +85,7 @@ test(
   step(
     () => rec!,
     async () => {
-      const page = await signIn(app, readerUrl(SID));
+      const page = await signIn(app, readerUrl(SID(1)));
       await page.getByRole('heading', { level: 1, name: 'login.md' }).waitFor();
       await openReaderPanel(page);
       const links = page.getByRole('region', { name: 'Share links' });
@@ -216,12 +215,12 @@ test(
         env: { ...env, SHARES: 'off' },
       });
       others.push(off);
-      page = await signIn(off, readerUrl(SID));
+      page = await signIn(off, readerUrl(SID(1)));
       await openReaderPanel(page);
       // Links turned off: the console offers no Share button, and the API says why.
       await page.getByRole('button', { name: 'Download markdown' }).waitFor();
       expect(await page.getByRole('button', { name: 'Share', exact: true }).count()).toBe(0);
-      const refused = await off.request('POST', `/api/v1/projects/${P}/sessions/${SID}/shares`, { token, body: {} });
+      const refused = await off.request('POST', `/api/v1/projects/${P}/sessions/${SID(1)}/shares`, { token, body: {} });
       expect(refused.status).toBe(403);
       expect(refused.body.error).toBe('Share links are turned off on this server');
       expectClean(off);

@@ -6,11 +6,10 @@
  * runs, and the next request is a 429. Single messages, as the SDK's client sends them, are
  * unchanged.
  */
-import { startTestApp, rawRequest, type TestApp, type TestUser } from '../support/app';
+import { SID, startTestApp, rawRequest, type TestApp, type TestUser } from '../support/app';
 import { connectMcp } from '../support/mcp-client';
 
 let seq = 0;
-const SID = 'd4d4d4d4-0000-4000-8000-000000000001';
 const LIMIT = 40;
 const HEADERS = { Accept: 'application/json, text/event-stream' };
 
@@ -27,7 +26,7 @@ const exchange = (n: number) => `_**User**_\n\nQuestion ${n}?\n\n---\n\n_**Agent
 async function reader(prefix: string): Promise<TestUser & { project: string }> {
   const u = await app.createUser(prefix);
   const project = `mcp-batch-${++seq}`;
-  await app.upload(u, project, SID, { name: 'Batch target', markdown: Array.from({ length: 10 }, (_, i) => exchange(i + 1)).join('') });
+  await app.upload(u, project, SID(1), { name: 'Batch target', markdown: Array.from({ length: 10 }, (_, i) => exchange(i + 1)).join('') });
   return { ...u, project };
 }
 
@@ -48,7 +47,7 @@ const readCall = (project: string, id: number) => ({
   jsonrpc: '2.0',
   id,
   method: 'tools/call',
-  params: { name: 'read_exchanges', arguments: { projectId: project, sessionId: SID, from: 1, count: 10 } },
+  params: { name: 'read_exchanges', arguments: { projectId: project, sessionId: SID(1), from: 1, count: 10 } },
 });
 const batchOf = (project: string, n: number) => Array.from({ length: n }, (_, i) => readCall(project, i + 1));
 const post = (u: TestUser, body: unknown, headers: Record<string, string> = {}) =>
@@ -75,7 +74,7 @@ test.each(['2025-06-18', '2025-11-25'])('a batch under %s is refused whole', asy
   const mcp = await connectMcp(app.url, u.token, { protocol: revision as '2025-06-18' | '2025-11-25' });
   try {
     expect(mcp.protocol).toBe(revision);
-    const one = await mcp.call('read_exchanges', { projectId: u.project, sessionId: SID, from: 1, count: 2 });
+    const one = await mcp.call('read_exchanges', { projectId: u.project, sessionId: SID(1), from: 1, count: 2 });
     expect(one.isError).toBeFalsy();
     expect(one.structuredContent.exchanges).toHaveLength(2);
   } finally {

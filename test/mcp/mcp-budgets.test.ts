@@ -5,11 +5,10 @@
  * The search engine is left unreachable here: indexing 50 MB would hold the shared test machine
  * for minutes and is not what this file measures (the search tools' budgets: test/mcp/mcp.test.ts).
  */
-import { startTestApp, type TestApp, type TestUser } from '../support/app';
+import { SID, startTestApp, type TestApp, type TestUser } from '../support/app';
 import { connectMcp, type McpClient } from '../support/mcp-client';
 
 const P = 'mcp-big';
-const SID = 'b1b1b1b1-0000-4000-8000-000000000050';
 const TARGET = 50_000_000;
 
 let app: TestApp;
@@ -36,7 +35,7 @@ beforeAll(async () => {
   app = await startTestApp({ rateLimit: false, env: { MEILI_URL: 'http://127.0.0.1:9' } });
   u = await app.createUser('big');
   const markdown = bigMarkdown();
-  const r = await app.request('PUT', `/api/v1/projects/${P}/sessions/${SID}`, { token: u.token, body: { name: 'Big', markdown } });
+  const r = await app.request('PUT', `/api/v1/projects/${P}/sessions/${SID(1)}`, { token: u.token, body: { name: 'Big', markdown } });
   expect(r.status).toBe(201);
   mcp = await connectMcp(app.url, u.token);
 }, 300_000);
@@ -46,7 +45,7 @@ afterAll(async () => {
 }, 300_000);
 
 test('read_exchanges: default 24,000 characters, maxChars honoured, truncated exchanges and nextFrom', async () => {
-  const g = await mcp.call('get_session', { projectId: P, sessionId: SID });
+  const g = await mcp.call('get_session', { projectId: P, sessionId: SID(1) });
   expect(g.isError).toBeFalsy();
   expect(g.structuredContent.markdownSize).toBeGreaterThanOrEqual(TARGET);
   expect(textOf(g).length).toBeLessThanOrEqual(24_000);
@@ -54,12 +53,12 @@ test('read_exchanges: default 24,000 characters, maxChars honoured, truncated ex
   expect(total).toBeGreaterThan(500);
   // The table of contents pages too.
   expect(g.structuredContent.nextExchangesFrom).toEqual(expect.any(Number));
-  const g2 = await mcp.call('get_session', { projectId: P, sessionId: SID, exchangesFrom: g.structuredContent.nextExchangesFrom });
+  const g2 = await mcp.call('get_session', { projectId: P, sessionId: SID(1), exchangesFrom: g.structuredContent.nextExchangesFrom });
   expect(g2.structuredContent.exchanges[0].number).toBe(g.structuredContent.nextExchangesFrom);
 
   // A ~200 KB exchange: cut to fit.
   const large = g.structuredContent.exchanges.find((e: any) => e.size > 100_000).number;
-  const r = await mcp.call('read_exchanges', { projectId: P, sessionId: SID, from: large, count: 3 });
+  const r = await mcp.call('read_exchanges', { projectId: P, sessionId: SID(1), from: large, count: 3 });
   expect(r.isError).toBeFalsy();
   expect(textOf(r).length).toBeLessThanOrEqual(24_000);
   expect(transcriptChars(r.structuredContent)).toBeLessThanOrEqual(24_000);
@@ -67,15 +66,15 @@ test('read_exchanges: default 24,000 characters, maxChars honoured, truncated ex
   expect(r.structuredContent.nextFrom).toBe(large + 1);
 
   for (const maxChars of [1000, 60_000]) {
-    const m = await mcp.call('read_exchanges', { projectId: P, sessionId: SID, from: 14, count: 10, maxChars });
+    const m = await mcp.call('read_exchanges', { projectId: P, sessionId: SID(1), from: 14, count: 10, maxChars });
     expect(textOf(m).length).toBeLessThanOrEqual(maxChars);
     expect(transcriptChars(m.structuredContent)).toBeLessThanOrEqual(maxChars);
     expect(textOf(m).length).toBeGreaterThan(maxChars * 0.8);
   }
   // Small exchanges: several per page, continued by nextFrom to the end.
-  const small = await mcp.call('read_exchanges', { projectId: P, sessionId: SID, from: 1, count: 5 });
+  const small = await mcp.call('read_exchanges', { projectId: P, sessionId: SID(1), from: 1, count: 5 });
   expect(small.structuredContent.exchanges.map((e: any) => e.number)).toEqual([1, 2, 3, 4, 5]);
-  const last = await mcp.call('read_exchanges', { projectId: P, sessionId: SID, from: total, count: 5 });
+  const last = await mcp.call('read_exchanges', { projectId: P, sessionId: SID(1), from: total, count: 5 });
   expect(last.structuredContent.nextFrom).toBeNull();
 }, 120_000);
 
@@ -83,9 +82,9 @@ test('no tool answers more than 24,000 characters of text about the 50 MB sessio
   const calls: Array<[string, Record<string, unknown>]> = [
     ['list_projects', {}],
     ['list_sessions', { projectId: P, limit: 50 }],
-    ['get_session', { projectId: P, sessionId: SID }],
-    ['read_exchanges', { projectId: P, sessionId: SID, count: 10 }],
-    ['read_exchanges', { projectId: P, sessionId: SID, count: 10, from: 500 }],
+    ['get_session', { projectId: P, sessionId: SID(1) }],
+    ['read_exchanges', { projectId: P, sessionId: SID(1), count: 10 }],
+    ['read_exchanges', { projectId: P, sessionId: SID(1), count: 10, from: 500 }],
   ];
   for (const [tool, args] of calls) {
     const r = await mcp.call(tool, args);

@@ -5,11 +5,10 @@
  */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { startTestApp, type TestApp, type TestUser } from '../support/app';
+import { SID, startTestApp, type TestApp, type TestUser } from '../support/app';
 import { connectMcp } from '../support/mcp-client';
 import { ROOT } from '../support/paths';
 
-const SID = 'd4d4d4d4-0000-4000-8000-000000000001';
 let one: TestApp;
 let two: TestApp;
 let u: TestUser;
@@ -18,7 +17,7 @@ beforeAll(async () => {
   one = await startTestApp({ rateLimit: false });
   two = await startTestApp({ rateLimit: false, db: one.db });
   u = await one.createUser('inst');
-  const r = await one.request('PUT', `/api/v1/projects/inst/sessions/${SID}`, {
+  const r = await one.request('PUT', `/api/v1/projects/inst/sessions/${SID(1)}`, {
     token: u.token,
     body: { name: 'Two instances', markdown: '_**User**_\n\nhello\n\n---\n\n_**Agent**_\n\nworld\n' },
   });
@@ -41,10 +40,10 @@ test('one client, two instances in turn: every request answered, no protocol ses
   const c = await connectMcp(one.url, u.token, { fetch: alternate });
   try {
     for (let i = 0; i < 4; i++) {
-      const r = await c.call('get_session', { projectId: 'inst', sessionId: SID });
+      const r = await c.call('get_session', { projectId: 'inst', sessionId: SID(1) });
       expect(r.structuredContent.title).toBe('Two instances');
       const l = await c.call('list_sessions', { limit: 1 });
-      expect(l.structuredContent.sessions[0].sessionId).toBe(SID);
+      expect(l.structuredContent.sessions[0].sessionId).toBe(SID(1));
     }
   } finally {
     await c.close();
@@ -92,7 +91,7 @@ test('the MCP Inspector CLI lists the tools and calls one', async () => {
     '--tool-arg',
     'projectId=inst',
     '--tool-arg',
-    `sessionId=${SID}`,
+    `sessionId=${SID(1)}`,
   ]);
   expect(call.code).toBe(0);
   expect(JSON.parse(call.stdout).structuredContent.title).toBe('Two instances');

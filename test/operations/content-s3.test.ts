@@ -15,7 +15,7 @@ import { migrateContent } from '../../src/data/content-store/migrate';
 import { MULTIPART_BYTES, type ObjectStore } from '../../src/data/content-store/s3';
 import { sweepObjects } from '../../src/data/content-store/sweep';
 import { inTransaction } from '../../src/data/transaction';
-import { startTestApp, type TestApp, type TestUser } from '../support/app';
+import { SID, startTestApp, type TestApp, type TestUser } from '../support/app';
 import { runCli } from '../support/cli';
 import { createTestDatabase, type TestDatabase } from '../support/db';
 import { testDataDir } from '../support/meili-engine';
@@ -23,7 +23,6 @@ import { JWT_SECRET, ServerProcess } from '../support/server-process';
 import { bucketFor, createBucket, s3Env, S3RVER_KEY, startS3rver, type TestS3 } from '../support/s3';
 
 const MiB = 1024 * 1024;
-const SID = (n: number) => `5e3c0000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
 let s3: TestS3;
 let client: S3Client;

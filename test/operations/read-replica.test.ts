@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import * as mariadb from 'mariadb';
 import { operatorCtx } from '../../src/services/context';
 import { createUser } from '../../src/services/users';
-import { startTestApp, type TestApp, type TestUser } from '../support/app';
+import { SID, startTestApp, type TestApp, type TestUser } from '../support/app';
 import { browser } from '../support/cookie-client';
 import { createTestDatabase, type TestDatabase } from '../support/db';
 import { APP_PASSWORD, APP_USER, startMariadbPair, type MariadbPair } from '../support/mariadb-pair';
@@ -13,7 +13,6 @@ import { APP_PASSWORD, APP_USER, startMariadbPair, type MariadbPair } from '../s
  * that is stopped, dead or too far behind costs no error — reads go to the primary meanwhile.
  */
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const SID = (n: number) => `7e91ca00-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
 let pair: MariadbPair;
 let db: TestDatabase;

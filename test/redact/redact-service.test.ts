@@ -11,7 +11,7 @@ import zlib from 'node:zlib';
 import { buildCorpus } from '../../scripts/gen-redact-corpus';
 import { rescanSessions } from '../../src/services/rescan';
 import { operatorCtx } from '../../src/services/context';
-import { startTestApp, type TestApp, type TestUser } from '../support/app';
+import { SID, startTestApp, type TestApp, type TestUser } from '../support/app';
 
 jest.setTimeout(180_000);
 
@@ -74,15 +74,15 @@ describe('REDACT_SECRETS=on (default)', () => {
   let app: TestApp;
   let u: TestUser;
   const P = 'redact-on';
-  const SID = '0e6a2d7c-1111-4222-8333-000000001801';
-  const GZ_SID = '0e6a2d7c-1111-4222-8333-000000001802';
+  const SESSION = SID(1801);
+  const GZ_SESSION = SID(1802);
 
   beforeAll(async () => {
     app = await startTestApp({ env: { LOG_LEVEL: 'trace' }, logDestination: logSink });
     u = await app.createUser('redact');
-    const put = await app.request('PUT', `/api/v1/projects/${P}/sessions/${SID}`, { token: u.token, body });
+    const put = await app.request('PUT', `/api/v1/projects/${P}/sessions/${SESSION}`, { token: u.token, body });
     expect(put.status).toBe(201);
-    const gz = await app.request('PUT', `/api/v1/projects/${P}/sessions/${GZ_SID}`, {
+    const gz = await app.request('PUT', `/api/v1/projects/${P}/sessions/${GZ_SESSION}`, {
       token: u.token,
       body: zlib.gzipSync(Buffer.from(JSON.stringify(body))),
       headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
@@ -92,7 +92,7 @@ describe('REDACT_SECRETS=on (default)', () => {
   afterAll(() => app?.close());
 
   test('every read path of both sessions is free of secrets; sizes are those of the upload', async () => {
-    for (const sid of [SID, GZ_SID]) {
+    for (const sid of [SESSION, GZ_SESSION]) {
       const base = `/api/v1/projects/${P}/sessions/${sid}`;
       const json = await app.request('GET', base, { token: u.token });
       expect(json.status).toBe(200);
@@ -130,7 +130,7 @@ describe('REDACT_SECRETS=on (default)', () => {
   });
 
   test('findings per rule on REST and GraphQL, never a value', async () => {
-    const json = await app.request('GET', `/api/v1/projects/${P}/sessions/${SID}`, { token: u.token });
+    const json = await app.request('GET', `/api/v1/projects/${P}/sessions/${SESSION}`, { token: u.token });
     const redactions = json.body.data.session.redactions as Array<{ rule: string; count: number }>;
     const rules = redactions.map((r) => r.rule);
     expect(rules).toEqual([...rules].sort());
@@ -142,14 +142,14 @@ describe('REDACT_SECRETS=on (default)', () => {
       expect(count(rule)).toBeGreaterThan(0);
     }
     const listed = await app.request('GET', `/api/v1/projects/${P}/sessions`, { token: u.token });
-    const inList = listed.body.data.sessions.find((s: { id: string }) => s.id === SID);
+    const inList = listed.body.data.sessions.find((s: { id: string }) => s.id === SESSION);
     expect(inList.redactions).toEqual(redactions);
 
     const g = await gql(
       app,
       u,
       `query($p: ID!, $id: ID!) { session(projectId: $p, id: $id) { name markdownContent metadata { tags summary } redactions { rule count } } }`,
-      { p: P, id: SID },
+      { p: P, id: SESSION },
     );
     expect(g.body.data.session.redactions).toEqual(redactions);
     expect(leaked(g.text)).toEqual([]);
@@ -157,7 +157,7 @@ describe('REDACT_SECRETS=on (default)', () => {
   });
 
   test('search results, snippets and matching exchanges carry no secret', async () => {
-    const r = await searchUntilFound(app, u, SID);
+    const r = await searchUntilFound(app, u, SESSION);
     expect(leaked(r.text)).toEqual([]);
     expect(r.body.data.searchSessions.results[0].snippet).toContain(MARKER);
     // The upload CLI's resume search (its snippets come from the same index).
@@ -171,28 +171,28 @@ describe('REDACT_SECRETS=on (default)', () => {
   });
 
   test('an identical re-upload (JSON or gzip) is a no-op: same ETag, same updatedAt', async () => {
-    const before = await app.request('GET', `/api/v1/projects/${P}/sessions/${SID}`, { token: u.token });
-    const again = await app.request('PUT', `/api/v1/projects/${P}/sessions/${SID}`, { token: u.token, body });
+    const before = await app.request('GET', `/api/v1/projects/${P}/sessions/${SESSION}`, { token: u.token });
+    const again = await app.request('PUT', `/api/v1/projects/${P}/sessions/${SESSION}`, { token: u.token, body });
     expect(again.status).toBe(200);
     expect(again.body.data.etag).toBe(before.body.data.session.etag);
     expect(again.body.data.updatedAt).toBe(before.body.data.session.updatedAt);
-    const gz = await app.request('PUT', `/api/v1/projects/${P}/sessions/${SID}`, {
+    const gz = await app.request('PUT', `/api/v1/projects/${P}/sessions/${SESSION}`, {
       token: u.token,
       body: zlib.gzipSync(Buffer.from(JSON.stringify(body))),
       headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
     });
     expect(gz.body.data.etag).toBe(before.body.data.session.etag);
-    const after = await app.request('GET', `/api/v1/projects/${P}/sessions/${SID}`, { token: u.token });
+    const after = await app.request('GET', `/api/v1/projects/${P}/sessions/${SESSION}`, { token: u.token });
     expect(after.body.data.session.updatedAt).toBe(before.body.data.session.updatedAt);
     expect(after.headers.etag).toBe(before.headers.etag);
   });
 
   test('an upload without session data keeps the stored session data and its findings', async () => {
-    const before = await app.request('GET', `/api/v1/projects/${P}/sessions/${GZ_SID}`, { token: u.token });
+    const before = await app.request('GET', `/api/v1/projects/${P}/sessions/${GZ_SESSION}`, { token: u.token });
     const { sessionData: _omit, ...rest } = body;
-    const r = await app.request('PUT', `/api/v1/projects/${P}/sessions/${GZ_SID}`, { token: u.token, body: rest });
+    const r = await app.request('PUT', `/api/v1/projects/${P}/sessions/${GZ_SESSION}`, { token: u.token, body: rest });
     expect(r.status).toBe(200);
-    const after = await app.request('GET', `/api/v1/projects/${P}/sessions/${GZ_SID}`, { token: u.token });
+    const after = await app.request('GET', `/api/v1/projects/${P}/sessions/${GZ_SESSION}`, { token: u.token });
     expect(after.body.data.session.redactions).toEqual(before.body.data.session.redactions);
     expect(after.body.data.session.sessionDataSize).toBe(Buffer.byteLength(sessionData));
   });
@@ -207,7 +207,7 @@ describe('REDACT_SECRETS=report, then redact rescan', () => {
   let app: TestApp;
   let u: TestUser;
   const P = 'redact-report';
-  const SID = '0e6a2d7c-1111-4222-8333-000000001803';
+  const SESSION = SID(1803);
 
   beforeAll(async () => {
     app = await startTestApp({ env: { REDACT_SECRETS: 'report' } });
@@ -216,25 +216,25 @@ describe('REDACT_SECRETS=report, then redact rescan', () => {
   afterAll(() => app?.close());
 
   test('report keeps the content and records findings; rescan masks it, keeps the counts, reindexes', async () => {
-    const put = await app.request('PUT', `/api/v1/projects/${P}/sessions/${SID}`, { token: u.token, body });
+    const put = await app.request('PUT', `/api/v1/projects/${P}/sessions/${SESSION}`, { token: u.token, body });
     expect(put.status).toBe(201);
-    const kept = await app.request('GET', `/api/v1/projects/${P}/sessions/${SID}`, { token: u.token });
+    const kept = await app.request('GET', `/api/v1/projects/${P}/sessions/${SESSION}`, { token: u.token });
     expect(kept.body.data.session.markdownContent).toBe(markdown);
     expect(leaked(kept.text)).toEqual(SECRETS); // the check below can see every secret
     const reported = kept.body.data.session.redactions as Array<{ rule: string; count: number }>;
     expect(reported.find((r) => r.rule === 'github-token')?.count).toBeGreaterThanOrEqual(5);
-    await searchUntilFound(app, u, SID);
+    await searchUntilFound(app, u, SESSION);
 
     const dry = await rescanSessions(operatorCtx(app.deps.db), 'on', { dryRun: true });
     expect(dry.changed).toBe(1);
-    const still = await app.request('GET', `/api/v1/projects/${P}/sessions/${SID}/raw`, { token: u.token });
+    const still = await app.request('GET', `/api/v1/projects/${P}/sessions/${SESSION}/raw`, { token: u.token });
     expect(still.text).toBe(rawData);
 
     const progress: number[] = [];
     const done = await rescanSessions(operatorCtx(app.deps.db), 'on', { dryRun: false, onProgress: (p) => progress.push(p.done) });
     expect(done).toMatchObject({ done: 1, total: 1, changed: 1 });
     expect(progress).toEqual([1]);
-    const after = await app.request('GET', `/api/v1/projects/${P}/sessions/${SID}`, { token: u.token });
+    const after = await app.request('GET', `/api/v1/projects/${P}/sessions/${SESSION}`, { token: u.token });
     const s = after.body.data.session;
     expect(leaked(after.text)).toEqual([]);
     expect(s.markdownSize).toBe(Buffer.byteLength(markdown));
@@ -242,12 +242,12 @@ describe('REDACT_SECRETS=report, then redact rescan', () => {
     // The secrets counted by `report` were masked now, not counted twice.
     expect(s.redactions).toEqual(reported);
     for (const path of ['/raw']) {
-      const r = await app.request('GET', `/api/v1/projects/${P}/sessions/${SID}${path}`, { token: u.token });
+      const r = await app.request('GET', `/api/v1/projects/${P}/sessions/${SESSION}${path}`, { token: u.token });
       expect(leaked(r.text)).toEqual([]);
     }
     // The index follows: the marker still finds it, with nothing secret in what comes back.
     for (let i = 0; i < 600; i++) {
-      const r = await searchUntilFound(app, u, SID);
+      const r = await searchUntilFound(app, u, SESSION);
       if (leaked(r.text).length === 0) break;
       if (i === 599) throw new Error('search index still shows a secret');
       await new Promise((res) => setTimeout(res, 200));

@@ -1,5 +1,5 @@
 import { PROJECT_COLORS, PROJECT_ICONS } from '../../src/services/projects';
-import { startTestApp, type TestApp, type TestUser } from '../support/app';
+import { SID, startTestApp, type TestApp, type TestUser } from '../support/app';
 
 /**
  * The documented exact 400 messages for every input of both front doors, pinned before
@@ -12,7 +12,6 @@ import { startTestApp, type TestApp, type TestUser } from '../support/app';
 
 let app: TestApp;
 let user: TestUser;
-const SID = '6a6a6a6a-1111-4222-8333-444455556666';
 const ICONS = `Invalid value for icon. Must be one of: ${PROJECT_ICONS.join(', ')}`;
 const COLORS = `Invalid value for color. Must be one of: ${PROJECT_COLORS.join(', ')}`;
 
@@ -21,7 +20,7 @@ beforeAll(async () => {
   user = await app.createUser('messages');
   const p = await app.request('POST', '/api/v1/projects', { token: user.token, body: { id: 'mine', name: 'Mine' } });
   expect(p.status).toBe(201);
-  const s = await app.request('PUT', `/api/v1/projects/mine/sessions/${SID}`, { token: user.token, body: { name: 's', markdown: '_**User**_\n\nhi\n' } });
+  const s = await app.request('PUT', `/api/v1/projects/mine/sessions/${SID(1)}`, { token: user.token, body: { name: 's', markdown: '_**User**_\n\nhi\n' } });
   expect(s.status).toBe(201);
 });
 afterAll(async () => {
@@ -84,8 +83,8 @@ describe('REST bodies', () => {
     ['a numeric userTitle', { userTitle: 5 }, 'Invalid type for userTitle: expected a string'],
     ['the name checked first', { name: '', tags: 'x', userTitle: 5 }, 'Invalid value for name: must not be empty'],
   ])('PATCH a session with %s (validation before existence)', async (_what, body, message) => {
-    expect400(await rest('PATCH', `/projects/mine/sessions/${SID}`, body), message);
-    expect400(await rest('PATCH', `/projects/nobody-has-this/sessions/${SID}`, body), message);
+    expect400(await rest('PATCH', `/projects/mine/sessions/${SID(1)}`, body), message);
+    expect400(await rest('PATCH', `/projects/nobody-has-this/sessions/${SID(1)}`, body), message);
   });
 
   test.each([
@@ -106,8 +105,8 @@ describe('REST bodies', () => {
   });
 
   test('PATCH a session: an empty and a null userTitle are accepted', async () => {
-    expect((await rest('PATCH', `/projects/mine/sessions/${SID}`, { userTitle: '' })).status).toBe(200);
-    const r = await rest('PATCH', `/projects/mine/sessions/${SID}`, { userTitle: null, tags: [] });
+    expect((await rest('PATCH', `/projects/mine/sessions/${SID(1)}`, { userTitle: '' })).status).toBe(200);
+    const r = await rest('PATCH', `/projects/mine/sessions/${SID(1)}`, { userTitle: null, tags: [] });
     expect(r.status).toBe(200);
     expect(r.body.data.session).toMatchObject({ userTitle: null, metadata: { tags: [] } });
   });
@@ -180,7 +179,7 @@ describe('PUT a session (the upload body)', () => {
     ['the count of extra keys before their values', { ...ok, metadata: { ...extras(32), z: 5 } }, 'Invalid metadata: at most 32 extra keys'],
     ['extra values in key order', { ...ok, metadata: { a: 5, b: 'x'.repeat(1025) } }, 'Invalid type for metadata.a: extra metadata values must be strings'],
   ])('%s', async (_what, body, message) => {
-    expect400(await rest('PUT', `/projects/mine/sessions/${SID}`, body), message);
+    expect400(await rest('PUT', `/projects/mine/sessions/${SID(1)}`, body), message);
   });
 
   test('accepted: null and empty optional fields, 32 extra keys, null extra values (dropped), a __proto__ key, a value of exactly 1 KiB', async () => {
@@ -205,7 +204,7 @@ describe('PUT a session (the upload body)', () => {
   });
 
   test('path ids are checked first: a bad project or session id is a 400 on PUT', async () => {
-    expect400(await rest('PUT', `/projects/-bad/sessions/${SID}`, {}), 'Invalid project id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
+    expect400(await rest('PUT', `/projects/-bad/sessions/${SID(1)}`, {}), 'Invalid project id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
     expect400(await rest('PUT', '/projects/mine/sessions/not-a-uuid', {}), 'Invalid session id: must be a UUID');
   });
 });
@@ -225,12 +224,12 @@ describe('REST query parameters', () => {
     ['/projects?resumable=1', 'Invalid value for resumable: must be true or false'],
     ['/sessions/recent?limit=0', 'Invalid value for limit: must be an integer between 1 and 100'],
     ['/sessions/recent?limit=101', 'Invalid value for limit: must be an integer between 1 and 100'],
-    [`/projects/mine/sessions/${SID}/exchanges?offset=-1`, 'Invalid value for offset: must be an integer between 0 and 10000000'],
-    [`/projects/mine/sessions/${SID}/exchanges?offset=10000001`, 'Invalid value for offset: must be an integer between 0 and 10000000'],
-    [`/projects/mine/sessions/${SID}/exchanges?limit=0`, 'Invalid value for limit: must be an integer between 1 and 1000'],
-    [`/projects/mine/sessions/${SID}/exchanges?limit=1001`, 'Invalid value for limit: must be an integer between 1 and 1000'],
-    [`/projects/mine/sessions/${SID}/exchanges?content=no`, 'Invalid value for content: must be true or false'],
-    [`/projects/nobody-has-this/sessions/${SID}/exchanges?limit=0`, 'Invalid value for limit: must be an integer between 1 and 1000'],
+    [`/projects/mine/sessions/${SID(1)}/exchanges?offset=-1`, 'Invalid value for offset: must be an integer between 0 and 10000000'],
+    [`/projects/mine/sessions/${SID(1)}/exchanges?offset=10000001`, 'Invalid value for offset: must be an integer between 0 and 10000000'],
+    [`/projects/mine/sessions/${SID(1)}/exchanges?limit=0`, 'Invalid value for limit: must be an integer between 1 and 1000'],
+    [`/projects/mine/sessions/${SID(1)}/exchanges?limit=1001`, 'Invalid value for limit: must be an integer between 1 and 1000'],
+    [`/projects/mine/sessions/${SID(1)}/exchanges?content=no`, 'Invalid value for content: must be true or false'],
+    [`/projects/nobody-has-this/sessions/${SID(1)}/exchanges?limit=0`, 'Invalid value for limit: must be an integer between 1 and 1000'],
   ])('GET %s', async (path, message) => {
     expect400(await rest('GET', path), message);
   });
@@ -239,7 +238,7 @@ describe('REST query parameters', () => {
     expect((await rest('GET', '/projects/mine/sessions?limit=1000')).status).toBe(200);
     expect((await rest('GET', '/projects/mine/sessions?limit=1')).status).toBe(200);
     expect((await rest('GET', '/sessions/recent?limit=100')).status).toBe(200);
-    expect((await rest('GET', `/projects/mine/sessions/${SID}/exchanges?offset=0&limit=1000&content=false`)).status).toBe(200);
+    expect((await rest('GET', `/projects/mine/sessions/${SID(1)}/exchanges?offset=0&limit=1000&content=false`)).status).toBe(200);
   });
 });
 
@@ -267,17 +266,17 @@ describe('GraphQL arguments and inputs', () => {
     ['updateProject: an unknown color', 'mutation { updateProject(id: "nobody-has-this", input: {color: "red"}) { id } }', COLORS],
     [
       'updateSession: nothing',
-      `mutation { updateSession(projectId: "mine", id: "${SID}", input: {}) { id } }`,
+      `mutation { updateSession(projectId: "mine", id: "${SID(1)}", input: {}) { id } }`,
       'Nothing to update: send name, tags or userTitle',
     ],
     [
       'updateSession: an empty tag',
-      `mutation { updateSession(projectId: "mine", id: "${SID}", input: {tags: [""]}) { id } }`,
+      `mutation { updateSession(projectId: "mine", id: "${SID(1)}", input: {tags: [""]}) { id } }`,
       'Invalid value for metadata.tags[0]: must not be empty',
     ],
     [
       'updateSession: a long userTitle',
-      `mutation { updateSession(projectId: "nobody-has-this", id: "${SID}", input: {userTitle: "${'x'.repeat(1001)}"}) { id } }`,
+      `mutation { updateSession(projectId: "nobody-has-this", id: "${SID(1)}", input: {userTitle: "${'x'.repeat(1001)}"}) { id } }`,
       'Invalid value for userTitle: must be 0-1000 characters',
     ],
     ['searchSessions: a blank query', '{ searchSessions(query: "  ") { total } }', 'Invalid value for query: must not be empty'],
@@ -300,7 +299,7 @@ describe('GraphQL arguments and inputs', () => {
     ],
     [
       'exchanges: a negative offset',
-      `{ session(id: "${SID}", projectId: "mine") { exchanges(offset: -1) { total } } }`,
+      `{ session(id: "${SID(1)}", projectId: "mine") { exchanges(offset: -1) { total } } }`,
       'Invalid value for offset: must be an integer between 0 and 10000000',
     ],
     [
@@ -366,7 +365,7 @@ describe('GraphQL arguments and inputs', () => {
     ['sessionFacets(limit: 0)', '{ sessionFacets(limit: 0) { tags { value } } }', 'Invalid value for limit of sessionFacets: must be between 1 and 200'],
     [
       'exchanges(limit: 201)',
-      `{ session(id: "${SID}", projectId: "mine") { exchanges(limit: 201) { total } } }`,
+      `{ session(id: "${SID(1)}", projectId: "mine") { exchanges(limit: 201) { total } } }`,
       'Invalid value for limit of exchanges: must be between 1 and 200',
     ],
   ])('page sizes are bounded before execution: %s', async (_what, query, message) => {
