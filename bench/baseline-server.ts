@@ -8,8 +8,8 @@
  *
  * The rule: if the baseline does something the service must not (or the reverse), the baseline
  * is changed so that both do the same work. So it also does the work every request of the
- * service is required to do (BENCHMARKS.md, "REST reads"), with the same libraries configured the
- * same way:
+ * service is required to do (docs/benchmarks.md, "REST reads"), with the same libraries
+ * configured the same way:
  * - rate limits (rate-limiter-flexible): the address's failed-authentication count is read
  *   before the token is checked, then one point of the user's hourly REST budget is spent, and
  *   the X-RateLimit-* headers carry that result. In memory, or in Redis (RateLimiterRedis on

@@ -12,7 +12,7 @@
  * It builds the service, starts it (node dist/src/main.js) and the baseline server as child
  * processes on a fresh database, drives them with autocannon from another process, prints a
  * table per area, and ends with one line per ratio/figure so a regression shows at a glance.
- * No test asserts a timing; numbers live here and in BENCHMARKS.md.
+ * No test asserts a timing; numbers live here and in docs/benchmarks.md.
  */
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';

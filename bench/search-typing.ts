@@ -28,7 +28,7 @@
  * signed in as the first user: N whole queries put in the box at once; timed inside the page from
  * the GraphQL request's start (Resource Timing) to the DOM mutation that shows the results list
  * (a MutationObserver: before paint), and from the input to that mutation (debounce included).
- * No assertion: figures go to BENCHMARKS.md.
+ * No assertion: figures go to docs/benchmarks.md.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';

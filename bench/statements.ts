@@ -3,8 +3,9 @@
  * concurrent callers on a pool of 10 connections against a fresh database holding one session of
  * 20 KB (seeded through the service), and the database server's CPU (from /proc) and this
  * process's CPU are divided by N. Text protocol (`query`) by default; EXEC=1 runs each through a
- * prepared statement (`execute`). The variants are the credential and session reads as they were
- * before and after the fourth round of "REST reads" in BENCHMARKS.md.
+ * prepared statement (`execute`). The variants are the credential and session reads in the
+ * shapes compared when choosing the current ones (a memberships subquery against a join, with and
+ * without the project's owner name and appearance); docs/benchmarks.md has the current ones' cost.
  *   npx tsx bench/statements.ts            # every variant, twice
  *   V=keySubquery,keyJoin EXEC=1 N=20000 npx tsx bench/statements.ts
  */

@@ -39,7 +39,7 @@ export async function keyById(db: Sql, id: string): Promise<KeyRow | undefined> 
 /**
  * The key with its user's role and state, one row per team membership (one row with a null
  * teamId when there is none), in teamId order. A join rather than a GROUP_CONCAT subquery: the
- * subquery cost MariaDB about 45 µs more per request (BENCHMARKS.md, "REST reads", fourth round).
+ * subquery cost MariaDB about 45 µs more per request (bench/statements.ts).
  */
 const KEY_WITH_USER_SQL = prepared(
   `SELECT k.userId, k.kind, k.expiresAt, k.revokedAt, k.lastUsedAt, k.scopes, u.role, u.disabledAt, m.teamId, m.role AS teamRole

@@ -62,7 +62,7 @@ const PREPARED_MAX = 512;
  * Marks a read of fixed shape run on every request (the credential, one session) to go through a
  * prepared statement, cached per connection by the driver: MariaDB then neither parses nor plans
  * it again, and the binary rows cost the driver less to decode. Measured on the credential read:
- * 230 → 120 µs of database CPU, 145 → 95 µs of ours (BENCHMARKS.md, "REST reads", fourth round).
+ * 230 → 120 µs of database CPU, 145 → 95 µs of ours (bench/statements.ts).
  * The mark travels with the text, so every wrapper of `Sql` (snapshots, the replica's router)
  * passes it through unchanged; only the driver's leaves (sqlOn, snapshotOn) look at it. A text
  * may depend on the shape of a request (how many owner scopes, which filters) but never on its

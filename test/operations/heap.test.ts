@@ -1,6 +1,6 @@
 /**
  * The service's V8 heap setting (src/heap.ts): applied at start unless the operator set their own.
- * What it does to collections and latency is measured in bench/ (BENCHMARKS.md), not here.
+ * What it does to collections and latency is measured in bench/ (docs/benchmarks.md), not here.
  */
 import v8 from 'node:v8';
 import { HEAP_GROWING_PERCENT, tuneHeap } from '../../src/heap';

@@ -79,12 +79,13 @@ async function heldSessions(conn: MeiliConnection, indexUid: string, scopes: rea
  * `distinct` of `params`) and how many sessions match in all, exactly up to MAX_TOTAL_HITS.
  *
  * The engine's exhaustive count (page mode with `distinct`) looks up the distinct value of every
- * matching document, thousands for a member of many teams: most of such a search's time
- * (BENCHMARKS.md). Whole-indexed sessions are one document each, so they are counted without it:
- * limit/offset ranks exactly as page mode does, and the facet count of `whole` among the matching
- * documents is the number of whole sessions. When that is all of the matching documents, it is
- * the total; otherwise the other documents (large sessions, or documents indexed before `whole`
- * existed) are counted with `distinct` in a second request, over those documents only.
+ * matching document, thousands for a member of many teams: most of such a search's time (at
+ * 100k sessions, 38 of the engine's 41 ms at p95 for a member of 20 teams). Whole-indexed
+ * sessions are one document each, so they are counted without it: limit/offset ranks exactly as
+ * page mode does, and the facet count of `whole` among the matching documents is the number of
+ * whole sessions. When that is all of the matching documents, it is the total; otherwise the
+ * other documents (large sessions, or documents indexed before `whole` existed) are counted with
+ * `distinct` in a second request, over those documents only.
  */
 export async function countedPage<D extends Record<string, unknown>>(
   index: Index<D>,
