@@ -59,7 +59,7 @@ const expressJson = express.response.json;
  * bytes, status and headers (Content-Type with its charset, then Content-Length; no body for HEAD)
  * without Express's send machinery. Returns false, having sent nothing, otherwise.
  */
-export function sendJsonPlain(req: Request, res: Response, status: number, body: unknown): boolean {
+function sendJsonPlain(req: Request, res: Response, status: number, body: unknown): boolean {
   if (res.json !== expressJson) return false;
   const h = req.headers;
   if (h['if-none-match'] !== undefined || h['if-modified-since'] !== undefined || status === 204 || status === 205 || status === 304) return false;

@@ -92,7 +92,7 @@ export const GRAPHQL_CODE: Record<ErrorCode, string> = {
 export type GraphqlCode = (typeof GRAPHQL_CODE)[ErrorCode];
 
 /** Where in the operation an error arose (graphql-js fills these while resolving). */
-export interface GraphqlErrorPlace {
+interface GraphqlErrorPlace {
   locations?: ReadonlyArray<{ line: number; column: number }>;
   path?: ReadonlyArray<string | number>;
 }

@@ -13,7 +13,7 @@ import { operatorCtx, type Deps } from './services/context';
 import { outboxBacklog, outboxDeadCount } from './services/search-outbox';
 
 /** Prometheus metrics of one app instance (its own Registry, so two apps in a process never clash). */
-export interface AppMetrics {
+interface AppMetrics {
   registry: Registry;
   /** Called once per finished request (wired into requestContext, which passes the route it logged). */
   onRequestFinished: (req: Request, res: Response, seconds: number, route?: string) => void;
@@ -41,7 +41,7 @@ const rateLimitKind = (req: Request): string => {
 };
 
 /** The failed-authentication limit's hooks /metrics uses when METRICS_TOKEN is set. */
-export interface MetricsAuthHooks {
+interface MetricsAuthHooks {
   beforeAuth?: (req: Request) => Promise<void>;
   onAuthFailure?: (req: Request) => Promise<void>;
 }

@@ -23,18 +23,18 @@ export const API_PREFIX = '/api/v1';
  * - `refresh`: a device refresh token in `Authorization`, checked by the handler.
  * - `none`: public; the handler spends from the address's budgets and reads its (small) body.
  */
-export type Auth = 'key' | 'cookie' | 'refresh' | 'none';
+type Auth = 'key' | 'cookie' | 'refresh' | 'none';
 
 /**
  * The limit a request of this operation spends from:
  * `rest` / `graphql` per user (after authentication); `share_reads` per address (before the
  * handler); `anonymous` per address, spent by the handler itself (after its origin check).
  */
-export type RouteRateLimit = 'rest' | 'graphql' | 'share_reads' | 'anonymous' | 'none';
+type RouteRateLimit = 'rest' | 'graphql' | 'share_reads' | 'anonymous' | 'none';
 
-export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head';
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head';
 
-export interface SuccessResponse {
+interface SuccessResponse {
   description: string;
   /** JSON body schema; or `content` for other media types; neither → no body. */
   schema?: ZodType;
@@ -110,14 +110,14 @@ export const rateLimitOf = (route: Route): RouteRateLimit => route.rateLimit ?? 
 
 type ParamNames<P extends string> = P extends `${string}{${infer K}}${infer Rest}` ? K | ParamNames<Rest> : never;
 /** `{projectId: string}` of `/projects/{projectId}`. */
-export type ParamsOf<P extends string> = { [K in ParamNames<P>]: string };
+type ParamsOf<P extends string> = { [K in ParamNames<P>]: string };
 
 /**
  * A value `res.json` turns into `T`: a Date where a string is expected (its ISO form). Strings are
  * checked as strings (an enum's values are the schema's and the service's business, not the door's),
  * and the named fields of an object (a catch-all for extra keys is not checked).
  */
-export type Sendable<T> = T extends string
+type Sendable<T> = T extends string
   ? string | Date
   : T extends readonly (infer E)[]
     ? readonly Sendable<E>[]
@@ -128,7 +128,7 @@ export type Sendable<T> = T extends string
         : T;
 
 /** The JSON bodies an operation's success responses declare. */
-export type JsonOf<R> =
+type JsonOf<R> =
   R extends Route<string, infer Rs> ? { [K in keyof Rs]: Rs[K] extends { schema: infer S extends ZodType } ? Sendable<z.input<S>> : never }[keyof Rs] : never;
 
 type RequestOf<R> = R extends Route<infer P> ? Request<ParamsOf<P>> : Request;

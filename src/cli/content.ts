@@ -11,7 +11,7 @@ import { humanBytes } from './archive';
  * Moves every session's content to `to`, with a bar on a terminal (stderr), else a line at most
  * every 2 s; run it again to resume after an interruption.
  */
-export interface MigrateRun {
+interface MigrateRun {
   config: Config;
   db: DbHandles;
   store: ContentStore;

@@ -89,7 +89,7 @@ async function readStdin(input: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0];
 }
 
-export interface CliIo {
+interface CliIo {
   stdin?: NodeJS.ReadableStream;
 }
 
@@ -377,5 +377,3 @@ if (require.main === module) {
     },
   );
 }
-
-export { run };

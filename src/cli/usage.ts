@@ -3,7 +3,7 @@ import type { Config } from '../config';
 import type { DbHandles } from '../db/client';
 import { recomputeUsage, type RecomputeProgress } from '../services/usage';
 
-export interface RecomputeRun {
+interface RecomputeRun {
   config: Config;
   db: DbHandles;
   /** `PROJECT/SESSION`: start after this session (what a stopped run printed last). */

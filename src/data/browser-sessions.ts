@@ -2,7 +2,7 @@
 import { prepared, type Sql } from './sql';
 import { membershipPairs } from './teams';
 
-export interface BrowserSessionState {
+interface BrowserSessionState {
   userId: string;
   csrfToken: string;
   lastUsedAt: Date;

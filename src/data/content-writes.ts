@@ -27,7 +27,7 @@ export interface ContentParts {
 }
 
 /** An object uploaded for one part, named by no row until writeContent writes one. */
-export interface StagedObject {
+interface StagedObject {
   part: string;
   objectKey: string;
   size: number;
@@ -35,7 +35,7 @@ export interface StagedObject {
 }
 
 /** A session's content ready to be written: in s3 mode its non-empty parts already uploaded. */
-export interface StagedContent {
+interface StagedContent {
   readonly sessionId: string;
   readonly parts: ContentParts;
   readonly objects: readonly StagedObject[];
@@ -74,7 +74,7 @@ export async function uploadPart(store: ContentStore, sessionId: string, part: s
 }
 
 /** True when `staged` holds these very parts of this session (the same bytes). */
-export function isStaged(staged: StagedContent, sessionId: string, parts: ContentParts): boolean {
+function isStaged(staged: StagedContent, sessionId: string, parts: ContentParts): boolean {
   if (staged.sessionId !== sessionId) return false;
   const a = planOf(staged.parts).written;
   const b = planOf(parts).written;

@@ -10,7 +10,7 @@ export async function deleteExpiredDeviceCodes(db: Sql, now: Date): Promise<void
  * Inserts a code; a live code with the same hash is a duplicate key (src/data/errors.ts).
  * `parentKeyId`: the key or device token that asked for it (null: a browser session).
  */
-export interface NewDeviceCode {
+interface NewDeviceCode {
   codeHash: string;
   userId: string;
   createdAt: Date;
@@ -44,7 +44,7 @@ export async function spendDeviceCode(db: Sql, codeHash: string, now: Date): Pro
   return n === 1;
 }
 
-export interface DeviceCodeRow {
+interface DeviceCodeRow {
   userId: string;
   usedAt: Date | null;
   expiresAt: Date;

@@ -7,7 +7,7 @@
  *   timeout, SQLSTATE class 08): answer 503.
  * Each kind is looked for along the error's `cause` chain (Prisma and the driver wrap errors).
  */
-export type DbErrorKind = 'duplicate' | 'retry' | 'unavailable';
+type DbErrorKind = 'duplicate' | 'retry' | 'unavailable';
 
 /** Thrown inside a transaction to have it run again (as after a deadlock), e.g. when a row it relied on vanished. */
 export class RetryTransaction extends Error {}
@@ -37,7 +37,7 @@ const IS: Record<DbErrorKind, (e: ErrorFields) => boolean> = {
 };
 
 /** True when `err`, or an error it wraps, is of this kind. */
-export function isDbError(err: unknown, kind: DbErrorKind): boolean {
+function isDbError(err: unknown, kind: DbErrorKind): boolean {
   const seen = new Set<unknown>();
   for (let e: unknown = err, depth = 0; e && typeof e === 'object' && !seen.has(e) && depth < 10; depth++) {
     seen.add(e);

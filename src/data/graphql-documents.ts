@@ -4,7 +4,7 @@
  */
 import { marks, type Sql } from './sql';
 
-export interface StoredDocument {
+interface StoredDocument {
   app: string;
   version: string;
   id: string;

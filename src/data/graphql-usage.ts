@@ -52,7 +52,7 @@ export function dropOperationDaysBefore(db: Sql, day: string): Promise<number> {
   return db.execute('DELETE FROM graphql_operation_days WHERE day < ?', day);
 }
 
-export interface OperationUsageRow {
+interface OperationUsageRow {
   id: string;
   name: string | null;
   coordinates: string;

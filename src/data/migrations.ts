@@ -16,7 +16,7 @@ const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS _prisma_migrations (
     applied_steps_count     INTEGER UNSIGNED NOT NULL DEFAULT 0
 ) DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`;
 
-export interface MigrationRecord {
+interface MigrationRecord {
   migration_name: string;
   checksum: string;
   finished_at: Date | null;

@@ -87,7 +87,7 @@ export interface OutboxRow {
 }
 
 /** Which rows a worker loop takes: 'fresh' the 'upsert' rows (for the recent index), 'main' every other op, 'all' both. */
-export type OutboxLane = 'fresh' | 'main' | 'all';
+type OutboxLane = 'fresh' | 'main' | 'all';
 
 const ofLane = (lane: OutboxLane) => (lane === 'fresh' ? " AND op = 'upsert'" : lane === 'main' ? " AND op <> 'upsert'" : '');
 

@@ -15,7 +15,7 @@ export interface ProjectStatsRow {
   lastSessionUpdate: SessionModel['updatedAt'] | null;
 }
 
-export type ProjectWithStatsRow = ProjectRow & ProjectStatsRow;
+type ProjectWithStatsRow = ProjectRow & ProjectStatsRow;
 
 /** The owner's name, for a `projects p` row: a team's name, a user's name (else email). */
 export const OWNER_NAME =

@@ -9,7 +9,7 @@ import type { ProjectModel, SessionModel, ShareExchangeModel, ShareModel, TeamMe
 import { marks, type DriverRow, type Sql } from './sql';
 
 /** A share's row (prisma/schema.prisma's `Share`, as the driver returns it): every column. */
-export type ShareRow = DriverRow<ShareModel>;
+type ShareRow = DriverRow<ShareModel>;
 
 /** A share with what decides whether its creator may still share the session. */
 export type ShareState = ShareRow &

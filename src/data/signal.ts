@@ -1,5 +1,5 @@
 /** A wake-up call without payload: the data layer emits, whoever listens (the search worker) acts. */
-export class Signal {
+class Signal {
   private readonly listeners = new Set<() => void>();
 
   /** Listens until the returned function is called. */

@@ -28,7 +28,7 @@ export interface Sql {
  * `decimalAsNumber`), BOOLEAN (TINYINT(1)) as 0 or 1, BLOB as Buffer; INT, text and DATETIME
  * (a Date) as Prisma types them. The one place those differences are written down.
  */
-export type DriverValue<V> = V extends bigint ? number : V extends boolean ? number : V extends Uint8Array ? Buffer : V;
+type DriverValue<V> = V extends bigint ? number : V extends boolean ? number : V extends Uint8Array ? Buffer : V;
 
 /**
  * A row of a table as statements on the driver return it: the Prisma model (prisma/schema.prisma,

@@ -6,7 +6,7 @@ import { marks, type DriverRow, type Sql } from './sql';
 export type TeamRow = Pick<DriverRow<TeamModel>, 'id' | 'name' | 'createdAt'>;
 
 /** A user's membership: role "admin", "member" or "viewer". */
-export type MembershipRow = Pick<DriverRow<TeamMemberModel>, 'teamId' | 'role'>;
+type MembershipRow = Pick<DriverRow<TeamMemberModel>, 'teamId' | 'role'>;
 
 /** How many members and projects a team has (COUNT(*): numbers, src/data/sql.ts). */
 export interface TeamCounts {

@@ -15,7 +15,7 @@ export interface Tx extends Sql {
  * What a request's write guard (services/guard.ts, WorkGuard) lets a transaction know: aborted
  * requests roll back instead of committing.
  */
-export interface CommitGuard {
+interface CommitGuard {
   check(): void;
   beforeCommit(): void;
   commitSettled(): void;

@@ -39,9 +39,9 @@ export function usageOfSessions(db: Sql, keys: readonly SessionKey[]): Promise<U
   );
 }
 
-export type UsageGrouping = 'DAY' | 'MODEL' | 'PROJECT' | 'USER';
+type UsageGrouping = 'DAY' | 'MODEL' | 'PROJECT' | 'USER';
 
-export interface UsageQuery {
+interface UsageQuery {
   /** Owner scopes read through; null: every session of the instance. */
   scopes: readonly string[] | null;
   /** Only these projects (null: all in the scopes). */
@@ -52,7 +52,7 @@ export interface UsageQuery {
   groupBy: UsageGrouping;
 }
 
-export interface UsageGroupRow {
+interface UsageGroupRow {
   k: string | null;
   /** The group's name where it has one (a project's name, a user's name or email). */
   label: string | null;

@@ -15,13 +15,13 @@ export const MIGRATIONS_DIR = path.resolve(__dirname, '..', '..', 'prisma', 'mig
 // When compiled to dist/src/db, the migrations folder is three levels up instead.
 const migrationsDir = () => (fs.existsSync(MIGRATIONS_DIR) ? MIGRATIONS_DIR : path.resolve(__dirname, '..', '..', '..', 'prisma', 'migrations'));
 
-export interface Migration {
+interface Migration {
   name: string;
   sql: string;
   checksum: string;
 }
 
-export function listMigrations(dir = migrationsDir()): Migration[] {
+function listMigrations(dir = migrationsDir()): Migration[] {
   return fs
     .readdirSync(dir, { withFileTypes: true })
     .filter((d) => d.isDirectory() && fs.existsSync(path.join(dir, d.name, 'migration.sql')))
@@ -44,7 +44,7 @@ export function splitStatements(sql: string): string[] {
     .filter(Boolean);
 }
 
-export interface MigrateResult {
+interface MigrateResult {
   applied: string[];
   alreadyApplied: string[];
 }

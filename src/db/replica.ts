@@ -36,9 +36,9 @@ export interface ReplicaOptions {
 }
 
 /** Why a read went to the primary rather than the replica. */
-export type FallbackReason = 'down' | 'lagging' | 'starting' | 'wait_timeout' | 'error' | 'marks_unavailable';
+type FallbackReason = 'down' | 'lagging' | 'starting' | 'wait_timeout' | 'error' | 'marks_unavailable';
 
-export interface ReplicaStatus {
+interface ReplicaStatus {
   /** The last probe reached the replica (and no statement has failed there since). */
   up: boolean;
   /** Seconds the replica is behind the primary (from the last position it was seen to have applied); null before the first measure. */
@@ -50,7 +50,7 @@ export interface ReplicaStatus {
 }
 
 /** What a user-bound view needs of the primary. */
-export interface PrimaryHandles {
+interface PrimaryHandles {
   /** The primary's read pool. */
   readPool: mariadb.Pool;
   /** Statements on the primary's write pool. */
@@ -69,7 +69,7 @@ export interface Replica {
   close(): Promise<void>;
 }
 
-export interface ReadRouter {
+interface ReadRouter {
   reads: Sql;
   lazySnapshot(): Snapshot;
   /** This request has written: its later reads go to the primary. */

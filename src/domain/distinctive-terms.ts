@@ -22,14 +22,14 @@ const STOP = new Set(
 const isWord = (w: string) => w.length >= 3 && w.length <= 32 && !/^\d+$/.test(w) && !(w.length >= 12 && /^[0-9a-f]+$/.test(w)) && !STOP.has(w);
 
 /** Every word of `text`, lower-cased (split where the engine splits: anything not a letter or digit). */
-export function wordsOf(text: string): string[] {
+function wordsOf(text: string): string[] {
   return text
     .toLowerCase()
     .split(/[^\p{L}\p{N}]+/u)
     .filter(isWord);
 }
 
-export interface TermCandidate {
+interface TermCandidate {
   term: string;
   /** Occurrences in the session's sample, title words counted extra. */
   tf: number;

@@ -245,7 +245,7 @@ interface StoredIndex {
  * parsed on the event loop at open (a real transcript's is ~1.5% of it; markdown of millions of
  * one-line turns would make one larger than itself, and is scanned on the worker pool instead).
  */
-export const STORED_INDEX_MAX = 4 * 1024 * 1024;
+const STORED_INDEX_MAX = 4 * 1024 * 1024;
 
 /** The index of `markdown` in its stored form, or null when there is none to store (see above). */
 export function storedIndexOf(markdown: Buffer): Buffer | null {

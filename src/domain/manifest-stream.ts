@@ -37,7 +37,7 @@ interface Frame {
 
 export class ManifestSyntaxError extends Error {}
 
-export interface ManifestParser {
+interface ManifestParser {
   /** The next piece of the text (any split, even inside a token). */
   write(text: string): void;
   /** The end of the text: the document without its `files` elements. Throws when incomplete. */

@@ -29,7 +29,7 @@ export const PROJECT_ICONS = [
 ] as const;
 export const PROJECT_COLORS = ['rose', 'pink', 'orange', 'amber', 'emerald', 'cyan', 'blue', 'purple', 'slate', 'gray'] as const;
 export type ProjectIcon = (typeof PROJECT_ICONS)[number];
-export type ProjectColor = (typeof PROJECT_COLORS)[number];
+type ProjectColor = (typeof PROJECT_COLORS)[number];
 export const DEFAULT_ICON: ProjectIcon = 'Code2';
 export const DEFAULT_COLOR: ProjectColor = 'blue';
 

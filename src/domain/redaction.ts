@@ -1,7 +1,7 @@
 import { addFindings, redact, toRedactions, type Findings, type Redaction, type RedactMode } from '../redact';
 
 /** The parts of an upload that are stored, shown or indexed. */
-export interface RedactableUpload {
+interface RedactableUpload {
   name: string;
   markdown: Buffer;
   rawData: Buffer;
@@ -106,9 +106,6 @@ export const sessionDataFindingsOf = (json: string | null | undefined): Findings
 /** Secrets already masked in the stored content, per part (what a rescan adds to). */
 export const maskedFindingsOf = (json: string | null | undefined, part: 'upload' | 'sessionData'): Findings =>
   sum(json, (r) => !r.reported && (part === 'sessionData') === (r.part === 'sessionData'));
-
-/** Whether the stored findings were made with REDACT_SECRETS=report. */
-export const wasReported = (json: string | null | undefined): boolean => storedOf(json).some((r) => r.reported);
 
 /** Findings as the API shows them: one `{rule, count}` per rule over all parts, sorted by rule. */
 export function redactionsOf(json: string | null | undefined): Redaction[] {

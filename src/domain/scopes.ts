@@ -5,7 +5,7 @@
  */
 export type KeyScope = 'read' | 'write';
 export const KEY_SCOPES = ['read', 'write'] as const;
-export const FULL_SCOPES: KeyScope[] = ['read', 'write'];
+const FULL_SCOPES: KeyScope[] = ['read', 'write'];
 export const READ_ONLY_MESSAGE = 'This key is read-only';
 
 /** The stored form. Unknown words are dropped; "read" is always there. */

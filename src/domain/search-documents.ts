@@ -22,18 +22,18 @@ import { formsOf } from './word-forms';
  */
 
 /** A chunk grows up to this many UTF-16 units before a boundary closes it. */
-export const CHUNK_TARGET = 1500;
+const CHUNK_TARGET = 1500;
 /** No chunk is longer than this. */
 export const CHUNK_MAX = 2000;
 /** Sessions up to this many UTF-16 units are indexed whole, as one document (one constant with the outbox's upsert op). */
 export { WHOLE_MAX } from './index-work';
 /** Estimated engine positions a whole document may use (the engine stops at 65,535). */
-export const POSITION_BUDGET = 60_000;
+const POSITION_BUDGET = 60_000;
 /** Attributes holding a large session's distinct words, and how many words each takes. */
 export const TERM_ATTRIBUTES = ['terms', 'terms2', 'terms3', 'terms4'] as const;
-export const TERMS_PER_ATTRIBUTE = 30_000;
+const TERMS_PER_ATTRIBUTE = 30_000;
 /** Forms a document holds at most (word-forms.ts; the engine reads 65,535 positions of an attribute). */
-export const FORMS_MAX = 60_000;
+const FORMS_MAX = 60_000;
 
 export interface SessionDocument {
   /** Stable per (session, chunk): an update with as many chunks replaces documents in place. */
@@ -496,7 +496,7 @@ export function exchangeEntriesOf(markdown: string | Buffer): Array<{ start: num
 }
 
 /** Byte offsets where the reader's exchanges begin (services/exchanges.ts), ascending; [0] is 0. */
-export function exchangeStartsOf(markdown: string): number[] {
+function exchangeStartsOf(markdown: string): number[] {
   return exchangeEntriesOf(markdown).map((e) => e.start);
 }
 

@@ -9,7 +9,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 const NONCE_BYTES = 16;
 const MAC_BYTES = 16;
 const NONCE_CHARS = 22;
-export const SHARE_TOKEN_RE = /^[A-Za-z0-9_-]{44}$/;
+const SHARE_TOKEN_RE = /^[A-Za-z0-9_-]{44}$/;
 
 function macOf(key: string, nonce: string): Buffer {
   return createHmac('sha256', key).update(nonce).digest().subarray(0, MAC_BYTES);

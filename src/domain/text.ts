@@ -1,5 +1,5 @@
 /** Text as the API measures it: lengths count Unicode code points, not UTF-16 units. */
-export const codePoints = (s: string): number => {
+const codePoints = (s: string): number => {
   let n = 0;
   for (const _ of s) n++;
   return n;

@@ -11,7 +11,7 @@ export interface TokenClaims {
   exp?: number;
 }
 
-export type DeviceTokenUse = 'refresh' | 'access';
+type DeviceTokenUse = 'refresh' | 'access';
 
 /** A device login token: like a key token (jti = the device's key row), plus its `use`. */
 export function signDeviceToken(secret: string, userId: string, keyId: string, use: DeviceTokenUse, expiresAt: Date): string {

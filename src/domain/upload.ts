@@ -41,7 +41,7 @@ export function contentDigestOf(markdown: Buffer, raw: Buffer, sessionDataDigest
 
 export const sessionDataDigestOf = (data: Buffer) => crypto.createHash('sha256').update(data).digest('hex');
 
-export interface ValidUpload {
+interface ValidUpload {
   name: string;
   markdown: Buffer;
   rawData: Buffer;

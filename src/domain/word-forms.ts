@@ -50,7 +50,7 @@ export function identifierParts(word: string): string[] {
  * marked stems only. The engine cannot be told which attributes a query searches when some
  * document lacks one of them, so the mark keeps the two apart instead.
  */
-export const FORM_MARK = 'qqf';
+const FORM_MARK = 'qqf';
 /** Words that get forms: English is written in ASCII letters (and digits in identifiers). */
 const FORMABLE_RE = /^[a-z0-9]*[a-z][a-z0-9]*$/;
 
@@ -58,7 +58,7 @@ const FORMABLE_RE = /^[a-z0-9]*[a-z][a-z0-9]*$/;
 export const markedForm = (stem: string) => (FORMABLE_RE.test(stem) ? FORM_MARK + stem : stem);
 
 /** A word as written (its case kept) → the marked forms the index holds for it: its stem and its parts' stems. */
-export function formsOfWord(word: string, add: (form: string) => void): void {
+function formsOfWord(word: string, add: (form: string) => void): void {
   const lower = word.toLowerCase();
   if (!FORMABLE_RE.test(lower)) return;
   add(FORM_MARK + stemOf(lower));

@@ -35,10 +35,9 @@ import { READ_ONLY_MESSAGE } from '../domain/scopes';
  * introspection query costs about what its answer holds. Budget 50,000. Aliases: at most 100 in
  * the document. Every `limit`/`first` must be 1–200. `__typename` is free.
  */
-export const MAX_DEPTH = 12;
-export const MAX_COST = 50_000;
-export const MAX_ALIASES = 100;
-export const MAX_PAGE = GRAPHQL_PAGE.max;
+const MAX_DEPTH = 12;
+const MAX_COST = 50_000;
+const MAX_ALIASES = 100;
 export const MAX_QUERY_BYTES = 100 * 1024;
 /** `markdown`: SessionExchange.markdown (a page of a session's markdown); `related`: Session.related. */
 const FIELD_COST: Record<string, number> = { markdownContent: 100, markdown: 100, related: 250 };
@@ -51,7 +50,7 @@ const SIZE_ARGS = ['limit', 'first'];
 const INTROSPECTION_FIELD_COST = 1;
 
 /** A pre-execution rejection: VALIDATION_ERROR with HTTP 400. */
-export function rejection(message: string): GraphQLError {
+function rejection(message: string): GraphQLError {
   // Its public shape is written by formatErrorWith (src/graphql/errors.ts) through graphqlError.
   return new GraphQLError(message, { extensions: { code: 'VALIDATION_ERROR', http: { status: 400, headers: new HeaderMap() } } });
 }

@@ -24,7 +24,7 @@ import { operationUsage, operationUsageRecorder } from '../services/graphql-usag
 import { SITE_ROUTES } from '../http/site-routes';
 import { resolvers } from './resolvers';
 
-export interface GraphqlMiddleware {
+interface GraphqlMiddleware {
   /** Authentication (401 in GraphQL's envelope on failure). */
   auth: RequestHandler;
   /** Per-user GraphQL rate limit. */

@@ -12,7 +12,7 @@ import { usageOfSessions, type UsageDto } from '../services/usage';
 import { invalid } from '../errors';
 
 /** One GraphQL response carries at most this much session content. */
-export const CONTENT_BUDGET_BYTES = 64 * 1024 * 1024;
+const CONTENT_BUDGET_BYTES = 64 * 1024 * 1024;
 
 /** Markdown one operation may make the service split into exchanges (indexes not cached yet). */
 export const SCAN_BUDGET_BYTES = 64 * 1024 * 1024;

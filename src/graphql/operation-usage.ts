@@ -13,7 +13,7 @@ import type { GraphqlContext } from './context';
  * emptied when full.
  */
 
-export interface OperationInfo {
+interface OperationInfo {
   id: string;
   name: string | null;
   coordinates: string[];

@@ -16,7 +16,7 @@ import { findBuiltDir, IMMUTABLE, serveBundle } from '../http/static-bundle';
 export const findPlaygroundDir = (start = __dirname): string | null => findBuiltDir('playground', start);
 
 /** A browser asking for a page (not a GET operation, which carries ?query=). */
-export function wantsPlayground(req: Request): boolean {
+function wantsPlayground(req: Request): boolean {
   return req.method === 'GET' && req.query.query === undefined && req.accepts(['application/json', 'text/html']) === 'text/html';
 }
 

@@ -3,7 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppError, MESSAGES } from '../errors';
 import { sendError } from './errors';
 
-export interface AdmissionLimits {
+interface AdmissionLimits {
   /** The shared upload capacity: body bytes held by admitted requests, all users together. */
   bytesInFlight: number;
   /** Requests with a body one user may have admitted at once (more wait in the queue). */

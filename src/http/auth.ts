@@ -13,7 +13,7 @@ import './types';
 /** Hook run when authentication fails (the brute-force guard against failed authentications plugs in here). */
 export type AuthFailureHook = (req: Request) => Promise<void>;
 
-export const CSRF_HEADER = 'x-csrf-token';
+const CSRF_HEADER = 'x-csrf-token';
 export const invalidCsrf = () => new AppError('FORBIDDEN', 'Invalid CSRF token');
 
 /** The `sa_session` cookie's token, if the request carries one. */

@@ -172,12 +172,12 @@ function receive(req: Request, limit: number, gzip: boolean, withDigest: boolean
 }
 
 /** A body slower than this, on average, once its grace period has passed, is cut off. */
-export interface SlowBodyLimits {
+interface SlowBodyLimits {
   minBytesPerSecond: number;
   graceMs: number;
 }
 
-export interface JsonBodyOptions {
+interface JsonBodyOptions {
   /** Largest body after inflating (→ 413). */
   limit: number;
   slow: SlowBodyLimits;

@@ -42,7 +42,7 @@ export const strictPageHeaders = (referrer: 'same-origin' | 'no-referrer') =>
     referrerPolicy: { policy: referrer },
   });
 
-export const consoleHeaders = strictPageHeaders('same-origin');
+const consoleHeaders = strictPageHeaders('same-origin');
 
 /** dist/web above this file: dist/src/http when built, src/http under tests and tsx. */
 export const findConsoleDir = (start = __dirname): string | null => findBuiltDir('web', start);

@@ -4,7 +4,7 @@ import { AppError, GRAPHQL_CODE, graphqlError, HTTP_STATUS, MESSAGES } from '../
 import type { Logger } from '../logger';
 import { isGraphqlRequest } from './graphql-path';
 
-export function toAppError(err: unknown): AppError {
+function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (isDatabaseUnavailable(err)) return new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
   return new AppError('INTERNAL_SERVER_ERROR', MESSAGES.internal);

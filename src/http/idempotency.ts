@@ -28,7 +28,7 @@ import { ctxOf } from './request-context';
 import './types';
 
 /** The largest response (bytes of its JSON) that is kept for replay. */
-export const MAX_STORED_BYTES = 1024 * 1024;
+const MAX_STORED_BYTES = 1024 * 1024;
 const CLEANUP_EVERY_MS = 10 * 60 * 1000;
 const KEY_RE = /^[\x21-\x7e]{1,255}$/;
 

@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { AppError } from '../errors';
 import type { RateLimitKind } from './rate-limit';
 
-export interface LongReadLimits {
+interface LongReadLimits {
   /** Answers that stream one user may have open at once, per instance; one more → 429. */
   perUser: number;
   /** A streaming answer whose reader takes nothing for this long is cut off. */

@@ -19,7 +19,7 @@ type HeaderStore = Record<string, [string, string]>;
 type WithStore = { [key: symbol]: HeaderStore | null | undefined };
 
 /** A header of the service's own: its name as sent and as stored. */
-export interface OwnHeader {
+interface OwnHeader {
   name: string;
   key: string;
 }

@@ -14,7 +14,7 @@ const AUTH_FAILURE_WINDOW = 15 * 60;
 const SIGN_IN_WINDOW = 15 * 60;
 const DEVICE_FAILURE_WINDOW = 10 * 60;
 /** Failed sign-ins per account per 15 minutes. */
-export const ACCOUNT_FAILURE_LIMIT = 10;
+const ACCOUNT_FAILURE_LIMIT = 10;
 
 /**
  * Budgets counted per client address before a request does any lock or database work:
@@ -23,7 +23,7 @@ export const ACCOUNT_FAILURE_LIMIT = 10;
  * sign-up attempt. A later unauthenticated reader (share links) adds its own name here and a
  * line in `addressBudgets` below.
  */
-export type AddressBudget = 'anonymous' | 'signUp' | 'shareReads';
+type AddressBudget = 'anonymous' | 'signUp' | 'shareReads';
 
 /** What buildApp (src/app.ts) takes to limit rates; every hook is optional. */
 export interface RateLimitHooks {
@@ -50,7 +50,7 @@ export interface RateLimitHooks {
   onDeviceLoginFailure?: (req: Request) => Promise<void>;
 }
 
-export interface RateLimitHandles extends RateLimitHooks {
+interface RateLimitHandles extends RateLimitHooks {
   onAuthFailure: NonNullable<RateLimitHooks['onAuthFailure']>;
   beforeSignIn: NonNullable<RateLimitHooks['beforeSignIn']>;
   onSignInFailure: NonNullable<RateLimitHooks['onSignInFailure']>;

@@ -91,7 +91,7 @@ export const SITE_ROUTES = {
   consoleSession: consolePage(/^\/projects\/[^/]+\/sessions\/[^/]+$/, '/projects/:projectId/sessions/:sessionId'),
 } as const satisfies Record<string, SiteRoute>;
 
-export type SiteRouteId = keyof typeof SITE_ROUTES;
+type SiteRouteId = keyof typeof SITE_ROUTES;
 export type NamedSiteRoute = SiteRoute & { id: SiteRouteId };
 
 /** The console's pages, in order. */

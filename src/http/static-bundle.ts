@@ -26,7 +26,7 @@ export function sendNotBuilt(res: Response, what: string): void {
   res.status(503).type('text/plain').send(`The ${what} is not built: run \`npm run build\`, then restart.\n`);
 }
 
-export interface BundleOptions {
+interface BundleOptions {
   /** What the bundle is, for the 503 while it is not built ("web console"). */
   what: string;
   /** Where the build is: a folder, or null while none was found (the page looks again with `find`). */

@@ -11,10 +11,10 @@ import type { Request } from 'express';
 import { AppError, MESSAGES } from '../errors';
 
 /** The first protocol revision without batches. */
-export const NO_BATCHES_FROM = '2025-06-18';
+const NO_BATCHES_FROM = '2025-06-18';
 
 /** The JSON-RPC error code of a call refused by a limit (the one this endpoint's own errors use). */
-export const LIMIT_ERROR_CODE = -32000;
+const LIMIT_ERROR_CODE = -32000;
 
 /** The revision a batch is sent under: the header, else an initialize request's, else the SDK's default. */
 function revisionOf(req: Request, batch: unknown[]): string {

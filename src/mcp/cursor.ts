@@ -11,7 +11,7 @@ export class CursorError extends Error {}
 const keyOf = (secret: string) => crypto.createHmac('sha256', secret).update('session-archive mcp cursor').digest();
 
 /** A stable digest of a tool's filters (keys sorted, absent and empty lists alike). */
-export function filterDigest(filters: Record<string, unknown>): string {
+function filterDigest(filters: Record<string, unknown>): string {
   const norm = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.length ? [...(v as unknown[])].map(String).sort() : undefined;
     if (v === '' || v === null) return undefined;

@@ -20,9 +20,9 @@ import { createMcpServer } from './server';
 
 /** Body limit of /mcp (a JSON-RPC message; transcripts are never sent in). */
 export const MCP_BODY_BYTES = 1024 * 1024;
-export const WWW_AUTHENTICATE = 'Bearer realm="session-archive"';
+const WWW_AUTHENTICATE = 'Bearer realm="session-archive"';
 
-export interface McpMiddleware {
+interface McpMiddleware {
   auth: RequestHandler;
   rateLimit: RequestHandler;
   /** JSON body parsing with the MCP_BODY_BYTES cap (and the slow-body rules of every route). */

@@ -22,8 +22,8 @@ import { registerReadTools, sessionSummary } from './tools-read';
 import { registerRelatedTools } from './tools-related';
 import { registerSearchTools } from './tools-search';
 
-export const SERVER_INFO = { name: 'session-archive', version: '1.0.0' } as const;
-export const TOOL_NAMES = new Set([
+const SERVER_INFO = { name: 'session-archive', version: '1.0.0' } as const;
+const TOOL_NAMES = new Set([
   'search_sessions',
   'list_projects',
   'list_sessions',

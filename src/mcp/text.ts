@@ -35,7 +35,7 @@ export function excerptAround(s: string, at: number, n: number): { text: string;
 }
 
 /** Byte offsets into UTF-8: true when `b` is a continuation byte (10xxxxxx). */
-export const isContinuation = (b: number) => (b & 0xc0) === 0x80;
+const isContinuation = (b: number) => (b & 0xc0) === 0x80;
 
 /**
  * The largest end <= `end` that does not split a UTF-8 character of `buf`; when that would leave

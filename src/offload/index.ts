@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Piscina from 'piscina';
 import type { RedactMode } from '../redact';
-import type { IndexableSession, SessionDocument } from '../domain/search-documents';
+import type { IndexableSession } from '../domain/search-documents';
 import type { ScanState } from '../domain/exchanges';
 import type { PreparedUpload } from '../domain/upload';
 import type { ImportParts } from '../domain/import-session';
@@ -72,7 +72,7 @@ export interface Offload {
   close(): Promise<void>;
 }
 
-export interface DocumentsInput {
+interface DocumentsInput {
   row: IndexableSession;
   markdown: Bytes;
   syncedAt: number;
@@ -192,5 +192,3 @@ export function createOffload(opts: { threads?: number; onError?: (err: unknown)
     },
   };
 }
-
-export type { DocumentBatches, SessionDocument };

@@ -22,7 +22,7 @@ export type TaskResult<T> = { value: T } | { error: { code?: ErrorCode; name?: s
  * the error thrown on the thread was (`TypeError`, `RangeError`…), so that a caller tells it from
  * a client's mistake as it would for the same task run inline.
  */
-export class ThreadError extends Error {
+class ThreadError extends Error {
   constructor(name: string, message: string) {
     super(message);
     this.name = name;

@@ -33,7 +33,7 @@ interface Compiled {
 }
 
 /** The leading literal of a pattern source (`ghp_` of `ghp_[A-Za-z0-9]{36}`). */
-export function leadingLiteral(pattern: string): string {
+function leadingLiteral(pattern: string): string {
   let out = '';
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i];

@@ -11,7 +11,6 @@
 import { findSpans, type Span } from './engine';
 
 export type RedactMode = 'on' | 'report' | 'off';
-export const REDACT_MODES: readonly RedactMode[] = ['on', 'report', 'off'];
 
 /** Rule id → number of secrets found. */
 export type Findings = Record<string, number>;
@@ -21,14 +20,14 @@ export interface Redaction {
   count: number;
 }
 
-export interface RedactResult<T> {
+interface RedactResult<T> {
   output: T;
   findings: Findings;
   /** Number of secrets found (0: output is the input, same object). */
   count: number;
 }
 
-export interface RedactOptions {
+interface RedactOptions {
   /** Bytes only: mask in the given buffer (its owner no longer needs the original) instead of a copy. */
   inPlace?: boolean;
 }
@@ -134,5 +133,3 @@ export function toRedactions(findings: Findings): Redaction[] {
     .sort()
     .map((rule) => ({ rule, count: findings[rule] }));
 }
-
-export { findSpans };

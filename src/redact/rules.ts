@@ -14,7 +14,7 @@
  * `npx tsx scripts/gen-redact-corpus.ts`, `npx jest test/redact` and `npx tsx bench/redact.ts`.
  */
 
-export interface PrefixedRule {
+interface PrefixedRule {
   id: string;
   /** Source of a regular expression for the whole secret (no capture groups, no flags). */
   pattern: string;
@@ -26,9 +26,6 @@ export interface PrefixedRule {
   anchors?: string[];
   lead?: [number, number];
 }
-
-/** Token characters: a prefixed secret must not start or end inside a longer run of these. */
-export const TOKEN_CHAR = 'A-Za-z0-9';
 
 export const PREFIXED_RULES: PrefixedRule[] = [
   // Cloud (gitleaks: aws-access-token, gcp-api-key, alibaba-access-key-id, digitalocean-*, ...)

@@ -39,7 +39,7 @@ const TYPE_WORDS = new Set([
   'no',
 ]);
 
-export type Strength = 'strong' | 'weak';
+type Strength = 'strong' | 'weak';
 
 /** 'strong' when the name says secret/token/password, 'weak' for a bare `…key`, else null. */
 export function nameStrength(name: string): Strength | null {

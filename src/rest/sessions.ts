@@ -24,7 +24,7 @@ import { ENTITLEMENT } from './billing';
 import { CONTENT_LENGTH, CONTENT_TYPE, ownHeader, setOwnHeader } from '../http/own-headers';
 
 /** The upload CLI's session data variant of GET session. */
-export const SESSION_DATA_MEDIA_TYPE = 'application/vnd.specstory.session-data+json';
+const SESSION_DATA_MEDIA_TYPE = 'application/vnd.specstory.session-data+json';
 const PRODUCIBLE = ['application/json', 'text/markdown', SESSION_DATA_MEDIA_TYPE];
 
 /** What Express's negotiation picked for an Accept header, by header (the same few clients ask again and again). */

@@ -21,7 +21,7 @@ import { shareHeaders, signedInProbe } from './shares';
  */
 
 /** Markdown embedded in the page itself: enough for the first exchanges, small enough to parse at once. */
-export const SHARE_PAGE_EMBED_BYTES = 1024 * 1024;
+const SHARE_PAGE_EMBED_BYTES = 1024 * 1024;
 
 const TITLE_RE = /<title>[^<]*<\/title>/;
 const MAIN_RE = /<main id="share" class="share">[\s\S]*?<\/main>/;
@@ -29,7 +29,7 @@ const MAIN_RE = /<main id="share" class="share">[\s\S]*?<\/main>/;
 const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** JSON that cannot end its <script> element or open a comment in it: `<`, `>`, `&` and line separators escaped. */
-export const inertJson = (value: unknown) =>
+const inertJson = (value: unknown) =>
   JSON.stringify(value)
     .replace(/</g, '\\u003c')
     .replace(/>/g, '\\u003e')
@@ -41,7 +41,7 @@ export const inertJson = (value: unknown) =>
  * Open Graph tags, so that a pasted link previews: the title and how many exchanges, never any of
  * the content (the exchanges, their titles, models or dates stay on the page itself).
  */
-export function previewTags(page: Pick<shares.SharedSession, 'title' | 'exchangeCount'>): string {
+function previewTags(page: Pick<shares.SharedSession, 'title' | 'exchangeCount'>): string {
   const n = page.exchangeCount;
   return [
     ['og:type', 'article'],

@@ -25,7 +25,7 @@ import { OutboxWorker } from './sync/worker';
 
 export type { EngineStatus, SearchHit, SearchPage, SearchPort, SearchOptions, SearchRequest } from './engine/port';
 
-export interface ReindexProgress {
+interface ReindexProgress {
   done: number;
   total: number;
 }
@@ -58,7 +58,7 @@ export interface Search extends SearchPort {
   standbysIdle(): Promise<void>;
 }
 
-export interface SearchFactoryDeps {
+interface SearchFactoryDeps {
   config: Config;
   /** The write pool (the worker claims and applies outbox work on it), and the data layer's signals: index work committed wakes the worker. */
   db: Pick<DbHandles, 'pool' | 'signals'>;

@@ -14,9 +14,9 @@ import { EmbeddedMeili } from './embedded/embedded';
  * A search request to a primary that has a standby times out sooner than the usual 5 s, so that a
  * hung primary is failed over within 2 s.
  */
-export const FAILOVER_TIMEOUT_MS = 1_500;
+const FAILOVER_TIMEOUT_MS = 1_500;
 
-export interface EngineSetup {
+interface EngineSetup {
   engines: SearchEngine[];
   embedded: EmbeddedMeili | null;
   recentEmbedded: EmbeddedMeili | null;

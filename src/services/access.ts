@@ -43,7 +43,7 @@ export { TEAM_ROLES, type TeamRole } from '../domain/teams';
 /** The caller's standing towards a project: its owner, a role in the owning team, or nothing. */
 export type ProjectRole = 'owner' | TeamRole;
 
-export interface Membership {
+interface Membership {
   teamId: string;
   role: TeamRole;
 }
@@ -93,7 +93,7 @@ export async function scopesFor(ctx: Ctx, teamIds?: readonly string[] | null): P
 }
 
 /** scopesFor, given every scope the caller reads (readableScopes). */
-export function scopesAmong(all: string[], userId: string, teamIds?: readonly string[] | null): string[] {
+function scopesAmong(all: string[], userId: string, teamIds?: readonly string[] | null): string[] {
   if (!teamIds || teamIds.length === 0) return all;
   return all.filter((s) => s !== userId && teamIds.includes(s));
 }
@@ -119,7 +119,7 @@ export async function requireTeamMember(ctx: Ctx, teamId: string): Promise<TeamR
  */
 
 /** A viewer's refusal: what the role allows and how to get more. */
-export const VIEWER_READS_ONLY = "Viewers of a team can only read its projects: ask one of the team's admins for the member role";
+const VIEWER_READS_ONLY = "Viewers of a team can only read its projects: ask one of the team's admins for the member role";
 
 /** An admin-only action refused to a member or viewer: `Only the team's admins can <action>`. */
 export const onlyTeamAdmins = (action: string, details: Record<string, unknown>) => new AppError('FORBIDDEN', `Only the team's admins can ${action}`, details);
@@ -173,7 +173,7 @@ export function sessionWriteRefused(role: ProjectRole, action: string, projectId
 }
 
 /** The refusal of a project-settings action (`action`: "change", "move", "delete") to a team member or viewer. */
-export const projectAdminRefused = (action: string, projectId: string) => onlyTeamAdmins(`${action} this project`, { projectId });
+const projectAdminRefused = (action: string, projectId: string) => onlyTeamAdmins(`${action} this project`, { projectId });
 
 /** 404 for no project, 403 for no access; else the caller's role. */
 async function roleOrThrow(ctx: Ctx, projectId: string, ownerId: string | null | undefined): Promise<ProjectRole> {
@@ -187,7 +187,7 @@ async function roleOrThrow(ctx: Ctx, projectId: string, ownerId: string | null |
  * The message of an upload into a project the caller cannot upload to, with what to do about it
  * (the upload CLI prints it as it comes).
  */
-export const belongsToAnotherAccount = (projectId: string) =>
+const belongsToAnotherAccount = (projectId: string) =>
   new AppError(
     'FORBIDDEN',
     `Project ${projectId} belongs to another account. To sync into it, ask its owner to move it into a team you share ` +
@@ -316,7 +316,7 @@ export async function requireWritableSession(ctx: Ctx, projectId: string, rawSes
 }
 
 /** Where a session sits, for the write rule applied to someone other than the caller. */
-export interface SessionPlace {
+interface SessionPlace {
   ownerType: string;
   ownerId: string;
   uploadedBy: string | null;

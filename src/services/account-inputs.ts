@@ -84,7 +84,7 @@ export const PasswordChangeInput = body({ currentPassword: secretText('currentPa
 
 export const PasswordResetInput = body({ token: secretText('token'), password: newPassword(), revokeCredentials });
 
-export const DEVICE_METADATA = ['hostname', 'os', 'os_version', 'os_display_name', 'architecture', 'username', 'client', 'client_version'] as const;
+const DEVICE_METADATA = ['hostname', 'os', 'os_version', 'os_display_name', 'architecture', 'username', 'client', 'client_version'] as const;
 export type DeviceMetadata = Partial<Record<(typeof DEVICE_METADATA)[number], string>>;
 
 const metadataField = (field: string) => {

@@ -17,7 +17,7 @@ import { parseInput } from './inputs';
 
 export const INVALID_CREDENTIALS = 'Invalid email or password';
 export const INVALID_RESET = 'Invalid or expired reset link';
-export const RESET_VALID_MS = 60 * 60_000;
+const RESET_VALID_MS = 60 * 60_000;
 export const SETUP_DONE = 'An account already exists; sign in instead';
 
 /** Databases known to hold a user. Users are never deleted, so once true it stays true. */
@@ -35,7 +35,7 @@ export async function anyUserExists(ctx: AnyCtx): Promise<boolean> {
   return true;
 }
 
-export interface Credentials {
+interface Credentials {
   email: string;
   password: string;
 }
@@ -98,7 +98,7 @@ export async function setupState(ctx: PublicCtx): Promise<{ needsSetup: boolean;
 }
 
 /** A new account signed in: the account and its browser session's tokens (the cookie's, never stored, and the CSRF token). */
-export interface SignedIn {
+interface SignedIn {
   user: AccountDto;
   session: { token: string; csrfToken: string };
 }

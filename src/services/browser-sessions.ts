@@ -22,7 +22,7 @@ export interface BrowserSession {
 }
 
 /** How many browser sessions a user holds at most unless configured (BROWSER_SESSIONS_PER_USER). */
-export const SESSIONS_PER_USER = 100;
+const SESSIONS_PER_USER = 100;
 
 /**
  * Starts a session; returns the cookie's token (never stored) and the session's CSRF token. A

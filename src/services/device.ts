@@ -12,15 +12,15 @@ import { requireTeamWriter } from './access';
 import type { Ctx, PublicCtx } from './context';
 
 /** Device login. */
-export const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'; // no 0/O, 1/I: read aloud and typed by people
-export const CODE_VALID_MS = 10 * 60_000;
-export const REFRESH_VALID_MS = 10 * 365 * 86_400_000;
-export const ACCESS_VALID_MS = 60 * 60_000;
-export const INVALID_CODE = 'Invalid or expired device code';
-export const USED_CODE = 'Device code has already been used';
+const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'; // no 0/O, 1/I: read aloud and typed by people
+const CODE_VALID_MS = 10 * 60_000;
+const REFRESH_VALID_MS = 10 * 365 * 86_400_000;
+const ACCESS_VALID_MS = 60 * 60_000;
+const INVALID_CODE = 'Invalid or expired device code';
+const USED_CODE = 'Device code has already been used';
 
 /** `abc-123`, `ABC123` → `ABC123`; anything else → null (never matches a stored code). */
-export function normalizeCode(code: string): string | null {
+function normalizeCode(code: string): string | null {
   const c = code
     .trim()
     .replace(/^(.{3})-(.{3})$/s, '$1$2')
@@ -73,7 +73,7 @@ export async function issueDeviceCode(ctx: Ctx, body: unknown): Promise<{ code: 
   }
 }
 
-export interface DeviceLoginResult {
+interface DeviceLoginResult {
   refreshToken: string;
   createdAt: string;
   expiresAt: string;

@@ -58,7 +58,7 @@ const PAGE = 200;
 
 type TarHeader = Partial<tar.Header> & { name: string };
 
-export interface ExportProgress {
+interface ExportProgress {
   phase: 'scan' | 'write';
   sessions: number;
   sessionsTotal: number;
@@ -67,7 +67,7 @@ export interface ExportProgress {
   bytesTotal: number;
 }
 
-export interface ExportOptions {
+interface ExportOptions {
   /** Only these projects (each must be one the export takes: else 404 / 403); none → all. */
   projectIds?: readonly string[];
   /** Only the projects of this team, where the caller must be admin (else 404 / 403). */
@@ -75,7 +75,7 @@ export interface ExportOptions {
   onProgress?: (p: ExportProgress) => void;
 }
 
-export interface OpenExport {
+interface OpenExport {
   /** Bytes of the whole archive (known before the first byte is sent). */
   readonly size: number;
   readonly projects: number;
@@ -104,7 +104,7 @@ function storedRedactions(json: string): SessionJson['redactions'] {
   }
 }
 
-export function sessionJsonOf(s: SessionRow, uploadedBy: string | null): Buffer {
+function sessionJsonOf(s: SessionRow, uploadedBy: string | null): Buffer {
   const { tags: _tags, ...metadata } = metadataOf(s);
   const json: SessionJson = {
     name: s.name,

@@ -16,12 +16,12 @@ import type { Ctx, Deps } from './context';
 
 export const DOCUMENT_ID = /^sha256:[0-9a-f]{64}$/;
 /** The app name the console's own documents are listed under. */
-export const CONSOLE_APP = 'session-archive-console';
+const CONSOLE_APP = 'session-archive-console';
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._@/-]{0,63}$/;
 const MAX_DOCUMENTS = 1_000;
 const CACHE_SIZE = 5_000;
 
-export const documentIdOf = (text: string) => `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
+const documentIdOf = (text: string) => `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 
 /** The console's documents: web/src/gql/persisted-documents.json, or the copy the build puts in dist/. */
 export function loadConsoleDocuments(start = __dirname): Map<string, string> {
@@ -102,7 +102,7 @@ export async function registerDocuments(ctx: Ctx, schema: GraphQLSchema, body: u
   return { app, version, count: entries.length };
 }
 
-export interface ListedDocument {
+interface ListedDocument {
   app: string;
   version: string;
   id: string;

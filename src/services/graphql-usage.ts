@@ -19,7 +19,7 @@ const FLUSH_MS = 5_000;
 /** Distinct (operation, client, day) entries gathered between flushes; beyond it, new ones are not counted until the next flush. */
 const MAX_PENDING = 10_000;
 /** The longest window `GET /api/v1/graphql/usage?days=` reads; older days are dropped. */
-export const MAX_USAGE_DAYS = 365;
+const MAX_USAGE_DAYS = 365;
 /** A client name as stored: printable ASCII, at most 64 characters. */
 const CLIENT_NAME = /^[\x21-\x7e][\x20-\x7e]{0,63}$/;
 
@@ -93,7 +93,7 @@ export function operationUsageRecorder(deps: Pick<Deps, 'db'>, log: Logger, { pe
   };
 }
 
-export interface OperationUsage {
+interface OperationUsage {
   id: string;
   name: string | null;
   client: string;

@@ -15,7 +15,7 @@ import type { Ctx } from './context';
 
 export type { IdempotencyClaim } from '../data/idempotency';
 
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** A pending claim older than this belongs to a request that never finished (process died). */
 const STALE_PENDING_MS = 10 * 60 * 1000;
 /** How long a repeat waits for the first request's response before giving up with a 409. */
@@ -24,7 +24,7 @@ const WAIT_MS = 5 * 60 * 1000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The caller's claim on a key in a scope (sha256 hex of "<METHOD> <path>"), as made. */
-export interface HeldClaim {
+interface HeldClaim {
   id: store.ClaimId;
   createdAt: Date;
 }

@@ -7,7 +7,7 @@
 import { AppError } from '../errors';
 import { isDatabaseUnavailable } from '../data/errors';
 
-export const MAX_REPORTED_ERRORS = 100;
+const MAX_REPORTED_ERRORS = 100;
 const MAX_PATH = 512;
 const MAX_MESSAGE = 1000;
 

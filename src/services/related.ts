@@ -19,7 +19,7 @@ import { searchSessions, type SearchResultItem } from './search';
 import { metadataOf, sessionTitle, type SessionRow } from './sessions';
 
 /** Bytes of the start of the markdown whose words are weighed (a session's first turns say what it is about). */
-export const SAMPLE_BYTES = 64 * 1024;
+const SAMPLE_BYTES = 64 * 1024;
 /** The session's most frequent words, whose rarity is then asked of the engine. */
 const CANDIDATES = 24;
 /** The most distinctive of them, searched for. */

@@ -12,7 +12,7 @@ import * as store from '../data/sessions';
 import type { OperatorCtx } from './context';
 import type { SessionRow } from '../data/sessions';
 
-export interface RescanProgress {
+interface RescanProgress {
   done: number;
   total: number;
   /** Sessions in which the current rules found something new. */

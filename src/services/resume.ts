@@ -15,9 +15,9 @@ import { presentSession, type SessionDto } from './presenters/session';
 import { parseInput, ResumableParam, ResumeSearchInput } from './inputs';
 
 /** At most this many results from POST /search/resume. */
-export const RESUME_SEARCH_MAX = 500;
+const RESUME_SEARCH_MAX = 500;
 /** Engine hits looked at per resume search (pages of MAX_SEARCH_LIMIT), resumable or not. */
-export const RESUME_SEARCH_SCAN = 2000;
+const RESUME_SEARCH_SCAN = 2000;
 
 /** `?resumable=` : absent or "false" → every session, "true" → resumable ones only. */
 export function resumableParam(raw: unknown): boolean {
@@ -51,7 +51,7 @@ export async function resumableProjects(ctx: Ctx): Promise<{ projects: Array<Pro
  * A snippet for a terminal: the matched words between U+0002 and U+0003, no HTML (entities
  * decoded), and no control character of the text itself that could pass for a marker.
  */
-export function terminalSnippet(html: string): string {
+function terminalSnippet(html: string): string {
   return html
     .replace(/[\u0002\u0003]/g, '')
     .replace(/<mark>/g, '\u0002')
@@ -70,7 +70,7 @@ function snippetOf(hit: SearchResultItem, query: string): string {
   return terminalSnippet(buildSnippet(snippetSource(first.content, matchRanges(first.content, query))));
 }
 
-export type ResumeSearchResult = SessionDto & { projectName: string; snippet: string };
+type ResumeSearchResult = SessionDto & { projectName: string; snippet: string };
 
 /** POST /search/resume {query, projectId?}: resumable sessions matching every word, newest first. */
 export async function searchResumable(ctx: Ctx, body: unknown): Promise<{ results: ResumeSearchResult[] }> {

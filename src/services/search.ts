@@ -34,7 +34,7 @@ export interface SearchResults {
 export const MAX_SEARCH_LIMIT = PAGES.search.max;
 
 /** A search as a door receives it: validated here. */
-export interface SearchInput extends SearchOptions {
+interface SearchInput extends SearchOptions {
   query: unknown;
   filters?: SessionFiltersInput | null;
   /** Default PAGES.search.def. */

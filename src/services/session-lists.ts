@@ -1,5 +1,5 @@
 /** Reads of sessions: keyset pages in every order, counts, sizes, the batched reads of GraphQL's loaders. */
-import { markdownOfSessions as markdownOf, readContent, readContentRange, type ContentPart } from '../data/content';
+import { markdownOfSessions as markdownOf, readContentRange, type ContentPart } from '../data/content';
 import * as store from '../data/sessions';
 import { ORDER_SQL, type SessionKey, type SessionKeyset, type SessionOrder, type SessionRow } from '../data/sessions';
 import { AppError, invalid, projectNotFound, sessionNotFound } from '../errors';
@@ -10,10 +10,6 @@ import { presentSession } from './presenters/session';
 import { filtersOf, parseInput, ProjectSessionsQuery, RecentSessionsQuery } from './inputs';
 import { PROJECT_ID_RE } from '../domain/project';
 import { SESSION_ID_RE } from '../domain/session';
-
-export async function getSessionContent(ctx: Ctx, row: SessionRow, part: ContentPart): Promise<Buffer> {
-  return readContent(ctx.deps.db.reads, row.projectId, row.id, part);
-}
 
 /** Bytes [start, end) of one part of a session the caller has read (fewer past its end): only those bytes are read. */
 export function getSessionContentRange(ctx: Ctx, row: SessionRow, part: ContentPart, start: number, end: number): Promise<Buffer> {
@@ -50,7 +46,7 @@ function decodeCursor(order: SessionOrder, cursor: string): SessionKeyset {
   }
 }
 
-export interface SessionPage {
+interface SessionPage {
   rows: SessionRow[];
   nextCursor: string | null;
 }
@@ -59,7 +55,7 @@ export interface SessionPage {
  * Sessions of the caller matching the filters, in the given order, one keyset page at a time.
  * Everything is decided in SQL; rows carry no content.
  */
-export async function querySessions(ctx: Ctx, filters: SessionFilters, order: SessionOrder, limit: number, after?: string | null): Promise<SessionPage> {
+async function querySessions(ctx: Ctx, filters: SessionFilters, order: SessionOrder, limit: number, after?: string | null): Promise<SessionPage> {
   const rows = await store.sessionsInOrder(ctx.deps.db.reads, {
     scopes: await scopesFor(ctx, filters.teamIds),
     filters,
@@ -72,7 +68,7 @@ export async function querySessions(ctx: Ctx, filters: SessionFilters, order: Se
   return { rows: page, nextCursor: more ? encodeCursor(order, page[page.length - 1]) : null };
 }
 
-export async function countSessions(ctx: Ctx, filters: SessionFilters): Promise<number> {
+async function countSessions(ctx: Ctx, filters: SessionFilters): Promise<number> {
   return store.countSessions(ctx.deps.db.reads, await scopesFor(ctx, filters.teamIds), filters);
 }
 
@@ -90,7 +86,7 @@ function projectsWithin(filters: SessionFilters, projectIds: readonly string[]):
  * the rows are only those the caller reads.
  */
 /** One keyset page of sessions: which, in what order, how many, after which cursor. */
-export interface SessionPageQuery {
+interface SessionPageQuery {
   filters: SessionFilters;
   order: SessionOrder;
   limit: number;
@@ -209,7 +205,7 @@ export async function findProjectSessions(
 }
 
 /** The caller's most recently updated session with this id, in any project; none → NOT_FOUND. */
-export async function findLatestSessionById(ctx: Ctx, rawSessionId: string): Promise<SessionRow> {
+async function findLatestSessionById(ctx: Ctx, rawSessionId: string): Promise<SessionRow> {
   if (!SESSION_ID_RE.test(rawSessionId)) throw sessionNotFound(rawSessionId);
   const sessionId = rawSessionId.toLowerCase();
   const row = await store.latestSessionById(ctx.deps.db.reads, await readableScopes(ctx), sessionId);

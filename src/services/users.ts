@@ -23,7 +23,7 @@ export function checkEmail(email: unknown): string {
   return email;
 }
 
-export interface NewUser {
+interface NewUser {
   password?: string;
   role?: Role;
 }
@@ -52,7 +52,7 @@ export async function createUser(ctx: AnyCtx, email: string, name?: string | nul
 }
 
 /** The insert behind every way an account comes to be (an admin, sign-up, an invitation); the caller applied its rule. */
-export async function insertNewUser(ctx: AnyCtx, email: string, name?: string | null, opts: NewUser = {}): Promise<UserDto & AccountDto> {
+async function insertNewUser(ctx: AnyCtx, email: string, name?: string | null, opts: NewUser = {}): Promise<UserDto & AccountDto> {
   const row = await newAccountRow(ctx, email, name, opts);
   await insertAccountRow(ctx.deps.db.writes, row);
   return presentNewUser(row);

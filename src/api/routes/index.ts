@@ -17,10 +17,10 @@ import { shareRoutes } from './shares';
 import { teamRoutes } from './teams';
 import { userRoutes } from './users';
 
-export { accountRoutes, archiveRoutes, deviceRoutes, graphqlRoutes, keyRoutes, projectRoutes, sessionRoutes, shareRoutes, teamRoutes, userRoutes };
+export { accountRoutes, archiveRoutes, deviceRoutes, keyRoutes, projectRoutes, sessionRoutes, shareRoutes, teamRoutes, userRoutes };
 
 /** The operations src/rest handles. */
-export const restRoutes = {
+const restRoutes = {
   ...projectRoutes,
   ...sessionRoutes,
   ...keyRoutes,
@@ -33,7 +33,7 @@ export const restRoutes = {
 };
 export type RestRoutes = typeof restRoutes;
 
-export const routes = { ...restRoutes, ...graphqlRoutes };
+const routes = { ...restRoutes, ...graphqlRoutes };
 
 const named = (table: Record<string, Route>): NamedRoute[] => Object.entries(table).map(([id, route]) => ({ ...route, id }));
 

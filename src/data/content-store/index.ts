@@ -36,7 +36,7 @@ export function withContentStore<T>(store: ContentStore, fn: () => T): T {
 }
 
 /** Makes `store` the process's content store; returns a function that puts the previous one back. */
-export function useContentStore(store: ContentStore): () => void {
+function useContentStore(store: ContentStore): () => void {
   const previous = current;
   current = store;
   return () => {
@@ -45,7 +45,7 @@ export function useContentStore(store: ContentStore): () => void {
 }
 
 /** The store the configuration describes (not yet checked: see openContentStore). */
-export async function contentStoreOf(config: Pick<Config, 'contentStore' | 's3' | 'namespace'>): Promise<ContentStore> {
+async function contentStoreOf(config: Pick<Config, 'contentStore' | 's3' | 'namespace'>): Promise<ContentStore> {
   if (!config.s3) return config.contentStore === 'db' ? DB_ONLY : failConfig();
   // The S3 client (about 6 MB of heap once loaded) is loaded only when a bucket is configured:
   // a larger heap makes every major garbage collection of the process longer.

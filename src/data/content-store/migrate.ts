@@ -13,7 +13,7 @@ import { toBuffer, marks, type Snapshot, type Sql } from '../sql';
 import { inTransaction, type TxHandles } from '../transaction';
 import type { ContentStore } from './index';
 
-export interface MigrateHandles extends TxHandles {
+interface MigrateHandles extends TxHandles {
   reads: Sql;
   lazySnapshot(): Snapshot;
 }

@@ -14,7 +14,7 @@ import type { ContentStore } from './index';
 /** How long an unreferenced object is kept, by default: longer than any read or write transaction runs. */
 export const SWEEP_GRACE_MS = 60 * 60 * 1000;
 
-export interface SweepResult {
+interface SweepResult {
   /** Objects listed under this installation's prefix. */
   listed: number;
   /** Unreferenced objects recorded (or still recorded) but not yet past the grace period. */

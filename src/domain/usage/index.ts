@@ -10,7 +10,7 @@ import { claudeEntry, CodexReader, geminiEntry, isObject, totalOf, type TokenCou
 export { loadPriceTable, priceOf, SHIPPED_PRICES, type ModelPrice, type PriceTable } from './prices';
 export type { TokenCounts } from './records';
 
-export interface ModelUsage extends TokenCounts {
+interface ModelUsage extends TokenCounts {
   model: string;
   /** null: the price table has no price for this model. */
   costUsd: number | null;
@@ -23,14 +23,14 @@ export interface SessionUsage {
   costUsd: number | null;
 }
 
-export interface UsageReaderOptions {
+interface UsageReaderOptions {
   /** A longer line is skipped without being held (default 64 MiB, above the upload limit's default). */
   maxLineChars?: number;
   /** Distinct models kept apart; more are counted together as OTHER_MODELS, unpriced (default 100). */
   maxModels?: number;
 }
 
-export const OTHER_MODELS = '(other models)';
+const OTHER_MODELS = '(other models)';
 
 // Only lines with one of these can hold usage; the others are not parsed.
 const MARKERS = ['"usage"', 'token_count', 'turn_context', '"tokens"', 'usageMetadata'];

@@ -29,7 +29,7 @@ type Accepted<R> = null extends R ? R | undefined : R;
 type Serves<V, R> = [V] extends [never] ? false : [V] extends [Accepted<R>] ? true : false;
 
 /** The fields of `T` that the default resolver (reading the parent's property) cannot serve. */
-export type FieldsNeedingResolvers<T extends keyof Resolvers> = {
+type FieldsNeedingResolvers<T extends keyof Resolvers> = {
   [K in FieldsOf<T>]-?: K extends keyof Parent<T> ? (Serves<Parent<T>[K], ResultOf<NonNullable<Resolvers[T]>[K]>> extends true ? never : K) : K;
 }[FieldsOf<T>];
 

@@ -2,7 +2,7 @@
 import type { Audience } from '../../services/shares';
 import type { ResolversOf } from './complete';
 
-export const gqlAudience = (a: Audience): 'PUBLIC' | 'SIGNED_IN' => (a === 'signed-in' ? 'SIGNED_IN' : 'PUBLIC');
+const gqlAudience = (a: Audience): 'PUBLIC' | 'SIGNED_IN' => (a === 'signed-in' ? 'SIGNED_IN' : 'PUBLIC');
 export const serviceAudience = (a: 'PUBLIC' | 'SIGNED_IN'): Audience => (a === 'SIGNED_IN' ? 'signed-in' : 'public');
 
 export const Share: ResolversOf<'Share'> = {

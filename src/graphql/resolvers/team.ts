@@ -7,7 +7,7 @@ import type { GraphqlContext } from '../context';
 import type { OwnerModel, UserModel } from '../models';
 import type { ResolversOf } from './complete';
 
-export const gqlRole = (r: ServiceRole) => r.toUpperCase() as 'ADMIN' | 'MEMBER' | 'VIEWER';
+const gqlRole = (r: ServiceRole) => r.toUpperCase() as 'ADMIN' | 'MEMBER' | 'VIEWER';
 export const serviceRole = (r: string) => r.toLowerCase();
 
 // The caller's teams, read once per operation (Project.owner of many projects needs them).

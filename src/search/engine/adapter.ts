@@ -12,7 +12,7 @@ import type { SearchHit, SearchPage, SearchRequest } from './port';
 import { buildSnippet } from './snippet';
 
 /** Matching fragments returned per session (the rest are counted out). */
-export const MAX_EXCHANGES_PER_SESSION = 20;
+const MAX_EXCHANGES_PER_SESSION = 20;
 
 type Doc = Pick<
   SessionDocument,
@@ -126,7 +126,7 @@ export async function countedPage<D extends Record<string, unknown>>(
 }
 
 /** Where a search runs: both tiers' engines and indexes. */
-export interface SearchTarget {
+interface SearchTarget {
   conns: { main: MeiliConnection; recent: MeiliConnection };
   indexes: { main: string; recent: string };
   /** Called when the engine answers but our index is gone (engine data reset): recreate it. */
@@ -294,7 +294,7 @@ function distinctMatches(text: string, terms: ReturnType<typeof parseQuery>): nu
  * The item that best answers the query (most distinct words; the first of equals) first, then the
  * others in their order: a result leads with the exchange that answers it.
  */
-export function bestFirst<T>(items: T[], score: (item: T) => number): T[] {
+function bestFirst<T>(items: T[], score: (item: T) => number): T[] {
   if (items.length < 2) return items;
   let best = 0;
   let top = score(items[0]);

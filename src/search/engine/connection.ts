@@ -3,9 +3,9 @@ import type { Logger } from '../../logger';
 import { createNodeHttpClient, isEngineUnreachable, type NodeHttpClient } from './http-client';
 
 /** How long one search request may take before the engine counts as unavailable. */
-export const SEARCH_TIMEOUT_MS = 5_000;
+const SEARCH_TIMEOUT_MS = 5_000;
 /** Writes and task polling (large sessions take a while to index). */
-export const ADMIN_TIMEOUT_MS = 60_000;
+const ADMIN_TIMEOUT_MS = 60_000;
 
 /** Probes each engine once (a failure whose engine is not known: the probes tell which is down). */
 export function probeAll(conns: Iterable<MeiliConnection>): void {
@@ -18,12 +18,12 @@ export async function allAnswer(conns: Iterable<MeiliConnection>): Promise<boole
 }
 
 /** An engine whose address may change while it runs (the embedded one, after a restart). */
-export interface MovingEngine {
+interface MovingEngine {
   readonly url: string | null;
   readonly masterKey: string;
 }
 
-export type EngineTarget = { url: string; key: string | null } | { embedded: MovingEngine };
+type EngineTarget = { url: string; key: string | null } | { embedded: MovingEngine };
 
 /**
  * The way to the engine: a configured server (MEILI_URL) or the embedded one, whose port may

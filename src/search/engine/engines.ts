@@ -7,7 +7,7 @@
 import type { MeiliConnection } from './connection';
 
 /** The connections of one server: its main index's and its recent index's (one engine, or two with MEILI_RECENT_URL). */
-export interface EnginePair {
+interface EnginePair {
   main: MeiliConnection;
   recent: MeiliConnection;
 }
@@ -17,7 +17,7 @@ export interface EnginePair {
  * down or failed) and gets nothing until it is rebuilt; `rebuilding` has been emptied and gets
  * every batch again while the sessions of its scopes are queued for it (through the outbox).
  */
-export type StandbyState = 'in-sync' | 'missed' | 'rebuilding';
+type StandbyState = 'in-sync' | 'missed' | 'rebuilding';
 
 const pairConns = (p: EnginePair) => [...new Set([p.main, p.recent])];
 

@@ -13,7 +13,7 @@ import type { SearchEngine } from './engines';
 import { scopesByEngine } from './placement';
 import type { SearchHit, SearchPage, SearchRequest } from './port';
 
-export interface FanoutTarget {
+interface FanoutTarget {
   engines: SearchEngine[];
   indexes: { main: string; recent: string };
   /** An engine answered without our index (data reset): recreate it. */
@@ -56,7 +56,7 @@ async function searchEngine(t: FanoutTarget, engine: SearchEngine, request: Sear
 }
 
 /** The pages of several engines merged by rank (ties: the lower engine position first), then [offset, offset + limit). */
-export function mergePages(pages: SearchPage[], offset: number, limit: number): SearchPage {
+function mergePages(pages: SearchPage[], offset: number, limit: number): SearchPage {
   const hits: SearchHit[] = pages.flatMap((p) => p.hits);
   // Array.prototype.sort is stable: equal ranks keep the engines' order and each engine's own order.
   hits.sort((a, b) => b.rank - a.rank);

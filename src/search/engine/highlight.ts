@@ -278,7 +278,7 @@ export function snippetSource(text: string, ranges: Array<[number, number]>): st
 }
 
 /** A fragment of a session indexed whole that holds a match, with the reader's exchange of its first match. */
-export interface MatchingFragment {
+interface MatchingFragment {
   /** Its number among the session's fragments (from 1), as the index numbers fragments. */
   chunk: number;
   /** Byte offset in the markdown. */

@@ -6,7 +6,7 @@ import { MeiliHttpError, rootCause } from './http-client';
  * The index is versioned by its document layout: a service whose layout changed starts on a new
  * index (rebuilt from the database, see ensureIndex's caller) and removes the older ones.
  */
-export const INDEX_LAYOUT_VERSION = 4;
+const INDEX_LAYOUT_VERSION = 4;
 export const indexUidOf = (namespace: string) => `${namespace}_sessions_v${INDEX_LAYOUT_VERSION}`;
 /** The recent index that goes with a main index (fresh writes; see worker.ts). */
 export const recentUidOf = (mainUid: string) => `${mainUid}_recent`;

@@ -20,12 +20,12 @@ import { markedForm } from '../../domain/word-forms';
 import { MeiliHttpError, rootCause } from './http-client';
 
 /** Weight of the rarest word's own query against the whole query's; commoner words weigh less. */
-export const WORD_WEIGHT = 0.5;
+const WORD_WEIGHT = 0.5;
 /** Weight of a forms query against its exact counterpart. */
 export const FORMS_WEIGHT = 0.8;
 
 /** One query of a federated search. */
-export interface PlannedQuery {
+interface PlannedQuery {
   q: string;
   matchingStrategy: 'last' | 'all';
   weight: number;
@@ -45,7 +45,7 @@ const otherForms = (plan: QueryPlan, i: number): string[] | null => {
   return f && f.length > 0 ? f : null;
 };
 
-export interface PlannedPage<D> {
+interface PlannedPage<D> {
   total: number;
   hits: SearchResponse<D>['hits'];
 }

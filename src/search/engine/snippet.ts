@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 
 /** At most this many characters (code points) of markdown in a snippet, `…` included. */
-export const SNIPPET_MAX = 240;
+const SNIPPET_MAX = 240;
 
 /**
  * Markers Meilisearch puts around matches and at crop ends. They are random per process so that

@@ -27,7 +27,7 @@ export type Lane = 'fresh' | 'main';
  * Compaction rows claimed at once: one main-index batch pays the engine's per-batch cost, which
  * grows with the index, once for all of them.
  */
-export const COMPACT_BATCH = 1000;
+const COMPACT_BATCH = 1000;
 
 /** Rows of `rows` that must wait because an older, unclaimed row touches the same session/project. */
 export function deferredRows(
@@ -61,7 +61,7 @@ export interface ApplyOutcome {
  * Claims one batch and applies it: rows of one lane (the fresh lane takes 'upsert' rows, which go
  * to the recent index; the main lane every other kind), or of both.
  */
-export interface ClaimRun {
+interface ClaimRun {
   pool: Pool;
   db: Sql;
   limit: number;

@@ -16,7 +16,7 @@ export const RECENT_MAX = 5000;
  * would be moved again at once, and written back whole). */
 const SETTLED_MS = 60_000;
 
-export interface CompactionOptions {
+interface CompactionOptions {
   /** Statements on the write pool (src/data). */
   db: Sql;
   recentConn: MeiliConnection;

@@ -23,7 +23,7 @@ import { engineOf } from '../engine/placement';
 import { chunked, IndexWriter } from './index-writer';
 
 /** How long a batch waits for a standby after its primary finished before the standby counts as behind. */
-export const STANDBY_GRACE_MS = 5_000;
+const STANDBY_GRACE_MS = 5_000;
 
 export interface EngineTarget {
   engine: SearchEngine;
@@ -34,7 +34,7 @@ export interface EngineTarget {
   standbyBusy: Promise<void> | null;
 }
 
-export interface RouterOptions {
+interface RouterOptions {
   engines: SearchEngine[];
   indexUid: string;
   recentUid: string;

@@ -66,7 +66,7 @@ function slicesBySize<T extends { markdownSize: number }>(rows: T[], max: number
   return out;
 }
 
-export interface IndexWriterOptions {
+interface IndexWriterOptions {
   conn: MeiliConnection;
   recentConn: MeiliConnection;
   indexUid: string;

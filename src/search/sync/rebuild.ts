@@ -8,7 +8,7 @@ import type { RunResult } from './claims';
 import { allAnswer, type MeiliConnection } from '../engine/connection';
 import type { EngineTarget } from './engine-router';
 
-export interface RebuildDeps {
+interface RebuildDeps {
   /** Statements on the write pool (src/data). */
   db: Sql;
   /** Every engine (engine-router.ts): their primaries, and their standbys when in sync. */

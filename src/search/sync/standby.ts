@@ -13,7 +13,7 @@ import { ensureIndex } from '../engine/index-settings';
 import { engineOf } from '../engine/placement';
 import type { EngineTarget } from './engine-router';
 
-export interface StandbyRebuildDeps {
+interface StandbyRebuildDeps {
   db: Sql;
   log: Logger;
   indexUid: string;

@@ -41,7 +41,7 @@ import { rebuildStandby } from './standby';
 
 export { deferredRows, type RunResult } from './claims';
 
-export interface WorkerOptions {
+interface WorkerOptions {
   pool: Pool;
   conn: MeiliConnection;
   /** The recent index's engine (default: conn's). */
