@@ -8,7 +8,7 @@
  */
 import type { Config } from '../config';
 import type { DbHandles } from '../db/client';
-import type { SessionJson } from '../domain/archive';
+import type { SessionJson } from '../api/schemas/archive';
 import { PROJECT_ID_RE } from '../domain/project';
 import { SESSION_ID_RE } from '../domain/session';
 import { createLogger } from '../logger';

@@ -1,7 +1,7 @@
 /**
  * The export archive (docs/export-import.md): a tar file whose bytes depend only on the data
  * it holds. Paths, canonical JSON, entry times and sizes, and the checks an import makes of the
- * manifest and of each JSON file. Pure: the tar encoding itself is in src/services/exports.ts.
+ * manifest and of project.json (session.json's schema is src/api/schemas/archive.ts). Pure: the tar encoding itself is in src/services/exports.ts.
  */
 import crypto from 'node:crypto';
 import { z } from 'zod';
@@ -152,29 +152,6 @@ export interface ProjectJson {
   updatedAt: string;
 }
 
-/** A stored finding (src/domain/redaction.ts): kept as stored, so that an import restores it exactly. */
-export interface RedactionJson {
-  rule: string;
-  count: number;
-  part?: 'sessionData';
-  reported?: true;
-}
-
-export interface SessionJson {
-  name: string;
-  userTitle: string | null;
-  /** Every metadata field but `tags` (top level), extra keys included. */
-  metadata: Record<string, string | string[] | null>;
-  tags: string[];
-  startedAt: string;
-  endedAt: string;
-  createdAt: string;
-  updatedAt: string;
-  etag: string;
-  uploadedBy: string | null;
-  redactions: RedactionJson[];
-}
-
 const ISO = z.iso.datetime({ offset: true });
 const SHA256 = z.string().regex(/^[0-9a-f]{64}$/);
 
@@ -264,27 +241,6 @@ export const ProjectJsonSchema = z.object({
   createdAt: ISO,
   updatedAt: ISO,
   owner: z.unknown().optional(),
-});
-
-const RedactionSchema = z.strictObject({
-  rule: z.string().min(1).max(100),
-  count: z.int().min(0),
-  part: z.literal('sessionData').optional(),
-  reported: z.literal(true).optional(),
-});
-
-export const SessionJsonSchema = z.object({
-  name: z.string(),
-  userTitle: z.string().max(4000).nullable(),
-  metadata: z.record(z.string(), z.union([z.string(), z.array(z.string()), z.null()])),
-  tags: z.array(z.string()),
-  startedAt: ISO,
-  endedAt: ISO,
-  createdAt: ISO,
-  updatedAt: ISO,
-  etag: z.string().max(80),
-  uploadedBy: z.string().nullable().default(null),
-  redactions: z.array(RedactionSchema).max(500),
 });
 
 /** A JSON file of the archive, checked against its schema; throws a VALIDATION_ERROR AppError naming the problem. */

@@ -6,12 +6,20 @@
 import { isUtf8 } from 'node:buffer';
 import { invalid } from '../errors';
 import type { RedactMode } from '../redact';
-import type { SessionJson } from './archive';
 import type { PriceTable } from './usage';
 import { prepareValidUpload, validateUpload, type PreparedUpload } from './upload';
 
+/** What of a session.json (src/api/schemas/archive.ts) an upload's rules check. */
+export interface ImportedFields {
+  name: string;
+  startedAt: string;
+  endedAt: string;
+  metadata: Record<string, string | string[] | null>;
+  tags: string[];
+}
+
 export interface ImportParts {
-  json: SessionJson;
+  json: ImportedFields;
   markdown: Buffer;
   raw: Buffer;
   /** Null: the session has no session data. */

@@ -88,3 +88,10 @@ export function content(field: string, required: boolean) {
     }
   });
 }
+
+export const choiceMessage = (field: string, allowed: readonly string[]) => `Invalid value for ${field}. Must be one of: ${allowed.join(', ')}`;
+
+/** One of `allowed` (case-sensitive). */
+export function choice<const T extends readonly [string, ...string[]]>(field: string, allowed: T) {
+  return z.enum(allowed, { error: choiceMessage(field, allowed) });
+}

@@ -4,6 +4,7 @@
  * is wrong in words an agent can act on.
  */
 import { z } from 'zod';
+import { Project, Session, SessionUsage } from '../api/schemas/resources';
 import type { Bound } from '../domain/pages';
 import { BUDGET } from './text';
 
@@ -54,7 +55,43 @@ export const sessionId = z.string({ error: 'sessionId is required' }).min(1, { e
 export const cursor = z.string().max(2048).optional().describe('nextCursor of the previous page, with the same other arguments.');
 export const maxChars = int('maxChars', BUDGET.min, BUDGET.max).optional().describe(`Budget of transcript characters in the answer (default ${BUDGET.def}).`);
 
-export const owner = z.object({ type: z.enum(['user', 'team']), id: z.string(), name: z.string().nullable() });
 export const exchangeRef = z.object({ number: z.number().int(), title: z.string(), snippet: z.string() });
 export const url = z.string().describe('The console page that shows it.');
 export const nextCursor = z.string().nullable().describe('Pass it as cursor for the next page; null at the end.');
+
+// ---------------------------------------------------------------------------------------------
+// Output shapes derived from REST's schemas (src/api/schemas): a field added to a session or a
+// project there is in these too, unless it is listed below as left out.
+
+/**
+ * Fields of REST's `Session` that get_session leaves out: `id` is named `sessionId` here (as in
+ * every other tool), and `clientId` is the upload CLI's copy of it.
+ */
+export const SESSION_LEFT_OUT = { id: true, clientId: true } as const;
+
+/** A session as get_session (and the session resource) shows it: REST's `Session` with the tools' names and links. */
+export const sessionOutput = Session.omit(SESSION_LEFT_OUT).extend({
+  sessionId: Session.shape.id,
+  title: z.string().describe("The display title: the user's title, else the client's, else the name."),
+  projectName: z.string().nullable(),
+  etag: z.string(),
+  url,
+  totalExchanges: z.number().int(),
+  exchanges: z.array(z.object({ number: z.number().int(), title: z.string(), size: z.number().int() })),
+});
+
+export const sessionUsage = SessionUsage.describe(
+  'Tokens and USD per model, read from the raw log; costUsd null where the price table has no price. Null when the log records no usage.',
+);
+
+/** A row of list_sessions: some of REST's `Session` fields, and what a list shows of its metadata. */
+export const sessionListItem = Session.pick({ projectId: true, createdAt: true, updatedAt: true, markdownSize: true }).extend({
+  sessionId: Session.shape.id,
+  title: z.string(),
+  llmModels: z.array(z.string()),
+  tags: z.array(z.string()),
+  url,
+});
+
+/** A row of list_projects: some of REST's `Project` fields. */
+export const projectListItem = Project.pick({ id: true, name: true, owner: true, sessionCount: true, lastActivity: true }).extend({ url });

@@ -9,7 +9,6 @@ import { PAGES } from '../domain/pages';
 import { requireReadableSession } from '../services/access';
 import { exchangePage } from '../services/exchanges';
 import { listProjects } from '../services/projects';
-import type { ProjectDto } from '../services/presenters/project';
 import { findProjectSessions, getSessionContentRange } from '../services/session-lists';
 import { metadataOf, sessionTitle, type SessionRow } from '../services/sessions';
 import { presentSession } from '../services/presenters/session';
@@ -34,14 +33,6 @@ const ORDERS = [
 const TOC_PAGE = 500;
 const RAW = { def: 16_384, max: 65_536 } as const;
 
-type Owner = { type: 'user' | 'team'; id: string; name: string | null };
-/** The project's owner (teams add `owner`; before them every project is its user's). */
-function ownerOf(p: ProjectDto): Owner {
-  const o = (p as ProjectDto & { owner?: { type?: string; id?: string; name?: string | null } }).owner;
-  if (o && (o.type === 'user' || o.type === 'team') && typeof o.id === 'string') return { type: o.type, id: o.id, name: o.name ?? null };
-  return { type: 'user', id: p.ownerId, name: null };
-}
-
 /** Keeps the first items whose rendering fits `budget` characters (at least one). */
 function fit<T>(items: T[], render: (items: T[]) => string, budget: number): T[] {
   let n = items.length;
@@ -60,22 +51,14 @@ export function sessionSummary(
   m: McpContext,
   row: SessionRow & { project?: { name: string } },
   toc: { total: number; exchanges: Array<{ number: number; title: string; size: number }> },
-) {
-  const dto = presentSession(row);
+): z.input<typeof S.sessionOutput> {
+  // `id` and `clientId` are left out (S.SESSION_LEFT_OUT): `sessionId` names the session.
+  const { id, clientId, ...session } = presentSession(row);
   return {
-    projectId: row.projectId,
+    ...session,
     sessionId: row.id,
     title: sessionTitle(row),
-    name: row.name,
     projectName: row.project?.name ?? null,
-    createdAt: dto.createdAt,
-    updatedAt: dto.updatedAt,
-    startedAt: dto.startedAt,
-    endedAt: dto.endedAt,
-    markdownSize: dto.markdownSize,
-    rawDataSize: dto.rawDataSize,
-    metadata: dto.metadata,
-    redactions: dto.redactions,
     etag: row.etag,
     url: sessionUrl(m, row.projectId, row.id),
     totalExchanges: toc.total,
@@ -88,7 +71,7 @@ const LIST_PROJECTS = {
   description: "The projects you can read (yours and your teams'), most recent activity first, with session counts and console links.",
   inputSchema: z.object({ limit: S.int('limit', 1, 100).optional().describe('Projects per page (1-100, default 50).'), cursor: S.cursor }),
   outputSchema: z.object({
-    projects: z.array(z.object({ id: z.string(), name: z.string(), owner: S.owner, sessionCount: z.number().int(), lastActivity: z.string(), url: S.url })),
+    projects: z.array(S.projectListItem),
     nextCursor: S.nextCursor,
   }),
   annotations: READ_ONLY,
@@ -112,19 +95,7 @@ const LIST_SESSIONS = {
     to: S.to,
   }),
   outputSchema: z.object({
-    sessions: z.array(
-      z.object({
-        projectId: z.string(),
-        sessionId: z.string(),
-        title: z.string(),
-        createdAt: z.string(),
-        updatedAt: z.string(),
-        llmModels: z.array(z.string()),
-        tags: z.array(z.string()),
-        markdownSize: z.number().int(),
-        url: S.url,
-      }),
-    ),
+    sessions: z.array(S.sessionListItem),
     nextCursor: S.nextCursor,
   }),
   annotations: READ_ONLY,
@@ -139,41 +110,8 @@ const GET_SESSION = {
     sessionId: S.sessionId,
     exchangesFrom: S.int('exchangesFrom', 1, 10_000_000).optional().describe('First table-of-contents entry to list (default 1); see nextExchangesFrom.'),
   }),
-  outputSchema: z.object({
-    projectId: z.string(),
-    sessionId: z.string(),
-    title: z.string(),
-    name: z.string(),
-    projectName: z.string().nullable(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-    startedAt: z.string(),
-    endedAt: z.string(),
-    markdownSize: z.number().int(),
-    rawDataSize: z.number().int(),
-    metadata: z.record(z.string(), z.union([z.string(), z.array(z.string()), z.null()])),
-    redactions: z.array(z.object({ rule: z.string(), count: z.number().int() })),
-    etag: z.string(),
-    url: S.url,
-    usage: z
-      .object({
-        byModel: z.array(
-          z.object({
-            model: z.string(),
-            inputTokens: z.number(),
-            outputTokens: z.number(),
-            cacheReadTokens: z.number(),
-            cacheWriteTokens: z.number(),
-            costUsd: z.number().nullable(),
-          }),
-        ),
-        totalTokens: z.number(),
-        costUsd: z.number().nullable(),
-      })
-      .nullable()
-      .describe('Tokens and USD per model, read from the raw log; costUsd null where the price table has no price. Null when the log records no usage.'),
-    totalExchanges: z.number().int(),
-    exchanges: z.array(z.object({ number: z.number().int(), title: z.string(), size: z.number().int() })),
+  outputSchema: S.sessionOutput.extend({
+    usage: S.sessionUsage,
     nextExchangesFrom: z.number().int().nullable().describe('Pass it as exchangesFrom for the rest of the table of contents; null when complete.'),
   }),
   annotations: READ_ONLY,
@@ -229,7 +167,7 @@ export function registerReadTools(server: McpServer, m: McpContext): void {
       const all = await listProjects(m.ctx);
       const items = all
         .slice(at, at + limit)
-        .map((p) => ({ id: p.id, name: p.name, owner: ownerOf(p), sessionCount: p.sessionCount, lastActivity: p.lastActivity, url: projectUrl(m, p.id) }));
+        .map((p) => ({ id: p.id, name: p.name, owner: p.owner, sessionCount: p.sessionCount, lastActivity: p.lastActivity, url: projectUrl(m, p.id) }));
       const render = (list: typeof items) =>
         list.map((p) => `- ${p.name} (id ${p.id}): ${p.sessionCount} sessions, last activity ${p.lastActivity}`).join('\n');
       const kept = fit(items, render, BUDGET.def);

@@ -11,8 +11,7 @@ import { toDocuments, type IndexableSession } from '../domain/search-documents';
 import { ExchangeScanner, type ScanState } from '../domain/exchanges';
 import { parseJsonBytes } from '../domain/json';
 import { prepareUploadJson as prepare, type PreparedUpload } from '../domain/upload';
-import { prepareImportedSession } from '../domain/import-session';
-import type { SessionJson } from '../domain/archive';
+import { prepareImportedSession, type ImportedFields } from '../domain/import-session';
 import type { PriceTable } from '../domain/usage';
 
 export type TaskResult<T> = { value: T } | { error: { code?: ErrorCode; name?: string; message: string; details?: Record<string, unknown> } };
@@ -76,7 +75,7 @@ const view = (u: Uint8Array): Buffer => Buffer.from(u.buffer, u.byteOffset, u.by
 
 /** A session of an archive validated, redacted and hashed (src/domain/import-session.ts). */
 export function prepareImport(input: {
-  json: SessionJson;
+  json: ImportedFields;
   markdown: Uint8Array;
   raw: Uint8Array;
   sessionData: Uint8Array | null;

@@ -46,8 +46,8 @@ import {
   type ManifestFile,
   type ProjectJson,
   type SessionFile,
-  type SessionJson,
 } from '../domain/archive';
+import type { SessionJson } from '../api/schemas/archive';
 import { PROJECT_ID_RE } from '../domain/project';
 import { AppError, projectForbidden, projectNotFound } from '../errors';
 import { canManage, memberships, onlyTeamAdmins, projectRole, requireTeamAdmin } from './access';

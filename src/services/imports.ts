@@ -22,9 +22,9 @@ import {
   ProjectJsonSchema,
   sessionDir,
   SESSION_FILES,
-  SessionJsonSchema,
   type SessionFile,
 } from '../domain/archive';
+import { SessionJsonSchema } from '../api/schemas/archive';
 import { redactField } from '../domain/redaction';
 import { AppError, invalid } from '../errors';
 import type { BodyGate } from '../domain/body-gate';

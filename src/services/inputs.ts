@@ -7,15 +7,16 @@
  * (as JSON Schema's minLength/maxLength do), not UTF-16 units.
  */
 import { z } from 'zod';
-import { body, parseInput, text, textList, timestamp } from '../domain/inputs';
+import { body, choice, choiceMessage, parseInput, text, textList, timestamp } from '../domain/inputs';
+import { ProjectColor, ProjectIcon } from '../api/schemas/resources';
 import { MAX_FILTER_VALUES, normalizeFilters, TIME_FILTERS, type SessionFilters, type SessionFiltersInput } from '../domain/filters';
 import { PAGES, type Bound } from '../domain/pages';
-import { PROJECT_COLORS, PROJECT_ICONS, PROJECT_ID_PATTERN, PROJECT_ID_RE } from '../domain/project';
+import { PROJECT_ID_PATTERN, PROJECT_ID_RE } from '../domain/project';
 import { WORD_RE } from '../domain/search-documents';
 import { KEY_SCOPES, type KeyScope } from '../domain/scopes';
 
 export { z };
-export { body, parseInput, text, textList, timestamp };
+export { body, choice, parseInput, text, textList, timestamp };
 
 // ------------------------------------------------------------------------------------------
 // Building blocks (the ones the upload body also uses are src/domain/inputs.ts)
@@ -32,13 +33,6 @@ export function optionalInteger(field: string, min: number, max: number) {
     })
     .nullish()
     .meta({ type: ['integer', 'null'], minimum: min, maximum: max });
-}
-
-const choiceMessage = (field: string, allowed: readonly string[]) => `Invalid value for ${field}. Must be one of: ${allowed.join(', ')}`;
-
-/** One of `allowed` (case-sensitive). */
-export function choice<const T extends readonly [string, ...string[]]>(field: string, allowed: T) {
-  return z.enum(allowed, { error: choiceMessage(field, allowed) });
 }
 
 /** `choice` that may also be null or absent (both mean "not sent"); described as `anyOf: [choice, null]`. */
@@ -82,8 +76,7 @@ export function intRange(field: string, min: number, max: number, message = `Inv
 // ------------------------------------------------------------------------------------------
 // Projects
 
-export const ProjectIcon = choice('icon', PROJECT_ICONS).meta({ id: 'ProjectIcon', description: 'Case-sensitive; default `Code2`.' });
-export const ProjectColor = choice('color', PROJECT_COLORS).meta({ id: 'ProjectColor', description: 'Case-sensitive; default `blue`.' });
+export { ProjectIcon, ProjectColor };
 
 export const CreateProjectInput = body({
   id: z

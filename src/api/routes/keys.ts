@@ -2,6 +2,7 @@
 import { defineRoute } from '../route';
 import { envelope, z } from '../schemas/common';
 import * as R from '../schemas/resources';
+import * as inputs from '../../services/inputs';
 
 export const keyRoutes = {
   listKeys: defineRoute({
@@ -19,7 +20,7 @@ export const keyRoutes = {
     tag: 'API keys',
     auth: 'key',
     summary: 'Create an API key',
-    body: R.CreateKeyBody,
+    body: inputs.CreateKeyInput,
     description:
       'Made with an expiring key or a device access token, the new key expires no later than that key (or device session) and is revoked with it. `Idempotency-Key` is not honoured here: a replay would need the token, which is never stored. With `teamId` (a team where you are admin or member) the projects created through the key are the team’s; a team you are not in → 404 `Team not found`, a viewer → 403.',
     responses: { 201: { description: 'The key and its token (shown once).', schema: envelope(R.CreatedKey) } },

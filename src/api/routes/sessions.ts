@@ -175,7 +175,7 @@ export const sessionRoutes = {
     auth: 'key',
     summary: 'Rename, retitle or retag a session',
     params: sessionParams,
-    body: R.PatchSessionBody,
+    body: inputs.PatchSessionInput,
     responses: {
       200: { description: 'The session; `updatedAt` and `etag` change.', schema: envelope(z.strictObject({ session: R.Session })), headers: ['ETag'] },
     },
@@ -198,7 +198,7 @@ export const sessionRoutes = {
     auth: 'key',
     reads: true,
     summary: 'Find resumable sessions (upload CLI)',
-    body: R.ResumeSearchBody,
+    body: inputs.ResumeSearchInput,
     idempotent: true,
     description: "Resumable sessions matching every query word, newest first, at most 500 (the upload CLI's cross-machine resume).",
     responses: { 200: { description: 'Matches.', schema: envelope(z.strictObject({ results: z.array(R.ResumeResult) })) } },

@@ -4,7 +4,7 @@
  * refers to. Every schema of src/api/schemas/ is plain zod: it validates input where a router
  * uses it and it is what GET /api/v1/openapi.json is generated from.
  */
-import { z } from '../../services/inputs';
+import { z } from 'zod';
 import { PROJECT_ID_PATTERN } from '../../domain/project';
 
 export { z, PROJECT_ID_PATTERN };

@@ -4,13 +4,15 @@
  * input bodies accept unknown fields, which the API ignores (clients send e.g. `projectId`).
  */
 import { PROJECT_ID_PATTERN, Timestamp, UUID_PATTERN, z } from './common';
-import * as inputs from '../../services/inputs';
+import { choice } from '../../domain/inputs';
+import { PROJECT_COLORS, PROJECT_ICONS } from '../../domain/project';
 import { UploadInput } from '../../domain/upload';
 
 // ------------------------------------------------------------------------------------------
 // Projects
 
-export const { ProjectIcon, ProjectColor } = inputs;
+export const ProjectIcon = choice('icon', PROJECT_ICONS).meta({ id: 'ProjectIcon', description: 'Case-sensitive; default `Code2`.' });
+export const ProjectColor = choice('color', PROJECT_COLORS).meta({ id: 'ProjectColor', description: 'Case-sensitive; default `blue`.' });
 export const ProjectId = z.string().regex(new RegExp(PROJECT_ID_PATTERN)).meta({ example: '833c-d926-f753-7b4a' });
 export const SessionId = z
   .string()
@@ -133,10 +135,6 @@ export const Project = z
   })
   .meta({ id: 'Project' });
 
-/** Request bodies are the services' input schemas (src/services/inputs.ts): what validates is what is described. */
-export const CreateProjectBody = inputs.CreateProjectInput;
-export const UpdateProjectBody = inputs.UpdateProjectInput;
-
 export const DeletedProject = z.strictObject({ deletedProject: Project, deletedAt: Timestamp }).meta({ id: 'DeletedProject' });
 
 // ------------------------------------------------------------------------------------------
@@ -154,8 +152,6 @@ export const UploadSessionBody = UploadInput.meta({
 export const UploadResult = z
   .strictObject({ sessionId: z.string(), projectId: z.string(), createdAt: Timestamp, updatedAt: Timestamp, etag: z.string() })
   .meta({ id: 'UploadResult' });
-
-export const PatchSessionBody = inputs.PatchSessionInput;
 
 export const SessionPage = z
   .strictObject({
@@ -177,8 +173,6 @@ export const SessionSizes = z
     }),
   })
   .meta({ id: 'SessionSizes' });
-
-export const ResumeSearchBody = inputs.ResumeSearchInput;
 
 export const ResumeResult = z
   .strictObject({
@@ -214,8 +208,6 @@ export const ApiKey = z
     }),
   })
   .meta({ id: 'ApiKey', description: 'Never the token.' });
-
-export const CreateKeyBody = inputs.CreateKeyInput;
 
 export const CreatedKey = z.strictObject({ key: ApiKey, token: z.string().meta({ description: 'The JWT, shown this once.' }) }).meta({ id: 'CreatedKey' });
 

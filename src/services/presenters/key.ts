@@ -1,19 +1,11 @@
 /** How an API key is shown to clients: REST's `ApiKey` and GraphQL's `ApiKey` are both `presentApiKey`. */
+import type { z } from 'zod';
+import type { ApiKey } from '../../api/schemas/resources';
 import type { KeyRow } from '../../data/api-keys';
-import { parseScopes, type KeyScope } from '../../domain/scopes';
+import { parseScopes } from '../../domain/scopes';
 
-export interface ApiKeyDto {
-  id: string;
-  userId: string;
-  name: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-  revokedAt: string | null;
-  scopes: KeyScope[];
-  /** The team that owns projects created through this key (null: the user's own). */
-  teamId: string | null;
-}
+/** REST's `ApiKey` schema is the type. */
+export type ApiKeyDto = z.input<typeof ApiKey>;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 

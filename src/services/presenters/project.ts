@@ -2,25 +2,18 @@
  * How a project is shown to clients: REST's `Project` objects and GraphQL's `Project` (whose
  * resolvers read this object) are both `presentProject`; a session's `project` is `presentProjectRef`.
  */
+import type { z } from 'zod';
+import type { Project, ProjectRef as ProjectRefShape } from '../../api/schemas/resources';
 import type { ProjectRow, ProjectStatsRow } from '../../data/projects';
-import { ownerOf, type OwnerRef } from '../../domain/teams';
+import type { PROJECT_COLORS, PROJECT_ICONS } from '../../domain/project';
+import { ownerOf } from '../../domain/teams';
 
-export interface ProjectDto {
-  id: string;
-  /** The owning user's or team's id. */
-  ownerId: string;
-  owner: OwnerRef;
-  name: string;
-  icon: string;
-  color: string;
-  createdAt: string;
-  updatedAt: string;
-  sessionCount: number;
-  totalMarkdownSize: number;
-  lastActivity: string;
-  /** = lastActivity (client-compatible: the upload CLI reads this name). */
-  lastUpdated: string;
-}
+/** REST's `Project` schema is the type (`sessions` is added by the upload CLI's resumable listing). */
+export type ProjectDto = z.input<typeof Project>;
+
+/** The column holds one of the icons (and colors) inputs allow. */
+const icon = (v: string) => v as (typeof PROJECT_ICONS)[number];
+const color = (v: string) => v as (typeof PROJECT_COLORS)[number];
 
 export const presentProject = (p: ProjectRow, s: ProjectStatsRow): ProjectDto => {
   const lastActivity = (s.lastSessionUpdate ?? p.updatedAt).toISOString();
@@ -29,8 +22,8 @@ export const presentProject = (p: ProjectRow, s: ProjectStatsRow): ProjectDto =>
     ownerId: p.ownerId,
     owner: ownerOf(p),
     name: p.name,
-    icon: p.icon,
-    color: p.color,
+    icon: icon(p.icon),
+    color: color(p.color),
     createdAt: p.createdAt.toISOString(),
     updatedAt: p.updatedAt.toISOString(),
     sessionCount: s.sessionCount,
@@ -52,7 +45,7 @@ export interface ProjectRef {
 }
 
 /** The `project` inside a session object: its appearance and owner. */
-export const presentProjectRef = (p: ProjectRef) => ({
+export const presentProjectRef = (p: ProjectRef): Omit<z.input<typeof ProjectRefShape>, 'owner'> & Partial<Pick<z.input<typeof ProjectRefShape>, 'owner'>> => ({
   id: p.id,
   name: p.name,
   icon: p.icon,

@@ -3,8 +3,14 @@
  * order. REST builds its `Session` objects with `presentSession`; GraphQL's `Session` and
  * `SearchResult` resolvers are these same functions, so a field is mapped from the row once.
  */
+import type { z } from 'zod';
+import type { Session } from '../../api/schemas/resources';
 import { redactionsOf } from '../../domain/redaction';
 import { metadataOf, type SessionRow } from '../sessions';
+
+/** REST's `Session` schema is the type: a field added there is a missing function below until it is mapped. */
+export type SessionDto = z.input<typeof Session>;
+type Field = Exclude<keyof SessionDto, 'etag'>;
 
 const iso = (d: Date) => d.toISOString();
 
@@ -13,7 +19,7 @@ export const uploaderOf = (row: Pick<SessionRow, 'uploadedBy' | 'uploaderName'>)
   row.uploadedBy ? { id: row.uploadedBy, name: row.uploaderName ?? '' } : null;
 
 /** Each field of a client's session object, from the row. */
-export const sessionFields = {
+export const sessionFields: { [K in Field]-?: (r: SessionRow) => SessionDto[K] } = {
   id: (r: SessionRow) => r.id,
   /** = id (client-compatible: the upload CLI's native session id). */
   clientId: (r: SessionRow) => r.id,
@@ -27,37 +33,17 @@ export const sessionFields = {
   updatedAt: (r: SessionRow) => iso(r.updatedAt),
   startedAt: (r: SessionRow) => iso(r.startedAt),
   endedAt: (r: SessionRow) => iso(r.endedAt),
-  metadata: (r: SessionRow) => metadataOf(r),
+  // The schema's catch-all (extra keys are strings) cannot be stated beside the array fields in TypeScript.
+  metadata: (r: SessionRow) => metadataOf(r) as SessionDto['metadata'],
   /** Secrets found per rule; never a value. */
   redactions: (r: SessionRow) => redactionsOf(r.redactionsJson),
   /** The user whose credential first created the session; null for sessions stored before teams. */
   uploadedBy: uploaderOf,
 };
 
-type Fields = typeof sessionFields;
-
-/** A session as clients read it (REST's `Session`); `etag` is left out where a list has no use for it. */
-export type SessionDto = { [K in keyof Fields]: ReturnType<Fields[K]> } & { etag?: string };
-
+/** A session as clients read it; `etag` is left out where a list has no use for it. */
 export function presentSession(row: SessionRow, withEtag = true): SessionDto {
-  const f = sessionFields;
-  const dto: SessionDto = {
-    id: f.id(row),
-    clientId: f.clientId(row),
-    projectId: f.projectId(row),
-    name: f.name(row),
-    userTitle: f.userTitle(row),
-    markdownSize: f.markdownSize(row),
-    rawDataSize: f.rawDataSize(row),
-    sessionDataSize: f.sessionDataSize(row),
-    createdAt: f.createdAt(row),
-    updatedAt: f.updatedAt(row),
-    startedAt: f.startedAt(row),
-    endedAt: f.endedAt(row),
-    metadata: f.metadata(row),
-    redactions: f.redactions(row),
-    uploadedBy: f.uploadedBy(row),
-  };
+  const dto = Object.fromEntries(Object.entries(sessionFields).map(([k, f]) => [k, f(row)])) as SessionDto;
   if (withEtag) dto.etag = row.etag;
   return dto;
 }

@@ -1,26 +1,14 @@
 /** How a share link is shown to its creator: REST's `Share` and GraphQL's `Share` (whose resolvers read this object). */
+import type { z } from 'zod';
+import { Audience as AudienceShape, type Share } from '../../api/schemas/shares';
 import type { ShareListRow } from '../../data/shares';
 import { sessionTitle } from '../sessions';
 
-export const AUDIENCES = ['public', 'signed-in'] as const;
-export type Audience = (typeof AUDIENCES)[number];
+export const AUDIENCES = AudienceShape.options;
+export type Audience = z.infer<typeof AudienceShape>;
 
-export interface ShareDto {
-  id: string;
-  url: string;
-  projectId: string;
-  sessionId: string;
-  /** The session's display title now (its user title, else `metadata.title`, else its name). */
-  sessionTitle: string;
-  createdAt: string;
-  /** When the snapshot was taken (creation or the last refresh). */
-  snapshotAt: string;
-  expiresAt: string | null;
-  audience: Audience;
-  hiddenExchanges: number[];
-  exchangeCount: number;
-  views: number;
-}
+/** REST's `Share` schema is the type. */
+export type ShareDto = z.input<typeof Share>;
 
 /** `url`: the link (it carries a MAC keyed by the server's secret, so the service makes it). */
 export const presentShare = (row: ShareListRow, url: string): ShareDto => ({

@@ -2,32 +2,15 @@
  * How teams, their members and their invitations are shown to clients: REST's objects and
  * GraphQL's `Team`, `TeamMember` and `TeamInvitation` (whose resolvers read these objects).
  */
+import type { z } from 'zod';
+import type { Team, TeamInvitation, TeamMember } from '../../api/schemas/teams';
 import type { InvitationRow, MemberRow, TeamCounts, TeamListRow, TeamRow } from '../../data/teams';
 import type { TeamRole } from '../../domain/teams';
 
-export interface TeamDto {
-  id: string;
-  name: string;
-  /** The caller's role. */
-  role: TeamRole;
-  memberCount: number;
-  projectCount: number;
-  createdAt: string;
-}
-
-export interface MemberDto {
-  user: { id: string; email: string; name: string | null };
-  role: TeamRole;
-  joinedAt: string;
-}
-
-export interface InvitationDto {
-  id: string;
-  role: TeamRole;
-  email: string | null;
-  createdAt: string;
-  expiresAt: string;
-}
+/** REST's `Team`, `TeamMember` and `TeamInvitation` schemas are the types. */
+export type TeamDto = z.input<typeof Team>;
+export type MemberDto = z.input<typeof TeamMember>;
+export type InvitationDto = z.input<typeof TeamInvitation>;
 
 /** A team as one of its members sees it. */
 export const presentTeam = (t: TeamListRow): TeamDto => ({
