@@ -11,7 +11,6 @@
 import type { Request } from 'express';
 import { API_PREFIX, routeName } from '../api/route';
 import { GRAPHQL_ROUTE } from '../api/routes';
-import './types';
 
 export interface SiteRoute {
   /** `get` (HEAD too), `all` (every method; the handler answers the ones it refuses), `use` (the path and everything below it). */

@@ -143,3 +143,50 @@ test('no SQL statement outside src/data and src/db', () => {
   );
   expect(outside).toEqual([]);
 });
+
+/** Import cycles left for now, each with its reason (a cycle is named by its files in order, starting with the least). */
+const CYCLES_ALLOWED: Record<string, string> = {
+  'src/services/import-session.ts ⇄ src/services/imports.ts': 'being reworked (one session-row writer)',
+};
+
+/** The cycles among src/'s files: each strongly connected group of files that import one another, as one path through it. */
+function importCycles(files: string[]): string[] {
+  const edges = new Map(files.map((f) => [f, [...new Set(moduleRefs(f).flatMap((r) => (r.target && r.target !== f ? [r.target] : [])))]]));
+  // Tarjan's strongly connected components.
+  let index = 0;
+  const idx = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const groups: string[][] = [];
+  const connect = (v: string) => {
+    idx.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!idx.has(w)) {
+        connect(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const group: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        group.push(w);
+      } while (w !== v);
+      if (group.length > 1) groups.push(group);
+    }
+  };
+  for (const f of files) if (!idx.has(f)) connect(f);
+  return groups.map((g) => g.map(rel).sort().join(' ⇄ '));
+}
+
+test('no import cycle in src/ (and every allowed one still exists: a broken cycle leaves the list)', () => {
+  const cycles = importCycles(sourceFiles(SRC, ['src/generated']));
+  expect(cycles.filter((c) => !(c in CYCLES_ALLOWED))).toEqual([]);
+  expect(Object.keys(CYCLES_ALLOWED).filter((c) => !cycles.includes(c))).toEqual([]);
+});
