@@ -352,8 +352,9 @@ async function main() {
     // Related sessions (src/services/related.ts) of one of the caller's sessions, a different one per query.
     const picks = await Promise.all(
       queries.map(async (_, i) => {
-        const [rows] = await pool.query('SELECT projectId, id FROM sessions WHERE userId = ? ORDER BY id LIMIT 50', [userOf(i)]);
-        const own = rows as Array<{ projectId: string; id: string }>;
+        const own = await pool.query<Array<{ projectId: string; id: string }>>('SELECT projectId, id FROM sessions WHERE userId = ? ORDER BY id LIMIT 50', [
+          userOf(i),
+        ]);
         return own[i % own.length];
       }),
     );
