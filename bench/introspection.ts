@@ -1,6 +1,6 @@
 /**
  * The rule "Introspection counts": how long introspection holds the event loop, and what the
- * cost guard (src/graphql/guards.ts) decides, for the standard introspection query, the most a
+ * cost guard (src/graphql/operation-limits.ts) decides, for the standard introspection query, the most a
  * query may now ask for (two full introspections), and the aliased repeats that were answered
  * before introspection counted. graphql-js answers introspection itself (no resolvers of ours), so
  * executing the documents on the schema built from schema.graphql is the work the server does.
@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { buildSchema, execute, getIntrospectionQuery, Kind, parse, validate, type OperationDefinitionNode } from 'graphql';
-import { checkOperation } from '../src/graphql/guards';
+import { checkOperation } from '../src/graphql/operation-limits';
 
 const schema = buildSchema(fs.readFileSync(path.join(__dirname, '..', 'schema.graphql'), 'utf8'));
 const standard = getIntrospectionQuery({

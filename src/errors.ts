@@ -101,7 +101,7 @@ interface GraphqlErrorPlace {
  * One entry of GraphQL's `errors`, the one place its shape is written: the message,
  * where it arose (when it arose while resolving), and `extensions` with the code and the ids the
  * error names (`projectId`, `sessionId`, …). Used for errors raised before Apollo (401, 429, body
- * problems: src/http/errors.ts), by the guards and for everything Apollo formats
+ * problems: src/http/errors.ts), by the operation limits (src/graphql/operation-limits.ts) and for everything Apollo formats
  * (src/graphql/errors.ts).
  */
 export function graphqlError(code: GraphqlCode, message: string, details: Record<string, unknown> = {}, place: GraphqlErrorPlace = {}) {

@@ -12,7 +12,7 @@ export interface Tx extends Sql {
 }
 
 /**
- * What a request's write guard (services/guard.ts, WorkGuard) lets a transaction know: aborted
+ * What a request's write guard (services/work-guard.ts, WorkGuard) lets a transaction know: aborted
  * requests roll back instead of committing.
  */
 interface CommitGuard {

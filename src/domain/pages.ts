@@ -10,7 +10,7 @@ export interface Bound {
   def: number;
 }
 
-/** Every `limit` / `first` argument of GraphQL (checked before execution, src/graphql/guards.ts). */
+/** Every `limit` / `first` argument of GraphQL (checked before execution, src/graphql/operation-limits.ts). */
 export const GRAPHQL_PAGE = { min: 1, max: 200 } as const;
 
 export const PAGES = {

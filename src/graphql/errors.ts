@@ -15,7 +15,7 @@ const APOLLO_VALIDATION_CODES = new Set([
   'PERSISTED_QUERY_NOT_FOUND',
 ]);
 
-/** Codes this module itself puts on errors (guards). */
+/** Codes this module itself puts on errors (the operation limits, operation-limits.ts). */
 const OWN_CODES = new Set<string>(Object.values(GRAPHQL_CODE));
 
 /**

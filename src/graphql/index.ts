@@ -13,7 +13,7 @@ import { depsFor, type Deps } from '../services/context';
 import { isPlainObject } from '../domain/validation';
 import { createGraphqlContext, type GraphqlContext } from './context';
 import { formatErrorWith } from './errors';
-import { checkOperation, MAX_QUERY_BYTES, readOnlyRejection } from './guards';
+import { checkOperation, MAX_QUERY_BYTES, readOnlyRejection } from './operation-limits';
 import { playgroundRouter } from './playground';
 import { publishedSchemaRouter } from './published';
 import { documentsRouter, trustedDocumentsGate } from './trusted-documents';

@@ -4,7 +4,7 @@ import type { Config } from '../config';
 import { connectionOptions } from '../db/client';
 import { AppError, MESSAGES } from '../errors';
 import type { Logger } from '../logger';
-import { WorkGuard } from '../services/guard';
+import { WorkGuard } from '../services/work-guard';
 import { sendError } from './errors';
 import { siteRouteOf } from './site-routes';
 

@@ -8,7 +8,7 @@ import { unauthenticated } from '../errors';
 import { ownHeader, setOwnHeader } from './own-headers';
 import type { Logger } from '../logger';
 import { depsFor, type AuthUser, type Ctx, type Deps } from '../services/context';
-import type { WorkGuard } from '../services/guard';
+import type { WorkGuard } from '../services/work-guard';
 import './types';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -1,7 +1,7 @@
 import type { NamedRoute } from '../api/route';
 import type { NamedSiteRoute } from './site-routes';
 import type { AuthUser } from '../services/context';
-import type { WorkGuard } from '../services/guard';
+import type { WorkGuard } from '../services/work-guard';
 import type { BodyGate } from '../domain/body-gate';
 
 declare global {

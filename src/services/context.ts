@@ -3,7 +3,7 @@ import type { Config } from '../config';
 import type { DbHandles } from '../db/client';
 import type { Snapshot, Sql } from '../data/sql';
 import type { Logger } from '../logger';
-import type { WorkGuard } from './guard';
+import type { WorkGuard } from './work-guard';
 import type { SearchPort } from '../search/engine/port';
 
 /** Process-wide dependencies, built once in main.ts (or by a test). */

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
 import ts from 'typescript';
-import { moduleRefs, parse, rel, sourceFiles, stringLiterals } from '../support/sources';
+import { exportedNames, moduleRefs, parse, rel, sourceFiles, stringLiterals } from '../support/sources';
 
 /** Higher imports lower. Top-level files count as folders of their own name. */
 const RANK: Record<string, number> = {
@@ -189,4 +189,21 @@ test('no import cycle in src/ (and every allowed one still exists: a broken cycl
   const cycles = importCycles(sourceFiles(SRC, ['src/generated']));
   expect(cycles.filter((c) => !(c in CYCLES_ALLOWED))).toEqual([]);
   expect(Object.keys(CYCLES_ALLOWED).filter((c) => !cycles.includes(c))).toEqual([]);
+});
+
+/** A handler file of src/rest/ is named like the file of src/api/routes/ whose operations it implements. */
+test('each src/rest handler file is named like its route file', () => {
+  const routeFiles = sourceFiles(path.join(SRC, 'api', 'routes')).filter((f) => path.basename(f) !== 'index.ts');
+  const fileOfTable = new Map(routeFiles.flatMap((f) => exportedNames(f).map((n) => [n, f] as const)));
+  const misnamed: string[] = [];
+  for (const file of sourceFiles(path.join(SRC, 'rest'))) {
+    for (const ref of moduleRefs(file)) {
+      if (!ref.target?.startsWith(path.join(SRC, 'api', 'routes'))) continue;
+      for (const name of ref.names.filter((n) => n.endsWith('Routes'))) {
+        const table = fileOfTable.get(name);
+        if (table && path.basename(table) !== path.basename(file)) misnamed.push(`${rel(file)} implements ${rel(table)}`);
+      }
+    }
+  }
+  expect(misnamed).toEqual([]);
 });

@@ -11,7 +11,7 @@ import { ctxOf } from '../../src/http/request-context';
 import { createLogger } from '../../src/logger';
 import type { Deps } from '../../src/services/context';
 import { withReads } from '../../src/services/context';
-import { WorkGuard } from '../../src/services/guard';
+import { WorkGuard } from '../../src/services/work-guard';
 import type { Sql } from '../../src/data/sql';
 
 const entry = (n: number): Watched => ({ req: { n } as unknown as Request, res: {} as Response, guard: new WorkGuard(), slot: -1 });
