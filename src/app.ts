@@ -12,7 +12,6 @@ import { idempotency } from './http/idempotency';
 import { errorHandler } from './http/errors';
 import { requestContext } from './http/request-context';
 import { malformedUrl, securityHeaders } from './http/security';
-import { CONTENT_LENGTH, CONTENT_TYPE, setOwnHeader } from './http/own-headers';
 import { createMetrics } from './metrics';
 import { MCP_BODY_BYTES, mcpRouter } from './mcp/router';
 import { accountHandlers } from './rest/accounts';
@@ -68,8 +67,8 @@ function sendJsonPlain(req: Request, res: Response, status: number, body: unknow
   // JSON.stringify of undefined (or a function) gives no text; Express sends an empty body then.
   if (typeof text !== 'string') return false;
   res.statusCode = status;
-  setOwnHeader(res, CONTENT_TYPE, 'application/json; charset=utf-8');
-  setOwnHeader(res, CONTENT_LENGTH, String(Buffer.byteLength(text, 'utf8')));
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', String(Buffer.byteLength(text, 'utf8')));
   // The text itself, not its bytes: node then sends the head and the body in one write (Express
   // turned text of 1,000 characters or more into a Buffer, which went out as a writev of two).
   if (req.method === 'HEAD') res.end();

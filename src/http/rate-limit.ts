@@ -6,7 +6,6 @@ import type { AuthFailureHook } from './auth';
 import type { Config } from '../config';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
-import { ownHeader, setOwnHeader } from './own-headers';
 
 const MINUTE = 60;
 const HOUR = 60 * 60;
@@ -76,13 +75,10 @@ const REDIS_READY_MS = 3000;
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 /** X-RateLimit-* (docs/operations.md, "Rate limits"): Reset is UTC epoch seconds, rounded up. */
-const LIMIT = ownHeader('X-RateLimit-Limit');
-const REMAINING = ownHeader('X-RateLimit-Remaining');
-const RESET = ownHeader('X-RateLimit-Reset');
 function setHeaders(res: Response, limit: number, r: RateLimiterRes, rejected: boolean): void {
-  setOwnHeader(res, LIMIT, String(limit));
-  setOwnHeader(res, REMAINING, String(rejected ? 0 : Math.max(0, limit - r.consumedPoints)));
-  setOwnHeader(res, RESET, String(Math.ceil((Date.now() + r.msBeforeNext) / 1000)));
+  res.setHeader('X-RateLimit-Limit', String(limit));
+  res.setHeader('X-RateLimit-Remaining', String(rejected ? 0 : Math.max(0, limit - r.consumedPoints)));
+  res.setHeader('X-RateLimit-Reset', String(Math.ceil((Date.now() + r.msBeforeNext) / 1000)));
   if (rejected) res.setHeader('Retry-After', String(seconds(r.msBeforeNext)));
 }
 

@@ -5,14 +5,12 @@ import { GRAPHQL_ROUTE } from '../api/routes';
 import { isGraphqlRequest } from './graphql-path';
 import { siteRouteOf } from './site-routes';
 import { unauthenticated } from '../errors';
-import { ownHeader, setOwnHeader } from './own-headers';
 import type { Logger } from '../logger';
 import { depsFor, type AuthUser, type Ctx, type Deps } from '../services/context';
 import type { WorkGuard } from '../services/work-guard';
 import './types';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const REQUEST_ID = ownHeader('X-Request-Id');
 
 /** Request id (the client's if sane, else new) on every response, and one log line per request. */
 export function requestContext(logger: Logger, onFinish?: (req: Request, res: Response, seconds: number, route: string) => void) {
@@ -20,7 +18,7 @@ export function requestContext(logger: Logger, onFinish?: (req: Request, res: Re
     const given = req.get('x-request-id');
     req.id = given && SANE_REQUEST_ID.test(given) ? given : crypto.randomUUID();
     req.startedAt = process.hrtime.bigint();
-    setOwnHeader(res, REQUEST_ID, req.id);
+    res.setHeader('X-Request-Id', req.id);
     res.on('finish', () => {
       const seconds = Number(process.hrtime.bigint() - req.startedAt) / 1e9;
       const route = routeOf(req);

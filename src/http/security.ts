@@ -4,7 +4,6 @@ import helmet from 'helmet';
 import type { Config } from '../config';
 import { invalid } from '../errors';
 import { isGraphqlRequest } from './graphql-path';
-import { ownHeadersOnce } from './own-headers';
 
 /** Headers a browser client may read on cross-origin responses. */
 const EXPOSED_HEADERS = [
@@ -81,14 +80,6 @@ function recorded(middleware: RequestHandler): Array<[name: string, value: strin
 }
 function precomputed(middleware: RequestHandler): RequestHandler {
   const calls = recorded(middleware);
-  // Text values (all of helmet's) stored as the service's own headers (./own-headers.ts).
-  if (calls.every(([, value]) => value === null || typeof value === 'string')) {
-    const set = ownHeadersOnce(calls as Array<[string, string | null]>);
-    return (_req, res, next) => {
-      set(res);
-      next();
-    };
-  }
   return (_req, res, next) => {
     for (const [name, value] of calls) {
       if (value === null) res.removeHeader(name);

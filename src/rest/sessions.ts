@@ -21,55 +21,22 @@ import { ExchangesQuery, parseInput, RelatedQuery } from '../services/inputs';
 import { relatedSessions } from '../services/related';
 import { ctxOf, ok, type Door, type Handlers } from './context';
 import { ENTITLEMENT } from './billing';
-import { CONTENT_LENGTH, CONTENT_TYPE, ownHeader, setOwnHeader } from '../http/own-headers';
 
 /** The upload CLI's session data variant of GET session. */
 const SESSION_DATA_MEDIA_TYPE = 'application/vnd.specstory.session-data+json';
 const PRODUCIBLE = ['application/json', 'text/markdown', SESSION_DATA_MEDIA_TYPE];
 
-/** What Express's negotiation picked for an Accept header, by header (the same few clients ask again and again). */
-const wantedByAccept = new Map<string, string | false>();
-const WANTED_MAX = 1000;
-/** `req.accepts(PRODUCIBLE)`, worked out once per distinct Accept header (the answer depends on nothing else). */
-function wantedType(req: Request): string | false {
-  const accept = req.headers.accept ?? '';
-  let wanted = wantedByAccept.get(accept);
-  if (wanted === undefined) {
-    if (wantedByAccept.size >= WANTED_MAX) wantedByAccept.clear();
-    wantedByAccept.set(accept, (wanted = req.accepts(PRODUCIBLE)));
-  }
-  return wanted;
-}
-
-// The service's own headers (http/own-headers.ts): an ETag is the service's (uploads make it,
-// imports keep only a well-formed one), the rest are dates, numbers and constants.
-const H = {
-  etag: ownHeader('ETag'),
-  lastModified: ownHeader('Last-Modified'),
-  markdownSize: ownHeader('X-Markdown-Size'),
-  rawDataSize: ownHeader('X-Raw-Data-Size'),
-  sessionDataSize: ownHeader('X-Session-Data-Size'),
-  cacheControl: ownHeader('Cache-Control'),
-  vary: ownHeader('Vary'),
-};
-
 /** Validators every read of one session sends. */
 function setValidators(res: Response, row: SessionRow): void {
-  setOwnHeader(res, H.etag, row.etag);
-  setOwnHeader(res, H.lastModified, row.updatedAt.toUTCString());
-  setOwnHeader(res, H.markdownSize, String(row.markdownSize));
-  setOwnHeader(res, H.rawDataSize, String(row.rawDataSize));
-  setOwnHeader(res, H.sessionDataSize, String(row.sessionDataSize));
-  setOwnHeader(res, H.cacheControl, 'private, no-cache');
+  res.setHeader('ETag', row.etag);
+  res.setHeader('Last-Modified', row.updatedAt.toUTCString());
+  res.setHeader('X-Markdown-Size', String(row.markdownSize));
+  res.setHeader('X-Raw-Data-Size', String(row.rawDataSize));
+  res.setHeader('X-Session-Data-Size', String(row.sessionDataSize));
+  res.setHeader('Cache-Control', 'private, no-cache');
   // One URL answers JSON, markdown or session data by Accept, under one ETag: a cache must keep
   // them apart (a browser revalidating the JSON form must not be handed the markdown).
-  varyAccept(res);
-}
-
-/** `res.vary('Accept')`: set directly when nothing else varies the answer yet. */
-function varyAccept(res: Response): void {
-  if (res.hasHeader('vary')) res.vary('Accept');
-  else setOwnHeader(res, H.vary, 'Accept');
+  res.vary('Accept');
 }
 
 /** 304 when the client's If-None-Match matches (weak comparison, lists and `*`). */
@@ -166,16 +133,16 @@ export function sessionHandlers({ deps, longReads }: Door): Handlers<typeof sess
       const row = await access.requireReadableSession(ctxOf(req, deps), req.params.projectId, req.params.sessionId);
       setValidators(res, row);
       if (notModified(req, res, row)) return;
-      setOwnHeader(res, CONTENT_LENGTH, String(row.markdownSize));
+      res.setHeader('Content-Length', String(row.markdownSize));
       res.status(200).end();
     },
 
     readSession: async (req, res) => {
       // No Accept (or */*) → JSON; none of the three types → 406, checked before whether the session exists.
-      const wanted = wantedType(req);
+      const wanted = req.accepts(PRODUCIBLE);
       if (!wanted) throw new AppError('NOT_ACCEPTABLE', MESSAGES.notAcceptable);
       await readSession(req, res, wanted === SESSION_DATA_MEDIA_TYPE ? 'session' : 'markdown', async (row, content) => {
-        varyAccept(res);
+        res.vary('Accept');
         if (wanted === SESSION_DATA_MEDIA_TYPE) {
           if (!(row.sessionDataSize > 0)) throw new AppError('NOT_FOUND', MESSAGES.sessionDataNotFound);
           setValidators(res, row);
@@ -186,10 +153,8 @@ export function sessionHandlers({ deps, longReads }: Door): Handlers<typeof sess
         setValidators(res, row);
         if (notModified(req, res, row)) return;
         if (wanted === 'text/markdown') {
-          res.statusCode = 200;
-          // As res.type() would set it (the value is complete: no lookup needed).
-          setOwnHeader(res, CONTENT_TYPE, 'text/markdown; charset=utf-8');
-          setOwnHeader(res, CONTENT_LENGTH, String(row.markdownSize));
+          res.status(200).setHeader('Content-Type', 'text/markdown; charset=utf-8');
+          res.setHeader('Content-Length', String(row.markdownSize));
           return streamContent(res, content);
         }
         // {"success":true,"data":{"session":{…,"usage":…,"markdownContent":"<streamed>","project":{…}}}}
