@@ -25,11 +25,8 @@ export interface Watched {
 
 /**
  * The requests in flight, in an array where each entry knows its index: added at the end, removed
- * by moving the last entry into its place. Not a Set: a long-lived Set of requests that come and
- * go kept each request's objects alive through young-generation collections (measured with
- * `--trace-gc-nvp`, BENCHMARKS.md "On a fast fifth host"). Most likely because V8 rebuilds a
- * Set's table as deleted entries fill it, in the old generation once the Set is old, and a table
- * left behind still points at its entries until a full collection.
+ * by moving the last entry into its place, so a request that has answered is no longer referenced
+ * from here at all (docs/benchmarks.md has what holding finished requests longer cost under load).
  */
 export class InFlight {
   private readonly items: Watched[] = [];

@@ -61,12 +61,8 @@ export function ctxOf(req: Request, deps: Deps): Ctx {
 }
 
 /**
- * A request's context. A class, not an object literal with a `get log()`: V8 builds a literal with
- * a getter with slow (dictionary) properties, and one made per request kept every request's
- * objects alive through young-generation collections, to be promoted and left for a full one
- * (measured with `--trace-gc-nvp`: ~7 MB alive at each young collection, 0.3 MB with this class;
- * BENCHMARKS.md, "On a fast fifth host"). The getter lives on the prototype here; `withReads`
- * derives contexts with Object.create, which keeps it.
+ * A request's context, its logger made on first use by the getter. `withReads` derives contexts
+ * from it with Object.create, which keeps the getter (it lives on the prototype).
  */
 class RequestCtx implements Ctx {
   private child: Logger | undefined;

@@ -262,8 +262,6 @@ export async function requireReadableSession(
   const role = await roleOrThrow(ctx, projectId, r?.ownerId);
   if (!r!.id) throw sessionNotFound(sessionId, projectId);
   const { ownerId, ownerType, ownerName, projectName, projectIcon, projectColor } = r!;
-  // The row's own columns copied once by name (a rest pattern over the joined row, then a spread
-  // into the result, made two copies per read).
   const session = sessionRowOf(r as SessionRow) as OwnedSession & { role: ProjectRole; inline?: Buffer };
   session.project = { id: projectId, name: projectName, icon: projectIcon, color: projectColor, ownerId, ownerType, ownerName };
   session.role = role;
@@ -272,11 +270,7 @@ export async function requireReadableSession(
   return session;
 }
 
-/**
- * A session row's columns and its uploader's name, out of a row with more (a join's). Written out
- * as one literal (a column missing here fails the typecheck): a copy key by key from ROW_KEYS made
- * an object V8 builds slowly, ~8 µs of every single-session read under load.
- */
+/** A session row's columns and its uploader's name, out of a row with more (a join's); a column missing here fails the typecheck. */
 function sessionRowOf(r: SessionRow): SessionRow {
   const row: Required<Pick<SessionRow, (typeof ROW_KEYS)[number]>> & Pick<SessionRow, 'uploaderName'> = {
     projectId: r.projectId,
