@@ -48,34 +48,6 @@ const atOperation = (req: Request, _res: Response, next: NextFunction) => {
   next();
 };
 
-const expressJson = express.response.json;
-
-/**
- * `res.json(body)` as Express 5 answers it when nothing about the request or response can change
- * the answer: no conditional request header (Express answers `If-None-Match: *` or a matching
- * validator with 304), no Content-Type or validator set by the handler, a status with a body, and
- * `res.json` not taken over by a middleware (idempotency keeps the answer it sends). The same
- * bytes, status and headers (Content-Type with its charset, then Content-Length; no body for HEAD)
- * without Express's send machinery. Returns false, having sent nothing, otherwise.
- */
-function sendJsonPlain(req: Request, res: Response, status: number, body: unknown): boolean {
-  if (res.json !== expressJson) return false;
-  const h = req.headers;
-  if (h['if-none-match'] !== undefined || h['if-modified-since'] !== undefined || status === 204 || status === 205 || status === 304) return false;
-  if (res.hasHeader('content-type') || res.hasHeader('etag') || res.hasHeader('last-modified')) return false;
-  const text = JSON.stringify(body);
-  // JSON.stringify of undefined (or a function) gives no text; Express sends an empty body then.
-  if (typeof text !== 'string') return false;
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', String(Buffer.byteLength(text, 'utf8')));
-  // The text itself, not its bytes: node then sends the head and the body in one write (Express
-  // turned text of 1,000 characters or more into a Buffer, which went out as a writev of two).
-  if (req.method === 'HEAD') res.end();
-  else res.end(text, 'utf8');
-  return true;
-}
-
 /** An operation's handler as middleware: what it returns is the JSON body, sent with the declared status when there is one. */
 function respond(route: NamedRoute, handle: (req: Request, res: Response) => unknown): RequestHandler {
   const statuses = Object.keys(route.responses).map(Number);
@@ -85,7 +57,7 @@ function respond(route: NamedRoute, handle: (req: Request, res: Response) => unk
     const body = await handle(req, res);
     if (route.streams || body === undefined || res.headersSent) return;
     if (only !== null) res.status(only);
-    if (!sendJsonPlain(req, res, res.statusCode, body)) res.json(body);
+    res.json(body);
   };
 }
 
