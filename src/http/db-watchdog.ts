@@ -26,7 +26,7 @@ export interface Watched {
 /**
  * The requests in flight, in an array where each entry knows its index: added at the end, removed
  * by moving the last entry into its place, so a request that has answered is no longer referenced
- * from here at all (docs/benchmarks.md has what holding finished requests longer cost under load).
+ * from here at all (what stays alive under load: docs/benchmarks.md, "Storage and memory").
  */
 export class InFlight {
   private readonly items: Watched[] = [];
