@@ -43,7 +43,7 @@ import { createNodeHttpClient } from '../src/search/engine/http-client';
 import { createApiKey } from '../src/services/keys';
 import { operatorCtx } from '../src/services/context';
 import { createUser } from '../src/services/users';
-import { tuneHeap } from '../src/heap';
+import { tuneHeap } from '../src/http/fast/heap';
 import { launchBrowser, newRecordedPage } from '../test/support/chromium';
 import { startTestApp, type TestApp } from '../test/support/app';
 import { SearchSessionsDocument } from '../web/src/gql/graphql';
@@ -74,7 +74,7 @@ async function post(app: TestApp, token: string, body: string): Promise<{ status
 }
 
 async function main() {
-  // The service's heap settings, as src/main.ts applies them (src/heap.ts).
+  // The service's heap settings, as src/main.ts applies them (src/http/fast/heap.ts).
   tuneHeap();
   // Engines and their data in a directory of this run, removed at the end (also on Ctrl-C).
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-typing-'));

@@ -45,7 +45,7 @@ import { relatedSessions } from '../src/services/related';
 import { searchSessions } from '../src/services/search';
 import type { Ctx, Deps } from '../src/services/context';
 import { upsertSession } from '../src/services/session-upload';
-import { tuneHeap } from '../src/heap';
+import { tuneHeap } from '../src/http/fast/heap';
 import { databaseNamed, freshDatabase, percentile, type BenchDatabase } from './support';
 import { generateSession, insertCorpus, rng, vocabulary } from './corpus';
 
@@ -78,7 +78,7 @@ const log = (s: string) => process.stdout.write(`${s}\n`);
 const onFailure: Array<() => unknown> = [];
 
 async function main() {
-  // The service's heap settings, as src/main.ts applies them (src/heap.ts).
+  // The service's heap settings, as src/main.ts applies them (src/http/fast/heap.ts).
   tuneHeap();
   const db: BenchDatabase = reuse ? databaseNamed(reuse[0]) : await freshDatabase('sa_bench');
   const dataDir = reuse ? reuse[1] : fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-'));

@@ -28,8 +28,8 @@ import { sharePageRouter } from './rest/share-page';
 import { teamHandlers } from './rest/teams';
 import { userHandlers } from './rest/users';
 import { GRAPHQL_ROUTE, REST_ROUTES, type RestRoutes } from './api/routes';
-import { rateLimitOf, routeName, type HandlerWith, type NamedRoute } from './api/route';
-import { routeDispatch } from './http/route-dispatch';
+import { API_PREFIX, rateLimitOf, routeName, type HandlerWith, type NamedRoute } from './api/route';
+import { routeDispatch } from './http/fast/route-dispatch';
 import { SITE_ROUTES, type SiteRoute } from './http/site-routes';
 import type { Deps } from './services/context';
 
@@ -59,6 +59,45 @@ function respond(route: NamedRoute, handle: (req: Request, res: Response) => unk
     if (only !== null) res.status(only);
     res.json(body);
   };
+}
+
+/** A declared operation and the middleware and handler it runs. */
+interface Operation {
+  route: NamedRoute;
+  chain: RequestHandler[];
+}
+
+/** Literal segments before parameters, position by position; a declared HEAD before the GET of the same path. */
+function routingOrder(a: NamedRoute, b: NamedRoute): number {
+  const sa = a.path.split('/');
+  const sb = b.path.split('/');
+  if (sa.length !== sb.length) return sa.length - sb.length;
+  for (let i = 0; i < sa.length; i++) {
+    const pa = sa[i].startsWith('{');
+    const pb = sb[i].startsWith('{');
+    if (pa !== pb) return pa ? 1 : -1;
+  }
+  return Number(b.method === 'head') - Number(a.method === 'head');
+}
+
+/**
+ * The operations as Express routes (the plain dispatch, FAST_PATHS=off; src/http/fast/route-dispatch.ts
+ * is the fast one, with the same matching): Express answers a request with the first route that
+ * matches its method and path, and a HEAD with the first GET when no HEAD route comes before it,
+ * hence the order. No operation answers OPTIONS: such a request goes on, as the fast dispatch lets
+ * it (Express's router would answer it with an `Allow` list of its own).
+ */
+function operationRouter(operations: Operation[]): RequestHandler {
+  const router = express.Router();
+  const sorted = operations.map((o, i) => ({ ...o, i })).sort((a, b) => routingOrder(a.route, b.route) || a.i - b.i);
+  for (const { route, chain } of sorted) {
+    const dispatched: RequestHandler = (req, _res, next) => {
+      req.apiRoute = route;
+      next();
+    };
+    router[route.method](API_PREFIX + route.path.replace(/\{(\w+)\}/g, ':$1'), dispatched, ...chain);
+  }
+  return (req, res, next) => (req.method === 'OPTIONS' ? next() : router(req, res, next));
 }
 
 /** The whole HTTP surface, without listening (tests and main.ts both use it). */
@@ -143,20 +182,23 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
     const keyed = (route.method === 'post' || route.method === 'put') && !route.rawBody;
     return [auth, rest, ...(writes ? [refuseWritesOfReadOnlyKeys] : []), bodyOf(route), ...(keyed ? [idempotent] : [])];
   };
-  // The operations of the route table, each with `front` in its chain; any other request runs `front` here.
-  const operations = routeDispatch(
-    REST_ROUTES.map((route) => {
-      const h = handlers[route.id as keyof RestRoutes] as HandlerWith<unknown>['handle'] | HandlerWith<unknown>;
-      const { use, handle } = typeof h === 'function' ? { use: [], handle: h } : h;
-      const handler = respond(route, handle as (req: Request, res: Response) => unknown);
-      if (route.auth === 'key') return { route, chain: [...middlewareOf(route), ...use, handler] };
-      const before = [...use, ...middlewareOf(route)];
-      return { route, chain: before.length ? [atOperation, ...before, handler] : [handler] };
-    }),
-    front,
-  );
-  app.use(operations);
-  app.use(front);
+  // The operations of the route table, each with what runs before its handler.
+  const operations: Operation[] = REST_ROUTES.map((route) => {
+    const h = handlers[route.id as keyof RestRoutes] as HandlerWith<unknown>['handle'] | HandlerWith<unknown>;
+    const { use, handle } = typeof h === 'function' ? { use: [], handle: h } : h;
+    const handler = respond(route, handle as (req: Request, res: Response) => unknown);
+    if (route.auth === 'key') return { route, chain: [...middlewareOf(route), ...use, handler] };
+    const before = [...use, ...middlewareOf(route)];
+    return { route, chain: before.length ? [atOperation, ...before, handler] : [handler] };
+  });
+  if (deps.config.fastPaths) {
+    // The fast dispatch runs `front` inside each operation's chain; any other request runs it here.
+    app.use(routeDispatch(operations, front));
+    app.use(front);
+  } else {
+    app.use(front);
+    app.use(operationRouter(operations));
+  }
 
   app.use(healthRouter(deps));
   if (metrics) app.use(metrics.router);

@@ -115,6 +115,8 @@ export interface Config {
   s3: S3Config | null;
   /** Prices of tokens per model (PRICES_FILE, or the table that ships with the service; docs/usage.md). */
   prices: PriceTable;
+  /** The performance shortcuts of src/http/fast (FAST_PATHS, default on); off: the plain code path everywhere. */
+  fastPaths: boolean;
 }
 
 /** An S3-compatible bucket holding content objects. */
@@ -264,6 +266,7 @@ const schema = z.object({
   S3_FORCE_PATH_STYLE: z.enum(['true', 'false'], { error: 'S3_FORCE_PATH_STYLE must be true or false' }).default('false'),
   S3_CHECKSUMS: z.enum(['when_supported', 'when_required'], { error: 'S3_CHECKSUMS must be when_supported or when_required' }).default('when_supported'),
   PRICES_FILE: z.string().optional(),
+  FAST_PATHS: z.enum(['on', 'off'], { error: 'FAST_PATHS must be on or off' }).default('on'),
 });
 
 /** The names of the environment variables the service reads. */
@@ -390,6 +393,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         })
       : null,
     prices,
+    fastPaths: e.FAST_PATHS === 'on',
   });
 }
 

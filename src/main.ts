@@ -9,12 +9,11 @@ import { createDeps } from './deps';
 import { createRateLimitHooks } from './http/rate-limit';
 import { isDatabaseUnavailable } from './data/errors';
 import { createLogger } from './logger';
-import { tuneHeap } from './heap';
+import { tuneHeap } from './http/fast/heap';
 
 /** start: config → migrations → app → listen; SIGTERM drains in-flight requests, then exits 0. */
 async function main(): Promise<void> {
   useUtcClock();
-  tuneHeap();
   let config;
   try {
     config = loadConfig();
@@ -25,6 +24,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  if (config.fastPaths) tuneHeap();
   const logger = createLogger(config.logLevel);
   // The mariadb driver leaves a rejected promise unhandled when the server goes away while a new
   // connection is being set up; the pool recovers on its own, so such errors must not end the

@@ -1,7 +1,7 @@
 /**
  * What one HTTP operation of the API is, declared once (src/api/routes.ts): its method and path,
  * its input and output schemas, who may call it, and the flags the middleware reads. Express
- * dispatch (src/http/route-dispatch.ts, wired in src/app.ts), the OpenAPI document
+ * dispatch (src/http/fast/route-dispatch.ts, wired in src/app.ts), the OpenAPI document
  * (src/api/openapi.ts), route names in logs and metrics, admission, the body parser,
  * Idempotency-Key and read-only keys all read these declarations; nothing re-derives a route
  * from its path. A door (src/rest/<resource>.ts) supplies the handler of each operation, by name,

@@ -42,7 +42,10 @@ export function requestContext(logger: Logger, onFinish?: (req: Request, res: Re
  */
 export function routeOf(req: Request): string {
   if (req.apiRoute && req.atOperation) return routeName(req.apiRoute);
-  const route = req.route as { path?: unknown } | undefined;
+  // An operation's request refused before it (authentication): named by its path below, as with
+  // either dispatch (Express's router, FAST_PATHS=off, gives it a route of its own).
+  const operation = req.apiRoute !== undefined && req.apiRoute.id !== GRAPHQL_ROUTE.id;
+  const route = operation ? undefined : (req.route as { path?: unknown } | undefined);
   if (typeof route?.path === 'string') return `${req.baseUrl}${route.path}`;
   if (isGraphqlRequest(req)) return routeName(GRAPHQL_ROUTE);
   const site = siteRouteOf(req);

@@ -18,7 +18,7 @@ declare global {
       guard?: WorkGuard;
       /** Set by admission control for a request whose body it admitted: counts the bytes as they arrive. */
       bodyGate?: BodyGate;
-      /** The declared operation the request was dispatched to (http/route-dispatch.ts). */
+      /** The declared operation the request was dispatched to (http/fast/route-dispatch.ts). */
       apiRoute?: NamedRoute;
       /**
        * Past the middleware every authenticated operation shares (authentication, rate limit,

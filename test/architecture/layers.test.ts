@@ -36,7 +36,6 @@ const RANK: Record<string, number> = {
   redact: 0.5,
   logger: 0.5,
   'secret-file': 0.5,
-  heap: 0.5,
   errors: 0,
   generated: 0,
 };

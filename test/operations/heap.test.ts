@@ -1,9 +1,9 @@
 /**
- * The service's V8 heap setting (src/heap.ts): applied at start unless the operator set their own.
+ * The service's V8 heap setting (src/http/fast/heap.ts): applied at start unless the operator set their own.
  * What it does to collections and latency is measured in bench/ (docs/benchmarks.md), not here.
  */
 import v8 from 'node:v8';
-import { HEAP_GROWING_PERCENT, tuneHeap } from '../../src/heap';
+import { HEAP_GROWING_PERCENT, tuneHeap } from '../../src/http/fast/heap';
 
 describe('tuneHeap', () => {
   let setFlags: jest.SpyInstance;

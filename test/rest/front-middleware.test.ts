@@ -1,6 +1,6 @@
 /**
  * What every request runs first (request id, security headers, the database watchdog) runs for
- * the route table's operations inside their own chains (src/http/route-dispatch.ts) and for every
+ * the route table's operations inside their own chains (src/http/fast/route-dispatch.ts) and for every
  * other path as the app's middleware: both kinds of answer carry the same headers, errors
  * included, and a path the client encoded badly is its 400 with them.
  */

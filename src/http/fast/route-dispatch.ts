@@ -11,10 +11,13 @@
  * watchdog: `front`) is part of each operation's chain, worked out once: a request to an
  * operation goes through one precomputed list instead of Express's walk over those layers. A
  * request that matches nothing goes on to the app's own copies of them.
+ *
+ * A fast path (./README.md): with FAST_PATHS=off the app routes the same operations through
+ * Express's router instead (`operationRouter` in src/app.ts), after its one copy of `front`.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { API_PREFIX, type NamedRoute } from '../api/route';
-import './types';
+import { API_PREFIX, type NamedRoute } from '../../api/route';
+import '../types';
 
 interface Compiled {
   route: NamedRoute;
