@@ -104,6 +104,7 @@ const graphqlSchema = {
             'RelatedExchange',
             'UsageReport',
             'UsageGroup',
+            'SessionChange',
           ],
           suffixes: ['Count', 'Connection', 'Edge', 'Usage', 'Activity', 'Permissions'],
         },

@@ -22,7 +22,7 @@ export type ChangeLevel = 'BREAKING' | 'DANGEROUS' | 'SAFE';
 
 export interface ChangelogChange {
   level: ChangeLevel;
-  /** The schema coordinate the change is about (`Type.field`, `Type.field.argument`, `Enum.VALUE`). */
+  /** The schema coordinate the change is about (`Type.field`, `Type.field.argument`, `Enum.VALUE`; `schema` for the root operation types). */
   coordinate: string;
   message: string;
 }
@@ -56,7 +56,7 @@ export async function changesBetween(oldSdl: string, newSdl: string): Promise<Ch
   const changes = all.filter((c) => !(String(c.type).includes('DESCRIPTION') && isNew(c.path)));
   const order: ChangeLevel[] = ['BREAKING', 'DANGEROUS', 'SAFE'];
   return changes
-    .map((c: Change) => ({ level: LEVELS[c.criticality.level], coordinate: c.path ?? '', message: c.message }))
+    .map((c: Change) => ({ level: LEVELS[c.criticality.level], coordinate: c.path || 'schema', message: c.message }))
     .sort((a, b) => order.indexOf(a.level) - order.indexOf(b.level));
 }
 

@@ -115,6 +115,11 @@ export async function projectCountOf(db: Sql, ownerId: string): Promise<number> 
   return r.n;
 }
 
+/** The ids of a project's sessions (a deletion or a move announces each). */
+export async function sessionIdsOfProject(tx: Sql, projectId: string): Promise<string[]> {
+  return (await tx.query<{ id: string }>('SELECT id FROM sessions WHERE projectId = ?', projectId)).map((r) => r.id);
+}
+
 /** Deletes the project; its sessions, content and labels go with it (foreign keys cascade). */
 export async function deleteProjectRow(tx: Sql, projectId: string): Promise<void> {
   await tx.execute('DELETE FROM projects WHERE id = ?', projectId);

@@ -1,4 +1,5 @@
 import { withSnapshotOnDemand, type Ctx } from '../services/context';
+import type { SessionEventHub } from '../live/session-events';
 import { createLoaders, type Loaders } from './loaders';
 
 /** Per-request GraphQL context: the service context plus this request's batching loaders. */
@@ -13,6 +14,8 @@ export interface GraphqlContext {
    */
   readFromSnapshot(): void;
   release(): Promise<void>;
+  /** Session changes, on the subscription stream only (src/graphql/live.ts). */
+  live?: SessionEventHub;
 }
 
 /**

@@ -13,7 +13,7 @@ import { depsFor, type Deps } from '../services/context';
 import { isPlainObject } from '../domain/validation';
 import { createGraphqlContext, type GraphqlContext } from './context';
 import { formatErrorWith } from './errors';
-import { checkOperation, MAX_QUERY_BYTES, readOnlyRejection } from './operation-limits';
+import { checkOperation, MAX_QUERY_BYTES, readOnlyRejection, subscriptionElsewhere } from './operation-limits';
 import { playgroundRouter } from './playground';
 import { publishedSchemaRouter } from './published';
 import { documentsRouter, trustedDocumentsGate } from './trusted-documents';
@@ -23,6 +23,8 @@ import { ctxOf } from '../http/request-context';
 import { operationUsage, operationUsageRecorder } from '../services/graphql-usage';
 import { SITE_ROUTES } from '../http/site-routes';
 import { resolvers } from './resolvers';
+import { createSessionEventHub } from '../live/session-events';
+import { liveRouter } from './live';
 
 interface GraphqlMiddleware {
   /** Authentication (401 in GraphQL's envelope on failure). */
@@ -47,6 +49,7 @@ const guardPlugin: ApolloServerPlugin<GraphqlContext> = {
     return Promise.resolve<GraphQLRequestListener<GraphqlContext>>({
       // Apollo awaits this inside its own try: a throw here answers like a rejection.
       didResolveOperation(rc) {
+        if (rc.operation?.operation === OperationTypeNode.SUBSCRIPTION) throw subscriptionElsewhere();
         if (rc.operation) checkOperation(rc.schema, rc.document, rc.operation, rc.request.variables);
         // A read-only key (scopes ["read"]) may query but never mutate: 403, nothing executed.
         if (rc.operation?.operation === OperationTypeNode.MUTATION && rc.contextValue.ctx.user.readOnly) throw readOnlyRejection();
@@ -127,12 +130,16 @@ export async function createGraphqlRouter(deps: Deps, mw: GraphqlMiddleware): Pr
       .then((operations) => res.json({ operations }), next);
   });
   router.use(documentsRouter(deps, schema, consoleDocuments, mw));
-  router.all('/', mw.auth, mw.rateLimit, mw.body, preflight, trustedDocumentsGate(trusted, deps.config.graphqlTrustedDocuments), apollo);
+  const trustedGate = trustedDocumentsGate(trusted, deps.config.graphqlTrustedDocuments);
+  const hub = createSessionEventHub({ signals: deps.db.signals, redisUrl: deps.config.redisUrl, namespace: deps.config.namespace, logger: deps.logger });
+  router.use(liveRouter(deps, schema, hub, { ...mw, trusted: trustedGate }));
+  router.all('/', mw.auth, mw.rateLimit, mw.body, preflight, trustedGate, apollo);
   return {
     router,
     stop: async () => {
       await server.stop();
       await usage.stop();
+      await hub.stop();
     },
   };
 }

@@ -56,6 +56,13 @@ function rejection(message: string): GraphQLError {
 }
 
 /** A mutation sent with a read-only key: FORBIDDEN with HTTP 403. */
+/** A subscription sent to /api/v1/graphql: 400, saying where they run. */
+export function subscriptionElsewhere(): GraphQLError {
+  return new GraphQLError('Subscriptions run on /api/v1/graphql/stream (Server-Sent Events, the graphql-sse protocol)', {
+    extensions: { code: 'VALIDATION_ERROR', http: { status: 400, headers: new HeaderMap() } },
+  });
+}
+
 export function readOnlyRejection(): GraphQLError {
   return new GraphQLError(READ_ONLY_MESSAGE, { extensions: { code: 'FORBIDDEN', http: { status: 403, headers: new HeaderMap() } } });
 }

@@ -61,6 +61,8 @@ export const SITE_ROUTES = {
   },
   // Operations run per client and day, for schema review (instance administrators).
   graphqlUsage: { method: 'get', base: GRAPHQL, path: '/usage', name: `${GRAPHQL}/usage`, auth: 'key', rateLimit: 'graphql' },
+  // Subscriptions over Server-Sent Events (graphql-sse, distinct connections).
+  graphqlStream: { method: 'all', base: GRAPHQL, path: '/stream', name: `${GRAPHQL}/stream`, auth: 'key', rateLimit: 'graphql' },
   // Trusted documents: GET lists, POST registers (instance administrators).
   graphqlDocuments: { method: 'all', base: GRAPHQL, path: '/documents', name: `${GRAPHQL}/documents`, auth: 'key', rateLimit: 'graphql' },
   playgroundAssets: { method: 'use', base: GRAPHQL, path: '/assets', name: GRAPHQL, auth: 'none', rateLimit: 'none' },

@@ -2,6 +2,7 @@
 import { withStagedContent } from '../data/content-writes';
 import { deleteSessionData, replaceImportedSession } from '../data/exports';
 import { enqueueIndexWork } from '../data/outbox';
+import { announceSessionChanges } from '../data/signal';
 import { lockProjectOwner } from '../data/projects';
 import { insertSession, lockSession, sessionByKey, writeLabels, type SessionRow } from '../data/sessions';
 import { inTransaction } from '../data/transaction';
@@ -133,6 +134,7 @@ export async function writeImportedSession(ctx: Ctx, opts: ImportedSession): Pro
       await writeLabels(tx, next, labelsOf(up.meta), Boolean(old));
       await writeUsage(tx, { projectId, sessionId }, prepared.usage);
       await enqueueIndexWork(tx, upsertOp(next.markdownSize), userId, projectId, sessionId);
+      announceSessionChanges(tx, old ? 'UPDATED' : 'CREATED', userId, projectId, [sessionId]);
       return old ? 'updated' : 'created';
     }),
   );

@@ -4,6 +4,7 @@ import { DEFAULT_COLOR, DEFAULT_ICON } from '../domain/project';
 import { redactField } from '../domain/redaction';
 import { keyById } from '../data/api-keys';
 import { enqueueIndexWork, enqueueProjectReindex } from '../data/outbox';
+import { announceSessionChanges } from '../data/signal';
 import * as store from '../data/projects';
 import type { ProjectRow } from '../data/projects';
 import { moveSessionsOfProject } from '../data/sessions';
@@ -92,6 +93,7 @@ export async function deleteProject(ctx: Ctx, projectId: string): Promise<{ dele
     await checkProjectAdmin(ctx, projectId, ownerId, 'delete');
     const before = (await store.projectWithStats(tx, projectId))!;
     await enqueueIndexWork(tx, 'delete_project', ownerId!, projectId, null);
+    announceSessionChanges(tx, 'DELETED', ownerId!, projectId, await store.sessionIdsOfProject(tx, projectId));
     await store.deleteProjectRow(tx, projectId);
     return presentProject(before, before);
   });
@@ -116,6 +118,10 @@ export async function moveProject(ctx: Ctx, projectId: string, input: unknown): 
     await store.setProjectOwner(tx, projectId, target.ownerType, target.ownerId, new Date());
     await moveSessionsOfProject(tx, projectId, target.ownerId);
     await enqueueProjectReindex(tx, projectId);
+    // Gone for whoever read it through the old owner; there for whoever reads the new one.
+    const moved = await store.sessionIdsOfProject(tx, projectId);
+    announceSessionChanges(tx, 'DELETED', ownerId!, projectId, moved);
+    announceSessionChanges(tx, 'UPDATED', target.ownerId, projectId, moved);
   });
   return getProject(ctx, projectId);
 }

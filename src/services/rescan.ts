@@ -3,6 +3,7 @@ import { addFindings, type Findings, type RedactMode } from '../redact';
 import { readContent } from '../data/content';
 import { withStagedContent } from '../data/content-writes';
 import { enqueueIndexWork } from '../data/outbox';
+import { announceSessionChanges } from '../data/signal';
 import { inTransaction } from '../data/transaction';
 import { upsertOp } from '../domain/index-work';
 import { storedIndexOf } from '../domain/exchanges';
@@ -111,6 +112,7 @@ async function rescanOne(db: DbHandles, projectId: string, sessionId: string, mo
       }
       await store.writeLabels(tx, next, labelsOf(upload.meta), true);
       await enqueueIndexWork(tx, upsertOp(old.markdownSize), old.userId, projectId, sessionId);
+      announceSessionChanges(tx, 'UPDATED', old.userId, projectId, [sessionId]);
       return fresh;
     }),
   );

@@ -1,5 +1,6 @@
 /** Changes to a session: a patch (name, title, tags) and a delete. */
 import { enqueueIndexWork } from '../data/outbox';
+import { announceSessionChanges } from '../data/signal';
 import { deleteSessionRow, lockSession, updateSessionNaming, writeLabels, type SessionRow } from '../data/sessions';
 import { inTransaction } from '../data/transaction';
 import { upsertOp } from '../domain/index-work';
@@ -53,6 +54,7 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
     await updateSessionNaming(tx, next);
     if (patch.tags) await writeLabels(tx, next, labelsOf(meta), true);
     await enqueueIndexWork(tx, upsertOp(old.markdownSize), old.userId, old.projectId, old.id);
+    announceSessionChanges(tx, 'UPDATED', old.userId, old.projectId, [old.id]);
     return next;
   });
 }
@@ -63,5 +65,6 @@ export async function deleteSession(ctx: Ctx, projectId: string, rawSessionId: s
     const n = await deleteSessionRow(tx, row.userId, row.projectId, row.id);
     if (n === 0) throw sessionNotFound(row.id, projectId);
     await enqueueIndexWork(tx, 'delete', row.userId, row.projectId, row.id);
+    announceSessionChanges(tx, 'DELETED', row.userId, row.projectId, [row.id]);
   });
 }

@@ -3,6 +3,7 @@ import { withStagedContent, type ContentParts, type ContentWrites } from '../dat
 import { contentStore } from '../data/content-store';
 import { isDuplicateKey, RetryTransaction } from '../data/errors';
 import { enqueueIndexWork } from '../data/outbox';
+import { announceSessionChanges } from '../data/signal';
 import { insertProjectIfAbsent, lockProjectOwner, projectById } from '../data/projects';
 import { insertSession, lockSession, sessionDigests, updateUploadedSession, writeLabels, type SessionRow } from '../data/sessions';
 import { inTransaction } from '../data/transaction';
@@ -165,6 +166,7 @@ async function writeUpload(ctx: Ctx, write: UploadWrite, content: ContentWrites)
     await writeLabels(tx, next, labelsOf(up.meta), Boolean(old));
     await writeUsage(tx, { projectId, sessionId }, prepared.usage);
     await enqueueIndexWork(tx, upsertOp(next.markdownSize), ownerId, projectId, sessionId);
+    announceSessionChanges(tx, old ? 'UPDATED' : 'CREATED', ownerId, projectId, [sessionId]);
     return { created: !old, changed: true, session: next };
   }).catch((err) => {
     // Two first uploads of one session raced: the loser's insert hit the winner's row.

@@ -27,6 +27,7 @@ const RANK: Record<string, number> = {
   // The shapes clients read (zod): services present their objects as these, so they sit below them.
   'api/schemas': 4.9,
   search: 4,
+  live: 4,
   offload: 3,
   db: 2.5,
   data: 2,

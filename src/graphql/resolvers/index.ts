@@ -16,11 +16,13 @@ import { SessionExchange } from './session-exchange';
 import { SessionMetadata } from './session-metadata';
 import { Share } from './share';
 import { Stats } from './stats';
+import { Subscription } from './subscription';
 import { Owner, Team, TeamInvitation, TeamMember } from './team';
 
 export const resolvers: Resolvers = {
   Query,
   Mutation,
+  Subscription,
   Project,
   ProjectStats,
   Session,
