@@ -31,7 +31,7 @@ export interface SessionChangeEvent {
 }
 
 /** An announcement with a payload: the data layer emits, whoever listens (live subscriptions) acts. */
-export class Channel<T> {
+class Channel<T> {
   private readonly listeners = new Set<(value: T) => void>();
 
   /** Listens until the returned function is called. */

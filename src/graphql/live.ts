@@ -30,7 +30,7 @@ function preflighted(req: Request): boolean {
   return req.method === 'POST' && type !== '' && !['application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain'].includes(type);
 }
 
-export interface LiveMiddleware {
+interface LiveMiddleware {
   auth: RequestHandler;
   rateLimit: RequestHandler;
   body: RequestHandler;

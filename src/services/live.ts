@@ -14,7 +14,7 @@ import { readableScopes, requireReadableProject, requireReadableSession } from '
 import type { Ctx } from './context';
 
 /** How old the subscriber's memberships may be when a change is checked against them. */
-export const SCOPES_FRESH_MS = 500;
+const SCOPES_FRESH_MS = 500;
 /** Changes waiting for a slow reader; past this the oldest are dropped (a list refetches anyway). */
 const MAX_WAITING = 1000;
 
