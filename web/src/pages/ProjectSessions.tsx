@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router';
 import { gql } from '../api/graphql';
+import { useSessionChanges } from '../api/live';
 import { graphql } from '../gql';
 import type { ProjectSessionsQuery } from '../gql/graphql';
 import { filtersFromParams, FilterForm, hasFilters, orderFromParams, readerHref, size } from './filters';
@@ -90,6 +91,19 @@ export function ProjectPage() {
       current = false;
     };
   }, [load]);
+  // Live: the first page is read again when this project's sessions change; pages loaded further
+  // down stay, less what the fresh page already holds and what was deleted.
+  useSessionChanges(projectId, (changes) => {
+    const deleted = new Set(changes.filter((c) => c.kind === 'DELETED').map((c) => c.sessionId));
+    gql(ProjectSessionsDocument, { projectId, filters, orderBy, after: null }).then(
+      (r) => {
+        const page = r.sessionsConnection.edges.map((e) => e.node);
+        const fresh = new Set(page.map((s) => s.id));
+        setRows((old) => [...page, ...(old ?? []).slice(page.length).filter((s) => !fresh.has(s.id) && !deleted.has(s.id))]);
+      },
+      () => undefined,
+    );
+  });
 
   return (
     <>

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { Link } from 'react-router';
 import { gql } from '../api/graphql';
+import { useSessionChanges } from '../api/live';
 import { graphql } from '../gql';
 import type { ProjectsQuery } from '../gql/graphql';
 import { size } from './filters';
@@ -115,6 +116,8 @@ export function ProjectsPage() {
   useEffect(() => {
     void load();
   }, [load]);
+  // Counts, sizes and last activity follow uploads as they happen (a new project appears with its first session).
+  useSessionChanges(null, () => void load());
 
   const remove = async (p: Project) => {
     setDeleting(null);
