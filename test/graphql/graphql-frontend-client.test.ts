@@ -25,8 +25,9 @@ let member: TestUser;
 let dir: string;
 
 const APP_TS = `import { graphql } from './gql';
-import type { FrontProjectsQuery } from './gql/graphql';
+import type { FrontChangesSubscription, FrontProjectsQuery } from './gql/graphql';
 import { request } from 'node:http';
+import { createClient } from 'graphql-sse';
 
 export const FrontProjects = graphql(\`
   query FrontProjects {
@@ -39,6 +40,32 @@ export const FrontSession = graphql(\`
     session(projectId: $projectId, id: $id) { id displayTitle }
   }
 \`);
+
+export const FrontChanges = graphql(\`
+  subscription FrontChanges($projectId: ID) {
+    sessionsChanged(projectId: $projectId) { kind sessionId session { displayTitle } }
+  }
+\`);
+
+/** Live: the subscription by its id over Server-Sent Events (graphql-sse's client; the body carries documentId). */
+function firstChange(url: string, token: string, projectId: string, connected: () => void): Promise<FrontChangesSubscription['sessionsChanged']> {
+  const client = createClient({
+    url: url + '/api/v1/graphql/stream',
+    headers: { Authorization: 'Bearer ' + token, 'graphql-client-name': 'frontend-first-hour' },
+    retryAttempts: 0,
+    fetchFn: (input: RequestInfo | URL, init?: RequestInit) => {
+      const { query: _text, ...rest } = JSON.parse(String(init?.body)) as Record<string, unknown>;
+      return fetch(input, { ...init, body: JSON.stringify({ ...rest, documentId: FrontChanges.__meta__?.hash }) });
+    },
+  });
+  return new Promise((resolve, reject) => {
+    const stop = client.subscribe<FrontChangesSubscription>(
+      { query: FrontChanges.toString(), variables: { projectId } },
+      { next: (r) => { if (r.data) { stop(); client.dispose(); resolve(r.data.sessionsChanged); } else reject(new Error(JSON.stringify(r.errors))); }, error: reject, complete: () => undefined },
+      { connected },
+    );
+  });
+}
 
 /** Runs a document by its id, as a frontend would with fetch. */
 function run<T>(url: string, token: string, doc: { __meta__?: Record<string, unknown> }, variables: Record<string, unknown> = {}): Promise<T> {
@@ -62,7 +89,19 @@ async function main() {
   // Typed: a misspelt field here would not compile.
   const names: string[] = projects.data.projects.map((p) => p.name.toUpperCase());
   const session = await run<{ data: unknown; errors?: unknown }>(url, token, FrontSession, { projectId, id: sessionId });
-  console.log(JSON.stringify({ names, session }));
+  // Live: subscribe, then change the session (a new upload) and hear of it.
+  let upload!: () => void;
+  const connected = new Promise<void>((r) => (upload = r));
+  const change = firstChange(url, token, projectId, () => upload());
+  await connected;
+  await new Promise<void>((resolve, reject) => {
+    const body = JSON.stringify({ name: 'again.md', markdown: '# Again\\n' });
+    const req = request(url + '/api/v1/projects/' + projectId + '/sessions/' + sessionId, { method: 'PUT', headers: { Authorization: 'Bearer ' + token, 'Content-Type': 'application/json' } }, (res) => (res.resume(), res.on('end', resolve)));
+    req.on('error', reject);
+    req.end(body);
+  });
+  const heard = await change;
+  console.log(JSON.stringify({ names, session, heard: { kind: heard.kind, sessionId: heard.sessionId, title: heard.session?.displayTitle ?? null } }));
 }
 
 void main();
@@ -138,7 +177,7 @@ test('generated from the published schema, the client type-checks, registers its
     Object.values(documents)
       .map((t) => t.split(/[ ({]/)[1])
       .sort(),
-  ).toEqual(['FrontProjects', 'FrontSession']);
+  ).toEqual(['FrontChanges', 'FrontProjects', 'FrontSession']);
 
   const tsc = await exec(path.join(BIN, 'tsc'), ['-p', 'tsconfig.json']);
   expect([tsc.code, tsc.stdout]).toEqual([0, '']);
@@ -156,11 +195,17 @@ test('generated from the published schema, the client type-checks, registers its
 
   const reg = await app.request('POST', '/api/v1/graphql/documents', { token: admin.token, body: { app: 'frontend-first-hour', version: '0.1.0', documents } });
   expect(reg.status).toBe(201);
-  expect(reg.body).toEqual({ app: 'frontend-first-hour', version: '0.1.0', count: 2 });
+  expect(reg.body).toEqual({ app: 'frontend-first-hour', version: '0.1.0', count: 3 });
 
   const ran = await exec(path.join(BIN, 'tsx'), ['src/app.ts', app.url, member.token, 'front', '0f0f0f0f-0000-4000-8000-000000000001']);
   expect(ran.code).toBe(0);
-  const out = JSON.parse(ran.stdout) as { names: string[]; session: { data: { session: { id: string; displayTitle: string } } } };
+  const out = JSON.parse(ran.stdout) as {
+    names: string[];
+    session: { data: { session: { id: string; displayTitle: string } } };
+    heard: { kind: string; sessionId: string; title: string | null };
+  };
   expect(out.names).toEqual(['FRONT']);
   expect(out.session.data.session).toEqual({ id: '0f0f0f0f-0000-4000-8000-000000000001', displayTitle: 'The first hour' });
+  // The live step: the subscription ran by its id over SSE and heard the new upload.
+  expect(out.heard).toEqual({ kind: 'UPDATED', sessionId: '0f0f0f0f-0000-4000-8000-000000000001', title: 'again.md' });
 });
