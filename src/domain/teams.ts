@@ -10,7 +10,7 @@ export const isTeamRole = (v: unknown): v is TeamRole => typeof v === 'string' &
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** A project's owner as clients see it. */
-export interface OwnerRef {
+interface OwnerRef {
   type: 'user' | 'team';
   id: string;
   name: string;

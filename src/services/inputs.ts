@@ -16,13 +16,13 @@ import { WORD_RE } from '../domain/search-documents';
 import { KEY_SCOPES, type KeyScope } from '../domain/scopes';
 
 export { z };
-export { body, choice, parseInput, text, textList, timestamp };
+export { body, choice, parseInput, text, timestamp };
 
 // ------------------------------------------------------------------------------------------
 // Building blocks (the ones the upload body also uses are src/domain/inputs.ts)
 
 /** An optional integer in [min, max]; null is the same as absent. */
-export function optionalInteger(field: string, min: number, max: number) {
+function optionalInteger(field: string, min: number, max: number) {
   const typeMessage = `Invalid type for ${field}: expected an integer`;
   return z
     .number({ error: typeMessage })
@@ -36,7 +36,7 @@ export function optionalInteger(field: string, min: number, max: number) {
 }
 
 /** `choice` that may also be null or absent (both mean "not sent"); described as `anyOf: [choice, null]`. */
-export function optionalChoice<T extends z.ZodEnum>(field: string, schema: T) {
+function optionalChoice<T extends z.ZodEnum>(field: string, schema: T) {
   return z.union([schema, z.null()], { error: choiceMessage(field, schema.options as string[]) }).optional();
 }
 
@@ -44,7 +44,7 @@ export function optionalChoice<T extends z.ZodEnum>(field: string, schema: T) {
  * An integer query parameter within `bound` (absent → its default). Anything else, a repeated
  * parameter included, is `Invalid value for <field>: must be an integer between <min> and <max>`.
  */
-export function queryInteger(field: string, bound: Bound) {
+function queryInteger(field: string, bound: Bound) {
   const message = `Invalid value for ${field}: must be an integer between ${bound.min} and ${bound.max}`;
   return z
     .string({ error: message })
@@ -58,7 +58,7 @@ export function queryInteger(field: string, bound: Bound) {
 }
 
 /** `true` / `false` as a query parameter (absent → `def`). */
-export function queryBoolean(field: string, def: boolean) {
+function queryBoolean(field: string, def: boolean) {
   return z
     .enum(['true', 'false'], { error: `Invalid value for ${field}: must be true or false` })
     .optional()
@@ -67,7 +67,7 @@ export function queryBoolean(field: string, def: boolean) {
 }
 
 /** An integer argument within [min, max] (GraphQL has typed it already; this is the range). */
-export function intRange(field: string, min: number, max: number, message = `Invalid value for ${field}: must be an integer between ${min} and ${max}`) {
+function intRange(field: string, min: number, max: number, message = `Invalid value for ${field}: must be an integer between ${min} and ${max}`) {
   return z.number().check((ctx) => {
     if (!Number.isInteger(ctx.value) || ctx.value < min || ctx.value > max) ctx.issues.push({ code: 'custom', input: ctx.value, message });
   });
@@ -75,8 +75,6 @@ export function intRange(field: string, min: number, max: number, message = `Inv
 
 // ------------------------------------------------------------------------------------------
 // Projects
-
-export { ProjectIcon, ProjectColor };
 
 export const CreateProjectInput = body({
   id: z
@@ -124,7 +122,7 @@ export const UpdateProjectInput = body({
 // Sessions
 
 /** At most this many items in each list of a session's metadata (tags, models, branches). */
-export const MAX_LIST_ITEMS = 200;
+const MAX_LIST_ITEMS = 200;
 
 export const PatchSessionInput = body({
   name: text('name', 1, 255, { null: 'type' }).optional(),
@@ -141,7 +139,7 @@ export const PatchSessionInput = body({
 
 /** GET /projects/{id}/sessions: `limit` and the keyset `cursor`. */
 /** The orders of session lists (GraphQL's SessionOrder). */
-export const SESSION_ORDERS = [
+const SESSION_ORDERS = [
   'CREATED_AT_DESC',
   'CREATED_AT_ASC',
   'UPDATED_AT_DESC',
@@ -239,7 +237,7 @@ const TIME_FILTER_NAMES = Object.keys(TIME_FILTERS);
  * `SessionFilters` (GraphQL) with its bounds (bounded work per request) and messages, checked in this order; the
  * canonical form is then src/domain/filters.ts's (`filtersOf` does both).
  */
-export const SessionFiltersArg = z
+const SessionFiltersArg = z
   .object({
     projectId: z.string().nullish(),
     projectIds: filterList('projectIds'),
@@ -295,8 +293,8 @@ export function filtersOf(input: SessionFiltersInput | null | undefined, now = n
 // Search
 
 /** A query's work (engine, highlighter) is bounded by these: bounded work per request. */
-export const MAX_QUERY_CHARS = 512;
-export const MAX_QUERY_WORDS = 32;
+const MAX_QUERY_CHARS = 512;
+const MAX_QUERY_WORDS = 32;
 
 /** searchSessions(query, limit, offset): the query trimmed; too long, or too many distinct words (repeats count once) → 400. */
 export const SearchArgs = z.object({
@@ -362,7 +360,7 @@ export const FacetLimitArg = intRange('limit', PAGES.facets.min, PAGES.facets.ma
 /** `POST /keys` and GraphQL `createApiKey`. */
 const scopesMessage = 'Invalid value for scopes. Must be ["read"] or ["read", "write"]';
 /** `["read"]` or `["read", "write"]` (in any order); absent or null → both. */
-export const KeyScopesInput = z
+const KeyScopesInput = z
   .array(z.enum(KEY_SCOPES, { error: scopesMessage }), { error: scopesMessage })
   .check((ctx) => {
     if (!ctx.value.includes('read') || ctx.value.length === 0 || new Set(ctx.value).size !== ctx.value.length) {
