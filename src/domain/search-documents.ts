@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { WHOLE_MAX } from './index-work';
-import { ExchangeScanner } from './exchanges';
+import { breaksIn, exchangeAt, exchangeStartsOf, outlineOf } from './document-outline';
+import { fragmentsOf } from './markdown-chunks';
 import { formsOf } from './word-forms';
 
 /**
@@ -21,10 +22,6 @@ import { formsOf } from './word-forms';
  * a literal excerpt of the session.
  */
 
-/** A chunk grows up to this many UTF-16 units before a boundary closes it. */
-const CHUNK_TARGET = 1500;
-/** No chunk is longer than this. */
-export const CHUNK_MAX = 2000;
 /** Sessions up to this many UTF-16 units are indexed whole, as one document (one constant with the outbox's upsert op). */
 export { WHOLE_MAX } from './index-work';
 /** Estimated engine positions a whole document may use (the engine stops at 65,535). */
@@ -178,106 +175,6 @@ export const sessionDigestOf = (projectId: string, sessionId: string) => keyOf(s
 export const documentIdOf = (projectId: string, sessionId: string, chunk: number) =>
   `${Buffer.from(sessionKeyOf(projectId, sessionId), 'utf8').toString('base64url')}-${chunk}`;
 
-const FENCE_RE = /^ {0,3}(```|~~~)/;
-/** A heading or a thematic break starts a new block: exchanges and sections of a transcript. */
-const BOUNDARY_RE = /^ {0,3}(#{1,6}(\s|$)|(-{3,}|\*{3,}|_{3,})\s*$)/;
-
-/** Where to cut `text` (length > max) at or before `max`: paragraph, line, space, else hard. */
-function cutPoint(text: string, max: number): number {
-  const min = Math.floor(max / 2);
-  for (const sep of ['\n\n', '\n', ' ']) {
-    const at = text.lastIndexOf(sep, max - sep.length);
-    if (at >= min) return at + sep.length;
-  }
-  let at = max;
-  // Never split a surrogate pair.
-  const code = text.charCodeAt(at - 1);
-  if (code >= 0xd800 && code <= 0xdbff) at -= 1;
-  return at;
-}
-
-function* splitLong(text: string, max: number): Generator<string> {
-  let rest = text;
-  while (rest.length > max) {
-    const at = cutPoint(rest, max);
-    yield rest.slice(0, at);
-    rest = rest.slice(at);
-  }
-  if (rest) yield rest;
-}
-
-/** Whether the line [pos, end) begins, after at most 3 spaces, with a character of a fence, heading or break. */
-function mayOpenBlock(markdown: string, pos: number, end: number): boolean {
-  let at = pos;
-  while (at < end && at < pos + 3 && markdown.charCodeAt(at) === 0x20) at++;
-  const c = markdown.charCodeAt(at);
-  // # - * _ ` ~
-  return at < end && (c === 0x23 || c === 0x2d || c === 0x2a || c === 0x5f || c === 0x60 || c === 0x7e);
-}
-
-/** Blocks of the markdown, each starting at a heading or break outside code fences. */
-function* blocksOf(markdown: string): Generator<string> {
-  let start = 0;
-  let inFence: string | null = null;
-  let pos = 0;
-  while (pos < markdown.length) {
-    let end = markdown.indexOf('\n', pos);
-    end = end === -1 ? markdown.length : end + 1;
-    // Most lines can be neither a fence nor a boundary: both begin, after at most 3 spaces, with
-    // one of # - * _ ` ~ (FENCE_RE, BOUNDARY_RE). Those are passed over without a slice.
-    if (!mayOpenBlock(markdown, pos, end)) {
-      pos = end;
-      continue;
-    }
-    // Look at the start of the line only: very long lines (minified JSON) stay cheap.
-    const head = markdown.slice(pos, Math.min(end, pos + 16));
-    const fence = FENCE_RE.exec(head);
-    if (fence) {
-      if (!inFence) inFence = fence[1];
-      else if (fence[1] === inFence) inFence = null;
-    } else if (!inFence && pos > start && BOUNDARY_RE.test(markdown.slice(pos, Math.min(end, pos + 64)).replace(/\n$/, ''))) {
-      yield markdown.slice(start, pos);
-      start = pos;
-    }
-    pos = end;
-  }
-  if (start < markdown.length) yield markdown.slice(start);
-}
-
-/**
- * Splits markdown into contiguous chunks of about CHUNK_TARGET (never over CHUNK_MAX) units,
- * preferring heading/exchange boundaries, then paragraphs, lines and spaces. The chunks
- * concatenate back to the input exactly.
- */
-export function chunkMarkdown(markdown: string, target = CHUNK_TARGET, max = CHUNK_MAX): string[] {
-  const chunks: string[] = [];
-  let current = '';
-  const flush = () => {
-    if (current) chunks.push(current);
-    current = '';
-  };
-  for (const block of blocksOf(markdown)) {
-    if (current.length + block.length <= target) {
-      current += block;
-      continue;
-    }
-    flush();
-    if (block.length <= max) {
-      current = block;
-      continue;
-    }
-    for (const piece of splitLong(block, max)) {
-      if (current.length + piece.length <= target) current += piece;
-      else {
-        flush();
-        current = piece;
-      }
-    }
-  }
-  flush();
-  return chunks;
-}
-
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
 /** The array-valued metadata kept in sessions.metadataJson ({llmModels, tags, gitBranches, extra}). */
@@ -327,93 +224,6 @@ export function termsOf(markdown: string): Partial<Record<(typeof TERM_ATTRIBUTE
     if (slice.length) out[attr] = slice.join(' ');
   });
   return out;
-}
-
-/**
- * The non-blank fragments of a markdown, numbered from 1, with their offsets in it: `start` in
- * UTF-16 units, `byteStart` in bytes of the UTF-8 encoding (what the reader's exchanges count).
- */
-export function fragmentsOf(markdown: string): Array<{ chunk: number; start: number; byteStart: number; content: string }> {
-  const out: Array<{ chunk: number; start: number; byteStart: number; content: string }> = [];
-  let start = 0;
-  let byteStart = 0;
-  for (const content of chunkMarkdown(markdown)) {
-    if (/\S/.test(content)) out.push({ chunk: out.length + 1, start, byteStart, content });
-    start += content.length;
-    byteStart += Buffer.byteLength(content, 'utf8');
-  }
-  return out;
-}
-
-/**
- * Where the fragments and the exchanges of a session indexed whole are, computed when it is
- * indexed and stored in its document, so that a search marking its matching exchanges neither
- * cuts its text into fragments nor scans it for exchanges (both would be done again for every hit
- * of every search: ~0.25 ms of CPU per search at 10k sessions, ~0.01 ms with the outline).
- * Offsets are UTF-16 units of the markdown, what a search has of it; the reader's exchanges count
- * bytes, given for each fragment.
- */
-export interface Outline {
-  /** The non-blank fragments (fragmentsOf), flat: start, end and byte start of each, in order. */
-  f: number[];
-  /** Where each of the reader's exchanges begins, ascending; [0] is 0. */
-  x: number[];
-  /** Each exchange's title. */
-  t: string[];
-}
-
-export function outlineOf(markdown: string): Outline {
-  const f = fragmentsOf(markdown).flatMap((fr) => [fr.start, fr.start + fr.content.length, fr.byteStart]);
-  const bytes = Buffer.from(markdown, 'utf8');
-  const entries = exchangeEntriesOf(bytes);
-  const x: number[] = [];
-  // Byte offsets to UTF-16 ones (an exchange begins at a line start: a character boundary).
-  let units = 0;
-  let at = 0;
-  for (const e of entries) {
-    units += bytes.length === markdown.length ? e.start - at : bytes.subarray(at, e.start).toString('utf8').length;
-    at = e.start;
-    x.push(units);
-  }
-  return { f, x, t: entries.map((e) => e.title) };
-}
-
-const isOffsets = (v: unknown, length: number): v is number[] => Array.isArray(v) && v.every((n) => Number.isInteger(n) && n >= 0 && n <= length);
-
-/** Fragments as outlineOf lays them out: start ≤ end ≤ `length`, ascending, a byte start ≥ its start. */
-function isFragments(f: unknown, length: number): f is number[] {
-  if (!Array.isArray(f) || f.length % 3 !== 0) return false;
-  let last = 0;
-  for (let i = 0; i < f.length; i += 3) {
-    const [start, end, byteStart] = [f[i], f[i + 1], f[i + 2]] as unknown[];
-    if (!Number.isInteger(start) || !Number.isInteger(end) || !Number.isInteger(byteStart)) return false;
-    const [s, e, b] = [start, end, byteStart] as number[];
-    if (s < last || e < s || e > length || b < s) return false;
-    last = e;
-  }
-  return true;
-}
-
-/**
- * A document's stored outline when it is one of `content` as this version builds them; otherwise
- * (a document indexed before outlines existed, or not by us) the outline computed from `content`.
- */
-export function outlineFor(stored: unknown, content: string): Outline {
-  let o: Partial<Outline> | null | undefined;
-  try {
-    o = typeof stored === 'string' ? (JSON.parse(stored) as Partial<Outline>) : null;
-  } catch {
-    o = null;
-  }
-  const valid =
-    o != null &&
-    isFragments(o.f, content.length) &&
-    isOffsets(o.x, content.length) &&
-    o.x[0] === 0 &&
-    Array.isArray(o.t) &&
-    o.t.length === o.x.length &&
-    o.t.every((t) => typeof t === 'string');
-  return valid ? (o as Outline) : outlineOf(content);
 }
 
 /**
@@ -486,41 +296,4 @@ export function toDocuments(row: IndexableSession, markdown: string, syncedAt: n
       return doc(f.chunk, 0, f.content, extra, hashOf(f.chunk, f.content, JSON.stringify(extra)));
     }),
   ];
-}
-
-/** The reader's exchanges (services/exchanges.ts): byte offsets where they begin, ascending ([0] is 0), and titles. */
-export function exchangeEntriesOf(markdown: string | Buffer): Array<{ start: number; title: string }> {
-  const scanner = new ExchangeScanner();
-  scanner.feed(typeof markdown === 'string' ? Buffer.from(markdown, 'utf8') : markdown);
-  return scanner.finish().entries.map((e) => ({ start: e.start, title: e.title }));
-}
-
-/** Byte offsets where the reader's exchanges begin (services/exchanges.ts), ascending; [0] is 0. */
-function exchangeStartsOf(markdown: string): number[] {
-  return exchangeEntriesOf(markdown).map((e) => e.start);
-}
-
-/** The exchange number (from 1) holding byte `offset`, given exchangeStartsOf. */
-export function exchangeNumberAt(starts: number[], offset: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid] <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo + 1;
-}
-
-const exchangeAt = (starts: number[], byteStart: number) => ({ exchange: exchangeNumberAt(starts, byteStart) });
-
-/** Where, within a fragment, further exchanges begin (UTF-16 offsets into its content). */
-function breaksIn(starts: number[], byteStart: number, content: string): { exchangeBreaks: number[] } {
-  const bytes = Buffer.from(content, 'utf8');
-  const end = byteStart + bytes.length;
-  const out: number[] = [];
-  for (let i = exchangeNumberAt(starts, byteStart); i < starts.length && starts[i] < end; i++) {
-    if (starts[i] > byteStart) out.push(bytes.subarray(0, starts[i] - byteStart).toString('utf8').length);
-  }
-  return { exchangeBreaks: out };
 }

@@ -1,7 +1,8 @@
 import type { Index, SearchParams, SearchResponse } from 'meilisearch';
 import { AppError, MESSAGES } from '../../errors';
 import { probeAll, type MeiliConnection } from './connection';
-import { documentIdOf, outlineFor, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../../domain/search-documents';
+import { outlineFor } from '../../domain/document-outline';
+import { documentIdOf, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../../domain/search-documents';
 import { matchingFragments, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, scopeFilter, searchFilter } from './filter';
 import { federatedPage, federatedQueries, wordCounts, type WordCounts } from './planned-page';

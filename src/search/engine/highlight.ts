@@ -9,7 +9,8 @@
  * (word-forms.ts: a word whose stem, or an identifier with a part whose stem, is one the forms
  * query asked for).
  */
-import { exchangeNumberAt, WORD_RE, type Outline } from '../../domain/search-documents';
+import { exchangeNumberAt, type Outline } from '../../domain/document-outline';
+import { WORD_RE } from '../../domain/search-documents';
 import { identifierParts, stemOf } from '../../domain/word-forms';
 import { MARKERS } from './snippet';
 
