@@ -9,6 +9,13 @@
  *   npx tsx bench/search.ts --reuse=sa_bench_xxx,/tmp/sa-bench-xxx   # measure a kept corpus again
  *   npx tsx bench/search.ts --prefix-search=disabled …   # what-if: no prefix databases (no prefix matching)
  *   npx tsx bench/search.ts --teams=0 …      # no teams (by default 20 teams own half of the projects)
+ *   npx tsx bench/search.ts --anchor …       # also the same sessions in a raw engine, for comparison
+ *
+ * After loading each size it prints `index: <x> engine bytes per markdown byte` and `bulk indexing:
+ * <n> sessions/s (<m> MB/s of markdown)` (from the start of loading until the outbox is empty).
+ * --anchor then indexes the same sessions into a raw engine of its own with default settings (one
+ * document per session: its name, tags and markdown) and prints its two figures beside ours, so the
+ * gap to the engine itself is visible.
  *
  * Uses MEILI_URL/MEILI_MASTER_KEY (and MEILI_RECENT_URL…) when set, else embedded engines (main and
  * recent index, as the service runs them; --one-engine: one for both) in a temp DATA_DIR, and a
@@ -236,6 +243,42 @@ async function main() {
   const row = (label: string, xs: number[], target?: string) =>
     `  ${label.padEnd(44)} p50 ${fmt(percentile(xs, 50)).padStart(6)} ms   p95 ${fmt(percentile(xs, 95)).padStart(6)} ms${target ? `   (target ${target})` : ''}`;
 
+  // The raw engine for --anchor: default settings, one document per session.
+  let anchorEngine: EmbeddedMeili | null = null;
+  let anchored = 0;
+  let anchorBytes = 0;
+  const anchor = async (size: number): Promise<string> => {
+    if (!anchorEngine) {
+      anchorEngine = new EmbeddedMeili({ dataDir, name: 'meilisearch-anchor', maxIndexingMemory: arg('load-memory') });
+      onFailure.push(() => anchorEngine!.stop());
+      await anchorEngine.start();
+    }
+    const client = new Meilisearch({ host: anchorEngine.url!, apiKey: anchorEngine.masterKey, httpClient: createNodeHttpClient() });
+    const index = client.index('anchor');
+    const t = now();
+    const added = size - anchored;
+    const bytesAtStart = anchorBytes;
+    for (let start = anchored; start < size; start += 500) {
+      const docs = Array.from({ length: Math.min(500, size - start) }, (_, i) => {
+        const seed = start + i + 1;
+        const g = generateSession(seed, words);
+        anchorBytes += Buffer.byteLength(g.markdown);
+        return { id: String(seed), name: g.name, tags: g.tags, markdown: g.markdown };
+      });
+      const task = await index.addDocuments(docs, { primaryKey: 'id' }).waitTask({ timeout: 24 * 3_600_000 });
+      if (task.status !== 'succeeded') throw new Error(`anchor indexing: ${task.error?.message}`);
+    }
+    anchored = size;
+    const seconds = (now() - t) / 1000;
+    const { usedDatabaseSize } = await client.getStats();
+    return (
+      `  anchor (a raw engine, default settings, one document per session):\n` +
+      `    index: ${(usedDatabaseSize / anchorBytes).toFixed(2)} engine bytes per markdown byte\n` +
+      `    bulk indexing: ${Math.round(added / seconds)} sessions/s (${((anchorBytes - bytesAtStart) / 1048576 / seconds).toFixed(2)} MB/s of markdown)`
+    );
+  };
+  let bytesBefore = bytesLoaded;
+
   for (const size of sizes) {
     // Load: rows, content and outbox rows in bulk, then let the worker index them. 'compact' rows
     // go straight to the main index, as a rebuild's do (uploads go through the recent index).
@@ -280,13 +323,18 @@ async function main() {
     const { databaseSize, usedDatabaseSize } = await engine.getStats();
     const [tables] = await pool.query('SELECT SUM(data_length + index_length) AS bytes FROM information_schema.tables WHERE table_schema = ?', [db.name]);
     const perSession = (bytes: number) => `${(bytes / size / 1024).toFixed(1)} KB per session`;
+    const loadSeconds = (tIndexed - t0) / 1000;
     log(
       `\n== ${size} sessions (${(bytesLoaded / 1048576).toFixed(0)} MB markdown, ${stats.numberOfDocuments} documents)\n` +
         `  load: ${added} sessions written in ${((tInserted - t0) / 1000).toFixed(1)} s, indexed in ${((tIndexed - tInserted) / 1000).toFixed(1)} s ` +
         `(${Math.round(added / ((tIndexed - t0) / 1000))} sessions/s)\n` +
         `  disk: engine ${(usedDatabaseSize / 1048576).toFixed(0)} MB used of ${(databaseSize / 1048576).toFixed(0)} MB (${perSession(usedDatabaseSize)}), ` +
-        `database ${(Number(tables.bytes) / 1048576).toFixed(0)} MB (${perSession(Number(tables.bytes))})`,
+        `database ${(Number(tables.bytes) / 1048576).toFixed(0)} MB (${perSession(Number(tables.bytes))})\n` +
+        `  index: ${(usedDatabaseSize / bytesLoaded).toFixed(2)} engine bytes per markdown byte\n` +
+        `  bulk indexing: ${Math.round(added / loadSeconds)} sessions/s (${((bytesLoaded - bytesBefore) / 1048576 / loadSeconds).toFixed(2)} MB/s of markdown)`,
     );
+    bytesBefore = bytesLoaded;
+    if (process.argv.includes('--anchor')) log(await anchor(size));
 
     // Latency of the whole service path: validation, engine (page + matching fragments), re-check.
     const queries = benchQueries();
@@ -469,6 +517,7 @@ async function main() {
   await handles.close();
   await engine?.stop();
   await recentEngine?.stop();
+  await (anchorEngine as EmbeddedMeili | null)?.stop();
   if (reuse) return;
   if (!process.argv.includes('--keep')) {
     await db.drop();
