@@ -4,8 +4,13 @@
  * A change is delivered when its session's owner scope is one the subscriber reads now. The
  * subscriber's team memberships are read again (on the primary) at most every SCOPES_FRESH_MS, so
  * a member removed from a team stops hearing of its sessions within that time; the session itself
- * is read on the primary, so a replica that has not applied the write yet cannot hide it.
+ * is read on the primary, so a replica that has not applied the write yet cannot hide it. The
+ * credential the stream was opened with is checked again with the memberships: a revoked key, a
+ * signed-out browser session or a disabled account ends the stream before anything more is
+ * delivered.
  */
+import { keyWithUser } from '../data/api-keys';
+import { browserSessionWithUser } from '../data/browser-sessions';
 import type { SessionChangeEvent } from '../data/signal';
 import type { SessionRow } from '../data/sessions';
 import { AppError } from '../errors';
@@ -36,6 +41,23 @@ export function freshContext(ctx: Ctx): Ctx {
   return { deps: { ...ctx.deps, db: { ...ctx.deps.db, reads: ctx.deps.db.writes } }, user, log: ctx.log };
 }
 
+/** Whether the credential a stream was opened with still signs its caller in. */
+async function stillSignedIn(ctx: Ctx): Promise<boolean> {
+  const { user } = ctx;
+  const db = ctx.deps.db.writes;
+  const now = Date.now();
+  if (user.credentialExpiresAt && user.credentialExpiresAt.getTime() <= now) return false;
+  if (user.sessionTokenHash) {
+    const session = await browserSessionWithUser(db, user.sessionTokenHash);
+    return !!session && session.userId === user.id && !session.disabledAt;
+  }
+  if (user.keyId) {
+    const key = await keyWithUser(db, user.keyId);
+    return !!key && key.userId === user.id && !key.revokedAt && !key.disabledAt && !(key.expiresAt && key.expiresAt.getTime() <= now);
+  }
+  return true;
+}
+
 class ChangeStream implements AsyncIterableIterator<SessionChange> {
   private readonly queue: SessionChange[] = [];
   private waiting: ((r: IteratorResult<SessionChange>) => void) | null = null;
@@ -60,6 +82,10 @@ class ChangeStream implements AsyncIterableIterator<SessionChange> {
 
   private async readable(scope: string): Promise<boolean> {
     if (!this.scopes || Date.now() - this.scopes.at > SCOPES_FRESH_MS) {
+      if (!(await stillSignedIn(this.ctx))) {
+        await this.return();
+        return false;
+      }
       this.scopes = { at: Date.now(), set: new Set(await readableScopes(freshContext(this.ctx))) };
     }
     return this.scopes.set.has(scope);

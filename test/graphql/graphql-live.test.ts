@@ -52,6 +52,8 @@ async function subscribe(app: TestApp, user: TestUser, variables: Record<string,
   const waiters: Array<() => void> = [];
   let connected!: () => void;
   const ready = new Promise<void>((r) => (connected = r));
+  let end!: () => void;
+  const ended = new Promise<void>((r) => (end = r));
   const stop = client.subscribe<{ sessionsChanged: Change }>(
     { query: CHANGES, variables },
     {
@@ -63,9 +65,10 @@ async function subscribe(app: TestApp, user: TestUser, variables: Record<string,
       error: (err) => {
         errors.push(err);
         connected();
+        end();
         waiters.splice(0).forEach((w) => w());
       },
-      complete: () => undefined,
+      complete: () => end(),
     },
     { connected: () => connected() },
   );
@@ -76,7 +79,7 @@ async function subscribe(app: TestApp, user: TestUser, variables: Record<string,
     while (changes.length < count && errors.length === 0) await new Promise<void>((r) => waiters.push(r));
     return changes;
   };
-  return { changes, errors, until, stop };
+  return { changes, errors, until, stop, ended };
 }
 
 /** A raw request to the stream endpoint (status and headers, then closed). */
@@ -178,6 +181,23 @@ describe('teams', () => {
     // The member's own upload comes after the team's second one; the team's never does.
     expect((await s.until(2)).map((c) => c.sessionId)).toEqual([first, own]);
     s.stop();
+  });
+});
+
+describe('the credential', () => {
+  test('a key revoked while its stream is open ends the stream before the next change', async () => {
+    const user = await a.createUser('revoked');
+    const second = await a.newKey(user, 'second');
+    const s = await subscribe(b, { ...user, token: second.token });
+    const first = crypto.randomUUID();
+    await a.upload(user, 'live-revoked', first, { name: 'before', markdown: md('1') });
+    expect((await s.until(1)).map((c) => c.sessionId)).toEqual([first]);
+    expect((await a.request('DELETE', `/api/v1/keys/${second.keyId}`, { token: user.token })).status).toBe(200);
+    // Memberships and the credential are read again at most every half second.
+    await new Promise((r) => setTimeout(r, 1000));
+    await a.upload(user, 'live-revoked', crypto.randomUUID(), { name: 'after', markdown: md('2') });
+    await s.ended;
+    expect(s.changes.map((c) => c.sessionId)).toEqual([first]);
   });
 });
 
