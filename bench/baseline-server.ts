@@ -32,7 +32,8 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import { connectionOptions } from '../src/db/client';
 import { CHUNK_BYTES } from '../src/data/content';
 import { keyWithUser } from '../src/data/api-keys';
-import { countSessions, sessionsInOrder, sessionWithProject, type SessionRow } from '../src/data/sessions';
+import { countSessions, sessionsInOrder } from '../src/data/session-pages';
+import { sessionWithProject, type SessionRow } from '../src/data/sessions';
 import { projectOwnerId } from '../src/data/projects';
 import { sqlOn } from '../src/data/sql';
 import { clientKeyOf } from '../src/http/rate-limit';

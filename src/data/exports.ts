@@ -1,8 +1,7 @@
-/** The statements of an export (src/services/exports.ts): its owners' projects, their session totals, a project's sessions in id order; and the writes of an import. */
+/** The statements of an export (src/services/exports.ts): its owners' projects, their session totals, a project's sessions in id order; and the project an import creates. */
 import type { ProjectRow } from './projects';
 import { SESSION_COLUMNS, type SessionRow } from './sessions';
 import { marks, type Sql } from './sql';
-import { deleteContentPart } from './content';
 
 const PROJECT_COLUMNS = 'id, ownerId, ownerType, name, icon, color, createdAt, updatedAt';
 
@@ -50,22 +49,4 @@ export async function insertImportedProject(
     p.id, p.ownerId, p.ownerType, p.name, p.icon, p.color, p.createdAt, p.updatedAt,
   );
   return n > 0;
-}
-
-/** An import's replacement of a session row: everything but the key and the owner. */
-export async function replaceImportedSession(tx: Sql, row: SessionRow, hasGitBranches: boolean): Promise<void> {
-  await tx.execute(
-    `UPDATE sessions SET name = ?, userTitle = ?, markdownSize = ?, rawDataSize = ?, etag = ?, contentDigest = ?, createdAt = ?, updatedAt = ?,
-            startedAt = ?, endedAt = ?, clientName = ?, clientVersion = ?, agentName = ?, deviceId = ?,
-            metadataJson = ?, hasGitBranches = ?, sessionDataSize = ?, sessionDataDigest = ?, redactionsJson = ?
-      WHERE projectId = ? AND id = ?`,
-    row.name, row.userTitle, row.markdownSize, row.rawDataSize, row.etag, row.contentDigest, row.createdAt, row.updatedAt,
-    row.startedAt, row.endedAt, row.clientName, row.clientVersion, row.agentName, row.deviceId,
-    row.metadataJson, hasGitBranches, row.sessionDataSize, row.sessionDataDigest, row.redactionsJson, row.projectId, row.id,
-  );
-}
-
-/** Session data is replaced whole by an import, also by none: drops the stored part. */
-export async function deleteSessionData(tx: Sql, projectId: string, sessionId: string): Promise<void> {
-  await deleteContentPart(tx, projectId, sessionId, 'session');
 }

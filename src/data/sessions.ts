@@ -1,10 +1,11 @@
 /**
- * The sessions store: every statement on `sessions` and `session_labels` (content is the content
- * store's, src/data/content.ts). Rows come back as SessionRow; services shape them.
+ * The sessions store: the row's columns and the reads of single rows and sets of rows (content is
+ * the content store's, src/data/content.ts). Pages in an order are src/data/session-pages.ts,
+ * writes src/data/session-writes.ts. Rows come back as SessionRow; services shape them.
  */
 import type { SessionFilters } from '../domain/filters';
 import type { IndexableSession } from '../domain/search-documents';
-import { filtersToSql, type LabelKind } from './session-filters';
+import { filtersToSql } from './session-filters';
 import { OWNER_NAME } from './projects';
 import { inScopes, marks, prepared, toBuffer, type DriverRow, type Sql } from './sql';
 import type { SessionModel } from '../generated/prisma/models';
@@ -61,121 +62,6 @@ export interface SessionKey {
 
 /** `(?, ?), …`: one (projectId, id) pair of placeholders per key. */
 export const keyMarks = (keys: readonly unknown[]) => keys.map(() => '(?, ?)').join(', ');
-
-// ---------------------------------------------------------------------------------------------
-// Orders (keyset paging)
-
-export type SessionOrder =
-  | 'CREATED_AT_DESC'
-  | 'CREATED_AT_ASC'
-  | 'UPDATED_AT_DESC'
-  | 'UPDATED_AT_ASC'
-  | 'STARTED_AT_DESC'
-  | 'STARTED_AT_ASC'
-  | 'NAME_ASC'
-  | 'COST_DESC'
-  | 'COST_ASC';
-
-/** The sort column of each order; `costUsd` may be NULL (the lowest value, as MariaDB sorts it: last going down, first going up). */
-export const ORDER_SQL: Record<SessionOrder, { col: 'createdAt' | 'updatedAt' | 'startedAt' | 'name' | 'costUsd'; dir: 'ASC' | 'DESC' }> = {
-  CREATED_AT_DESC: { col: 'createdAt', dir: 'DESC' },
-  CREATED_AT_ASC: { col: 'createdAt', dir: 'ASC' },
-  UPDATED_AT_DESC: { col: 'updatedAt', dir: 'DESC' },
-  UPDATED_AT_ASC: { col: 'updatedAt', dir: 'ASC' },
-  STARTED_AT_DESC: { col: 'startedAt', dir: 'DESC' },
-  STARTED_AT_ASC: { col: 'startedAt', dir: 'ASC' },
-  NAME_ASC: { col: 'name', dir: 'ASC' },
-  COST_DESC: { col: 'costUsd', dir: 'DESC' },
-  COST_ASC: { col: 'costUsd', dir: 'ASC' },
-};
-
-/** Where a keyset page starts: after this row's sort value (null: a session without a cost) and key. */
-export type SessionKeyset = [value: string | Date | number | null, projectId: string, sessionId: string];
-
-/**
- * The rows after a keyset position, in the order's direction: later values, or the same value
- * and a later key. NULL sorts lowest: going down, the NULLs follow every value; going up, they
- * come before every value.
- */
-function afterKeyset(col: string, dir: 'ASC' | 'DESC', [v, p, s]: SessionKeyset): { sql: string; params: unknown[] } {
-  const cmp = dir === 'DESC' ? '<' : '>';
-  const sameKeyAfter = `(s.projectId ${cmp} ? OR (s.projectId = ? AND s.id ${cmp} ?))`;
-  if (v === null) {
-    return dir === 'DESC'
-      ? { sql: `(s.${col} IS NULL AND ${sameKeyAfter})`, params: [p, p, s] }
-      : { sql: `(s.${col} IS NOT NULL OR ${sameKeyAfter})`, params: [p, p, s] };
-  }
-  const nulls = dir === 'DESC' && col === 'costUsd' ? ` OR s.${col} IS NULL` : '';
-  return { sql: `(s.${col} ${cmp} ?${nulls} OR (s.${col} = ? AND ${sameKeyAfter}))`, params: [v, v, p, p, s] };
-}
-
-/** Up to `count` of the sessions in these owner scopes matching the filters, in `order`, after `after`. No content. */
-/** A keyset page of the sessions of some owner scopes: filters, order, how many, after which row. */
-export interface SessionsInOrderQuery {
-  scopes: readonly string[];
-  filters: SessionFilters;
-  order: SessionOrder;
-  count: number;
-  after?: SessionKeyset;
-}
-
-export async function sessionsInOrder(db: Sql, { scopes, filters, order, count, after }: SessionsInOrderQuery): Promise<SessionRow[]> {
-  const { col, dir } = ORDER_SQL[order];
-  const { where, params } = filtersToSql(scopes, filters);
-  const clauses = [where];
-  if (after) {
-    const next = afterKeyset(col, dir, after);
-    clauses.push(next.sql);
-    params.push(...next.params);
-  }
-  // Prepared: the text varies with the request's shape only (lists and recent sessions, every request).
-  return db.query<SessionRow>(
-    prepared(
-      `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE ${clauses.join(' AND ')}
-      ORDER BY s.${col} ${dir}, s.projectId ${dir}, s.id ${dir} LIMIT ?`,
-    ),
-    ...params,
-    count,
-  );
-}
-
-export async function countSessions(db: Sql, scopes: readonly string[], filters: SessionFilters): Promise<number> {
-  const { where, params } = filtersToSql(scopes, filters);
-  const [r] = await db.query<{ n: number }>(prepared(`SELECT COUNT(*) AS n FROM sessions s WHERE ${where}`), ...params);
-  return r.n;
-}
-
-/**
- * The first `limit` sessions of each of several projects (filters and order as sessionsInOrder),
- * in one statement: ROW_NUMBER() per project, cut in SQL.
- */
-export async function firstSessionsOfProjects(
-  db: Sql,
-  scopes: readonly string[],
-  filters: SessionFilters & { projectIds: string[] },
-  order: SessionOrder,
-  limit: number,
-): Promise<Map<string, SessionRow[]>> {
-  const out = new Map<string, SessionRow[]>();
-  const { col, dir } = ORDER_SQL[order];
-  const { where, params } = filtersToSql(scopes, filters);
-  const rows = await db.query<SessionRow & { rn: unknown }>(
-    `SELECT t.* FROM (
-        SELECT ${SESSION_COLUMNS},
-               ROW_NUMBER() OVER (PARTITION BY s.projectId ORDER BY s.${col} ${dir}, s.id ${dir}) AS rn
-          FROM sessions s WHERE ${where}) t
-      WHERE t.rn <= ? ORDER BY t.projectId, t.rn`,
-    ...params,
-    limit,
-  );
-  for (const r of rows) {
-    const { rn: _rn, ...row } = r;
-    const list = out.get(row.projectId) ?? [];
-    list.push(row);
-    out.set(row.projectId, list);
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Single rows and sets of rows
@@ -394,84 +280,8 @@ export function sessionKeysAfter(db: Sql, after: [string, string] | null, limit:
     : db.query('SELECT projectId, id FROM sessions ORDER BY projectId, id LIMIT ?', limit);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Writes (inside the caller's transaction)
-
-const INSERT_SESSION = `INSERT INTO sessions (${ROW_KEYS.join(', ')}, hasGitBranches) VALUES (${marks(ROW_KEYS.length + 1)})`;
-
-export async function insertSession(tx: Sql, row: SessionRow, hasGitBranches: boolean): Promise<void> {
-  await tx.execute(
-    INSERT_SESSION,
-    ...ROW_KEYS.map((k) => row[k]),
-    hasGitBranches,
-  );
-}
-
-/** An upload's replacement of everything but the key, the owner, the creation time and the user's title. */
-export async function updateUploadedSession(tx: Sql, row: SessionRow, hasGitBranches: boolean): Promise<void> {
-  await tx.execute(
-    `UPDATE sessions SET name = ?, markdownSize = ?, rawDataSize = ?, etag = ?, contentDigest = ?, updatedAt = ?,
-            startedAt = ?, endedAt = ?, clientName = ?, clientVersion = ?, agentName = ?, deviceId = ?,
-            metadataJson = ?, hasGitBranches = ?, sessionDataSize = ?, sessionDataDigest = ?, redactionsJson = ?
-      WHERE projectId = ? AND id = ?`,
-    row.name, row.markdownSize, row.rawDataSize, row.etag, row.contentDigest, row.updatedAt,
-    row.startedAt, row.endedAt, row.clientName, row.clientVersion, row.agentName, row.deviceId,
-    row.metadataJson, hasGitBranches, row.sessionDataSize, row.sessionDataDigest, row.redactionsJson, row.projectId, row.id,
-  );
-}
-
-/** A patch: name, title and metadata (tags), with the new tag and time. */
-export async function updateSessionNaming(tx: Sql, row: SessionRow): Promise<void> {
-  await tx.execute(
-    'UPDATE sessions SET name = ?, userTitle = ?, metadataJson = ?, etag = ?, redactionsJson = ?, updatedAt = ? WHERE projectId = ? AND id = ?',
-    row.name, row.userTitle, row.metadataJson, row.etag, row.redactionsJson, row.updatedAt, row.projectId, row.id,
-  );
-}
-
-/** A rescan's redaction: name, metadata columns, digests, tag, findings and time. */
-export async function updateRedactedSession(tx: Sql, row: SessionRow): Promise<void> {
-  await tx.execute(
-    `UPDATE sessions SET name = ?, clientName = ?, clientVersion = ?, agentName = ?, deviceId = ?, metadataJson = ?,
-            contentDigest = ?, sessionDataDigest = ?, etag = ?, redactionsJson = ?, updatedAt = ? WHERE projectId = ? AND id = ?`,
-    row.name, row.clientName, row.clientVersion, row.agentName, row.deviceId, row.metadataJson,
-    row.contentDigest, row.sessionDataDigest, row.etag, row.redactionsJson, row.updatedAt, row.projectId, row.id,
-  );
-}
-
-/** Deletes the session held in this owner scope (content and labels cascade); returns how many rows went (0 or 1). */
-export function deleteSessionRow(tx: Sql, ownerId: string, projectId: string, sessionId: string): Promise<number> {
-  return tx.execute('DELETE FROM sessions WHERE projectId = ? AND id = ? AND userId = ?', projectId, sessionId, ownerId);
-}
-
-/** A project's move to another owner: its sessions and labels are read through the new scope from now on. */
-export async function moveSessionsOfProject(tx: Sql, projectId: string, ownerId: string): Promise<void> {
-  await tx.execute('UPDATE sessions SET userId = ? WHERE projectId = ?', ownerId, projectId);
-  await tx.execute('UPDATE session_labels SET userId = ? WHERE projectId = ?', ownerId, projectId);
-}
-
-/** Ids of a project's sessions (the index work of a move). */
-export async function sessionIdsOfProject(tx: Sql, projectId: string): Promise<string[]> {
-  const rows = await tx.query<{ id: string }>('SELECT id FROM sessions WHERE projectId = ? ORDER BY id', projectId);
-  return rows.map((r) => r.id);
-}
-
-/** Writes the session's labels (kind, value); `replace` drops the old ones first. */
-export async function writeLabels(
-  tx: Sql,
-  row: Pick<SessionRow, 'projectId' | 'id' | 'userId'>,
-  labels: ReadonlyArray<readonly [LabelKind, string]>,
-  replace: boolean,
-): Promise<void> {
-  if (replace) await tx.execute('DELETE FROM session_labels WHERE projectId = ? AND sessionId = ?', row.projectId, row.id);
-  if (labels.length === 0) return;
-  await tx.execute(
-    `INSERT IGNORE INTO session_labels (projectId, sessionId, kind, value, userId) VALUES ${labels.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
-    ...labels.flatMap(([kind, value]) => [row.projectId, row.id, kind, value, row.userId]),
-  );
-}
-
 /** What the search worker indexes of a session (src/domain/search-documents.ts), with its markdown size. */
-export type IndexableSessionRow = IndexableSession & Pick<SessionRow, 'markdownSize'>;
+type IndexableSessionRow = IndexableSession & Pick<SessionRow, 'markdownSize'>;
 
 /** The indexable part of those of these sessions that exist (any owner), in one statement. */
 export function indexableSessions(db: Sql, keys: readonly SessionKey[]): Promise<IndexableSessionRow[]> {

@@ -16,7 +16,7 @@ export const MANIFEST_PATH = 'manifest.json';
 export const FILE_MODE = 0o644;
 export const DIR_MODE = 0o755;
 /** A tar block; every header is one, every file's data is padded to whole blocks. */
-export const BLOCK = 512;
+const BLOCK = 512;
 /** Two zero blocks end a tar. */
 export const END_BYTES = 2 * BLOCK;
 /**
@@ -38,7 +38,7 @@ export const sessionDir = (projectId: string, sessionId: string) => `projects/${
 export const sessionFilePath = (projectId: string, sessionId: string, file: SessionFile) => `${sessionDir(projectId, sessionId)}${file}`;
 
 /** Byte order of ASCII paths (project and session ids are ASCII): how entries are sorted. */
-export const byPath = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+const byPath = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Project ids in the order their entries come: by `projects/<id>/`, not by the id alone. */
 export const byProjectDir = (a: string, b: string): number => byPath(`${a}/`, `${b}/`);
@@ -141,7 +141,7 @@ export interface Manifest {
   files: ManifestFile[];
 }
 
-export type ProjectOwnerJson = { type: 'user'; name: string | null; email: string } | { type: 'team'; name: string };
+type ProjectOwnerJson = { type: 'user'; name: string | null; email: string } | { type: 'team'; name: string };
 
 export interface ProjectJson {
   name: string;
@@ -156,7 +156,7 @@ const ISO = z.iso.datetime({ offset: true });
 const SHA256 = z.string().regex(/^[0-9a-f]{64}$/);
 
 /** What an archive path may name: a project file or one of a session's files. */
-export type ArchivePath = { kind: 'project'; projectId: string } | { kind: 'session'; projectId: string; sessionId: string; file: SessionFile };
+type ArchivePath = { kind: 'project'; projectId: string } | { kind: 'session'; projectId: string; sessionId: string; file: SessionFile };
 
 /** The meaning of a file path of an archive, or null when it is none an archive has. */
 export function parseArchivePath(path: string): ArchivePath | null {

@@ -47,12 +47,11 @@ import {
   type ProjectJson,
   type SessionFile,
 } from '../domain/archive';
-import type { SessionJson } from '../api/schemas/archive';
 import { PROJECT_ID_RE } from '../domain/project';
 import { AppError, projectForbidden, projectNotFound } from '../errors';
 import { canManage, memberships, onlyTeamAdmins, projectRole, requireTeamAdmin } from './access';
 import type { Ctx } from './context';
-import { metadataOf, parseStoredMeta } from './sessions';
+import { presentSessionJson } from './presenters/session-json';
 
 const PAGE = 200;
 
@@ -95,31 +94,8 @@ function filesOf(s: SessionRow): Array<[SessionFile, ContentPart | null, number]
   return out;
 }
 
-function storedRedactions(json: string): SessionJson['redactions'] {
-  try {
-    const v = JSON.parse(json) as unknown;
-    return Array.isArray(v) ? (v as SessionJson['redactions']) : [];
-  } catch {
-    return [];
-  }
-}
-
 function sessionJsonOf(s: SessionRow, uploadedBy: string | null): Buffer {
-  const { tags: _tags, ...metadata } = metadataOf(s);
-  const json: SessionJson = {
-    name: s.name,
-    userTitle: s.userTitle,
-    metadata,
-    tags: parseStoredMeta(s.metadataJson).tags,
-    startedAt: s.startedAt.toISOString(),
-    endedAt: s.endedAt.toISOString(),
-    createdAt: s.createdAt.toISOString(),
-    updatedAt: s.updatedAt.toISOString(),
-    etag: s.etag,
-    uploadedBy,
-    redactions: storedRedactions(s.redactionsJson),
-  };
-  return canonicalJson(json);
+  return canonicalJson(presentSessionJson(s, uploadedBy));
 }
 
 /**

@@ -1,25 +1,33 @@
-/** One verified session of an archive written (src/services/imports.ts): ids, times, titles, tags, metadata and tag kept. */
+/**
+ * One verified session of an archive (src/services/imports.ts) or of another server
+ * (src/cli/import-remote.ts) written as a version of the session (src/services/session-version.ts,
+ * as an upload is): ids, times, titles, tags, metadata and tag kept.
+ */
 import { withStagedContent } from '../data/content-writes';
-import { deleteSessionData, replaceImportedSession } from '../data/exports';
-import { enqueueIndexWork } from '../data/outbox';
-import { announceSessionChanges } from '../data/signal';
 import { lockProjectOwner } from '../data/projects';
-import { insertSession, lockSession, sessionByKey, writeLabels, type SessionRow } from '../data/sessions';
+import { lockSession, sessionByKey } from '../data/sessions';
 import { inTransaction } from '../data/transaction';
 import type { RedactionJson, SessionJson } from '../api/schemas/archive';
 import { WELL_FORMED_ETAG } from '../domain/archive';
-import { upsertOp } from '../domain/index-work';
 import { redactField, redactionsToJson } from '../domain/redaction';
 import type { PreparedUpload } from '../domain/upload';
 import { addFindings, type Findings } from '../redact';
 import { invalid } from '../errors';
 import { canWriteSession, checkUpload, type ProjectRole } from './access';
 import type { Ctx } from './context';
-import type { OnConflict } from './imports';
-import { labelsOf, metadataOf, sessionEtag } from './sessions';
-import { writeUsage } from './usage';
+import { versionRow, writeSessionVersion } from './session-version';
 
-export type ImportOutcome = 'created' | 'updated' | 'skipped';
+/** What an import does with a session that exists: leave it, replace it, or replace it when the archive's is newer. */
+export type OnConflict = 'skip' | 'overwrite' | 'newer';
+const ON_CONFLICT: readonly OnConflict[] = ['skip', 'overwrite', 'newer'];
+
+export function parseOnConflict(v: unknown): OnConflict {
+  if (v === undefined || v === '') return 'skip';
+  if (typeof v === 'string' && (ON_CONFLICT as readonly string[]).includes(v)) return v as OnConflict;
+  throw invalid(`Invalid value for onConflict. Must be one of: ${ON_CONFLICT.join(', ')}`);
+}
+
+type ImportOutcome = 'created' | 'updated' | 'skipped';
 
 /**
  * Where an import writes: the caller's own projects, or a team's (the caller must be allowed to
@@ -35,7 +43,7 @@ export interface ImportTarget {
 export const personalTarget = (ctx: Ctx): ImportTarget => ({ ownerType: 'user', ownerId: ctx.user.id, role: 'owner' });
 
 /** One session of an archive, prepared, and how to write it. */
-export interface ImportedSession {
+interface ImportedSession {
   projectId: string;
   sessionId: string;
   json: SessionJson;
@@ -74,32 +82,26 @@ export async function writeImportedSession(ctx: Ctx, opts: ImportedSession): Pro
   const userId = target.ownerId;
   const createdAt = new Date(json.createdAt);
   const updatedAt = new Date(json.updatedAt);
-  const next: SessionRow = {
+  const next = versionRow(prepared, {
     projectId,
-    id: sessionId,
-    userId,
-    name: up.name,
+    sessionId,
+    ownerId: userId,
     userTitle,
-    markdownSize: up.markdown.length,
-    rawDataSize: up.rawData.length,
-    etag: '',
-    contentDigest: prepared.contentDigest,
     createdAt,
     updatedAt,
     startedAt: up.startedAt ?? createdAt,
     endedAt: up.endedAt ?? updatedAt,
-    ...up.metaColumns,
-    metadataJson: JSON.stringify(up.meta),
+    contentDigest: prepared.contentDigest,
+    // Session data is replaced whole by an import, also by none.
     sessionDataSize: up.sessionData ? up.sessionData.length : 0,
     sessionDataDigest: prepared.sentDataDigest,
     redactionsJson: JSON.stringify(redactions),
     uploadedBy: opts.uploaderId ?? ctx.user.id,
     costUsd: prepared.usage?.costUsd ?? null,
-  };
+  });
   // The archive's tag is kept when this server found nothing more to redact (the content is then
   // the archive's, byte for byte); else the content changed and so does the tag.
-  next.etag = keepEtag && found.length === 0 && WELL_FORMED_ETAG.test(json.etag) ? json.etag : sessionEtag({ ...next, metadata: metadataOf(next) });
-  const hasGitBranches = up.meta.gitBranches.length > 0;
+  if (keepEtag && found.length === 0 && WELL_FORMED_ETAG.test(json.etag)) next.etag = json.etag;
 
   // Content goes to the bucket (s3 mode) before the transaction begins, never while it holds locks.
   return withStagedContent((content) =>
@@ -125,16 +127,8 @@ export async function writeImportedSession(ctx: Ctx, opts: ImportedSession): Pro
         // A team member replaces only the sessions they uploaded, as with an upload.
         if (!canWriteSession(ctx, role, old))
           throw invalid(`Session ${sessionId} was uploaded by someone else: a team member replaces only the sessions they uploaded`);
-        await replaceImportedSession(tx, next, hasGitBranches);
-        if (!up.sessionData) await deleteSessionData(tx, projectId, sessionId);
-      } else {
-        await insertSession(tx, next, hasGitBranches);
       }
-      await content.write(tx, projectId, sessionId, { markdown: up.markdown, raw: up.rawData, session: up.sessionData, exchanges: prepared.exchangeIndex });
-      await writeLabels(tx, next, labelsOf(up.meta), Boolean(old));
-      await writeUsage(tx, { projectId, sessionId }, prepared.usage);
-      await enqueueIndexWork(tx, upsertOp(next.markdownSize), userId, projectId, sessionId);
-      announceSessionChanges(tx, old ? 'UPDATED' : 'CREATED', userId, projectId, [sessionId]);
+      await writeSessionVersion(tx, content, { next, old, prepared });
       return old ? 'updated' : 'created';
     }),
   );

@@ -33,7 +33,9 @@ import type { PreparedUpload } from '../domain/upload';
 import type { Ctx } from './context';
 import { insertImportedProject } from '../data/exports';
 import { inTransaction } from '../data/transaction';
-import { personalTarget, writeImportedSession, type ImportTarget } from './import-session';
+import { personalTarget, writeImportedSession, type ImportTarget, type OnConflict } from './import-session';
+
+export { parseOnConflict, type OnConflict } from './import-session';
 import { DONE, fileBit, readManifest } from './import-manifest';
 import { limiter, readEntry } from './import-stream';
 import { faultOf, ImportReport, type ImportSummary } from './import-report';
@@ -46,16 +48,13 @@ export type { ImportSummary } from './import-report';
 /** An entry of the tar being read: its header and a stream of its bytes. */
 type TarEntry = Readable & { header: tar.Header };
 
-export type OnConflict = 'skip' | 'overwrite' | 'newer';
-export const ON_CONFLICT: readonly OnConflict[] = ['skip', 'overwrite', 'newer'];
-
-export interface ImportProgress {
+interface ImportProgress {
   sessions: number;
   sessionsTotal: number;
   bytes: number;
 }
 
-export interface ImportOptions {
+interface ImportOptions {
   onConflict: OnConflict;
   /** The archive may be at most this many bytes (413 beyond). */
   maxBytes: number;
@@ -70,7 +69,7 @@ export interface ImportOptions {
   gate?: BodyGate;
 }
 
-export type ProjectJsonInput = Pick<ReturnType<typeof ProjectJsonSchema.parse>, 'name' | 'icon' | 'color' | 'createdAt' | 'updatedAt'>;
+type ProjectJsonInput = Pick<ReturnType<typeof ProjectJsonSchema.parse>, 'name' | 'icon' | 'color' | 'createdAt' | 'updatedAt'>;
 
 /**
  * The project of an import, created for the target (the caller, or a team) with the given
@@ -107,16 +106,10 @@ export async function ensureImportedProject(
  * right to create projects in it (admin or member; not a member → 404 `Team not found`, a viewer
  * → 403), checked before a byte of the archive is read.
  */
-export async function importTarget(ctx: Ctx, teamId: string | undefined): Promise<ImportTarget> {
+async function importTarget(ctx: Ctx, teamId: string | undefined): Promise<ImportTarget> {
   if (teamId === undefined) return personalTarget(ctx);
   const role = await requireTeamWriter(ctx, teamId);
   return { ownerType: 'team', ownerId: teamId, role };
-}
-
-export function parseOnConflict(v: unknown): OnConflict {
-  if (v === undefined || v === '') return 'skip';
-  if (typeof v === 'string' && (ON_CONFLICT as readonly string[]).includes(v)) return v as OnConflict;
-  throw invalid(`Invalid value for onConflict. Must be one of: ${ON_CONFLICT.join(', ')}`);
 }
 
 /**

@@ -7,7 +7,7 @@ import { enqueueIndexWork, enqueueProjectReindex } from '../data/outbox';
 import { announceSessionChanges } from '../data/signal';
 import * as store from '../data/projects';
 import type { ProjectRow } from '../data/projects';
-import { moveSessionsOfProject } from '../data/sessions';
+import { moveSessionsOfProject } from '../data/session-writes';
 import { inTransaction } from '../data/transaction';
 import { canUpload, checkProjectAdmin, projectRole, teamRole, readableScopes, requireProjectAdmin, requireReadableProject, requireTeamWriter } from './access';
 import type { Ctx } from './context';

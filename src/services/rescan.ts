@@ -10,6 +10,7 @@ import { storedIndexOf } from '../domain/exchanges';
 import { maskedFindingsOf, redactionsToJson, redactUpload } from '../domain/redaction';
 import { contentDigestOf, DOC_STRING_FIELDS, metadataOf, parseStoredMeta, sessionDataDigestOf, sessionEtag, labelsOf } from './sessions';
 import * as store from '../data/sessions';
+import * as writes from '../data/session-writes';
 import type { OperatorCtx } from './context';
 import type { SessionRow } from '../data/sessions';
 
@@ -101,7 +102,7 @@ async function rescanOne(db: DbHandles, projectId: string, sessionId: string, mo
       };
       next.contentDigest = contentDigestOf(upload.markdown, upload.rawData, next.sessionDataDigest);
       next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
-      await store.updateRedactedSession(tx, next);
+      await writes.updateRedactedSession(tx, next);
       if (next.contentDigest !== old.contentDigest) {
         await content.write(tx, projectId, sessionId, {
           markdown: upload.markdown,
@@ -110,7 +111,7 @@ async function rescanOne(db: DbHandles, projectId: string, sessionId: string, mo
           exchanges: storedIndexOf(upload.markdown),
         });
       }
-      await store.writeLabels(tx, next, labelsOf(upload.meta), true);
+      await writes.writeLabels(tx, next, labelsOf(upload.meta), true);
       await enqueueIndexWork(tx, upsertOp(old.markdownSize), old.userId, projectId, sessionId);
       announceSessionChanges(tx, 'UPDATED', old.userId, projectId, [sessionId]);
       return fresh;

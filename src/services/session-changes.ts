@@ -1,7 +1,8 @@
 /** Changes to a session: a patch (name, title, tags) and a delete. */
 import { enqueueIndexWork } from '../data/outbox';
 import { announceSessionChanges } from '../data/signal';
-import { deleteSessionRow, lockSession, updateSessionNaming, writeLabels, type SessionRow } from '../data/sessions';
+import { deleteSessionRow, updateSessionNaming, writeLabels } from '../data/session-writes';
+import { lockSession, type SessionRow } from '../data/sessions';
 import { inTransaction } from '../data/transaction';
 import { upsertOp } from '../domain/index-work';
 import { addRedactionsJson, redactField } from '../domain/redaction';

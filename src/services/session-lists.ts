@@ -1,7 +1,9 @@
 /** Reads of sessions: keyset pages in every order, counts, sizes, the batched reads of GraphQL's loaders. */
 import { markdownOfSessions as markdownOf, readContentRange, type ContentPart } from '../data/content';
 import * as store from '../data/sessions';
-import { ORDER_SQL, type SessionKey, type SessionKeyset, type SessionOrder, type SessionRow } from '../data/sessions';
+import type { SessionKey, SessionRow } from '../data/sessions';
+import * as pages from '../data/session-pages';
+import { ORDER_SQL, type SessionKeyset, type SessionOrder } from '../data/session-pages';
 import { AppError, invalid, projectNotFound, sessionNotFound } from '../errors';
 import { readableScopes, requireProjectReader, requireReadableSession, scopesFor } from './access';
 import type { Ctx } from './context';
@@ -56,7 +58,7 @@ interface SessionPage {
  * Everything is decided in SQL; rows carry no content.
  */
 async function querySessions(ctx: Ctx, filters: SessionFilters, order: SessionOrder, limit: number, after?: string | null): Promise<SessionPage> {
-  const rows = await store.sessionsInOrder(ctx.deps.db.reads, {
+  const rows = await pages.sessionsInOrder(ctx.deps.db.reads, {
     scopes: await scopesFor(ctx, filters.teamIds),
     filters,
     order,
@@ -69,7 +71,7 @@ async function querySessions(ctx: Ctx, filters: SessionFilters, order: SessionOr
 }
 
 async function countSessions(ctx: Ctx, filters: SessionFilters): Promise<number> {
-  return store.countSessions(ctx.deps.db.reads, await scopesFor(ctx, filters.teamIds), filters);
+  return pages.countSessions(ctx.deps.db.reads, await scopesFor(ctx, filters.teamIds), filters);
 }
 
 /**
@@ -135,7 +137,7 @@ export async function projectSessionSizes(ctx: Ctx, projectId: string): Promise<
 export async function listRecentSessions(ctx: Ctx, query: unknown) {
   const { limit } = parseInput(RecentSessionsQuery, query);
   // No next page to tell of: exactly `limit` rows, no cursor.
-  const rows = await store.sessionsInOrder(ctx.deps.db.reads, { scopes: await scopesFor(ctx), filters: {}, order: 'UPDATED_AT_DESC', count: limit });
+  const rows = await pages.sessionsInOrder(ctx.deps.db.reads, { scopes: await scopesFor(ctx), filters: {}, order: 'UPDATED_AT_DESC', count: limit });
   const sessions = rows.map((r) => presentSession(r, false));
   return { sessions, total: sessions.length };
 }
@@ -168,7 +170,7 @@ export async function sessionsForProjects(
   if (projectIds.length === 0) return new Map();
   const wanted = projectsWithin(filters, projectIds);
   if (wanted.length === 0) return new Map();
-  return store.firstSessionsOfProjects(ctx.deps.db.reads, await scopesFor(ctx, filters.teamIds), { ...filters, projectIds: wanted }, order, limit);
+  return pages.firstSessionsOfProjects(ctx.deps.db.reads, await scopesFor(ctx, filters.teamIds), { ...filters, projectIds: wanted }, order, limit);
 }
 
 /**

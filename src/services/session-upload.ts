@@ -1,30 +1,27 @@
 /** PUT of a session: creates or replaces it, and its project when new, atomically. */
-import { withStagedContent, type ContentParts, type ContentWrites } from '../data/content-writes';
+import { withStagedContent, type ContentWrites } from '../data/content-writes';
 import { contentStore } from '../data/content-store';
 import { isDuplicateKey, RetryTransaction } from '../data/errors';
-import { enqueueIndexWork } from '../data/outbox';
-import { announceSessionChanges } from '../data/signal';
 import { insertProjectIfAbsent, lockProjectOwner, projectById } from '../data/projects';
-import { insertSession, lockSession, sessionDigests, updateUploadedSession, writeLabels, type SessionRow } from '../data/sessions';
+import { lockSession, sessionDigests, type SessionRow } from '../data/sessions';
 import { inTransaction } from '../data/transaction';
-import { upsertOp } from '../domain/index-work';
 import { AppError, invalid, MESSAGES } from '../errors';
 import { DeferredJson, inlineOffload } from '../offload';
 import { canWriteSession, checkUpload, sessionWriteRefused } from './access';
 import type { Ctx } from './context';
 import { DEFAULT_COLOR, DEFAULT_ICON, newProjectOwner } from './projects';
 import { redactionsToJson, sessionDataFindingsOf } from '../domain/redaction';
-import { etagMatches, labelsOf, metadataOf, sessionEtag } from './sessions';
+import { etagMatches } from './sessions';
+import { partsOf, versionRow, writeSessionVersion } from './session-version';
 import { contentDigestOf, prepareUpload, type PreparedUpload } from '../domain/upload';
 import { PROJECT_ID_RE, UUID_RE } from '../domain/validation';
-import { writeUsage } from './usage';
 
-export interface UploadConditions {
+interface UploadConditions {
   ifMatch?: string;
   ifNoneMatch?: string;
 }
 
-export interface UploadResult {
+interface UploadResult {
   created: boolean;
   /** False for an identical re-upload, which changes nothing. */
   changed: boolean;
@@ -56,12 +53,6 @@ export async function upsertSession(ctx: Ctx, projectId: string, rawSessionId: s
     contentStore().writeTo === 's3' && (await contentMayChange(ctx, projectId, sessionId, prepared)) ? { sessionId, parts: partsOf(prepared) } : null;
   return withStagedContent((content) => writeUpload(ctx, { projectId, sessionId, prepared, cond }, content), first);
 }
-
-/** The content parts an upload writes (the same objects every time: staged parts are compared with them). */
-const partsOf = (prepared: PreparedUpload): ContentParts => {
-  const { upload: up } = prepared;
-  return { markdown: up.markdown, raw: up.rawData, session: up.sessionData, exchanges: prepared.exchangeIndex };
-};
 
 type Digests = { contentDigest: string; sessionDataDigest: string | null };
 
@@ -129,44 +120,25 @@ async function writeUpload(ctx: Ctx, write: UploadWrite, content: ContentWrites)
     const sessionDataSize = up.sessionData ? up.sessionData.length : (old?.sessionDataSize ?? 0);
     // Findings of kept session data stay with it.
     const redactionsJson = redactionsToJson(findings, sessionDataFindings ?? sessionDataFindingsOf(old?.redactionsJson), ctx.deps.config.redactSecrets);
-    const startedAt = up.startedAt ?? old?.startedAt ?? now;
-    const endedAt = up.endedAt ?? old?.endedAt ?? now;
-    const userTitle = old?.userTitle ?? null;
-    const next: SessionRow = {
+    const next = versionRow(prepared, {
       projectId,
-      id: sessionId,
-      userId: ownerId,
-      name: up.name,
-      userTitle,
-      markdownSize: up.markdown.length,
-      rawDataSize: up.rawData.length,
-      etag: '',
-      contentDigest,
+      sessionId,
+      ownerId,
+      // An upload keeps the title a user set and the creation time.
+      userTitle: old?.userTitle ?? null,
       createdAt: old?.createdAt ?? now,
       updatedAt: now,
-      startedAt,
-      endedAt,
-      ...up.metaColumns,
-      metadataJson: JSON.stringify(up.meta),
+      startedAt: up.startedAt ?? old?.startedAt ?? now,
+      endedAt: up.endedAt ?? old?.endedAt ?? now,
+      contentDigest,
       sessionDataSize,
       sessionDataDigest,
       redactionsJson,
       uploadedBy: old ? old.uploadedBy : ctx.user.id,
       costUsd: prepared.usage === undefined ? (old?.costUsd ?? null) : (prepared.usage?.costUsd ?? null),
-    };
-    next.etag = sessionEtag({ ...next, metadata: metadataOf(next) });
+    });
     if (old && old.etag === next.etag) return { created: false, changed: false, session: old };
-
-    const hasGitBranches = up.meta.gitBranches.length > 0;
-    if (old) await updateUploadedSession(tx, next, hasGitBranches);
-    else await insertSession(tx, next, hasGitBranches);
-    if (!old || old.contentDigest !== contentDigest) {
-      await content.write(tx, projectId, sessionId, partsOf(prepared));
-    }
-    await writeLabels(tx, next, labelsOf(up.meta), Boolean(old));
-    await writeUsage(tx, { projectId, sessionId }, prepared.usage);
-    await enqueueIndexWork(tx, upsertOp(next.markdownSize), ownerId, projectId, sessionId);
-    announceSessionChanges(tx, old ? 'UPDATED' : 'CREATED', ownerId, projectId, [sessionId]);
+    await writeSessionVersion(tx, content, { next, old, prepared });
     return { created: !old, changed: true, session: next };
   }).catch((err) => {
     // Two first uploads of one session raced: the loser's insert hit the winner's row.

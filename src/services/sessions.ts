@@ -9,7 +9,8 @@ import { displayTitle } from '../domain/session';
 import { DOC_ARRAY_FIELDS, type StoredMetaJson } from '../domain/upload';
 import type { ProjectRef } from './presenters/project';
 
-export type { SessionKey, SessionOrder, SessionRow } from '../data/sessions';
+export type { SessionKey, SessionRow } from '../data/sessions';
+export type { SessionOrder } from '../data/session-pages';
 export { contentDigestOf, DOC_STRING_FIELDS, sessionDataDigestOf, type StoredMetaJson } from '../domain/upload';
 
 // ---------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import * as Sh from '../../src/api/schemas/shares';
 import * as T from '../../src/api/schemas/teams';
 import { ARCHIVE_LEFT_OUT, SessionJsonSchema } from '../../src/api/schemas/archive';
 import { openApiDocument } from '../../src/api/openapi';
+import { ROW_KEYS } from '../../src/data/sessions';
 import { SESSION_LEFT_OUT, sessionOutput } from '../../src/mcp/schemas';
 import { ROOT } from '../support/paths';
 
@@ -154,6 +155,25 @@ function objectOrArrayItems(s: z.ZodType): z.ZodType | null {
  */
 describe('a field of REST’s Session reaches every edge', () => {
   const fields = Object.keys(R.Session.shape);
+
+  /** Columns of a session's row that clients do not read under their own name, and why. */
+  const ROW_ONLY: Record<string, string> = {
+    userId: 'the owner scope (the project says whose it is)',
+    contentDigest: 'what decides whether content is written again',
+    sessionDataDigest: 'part of the tag and of the content digest',
+    clientName: 'a column copy of metadata.clientName, for filters',
+    clientVersion: 'a column copy of metadata.clientVersion, for filters',
+    agentName: 'a column copy of metadata.agentName, for filters',
+    deviceId: 'a column copy of metadata.deviceId, for filters',
+    metadataJson: 'shown as metadata',
+    redactionsJson: 'shown as redactions (rule and count)',
+    costUsd: "shown in usage (SessionDetail, GraphQL's Session.usage), and the cost order",
+  };
+
+  test('a column of the row is a field of Session, or says why not', () => {
+    expect(ROW_KEYS.filter((c) => !fields.includes(c) && !(c in ROW_ONLY))).toEqual([]);
+    expect(Object.keys(ROW_ONLY).filter((c) => fields.includes(c) || !(ROW_KEYS as readonly string[]).includes(c))).toEqual([]);
+  });
 
   test('the OpenAPI document (GET /api/v1/openapi.json)', () => {
     const doc = openApiDocument() as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } };

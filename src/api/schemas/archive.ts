@@ -22,7 +22,7 @@ export const ARCHIVE_LEFT_OUT = {
 const ISO = z.iso.datetime({ offset: true });
 
 /** A stored finding (src/domain/redaction.ts): kept as stored, so that an import restores it exactly. */
-export const RedactionJsonSchema = z.strictObject({
+const RedactionJsonSchema = z.strictObject({
   rule: z.string().min(1).max(100),
   count: z.int().min(0),
   part: z.literal('sessionData').optional(),

@@ -3,7 +3,7 @@
  * are strict (an undocumented field in a response fails the test suite's validation hook);
  * input bodies accept unknown fields, which the API ignores (clients send e.g. `projectId`).
  */
-import { PROJECT_ID_PATTERN, Timestamp, UUID_PATTERN, z } from './common';
+import { Timestamp, z } from './common';
 import { choice } from '../../domain/inputs';
 import { PROJECT_COLORS, PROJECT_ICONS } from '../../domain/project';
 import { UploadInput } from '../../domain/upload';
@@ -13,12 +13,6 @@ import { UploadInput } from '../../domain/upload';
 
 export const ProjectIcon = choice('icon', PROJECT_ICONS).meta({ id: 'ProjectIcon', description: 'Case-sensitive; default `Code2`.' });
 export const ProjectColor = choice('color', PROJECT_COLORS).meta({ id: 'ProjectColor', description: 'Case-sensitive; default `blue`.' });
-export const ProjectId = z.string().regex(new RegExp(PROJECT_ID_PATTERN)).meta({ example: '833c-d926-f753-7b4a' });
-export const SessionId = z
-  .string()
-  .regex(new RegExp(UUID_PATTERN))
-  .meta({ description: 'A UUID; any case in paths, lower-case in responses.', example: '3f2b8a4e-1c1d-4f5e-9a7b-2d6c8e9f0a1b' });
-
 const redactions = z
   .array(
     z.strictObject({
@@ -48,7 +42,7 @@ export const SessionMetadata = z
       'The seven documented fields (unsent strings read `null`, unsent arrays `[]`), plus the extra string keys the client sent (e.g. `machineName`, `title`, `summary`), as they came.',
   });
 
-export const Owner = z
+const Owner = z
   .strictObject({
     type: z.enum(['user', 'team']),
     id: z.string().meta({ description: "The owning user's or team's id (= the project's `ownerId`)." }),
@@ -56,7 +50,7 @@ export const Owner = z
   })
   .meta({ id: 'Owner', description: 'Who owns a project: one user or one team.' });
 
-export const Uploader = z
+const Uploader = z
   .strictObject({ id: z.string(), name: z.string() })
   .nullable()
   .meta({ id: 'Uploader', description: 'The user whose credential first created the session; null for sessions stored before teams existed.' });

@@ -29,7 +29,7 @@ export const Share = z
   })
   .meta({ id: 'Share', description: 'A share link (docs/shares.md). Only its creator sees it.' });
 
-export const SharedExchange = z.union([
+const SharedExchange = z.union([
   z.strictObject({ number: z.int().min(1), title: z.string(), markdown: z.string() }),
   z.strictObject({ number: z.int().min(1), hidden: z.literal(true) }),
 ]);

@@ -15,7 +15,7 @@ type Field = Exclude<keyof SessionDto, 'etag'>;
 const iso = (d: Date) => d.toISOString();
 
 /** `uploadedBy` of a session row (its uploader's name as the read selected it). */
-export const uploaderOf = (row: Pick<SessionRow, 'uploadedBy' | 'uploaderName'>): { id: string; name: string } | null =>
+const uploaderOf = (row: Pick<SessionRow, 'uploadedBy' | 'uploaderName'>): { id: string; name: string } | null =>
   row.uploadedBy ? { id: row.uploadedBy, name: row.uploaderName ?? '' } : null;
 
 /** Each field of a client's session object, from the row. */
