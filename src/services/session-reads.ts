@@ -1,5 +1,6 @@
 /** Reads of one session and its content, all of one version (the doors stream what these hand them). */
-import { CHUNK_BYTES, keptUpChunks, type ContentPart } from '../data/content';
+import { CHUNK_BYTES, type ContentPart } from '../data/content';
+import { keptUpChunks } from '../data/content-versions';
 import { partSizeOf } from '../data/sessions';
 import * as access from './access';
 import { withReads, type Ctx } from './context';

@@ -32,6 +32,7 @@ const RANK: Record<string, number> = {
   db: 2.5,
   data: 2,
   config: 1.5,
+  'config-variables': 1.45,
   'config-checks': 1.4,
   domain: 1,
   redact: 0.5,

@@ -7,7 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { CONFIG_VARIABLES, loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
+import { CONFIG_VARIABLES } from '../../src/config-variables';
 import { ROOT } from '../support/paths';
 
 interface Compose {

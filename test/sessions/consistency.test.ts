@@ -1,5 +1,5 @@
 import http from 'node:http';
-import * as contentStore from '../../src/data/content';
+import * as contentVersions from '../../src/data/content-versions';
 import { SID, startTestApp, type TestApp, type TestResponse, type TestUser } from '../support/app';
 
 /**
@@ -184,8 +184,8 @@ describe('large reads stream', () => {
     const r = await app.request('PUT', url, { token: a.token, body: { name: 'big', markdown } });
     expect(r.status).toBe(201);
     // Count the chunks read from storage (the real store, only counted).
-    const real = contentStore.keptUpChunks;
-    jest.spyOn(contentStore, 'keptUpChunks').mockImplementation(async function* (...args) {
+    const real = contentVersions.keptUpChunks;
+    jest.spyOn(contentVersions, 'keptUpChunks').mockImplementation(async function* (...args) {
       for await (const c of real(...args)) {
         yielded++;
         yield c;
