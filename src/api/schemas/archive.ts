@@ -29,9 +29,14 @@ const RedactionJsonSchema = z.strictObject({
   reported: z.literal(true).optional(),
 });
 
-/** Unknown fields are ignored (z.object, not strict): a later version may add some. */
+/**
+ * Unknown fields are ignored (z.object, not strict): a later version may add some. A field of
+ * `Session` is optional here unless restated below, so an archive written before it was added
+ * still imports (an import computes such a field again from the content, as an upload does).
+ */
 export const SessionJsonSchema = z.object({
-  ...Session.omit(ARCHIVE_LEFT_OUT).shape,
+  ...Session.omit(ARCHIVE_LEFT_OUT).partial().shape,
+  name: Session.shape.name,
   // The archive's own forms of REST's fields.
   userTitle: z.string().max(4000).nullable(),
   startedAt: ISO,
