@@ -7,11 +7,6 @@ import path from 'node:path';
 import { ROOT } from '../support/paths';
 import { exportedNames, moduleRefs, rel, resolveImport, sourceFiles, SRC, stringLiterals } from '../support/sources';
 
-/** Files whose exports are left as they are for now, each with the reason. */
-const EXEMPT: Record<string, string> = {};
-
-const exempt = (file: string) => Object.keys(EXEMPT).some((prefix) => rel(file).startsWith(prefix));
-
 const CONSUMERS = [
   ...sourceFiles(SRC, ['src/generated']),
   ...['test', 'bench', 'scripts'].flatMap((d) => sourceFiles(path.join(ROOT, d))),
@@ -40,19 +35,12 @@ test('no src module exports a name nothing imports', () => {
     for (const ref of moduleRefs(file)) if (ref.target) ref.names.forEach((n) => use(ref.target!, n));
   }
   for (const [target, name] of mapperRefs()) use(target, name);
-  const unused = sourceFiles(SRC, ['src/generated'])
-    .filter((file) => !exempt(file))
-    .flatMap((file) => {
-      const names = used.get(file) ?? new Set<string>();
-      if (names.has('*')) return [];
-      return exportedNames(file)
-        .filter((n) => !names.has(n))
-        .map((n) => `${rel(file)}: ${n}`);
-    });
+  const unused = sourceFiles(SRC, ['src/generated']).flatMap((file) => {
+    const names = used.get(file) ?? new Set<string>();
+    if (names.has('*')) return [];
+    return exportedNames(file)
+      .filter((n) => !names.has(n))
+      .map((n) => `${rel(file)}: ${n}`);
+  });
   expect(unused).toEqual([]);
-});
-
-test('the exemptions name existing files', () => {
-  const files = sourceFiles(SRC).map(rel);
-  expect(Object.keys(EXEMPT).filter((prefix) => !files.some((f) => f.startsWith(prefix)))).toEqual([]);
 });
