@@ -63,6 +63,14 @@ export interface SessionDocument {
   tags: string[];
   llmModels: string[];
   gitBranches: string[];
+  /**
+   * keyOf of each tag, model, branch and the device: what the list filters compare, so that the
+   * engine narrows (and counts) exactly what the database does, case included (`Tag` is not `tag`).
+   */
+  tagDigests: string[];
+  modelDigests: string[];
+  branchDigests: string[];
+  deviceDigest: string | null;
   /** Lower-cased: compared case-insensitively. */
   clientName: string | null;
   /** Lower-cased: compared case-insensitively. */
@@ -132,6 +140,10 @@ export function tombstoneOf(id: string, s: { projectId: string; id: string; user
     tags: [],
     llmModels: [],
     gitBranches: [],
+    tagDigests: [],
+    modelDigests: [],
+    branchDigests: [],
+    deviceDigest: null,
     clientName: null,
     agentName: null,
     deviceId: null,
@@ -246,6 +258,10 @@ export function toDocuments(row: IndexableSession, markdown: string, syncedAt: n
     tags: meta.tags,
     llmModels: meta.llmModels,
     gitBranches: meta.gitBranches,
+    tagDigests: meta.tags.map(keyOf),
+    modelDigests: meta.llmModels.map(keyOf),
+    branchDigests: meta.gitBranches.map(keyOf),
+    deviceDigest: row.deviceId ? keyOf(row.deviceId) : null,
     clientName: row.clientName?.toLowerCase() ?? null,
     agentName: row.agentName?.toLowerCase() ?? null,
     deviceId: row.deviceId,

@@ -210,8 +210,8 @@ describe('search filter expressions', () => {
     });
     expect(f).toBe(
       `userId = "u\\"1" AND projectDigest IN ["${keyOf('p1')}"] AND` +
-        ' llmModels IN ["m"] AND tags IN ["t"] AND gitBranches IN ["b"] AND ' +
-        'clientName IN ["c"] AND agentName IN ["a"] AND deviceId IN ["d"] AND createdAt >= 1000 AND createdAt <= 2000 AND hasGitBranches = false',
+        ` modelDigests IN ["${keyOf('m')}"] AND tagDigests IN ["${keyOf('t')}"] AND branchDigests IN ["${keyOf('b')}"] AND ` +
+        `clientName IN ["c"] AND agentName IN ["a"] AND deviceDigest IN ["${keyOf('d')}"] AND createdAt >= 1000 AND createdAt <= 2000 AND hasGitBranches = false`,
     );
   });
 

@@ -29,6 +29,8 @@ export function ownedSessionsFilter(sessions: Array<{ userId: string; projectId:
 }
 
 const inList = (field: string, values: string[]) => `${field} IN [${values.map(meiliString).join(', ')}]`;
+/** Values compared exactly: by their keys (keyOf), which the engine's case-free comparison cannot confuse. */
+const inKeys = (field: string, values: string[]) => inList(field, values.map(keyOf));
 
 /** True when some list filter is empty: it can match nothing (e.g. projectId ∉ projectIds). */
 export function matchesNothing(f: SessionFilters): boolean {
@@ -50,9 +52,10 @@ export function searchFilter(scopes: string | readonly string[], f: SessionFilte
   const parts = [scopeFilter(typeof scopes === 'string' ? [scopes] : scopes)];
   // Project ids are case-sensitive: compared by their exact key.
   if (f.projectIds) parts.push(`projectDigest IN [${f.projectIds.map((p) => meiliString(keyOf(p))).join(', ')}]`);
-  if (f.llmModels) parts.push(inList('llmModels', f.llmModels));
-  if (f.tags) parts.push(inList('tags', f.tags));
-  if (f.gitBranches) parts.push(inList('gitBranches', f.gitBranches));
+  // Tags, models, branches and devices compare exactly, as in the database.
+  if (f.llmModels) parts.push(inKeys('modelDigests', f.llmModels));
+  if (f.tags) parts.push(inKeys('tagDigests', f.tags));
+  if (f.gitBranches) parts.push(inKeys('branchDigests', f.gitBranches));
   if (f.clientNames)
     parts.push(
       inList(
@@ -67,7 +70,7 @@ export function searchFilter(scopes: string | readonly string[], f: SessionFilte
         f.agentNames.map((s) => s.toLowerCase()),
       ),
     );
-  if (f.deviceIds) parts.push(inList('deviceId', f.deviceIds));
+  if (f.deviceIds) parts.push(inKeys('deviceDigest', f.deviceIds));
   // User ids compare exactly in the database: by their exact key here too.
   if (f.uploaderIds) parts.push(`uploaderDigest IN [${f.uploaderIds.map((u) => meiliString(keyOf(u))).join(', ')}]`);
   if (f.createdFrom) parts.push(`createdAt >= ${f.createdFrom.getTime()}`);

@@ -6,7 +6,7 @@ import { MeiliHttpError, rootCause } from './http-client';
  * The index is versioned by its document layout: a service whose layout changed starts on a new
  * index (rebuilt from the database, see ensureIndex's caller) and removes the older ones.
  */
-const INDEX_LAYOUT_VERSION = 4;
+const INDEX_LAYOUT_VERSION = 5;
 export const indexUidOf = (namespace: string) => `${namespace}_sessions_v${INDEX_LAYOUT_VERSION}`;
 /** The recent index that goes with a main index (fresh writes; see worker.ts). */
 export const recentUidOf = (mainUid: string) => `${mainUid}_recent`;
@@ -15,6 +15,8 @@ export const recentUidOf = (mainUid: string) => `${mainUid}_recent`;
  * v3: exact, case-free keys (`sessionDigest`, `projectDigest`) for every filter.
  * v4: `uploaderDigest`, so that the engine applies the `uploaderIds` filter and `total` counts
  * exactly the sessions it selects.
+ * v5: `tagDigests`, `modelDigests`, `branchDigests`, `deviceDigest`, for the same reason: the
+ * engine compared tags, models, branches and devices without case, so `Tag` also counted `tag`.
  */
 export const legacyIndexUidsOf = (namespace: string) => [
   `${namespace}_sessions`,
@@ -43,12 +45,13 @@ export const INDEX_SETTINGS = {
     'projectDigest',
     'sessionDigest',
     'uploaderDigest',
-    'llmModels',
-    'tags',
-    'gitBranches',
+    'modelDigests',
+    'tagDigests',
+    'branchDigests',
+    'deviceDigest',
+    // Compared without case on purpose (indexed and asked lower-cased).
     'clientName',
     'agentName',
-    'deviceId',
     'createdAt',
     'hasGitBranches',
     'syncedAt',
