@@ -1,5 +1,5 @@
 import type { Browser, Page, Response } from 'playwright-core';
-import { launchBrowser, newRecordedPage, seriousAxeViolations, step, type Recorded } from '../support/chromium';
+import { launchBrowser, newRecordedPage, seriousAxeViolations, step, watchNetwork, type Recorded } from '../support/chromium';
 import { SID, startTestApp, type TestApp } from '../support/app';
 import { createResetLink } from '../../src/services/accounts';
 import { createUser } from '../../src/services/users';
@@ -119,9 +119,14 @@ async function shoot(page: Page, name: string) {
 
 /** Visits a console page and waits until it has drawn what it loads (its h1, then no request for a while). */
 async function visit(page: Page, path: string, heading: string | RegExp) {
-  await page.goto(path);
-  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
-  await page.waitForLoadState('networkidle');
+  const network = watchNetwork(page);
+  try {
+    await page.goto(path);
+    await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+    await network.quiet();
+  } finally {
+    network.stop();
+  }
 }
 
 /** The text of the element that describes `el` (aria-describedby). */

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
 
 /**
  * Real headless Chromium (Debian's, .ci/run-chromium.sh installs it) for the console's browser
@@ -18,6 +18,40 @@ const ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
+
+/** The console's live-update stream (GraphQL subscriptions): open as long as a list is shown. */
+const isLiveStream = (r: Request) => new URL(r.url()).pathname === '/api/v1/graphql/stream';
+
+/**
+ * Watches a page's requests from now on. `quiet()` resolves once none has been in flight for
+ * `quietMs`, the live-update stream aside: it stays open while a list is shown, so Playwright's
+ * `networkidle` never comes on such a page.
+ */
+export function watchNetwork(page: Page): { quiet(quietMs?: number, timeoutMs?: number): Promise<void>; stop(): void } {
+  const inFlight = new Set<Request>();
+  const started = (r: Request) => void (isLiveStream(r) || inFlight.add(r));
+  const ended = (r: Request) => void inFlight.delete(r);
+  page.on('request', started);
+  page.on('requestfinished', ended);
+  page.on('requestfailed', ended);
+  return {
+    async quiet(quietMs = 500, timeoutMs = 60_000) {
+      const until = Date.now() + timeoutMs;
+      let since = Date.now();
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 50));
+        if (inFlight.size > 0) since = Date.now();
+        else if (Date.now() - since >= quietMs) return;
+        if (Date.now() > until) throw new Error(`requests still in flight after ${timeoutMs} ms: ${[...inFlight].map((r) => r.url()).join(', ')}`);
+      }
+    },
+    stop() {
+      page.off('request', started);
+      page.off('requestfinished', ended);
+      page.off('requestfailed', ended);
+    },
+  };
+}
 
 export async function launchBrowser(): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: run .ci/run-chromium.sh`);
