@@ -4,6 +4,7 @@ import { routeName } from '../api/route';
 import { GRAPHQL_ROUTE } from '../api/routes';
 import { isGraphqlRequest } from './graphql-path';
 import { siteRouteOf } from './site-routes';
+import { withRequestOrigin } from '../domain/request-origin';
 import { unauthenticated } from '../errors';
 import type { Logger } from '../logger';
 import { depsFor, type AuthUser, type Ctx, type Deps } from '../services/context';
@@ -12,7 +13,7 @@ import './types';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Request id (the client's if sane, else new) on every response, and one log line per request. */
+/** Request id (the client's if sane, else new) on every response, one log line per request, the request's origin. */
 export function requestContext(logger: Logger, onFinish?: (req: Request, res: Response, seconds: number, route: string) => void) {
   return (req: Request, res: Response, next: NextFunction) => {
     const given = req.get('x-request-id');
@@ -32,7 +33,8 @@ export function requestContext(logger: Logger, onFinish?: (req: Request, res: Re
       });
       onFinish?.(req, res, seconds, route);
     });
-    next();
+    // The client's address, for the audit log (src/services/audit.ts).
+    withRequestOrigin({ ip: req.ip }, next);
   };
 }
 
