@@ -24,10 +24,12 @@ const secretText = (field: string) => z.string({ error: missing(field) }).min(1,
 /** A new password: required, 10–256 code points. */
 function newPassword(field = 'password') {
   const length = `Invalid value for ${field}. Must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`;
-  return requiredString(field).check((ctx) => {
-    const n = codePoints(ctx.value);
-    if (ctx.value !== '' && (n < PASSWORD_MIN || n > PASSWORD_MAX)) ctx.issues.push({ code: 'custom', input: ctx.value, message: length });
-  });
+  return requiredString(field)
+    .check((ctx) => {
+      const n = codePoints(ctx.value);
+      if (ctx.value !== '' && (n < PASSWORD_MIN || n > PASSWORD_MAX)) ctx.issues.push({ code: 'custom', input: ctx.value, message: length });
+    })
+    .meta({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX, description: `${PASSWORD_MIN}–${PASSWORD_MAX} characters.` });
 }
 
 /** An email address: required; otherwise `Invalid email: <what was sent>`. */
@@ -48,28 +50,37 @@ const accountName = z
   .transform((v) => v || null);
 
 /** Sign-in: both fields present strings (their shape is not checked: a wrong one just fails). */
-export const SignInInput = body({ email: requiredString('email'), password: requiredString('password') });
+export const SignInInput = body({ email: requiredString('email'), password: requiredString('password') }).meta({ id: 'SignIn' });
 
 const accountShape = { email, name: accountName };
 
 /** Setup and sign-up: a new account with its password. */
-export const NewAccountInput = body({ ...accountShape, password: newPassword() });
+export const NewAccountInput = body({ ...accountShape, password: newPassword() }).meta({ id: 'NewAccount' });
 
-/** A new account whose password is optional (an admin adds it: without one the user gets a reset link). */
-export const AccountByAdminInput = body({
+/**
+ * A sign-up's `invitationToken`: read on its own, before the account fields (an invitation lets
+ * its holder sign up with sign-up off). Anything but a string of 1–200 characters is no invitation.
+ */
+export const InvitationToken = z
+  .unknown()
+  .transform((t) => (typeof t === 'string' && t.length > 0 && t.length <= 200 ? t : null))
+  .meta({ type: 'string', description: 'An open team invitation: the account joins its team (and may be created with sign-up disabled).' });
+
+// An intersection, not `.extend()`: the document then refers to NewAccount (allOf) instead of repeating it.
+export const SignUpInput = z.intersection(NewAccountInput, z.object({ invitationToken: InvitationToken.optional() })).meta({ id: 'SignUp' });
+
+/** A user an admin adds: a new account whose password is optional (without one the user gets a reset link), and its role, member unless `admin`. */
+export const UserByAdminInput = body({
   ...accountShape,
   password: newPassword()
+    .meta({ description: 'Without it the answer carries a reset link to set one.' })
     .nullish()
     .transform((v) => v ?? undefined),
-});
-
-/** A user an admin adds: such an account and its role, member unless `admin`. */
-export const UserByAdminInput = AccountByAdminInput.extend({
   role: z
     .enum(['admin', 'member'], { error: 'Invalid value for role. Must be one of: admin, member' })
     .nullish()
     .transform((v) => v ?? 'member'),
-});
+}).meta({ id: 'CreateUser' });
 
 /**
  * `revokeCredentials` of a password change or reset: also revoke the user's API keys and device
@@ -78,11 +89,21 @@ export const UserByAdminInput = AccountByAdminInput.extend({
 const revokeCredentials = z
   .boolean({ error: 'Invalid value for revokeCredentials. Must be a boolean' })
   .nullish()
-  .transform((v) => v ?? true);
+  .transform((v) => v ?? true)
+  .meta({
+    description: 'Also revoke every API key and device token of the user (and what was created with them). Absent or null: true; false keeps them.',
+    default: true,
+  });
 
-export const PasswordChangeInput = body({ currentPassword: secretText('currentPassword'), newPassword: newPassword('newPassword'), revokeCredentials });
+export const PasswordChangeInput = body({ currentPassword: secretText('currentPassword'), newPassword: newPassword('newPassword'), revokeCredentials }).meta({
+  id: 'ChangePassword',
+});
 
-export const PasswordResetInput = body({ token: secretText('token'), password: newPassword(), revokeCredentials });
+export const PasswordResetInput = body({
+  token: secretText('token').meta({ description: 'The `token` of the reset link.' }),
+  password: newPassword(),
+  revokeCredentials,
+}).meta({ id: 'ResetPassword' });
 
 const DEVICE_METADATA = ['hostname', 'os', 'os_version', 'os_display_name', 'architecture', 'username', 'client', 'client_version'] as const;
 export type DeviceMetadata = Partial<Record<(typeof DEVICE_METADATA)[number], string>>;
@@ -96,7 +117,7 @@ const metadataField = (field: string) => {
 export const DeviceLoginInput = z
   .object(
     {
-      device_code: requiredString('device_code'),
+      device_code: requiredString('device_code').meta({ description: 'The code shown on /cli-login (`ABC-123`; the dash is cosmetic, case-insensitive).' }),
       ...Object.fromEntries(DEVICE_METADATA.map((f) => [f, metadataField(f)])),
     },
     { error: missing('device_code') },
@@ -108,4 +129,5 @@ export const DeviceLoginInput = z
       if (typeof v === 'string') meta[f] = v;
     }
     return { code: b.device_code, meta };
-  });
+  })
+  .meta({ id: 'DeviceLogin' });

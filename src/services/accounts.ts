@@ -12,7 +12,7 @@ import type { AnyCtx, Ctx, PublicCtx } from './context';
 import * as teams from './teams';
 import { accountOf, checkEmail, createUser, getAdminUser, insertAccountRow, newAccountRow, newUserRow, requireAccountAdmin, userNotFound } from './users';
 import { presentAccount, type AccountDto, type AdminUserDto } from './presenters/user';
-import { AccountByAdminInput, NewAccountInput, PasswordChangeInput, PasswordResetInput, SignInInput, UserByAdminInput } from './account-inputs';
+import { InvitationToken, NewAccountInput, PasswordChangeInput, PasswordResetInput, SignInInput, UserByAdminInput } from './account-inputs';
 import { parseInput } from './inputs';
 
 export const INVALID_CREDENTIALS = 'Invalid email or password';
@@ -57,9 +57,9 @@ export async function signIn(ctx: AnyCtx, { email, password }: Credentials): Pro
   return presentAccount(user);
 }
 
-/** `{email, name, password}` of a new account (setup, sign-up, the admins' Users page). */
-export function newAccountOf(body: unknown, passwordRequired = true): { email: string; name: string | null; password: string | undefined } {
-  return passwordRequired ? parseInput(NewAccountInput, body) : parseInput(AccountByAdminInput, body);
+/** `{email, name, password}` of a new account (setup, sign-up). */
+export function newAccountOf(body: unknown): { email: string; name: string | null; password: string } {
+  return parseInput(NewAccountInput, body);
 }
 
 /** A user an admin adds: a new account (password optional) and its role (default member). */
@@ -78,7 +78,7 @@ export async function setupFirstAccount(ctx: PublicCtx, body: unknown): Promise<
   const { db, config } = ctx.deps;
   const { email, name, password } = newAccountOf(body);
   checkEmail(email);
-  const row = newUserRow(email, name, await hashPassword(password!), 'admin');
+  const row = newUserRow(email, name, await hashPassword(password), 'admin');
   const locked = await tryNamedLock(db.pool, `${config.namespace}:setup`, async (sql) => {
     if ((await store.countUsers(sql)) > 0) return false;
     await store.insertUser(sql, row);
@@ -104,10 +104,8 @@ interface SignedIn {
 }
 
 /** `invitationToken` of a sign-up body, when it carries one. */
-const invitationTokenOf = (b: unknown): string | null => {
-  const t = b && typeof b === 'object' ? (b as { invitationToken?: unknown }).invitationToken : undefined;
-  return typeof t === 'string' && t.length > 0 && t.length <= 200 ? t : null;
-};
+const invitationTokenOf = (b: unknown): string | null =>
+  InvitationToken.parse(b && typeof b === 'object' ? (b as { invitationToken?: unknown }).invitationToken : undefined);
 
 /**
  * Sign-up: a new member account, signed in at once. Only with sign-up on (`SIGNUP_ENABLED`; off →

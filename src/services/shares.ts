@@ -15,9 +15,10 @@ import { mayChangeSession, requireWritableSession } from './access';
 import { onSnapshot, type Ctx, type Deps, type PublicCtx } from './context';
 import { exchangePage } from './exchanges';
 import { metadataOf, sessionTitle, type SessionRow } from './sessions';
-import { AUDIENCES, presentShare, type Audience, type ShareDto } from './presenters/share';
+import { presentShare, type Audience, type ShareDto } from './presenters/share';
+import { CreateShareInput, SHARE_INPUT_MESSAGES, UpdateShareInput } from './share-inputs';
+import { parseInput } from './inputs';
 
-export const EXPIRY_DAYS = [1, 7, 30, 90] as const;
 export const DEFAULT_EXPIRY_DAYS = 30;
 export { AUDIENCES, type Audience, type ShareDto } from './presenters/share';
 /** A page of a share carries at most this much markdown (at least one exchange). */
@@ -31,11 +32,8 @@ export const SHARE_MESSAGES = {
   notFound: 'Share link not found',
   off: 'Share links are turned off on this server',
   publicOff: 'Public links are turned off on this server: audience must be signed-in',
-  expiry: 'expiresInDays must be 1, 7, 30 or 90',
+  ...SHARE_INPUT_MESSAGES,
   never: 'Links that never expire are turned off on this server: expiresInDays must be 1, 7, 30 or 90',
-  audience: 'audience must be public or signed-in',
-  hidden: 'hiddenExchanges must be a list of exchange numbers (1-based)',
-  refresh: 'refresh must be true',
   secrets: 'Session holds unmasked secrets',
   signIn: 'Sign in to view this shared session',
 } as const;
@@ -49,43 +47,27 @@ function toShare(deps: Deps, base: string, row: ShareListRow): ShareDto {
 // ---------------------------------------------------------------------------------------------
 // Inputs
 
-function checkKeys(body: Record<string, unknown>, allowed: readonly string[]): void {
-  for (const k of Object.keys(body)) {
-    if (!allowed.includes(k)) throw invalid(`Unknown field ${JSON.stringify(k).slice(0, 80)} (allowed: ${allowed.join(', ')})`);
-  }
-}
-
-function bodyOf(input: unknown): Record<string, unknown> {
-  if (input === undefined || input === null) return {};
-  if (typeof input !== 'object' || Array.isArray(input)) throw invalid('The body must be a JSON object');
-  return input as Record<string, unknown>;
-}
-
 /** Days from now, or null for never; `undefined` stays undefined (not given). */
-function expiryOf(deps: Deps, v: unknown): Date | null | undefined {
+function expiryOf(deps: Deps, v: number | null | undefined): Date | null | undefined {
   if (v === undefined) return undefined;
   if (v === null) {
     if (!deps.config.sharesAllowNever) throw invalid(SHARE_MESSAGES.never);
     return null;
   }
-  if (typeof v !== 'number' || !(EXPIRY_DAYS as readonly number[]).includes(v)) throw invalid(SHARE_MESSAGES.expiry);
   return new Date(Date.now() + v * 86_400_000);
 }
 
-function hiddenOf(v: unknown, exchangeCount: number): number[] | undefined {
-  if (v === undefined) return undefined;
-  if (!Array.isArray(v) || v.length > 100_000 || !v.every((n) => Number.isSafeInteger(n) && n >= 1)) throw invalid(SHARE_MESSAGES.hidden);
-  const out = [...new Set(v as number[])].sort((a, b) => a - b);
-  const beyond = out.find((n) => n > exchangeCount);
+/** The hidden numbers asked for, each within the session's `exchangeCount` exchanges. */
+function hiddenOf(v: number[] | undefined, exchangeCount: number): number[] | undefined {
+  const beyond = v?.find((n) => n > exchangeCount);
   if (beyond !== undefined) throw invalid(`hiddenExchanges: the session has no exchange ${beyond} (it has ${exchangeCount})`);
-  return out;
+  return v;
 }
 
-function audienceOf(deps: Deps, v: unknown): Audience {
+function audienceOf(deps: Deps, v: Audience | undefined): Audience {
   if (v === undefined) return deps.config.shares === 'signed-in' ? 'signed-in' : 'public';
-  if (typeof v !== 'string' || !(AUDIENCES as readonly string[]).includes(v)) throw invalid(SHARE_MESSAGES.audience);
   if (v === 'public' && deps.config.shares === 'signed-in') throw invalid(SHARE_MESSAGES.publicOff);
-  return v as Audience;
+  return v;
 }
 
 function requireSharesOn(deps: Deps): void {
@@ -163,8 +145,7 @@ function snapshotFields(row: SessionRow) {
 
 export async function createShare(ctx: Ctx, base: string, projectId: string, sessionId: string, input: unknown): Promise<ShareDto> {
   requireSharesOn(ctx.deps);
-  const body = bodyOf(input);
-  checkKeys(body, ['expiresInDays', 'hiddenExchanges', 'audience']);
+  const body = parseInput(CreateShareInput, input ?? {});
   const expiry = expiryOf(ctx.deps, body.expiresInDays);
   const expiresAt = expiry === undefined ? new Date(Date.now() + DEFAULT_EXPIRY_DAYS * 86_400_000) : expiry;
   const audience = audienceOf(ctx.deps, body.audience);
@@ -248,9 +229,7 @@ async function ownShare(ctx: Ctx, shareId: string): Promise<ShareState> {
 
 export async function updateShare(ctx: Ctx, base: string, shareId: string, input: unknown): Promise<ShareDto> {
   requireSharesOn(ctx.deps);
-  const body = bodyOf(input);
-  checkKeys(body, ['expiresInDays', 'hiddenExchanges', 'refresh']);
-  if (body.refresh !== undefined && body.refresh !== true && body.refresh !== false) throw invalid(SHARE_MESSAGES.refresh);
+  const body = parseInput(UpdateShareInput, input ?? {});
   const expiry = expiryOf(ctx.deps, body.expiresInDays);
   const state = await ownShare(ctx, shareId);
   await onSnapshot(ctx, async (sctx) => {

@@ -122,6 +122,8 @@ export function step(rec: () => Recorded, fn: () => Promise<void>): () => Promis
       await fn();
     } catch (err) {
       const r = rec();
+      // Set-up failed before a page was opened: its own error says more.
+      if (!r?.page) throw err;
       const text = await r.page
         .locator('body')
         .innerText({ timeout: 2000 })

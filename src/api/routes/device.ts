@@ -1,6 +1,7 @@
 /** Device login of the upload CLI and the desktop app. */
 import { defineRoute } from '../route';
 import * as A from '../schemas/accounts';
+import * as accountInputs from '../../services/account-inputs';
 import { envelope, z } from '../schemas/common';
 import * as inputs from '../../services/inputs';
 
@@ -25,7 +26,7 @@ export const deviceRoutes = {
     auth: 'none',
     rateLimit: 'anonymous',
     summary: 'Exchange a /cli-login code for a refresh token',
-    body: A.DeviceLoginBody,
+    body: accountInputs.DeviceLoginInput,
     description:
       'No Authorization. Codes are single use, valid 10 minutes. 401: `Invalid or expired device code` or `Device code has already been used`. Failures count against the failed-authentication limit of the address and against the service-wide `DEVICE_LOGIN_FAILURE_BUDGET` (100 per 10 minutes; once spent, every address gets 429 until the window ends).',
     responses: { 200: { description: 'A refresh token (no envelope).', schema: A.DeviceLoginResult } },

@@ -1,7 +1,8 @@
 /** Share links: making and managing them (a key or browser session), and reading one (no account for public links). */
 import { defineRoute } from '../route';
 import { envelope, PROJECT_ID_PATTERN, UUID_PATTERN, z } from '../schemas/common';
-import { Audience, ExpiresInDays, Hidden, Share, SharedSession } from '../schemas/shares';
+import { Share, SharedSession } from '../schemas/shares';
+import { CreateShareInput, UpdateShareInput } from '../../services/share-inputs';
 
 const SessionParams = z.object({ projectId: z.string().regex(new RegExp(PROJECT_ID_PATTERN)), sessionId: z.string().regex(new RegExp(UUID_PATTERN)) });
 const ShareParams = z.object({ shareId: z.string() });
@@ -16,7 +17,7 @@ export const shareRoutes = {
     description:
       'By whoever may change the session (its owner; in a team project its uploader or a team admin). Takes a snapshot of the session now; hidden exchanges are not copied. `SHARES=off` → 403; `SHARES=signed-in` refuses `public` (400). A session whose stored content still holds secrets (uploaded under `REDACT_SECRETS=report` or `off`) → 409 `Session holds unmasked secrets (<rules>)`.',
     params: SessionParams,
-    body: z.strictObject({ expiresInDays: ExpiresInDays, hiddenExchanges: Hidden, audience: Audience.optional() }),
+    body: CreateShareInput,
     responses: { 201: { description: 'The link.', schema: envelope(z.strictObject({ share: Share })) } },
     errors: [403, 404, 409],
   }),
@@ -47,7 +48,7 @@ export const shareRoutes = {
     description:
       'Un-hiding an exchange the snapshot never held copies its current content in. `refresh: true` replaces the snapshot with the session as it is now. Another user’s link → 404.',
     params: ShareParams,
-    body: z.strictObject({ expiresInDays: ExpiresInDays, hiddenExchanges: Hidden, refresh: z.boolean().optional() }),
+    body: UpdateShareInput,
     responses: { 200: { description: 'The link.', schema: envelope(z.strictObject({ share: Share })) } },
     errors: [403, 404, 409],
   }),

@@ -1,6 +1,7 @@
 /** The admins' Users page: list, create, reset link, disable / enable. */
 import { defineRoute } from '../route';
 import * as A from '../schemas/accounts';
+import * as accountInputs from '../../services/account-inputs';
 import { envelope, z } from '../schemas/common';
 
 const userId = z.object({ userId: z.string() });
@@ -21,7 +22,7 @@ export const userRoutes = {
     tag: 'Users',
     auth: 'key',
     summary: 'Create a user (admins)',
-    body: A.CreateUserBody,
+    body: accountInputs.UserByAdminInput,
     responses: { 201: { description: 'Created.', schema: envelope(A.CreatedUser) } },
     errors: [403, 409],
   }),

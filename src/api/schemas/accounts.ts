@@ -3,8 +3,6 @@ import { Timestamp, z } from './common';
 
 export const User = z.strictObject({ id: z.string(), email: z.string(), name: z.string().nullable(), role: z.enum(['admin', 'member']) }).meta({ id: 'User' });
 
-export const SignInBody = z.object({ email: z.string().min(1), password: z.string().min(1) }).meta({ id: 'SignIn' });
-
 export const SignedIn = z.strictObject({ user: User }).meta({ id: 'SignedIn' });
 
 export const BrowserSession = z
@@ -12,21 +10,6 @@ export const BrowserSession = z
   .meta({ id: 'BrowserSession' });
 
 export const Empty = z.strictObject({}).meta({ id: 'Empty' });
-
-export const DeviceLoginBody = z
-  .object({
-    device_code: z.string().meta({ description: 'The code shown on /cli-login (`ABC-123`; the dash is cosmetic, case-insensitive).' }),
-    hostname: z.string(),
-    os: z.string(),
-    os_version: z.string(),
-    os_display_name: z.string(),
-    architecture: z.string(),
-    username: z.string(),
-    client: z.string(),
-    client_version: z.string(),
-  })
-  .partial({ hostname: true, os: true, os_version: true, os_display_name: true, architecture: true, username: true, client: true, client_version: true })
-  .meta({ id: 'DeviceLogin' });
 
 export const DeviceLoginResult = z
   .strictObject({
@@ -47,43 +30,12 @@ export const AccessToken = z
 
 export const DeviceLogout = z.strictObject({ success: z.literal(true) }).meta({ id: 'DeviceLogout' });
 
-/** First run, sign-up, reset links, the admins' Users page and /cli-login codes. */
-const Password = z.string().min(10).max(256).meta({ description: '10–256 characters.' });
-
 export const SetupState = z
   .strictObject({
     needsSetup: z.boolean().meta({ description: 'True while no user exists: the console offers Create the first account.' }),
     signupEnabled: z.boolean().meta({ description: 'SIGNUP_ENABLED: self sign-up at POST /auth/sign-up.' }),
   })
   .meta({ id: 'SetupState' });
-
-export const NewAccountBody = z.object({ email: z.string(), name: z.string().nullable().optional(), password: Password }).meta({ id: 'NewAccount' });
-
-// An intersection, not `.extend()`: the document then refers to NewAccount (allOf) instead of repeating it.
-export const SignUpBody = z
-  .intersection(
-    NewAccountBody,
-    z.object({
-      invitationToken: z
-        .string()
-        .optional()
-        .meta({ description: 'An open team invitation: the account joins its team (and may be created with sign-up disabled).' }),
-    }),
-  )
-  .meta({ id: 'SignUp' });
-
-const RevokeCredentials = z.boolean().nullable().optional().meta({
-  description: 'Also revoke every API key and device token of the user (and what was created with them). Absent or null: true; false keeps them.',
-  default: true,
-});
-
-export const ChangePasswordBody = z
-  .object({ currentPassword: z.string().min(1), newPassword: Password, revokeCredentials: RevokeCredentials })
-  .meta({ id: 'ChangePassword' });
-
-export const ResetPasswordBody = z
-  .object({ token: z.string().min(1).meta({ description: 'The `token` of the reset link.' }), password: Password, revokeCredentials: RevokeCredentials })
-  .meta({ id: 'ResetPassword' });
 
 export const AdminUser = z
   .strictObject({
@@ -97,15 +49,6 @@ export const AdminUser = z
   .meta({ id: 'AdminUser' });
 
 export const UserList = z.strictObject({ users: z.array(AdminUser), total: z.number().int() }).meta({ id: 'UserList' });
-
-export const CreateUserBody = z
-  .object({
-    email: z.string(),
-    name: z.string().nullable().optional(),
-    role: z.enum(['admin', 'member']).optional(),
-    password: Password.optional().meta({ description: 'Without it the answer carries a reset link to set one.' }),
-  })
-  .meta({ id: 'CreateUser' });
 
 export const ResetLink = z
   .strictObject({

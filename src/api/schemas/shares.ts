@@ -1,13 +1,6 @@
 /** Share links: what their owner sees, and what a link shows. */
 import { Timestamp, z } from './common';
 
-export const ExpiresInDays = z
-  .union([z.literal(1), z.literal(7), z.literal(30), z.literal(90), z.null()])
-  .optional()
-  .meta({ description: 'Days until the link stops working: 1, 7, 30 (the default) or 90; null for never, only with `SHARES_ALLOW_NEVER=true` (else 400).' });
-export const Hidden = z.array(z.int().min(1)).optional().meta({
-  description: 'Exchange numbers (1-based, as in the reader’s table of contents) the link leaves out. Hidden exchanges are never copied into the snapshot.',
-});
 export const Audience = z
   .enum(['public', 'signed-in'])
   .meta({ description: '`public`: anyone with the link; `signed-in`: any signed-in account of this service.' });
