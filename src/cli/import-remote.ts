@@ -8,7 +8,9 @@
  */
 import type { Config } from '../config';
 import type { DbHandles } from '../db/client';
+import type { z } from 'zod';
 import type { SessionJson } from '../api/schemas/archive';
+import type { Project, Session } from '../api/schemas/resources';
 import { PROJECT_ID_RE } from '../domain/project';
 import { SESSION_ID_RE } from '../domain/session';
 import { createLogger } from '../logger';
@@ -21,30 +23,13 @@ import type { ProgressSink } from './archive';
 const SESSION_DATA_TYPE = 'application/vnd.specstory.session-data+json';
 const ICONS_DEFAULT = { icon: 'Code2', color: 'blue' };
 
-interface RemoteProject {
-  id: string;
-  name?: string;
-  icon?: string;
-  color?: string;
-  createdAt?: string;
-  updatedAt?: string;
-}
+/**
+ * What the source answers, read as this server's own REST shapes; every field but the id may be
+ * missing (the source may be an older or another server).
+ */
+type RemoteProject = Partial<z.output<typeof Project>> & { id: string };
 
-interface RemoteSession {
-  id: string;
-  name?: string;
-  userTitle?: string | null;
-  markdownSize?: number;
-  rawDataSize?: number;
-  sessionDataSize?: number;
-  createdAt?: string;
-  updatedAt?: string;
-  startedAt?: string;
-  endedAt?: string;
-  etag?: string;
-  metadata?: Record<string, unknown> | null;
-  redactions?: Array<{ rule: string; count: number }>;
-}
+type RemoteSession = Partial<z.output<typeof Session>> & { id: string };
 
 class RemoteError extends Error {
   constructor(
