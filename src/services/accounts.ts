@@ -7,6 +7,7 @@ import { hashPassword, verifyPassword } from '../domain/passwords';
 import { randomToken, sha256 } from '../domain/tokens';
 import { AppError, invalid } from '../errors';
 import { requireWriteAccess } from './access';
+import { recordAudit } from './audit';
 import { browserSessionOf, endSessionsOfUser, startBrowserSession } from './browser-sessions';
 import type { AnyCtx, Ctx, PublicCtx } from './context';
 import * as teams from './teams';
@@ -53,7 +54,16 @@ export function credentialsOf(body: unknown): Credentials {
 export async function signIn(ctx: AnyCtx, { email, password }: Credentials): Promise<AccountDto | null> {
   const user = email.length <= 320 && password.length <= 1024 ? await store.userByEmail(ctx.deps.db.writes, email) : null;
   const ok = await verifyPassword(user?.passwordHash, password.slice(0, 1024));
-  if (!user || !ok || user.disabledAt) return null;
+  const failed = !user || !ok || user.disabledAt;
+  const reason = !user ? 'unknown email' : !ok ? 'wrong password' : 'disabled';
+  await recordAudit(ctx, {
+    action: 'sign_in',
+    target: { type: 'user', id: user?.id },
+    actorUserId: user?.id ?? null,
+    result: failed ? 'failure' : 'success',
+    ...(failed ? { detail: { reason } } : {}),
+  });
+  if (failed) return null;
   return presentAccount(user);
 }
 
@@ -88,6 +98,7 @@ export async function setupFirstAccount(ctx: PublicCtx, body: unknown): Promise<
   if (!locked.got) throw new AppError('CONFLICT', SETUP_DONE);
   usersSeen.add(db);
   if (!locked.value) throw new AppError('CONFLICT', SETUP_DONE);
+  await recordAudit(ctx, { action: 'user.create', target: { type: 'user', id: row.id }, actorUserId: row.id, detail: { via: 'setup', role: 'admin' } });
   const user = presentAccount(row);
   return { user, session: await startBrowserSession(ctx, user.id) };
 }
@@ -126,6 +137,7 @@ export async function signUp(ctx: PublicCtx, body: unknown, beforeCreate?: () =>
   // With an invitation, the account is made in the transaction that spends it (after the spend).
   if (invitationToken) await teams.joinWithInvitation(ctx, invitationToken, user, (tx) => insertAccountRow(tx, row));
   else await insertAccountRow(ctx.deps.db.writes, row);
+  await recordAudit(ctx, { action: 'user.create', target: { type: 'user', id: row.id }, actorUserId: row.id, detail: { via: 'sign-up', role: 'member' } });
   return { user, session: await startBrowserSession(ctx, user.id) };
 }
 
@@ -159,11 +171,14 @@ export async function changePassword(ctx: Ctx, body: unknown): Promise<void> {
   const { id: userId, sessionTokenHash: keepSessionHash } = ctx.user;
   const { currentPassword, newPassword, revokeCredentials } = passwordChangeOf(body);
   const user = await store.userById(db.writes, userId);
+  const target = { type: 'user' as const, id: userId };
   if (!user || !(await verifyPassword(user.passwordHash, currentPassword.slice(0, 1024)))) {
+    await recordAudit(ctx, { action: 'password.change', target, result: 'failure', detail: { reason: 'wrong current password' } });
     throw new AppError('FORBIDDEN', 'Current password is incorrect');
   }
   await store.setPasswordHash(db.writes, userId, await hashPassword(newPassword));
   await afterNewPassword(db, userId, revokeCredentials, keepSessionHash);
+  await recordAudit(ctx, { action: 'password.change', target, detail: { revokeCredentials } });
 }
 
 /**
@@ -178,6 +193,7 @@ export async function createResetLink(ctx: AnyCtx, userId: string, base: string)
   const token = randomToken();
   const expiresAt = new Date(Date.now() + RESET_VALID_MS);
   await store.insertPasswordReset(db.writes, sha256(token), userId, expiresAt);
+  await recordAudit(ctx, { action: 'password.reset_request', target: { type: 'user', id: userId } });
   return { link: `${base.replace(/\/+$/, '')}/reset-password?token=${token}`, expiresAt: expiresAt.toISOString() };
 }
 
@@ -192,13 +208,28 @@ export async function resetPassword(ctx: AnyCtx, body: unknown): Promise<Account
   const { token, password, revokeCredentials } = passwordResetOf(body);
   const tokenHash = sha256(token);
   const now = new Date();
-  if (!(await store.spendPasswordReset(db.writes, tokenHash, now))) throw invalid(INVALID_RESET);
-  const user = await store.userOfPasswordReset(db.writes, tokenHash);
-  if (!user || user.disabledAt) throw invalid(INVALID_RESET);
+  const spent = await store.spendPasswordReset(db.writes, tokenHash, now);
+  const user = spent ? await store.userOfPasswordReset(db.writes, tokenHash) : null;
+  if (!user || user.disabledAt) {
+    await recordAudit(ctx, {
+      action: 'password.reset',
+      target: { type: 'user', id: user?.id },
+      actorUserId: user?.id ?? null,
+      result: 'failure',
+      detail: { reason: 'invalid or expired link' },
+    });
+    throw invalid(INVALID_RESET);
+  }
   await store.setPasswordHash(db.writes, user.id, await hashPassword(password));
   // A first password (an account made without one, through its set-password link) revokes no key or
   // client: there was no password that could have leaked, and the keys made meanwhile are the owner's.
   await afterNewPassword(db, user.id, revokeCredentials && user.passwordHash !== null);
+  await recordAudit(ctx, {
+    action: 'password.reset',
+    target: { type: 'user', id: user.id },
+    actorUserId: user.id,
+    detail: { firstPassword: user.passwordHash === null },
+  });
   return presentAccount(user);
 }
 

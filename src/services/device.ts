@@ -9,6 +9,7 @@ import { insertDerivedKey, liveKeyRow, revokeLineage, touchKey } from './keys';
 import { DeviceLoginInput, type DeviceMetadata } from './account-inputs';
 import { DeviceCodeInput, parseInput } from './inputs';
 import { requireTeamWriter } from './access';
+import { recordAudit } from './audit';
 import type { Ctx, PublicCtx } from './context';
 
 /** Device login. */
@@ -65,6 +66,7 @@ export async function issueDeviceCode(ctx: Ctx, body: unknown): Promise<{ code: 
         parentExpiresAt: sourceExpiresAt,
         teamId: teamId ?? null,
       });
+      await recordAudit(ctx, { action: 'device.code', target: { type: 'device' }, teamId: teamId ?? null });
       return { code, expiresAt: expiresAt.toISOString() };
     } catch (err) {
       // A live code with the same letters (one in a billion per live code): draw again.
@@ -103,6 +105,9 @@ export async function deviceLogin(ctx: PublicCtx, body: unknown): Promise<Device
   const now = new Date();
   const spent = await store.spendDeviceCode(db.writes, codeHash, now);
   const row = await store.deviceCodeWithUser(db.writes, codeHash);
+  if (!spent || !row || row.user.disabledAt) {
+    await recordAudit(ctx, { action: 'device.login', target: { type: 'device' }, actorUserId: row?.userId ?? null, result: 'failure' });
+  }
   if (!spent) {
     throw new AppError('UNAUTHENTICATED', row && row.usedAt && row.expiresAt > now ? USED_CODE : INVALID_CODE);
   }
@@ -128,6 +133,7 @@ export async function deviceLogin(ctx: PublicCtx, body: unknown): Promise<Device
     row.parentExpiresAt,
   );
   if (!key) throw new AppError('UNAUTHENTICATED', INVALID_CODE);
+  await recordAudit(ctx, { action: 'device.login', target: { type: 'key', id: key.id }, actorUserId: row.userId, teamId: row.teamId });
   const expiresAt = key.expiresAt ?? wanted;
   return {
     refreshToken: signDeviceToken(secret, row.userId, key.id, 'refresh', expiresAt),

@@ -51,6 +51,7 @@ import {
 import { PROJECT_ID_RE } from '../domain/project';
 import { AppError, projectForbidden, projectNotFound } from '../errors';
 import { canManage, memberships, onlyTeamAdmins, projectRole, requireTeamAdmin } from './access';
+import { recordAudit } from './audit';
 import type { Ctx } from './context';
 import { presentSessionJson } from './presenters/session-json';
 
@@ -170,12 +171,23 @@ function drained(w: NodeJS.EventEmitter & { destroyed?: boolean }): Promise<void
  */
 export async function openExport(ctx: Ctx, opts: ExportOptions = {}): Promise<OpenExport> {
   const snap = ctx.deps.db.lazySnapshot();
+  let open: OpenExport;
   try {
-    return await planExport(ctx, snap, opts);
+    open = await planExport(ctx, snap, opts);
   } catch (err) {
     await snap.release();
     throw err;
   }
+  const teamId = opts.teamId ?? null;
+  const target = teamId ? { type: 'team' as const, id: teamId } : { type: 'user' as const, id: ctx.user.id };
+  const projectId = opts.projectIds?.length === 1 ? opts.projectIds[0] : null;
+  try {
+    await recordAudit(ctx, { action: 'export', target, teamId, projectId, detail: { projects: open.projects, sessions: open.sessions } });
+  } catch (err) {
+    await open.close();
+    throw err;
+  }
+  return open;
 }
 
 async function planExport(ctx: Ctx, snap: Snapshot, opts: ExportOptions): Promise<OpenExport> {

@@ -40,6 +40,7 @@ import { DONE, fileBit, readManifest } from './import-manifest';
 import { limiter, readEntry } from './import-stream';
 import { faultOf, ImportReport, type ImportSummary } from './import-report';
 import { requireTeamWriter } from './access';
+import { recordAudit } from './audit';
 import { memberOf } from '../data/teams';
 import { userByEmail } from '../data/users';
 
@@ -150,7 +151,24 @@ interface PendingSession {
  */
 const isContentError = (err: unknown) => err instanceof AppError && err.code === 'VALIDATION_ERROR';
 
+/** Imports an archive (below) and records it in the audit log: its counts, or the failure's code. */
 export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptions): Promise<ImportSummary> {
+  const teamId = opts.teamId ?? null;
+  const event = { action: 'import', target: { type: teamId ? 'team' : 'user', id: teamId ?? ctx.user.id }, teamId } as const;
+  let summary: ImportSummary;
+  try {
+    summary = await runImport(ctx, input, opts);
+  } catch (err) {
+    const code = err instanceof AppError ? err.code : 'INTERNAL';
+    await recordAudit(ctx, { ...event, result: 'failure', detail: { error: code } }).catch(() => undefined);
+    throw err;
+  }
+  const { imported, skipped, failed } = summary;
+  await recordAudit(ctx, { ...event, result: summary.success ? 'success' : 'failure', detail: { imported, skipped, failed, onConflict: opts.onConflict } });
+  return summary;
+}
+
+async function runImport(ctx: Ctx, input: Readable, opts: ImportOptions): Promise<ImportSummary> {
   const target = await importTarget(ctx, opts.teamId);
   const uploaderOf = uploaders(ctx, target);
   const report = new ImportReport();

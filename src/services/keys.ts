@@ -8,6 +8,7 @@ import { AppError, invalid, unauthenticated } from '../errors';
 import { parseScopes, storeScopes, type KeyScope } from '../domain/scopes';
 import { isUserCtx, type Ctx, type OperatorCtx } from './context';
 import { requireTeamWriter, requireWriteAccess } from './access';
+import { recordAudit } from './audit';
 import { CreateKeyInput, parseInput } from './inputs';
 import { presentApiKey, type ApiKeyDto } from './presenters/key';
 
@@ -109,6 +110,7 @@ export async function revokeApiKey(ctx: Ctx | OperatorCtx, keyId: string): Promi
   }
   // The key and every credential created with it, at any depth.
   await revokeLineage(db.writes, [keyId], new Date());
+  await recordAudit(ctx, { action: 'key.revoke', target: { type: 'key', id: keyId }, teamId: row.teamId, detail: { kind: row.kind } });
   return presentApiKey((await store.keyById(db.writes, keyId))!);
 }
 
@@ -168,5 +170,11 @@ export async function createApiKey(ctx: Ctx | OperatorCtx, input: unknown, userI
     isUserCtx(ctx) ? ctx.user.credentialExpiresAt : null,
   );
   if (!row) throw unauthenticated();
+  await recordAudit(ctx, {
+    action: 'key.create',
+    target: { type: 'key', id: row.id },
+    teamId,
+    detail: { scopes: row.scopes, ...(isUserCtx(ctx) ? {} : { forUser: owner }) },
+  });
   return { key: presentApiKey(row), token: signKeyToken(secret, owner, row.id, row.expiresAt) };
 }

@@ -10,6 +10,7 @@ import type { ProjectRow } from '../data/projects';
 import { moveSessionsOfProject } from '../data/session-writes';
 import { inTransaction } from '../data/transaction';
 import { canUpload, checkProjectAdmin, projectRole, teamRole, readableScopes, requireProjectAdmin, requireReadableProject, requireTeamWriter } from './access';
+import { recordAudit } from './audit';
 import type { Ctx } from './context';
 import { CreateProjectInput, MoveProjectInput, parseInput, UpdateProjectInput } from './inputs';
 import { presentProject, type ProjectDto } from './presenters/project';
@@ -94,6 +95,8 @@ export async function deleteProject(ctx: Ctx, projectId: string): Promise<{ dele
     const before = (await store.projectWithStats(tx, projectId))!;
     await enqueueIndexWork(tx, 'delete_project', ownerId!, projectId, null);
     announceSessionChanges(tx, 'DELETED', ownerId!, projectId, await store.sessionIdsOfProject(tx, projectId));
+    // Before the row goes: the entry's team is read from it.
+    await recordAudit(ctx, { action: 'project.delete', target: { type: 'project', id: projectId }, projectId, detail: { sessions: before.sessionCount } }, tx);
     await store.deleteProjectRow(tx, projectId);
     return presentProject(before, before);
   });
@@ -114,6 +117,9 @@ export async function moveProject(ctx: Ctx, projectId: string, input: unknown): 
     const ownerId = await store.lockProjectOwner(tx, projectId, 'update');
     await checkProjectAdmin(ctx, projectId, ownerId, 'move');
     if (ownerId === target.ownerId) return;
+    // Into a team: that team's entry; to a user: the team it leaves (read from the row, not yet moved).
+    const detail = { from: ownerId ?? null, to: target.ownerId, toType: target.ownerType };
+    await recordAudit(ctx, { action: 'project.move', target: { type: 'project', id: projectId }, projectId, teamId, detail }, tx);
     await enqueueIndexWork(tx, 'delete_project', ownerId!, projectId, null);
     await store.setProjectOwner(tx, projectId, target.ownerType, target.ownerId, new Date());
     await moveSessionsOfProject(tx, projectId, target.ownerId);

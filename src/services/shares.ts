@@ -12,6 +12,7 @@ import type { ShareListRow, ShareState, SnapshotExchange } from '../data/shares'
 import { inTransaction, type Tx } from '../data/transaction';
 import { newShareNonce, shareTokenOf, verifyShareToken } from '../domain/share-token';
 import { mayChangeSession, requireWritableSession } from './access';
+import { recordAudit } from './audit';
 import { onSnapshot, type Ctx, type Deps, type PublicCtx } from './context';
 import { exchangePage } from './exchanges';
 import { metadataOf, sessionTitle, type SessionRow } from './sessions';
@@ -178,6 +179,8 @@ export async function createShare(ctx: Ctx, base: string, projectId: string, ses
       if (Object.keys(findings).length) throw secretsRefusal(findings);
       const hidden = hiddenOf(requested, count) ?? [];
       await store.updateShareRow(tx, id, { exchangeCount: count, hiddenJson: JSON.stringify(hidden) });
+      const detail = { session: row.id, audience, hidden: hidden.length };
+      await recordAudit(ctx, { action: 'share.create', target: { type: 'share', id }, projectId: row.projectId, detail }, tx);
     });
   });
   return shareById(ctx, base, id);
@@ -270,7 +273,11 @@ export async function updateShare(ctx: Ctx, base: string, shareId: string, input
 
 export async function deleteShare(ctx: Ctx, shareId: string): Promise<void> {
   const state = await ownShare(ctx, shareId);
-  await inTransaction(ctx.deps.db, ctx.guard, (tx) => store.deleteShareRow(tx, state.id));
+  const event = { action: 'share.revoke', target: { type: 'share', id: state.id }, projectId: state.projectId, detail: { session: state.sessionId } } as const;
+  await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
+    await store.deleteShareRow(tx, state.id);
+    await recordAudit(ctx, event, tx);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import { sha256 } from '../domain/tokens';
 import type { Sql } from '../data/sql';
 import { AppError, invalid, MESSAGES } from '../errors';
 import { requireTeamAdmin, requireTeamMember, requireWriteAccess, teamNotFound, teamRole } from './access';
+import { recordAudit } from './audit';
 import { isUserCtx, type AnyCtx, type Ctx, type OperatorCtx } from './context';
 import { body, choice, parseInput, text, z } from './inputs';
 import { presentInvitation, presentMember, presentTeam, presentTeamOverview, type InvitationDto, type MemberDto, type TeamDto } from './presenters/team';
@@ -76,6 +77,7 @@ export async function createTeam(ctx: Ctx | OperatorCtx, input: unknown, adminUs
   await inTransaction(ctx.deps.db, undefined, async (tx) => {
     await store.insertTeam(tx, { id, name, createdAt: now });
     await store.insertMember(tx, id, admin, 'admin', now);
+    await recordAudit(ctx, { action: 'team.create', target: { type: 'team', id }, teamId: id, detail: { admin } }, tx);
   });
   return summaryFor(ctx.deps.db.writes, admin, id);
 }
@@ -95,6 +97,7 @@ export async function deleteTeam(ctx: Ctx, teamId: string): Promise<void> {
     const n = await projectCountOf(tx, teamId);
     if (n > 0) throw new AppError('CONFLICT', `Move or delete the team's ${n} project${n === 1 ? '' : 's'} first`, { teamId });
     await store.deleteTeamRow(tx, teamId);
+    await recordAudit(ctx, { action: 'team.delete', target: { type: 'team', id: teamId }, teamId }, tx);
   });
 }
 
@@ -114,6 +117,7 @@ export async function addMember(ctx: Ctx | OperatorCtx, teamId: string, input: u
   if (!(await store.insertMember(db.writes, teamId, user.id, role, new Date()))) {
     throw new AppError('CONFLICT', 'Already a member of this team', { teamId, userId: user.id });
   }
+  await recordAudit(ctx, { action: 'member.add', target: { type: 'user', id: user.id }, teamId, detail: { role } });
   return presentMember((await store.memberOf(db.writes, teamId, user.id))!);
 }
 
@@ -134,9 +138,11 @@ async function changeMember(ctx: Ctx, teamId: string, userId: string, role: Team
     if (role !== 'admin') await store.withdrawInvitationsBy(tx, teamId, userId, new Date());
     if (role === null) {
       await store.deleteMember(tx, teamId, userId);
+      await recordAudit(ctx, { action: 'member.remove', target: { type: 'user', id: userId }, teamId, detail: { role: member.role } }, tx);
       return null;
     }
     await store.setMemberRole(tx, teamId, userId, role);
+    await recordAudit(ctx, { action: 'member.role', target: { type: 'user', id: userId }, teamId, detail: { from: member.role, to: role } }, tx);
     return { ...presentMember(member), role };
   });
 }
@@ -255,6 +261,8 @@ export async function joinWithInvitation(
     if (!(await store.insertMember(tx, invitation.teamId, user.id, role, new Date()))) {
       throw new AppError('CONFLICT', 'You are already a member of this team', { teamId: invitation.teamId });
     }
+    const event = { action: 'member.add', target: { type: 'user', id: user.id }, teamId: invitation.teamId, detail: { role, via: 'invitation' } } as const;
+    await recordAudit(ctx, { ...event, actorUserId: user.id }, tx);
   });
   return { teamId: invitation.teamId, role };
 }

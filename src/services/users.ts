@@ -8,6 +8,7 @@ import { hashPassword } from '../domain/passwords';
 import { sentText } from '../domain/text';
 import { AppError, invalid } from '../errors';
 import { requireWriteAccess } from './access';
+import { recordAudit } from './audit';
 import { isUserCtx, type AnyCtx, type OperatorCtx } from './context';
 import type { Role } from '../domain/roles';
 import { presentAccount, presentAdminUser, presentNewUser, type AccountDto, type AdminUserDto, type UserDto } from './presenters/user';
@@ -48,7 +49,9 @@ export const userNotFound = () => new AppError('NOT_FOUND', 'User not found');
 export async function createUser(ctx: AnyCtx, email: string, name?: string | null, opts: NewUser = {}): Promise<UserDto & AccountDto> {
   requireAccountAdmin(ctx);
   requireWriteAccess(ctx);
-  return insertNewUser(ctx, email, name, opts);
+  const user = await insertNewUser(ctx, email, name, opts);
+  await recordAudit(ctx, { action: 'user.create', target: { type: 'user', id: user.id }, detail: { role: opts.role ?? 'member' } });
+  return user;
 }
 
 /** The insert behind every way an account comes to be (an admin, sign-up, an invitation); the caller applied its rule. */
@@ -125,5 +128,6 @@ export async function setUserDisabled(ctx: AnyCtx, userId: string, disabled: boo
   const disabledAt = disabled ? new Date() : null;
   await store.setUserDisabledAt(db.writes, userId, disabledAt);
   if (disabled) await deleteSessionsOfUser(db.writes, userId);
+  await recordAudit(ctx, { action: disabled ? 'user.disable' : 'user.enable', target: { type: 'user', id: userId } });
   return presentAdminUser({ ...row, disabledAt });
 }
