@@ -132,6 +132,7 @@ export const ENVIRONMENT = z.object({
   S3_FORCE_PATH_STYLE: z.enum(['true', 'false'], { error: 'S3_FORCE_PATH_STYLE must be true or false' }).default('false'),
   S3_CHECKSUMS: z.enum(['when_supported', 'when_required'], { error: 'S3_CHECKSUMS must be when_supported or when_required' }).default('when_supported'),
   PRICES_FILE: z.string().optional(),
+  RETENTION_DAYS: positiveInt('RETENTION_DAYS').optional(),
   FAST_PATHS: z.enum(['on', 'off'], { error: 'FAST_PATHS must be on or off' }).default('on'),
 });
 

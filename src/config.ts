@@ -116,6 +116,8 @@ export interface Config {
   prices: PriceTable;
   /** The performance shortcuts of src/http/fast (FAST_PATHS, default on); off: the plain code path everywhere. */
   fastPaths: boolean;
+  /** Days after its last update a session is deleted when neither its project nor its team sets retention (RETENTION_DAYS); null: kept. */
+  retentionDays: number | null;
 }
 
 /** An S3-compatible bucket holding content objects. */
@@ -260,6 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : null,
     prices,
     fastPaths: e.FAST_PATHS === 'on',
+    retentionDays: e.RETENTION_DAYS ?? null,
   });
 }
 

@@ -15,7 +15,10 @@ export interface ProjectStatsRow {
   lastSessionUpdate: SessionModel['updatedAt'] | null;
 }
 
-type ProjectWithStatsRow = ProjectRow & ProjectStatsRow;
+/** A project's own retention and legal hold (BOOLEAN: 0 or 1). */
+export type ProjectPolicyRow = Pick<DriverRow<ProjectModel>, 'retentionDays' | 'legalHold'>;
+
+type ProjectWithStatsRow = ProjectRow & ProjectPolicyRow & ProjectStatsRow;
 
 /** The owner's name, for a `projects p` row: a team's name, a user's name (else email). */
 export const OWNER_NAME =
@@ -23,7 +26,7 @@ export const OWNER_NAME =
   'ELSE (SELECT COALESCE(u.name, u.email) FROM users u WHERE u.id = p.ownerId) END AS ownerName';
 const PROJECT_COLUMNS = `p.id, p.ownerId, p.ownerType, p.name, p.icon, p.color, p.createdAt, p.updatedAt, ${OWNER_NAME}`;
 const STATS_COLUMNS =
-  'COUNT(s.id) AS sessionCount, COALESCE(SUM(s.markdownSize), 0) AS totalMarkdownSize, MAX(s.updatedAt) AS lastSessionUpdate';
+  'p.retentionDays, p.legalHold, COUNT(s.id) AS sessionCount, COALESCE(SUM(s.markdownSize), 0) AS totalMarkdownSize, MAX(s.updatedAt) AS lastSessionUpdate';
 
 /** The projects of these owner scopes (all, or those among `ids`) with their aggregates, most recently active first, in one statement. */
 export function projectsWithStats(db: Sql, scopes: readonly string[], ids?: readonly string[]): Promise<ProjectWithStatsRow[]> {

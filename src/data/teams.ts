@@ -15,7 +15,7 @@ export interface TeamCounts {
 }
 
 /** A team with the reader's role in it and its counts. */
-export type TeamListRow = TeamRow & Pick<MembershipRow, 'role'> & TeamCounts;
+export type TeamListRow = TeamRow & Pick<MembershipRow, 'role'> & TeamCounts & Pick<DriverRow<TeamModel>, 'retentionDays' | 'legalHold'>;
 
 /** A member with their email and name. */
 export type MemberRow = Pick<DriverRow<TeamMemberModel>, 'userId' | 'role' | 'joinedAt'> & Pick<DriverRow<UserModel>, 'email' | 'name'>;
@@ -40,7 +40,7 @@ export function membershipsOfUser(db: Sql, userId: string): Promise<MembershipRo
 /** The user's teams with their role and counts, by name. */
 export function teamsOfUser(db: Sql, userId: string): Promise<TeamListRow[]> {
   return db.query<TeamListRow>(
-    `SELECT t.id, t.name, t.createdAt, m.role,
+    `SELECT t.id, t.name, t.createdAt, t.retentionDays, t.legalHold, m.role,
             (SELECT COUNT(*) FROM team_members x WHERE x.teamId = t.id) AS memberCount,
             (SELECT COUNT(*) FROM projects p WHERE p.ownerId = t.id) AS projectCount
        FROM team_members m JOIN teams t ON t.id = m.teamId

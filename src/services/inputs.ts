@@ -14,6 +14,7 @@ import { PAGES, type Bound } from '../domain/pages';
 import { PROJECT_ID_PATTERN, PROJECT_ID_RE } from '../domain/project';
 import { WORD_RE } from '../domain/search-documents';
 import { KEY_SCOPES, type KeyScope } from '../domain/scopes';
+import { retentionFields } from './retention-inputs';
 
 export { z };
 export { body, choice, parseInput, text, timestamp };
@@ -109,14 +110,19 @@ export const UpdateProjectInput = body({
   name: text('name', 1, 255, { null: 'type' }).optional(),
   icon: optionalChoice('icon', ProjectIcon),
   color: optionalChoice('color', ProjectColor),
+  ...retentionFields,
 })
   .check((ctx) => {
     const v = ctx.value;
-    if (v.name === undefined && v.icon == null && v.color == null) {
-      ctx.issues.push({ code: 'custom', input: v, message: 'Nothing to update: send name, icon or color' });
+    if (v.name === undefined && v.icon == null && v.color == null && v.retentionDays === undefined && v.legalHold == null) {
+      ctx.issues.push({ code: 'custom', input: v, message: 'Nothing to update: send name, icon, color, retentionDays or legalHold' });
     }
   })
-  .meta({ id: 'UpdateProject', description: 'Any of `name`, `icon`, `color` (null `icon` or `color`: unchanged); nothing to change is a 400.' });
+  .meta({
+    id: 'UpdateProject',
+    description:
+      'Any of `name`, `icon`, `color` (null `icon` or `color`: unchanged), `retentionDays` (null: not set), `legalHold`; nothing to change is a 400.',
+  });
 
 // ------------------------------------------------------------------------------------------
 // Sessions

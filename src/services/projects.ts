@@ -14,6 +14,7 @@ import { recordAudit } from './audit';
 import type { Ctx } from './context';
 import { CreateProjectInput, MoveProjectInput, parseInput, UpdateProjectInput } from './inputs';
 import { presentProject, type ProjectDto } from './presenters/project';
+import { changeProjectPolicy, refuseIfProjectHeld } from './retention';
 
 export { DEFAULT_COLOR, DEFAULT_ICON, PROJECT_COLORS, PROJECT_ICONS } from '../domain/project';
 
@@ -76,11 +77,16 @@ export async function createProject(ctx: Ctx, input: unknown): Promise<ProjectDt
 }
 
 export async function updateProject(ctx: Ctx, projectId: string, input: unknown): Promise<ProjectDto> {
-  const { name, icon, color } = parseInput(UpdateProjectInput, input);
-  await requireProjectAdmin(ctx, projectId, 'change');
+  const { name, icon, color, ...policy } = parseInput(UpdateProjectInput, input);
   const redacted = name == null ? name : redactField(name, ctx.deps.config.redactSecrets);
-  await store.updateProjectAppearance(ctx.deps.db.writes, projectId, { name: redacted, icon: icon ?? undefined, color: color ?? undefined }, new Date());
-  return getProject(ctx, projectId);
+  const appearance = { name: redacted, icon: icon ?? undefined, color: color ?? undefined };
+  const changed = name !== undefined || icon != null || color != null;
+  return changeProjectPolicy(ctx, projectId, policy, {
+    changed,
+    write: async () => {
+      if (changed) await store.updateProjectAppearance(ctx.deps.db.writes, projectId, appearance, new Date());
+    },
+  });
 }
 
 /**
@@ -92,6 +98,7 @@ export async function deleteProject(ctx: Ctx, projectId: string): Promise<{ dele
   const result = await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const ownerId = await store.lockProjectOwner(tx, projectId, 'update');
     await checkProjectAdmin(ctx, projectId, ownerId, 'delete');
+    await refuseIfProjectHeld(tx, projectId);
     const before = (await store.projectWithStats(tx, projectId))!;
     await enqueueIndexWork(tx, 'delete_project', ownerId!, projectId, null);
     announceSessionChanges(tx, 'DELETED', ownerId!, projectId, await store.sessionIdsOfProject(tx, projectId));

@@ -9,6 +9,7 @@ import { addRedactionsJson, redactField } from '../domain/redaction';
 import type { Findings, RedactMode } from '../redact';
 import { sessionNotFound } from '../errors';
 import { requireWritableSession } from './access';
+import { refuseIfProjectHeld } from './retention';
 import type { Ctx } from './context';
 import { labelsOf, metadataOf, parseStoredMeta, sessionEtag } from './sessions';
 import { parseInput, PatchSessionInput } from './inputs';
@@ -63,6 +64,7 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
 export async function deleteSession(ctx: Ctx, projectId: string, rawSessionId: string): Promise<void> {
   const row = await requireWritableSession(ctx, projectId, rawSessionId, 'delete');
   await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
+    await refuseIfProjectHeld(tx, row.projectId);
     const n = await deleteSessionRow(tx, row.userId, row.projectId, row.id);
     if (n === 0) throw sessionNotFound(row.id, projectId);
     await enqueueIndexWork(tx, 'delete', row.userId, row.projectId, row.id);

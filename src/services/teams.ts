@@ -16,6 +16,8 @@ import { requireTeamAdmin, requireTeamMember, requireWriteAccess, teamNotFound, 
 import { recordAudit } from './audit';
 import { isUserCtx, type AnyCtx, type Ctx, type OperatorCtx } from './context';
 import { body, choice, parseInput, text, z } from './inputs';
+import { retentionFields } from './retention-inputs';
+import { changeTeamPolicy, refuseIfTeamHeld } from './retention';
 import { presentInvitation, presentMember, presentTeam, presentTeamOverview, type InvitationDto, type MemberDto, type TeamDto } from './presenters/team';
 
 export const TeamRoleInput = choice('role', TEAM_ROLES).meta({
@@ -82,11 +84,24 @@ export async function createTeam(ctx: Ctx | OperatorCtx, input: unknown, adminUs
   return summaryFor(ctx.deps.db.writes, admin, id);
 }
 
+export const UpdateTeamInput = body({ name: text('name', 1, 100, { null: 'type' }).optional(), ...retentionFields })
+  .check((ctx) => {
+    const v = ctx.value;
+    if (v.name === undefined && v.retentionDays === undefined && v.legalHold == null)
+      ctx.issues.push({ code: 'custom', input: v, message: 'Nothing to update: send name, retentionDays or legalHold' });
+  })
+  .meta({ id: 'UpdateTeam', description: 'Any of `name` (admins), `retentionDays` (admins; null: not set), `legalHold` (instance administrators).' });
+
+/** Renames a team and changes its retention and legal hold (src/services/retention.ts says who may). */
 export async function renameTeam(ctx: Ctx, teamId: string, input: unknown): Promise<TeamDto> {
-  const { name } = parseInput(TeamNameInput, input);
-  await requireTeamAdmin(ctx, teamId, 'rename the team');
-  await store.renameTeam(ctx.deps.db.writes, teamId, name);
-  return getTeamSummary(ctx, teamId);
+  const { name, ...policy } = parseInput(UpdateTeamInput, input);
+  await changeTeamPolicy(ctx, teamId, policy, {
+    changed: name !== undefined,
+    write: async () => {
+      if (name !== undefined) await store.renameTeam(ctx.deps.db.writes, teamId, name);
+    },
+  });
+  return summaryFor(ctx.deps.db.writes, ctx.user.id, teamId);
 }
 
 /** Deletes a team that owns no project (409 with their count otherwise). */
@@ -94,6 +109,7 @@ export async function deleteTeam(ctx: Ctx, teamId: string): Promise<void> {
   await requireTeamAdmin(ctx, teamId, 'delete the team');
   await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     if (!(await store.lockTeam(tx, teamId))) throw teamNotFound(teamId);
+    await refuseIfTeamHeld(tx, teamId);
     const n = await projectCountOf(tx, teamId);
     if (n > 0) throw new AppError('CONFLICT', `Move or delete the team's ${n} project${n === 1 ? '' : 's'} first`, { teamId });
     await store.deleteTeamRow(tx, teamId);

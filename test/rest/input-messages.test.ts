@@ -59,8 +59,8 @@ describe('REST bodies', () => {
 
   test.each([
     ['an array', [], 'Request body must be a JSON object'],
-    ['nothing', {}, 'Nothing to update: send name, icon or color'],
-    ['only nulls of icon and color', { icon: null, color: null }, 'Nothing to update: send name, icon or color'],
+    ['nothing', {}, 'Nothing to update: send name, icon, color, retentionDays or legalHold'],
+    ['only nulls of icon and color', { icon: null, color: null }, 'Nothing to update: send name, icon, color, retentionDays or legalHold'],
     ['a null name', { name: null }, 'Invalid type for name: expected a string'],
     ['an empty name', { name: '' }, 'Invalid value for name: must not be empty'],
     ['an unknown color', { color: 'red' }, COLORS],
@@ -261,7 +261,11 @@ describe('GraphQL arguments and inputs', () => {
     ],
     ['createProject: an empty name', 'mutation { createProject(input: {name: ""}) { id } }', 'Invalid value for name: must not be empty'],
     ['createProject: an unknown icon', 'mutation { createProject(input: {name: "n", icon: "Nope"}) { id } }', ICONS],
-    ['updateProject: nothing', 'mutation { updateProject(id: "mine", input: {}) { id } }', 'Nothing to update: send name, icon or color'],
+    [
+      'updateProject: nothing',
+      'mutation { updateProject(id: "mine", input: {}) { id } }',
+      'Nothing to update: send name, icon, color, retentionDays or legalHold',
+    ],
     ['updateProject: a null name', 'mutation { updateProject(id: "mine", input: {name: null}) { id } }', 'Invalid type for name: expected a string'],
     ['updateProject: an unknown color', 'mutation { updateProject(id: "nobody-has-this", input: {color: "red"}) { id } }', COLORS],
     [

@@ -95,6 +95,8 @@ describe('the validation hook every test request goes through', () => {
     totalMarkdownSize: 0,
     lastActivity: '2024-01-15T10:30:00.000Z',
     lastUpdated: '2024-01-15T10:30:00.000Z',
+    retentionDays: null,
+    legalHold: false,
   };
 
   test('accepts a documented response', () => {

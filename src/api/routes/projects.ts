@@ -46,6 +46,7 @@ export const projectRoutes = {
     auth: 'key',
     summary: 'Update a project',
     params: projectParam,
+    description: '`retentionDays`: the owner or an admin of its team; `legalHold`: instance administrators only (403 otherwise).',
     body: inputs.UpdateProjectInput,
     responses: { 200: { description: "The updated project's fields, directly in `data` (client-compatible).", schema: envelope(R.Project) } },
     errors: [403, 404],
@@ -57,8 +58,9 @@ export const projectRoutes = {
     auth: 'key',
     summary: 'Delete a project with its sessions',
     params: projectParam,
+    description: '409 `Project is on legal hold` while the project or its team is on legal hold.',
     responses: { 200: { description: 'Deleted: its sessions, their content and search entries are gone.', schema: envelope(R.DeletedProject) } },
-    errors: [403, 404],
+    errors: [403, 404, 409],
   }),
   moveProject: defineRoute({
     method: 'post',

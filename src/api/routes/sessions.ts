@@ -187,9 +187,10 @@ export const sessionRoutes = {
     tag: 'Sessions',
     auth: 'key',
     summary: 'Delete a session',
+    description: '409 `Project is on legal hold` while the project or its team is on legal hold.',
     params: sessionParams,
     responses: { 200: { description: 'Deleted.', schema: envelope(z.strictObject({ success: z.literal(true) })) } },
-    errors: [403, 404],
+    errors: [403, 404, 409],
   }),
   searchResumable: defineRoute({
     method: 'post',

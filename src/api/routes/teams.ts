@@ -57,10 +57,10 @@ export const teamRoutes = {
     path: '/teams/{teamId}',
     tag: 'Teams',
     auth: 'key',
-    summary: 'Rename a team (admins)',
+    summary: 'Rename a team, set its retention (admins) or its legal hold (instance administrators)',
     params: teamParam,
-    body: T.TeamNameInput,
-    responses: { 200: { description: 'Renamed.', schema: envelope(z.strictObject({ team: Team })) } },
+    body: T.UpdateTeamInput,
+    responses: { 200: { description: 'The team as it is now.', schema: envelope(z.strictObject({ team: Team })) } },
     errors: [403, 404],
   }),
   deleteTeam: defineRoute({
@@ -71,7 +71,7 @@ export const teamRoutes = {
     summary: 'Delete a team (admins)',
     params: teamParam,
     description:
-      "409 `Move or delete the team's N projects first` while it owns projects. Keys and device tokens bound to it create personal projects afterwards.",
+      "409 `Move or delete the team's N projects first` while it owns projects, 409 `Project is on legal hold` while it is on legal hold. Keys and device tokens bound to it create personal projects afterwards.",
     responses: { 200: { description: 'Deleted.', schema: Empty } },
     errors: [403, 404, 409],
   }),

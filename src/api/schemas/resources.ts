@@ -7,6 +7,7 @@ import { Timestamp, z } from './common';
 import { choice } from '../../domain/inputs';
 import { PROJECT_COLORS, PROJECT_ICONS } from '../../domain/project';
 import { UploadInput } from '../../domain/upload';
+import { LegalHold, RetentionDays } from './retention';
 
 // ------------------------------------------------------------------------------------------
 // Projects
@@ -126,6 +127,8 @@ export const Project = z
     lastActivity: Timestamp.meta({ description: "Latest session `updatedAt`, else the project's." }),
     lastUpdated: Timestamp.meta({ description: '= `lastActivity` (the name the upload CLI reads).' }),
     sessions: z.array(Session).optional().meta({ description: 'Only with `resumable=true`: the resumable sessions, newest first.' }),
+    retentionDays: RetentionDays,
+    legalHold: LegalHold,
   })
   .meta({ id: 'Project' });
 

@@ -1,5 +1,6 @@
 /** Teams, their members and invitations. */
 import { Timestamp, z } from './common';
+import { LegalHold, RetentionDays } from './retention';
 
 export const Role = z.enum(['admin', 'member', 'viewer']);
 
@@ -11,6 +12,8 @@ export const Team = z
     memberCount: z.int().min(1),
     projectCount: z.int().min(0),
     createdAt: Timestamp,
+    retentionDays: RetentionDays,
+    legalHold: LegalHold,
   })
   .meta({ id: 'Team' });
 

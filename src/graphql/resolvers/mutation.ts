@@ -35,6 +35,9 @@ export const Mutation: ResolversOf<'Mutation'> = {
   renameTeam(_p, { id, name }, { ctx }) {
     return teams.renameTeam(ctx, id, { name });
   },
+  updateTeam(_p, { id, input }, { ctx }) {
+    return teams.renameTeam(ctx, id, { ...input });
+  },
   async deleteTeam(_p, { id }, { ctx }) {
     await teams.deleteTeam(ctx, id);
     return true;

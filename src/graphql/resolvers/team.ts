@@ -28,7 +28,19 @@ export async function ownerOfProject(p: ProjectDto, gql: GraphqlContext): Promis
   if (p.owner.type === 'user') return userModel(p.owner.id, p.owner.name);
   const team = (await myTeams(gql)).find((t) => t.id === p.owner.id);
   // A project is only ever read by a member of its team; the fallback is the project's own view.
-  return { __typename: 'Team', ...(team ?? { id: p.owner.id, name: p.owner.name, role: 'viewer', memberCount: 0, projectCount: 0, createdAt: p.createdAt }) };
+  return {
+    __typename: 'Team',
+    ...(team ?? {
+      id: p.owner.id,
+      name: p.owner.name,
+      role: 'viewer',
+      memberCount: 0,
+      projectCount: 0,
+      createdAt: p.createdAt,
+      retentionDays: null,
+      legalHold: false,
+    }),
+  };
 }
 
 export const Team: ResolversOf<'Team'> = {

@@ -4,7 +4,7 @@
  */
 import type { z } from 'zod';
 import type { Project, ProjectRef as ProjectRefShape } from '../../api/schemas/resources';
-import type { ProjectRow, ProjectStatsRow } from '../../data/projects';
+import type { ProjectPolicyRow, ProjectRow, ProjectStatsRow } from '../../data/projects';
 import type { PROJECT_COLORS, PROJECT_ICONS } from '../../domain/project';
 import { ownerOf } from '../../domain/teams';
 
@@ -15,7 +15,7 @@ export type ProjectDto = z.input<typeof Project>;
 const icon = (v: string) => v as (typeof PROJECT_ICONS)[number];
 const color = (v: string) => v as (typeof PROJECT_COLORS)[number];
 
-export const presentProject = (p: ProjectRow, s: ProjectStatsRow): ProjectDto => {
+export const presentProject = (p: ProjectRow & ProjectPolicyRow, s: ProjectStatsRow): ProjectDto => {
   const lastActivity = (s.lastSessionUpdate ?? p.updatedAt).toISOString();
   return {
     id: p.id,
@@ -30,6 +30,8 @@ export const presentProject = (p: ProjectRow, s: ProjectStatsRow): ProjectDto =>
     totalMarkdownSize: s.totalMarkdownSize,
     lastActivity,
     lastUpdated: lastActivity,
+    retentionDays: p.retentionDays,
+    legalHold: p.legalHold === 1,
   };
 };
 

@@ -20,6 +20,8 @@ export const presentTeam = (t: TeamListRow): TeamDto => ({
   memberCount: t.memberCount,
   projectCount: t.projectCount,
   createdAt: t.createdAt.toISOString(),
+  retentionDays: t.retentionDays,
+  legalHold: t.legalHold === 1,
 });
 
 /** A team as the operator sees it (the admin CLI: no role of their own). */
