@@ -24,6 +24,7 @@ import { keyHandlers } from './rest/keys';
 import { projectHandlers } from './rest/projects';
 import { sessionHandlers } from './rest/sessions';
 import { shareHandlers } from './rest/shares';
+import { auditHandlers } from './rest/audit';
 import { sharePageRouter } from './rest/share-page';
 import { teamHandlers } from './rest/teams';
 import { userHandlers } from './rest/users';
@@ -169,6 +170,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
     ...deviceHandlers(door),
     ...teamHandlers(door),
     ...shareHandlers(door),
+    ...auditHandlers(door),
   };
   const shareReadLimit: RequestHandler = (req, _res, next) =>
     (hooks.spendAddress ? hooks.spendAddress(req, 'shareReads') : Promise.resolve()).then(() => next(), next);

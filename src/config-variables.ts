@@ -81,6 +81,7 @@ export const ENVIRONMENT = z.object({
   BODY_MIN_RATE_GRACE_S: positiveInt('BODY_MIN_RATE_GRACE_S').default(10),
   LONG_READS_PER_USER: positiveInt('LONG_READS_PER_USER').default(4),
   LONG_READ_IDLE_S: positiveInt('LONG_READ_IDLE_S').default(30),
+  AUDIT_RETENTION_DAYS: positiveInt('AUDIT_RETENTION_DAYS').default(365),
   OFFLOAD_THREADS: z
     .string()
     .regex(/^\d{1,2}$/, 'OFFLOAD_THREADS must be an integer from 0 to 64')

@@ -82,6 +82,8 @@ export interface Config {
   longReadsPerUser: number;
   /** Long reads: a reader that takes nothing for this many seconds is cut off. */
   longReadIdleS: number;
+  /** Audit log entries older than this many days are pruned (hourly, by one instance). */
+  auditRetentionDays: number;
   /** Worker threads for large uploads and index documents (src/offload); 0 = on the event loop; unset = cores − 1, 1 to 4. */
   offloadThreads?: number;
   /** SIGTERM: how long in-flight requests may still run. */
@@ -235,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyMinRateGraceS: e.BODY_MIN_RATE_GRACE_S,
     longReadsPerUser: e.LONG_READS_PER_USER,
     longReadIdleS: e.LONG_READ_IDLE_S,
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     offloadThreads: e.OFFLOAD_THREADS,
     shutdownGraceS: e.SHUTDOWN_GRACE_S,
     redactSecrets: e.REDACT_SECRETS,

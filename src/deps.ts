@@ -5,6 +5,7 @@ import { startSweeper } from './data/content-store/sweep';
 import type { Logger } from './logger';
 import { createOffload, inlineOffload } from './offload';
 import { createSearch, type Search } from './search';
+import { startAuditPruner } from './services/audit-log';
 import type { Deps } from './services/context';
 
 export type AppDeps = Deps & { search: Search; start(): Promise<void>; close(): Promise<void> };
@@ -22,6 +23,7 @@ export function createDeps(config: Config, logger: Logger, options: { warmReads?
   const search = createSearch({ config, db, logger, offload });
   let content: Awaited<ReturnType<typeof openContentStore>> | null = null;
   let sweeper: ReturnType<typeof startSweeper> | null = null;
+  let auditPruner: ReturnType<typeof startAuditPruner> | null = null;
   return {
     config,
     db,
@@ -35,10 +37,12 @@ export function createDeps(config: Config, logger: Logger, options: { warmReads?
       if (store.objects && config.workersEnabled) {
         sweeper = startSweeper(db.writes, store, (err) => logger.error({ err, msg: 'content sweep failed' }));
       }
+      if (config.workersEnabled) auditPruner = startAuditPruner(db, config, logger);
       // The search worker's reads of markdown (and anything else started here) use this service's store.
       await withContentStore(store, () => search.start());
     },
     async close() {
+      auditPruner?.stop();
       await sweeper?.stop().catch(() => undefined);
       await search.stop().catch(() => undefined);
       await offload.close().catch(() => undefined);

@@ -139,6 +139,7 @@ function buildDocument(): object {
       { name: 'Clients' },
       { name: 'Teams', description: 'Projects a team owns: members with roles, invitations, moving projects.' },
       { name: 'Export and import', description: 'Back up, restore, and move between servers.' },
+      { name: 'Audit log', description: 'Who did what, from where: sign-ins, keys, accounts, teams, projects, share links, exports and imports.' },
       { name: 'GraphQL', description: 'The GraphQL API: one endpoint, described by `schema.graphql`.' },
     ],
   });

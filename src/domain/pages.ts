@@ -42,4 +42,6 @@ export const PAGES = {
   mcpSessions: { min: 1, max: 10, def: 5 },
   /** Related sessions (GraphQL `Session.related`, REST …/related, MCP related_sessions). */
   related: { min: 1, max: 20, def: 5 },
+  /** REST GET /audit: entries per page. */
+  audit: { min: 1, max: 500, def: 50 },
 } as const satisfies Record<string, Bound>;

@@ -45,7 +45,7 @@ function optionalChoice<T extends z.ZodEnum>(field: string, schema: T) {
  * An integer query parameter within `bound` (absent → its default). Anything else, a repeated
  * parameter included, is `Invalid value for <field>: must be an integer between <min> and <max>`.
  */
-function queryInteger(field: string, bound: Bound) {
+export function queryInteger(field: string, bound: Bound) {
   const message = `Invalid value for ${field}: must be an integer between ${bound.min} and ${bound.max}`;
   return z
     .string({ error: message })

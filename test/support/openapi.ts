@@ -107,7 +107,7 @@ export function responseProblem(method: string, urlPath: string, res: CheckedRes
   if (!(mediaType in response.content)) {
     return `${where}: Content-Type ${mediaType || '(none)'} is not documented (documented: ${Object.keys(response.content).join(', ')})`;
   }
-  if (!/json$/.test(mediaType)) return null; // markdown, raw bytes: strings
+  if (!/[/+]json$/.test(mediaType)) return null; // markdown, raw bytes, JSON lines: strings
   const validate = validatorAt(pointer('paths', match.template, opKey, 'responses', String(res.status), 'content', mediaType, 'schema'));
   const body = res.body !== undefined ? res.body : safeParse(res.text);
   if (validate(body)) return null;

@@ -8,6 +8,7 @@
 import type { NamedRoute, Route } from '../route';
 import { accountRoutes } from './accounts';
 import { archiveRoutes } from './archive';
+import { auditRoutes } from './audit';
 import { deviceRoutes } from './device';
 import { graphqlRoutes } from './graphql';
 import { keyRoutes } from './keys';
@@ -17,7 +18,7 @@ import { shareRoutes } from './shares';
 import { teamRoutes } from './teams';
 import { userRoutes } from './users';
 
-export { accountRoutes, archiveRoutes, deviceRoutes, keyRoutes, projectRoutes, sessionRoutes, shareRoutes, teamRoutes, userRoutes };
+export { accountRoutes, archiveRoutes, auditRoutes, deviceRoutes, keyRoutes, projectRoutes, sessionRoutes, shareRoutes, teamRoutes, userRoutes };
 
 /** The operations src/rest handles. */
 const restRoutes = {
@@ -30,6 +31,7 @@ const restRoutes = {
   ...deviceRoutes,
   ...teamRoutes,
   ...shareRoutes,
+  ...auditRoutes,
 };
 export type RestRoutes = typeof restRoutes;
 
