@@ -14,7 +14,8 @@ import { redactionsToJson, sessionDataFindingsOf } from '../domain/redaction';
 import { etagMatches } from './sessions';
 import { partsOf, versionRow, writeSessionVersion } from './session-version';
 import { contentDigestOf, prepareUpload, type PreparedUpload } from '../domain/upload';
-import { PROJECT_ID_RE, UUID_RE } from '../domain/validation';
+import { PROJECT_ID_RE } from '../domain/project';
+import { SESSION_ID_RE } from '../domain/session';
 
 interface UploadConditions {
   ifMatch?: string;
@@ -31,7 +32,7 @@ interface UploadResult {
 /** An upload's path ids: on a write an id that can never be valid is a 400 (reads: src/services/access.ts). */
 function checkUploadPath(projectId: string, sessionId: string): string {
   if (!PROJECT_ID_RE.test(projectId)) throw invalid('Invalid project id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
-  if (!UUID_RE.test(sessionId)) throw invalid('Invalid session id: must be a UUID');
+  if (!SESSION_ID_RE.test(sessionId)) throw invalid('Invalid session id: must be a UUID');
   return sessionId.toLowerCase();
 }
 
