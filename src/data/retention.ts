@@ -1,5 +1,5 @@
 /** Retention and legal hold: the settings of projects and teams, the hold check every deletion makes, and the sweep's reads. */
-import type { Sql } from './sql';
+import { marks, type Sql } from './sql';
 
 /** What a PATCH changes of a project's or team's retention and hold (absent: unchanged). */
 export interface PolicyChange {
@@ -41,4 +41,15 @@ export async function projectOnHold(tx: Sql, projectId: string): Promise<boolean
 export async function teamOnHold(tx: Sql, teamId: string): Promise<boolean> {
   const rows = await tx.query<{ legalHold: number }>('SELECT legalHold FROM teams WHERE id = ? LOCK IN SHARE MODE', teamId);
   return rows[0]?.legalHold === 1;
+}
+
+/** The projects among `ids` that are on legal hold, themselves or through their team. */
+export async function heldProjectsAmong(db: Sql, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.query<{ id: string }>(
+    `SELECT p.id FROM projects p LEFT JOIN teams t ON p.ownerType = 'team' AND t.id = p.ownerId
+      WHERE p.id IN (${marks(ids)}) AND (p.legalHold OR COALESCE(t.legalHold, 0))`,
+    ...ids,
+  );
+  return rows.map((r) => r.id);
 }

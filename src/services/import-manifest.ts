@@ -70,6 +70,11 @@ export class ListedFiles {
     return this.sessionIndex.size;
   }
 
+  /** The projects listed, by id. */
+  get projectIdList(): readonly string[] {
+    return this.projectIds;
+  }
+
   private project(projectId: string, create: boolean): number {
     let p = this.projects.get(projectId);
     if (p === undefined && create) {

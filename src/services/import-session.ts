@@ -16,6 +16,7 @@ import { invalid } from '../errors';
 import { canWriteSession, checkUpload, type ProjectRole } from './access';
 import type { Ctx } from './context';
 import { versionRow, writeSessionVersion } from './session-version';
+import { refuseIfProjectHeld } from './retention';
 
 /** What an import does with a session that exists: leave it, replace it, or replace it when the archive's is newer. */
 export type OnConflict = 'skip' | 'overwrite' | 'newer';
@@ -127,6 +128,8 @@ export async function writeImportedSession(ctx: Ctx, opts: ImportedSession): Pro
         // A team member replaces only the sessions they uploaded, as with an upload.
         if (!canWriteSession(ctx, role, old))
           throw invalid(`Session ${sessionId} was uploaded by someone else: a team member replaces only the sessions they uploaded`);
+        // A hold set after the import began: what it replaces would be lost.
+        await refuseIfProjectHeld(tx, projectId);
       }
       await writeSessionVersion(tx, content, { next, old, prepared });
       return old ? 'updated' : 'created';

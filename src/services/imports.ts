@@ -37,6 +37,7 @@ import { personalTarget, writeImportedSession, type ImportTarget, type OnConflic
 
 export { parseOnConflict, type OnConflict } from './import-session';
 import { DONE, fileBit, readManifest } from './import-manifest';
+import { refuseIfAnyHeld } from './retention';
 import { limiter, readEntry } from './import-stream';
 import { faultOf, ImportReport, type ImportSummary } from './import-report';
 import { requireTeamWriter } from './access';
@@ -200,6 +201,9 @@ async function runImport(ctx: Ctx, input: Readable, opts: ImportOptions): Promis
   }
   const listed = await readManifest(first.value, mh.size, opts.maxBytes);
   letGo();
+  // An import that may replace sessions is refused whole, before anything is written, when a
+  // project it lists is on legal hold.
+  if (opts.onConflict !== 'skip') await refuseIfAnyHeld(ctx.deps.db.writes, listed.projectIdList);
 
   /** Per project: may its sessions be written (it is the caller's), or why not. */
   const projectState = new Map<string, { ok: true } | { ok: false; error: string }>();

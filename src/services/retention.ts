@@ -3,7 +3,9 @@
  * deletion makes while a hold is on (the sweep is src/services/retention-sweep.ts).
  */
 import { projectOwnerId, projectWithStats } from '../data/projects';
-import { projectOnHold, setProjectPolicy, setTeamPolicy, teamOnHold, type PolicyChange } from '../data/retention';
+import { heldProjectsAmong, projectOnHold, setProjectPolicy, setTeamPolicy, teamOnHold, type PolicyChange } from '../data/retention';
+import { inTransaction } from '../data/transaction';
+import { recordAudit } from './audit';
 import type { Sql } from '../data/sql';
 import { AppError, projectNotFound } from '../errors';
 import { requireProjectAdmin, requireTeamAdmin, requireTeamMember, requireWriteAccess } from './access';
@@ -18,6 +20,20 @@ const onHold = (details: Record<string, unknown>) => new AppError('CONFLICT', ON
 /** Refuses (409) while the project or its team is on legal hold; in the deletion's transaction (the rows stay share-locked). */
 export async function refuseIfProjectHeld(tx: Sql, projectId: string): Promise<void> {
   if (await projectOnHold(tx, projectId)) throw onHold({ projectId });
+}
+
+/** Refuses (409) when any of the projects is on legal hold (an import that may replace sessions, before it writes). */
+export async function refuseIfAnyHeld(db: Sql, projectIds: readonly string[]): Promise<void> {
+  const held = await heldProjectsAmong(db, projectIds);
+  if (held.length) throw onHold({ projectId: held[0] });
+}
+
+/** The audit entries of a change: one per setting changed. */
+async function auditChange(ctx: Ctx, tx: Sql, change: PolicyChange, target: { type: 'project' | 'team'; id: string }): Promise<void> {
+  const where = target.type === 'project' ? { projectId: target.id } : { teamId: target.id };
+  if (change.retentionDays !== undefined)
+    await recordAudit(ctx, { action: 'retention.set', target, ...where, detail: { retentionDays: change.retentionDays } }, tx);
+  if (change.legalHold !== undefined) await recordAudit(ctx, { action: 'legal_hold.set', target, ...where, detail: { legalHold: change.legalHold } }, tx);
 }
 
 /** Refuses (409) while the team is on legal hold. */
@@ -58,7 +74,12 @@ export async function changeProjectPolicy(
     if (!(await projectOwnerId(ctx.deps.db.writes, projectId))) throw projectNotFound(projectId);
   }
   await settings.write();
-  await setProjectPolicy(ctx.deps.db.writes, projectId, change, new Date());
+  if (change.retentionDays !== undefined || change.legalHold !== undefined) {
+    await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
+      await setProjectPolicy(tx, projectId, change, new Date());
+      await auditChange(ctx, tx, change, { type: 'project', id: projectId });
+    });
+  }
   const p = await projectWithStats(ctx.deps.db.writes, projectId);
   if (!p) throw projectNotFound(projectId);
   return presentProject(p, p);
@@ -82,5 +103,10 @@ export async function changeTeamPolicy(
     requireHoldSetter(ctx);
   }
   await settings.write();
-  await setTeamPolicy(ctx.deps.db.writes, teamId, change);
+  if (change.retentionDays !== undefined || change.legalHold !== undefined) {
+    await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
+      await setTeamPolicy(tx, teamId, change);
+      await auditChange(ctx, tx, change, { type: 'team', id: teamId });
+    });
+  }
 }

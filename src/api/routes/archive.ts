@@ -40,7 +40,7 @@ export const archiveRoutes = {
     auth: 'key',
     summary: 'Import an export archive (tar)',
     description:
-      'The tar of `GET /export` as the body (streamed; at most `MAX_IMPORT_BYTES`, default 10 GiB; no `Idempotency-Key`). Each file is checked against the manifest (size, sha256) before its session is written; a bad or missing file, or a project of another account, is reported in `errors` and nothing of that session is written; the rest is imported (still 200). Ids, times, titles, tags, extra metadata keys and ETags are kept; content passes secret redaction like an upload. Not a tar, a manifest of another format or version, a path outside `projects/` → 400 and nothing written; over the limit → 413.',
+      'The tar of `GET /export` as the body (streamed; at most `MAX_IMPORT_BYTES`, default 10 GiB; no `Idempotency-Key`). Each file is checked against the manifest (size, sha256) before its session is written; a bad or missing file, or a project of another account, is reported in `errors` and nothing of that session is written; the rest is imported (still 200). Ids, times, titles, tags, extra metadata keys and ETags are kept; content passes secret redaction like an upload. Not a tar, a manifest of another format or version, a path outside `projects/` → 400 and nothing written; over the limit → 413; with `onConflict` other than `skip`, a listed project on legal hold → 409 `Project is on legal hold` and nothing written.',
     query: z.object({
       onConflict: z.enum(['skip', 'overwrite', 'newer']).optional().meta({
         description:
@@ -59,6 +59,6 @@ export const archiveRoutes = {
         schema: z.strictObject({ success: z.boolean(), data: R.ImportSummary }),
       },
     },
-    errors: [403, 404],
+    errors: [403, 404, 409],
   }),
 };
