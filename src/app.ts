@@ -205,8 +205,8 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
   app.use(healthRouter(deps));
   if (metrics) app.use(metrics.router);
 
-  // The MCP endpoint for coding agents (POST /mcp) and the OAuth discovery paths they probe.
-  app.use(mcpRouter(deps, { auth, rateLimit: limitOf(SITE_ROUTES.mcp), body: jsonBody({ limit: MCP_BODY_BYTES, slow }) }));
+  // The MCP endpoint for coding agents (POST /mcp), its OAuth authorization server (MCP_OAUTH) and the discovery paths clients probe.
+  app.use(mcpRouter(deps, { auth, rateLimit: limitOf(SITE_ROUTES.mcp), body: jsonBody({ limit: MCP_BODY_BYTES, slow }), hooks }));
 
   // GraphQL: the playground (GET text/html) and its assets need no token; operations do.
   app.use(

@@ -135,6 +135,11 @@ export const ENVIRONMENT = z.object({
   PRICES_FILE: z.string().optional(),
   RETENTION_DAYS: positiveInt('RETENTION_DAYS').optional(),
   FAST_PATHS: z.enum(['on', 'off'], { error: 'FAST_PATHS must be on or off' }).default('on'),
+  MCP_OAUTH: z.enum(['on', 'off'], { error: 'MCP_OAUTH must be on or off' }).default('on'),
+  OAUTH_CLIENT_HOSTS: z.string().default(''),
+  OAUTH_CLIENTS_MAX: positiveInt('OAUTH_CLIENTS_MAX').default(10000),
+  OAUTH_REGISTRATIONS_PER_HOUR: positiveInt('OAUTH_REGISTRATIONS_PER_HOUR').default(20),
+  OAUTH_TOKEN_REQUESTS_PER_MINUTE: positiveInt('OAUTH_TOKEN_REQUESTS_PER_MINUTE').default(60),
 });
 
 /** The names of the environment variables the service reads. */

@@ -120,6 +120,21 @@ export interface Config {
   fastPaths: boolean;
   /** Days after its last update a session is deleted when neither its project nor its team sets retention (RETENTION_DAYS); null: kept. */
   retentionDays: number | null;
+  /** Sign-in for MCP connectors (MCP_OAUTH, default on; docs/mcp.md): discovery, registration, consent, tokens. */
+  oauth: OAuthConfig;
+}
+
+/** The OAuth authorization server of /mcp. */
+interface OAuthConfig {
+  enabled: boolean;
+  /** Hosts (`name` or `name:port`) whose client metadata documents may be fetched from any address, over http too (OAUTH_CLIENT_HOSTS). */
+  clientHosts: readonly string[];
+  /** Registered clients at most (OAUTH_CLIENTS_MAX). */
+  clientsMax: number;
+  /** Registrations per client address per hour (OAUTH_REGISTRATIONS_PER_HOUR). */
+  registrationsPerHour: number;
+  /** Token and revocation requests per client address per minute (OAUTH_TOKEN_REQUESTS_PER_MINUTE). */
+  tokenRequestsPerMinute: number;
 }
 
 /** An S3-compatible bucket holding content objects. */
@@ -266,6 +281,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     prices,
     fastPaths: e.FAST_PATHS === 'on',
     retentionDays: e.RETENTION_DAYS ?? null,
+    oauth: Object.freeze({
+      enabled: e.MCP_OAUTH === 'on',
+      clientHosts: e.OAUTH_CLIENT_HOSTS.split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
+      clientsMax: e.OAUTH_CLIENTS_MAX,
+      registrationsPerHour: e.OAUTH_REGISTRATIONS_PER_HOUR,
+      tokenRequestsPerMinute: e.OAUTH_TOKEN_REQUESTS_PER_MINUTE,
+    }),
   });
 }
 

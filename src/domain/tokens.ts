@@ -9,6 +9,9 @@ export interface TokenClaims {
   use?: DeviceTokenUse;
   /** When the token itself expires (epoch seconds), if it says. */
   exp?: number;
+  /** A connector's access token only: the resource (RFC 8707) its grant is for, and the OAuth client's id. */
+  aud?: string;
+  cid?: string;
 }
 
 type DeviceTokenUse = 'refresh' | 'access';
@@ -17,6 +20,13 @@ type DeviceTokenUse = 'refresh' | 'access';
 export function signDeviceToken(secret: string, userId: string, keyId: string, use: DeviceTokenUse, expiresAt: Date): string {
   noteSecretIssued();
   const payload = { sub: userId, jti: keyId, use, exp: Math.floor(expiresAt.getTime() / 1000) };
+  return jwt.sign(payload, secret, { algorithm: 'HS256' });
+}
+
+/** A connector's access token (jti = its grant's key row): `use: 'access'`, the grant's resource as `aud`, the client as `cid`. */
+export function signConnectorToken(secret: string, grant: { userId: string; id: string; resource: string; clientId: string }, expiresAt: Date): string {
+  noteSecretIssued();
+  const payload = { sub: grant.userId, jti: grant.id, use: 'access', aud: grant.resource, cid: grant.clientId, exp: Math.floor(expiresAt.getTime() / 1000) };
   return jwt.sign(payload, secret, { algorithm: 'HS256' });
 }
 
@@ -61,12 +71,13 @@ export function verifyKeyToken(secret: string, token: string): TokenClaims | nul
   try {
     const claims = jwt.verify(token, verificationKey(secret), { algorithms: ['HS256'] });
     if (typeof claims !== 'object' || claims === null) return null;
-    const { sub, jti, use, exp } = claims as Record<string, unknown>;
+    const { sub, jti, use, exp, aud, cid } = claims as Record<string, unknown>;
     if (typeof sub !== 'string' || typeof jti !== 'string' || !sub || !jti) return null;
     const expiry = typeof exp === 'number' ? { exp } : {};
     if (use === undefined) return { sub, jti, ...expiry };
     if (use !== 'refresh' && use !== 'access') return null;
-    return { sub, jti, use, ...expiry };
+    const connector = typeof aud === 'string' && typeof cid === 'string' ? { aud, cid } : {};
+    return { sub, jti, use, ...expiry, ...connector };
   } catch {
     return null;
   }

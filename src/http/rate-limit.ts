@@ -22,7 +22,7 @@ const ACCOUNT_FAILURE_LIMIT = 10;
  * sign-up attempt. A later unauthenticated reader (share links) adds its own name here and a
  * line in `addressBudgets` below.
  */
-type AddressBudget = 'anonymous' | 'signUp' | 'shareReads';
+type AddressBudget = 'anonymous' | 'signUp' | 'shareReads' | 'oauthRegister' | 'oauthToken';
 
 /** What buildApp (src/app.ts) takes to limit rates; every hook is optional. */
 export interface RateLimitHooks {
@@ -87,8 +87,25 @@ function setHeaders(res: Response, limit: number, r: RateLimiterRes, rejected: b
  * budgets (`rest`, `graphql`) and each per-address or per-account guard by its own name.
  */
 export type RateLimitKind =
-  'rest' | 'graphql' | 'auth_failure' | 'sign_in_failure' | 'sign_in' | 'device_login' | 'anonymous' | 'sign_up' | 'share_reads' | 'long_reads';
-const BUDGET_KIND: Record<AddressBudget, RateLimitKind> = { anonymous: 'anonymous', signUp: 'sign_up', shareReads: 'share_reads' };
+  | 'rest'
+  | 'graphql'
+  | 'auth_failure'
+  | 'sign_in_failure'
+  | 'sign_in'
+  | 'device_login'
+  | 'anonymous'
+  | 'sign_up'
+  | 'share_reads'
+  | 'long_reads'
+  | 'oauth_register'
+  | 'oauth_token';
+const BUDGET_KIND: Record<AddressBudget, RateLimitKind> = {
+  anonymous: 'anonymous',
+  signUp: 'sign_up',
+  shareReads: 'share_reads',
+  oauthRegister: 'oauth_register',
+  oauthToken: 'oauth_token',
+};
 
 function rateLimited(req: Request, r: RateLimiterRes, kind: RateLimitKind): AppError {
   if (req.res) req.res.locals.rateLimitKind = kind;
@@ -138,6 +155,9 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
     signUp: { limiter: limiter('signup', config.signUpsPerHour, HOUR), points: config.signUpsPerHour },
     // Reads of share links (SHARE_READS_PER_MINUTE).
     shareReads: { limiter: limiter('sharereads', config.shareReadsPerMinute, MINUTE), points: config.shareReadsPerMinute },
+    // MCP connectors' client registrations and token requests (OAUTH_REGISTRATIONS_PER_HOUR, OAUTH_TOKEN_REQUESTS_PER_MINUTE).
+    oauthRegister: { limiter: limiter('oauthreg', config.oauth.registrationsPerHour, HOUR), points: config.oauth.registrationsPerHour },
+    oauthToken: { limiter: limiter('oauthtoken', config.oauth.tokenRequestsPerMinute, MINUTE), points: config.oauth.tokenRequestsPerMinute },
   };
   /** The one key of the service-wide device-login budget. */
   const ALL = 'all';

@@ -41,11 +41,24 @@ const GRAPHQL = routeName(GRAPHQL_ROUTE);
 /** A page of the web console (the single-page app renders it; history API). */
 const consolePage = (path: RegExp, name: string): SiteRoute => ({ method: 'get', path, name, auth: 'none', rateLimit: 'none' });
 
+const oauthRoute = (method: 'get' | 'use' | 'all', path: string): SiteRoute => ({ method, path, name: path, auth: 'none', rateLimit: 'none' });
+
 /** In the order the app mounts them: a lookup answers the first that matches, as routing does. */
 export const SITE_ROUTES = {
   healthz: { method: 'get', path: '/healthz', name: '/healthz', withoutDb: true, auth: 'none', rateLimit: 'none' },
   readyz: { method: 'get', path: '/readyz', name: '/readyz', readiness: true, auth: 'none', rateLimit: 'none' },
   metrics: { method: 'get', path: '/metrics', name: '/metrics', withoutDb: true, auth: 'token', rateLimit: 'none' },
+  // The OAuth authorization server of /mcp (MCP_OAUTH=on; src/mcp/oauth.ts): its discovery documents and endpoints
+  // (registration and tokens spend per-address budgets of their own).
+  oauthProtectedResource: oauthRoute('get', '/.well-known/oauth-protected-resource'),
+  oauthProtectedResourceMcp: oauthRoute('get', '/.well-known/oauth-protected-resource/mcp'),
+  oauthAuthorizationServer: oauthRoute('get', '/.well-known/oauth-authorization-server'),
+  oauthAuthorize: oauthRoute('use', '/oauth/authorize'),
+  oauthConsent: oauthRoute('all', '/oauth/consent'),
+  oauthToken: oauthRoute('use', '/oauth/token'),
+  oauthRegister: oauthRoute('use', '/oauth/register'),
+  oauthRevoke: oauthRoute('use', '/oauth/revoke'),
+  // Without the OAuth server (and OpenID's, always): a JSON 404.
   oauthDiscovery: { method: 'use', path: '/.well-known', name: '/.well-known/*', auth: 'none', rateLimit: 'none' },
   mcp: { method: 'all', path: '/mcp', name: '/mcp', auth: 'key', rateLimit: 'rest' },
   // The SDL the service runs and its changelog (a credential only with GRAPHQL_SCHEMA_PUBLIC=false).

@@ -4,8 +4,9 @@
  * SDK: a foreign Origin → 403, our authentication (an API key or a device access token; 401 with
  * WWW-Authenticate), the per-user REST rate limit (each call of a JSON-RPC batch counted; batches
  * refused for the revisions that removed them: ./batches.ts), a 1 MiB body and the request id. GET
- * and DELETE → 405. The OAuth discovery paths clients probe answer a JSON 404: the service has no
- * OAuth server and takes a Bearer key.
+ * and DELETE → 405. With MCP_OAUTH on (./oauth.ts), a 401 names the protected-resource document
+ * and a connector's token must name this endpoint as its resource; off, the OAuth discovery paths
+ * clients probe answer a JSON 404 and the 401 names only the realm. Keys work either way.
  */
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
@@ -17,6 +18,9 @@ import '../http/types';
 import type { Deps } from '../services/context';
 import { batchRefusal, countBatchCalls } from './batches';
 import { createMcpServer } from './server';
+import { oauthRouter, resourceMetadataUrl } from './oauth';
+import { mcpResourceOf } from './oauth-consent';
+import type { RateLimitHooks } from '../http/rate-limit';
 
 /** Body limit of /mcp (a JSON-RPC message; transcripts are never sent in). */
 export const MCP_BODY_BYTES = 1024 * 1024;
@@ -27,6 +31,8 @@ interface McpMiddleware {
   rateLimit: RequestHandler;
   /** JSON body parsing with the MCP_BODY_BYTES cap (and the slow-body rules of every route). */
   body: RequestHandler;
+  /** The per-address budgets of the OAuth endpoints. */
+  hooks: Pick<RateLimitHooks, 'spendAddress'>;
 }
 
 /** The service's own origin: PUBLIC_URL's, else the one this request was addressed to. */
@@ -56,8 +62,12 @@ const jsonRpcError = (res: Response, status: number, message: string, code = -32
 export function mcpRouter(deps: Deps, mw: McpMiddleware): Router {
   const r = Router();
   const body = mw.body;
+  const oauth = deps.config.oauth.enabled;
+  const challenge = (req: Request, error?: string) =>
+    oauth ? `Bearer resource_metadata="${resourceMetadataUrl(req, deps)}"${error ? `, error="${error}"` : ''}` : WWW_AUTHENTICATE;
 
-  // OAuth discovery (RFC 9728, RFC 8414, OpenID): no OAuth here, so a JSON 404, never the console's page.
+  if (oauth) r.use(oauthRouter(deps, mw.hooks));
+  // OAuth discovery (RFC 9728, RFC 8414, OpenID) without an OAuth server, and OpenID's always: a JSON 404, never the console's page.
   r.use(SITE_ROUTES.oauthDiscovery.path, (_req: Request, res: Response) => {
     res.status(404).json({ success: false, error: 'Not found: this server has no OAuth authorization server; send an API key as a Bearer token' });
   });
@@ -74,11 +84,16 @@ export function mcpRouter(deps: Deps, mw: McpMiddleware): Router {
       if (origin !== undefined && !originAllowed(req, deps.config, origin)) return next(new AppError('FORBIDDEN', 'Forbidden origin'));
       // Cookies never authenticate here: only an Authorization header (a page cannot set one cross-site).
       if (req.get('authorization') === undefined) {
-        res.setHeader('WWW-Authenticate', WWW_AUTHENTICATE);
+        res.setHeader('WWW-Authenticate', challenge(req));
         return next(unauthenticated());
       }
       mw.auth(req, res, (err?: unknown) => {
-        if (err instanceof AppError && err.code === 'UNAUTHENTICATED') res.setHeader('WWW-Authenticate', WWW_AUTHENTICATE);
+        if (err instanceof AppError && err.code === 'UNAUTHENTICATED') res.setHeader('WWW-Authenticate', challenge(req, 'invalid_token'));
+        // A connector's token is for the resource its grant names (RFC 8707): this endpoint, or nothing here.
+        else if (!err && req.user?.resource !== undefined && req.user.resource !== mcpResourceOf(req, deps)) {
+          res.setHeader('WWW-Authenticate', challenge(req, 'invalid_token'));
+          return next(unauthenticated());
+        }
         next(err);
       });
     },

@@ -21,6 +21,7 @@ import type { McpContext } from './context';
 import { registerReadTools, sessionSummary } from './tools-read';
 import { registerRelatedTools } from './tools-related';
 import { registerSearchTools } from './tools-search';
+import { registerChatGptTools } from './tools-chatgpt';
 
 const SERVER_INFO = { name: 'session-archive', version: '1.0.0' } as const;
 const TOOL_NAMES = new Set([
@@ -32,6 +33,8 @@ const TOOL_NAMES = new Set([
   'read_raw',
   'gather_context',
   'related_sessions',
+  'search',
+  'fetch',
 ]);
 
 const INSTRUCTIONS =
@@ -65,6 +68,7 @@ export function createMcpServer(m: McpContext): McpServer {
   registerSearchTools(server, m);
   registerReadTools(server, m);
   registerRelatedTools(server, m);
+  registerChatGptTools(server, m);
 
   server.registerResource(
     'session',

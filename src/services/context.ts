@@ -32,6 +32,8 @@ export interface AuthUser {
   role?: 'admin' | 'member';
   /** True for a read-only key (scopes ["read"]): every write is refused (403 `This key is read-only`). */
   readOnly?: boolean;
+  /** An MCP connector's access token: the resource (RFC 8707) its grant is for (/mcp checks it names itself). */
+  resource?: string;
   /** The browser session (sha256 of its cookie token) that authenticated the request, if any. */
   sessionTokenHash?: string;
   /**

@@ -69,7 +69,9 @@ test('a lookup by path finds what routing reaches', () => {
   expect(at('/metrics')).toBe('metrics');
   expect(at('/readyz')).toBe('readyz');
   expect(at('/mcp')).toBe('mcp');
-  expect(at('/.well-known/oauth-protected-resource/mcp')).toBe('oauthDiscovery');
+  expect(at('/.well-known/oauth-protected-resource/mcp')).toBe('oauthProtectedResourceMcp');
+  expect(at('/.well-known/openid-configuration')).toBe('oauthDiscovery');
+  expect(at('/oauth/token')).toBe('oauthToken');
   expect(at('/api/v1/graphql/assets/index-abc.js')).toBe('playgroundAssets');
   expect(at('/api/v1/openapi.json')).toBe('openApi');
   expect(at('/api/v1/docs')).toBe('docsPage');

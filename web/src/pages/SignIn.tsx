@@ -13,13 +13,13 @@ export function SignInPage() {
   useEffect(() => {
     document.title = `${needsSetup ? 'Create the first account' : 'Sign in'} · Session Archive`;
   }, [needsSetup]);
-  // A share link's page (/s/<token>) is not part of this app: it is loaded anew.
-  const outside = next.startsWith('/s/');
+  // A share link's page (/s/<token>) and a connector's consent page (/oauth/authorize) are not part of this app: they are loaded anew.
+  const outside = next.startsWith('/s/') || next.startsWith('/oauth/');
   useEffect(() => {
     if (user && outside) window.location.replace(next);
   }, [user, outside, next]);
   if (user === undefined) return <p role="status">Loading…</p>;
-  if (user && outside) return <p role="status">Opening the shared session…</p>;
+  if (user && outside) return <p role="status">{next.startsWith('/s/') ? 'Opening the shared session…' : 'Continuing…'}</p>;
   if (user) return <Navigate to={next} replace />;
   return (
     <main id="main" className="narrow">
