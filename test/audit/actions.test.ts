@@ -232,6 +232,23 @@ describe('one entry per action', () => {
     expect(bad).toMatchObject({ action: 'import', result: 'failure', detail: '{"error":"VALIDATION_ERROR"}' });
   });
 
+  test('retention and legal hold: each setting changed is one entry', async () => {
+    expect([200, 201]).toContain((await app.put(bob.token, 'kept', SID(3))).status);
+    const days = await oneEntry(async () => expect((await req(bob.token, 'PATCH', '/projects/kept', { retentionDays: 30 })).status).toBe(200));
+    expect(days).toMatchObject({
+      action: 'retention.set',
+      targetType: 'project',
+      targetId: 'kept',
+      projectId: 'kept',
+      actorUserId: bob.id,
+      detail: '{"retentionDays":30}',
+    });
+    const hold = await oneEntry(async () => expect((await req(admin.token, 'PATCH', '/projects/kept', { legalHold: true })).status).toBe(200));
+    expect(hold).toMatchObject({ action: 'legal_hold.set', targetId: 'kept', actorUserId: admin.id, detail: '{"legalHold":true}' });
+    const off = await oneEntry(async () => expect((await req(bob.token, 'PATCH', '/projects/kept', { retentionDays: null })).status).toBe(200));
+    expect(off).toMatchObject({ action: 'retention.set', detail: '{"retentionDays":null}' });
+  });
+
   test('no entry holds a secret the actions used or minted', async () => {
     const rows = await entriesAfter(0);
     expect(rows.length).toBeGreaterThan(20);
