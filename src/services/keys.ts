@@ -110,7 +110,12 @@ export async function revokeApiKey(ctx: Ctx | OperatorCtx, keyId: string): Promi
   }
   // The key and every credential created with it, at any depth.
   await revokeLineage(db.writes, [keyId], new Date());
-  await recordAudit(ctx, { action: 'key.revoke', target: { type: 'key', id: keyId }, teamId: row.teamId, detail: { kind: row.kind } });
+  await recordAudit(
+    ctx,
+    row.kind === 'connector'
+      ? { action: 'connector.revoke', target: { type: 'connector', id: keyId }, teamId: row.teamId, detail: { reason: 'keys page' } }
+      : { action: 'key.revoke', target: { type: 'key', id: keyId }, teamId: row.teamId, detail: { kind: row.kind } },
+  );
   return presentApiKey((await store.keyById(db.writes, keyId))!);
 }
 

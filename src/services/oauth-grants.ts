@@ -20,6 +20,7 @@ import { redactField } from '../domain/redaction';
 import { parseScopes, type KeyScope } from '../domain/scopes';
 import { randomToken, sha256, signConnectorToken, verifyKeyToken } from '../domain/tokens';
 import { requireTeamWriter } from './access';
+import { recordAudit } from './audit';
 import type { Ctx, PublicCtx } from './context';
 import { insertDerivedKey, liveKeyRow, revokeLineage } from './keys';
 
@@ -48,6 +49,21 @@ interface ConsentDecision {
   write: boolean;
   /** Where new projects go (null: personal). */
   teamId: string | null;
+}
+
+/** Revokes a grant (and what was made with it) and records why. */
+async function revokeGrant(ctx: PublicCtx, grantId: string, reason: string): Promise<void> {
+  const db = ctx.deps.db.writes;
+  const grant = await keyStore.keyById(db, grantId);
+  if (!grant || grant.kind !== 'connector') return;
+  await revokeLineage(db, [grantId], new Date());
+  await recordAudit(ctx, {
+    action: 'connector.revoke',
+    target: { type: 'connector', id: grantId },
+    actorUserId: grant.userId,
+    teamId: grant.teamId,
+    detail: { reason },
+  });
 }
 
 /** The person (a browser session) allows the client: an authorization code for it, single use, 10 minutes. */
@@ -120,7 +136,7 @@ export async function exchangeAuthorizationCode(
   const row = await liveCode(ctx, clientId, code);
   const now = new Date();
   if (!(await store.spendCode(db, row.codeHash, now))) {
-    if (row.usedAt && row.grantId) await revokeLineage(db, [row.grantId], now);
+    if (row.usedAt && row.grantId) await revokeGrant(ctx, row.grantId, 'authorization code used twice');
     throw new InvalidGrantError(row.usedAt ? 'Authorization code already used' : 'Authorization code expired');
   }
   if (redirectUri !== undefined && redirectUri !== row.redirectUri) throw new InvalidGrantError('redirect_uri differs from the authorization request');
@@ -144,6 +160,13 @@ export async function exchangeAuthorizationCode(
     null,
   );
   await store.setCodeGrant(db, row.codeHash, grant!.id);
+  await recordAudit(ctx, {
+    action: 'connector.grant',
+    target: { type: 'connector', id: grant!.id },
+    actorUserId: row.userId,
+    teamId: row.teamId,
+    detail: { client: row.clientName, scope: oauthScopeOf(row.scopes) },
+  });
   return issueTokens(ctx, grant!, clientId, row.resource);
 }
 
@@ -169,7 +192,7 @@ export async function exchangeRefreshToken(
   const now = new Date();
   if (!(await store.spendRefreshToken(db, row.tokenHash, now))) {
     if (row.usedAt) {
-      await revokeLineage(db, [row.grantId], now);
+      await revokeGrant(ctx, row.grantId, 'refresh token reused');
       throw new InvalidGrantError('Refresh token already used: the grant is revoked');
     }
     throw new InvalidGrantError('Refresh token expired');
@@ -193,5 +216,5 @@ export async function revokeConnectorToken(ctx: PublicCtx, clientId: string, tok
     const claims = verifyKeyToken(ctx.deps.config.jwtSecret, token);
     if (claims?.use === 'access' && claims.cid === clientId) grantId = claims.jti;
   }
-  if (grantId && (await keyStore.keyById(db, grantId))?.kind === 'connector') await revokeLineage(db, [grantId], new Date());
+  if (grantId) await revokeGrant(ctx, grantId, 'revoked by the client');
 }

@@ -147,6 +147,17 @@ test('refresh tokens rotate; a spent one presented again revokes the grant', asy
   const other = await connect(app, b, { name: 'Other' });
   const stolen = await token(app, { grant_type: 'refresh_token', refresh_token: other.tokens.refresh_token, client_id: clientId });
   expect(stolen.body.error).toBe('invalid_grant');
+  // The audit log has the grant and its revocation, with why (and never a token).
+  const keys = (await app.request('GET', '/api/v1/keys', { token: userKey })).body.data.keys as Array<{ id: string; name: string; revokedAt: string | null }>;
+  const grant = keys.find((k) => k.name === 'Rotating (connector)')!;
+  expect(grant.revokedAt).not.toBeNull();
+  const entries = await app.deps.db.writes.query<{ action: string; detail: string }>(
+    'SELECT action, detail FROM audit_entries WHERE targetId = ? ORDER BY id',
+    grant.id,
+  );
+  expect(entries.map((e) => e.action)).toEqual(['connector.grant', 'connector.revoke']);
+  expect(JSON.parse(entries[1].detail)).toEqual({ reason: 'refresh token reused' });
+  expect(JSON.stringify(entries)).not.toContain(tokens.refresh_token);
 });
 
 test('abuse: redirect URI off by a character, another server as resource, a code used twice, a wrong verifier', async () => {
