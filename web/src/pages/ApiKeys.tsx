@@ -83,6 +83,7 @@ export function ApiKeysPage() {
         <a href="/cli-login">Log in a client</a> appear here too. Give coding agents (the archive&apos;s MCP endpoint, <code>/mcp</code>) a read-only key: it
         can search and read, never change or delete.
       </p>
+      <ConnectAssistant />
       <FormError error={error} />
       {created && <NewKey name={created.name} token={created.token} onDone={() => setCreated(null)} />}
       {creating ? (
@@ -208,5 +209,29 @@ function NewKey({ name, token, onDone }: { name: string; token: string; onDone: 
         Done
       </button>
     </section>
+  );
+}
+
+/**
+ * Connectors that sign in (claude.ai, Claude Desktop, ChatGPT) need only the endpoint's URL: they
+ * register, send the person to a consent page, and then appear in the list above as
+ * `<client> (connector)`, revocable like a key.
+ */
+function ConnectAssistant() {
+  const url = `${window.location.origin}/mcp`;
+  return (
+    <details className="connect-assistant">
+      <summary>Connect an assistant</summary>
+      <p>
+        In claude.ai, Claude Desktop or ChatGPT, add a custom connector with this URL, then sign in and allow it when asked. It appears below as{' '}
+        <em>name (connector)</em>, read-only unless you allow more, and you can revoke it here like a key.
+      </p>
+      <p>
+        <label>
+          MCP server URL <input type="text" readOnly value={url} onFocus={(e) => e.currentTarget.select()} size={Math.min(60, url.length + 2)} />
+        </label>
+      </p>
+      <p>Coding agents that take a key (Claude Code, Cursor, Codex) use the same URL with a read-only key: see the documentation&apos;s MCP page.</p>
+    </details>
   );
 }
