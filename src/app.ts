@@ -28,6 +28,7 @@ import { auditHandlers } from './rest/audit';
 import { sharePageRouter } from './rest/share-page';
 import { teamHandlers } from './rest/teams';
 import { userHandlers } from './rest/users';
+import { webhookHandlers } from './rest/webhooks';
 import { GRAPHQL_ROUTE, REST_ROUTES, type RestRoutes } from './api/routes';
 import { API_PREFIX, rateLimitOf, routeName, type HandlerWith, type NamedRoute } from './api/route';
 import { routeDispatch } from './http/fast/route-dispatch';
@@ -171,6 +172,7 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
     ...teamHandlers(door),
     ...shareHandlers(door),
     ...auditHandlers(door),
+    ...webhookHandlers(door),
   };
   const shareReadLimit: RequestHandler = (req, _res, next) =>
     (hooks.spendAddress ? hooks.spendAddress(req, 'shareReads') : Promise.resolve()).then(() => next(), next);

@@ -140,6 +140,12 @@ export const ENVIRONMENT = z.object({
   OAUTH_CLIENTS_MAX: positiveInt('OAUTH_CLIENTS_MAX').default(10000),
   OAUTH_REGISTRATIONS_PER_HOUR: positiveInt('OAUTH_REGISTRATIONS_PER_HOUR').default(20),
   OAUTH_TOKEN_REQUESTS_PER_MINUTE: positiveInt('OAUTH_TOKEN_REQUESTS_PER_MINUTE').default(60),
+  WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false'], { error: 'WEBHOOK_ALLOW_PRIVATE must be true or false' }).default('false'),
+  WEBHOOK_TIMEOUT_S: positiveInt('WEBHOOK_TIMEOUT_S').default(10),
+  WEBHOOK_RETRY_DELAYS_S: z
+    .string()
+    .regex(/^\d+(,\d+){0,19}$/, 'WEBHOOK_RETRY_DELAYS_S must be a comma-separated list of seconds (at most 20)')
+    .default('5,300,1800,7200,18000,36000,36000'),
 });
 
 /** The names of the environment variables the service reads. */

@@ -120,6 +120,12 @@ export interface Config {
   fastPaths: boolean;
   /** Days after its last update a session is deleted when neither its project nor its team sets retention (RETENTION_DAYS); null: kept. */
   retentionDays: number | null;
+  /** Webhooks: targets on private, loopback and link-local addresses allowed (WEBHOOK_ALLOW_PRIVATE; default refused). */
+  webhookAllowPrivate: boolean;
+  /** Webhooks: how long one delivery attempt may take, connection to last byte (seconds). */
+  webhookTimeoutS: number;
+  /** Webhooks: the wait before each retry after a failed attempt (seconds); when they run out, the delivery has failed. */
+  webhookRetryDelaysS: number[];
   /** Sign-in for MCP connectors (MCP_OAUTH, default on; docs/mcp.md): discovery, registration, consent, tokens. */
   oauth: OAuthConfig;
 }
@@ -290,6 +296,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       registrationsPerHour: e.OAUTH_REGISTRATIONS_PER_HOUR,
       tokenRequestsPerMinute: e.OAUTH_TOKEN_REQUESTS_PER_MINUTE,
     }),
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE === 'true',
+    webhookTimeoutS: e.WEBHOOK_TIMEOUT_S,
+    webhookRetryDelaysS: e.WEBHOOK_RETRY_DELAYS_S.split(',').map(Number),
   });
 }
 

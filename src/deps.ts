@@ -7,6 +7,7 @@ import { createOffload, inlineOffload } from './offload';
 import { createSearch, type Search } from './search';
 import { startAuditPruner } from './services/audit-log';
 import type { Deps } from './services/context';
+import { startWebhookWorker } from './services/webhook-delivery';
 
 export type AppDeps = Deps & { search: Search; start(): Promise<void>; close(): Promise<void> };
 
@@ -24,7 +25,8 @@ export function createDeps(config: Config, logger: Logger, options: { warmReads?
   let content: Awaited<ReturnType<typeof openContentStore>> | null = null;
   let sweeper: ReturnType<typeof startSweeper> | null = null;
   let auditPruner: ReturnType<typeof startAuditPruner> | null = null;
-  return {
+  let webhooks: ReturnType<typeof startWebhookWorker> | null = null;
+  const deps: AppDeps = {
     config,
     db,
     logger,
@@ -40,9 +42,11 @@ export function createDeps(config: Config, logger: Logger, options: { warmReads?
       if (config.workersEnabled) auditPruner = startAuditPruner(db, config, logger);
       // The search worker's reads of markdown (and anything else started here) use this service's store.
       await withContentStore(store, () => search.start());
+      if (config.workersEnabled) webhooks = startWebhookWorker(deps);
     },
     async close() {
       auditPruner?.stop();
+      await webhooks?.stop().catch(() => undefined);
       await sweeper?.stop().catch(() => undefined);
       await search.stop().catch(() => undefined);
       await offload.close().catch(() => undefined);
@@ -50,4 +54,5 @@ export function createDeps(config: Config, logger: Logger, options: { warmReads?
       content?.close();
     },
   };
+  return deps;
 }

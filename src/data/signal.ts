@@ -57,9 +57,11 @@ export interface DataSignals {
   outboxWritten: Signal;
   /** A session was created, changed or deleted. */
   sessionChanged: Channel<SessionChangeEvent>;
+  /** Webhook deliveries were written (webhook_deliveries). */
+  webhooksWritten: Signal;
 }
 
-export const createSignals = (): DataSignals => ({ outboxWritten: new Signal(), sessionChanged: new Channel() });
+export const createSignals = (): DataSignals => ({ outboxWritten: new Signal(), sessionChanged: new Channel(), webhooksWritten: new Signal() });
 
 /** Announces session changes once the transaction commits (nothing when it rolls back). */
 export function announceSessionChanges(

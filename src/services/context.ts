@@ -16,6 +16,8 @@ export interface Deps {
   offload?: Offload;
   /** Runs `fn` (a request's handling) with this service's content store (src/data/content-store); absent → the process's. */
   withContent?: <T>(fn: () => T) => T;
+  /** Resolves a webhook target's host name to its addresses; absent → the system resolver (tests put a changing one here). */
+  resolveHost?: (hostname: string) => Promise<string[]>;
 }
 
 export interface AuthUser {

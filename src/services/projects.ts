@@ -15,6 +15,7 @@ import type { Ctx } from './context';
 import { CreateProjectInput, MoveProjectInput, parseInput, UpdateProjectInput } from './inputs';
 import { presentProject, type ProjectDto } from './presenters/project';
 import { changeProjectPolicy, refuseIfProjectHeld } from './retention';
+import { projectMoved, sessionDeleted } from './webhook-events';
 
 export { DEFAULT_COLOR, DEFAULT_ICON, PROJECT_COLORS, PROJECT_ICONS } from '../domain/project';
 
@@ -101,7 +102,9 @@ export async function deleteProject(ctx: Ctx, projectId: string): Promise<{ dele
     await refuseIfProjectHeld(tx, projectId);
     const before = (await store.projectWithStats(tx, projectId))!;
     await enqueueIndexWork(tx, 'delete_project', ownerId!, projectId, null);
-    announceSessionChanges(tx, 'DELETED', ownerId!, projectId, await store.sessionIdsOfProject(tx, projectId));
+    const sessionIds = await store.sessionIdsOfProject(tx, projectId);
+    announceSessionChanges(tx, 'DELETED', ownerId!, projectId, sessionIds);
+    for (const sessionId of sessionIds) await sessionDeleted(tx, ctx.deps.config, { scopeId: ownerId!, projectId, sessionId, title: null });
     // Before the row goes: the entry's team is read from it.
     await recordAudit(ctx, { action: 'project.delete', target: { type: 'project', id: projectId }, projectId, detail: { sessions: before.sessionCount } }, tx);
     await store.deleteProjectRow(tx, projectId);
@@ -118,7 +121,7 @@ export async function deleteProject(ctx: Ctx, projectId: string): Promise<{ dele
  */
 export async function moveProject(ctx: Ctx, projectId: string, input: unknown): Promise<ProjectDto> {
   const { teamId } = parseInput(MoveProjectInput, input);
-  await requireProjectAdmin(ctx, projectId, 'move');
+  const before = await requireProjectAdmin(ctx, projectId, 'move');
   const target = teamId === null ? { ownerType: 'user' as const, ownerId: ctx.user.id } : await newProjectOwner(ctx, teamId);
   await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const ownerId = await store.lockProjectOwner(tx, projectId, 'update');
@@ -135,6 +138,8 @@ export async function moveProject(ctx: Ctx, projectId: string, input: unknown): 
     const moved = await store.sessionIdsOfProject(tx, projectId);
     announceSessionChanges(tx, 'DELETED', ownerId!, projectId, moved);
     announceSessionChanges(tx, 'UPDATED', target.ownerId, projectId, moved);
+    const from = { ownerType: before.ownerType === 'team' ? ('team' as const) : ('user' as const), ownerId: ownerId! };
+    await projectMoved(tx, ctx.deps.config, { projectId, name: before.name, from, to: target });
   });
   return getProject(ctx, projectId);
 }

@@ -11,8 +11,9 @@ import { sessionNotFound } from '../errors';
 import { requireWritableSession } from './access';
 import { refuseIfProjectHeld } from './retention';
 import type { Ctx } from './context';
-import { labelsOf, metadataOf, parseStoredMeta, sessionEtag } from './sessions';
+import { labelsOf, metadataOf, parseStoredMeta, sessionEtag, sessionTitle } from './sessions';
 import { parseInput, PatchSessionInput } from './inputs';
+import { sessionDeleted, sessionWritten } from './webhook-events';
 
 type Patch = ReturnType<typeof parseInput<typeof PatchSessionInput>>;
 
@@ -57,6 +58,7 @@ export async function patchSession(ctx: Ctx, projectId: string, rawSessionId: st
     if (patch.tags) await writeLabels(tx, next, labelsOf(meta), true);
     await enqueueIndexWork(tx, upsertOp(old.markdownSize), old.userId, old.projectId, old.id);
     announceSessionChanges(tx, 'UPDATED', old.userId, old.projectId, [old.id]);
+    await sessionWritten(tx, ctx.deps.config, 'session.updated', next);
     return next;
   });
 }
@@ -69,5 +71,6 @@ export async function deleteSession(ctx: Ctx, projectId: string, rawSessionId: s
     if (n === 0) throw sessionNotFound(row.id, projectId);
     await enqueueIndexWork(tx, 'delete', row.userId, row.projectId, row.id);
     announceSessionChanges(tx, 'DELETED', row.userId, row.projectId, [row.id]);
+    await sessionDeleted(tx, ctx.deps.config, { scopeId: row.userId, projectId: row.projectId, sessionId: row.id, title: sessionTitle(row) });
   });
 }

@@ -139,7 +139,7 @@ async function writeUpload(ctx: Ctx, write: UploadWrite, content: ContentWrites)
       costUsd: prepared.usage === undefined ? (old?.costUsd ?? null) : (prepared.usage?.costUsd ?? null),
     });
     if (old && old.etag === next.etag) return { created: false, changed: false, session: old };
-    await writeSessionVersion(tx, content, { next, old, prepared });
+    await writeSessionVersion(tx, content, { next, old, prepared, config: ctx.deps.config });
     return { created: !old, changed: true, session: next };
   }).catch((err) => {
     // Two first uploads of one session raced: the loser's insert hit the winner's row.

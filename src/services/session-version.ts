@@ -14,6 +14,8 @@ import { upsertOp } from '../domain/index-work';
 import type { PreparedUpload } from '../domain/upload';
 import { labelsOf, metadataOf, sessionEtag } from './sessions';
 import { writeUsage } from './usage';
+import { sessionWritten } from './webhook-events';
+import type { Config } from '../config';
 
 /** The content parts of a prepared version (the same buffers every time: staged parts are compared with them). */
 export const partsOf = (prepared: PreparedUpload): ContentParts => {
@@ -74,15 +76,17 @@ interface SessionVersion {
   next: SessionRow;
   old: SessionRow | undefined;
   prepared: PreparedUpload;
+  /** Where the webhook events' console links point (PUBLIC_URL). */
+  config: Pick<Config, 'publicUrl'>;
 }
 
 /**
  * Writes `next` in the caller's transaction: the row (inserted, or replacing `old`), the content
  * when its digest differs from the stored one, the session data dropped when the new version has
- * none, the labels, the token usage, the search index's work and the change's announcement (after
- * the commit, to live lists).
+ * none, the labels, the token usage, the search index's work, the change's announcement (after
+ * the commit, to live lists) and its webhook event.
  */
-export async function writeSessionVersion(tx: Tx, content: ContentWrites, { next, old, prepared }: SessionVersion): Promise<void> {
+export async function writeSessionVersion(tx: Tx, content: ContentWrites, { next, old, prepared, config }: SessionVersion): Promise<void> {
   const { projectId, id: sessionId } = next;
   const meta = prepared.upload.meta;
   const hasGitBranches = meta.gitBranches.length > 0;
@@ -95,4 +99,5 @@ export async function writeSessionVersion(tx: Tx, content: ContentWrites, { next
   await writeUsage(tx, { projectId, sessionId }, prepared.usage);
   await enqueueIndexWork(tx, upsertOp(next.markdownSize), next.userId, projectId, sessionId);
   announceSessionChanges(tx, old ? 'UPDATED' : 'CREATED', next.userId, projectId, [sessionId]);
+  await sessionWritten(tx, config, old ? 'session.updated' : 'session.created', next);
 }

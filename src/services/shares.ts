@@ -19,6 +19,7 @@ import { metadataOf, sessionTitle, type SessionRow } from './sessions';
 import { presentShare, type Audience, type ShareDto } from './presenters/share';
 import { CreateShareInput, SHARE_INPUT_MESSAGES, UpdateShareInput } from './share-inputs';
 import { parseInput } from './inputs';
+import { shareChanged } from './webhook-events';
 
 export const DEFAULT_EXPIRY_DAYS = 30;
 export { AUDIENCES, type Audience, type ShareDto } from './presenters/share';
@@ -181,6 +182,7 @@ export async function createShare(ctx: Ctx, base: string, projectId: string, ses
       await store.updateShareRow(tx, id, { exchangeCount: count, hiddenJson: JSON.stringify(hidden) });
       const detail = { session: row.id, audience, hidden: hidden.length };
       await recordAudit(ctx, { action: 'share.create', target: { type: 'share', id }, projectId: row.projectId, detail }, tx);
+      await shareChanged(tx, ctx.deps.config, 'share.created', (await store.shareStateById(tx, id))!);
     });
   });
   return shareById(ctx, base, id);
@@ -277,6 +279,7 @@ export async function deleteShare(ctx: Ctx, shareId: string): Promise<void> {
   await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     await store.deleteShareRow(tx, state.id);
     await recordAudit(ctx, event, tx);
+    await shareChanged(tx, ctx.deps.config, 'share.revoked', state);
   });
 }
 

@@ -19,6 +19,7 @@ import { body, choice, parseInput, text, z } from './inputs';
 import { retentionFields } from './retention-inputs';
 import { changeTeamPolicy, refuseIfTeamHeld } from './retention';
 import { presentInvitation, presentMember, presentTeam, presentTeamOverview, type InvitationDto, type MemberDto, type TeamDto } from './presenters/team';
+import { memberChanged } from './webhook-events';
 
 export const TeamRoleInput = choice('role', TEAM_ROLES).meta({
   id: 'TeamRole',
@@ -130,9 +131,12 @@ export async function addMember(ctx: Ctx | OperatorCtx, teamId: string, input: u
   } else if (!(await store.teamById(db.writes, teamId))) throw teamNotFound(teamId);
   const user = await userByEmail(db.writes, email);
   if (!user) throw new AppError('NOT_FOUND', 'No user with that email');
-  if (!(await store.insertMember(db.writes, teamId, user.id, role, new Date()))) {
-    throw new AppError('CONFLICT', 'Already a member of this team', { teamId, userId: user.id });
-  }
+  await inTransaction(db, undefined, async (tx) => {
+    if (!(await store.insertMember(tx, teamId, user.id, role, new Date()))) {
+      throw new AppError('CONFLICT', 'Already a member of this team', { teamId, userId: user.id });
+    }
+    await memberChanged(tx, ctx.deps.config, 'member.added', { teamId, userId: user.id, role });
+  });
   await recordAudit(ctx, { action: 'member.add', target: { type: 'user', id: user.id }, teamId, detail: { role } });
   return presentMember((await store.memberOf(db.writes, teamId, user.id))!);
 }
@@ -155,6 +159,7 @@ async function changeMember(ctx: Ctx, teamId: string, userId: string, role: Team
     if (role === null) {
       await store.deleteMember(tx, teamId, userId);
       await recordAudit(ctx, { action: 'member.remove', target: { type: 'user', id: userId }, teamId, detail: { role: member.role } }, tx);
+      await memberChanged(tx, ctx.deps.config, 'member.removed', { teamId, userId, role: member.role });
       return null;
     }
     await store.setMemberRole(tx, teamId, userId, role);
@@ -279,6 +284,7 @@ export async function joinWithInvitation(
     }
     const event = { action: 'member.add', target: { type: 'user', id: user.id }, teamId: invitation.teamId, detail: { role, via: 'invitation' } } as const;
     await recordAudit(ctx, { ...event, actorUserId: user.id }, tx);
+    await memberChanged(tx, ctx.deps.config, 'member.added', { teamId: invitation.teamId, userId: user.id, role });
   });
   return { teamId: invitation.teamId, role };
 }

@@ -17,8 +17,9 @@ import { sessionRoutes } from './sessions';
 import { shareRoutes } from './shares';
 import { teamRoutes } from './teams';
 import { userRoutes } from './users';
+import { webhookRoutes } from './webhooks';
 
-export { accountRoutes, archiveRoutes, auditRoutes, deviceRoutes, keyRoutes, projectRoutes, sessionRoutes, shareRoutes, teamRoutes, userRoutes };
+export { accountRoutes, archiveRoutes, auditRoutes, deviceRoutes, keyRoutes, projectRoutes, sessionRoutes, shareRoutes, teamRoutes, userRoutes, webhookRoutes };
 
 /** The operations src/rest handles. */
 const restRoutes = {
@@ -32,6 +33,7 @@ const restRoutes = {
   ...teamRoutes,
   ...shareRoutes,
   ...auditRoutes,
+  ...webhookRoutes,
 };
 export type RestRoutes = typeof restRoutes;
 
