@@ -192,7 +192,7 @@ test('abuse: redirect URI off by a character, another server as resource, a code
   expect((await mcp(app, first.body.access_token)).status).toBe(401);
 });
 
-test("revoked from the API keys page, a grant's next call is refused by another instance; a disabled user's grants die", async () => {
+test("revoked from the API keys page, a grant's next call is refused by another instance; grants die with their user's disable and a password change that revokes credentials", async () => {
   // Two instances of one service (one database, one public URL): the grant is for the service, not the instance.
   const env = { PUBLIC_URL: 'http://archive.test' };
   const one = await startTestApp({ rateLimit: false, env });
@@ -227,6 +227,15 @@ test("revoked from the API keys page, a grant's next call is refused by another 
   expect((await mcp(app, tokens.access_token)).status).toBe(401);
   expect((await token(app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId })).body.error).toBe('invalid_grant');
   expect((await revoke(app, { token: 'nonsense', client_id: clientId })).status).toBe(200);
+  // A password change that revokes credentials ends grants too.
+  const changer = await signedInUser(app);
+  const kept = await connect(app, changer.b, { name: 'Before the change' });
+  expect((await mcp(app, kept.tokens.access_token)).status).toBe(200);
+  const changed = await changer.b.request('POST', '/api/v1/auth/password', {
+    body: { currentPassword: PASSWORD, newPassword: 'another long passphrase', revokeCredentials: true },
+  });
+  expect(changed.status).toBe(200);
+  expect((await mcp(app, kept.tokens.access_token)).status).toBe(401);
 });
 
 test('client metadata documents: refused on a private address, fetched from an allow-listed local server', async () => {
