@@ -10,9 +10,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 import { BenchServer, freshDatabase, request, ROOT, seedUsers, sleep } from '../bench/support';
+import { CHROMIUM, watchNetwork } from '../test/support/chromium';
 
 const OUT = path.join(ROOT, 'docs', 'screenshots');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const PASSWORD = 'screenshots passphrase';
 const EMAIL = 'ada@example.com';
 const P = 'web-app';
@@ -92,9 +92,11 @@ async function seed(base: string, token: string): Promise<Links> {
 
 async function shoot(page: Page, name: string, url: string, width: number, then?: () => Promise<void>): Promise<void> {
   await page.setViewportSize({ width, height: width > 500 ? 800 : 844 });
+  // The page's requests, its live-update stream aside (it stays open while a list is shown).
+  const network = watchNetwork(page);
   await page.goto(url);
   await page.getByRole('heading', { level: 1 }).first().waitFor();
-  await page.waitForLoadState('networkidle').catch(() => undefined);
+  await network.quiet().finally(() => network.stop());
   await then?.();
   await sleep(300);
   await page.screenshot({ path: path.join(OUT, `${name}-${width}.png`) });
