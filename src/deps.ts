@@ -6,7 +6,8 @@ import type { Logger } from './logger';
 import { createOffload, inlineOffload } from './offload';
 import { createSearch, type Search } from './search';
 import { startAuditPruner } from './services/audit-log';
-import type { Deps } from './services/context';
+import { operatorCtx, type Deps } from './services/context';
+import { startRetentionSweeper } from './services/retention-sweep';
 import { startWebhookWorker } from './services/webhook-delivery';
 
 export type AppDeps = Deps & { search: Search; start(): Promise<void>; close(): Promise<void> };
@@ -24,6 +25,7 @@ export function createDeps(config: Config, logger: Logger, options: { warmReads?
   const search = createSearch({ config, db, logger, offload });
   let content: Awaited<ReturnType<typeof openContentStore>> | null = null;
   let sweeper: ReturnType<typeof startSweeper> | null = null;
+  let retention: ReturnType<typeof startRetentionSweeper> | null = null;
   let auditPruner: ReturnType<typeof startAuditPruner> | null = null;
   let webhooks: ReturnType<typeof startWebhookWorker> | null = null;
   const deps: AppDeps = {
@@ -40,6 +42,8 @@ export function createDeps(config: Config, logger: Logger, options: { warmReads?
         sweeper = startSweeper(db.writes, store, (err) => logger.error({ err, msg: 'content sweep failed' }));
       }
       if (config.workersEnabled) auditPruner = startAuditPruner(db, config, logger);
+      // The hourly retention sweep, on whichever instance takes its lock; objects go from this service's store.
+      if (config.workersEnabled) retention = withContentStore(store, () => startRetentionSweeper(operatorCtx(db, config), config.namespace, logger));
       // The search worker's reads of markdown (and anything else started here) use this service's store.
       await withContentStore(store, () => search.start());
       if (config.workersEnabled) webhooks = startWebhookWorker(deps);
@@ -48,6 +52,7 @@ export function createDeps(config: Config, logger: Logger, options: { warmReads?
       auditPruner?.stop();
       await webhooks?.stop().catch(() => undefined);
       await sweeper?.stop().catch(() => undefined);
+      await retention?.stop().catch(() => undefined);
       await search.stop().catch(() => undefined);
       await offload.close().catch(() => undefined);
       await db.close();

@@ -53,3 +53,69 @@ export async function heldProjectsAmong(db: Sql, ids: readonly string[]): Promis
   );
   return rows.map((r) => r.id);
 }
+
+/** A project whose sessions the sweep looks at: its effective retention (null: kept) and whether it is held. */
+export interface RetentionOfProject {
+  projectId: string;
+  ownerId: string;
+  days: number | null;
+  held: number;
+}
+
+/**
+ * Each project's effective retention: its own, else its team's, else `defaultDays`; with
+ * `projectId`, that project only (none when it does not exist).
+ */
+export function retentionOfProjects(db: Sql, defaultDays: number | null, projectId?: string): Promise<RetentionOfProject[]> {
+  return db.query<RetentionOfProject>(
+    `SELECT p.id AS projectId, p.ownerId, COALESCE(p.retentionDays, t.retentionDays, ?) AS days, (p.legalHold OR COALESCE(t.legalHold, 0)) AS held
+       FROM projects p LEFT JOIN teams t ON p.ownerType = 'team' AND t.id = p.ownerId${projectId === undefined ? '' : ' WHERE p.id = ?'}
+      ORDER BY p.id`,
+    defaultDays,
+    ...(projectId === undefined ? [] : [projectId]),
+  );
+}
+
+/** A session the sweep deletes. */
+interface DueSession {
+  id: string;
+  userId: string;
+  name: string;
+  updatedAt: Date;
+}
+
+/** The project's sessions last updated before `cutoff`, oldest first (at most `limit`; the index on projectId, updatedAt). */
+export function sessionsDue(db: Sql, projectId: string, cutoff: Date, limit: number): Promise<DueSession[]> {
+  return db.query<DueSession>(
+    'SELECT id, userId, name, updatedAt FROM sessions WHERE projectId = ? AND updatedAt < ? ORDER BY updatedAt, id LIMIT ?',
+    projectId,
+    cutoff,
+    limit,
+  );
+}
+
+/**
+ * Deletes those of `ids` still last updated before `cutoff` (one updated meanwhile stays), with
+ * their content rows, labels and share links (foreign keys cascade). Returns the deleted sessions
+ * and the keys of the content objects they named (gone from the bucket once this commits).
+ */
+export async function deleteDueSessions(
+  tx: Sql,
+  projectId: string,
+  ids: readonly string[],
+  cutoff: Date,
+): Promise<{ sessions: Array<Pick<DueSession, 'id' | 'userId'>>; objectKeys: string[] }> {
+  const sessions = await tx.query<Pick<DueSession, 'id' | 'userId'>>(
+    `SELECT id, userId FROM sessions WHERE projectId = ? AND id IN (${marks(ids)}) AND updatedAt < ? FOR UPDATE`,
+    projectId,
+    ...ids,
+    cutoff,
+  );
+  if (sessions.length === 0) return { sessions, objectKeys: [] };
+  const kept = sessions.map((s) => s.id);
+  const objectKeys = (
+    await tx.query<{ objectKey: string }>(`SELECT objectKey FROM session_objects WHERE projectId = ? AND sessionId IN (${marks(kept)})`, projectId, ...kept)
+  ).map((r) => r.objectKey);
+  await tx.execute(`DELETE FROM sessions WHERE projectId = ? AND id IN (${marks(kept)})`, projectId, ...kept);
+  return { sessions, objectKeys };
+}

@@ -2,6 +2,7 @@ import type { projectRoutes } from '../api/routes';
 import * as projects from '../services/projects';
 import { resumableParam, resumableProjects } from '../services/resume';
 import { ctxOf, ok, type Door, type Handlers } from './context';
+import { retentionPreview } from '../services/retention-sweep';
 
 export function projectHandlers({ deps }: Door): Handlers<typeof projectRoutes> {
   return {
@@ -16,6 +17,7 @@ export function projectHandlers({ deps }: Door): Handlers<typeof projectRoutes> 
     // The project's fields directly in `data`, as both SDKs read them.
     updateProject: async (req) => ok(await projects.updateProject(ctxOf(req, deps), req.params.projectId, req.body)),
     deleteProject: async (req) => ok(await projects.deleteProject(ctxOf(req, deps), req.params.projectId)),
+    retentionPreview: async (req) => ok(await retentionPreview(ctxOf(req, deps), req.params.projectId)),
     moveProject: async (req) => ok({ project: await projects.moveProject(ctxOf(req, deps), req.params.projectId, req.body) }),
   };
 }

@@ -4,6 +4,7 @@ import { envelope, z } from '../schemas/common';
 import { projectParam } from '../schemas/params';
 import * as R from '../schemas/resources';
 import * as inputs from '../../services/inputs';
+import { RetentionPreview } from '../schemas/retention';
 
 const resumable = inputs.ResumableParam;
 
@@ -61,6 +62,18 @@ export const projectRoutes = {
     description: '409 `Project is on legal hold` while the project or its team is on legal hold.',
     responses: { 200: { description: 'Deleted: its sessions, their content and search entries are gone.', schema: envelope(R.DeletedProject) } },
     errors: [403, 404, 409],
+  }),
+  retentionPreview: defineRoute({
+    method: 'get',
+    path: '/projects/{projectId}/retention/preview',
+    tag: 'Projects',
+    auth: 'key',
+    summary: 'What the retention sweep would delete of a project now',
+    description:
+      "Every session whose `updatedAt` is older than the retention that applies (the project's, else its team's, else RETENTION_DAYS); none while the project or its team is on legal hold. The project's readers.",
+    params: projectParam,
+    responses: { 200: { description: 'The preview.', schema: envelope(RetentionPreview) } },
+    errors: [403, 404],
   }),
   moveProject: defineRoute({
     method: 'post',

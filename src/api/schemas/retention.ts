@@ -1,5 +1,5 @@
-/** Retention and legal hold: the fields projects and teams carry. */
-import { z } from './common';
+/** Retention and legal hold: the fields projects and teams carry, and what a retention preview lists. */
+import { Timestamp, z } from './common';
 
 export const RetentionDays = z.int().min(1).nullable().meta({
   description:
@@ -10,3 +10,19 @@ export const LegalHold = z.boolean().meta({
   description:
     'While true, no session is deleted by anyone (409 `Project is on legal hold`); on a team, this holds every project of the team. Set by instance administrators.',
 });
+
+export const RetentionPreview = z
+  .strictObject({
+    projectId: z.string(),
+    retentionDays: z
+      .int()
+      .min(1)
+      .nullable()
+      .meta({ description: "The retention that applies: the project's, else its team's, else RETENTION_DAYS; null: kept." }),
+    legalHold: z.boolean().meta({ description: 'The project or its team is on legal hold: the sweep deletes nothing of it.' }),
+    cutoff: Timestamp.nullable().meta({ description: 'Sessions last updated before this instant are due; null when nothing is (kept, or on hold).' }),
+    sessions: z.array(z.strictObject({ id: z.string(), name: z.string(), updatedAt: Timestamp })).meta({
+      description: 'Every session the sweep would delete if it ran now, oldest update first.',
+    }),
+  })
+  .meta({ id: 'RetentionPreview' });
