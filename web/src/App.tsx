@@ -15,6 +15,7 @@ import { SharesPage } from './pages/Shares';
 import { SignInPage } from './pages/SignIn';
 import { TeamsPage } from './pages/Teams';
 import { UsersPage } from './pages/Users';
+import { AuditLogPage } from './pages/AuditLog';
 import { useSession } from './session';
 
 /** The dashboard brings Chart.js: a chunk of its own, fetched (from this origin) when first opened. */
@@ -115,6 +116,14 @@ export function App() {
           element={
             <Private title="Users">
               <UsersPage />
+            </Private>
+          }
+        />
+        <Route
+          path="/settings/audit"
+          element={
+            <Private title="Audit log">
+              <AuditLogPage />
             </Private>
           }
         />

@@ -47,6 +47,7 @@ export function Layout() {
               <NavLink to="/settings/account">Account</NavLink>
               <NavLink to="/settings/export">Export</NavLink>
               {user.role === 'admin' && <NavLink to="/settings/users">Users</NavLink>}
+              <NavLink to="/settings/audit">Audit log</NavLink>
               <a href="/api/v1/graphql">GraphQL playground</a>
               <a href="/api/v1/docs">API reference</a>
             </nav>

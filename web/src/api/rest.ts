@@ -17,21 +17,26 @@ type Json<T> = T extends { content: { 'application/json': infer J } } ? J : neve
 type DataOf<O> = O extends { responses: infer R } ? (Json<R[Extract<keyof R, 200 | 201>]> extends { data: infer D } ? D : undefined) : never;
 type BodyOf<O> = O extends { requestBody?: infer B } ? Json<NonNullable<B>> : never;
 type ParamsOf<O> = O extends { parameters: { path: infer P } } ? P : never;
+type QueryOf<O> = O extends { parameters: { query?: infer Q } } ? ([Q] extends [undefined] ? never : NonNullable<Q>) : never;
 
 /** What a call takes besides its path: the path's parameters and the JSON body, when it has them (and nothing else). */
 type Init<O> = ([ParamsOf<O>] extends [never] ? { params?: never } : { params: ParamsOf<O> }) &
+  ([QueryOf<O>] extends [never] ? { query?: never } : { query?: QueryOf<O> }) &
   ([BodyOf<O>] extends [never] ? { body?: never } : O extends { requestBody: object } ? { body: BodyOf<O> } : { body?: BodyOf<O> });
 type Needed<O> = [ParamsOf<O>] extends [never] ? (O extends { requestBody: object } ? true : false) : true;
 type Args<O> = Needed<O> extends true ? [init: Init<O>] : [init?: Init<O>];
 
 /** `/users/{userId}/disable` with `{ userId: 'u 1' }` → `/api/v1/users/u%201/disable`. */
-function url(path: string, params: Record<string, string> | undefined): string {
-  return `/api/v1${path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(params?.[name] ?? ''))}`;
+function url(path: string, params: Record<string, string> | undefined, query?: Record<string, string | number | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== '') q.set(k, String(v));
+  const search = q.size ? `?${q.toString()}` : '';
+  return `/api/v1${path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(params?.[name] ?? ''))}${search}`;
 }
 
 function call<M extends Method, P extends PathsWith<M>>(method: M, path: P, ...[init]: Args<Operation<P, M>>): Promise<ApiResult<DataOf<Operation<P, M>>>> {
-  const i = init as { params?: Record<string, string>; body?: unknown } | undefined;
-  return api<DataOf<Operation<P, M>>>(method.toUpperCase(), url(path, i?.params), i?.body);
+  const i = init as { params?: Record<string, string>; query?: Record<string, string | number | undefined>; body?: unknown } | undefined;
+  return api<DataOf<Operation<P, M>>>(method.toUpperCase(), url(path, i?.params, i?.query), i?.body);
 }
 
 export const rest = {
