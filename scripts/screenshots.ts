@@ -42,6 +42,7 @@ const PAGES: Array<[string, string]> = [
   ['account', '/settings/account'],
   ['export', '/settings/export'],
   ['users', '/settings/users'],
+  ['audit-log', '/settings/audit'],
   ['cli-login', '/cli-login'],
 ];
 

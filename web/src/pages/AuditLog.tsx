@@ -77,7 +77,7 @@ export function AuditLogPage() {
       </p>
       <section className="card" aria-labelledby="audit-filters-title">
         <h2 id="audit-filters-title">Filters</h2>
-        <form onSubmit={apply}>
+        <form className="filter-grid" onSubmit={apply}>
           <Field label="Actor" name="actor" hint="An email or user id" />
           <Field label="Action" name="action" hint="For example sign_in, key.create, share.revoke" />
           <div className="field">
@@ -121,10 +121,16 @@ export function AuditLogPage() {
               <tr key={e.id}>
                 <th scope="row">{when(e.at)}</th>
                 <td data-label="Actor">{e.actor.label}</td>
-                <td data-label="Action">{e.action}</td>
+                <td data-label="Action" className="nowrap">
+                  {e.action}
+                </td>
                 <td data-label="Target">{e.target.id ? `${e.target.type} ${e.target.id}` : e.target.type}</td>
-                <td data-label="Result">{e.result}</td>
-                <td data-label="Network">{e.ip ?? '—'}</td>
+                <td data-label="Result" className="nowrap">
+                  {e.result}
+                </td>
+                <td data-label="Network" className="nowrap">
+                  {e.ip ?? '—'}
+                </td>
               </tr>
             ))}
           </tbody>
