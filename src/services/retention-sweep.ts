@@ -3,7 +3,7 @@
  * applies to them (the project's, else its team's, else RETENTION_DAYS), never one of a project
  * on legal hold, with everything they left: their rows (content, labels, share links: foreign
  * keys cascade), their content objects in the bucket, and their index documents (through the
- * search outbox, as any delete). Hourly, one instance at a time (a named lock), in bounded
+ * search outbox, as any delete); webhooks hear `session.deleted` for each, as for any delete. Hourly, one instance at a time (a named lock), in bounded
  * batches with a yield to the event loop between them; the preview lists what it would delete.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -16,6 +16,7 @@ import { inTransaction } from '../data/transaction';
 import { projectNotFound } from '../errors';
 import type { Logger } from '../logger';
 import { requireReadableProject } from './access';
+import { sessionDeleted } from './webhook-events';
 import type { Ctx, OperatorCtx } from './context';
 
 /** Sessions deleted per transaction: small enough that one batch's statements and locks stay short. */
@@ -57,7 +58,10 @@ export async function sweepRetention(ctx: OperatorCtx, opts: { now?: Date; batch
           due.map((s) => s.id),
           cutoff,
         );
-        for (const s of r.sessions) await enqueueIndexWork(tx, 'delete', s.userId, p.projectId, s.id);
+        for (const s of r.sessions) {
+          await enqueueIndexWork(tx, 'delete', s.userId, p.projectId, s.id);
+          await sessionDeleted(tx, ctx.deps.config, { scopeId: s.userId, projectId: p.projectId, sessionId: s.id, title: null });
+        }
         announceSessionChanges(
           tx,
           'DELETED',

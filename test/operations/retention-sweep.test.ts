@@ -3,7 +3,8 @@
  * it deletes exactly what the preview listed (sessions whose `updatedAt` is older than the
  * retention that applies: the project's, else its team's, else RETENTION_DAYS), with their rows,
  * content objects, share links and index documents (a `delete` for each in the search outbox,
- * which every engine's worker applies), and nothing of a project on legal hold. Small batches, so
+ * which every engine's worker applies) and a `session.deleted` for the project's webhooks, and
+ * nothing of a project on legal hold. Small batches, so
  * that a project takes several.
  */
 import { SID, startTestApp, type TestApp, type TestUser } from '../support/app';
@@ -22,7 +23,7 @@ describe.each(['db', 's3'] as const)('content in %s', (mode) => {
 
   beforeAll(async () => {
     const db = await createTestDatabase('sa_ret');
-    let env: Record<string, string> = { WORKERS_ENABLED: 'false', RETENTION_DAYS: '365' };
+    let env: Record<string, string> = { WORKERS_ENABLED: 'false', RETENTION_DAYS: '365', WEBHOOK_ALLOW_PRIVATE: 'true' };
     if (mode === 's3') {
       s3 = await startS3rver();
       await createBucket(s3.endpoint, bucketFor(db.name));
@@ -69,6 +70,8 @@ describe.each(['db', 's3'] as const)('content in %s', (mode) => {
     await age('teamp', [SID(9)], 11);
     const share = await req(ada, 'POST', `/api/v1/projects/short/sessions/${SID(1)}/shares`, {});
     expect(share.status).toBe(201);
+    // A webhook on the project hears of each deletion (nothing is sent here: workers are off).
+    expect((await req(ada, 'POST', '/api/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['session.deleted'], projectId: 'short' })).status).toBe(201);
     const objectsBefore = await app.deps.db.writes.query<{ objectKey: string }>('SELECT objectKey FROM session_objects WHERE projectId = ?', 'short');
     if (mode === 's3') expect(objectsBefore.length).toBeGreaterThan(0);
 
@@ -98,6 +101,8 @@ describe.each(['db', 's3'] as const)('content in %s', (mode) => {
     expect(await count(`SELECT COUNT(*) AS n FROM session_objects WHERE sessionId IN (${marks})`, ...gone)).toBe(0);
     expect(await count(`SELECT COUNT(*) AS n FROM shares WHERE sessionId IN (${marks})`, ...gone)).toBe(0);
     expect(await count(`SELECT COUNT(*) AS n FROM search_outbox WHERE op = 'delete' AND sessionId IN (${marks})`, ...gone)).toBe(gone.length);
+    const heard = await app.deps.db.writes.query<{ payload: string }>("SELECT payload FROM webhook_deliveries WHERE type = 'session.deleted'");
+    expect(heard.map((d) => JSON.parse(d.payload).data.sessionId).sort()).toEqual(short.sessions.map((s: { id: string }) => s.id).sort());
     if (mode === 's3') {
       const kept = new Set((await app.deps.db.writes.query<{ objectKey: string }>('SELECT objectKey FROM session_objects')).map((r) => r.objectKey));
       const doomed = objectsBefore.map((o) => o.objectKey).filter((k) => !kept.has(k));
