@@ -104,10 +104,22 @@ test('an administrator reads, filters and pages the log, with an export link for
   expect(rec.errors).toEqual([]);
 });
 
-test('a member is told the log is not theirs to read', async () => {
+test('a member who administers no team has no Audit log link, and is told the log is not theirs to read', async () => {
   const page = await signIn(member.email);
-  await openAudit(page);
+  const network = watchNetwork(page);
+  await network.quiet().finally(() => network.stop());
+  expect(await page.getByRole('link', { name: 'Audit log' }).count()).toBe(0);
+  await page.goto('/settings/audit');
+  await page.getByRole('heading', { name: 'Audit log', level: 1 }).waitFor();
   await page.getByRole('alert').filter({ hasText: 'audit log' }).waitFor();
   expect(await page.locator('tbody tr').count()).toBe(0);
+  expect(await seriousAxeViolations(page)).toEqual([]);
+});
+
+test("once the member admins a team, the link is there and the log shows that team's entries", async () => {
+  expect((await app.request('POST', '/api/v1/teams', { token: member.token, body: { name: 'Audited' } })).status).toBe(201);
+  const page = await signIn(member.email);
+  await openAudit(page);
+  expect(await page.locator('tbody tr').count()).toBeGreaterThan(0);
   expect(await seriousAxeViolations(page)).toEqual([]);
 });

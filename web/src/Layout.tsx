@@ -13,6 +13,16 @@ export function Layout() {
   const navigate = useNavigate();
   const location = useLocation();
   const [menuOpen, setMenuOpen] = useState(false);
+  // The audit log is for administrators and team admins: a member is asked once whether they admin a team.
+  const [teamAdmin, setTeamAdmin] = useState(false);
+  useEffect(() => {
+    if (!user || user.role === 'admin') return;
+    let live = true;
+    void rest.get('/teams').then((r) => live && setTeamAdmin(!!r.data?.teams.some((t) => t.role === 'admin')));
+    return () => {
+      live = false;
+    };
+  }, [user]);
   // A link followed from the open menu closes it.
   useEffect(() => setMenuOpen(false), [location.pathname]);
   const signOut = async () => {
@@ -47,7 +57,7 @@ export function Layout() {
               <NavLink to="/settings/account">Account</NavLink>
               <NavLink to="/settings/export">Export</NavLink>
               {user.role === 'admin' && <NavLink to="/settings/users">Users</NavLink>}
-              <NavLink to="/settings/audit">Audit log</NavLink>
+              {(user.role === 'admin' || teamAdmin) && <NavLink to="/settings/audit">Audit log</NavLink>}
               <a href="/api/v1/graphql">GraphQL playground</a>
               <a href="/api/v1/docs">API reference</a>
             </nav>
