@@ -39,6 +39,7 @@ const PAGES: Array<[string, string]> = [
   ['api-keys', '/settings/api-keys'],
   ['teams', '/settings/teams'],
   ['shared-links', '/settings/shares'],
+  ['webhooks', '/settings/webhooks'],
   ['account', '/settings/account'],
   ['export', '/settings/export'],
   ['users', '/settings/users'],
@@ -96,7 +97,13 @@ async function shoot(page: Page, name: string, url: string, width: number, then?
   // The page's requests, its live-update stream aside (it stays open while a list is shown).
   const network = watchNetwork(page);
   await page.goto(url);
-  await page.getByRole('heading', { level: 1 }).first().waitFor();
+  await page
+    .getByRole('heading', { level: 1 })
+    .first()
+    .waitFor()
+    .catch(async (err: Error) => {
+      throw new Error(`${url}: ${err.message}\n${(await page.locator('body').innerText()).slice(0, 500)}`);
+    });
   await network.quiet().finally(() => network.stop());
   await then?.();
   await sleep(300);

@@ -100,7 +100,7 @@ export const SITE_ROUTES = {
   consoleCliLogin: consolePage(/^\/cli-login$/, '/cli-login'),
   consoleSearch: consolePage(/^\/search$/, '/search'),
   consoleDashboard: consolePage(/^\/dashboard$/, '/dashboard'),
-  consoleSettings: consolePage(/^\/settings\/(api-keys|account|users|teams|shares|export|audit)$/, '/settings/:tab'),
+  consoleSettings: consolePage(/^\/settings\/(api-keys|account|users|teams|shares|export|audit|webhooks)$/, '/settings/:tab'),
   consoleProject: consolePage(/^\/projects\/[^/]+$/, '/projects/:projectId'),
   consoleSession: consolePage(/^\/projects\/[^/]+\/sessions\/[^/]+$/, '/projects/:projectId/sessions/:sessionId'),
 } as const satisfies Record<string, SiteRoute>;

@@ -16,6 +16,7 @@ import { SignInPage } from './pages/SignIn';
 import { TeamsPage } from './pages/Teams';
 import { UsersPage } from './pages/Users';
 import { AuditLogPage } from './pages/AuditLog';
+import { WebhooksPage } from './pages/Webhooks';
 import { useSession } from './session';
 
 /** The dashboard brings Chart.js: a chunk of its own, fetched (from this origin) when first opened. */
@@ -116,6 +117,14 @@ export function App() {
           element={
             <Private title="Users">
               <UsersPage />
+            </Private>
+          }
+        />
+        <Route
+          path="/settings/webhooks"
+          element={
+            <Private title="Webhooks">
+              <WebhooksPage />
             </Private>
           }
         />

@@ -53,6 +53,7 @@ export function Layout() {
               <NavLink to="/settings/teams">Teams</NavLink>
               <NavLink to="/settings/api-keys">API keys</NavLink>
               <NavLink to="/settings/shares">Shared links</NavLink>
+              <NavLink to="/settings/webhooks">Webhooks</NavLink>
               <NavLink to="/cli-login">Log in a client</NavLink>
               <NavLink to="/settings/account">Account</NavLink>
               <NavLink to="/settings/export">Export</NavLink>

@@ -1,0 +1,95 @@
+import type { Browser } from 'playwright-core';
+import { launchBrowser, newRecordedPage, seriousAxeViolations, step, watchNetwork, type Recorded } from '../support/chromium';
+import { SID, startTestApp, type TestApp } from '../support/app';
+import { createUser } from '../../src/services/users';
+import { operatorCtx } from '../../src/services/context';
+
+/**
+ * The console's Webhooks page, in real Chromium against the real service: a user makes a webhook
+ * (its secret shown once, as `whsec_…`), sees it listed with its events and scope, opens its
+ * deliveries after an upload (the event, its status, time and duration) and resends one. axe-core
+ * clean; no page error. The receiver is an address nothing listens on: the page shows the
+ * attempts as they are.
+ */
+
+const PASSWORD = 'a long enough passphrase';
+let app: TestApp;
+let browser: Browser;
+let rec: Recorded;
+const ada = { email: '', token: '' };
+
+beforeAll(async () => {
+  app = await startTestApp({ rateLimit: false, env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+  ada.email = `webhooks-ada-${process.pid}@example.test`;
+  const u = await createUser(operatorCtx(app.deps.db), ada.email, 'Ada', { password: PASSWORD, role: 'member' });
+  ada.token = (await app.newKey(u)).token;
+  browser = await launchBrowser();
+  rec = await newRecordedPage(browser, app.url);
+}, 120_000);
+
+afterAll(async () => {
+  await rec?.context.close().catch(() => undefined);
+  await browser?.close().catch(() => undefined);
+  await app?.close();
+});
+
+async function quietly(action: () => Promise<unknown>) {
+  const network = watchNetwork(rec.page);
+  try {
+    await action();
+    await network.quiet();
+  } finally {
+    network.stop();
+  }
+}
+
+test(
+  'make a webhook, see its secret once, its deliveries after an upload, and resend one',
+  step(
+    () => rec,
+    async () => {
+      const { page } = rec;
+      await page.goto('/sign-in');
+      await page.getByLabel('Email').fill(ada.email);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
+      await quietly(() => page.getByRole('link', { name: 'Webhooks' }).click());
+      await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
+      expect(await page.getByText('No webhooks yet.').count()).toBe(1);
+      expect(await seriousAxeViolations(page)).toEqual([]);
+
+      await page.getByLabel('URL').fill('http://127.0.0.1:9/hook');
+      await quietly(() => page.getByRole('button', { name: 'Create webhook' }).click());
+      const secret = await page.locator('output[aria-label="New webhook secret"]').textContent();
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/=]+$/);
+      const card = page.getByRole('region', { name: 'Webhook http://127.0.0.1:9/hook' });
+      await card.waitFor();
+      expect(await card.textContent()).toContain('session.created, session.updated, session.deleted · your projects');
+      expect(await seriousAxeViolations(page)).toEqual([]);
+
+      // The page's own address (a reload) lists it again, without the secret.
+      await quietly(() => page.goto('/settings/webhooks'));
+      await card.waitFor();
+      expect(await page.locator('output[aria-label="New webhook secret"]').count()).toBe(0);
+      expect(await page.content()).not.toContain(secret!);
+
+      // An upload: its session.created is a delivery of this webhook.
+      expect(
+        (await app.request('PUT', `/api/v1/projects/hooks/sessions/${SID(1)}`, { token: ada.token, body: { name: 'Hooked', markdown: '# Hooked' } })).status,
+      ).toBe(201);
+      await quietly(() => card.getByRole('button', { name: 'Deliveries' }).click());
+      const row = card.locator('tbody tr').first();
+      await row.waitFor();
+      expect(await row.locator('th').textContent()).toBe('session.created');
+      expect(['pending', 'failed', 'delivered']).toContain(await row.locator('td[data-label="Status"]').textContent());
+      expect(await seriousAxeViolations(page)).toEqual([]);
+
+      await quietly(() => row.getByRole('button', { name: 'Resend' }).click());
+      expect(await card.getByRole('alert').count()).toBe(0);
+      expect(await card.locator('tbody tr').count()).toBeGreaterThanOrEqual(1);
+      expect(rec.errors).toEqual([]);
+    },
+  ),
+  120_000,
+);

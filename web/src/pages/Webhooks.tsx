@@ -1,0 +1,180 @@
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { rest, type Schema } from '../api/rest';
+import { CopyOnce, FormError, formText, when } from './ui';
+
+type Webhook = Schema<'Webhook'>;
+type Delivery = Schema<'WebhookDelivery'>;
+type EventType = Webhook['events'][number];
+
+const EVENTS: readonly EventType[] = [
+  'session.created',
+  'session.updated',
+  'session.deleted',
+  'share.created',
+  'share.revoked',
+  'project.moved',
+  'member.added',
+  'member.removed',
+];
+
+const scopeOf = (w: Webhook) => (w.projectId ? `project ${w.projectId}` : w.teamId ? `team ${w.teamId}` : 'your projects');
+
+/** One webhook's last 100 deliveries, each with Resend. */
+function Deliveries({ webhook }: { webhook: Webhook }) {
+  const [list, setList] = useState<Delivery[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const load = useCallback(async () => {
+    const r = await rest.get('/webhooks/{webhookId}/deliveries', { params: { webhookId: webhook.id } });
+    if (r.ok && r.data) setList(r.data.deliveries);
+    else setError(r.error ?? 'The deliveries could not be read');
+  }, [webhook.id]);
+  useEffect(() => {
+    void load();
+  }, [load]);
+  const resend = async (d: Delivery) => {
+    setError(null);
+    const r = await rest.post('/webhooks/{webhookId}/deliveries/{deliveryId}/resend', { params: { webhookId: webhook.id, deliveryId: d.id } });
+    if (!r.ok) setError(r.error ?? 'The delivery could not be sent again');
+    await load();
+  };
+  if (list === null) return <p role="status">{error ?? 'Loading the deliveries…'}</p>;
+  return (
+    <>
+      <FormError error={error} />
+      {list.length === 0 ? (
+        <p>No deliveries yet.</p>
+      ) : (
+        <table className="stack">
+          <caption>Last deliveries of {webhook.url}, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Event</th>
+              <th scope="col">Status</th>
+              <th scope="col">Answer</th>
+              <th scope="col">Time</th>
+              <th scope="col">Duration</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((d) => (
+              <tr key={d.id}>
+                <th scope="row">{d.type}</th>
+                <td data-label="Status">{d.status}</td>
+                <td data-label="Answer">{d.responseStatus ?? d.error ?? '—'}</td>
+                <td data-label="Time">{when(d.attemptedAt ?? d.createdAt)}</td>
+                <td data-label="Duration">{d.durationMs == null ? '—' : `${d.durationMs} ms`}</td>
+                <td>
+                  <button type="button" onClick={() => void resend(d)} disabled={webhook.disabled}>
+                    Resend
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
+/** `/settings/webhooks`: the caller's webhooks (Standard Webhooks), a form to make one (its secret shown once), and each one's deliveries. */
+export function WebhooksPage() {
+  const [hooks, setHooks] = useState<Webhook[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [created, setCreated] = useState<{ url: string; secret: string } | null>(null);
+  const [open, setOpen] = useState<string | null>(null);
+
+  const load = useCallback(async () => {
+    const r = await rest.get('/webhooks');
+    if (r.ok && r.data) setHooks(r.data.webhooks);
+    else setError(r.error ?? 'The webhooks could not be listed');
+  }, []);
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  const create = async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    setError(null);
+    const formElement = e.currentTarget;
+    const form = new FormData(formElement);
+    const events = EVENTS.filter((t) => form.get(`event-${t}`) === 'on');
+    const projectId = formText(form, 'projectId');
+    const teamId = formText(form, 'teamId');
+    const r = await rest.post('/webhooks', {
+      body: { url: formText(form, 'url'), events, ...(projectId ? { projectId } : {}), ...(teamId ? { teamId } : {}) },
+    });
+    if (!r.ok || !r.data) return setError(r.error ?? 'The webhook could not be made');
+    setCreated({ url: r.data.webhook.url, secret: r.data.secret });
+    formElement.reset();
+    await load();
+  };
+
+  return (
+    <>
+      <h1>Webhooks</h1>
+      <p>
+        The archive POSTs an event to your URL when sessions, share links, projects or team members change, signed as Standard Webhooks define (
+        <code>webhook-signature</code>, with the secret shown once below). Deliveries never hold transcript text.
+      </p>
+      <section className="card" aria-labelledby="new-webhook-title">
+        <h2 id="new-webhook-title">New webhook</h2>
+        <form onSubmit={(e) => void create(e)}>
+          <div className="field">
+            <label htmlFor="webhook-url">URL</label>
+            <input id="webhook-url" name="url" type="url" required placeholder="https://example.com/hooks/archive" />
+          </div>
+          <fieldset className="field">
+            <legend>Events</legend>
+            {EVENTS.map((t) => (
+              <label key={t} className="checkbox">
+                <input type="checkbox" name={`event-${t}`} defaultChecked={t.startsWith('session.')} /> {t}
+              </label>
+            ))}
+          </fieldset>
+          <div className="field">
+            <label htmlFor="webhook-project">Project id (optional)</label>
+            <input id="webhook-project" name="projectId" aria-describedby="webhook-scope-hint" />
+          </div>
+          <div className="field">
+            <label htmlFor="webhook-team">Team id (optional, team admins)</label>
+            <input id="webhook-team" name="teamId" aria-describedby="webhook-scope-hint" />
+            <small id="webhook-scope-hint">Neither: the events of your own projects.</small>
+          </div>
+          <button type="submit">Create webhook</button>
+        </form>
+        <FormError error={error} />
+        {created && (
+          <>
+            <p>
+              The secret of <strong>{created.url}</strong>, shown only now:
+            </p>
+            <CopyOnce label="New webhook secret" value={created.secret} what="secret" />
+          </>
+        )}
+      </section>
+      {hooks === null ? (
+        <p role="status">Loading the webhooks…</p>
+      ) : hooks.length === 0 ? (
+        <p>No webhooks yet.</p>
+      ) : (
+        hooks.map((w) => (
+          <section key={w.id} className="card" aria-label={`Webhook ${w.url}`}>
+            <h2 className="wrap">{w.url}</h2>
+            <p>
+              {w.events.join(', ')} · {scopeOf(w)} · made {when(w.createdAt)}
+              {w.disabled && <strong> · disabled{w.disabledReason ? `: ${w.disabledReason}` : ''}</strong>}
+            </p>
+            <button type="button" aria-expanded={open === w.id} onClick={() => setOpen(open === w.id ? null : w.id)}>
+              {open === w.id ? 'Hide deliveries' : 'Deliveries'}
+            </button>
+            {open === w.id && <Deliveries webhook={w} />}
+          </section>
+        ))
+      )}
+    </>
+  );
+}
