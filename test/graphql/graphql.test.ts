@@ -103,7 +103,7 @@ describe('root queries', () => {
   });
 
   test('project(id) returns one project; REST and GraphQL agree', async () => {
-    const r = await app.gql(a.token, '{ project(id: "beta") { id name sessionCount totalMarkdownSize lastActivity createdAt } }');
+    const r = await app.gql(a.token, '{ project(id: "beta") { id name sessionCount totalMarkdownSize lastActivity createdAt retentionDays legalHold } }');
     const rest = await app.request('GET', '/api/v1/projects/beta', { token: a.token });
     const { ownerId: _o, owner: _ow, icon: _i, color: _c, updatedAt: _u, lastUpdated: _l, ...restProject } = rest.body.data.project;
     expect(r.body.data.project).toEqual(restProject);
