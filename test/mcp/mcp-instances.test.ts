@@ -69,6 +69,7 @@ test('the MCP Inspector CLI lists the tools and calls one', async () => {
     .tools.map((t: any) => t.name)
     .sort();
   expect(tools).toEqual([
+    'fetch',
     'gather_context',
     'get_session',
     'list_projects',
@@ -76,6 +77,7 @@ test('the MCP Inspector CLI lists the tools and calls one', async () => {
     'read_exchanges',
     'read_raw',
     'related_sessions',
+    'search',
     'search_sessions',
   ]);
   const call = await inspector([
