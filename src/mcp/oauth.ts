@@ -24,7 +24,7 @@ import { decideConsent, mcpResourceOf, showConsent } from './oauth-consent';
 
 const base = (req: Request, deps: Deps) => ownOrigin(req, deps.config).replace(/\/+$/, '');
 
-/** Where a client learns of the authorization server from a 401 of /mcp (RFC 9728 §5.1). */
+/** Where a client learns of the authorization server from a 401 of /mcp (RFC 9728: the resource_metadata parameter of WWW-Authenticate). */
 export const resourceMetadataUrl = (req: Request, deps: Deps) => `${base(req, deps)}/.well-known/oauth-protected-resource${SITE_ROUTES.mcp.path}`;
 
 function protectedResource(req: Request, deps: Deps) {

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { SID, startTestApp, type TestApp, type TestUser } from '../support/app';
-import { connectMcp } from '../support/mcp-client';
+import { connectMcp, MCP_TOOLS } from '../support/mcp-client';
 import { ROOT } from '../support/paths';
 
 let one: TestApp;
@@ -68,18 +68,7 @@ test('the MCP Inspector CLI lists the tools and calls one', async () => {
   const tools = JSON.parse(list.stdout)
     .tools.map((t: any) => t.name)
     .sort();
-  expect(tools).toEqual([
-    'fetch',
-    'gather_context',
-    'get_session',
-    'list_projects',
-    'list_sessions',
-    'read_exchanges',
-    'read_raw',
-    'related_sessions',
-    'search',
-    'search_sessions',
-  ]);
+  expect(tools).toEqual(MCP_TOOLS);
   const call = await inspector([
     '--cli',
     `${one.url}/mcp`,

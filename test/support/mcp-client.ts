@@ -41,3 +41,17 @@ export async function connectMcp(url: string, token: string, opts: { protocol?: 
     close: () => client.close(),
   };
 }
+
+/** Every tool the archive's MCP server offers, sorted: the archive's own and ChatGPT's search and fetch. */
+export const MCP_TOOLS = [
+  'fetch',
+  'gather_context',
+  'get_session',
+  'list_projects',
+  'list_sessions',
+  'read_exchanges',
+  'read_raw',
+  'related_sessions',
+  'search',
+  'search_sessions',
+];
