@@ -66,6 +66,28 @@ test('discovery documents, the 401 challenge, and keys on /mcp', async () => {
   expect((await mcp(app, userKey)).status).toBe(200);
 });
 
+test('browser-based clients of any origin: discovery, registration, token and revocation answer CORS, preflights too; the API keeps to CORS_ORIGINS', async () => {
+  const origin = { Origin: 'http://localhost:6274' };
+  const preflight = (path: string) =>
+    app.request('OPTIONS', path, { headers: { ...origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type' } });
+  for (const path of ['/oauth/token', '/oauth/register', '/oauth/revoke']) {
+    const r = await preflight(path);
+    expect([path, r.status, r.headers['access-control-allow-origin']]).toEqual([path, 204, '*']);
+    expect(String(r.headers['access-control-allow-methods'])).toContain('POST');
+  }
+  const doc = await app.request('GET', '/.well-known/oauth-authorization-server', { headers: origin });
+  expect([doc.status, doc.headers['access-control-allow-origin']]).toEqual([200, '*']);
+  // A refused token request still tells the browser what went wrong.
+  const refused = await app.request('POST', '/oauth/token', {
+    headers: { ...origin, 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=authorization_code',
+  });
+  expect([refused.status, refused.headers['access-control-allow-origin']]).toEqual([400, '*']);
+  // The API is not opened by it: an origin not in CORS_ORIGINS gets no CORS answer there.
+  const api = await preflight('/api/v1/projects');
+  expect(api.headers['access-control-allow-origin']).toBeUndefined();
+});
+
 test('MCP_OAUTH=off: JSON 404 discovery, the realm challenge, keys still work', async () => {
   const off = await startTestApp({ rateLimit: false, env: { MCP_OAUTH: 'off' } });
   try {
