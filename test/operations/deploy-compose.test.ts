@@ -17,11 +17,18 @@ interface Compose {
 
 const compose = parse(fs.readFileSync(path.resolve(ROOT, 'deploy/compose.yaml'), 'utf8'), { merge: true }) as Compose;
 const app = compose.services.app;
-/** `${NAME}` and `${NAME:?message}` filled in as an operator's env file would. */
+/** What an operator's env file gives beyond random secrets. */
+const OPERATOR_VALUES: Record<string, string> = { PUBLIC_URL: 'https://archive.example.com' };
+/**
+ * `${NAME}` and `${NAME:?message}` filled in as an operator's env file would (a secret, or the value
+ * above); `${NAME:-default}` left out of it, as compose does: the default.
+ */
 const filled = Object.fromEntries(
   Object.entries(app.environment ?? {}).map(([k, v]) => [
     k,
-    String(v).replace(/\$\{([A-Z_]+)(:\?[^}]*)?\}/g, (_, name: string) => `${name.toLowerCase()}-0123456789abcdef`),
+    String(v).replace(/\$\{([A-Z_]+)(?::\?[^}]*|:-([^}]*))?\}/g, (_, name: string, fallback?: string) =>
+      fallback !== undefined ? fallback : (OPERATOR_VALUES[name] ?? `${name.toLowerCase()}-0123456789abcdef`),
+    ),
   ]),
 );
 
@@ -35,6 +42,7 @@ test('with its secrets filled in, the environment is a valid configuration of th
   expect(config.databaseReplicaUrl).not.toBeNull();
   expect(config.meiliUrls).toHaveLength(2);
   expect(config.meiliStandbyUrls).toHaveLength(2);
+  expect(config.publicUrl).toBe('https://archive.example.com');
 });
 
 test('every host the app is pointed at, and everything it depends on, is a service of the file', () => {
