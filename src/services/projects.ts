@@ -127,9 +127,12 @@ export async function moveProject(ctx: Ctx, projectId: string, input: unknown): 
     const ownerId = await store.lockProjectOwner(tx, projectId, 'update');
     await checkProjectAdmin(ctx, projectId, ownerId, 'move');
     if (ownerId === target.ownerId) return;
-    // Into a team: that team's entry; to a user: the team it leaves (read from the row, not yet moved).
+    // Into a team: that team's entry; to a user: the team it leaves (read from the row, not yet
+    // moved). From one team to another: an entry for each, so that both teams' logs show it.
     const detail = { from: ownerId ?? null, to: target.ownerId, toType: target.ownerType };
-    await recordAudit(ctx, { action: 'project.move', target: { type: 'project', id: projectId }, projectId, teamId, detail }, tx);
+    const entry = { action: 'project.move', target: { type: 'project', id: projectId }, projectId, detail } as const;
+    await recordAudit(ctx, { ...entry, teamId }, tx);
+    if (teamId && before.ownerType === 'team') await recordAudit(ctx, entry, tx);
     await enqueueIndexWork(tx, 'delete_project', ownerId!, projectId, null);
     await store.setProjectOwner(tx, projectId, target.ownerType, target.ownerId, new Date());
     await moveSessionsOfProject(tx, projectId, target.ownerId);

@@ -249,6 +249,25 @@ describe('one entry per action', () => {
     expect(off).toMatchObject({ action: 'retention.set', detail: '{"retentionDays":null}' });
   });
 
+  test("a project moved from one team to another is in both teams' logs", async () => {
+    const team = async (name: string) => {
+      const r = await req(bob.token, 'POST', '/teams', { name });
+      expect(r.status).toBe(201);
+      return (r.body.data.team?.id ?? r.body.data.id) as string;
+    };
+    const [from, to] = [await team('Leaving'), await team('Joining')];
+    expect([200, 201]).toContain((await app.put(bob.token, 'wanders', SID(4))).status);
+    expect((await req(bob.token, 'POST', '/projects/wanders/move', { teamId: from })).status).toBe(200);
+    const [{ m }] = await app.deps.db.pool.query('SELECT COALESCE(MAX(id), 0) AS m FROM audit_entries');
+    expect((await req(bob.token, 'POST', '/projects/wanders/move', { teamId: to })).status).toBe(200);
+    const rows = await entriesAfter(Number(m));
+    expect(rows.map((r) => [r.action, r.teamId, r.projectId])).toEqual([
+      ['project.move', to, 'wanders'],
+      ['project.move', from, 'wanders'],
+    ]);
+    expect(JSON.parse(rows[1].detail)).toEqual({ from, to, toType: 'team' });
+  });
+
   test('no entry holds a secret the actions used or minted', async () => {
     const rows = await entriesAfter(0);
     expect(rows.length).toBeGreaterThan(20);
