@@ -142,6 +142,7 @@ export const ENVIRONMENT = z.object({
   OAUTH_TOKEN_REQUESTS_PER_MINUTE: positiveInt('OAUTH_TOKEN_REQUESTS_PER_MINUTE').default(60),
   WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false'], { error: 'WEBHOOK_ALLOW_PRIVATE must be true or false' }).default('false'),
   WEBHOOK_TIMEOUT_S: positiveInt('WEBHOOK_TIMEOUT_S').default(10),
+  WEBHOOK_DELIVERY_RETENTION_DAYS: positiveInt('WEBHOOK_DELIVERY_RETENTION_DAYS').default(30),
   WEBHOOK_RETRY_DELAYS_S: z
     .string()
     .regex(/^\d+(,\d+){0,19}$/, 'WEBHOOK_RETRY_DELAYS_S must be a comma-separated list of seconds (at most 20)')

@@ -126,6 +126,8 @@ export interface Config {
   webhookTimeoutS: number;
   /** Webhooks: the wait before each retry after a failed attempt (seconds); when they run out, the delivery has failed. */
   webhookRetryDelaysS: number[];
+  /** Webhooks: finished deliveries older than this many days are pruned, beyond each webhook's newest 100 (WEBHOOK_DELIVERY_RETENTION_DAYS). */
+  webhookDeliveryRetentionDays: number;
   /** Sign-in for MCP connectors (MCP_OAUTH, default on; docs/mcp.md): discovery, registration, consent, tokens. */
   oauth: OAuthConfig;
 }
@@ -299,6 +301,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookTimeoutS: e.WEBHOOK_TIMEOUT_S,
     webhookRetryDelaysS: e.WEBHOOK_RETRY_DELAYS_S.split(',').map(Number),
+    webhookDeliveryRetentionDays: e.WEBHOOK_DELIVERY_RETENTION_DAYS,
   });
 }
 

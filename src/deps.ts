@@ -9,6 +9,7 @@ import { startAuditPruner } from './services/audit-log';
 import { operatorCtx, type Deps } from './services/context';
 import { startRetentionSweeper } from './services/retention-sweep';
 import { startWebhookWorker } from './services/webhook-delivery';
+import { startWebhookDeliveryPruner } from './services/webhook-prune';
 
 export type AppDeps = Deps & { search: Search; start(): Promise<void>; close(): Promise<void> };
 
@@ -27,6 +28,7 @@ export function createDeps(config: Config, logger: Logger, options: { warmReads?
   let sweeper: ReturnType<typeof startSweeper> | null = null;
   let retention: ReturnType<typeof startRetentionSweeper> | null = null;
   let auditPruner: ReturnType<typeof startAuditPruner> | null = null;
+  let deliveryPruner: ReturnType<typeof startWebhookDeliveryPruner> | null = null;
   let webhooks: ReturnType<typeof startWebhookWorker> | null = null;
   const deps: AppDeps = {
     config,
@@ -42,6 +44,7 @@ export function createDeps(config: Config, logger: Logger, options: { warmReads?
         sweeper = startSweeper(db.writes, store, (err) => logger.error({ err, msg: 'content sweep failed' }));
       }
       if (config.workersEnabled) auditPruner = startAuditPruner(db, config, logger);
+      if (config.workersEnabled) deliveryPruner = startWebhookDeliveryPruner(db, config, logger);
       // The hourly retention sweep, on whichever instance takes its lock; objects go from this service's store.
       if (config.workersEnabled) retention = withContentStore(store, () => startRetentionSweeper(operatorCtx(db, config), config.namespace, logger));
       // The search worker's reads of markdown (and anything else started here) use this service's store.
@@ -50,6 +53,7 @@ export function createDeps(config: Config, logger: Logger, options: { warmReads?
     },
     async close() {
       auditPruner?.stop();
+      deliveryPruner?.stop();
       await webhooks?.stop().catch(() => undefined);
       await sweeper?.stop().catch(() => undefined);
       await retention?.stop().catch(() => undefined);

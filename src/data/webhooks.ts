@@ -202,3 +202,32 @@ export async function disableWebhook(db: Sql, id: string, reason: string): Promi
   await db.execute('UPDATE webhooks SET disabledAt = NOW(3), disabledReason = ? WHERE id = ? AND disabledAt IS NULL', reason, id);
   await db.execute("UPDATE webhook_deliveries SET status = 'skipped', nextAttemptAt = NULL WHERE webhookId = ? AND status = 'pending' AND attempts = 0", id);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Pruning finished deliveries
+
+/** Up to `limit` webhook ids after `afterId`, in id order (the prune walks them all). */
+export async function webhookIdsAfter(db: Sql, afterId: string, limit: number): Promise<string[]> {
+  return (await db.query<{ id: string }>('SELECT id FROM webhooks WHERE id > ? ORDER BY id LIMIT ?', afterId, limit)).map((r) => r.id);
+}
+
+/**
+ * Deletes up to `batch` finished deliveries (anything but pending) of the webhook created before
+ * `before`, never one of its newest `keep` finished ones (what its delivery list shows); returns
+ * how many went. Pending deliveries, retries included, are never touched.
+ */
+export async function pruneDeliveriesOf(db: Sql, webhookId: string, before: Date, keep: number, batch: number): Promise<number> {
+  const [edge] = await db.query<{ id: number }>(
+    "SELECT id FROM webhook_deliveries WHERE webhookId = ? AND status <> 'pending' ORDER BY id DESC LIMIT 1 OFFSET ?",
+    webhookId,
+    keep - 1,
+  );
+  if (!edge) return 0;
+  return db.execute(
+    "DELETE FROM webhook_deliveries WHERE webhookId = ? AND id < ? AND status <> 'pending' AND createdAt < ? ORDER BY id LIMIT ?",
+    webhookId,
+    edge.id,
+    before,
+    batch,
+  );
+}
