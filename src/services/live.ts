@@ -6,7 +6,7 @@
  * a member removed from a team stops hearing of its sessions within that time; the session itself
  * is read on the primary, so a replica that has not applied the write yet cannot hide it. The
  * credential the stream was opened with is checked again with the memberships: a revoked key, a
- * signed-out browser session or a disabled account ends the stream before anything more is
+ * signed-out or idle-expired browser session or a disabled account ends the stream before anything more is
  * delivered.
  */
 import { keyWithUser } from '../data/api-keys';
@@ -16,6 +16,7 @@ import type { SessionRow } from '../data/sessions';
 import { AppError } from '../errors';
 import type { SessionEventHub } from '../live/session-events';
 import { readableScopes, requireReadableProject, requireReadableSession } from './access';
+import { SESSION_IDLE_MS } from './browser-sessions';
 import type { Ctx } from './context';
 
 /** How old the subscriber's memberships may be when a change is checked against them. */
@@ -49,7 +50,7 @@ async function stillSignedIn(ctx: Ctx): Promise<boolean> {
   if (user.credentialExpiresAt && user.credentialExpiresAt.getTime() <= now) return false;
   if (user.sessionTokenHash) {
     const session = await browserSessionWithUser(db, user.sessionTokenHash);
-    return !!session && session.userId === user.id && !session.disabledAt;
+    return !!session && session.userId === user.id && !session.disabledAt && now - session.lastUsedAt.getTime() < SESSION_IDLE_MS;
   }
   if (user.keyId) {
     const key = await keyWithUser(db, user.keyId);

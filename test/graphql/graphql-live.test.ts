@@ -9,6 +9,9 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import { createClient, type Client } from 'graphql-sse';
 import { startTestApp, type TestApp, type TestResponse, type TestUser } from '../support/app';
+import { browser } from '../support/cookie-client';
+import { createUser } from '../../src/services/users';
+import { operatorCtx } from '../../src/services/context';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const CHANGES = `subscription Changes($projectId: ID) {
@@ -44,8 +47,13 @@ afterAll(async () => {
 });
 
 /** A subscription through `app`'s stream endpoint: its changes as they come, resolved once connected. */
-async function subscribe(app: TestApp, user: TestUser, variables: Record<string, unknown> = {}) {
-  const client = createClient({ url: `${app.url}/api/v1/graphql/stream`, headers: { Authorization: `Bearer ${user.token}` }, retryAttempts: 0 });
+async function subscribe(
+  app: TestApp,
+  user: TestUser,
+  variables: Record<string, unknown> = {},
+  headers: Record<string, string> = { Authorization: `Bearer ${user.token}` },
+) {
+  const client = createClient({ url: `${app.url}/api/v1/graphql/stream`, headers, retryAttempts: 0 });
   clients.push(client);
   const changes: Change[] = [];
   const errors: unknown[] = [];
@@ -196,6 +204,25 @@ describe('the credential', () => {
     // Memberships and the credential are read again at most every half second.
     await new Promise((r) => setTimeout(r, 1000));
     await a.upload(user, 'live-revoked', crypto.randomUUID(), { name: 'after', markdown: md('2') });
+    await s.ended;
+    expect(s.changes.map((c) => c.sessionId)).toEqual([first]);
+  });
+
+  test('a browser session that expires for idleness while its stream is open ends the stream', async () => {
+    const email = `live-idle-${process.pid}-${Date.now()}@example.test`;
+    const created = await createUser(operatorCtx(a.deps.db), email, 'Idle', { password: 'correct horse battery staple' });
+    const user = { id: created.id, email, ...(await a.newKey(created)) };
+    const b1 = browser(a);
+    expect((await b1.signIn(email, 'correct horse battery staple')).status).toBe(200);
+    const cookie = { Cookie: `sa_session=${b1.cookie}`, 'X-CSRF-Token': b1.csrf!, Origin: a.url };
+    const s = await subscribe(a, user, {}, cookie);
+    const first = crypto.randomUUID();
+    await a.upload(user, 'live-idle', first, { name: 'before', markdown: md('1') });
+    expect((await s.until(1)).map((c) => c.sessionId)).toEqual([first]);
+    // Last used 31 days ago: signed out by idleness (30 days), though the cookie is still sent.
+    await a.deps.db.pool.query('UPDATE user_sessions SET lastUsedAt = NOW(3) - INTERVAL 31 DAY WHERE userId = ?', [user.id]);
+    await new Promise((r) => setTimeout(r, 1000));
+    await a.upload(user, 'live-idle', crypto.randomUUID(), { name: 'after', markdown: md('2') });
     await s.ended;
     expect(s.changes.map((c) => c.sessionId)).toEqual([first]);
   });
