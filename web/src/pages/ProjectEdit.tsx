@@ -5,7 +5,9 @@ import { PROJECT_COLORS, PROJECT_ICONS } from '../../../src/domain/project';
 import type { Project, Team } from './Projects';
 import { ProjectIcon, iconLabel } from './icons';
 import { canUploadTo } from './roles';
-import { errorText, FormError } from './ui';
+import { daysText, HoldNotice, loadPreview, RetentionFieldset, RetentionPreview, retentionChoice, retentionValue, type Preview } from './Retention';
+import { useSession } from '../session';
+import { CheckboxField, errorText, FormError } from './ui';
 
 const UpdateProjectDocument = graphql(`
   mutation UpdateProject($id: ID!, $input: UpdateProjectInput!) {
@@ -14,6 +16,8 @@ const UpdateProjectDocument = graphql(`
       name
       icon
       color
+      retentionDays
+      legalHold
     }
   }
 `);
@@ -37,10 +41,22 @@ const MoveProjectDocument = graphql(`
 
 const PERSONAL = '';
 
+/** What applies when the project sets no retention: its team's, else the instance's (from the preview), else kept. */
+function inheritedText(project: Project, preview: Preview | null): string {
+  if (project.owner.__typename === 'Team' && project.owner.retentionDays != null)
+    return `${project.retentionDays != null ? 'Then' : 'Now'} the team's retention applies: sessions not updated for ${daysText(project.owner.retentionDays)} are deleted.`;
+  if (project.retentionDays != null || !preview) return "Then the team's retention applies, else the instance's; set nowhere, sessions are kept forever.";
+  return preview.retentionDays === null
+    ? 'Now sessions are kept forever: neither the team nor the instance sets a retention.'
+    : `Now the instance's retention applies: sessions not updated for ${daysText(preview.retentionDays)} are deleted.`;
+}
+
 /**
- * A project's Edit dialog: name, icon, colour, and its Owner (Personal, or a team where the caller
- * is admin or member; changing it moves the project with its sessions: docs/teams.md). `onDone`
- * gets what to announce, or null when nothing was saved.
+ * A project's Edit dialog: name, icon, colour, its Owner (Personal, or a team where the caller
+ * is admin or member; changing it moves the project with its sessions: docs/teams.md), its
+ * retention with a preview of the next sweep, and its legal hold (a checkbox for instance
+ * administrators, a notice for others while it is on). `onDone` gets what to announce, or null
+ * when nothing was saved.
  */
 export function EditProjectDialog({ project, teams, onDone }: { project: Project; teams: Team[]; onDone: (saved: string | null) => void }) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -50,8 +66,14 @@ export function EditProjectDialog({ project, teams, onDone }: { project: Project
   const [color, setColor] = useState(project.color);
   const ownerNow = project.owner.__typename === 'Team' ? project.owner.id : PERSONAL;
   const [owner, setOwner] = useState(ownerNow);
+  const [retention, setRetention] = useState(retentionChoice(project.retentionDays));
+  const [daysError, setDaysError] = useState<string | null>(null);
+  const [hold, setHold] = useState(project.legalHold);
+  const [preview, setPreview] = useState<Preview | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const holdSetter = useSession().user?.role === 'admin';
+  const teamHeld = project.owner.__typename === 'Team' && project.owner.legalHold;
   // Teams a project may move into; the team that owns it now is listed even if the list is stale.
   const targets = teams.filter((t) => canUploadTo(t.role) || t.id === ownerNow);
   if (project.owner.__typename === 'Team' && !targets.some((t) => t.id === ownerNow))
@@ -61,12 +83,30 @@ export function EditProjectDialog({ project, teams, onDone }: { project: Project
     if (d && !d.open) d.showModal();
     return () => d?.close();
   }, []);
+  // The retention that applies when the project sets none comes with the preview (the instance's is not otherwise known).
+  useEffect(() => {
+    loadPreview(project.id).then(setPreview, () => undefined);
+  }, [project.id]);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
+    const days = retentionValue(retention);
+    if ('error' in days) {
+      setDaysError(days.error);
+      return;
+    }
+    setDaysError(null);
     setBusy(true);
     setError(null);
     try {
-      const r = await gql(UpdateProjectDocument, { id: project.id, input: { name, icon, color } });
+      const input = {
+        name,
+        icon,
+        color,
+        // Only what changed: each change is a line of the audit log, and a legal hold is the administrators' alone.
+        ...(days.days !== (project.retentionDays ?? null) && { retentionDays: days.days }),
+        ...(holdSetter && hold !== project.legalHold && { legalHold: hold }),
+      };
+      const r = await gql(UpdateProjectDocument, { id: project.id, input });
       let saved = `Saved project ${r.updateProject.name}.`;
       if (owner !== ownerNow) {
         const m = await gql(MoveProjectDocument, { id: project.id, teamId: owner === PERSONAL ? null : owner });
@@ -123,6 +163,26 @@ export function EditProjectDialog({ project, teams, onDone }: { project: Project
             Moves the project with all its sessions. A team&apos;s members read everything in it.
           </small>
         </div>
+        <RetentionFieldset
+          choice={retention}
+          onChange={(c) => {
+            setRetention(c);
+            setDaysError(null);
+          }}
+          inherited={inheritedText(project, preview)}
+          error={daysError}
+        />
+        <RetentionPreview projectId={project.id} />
+        {holdSetter ? (
+          <CheckboxField
+            label="Legal hold"
+            checked={hold}
+            onChange={(e) => setHold(e.target.checked)}
+            hint={`While on, no session of this project is deleted by anyone, the retention sweep included.${teamHeld ? ' Its team is on legal hold too.' : ''}`}
+          />
+        ) : (
+          (project.legalHold || teamHeld) && <HoldNotice what={project.legalHold ? 'This project' : 'Its team'} />
+        )}
         <FormError error={error} />
         <div className="actions">
           <button type="button" onClick={() => onDone(null)}>

@@ -8,6 +8,7 @@ import { size } from './filters';
 import { roleName } from './roles';
 import { EditProjectDialog } from './ProjectEdit';
 import { ProjectIcon } from './icons';
+import { deleteErrorText, heldText } from './Retention';
 import { ConfirmDialog, errorText, when } from './ui';
 
 /*
@@ -27,6 +28,8 @@ const ProjectsDocument = graphql(`
       sessionCount
       totalMarkdownSize
       lastActivity
+      retentionDays
+      legalHold
       viewerCan {
         edit
         delete
@@ -41,6 +44,8 @@ const ProjectsDocument = graphql(`
           id
           name
           role
+          retentionDays
+          legalHold
         }
       }
     }
@@ -62,6 +67,9 @@ const DeleteProjectDocument = graphql(`
 
 export type Project = ProjectsQuery['projects'][number];
 export type Team = ProjectsQuery['teams'][number];
+
+/** The project's own legal hold, or its team's: no session of it can be deleted. */
+const projectHeld = (p: Project) => p.legalHold || (p.owner.__typename === 'Team' && p.owner.legalHold);
 
 /** A heading of the projects page: Personal, or a team with the caller's role in it. */
 interface Group {
@@ -128,7 +136,7 @@ export function ProjectsPage() {
       setStatus(`Deleted project ${p.name} and ${sessions(p.sessionCount)}.`);
       await load();
     } catch (err) {
-      setError(errorText(err));
+      setError(deleteErrorText(err, heldText(`Project ${p.name}`, 'it')));
     }
   };
 
@@ -187,6 +195,9 @@ export function ProjectsPage() {
             This deletes the project <strong>{deleting.name}</strong> and its {sessions(deleting.sessionCount)} ({size(deleting.totalMarkdownSize)} of markdown,
             their raw data and search entries). It cannot be undone.
           </p>
+          {projectHeld(deleting) && (
+            <p className="error">This project is on legal hold: the service refuses to delete it until an instance administrator lifts the hold.</p>
+          )}
         </ConfirmDialog>
       )}
     </>
@@ -215,6 +226,7 @@ function ProjectList({
           <div className="project-main">
             <H>
               <Link to={`/projects/${encodeURIComponent(p.id)}`}>{p.name}</Link>
+              {projectHeld(p) && <span className="badge warn">Legal hold</span>}
             </H>
             <p className="muted">
               {sessions(p.sessionCount)} · {size(p.totalMarkdownSize)} · last activity {when(p.lastActivity)}

@@ -4,6 +4,7 @@ import { gql } from '../api/graphql';
 import { getCsrfToken } from '../api/http';
 import { graphql } from '../gql';
 import type { SessionReaderQuery } from '../gql/graphql';
+import { deleteErrorText, heldText } from './Retention';
 import { ConfirmDialog, errorText, Field, FormError, when } from './ui';
 
 /*
@@ -126,7 +127,7 @@ export function SessionDetails({ session, onChange }: { session: Session; onChan
       await gql(DeleteDocument, vars);
       void navigate(`/projects/${encodeURIComponent(session.projectId)}`, { replace: true });
     } catch (err) {
-      setError(errorText(err));
+      setError(deleteErrorText(err, heldText('This session', 'its project')));
       setBusy(false);
     }
   };

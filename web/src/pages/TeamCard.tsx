@@ -4,8 +4,9 @@ import { graphql } from '../gql';
 import type { TeamRole } from '../gql/graphql';
 import { useSession } from '../session';
 import { ROLES, roleName } from './roles';
+import { daysText, deleteErrorText, HoldNotice, heldText, RetentionFieldset, retentionChoice, retentionValue } from './Retention';
 import type { TeamData } from './Teams';
-import { ConfirmDialog, CopyOnce, errorText, Field, FormError, formText, when } from './ui';
+import { CheckboxField, ConfirmDialog, CopyOnce, errorText, Field, FormError, formText, when } from './ui';
 
 /** The team's usage brings Chart.js: loaded (from this origin) with the first team card. */
 const UsagePanel = lazy(() => import('./Usage').then((m) => ({ default: m.UsagePanel })));
@@ -48,6 +49,16 @@ const RevokeInvitationDocument = graphql(`
   }
 `);
 
+const UpdateTeamPolicyDocument = graphql(`
+  mutation UpdateTeamPolicy($id: ID!, $input: UpdateTeamInput!) {
+    updateTeam(id: $id, input: $input) {
+      id
+      retentionDays
+      legalHold
+    }
+  }
+`);
+
 type Member = TeamData['members'][number];
 type Invitation = TeamData['invitations'][number];
 
@@ -69,7 +80,7 @@ export function TeamCard({ team, onChanged }: { team: TeamData; onChanged: (mess
       await change();
       await onChanged(done);
     } catch (err) {
-      setError(errorText(err));
+      setError(deleteErrorText(err, heldText(`Team ${team.name}`, 'it')));
     }
   };
   const setRole = (m: Member, role: TeamRole) =>
@@ -136,6 +147,7 @@ export function TeamCard({ team, onChanged }: { team: TeamData; onChanged: (mess
       <Suspense fallback={<p role="status">Loading usage…</p>}>
         <UsagePanel teamId={team.id} days={USAGE_DAYS} level={3} label={`What ${team.name}'s sessions cost, last ${USAGE_DAYS} days`} />
       </Suspense>
+      <TeamPolicy team={team} onChanged={onChanged} />
       {admin && <Invitations team={team} onChanged={onChanged} onError={setError} />}
       <div className="actions team-actions">
         <button type="button" aria-label={`Leave team ${team.name}`} onClick={() => setConfirm({ kind: 'leave' })}>
@@ -180,6 +192,9 @@ export function TeamCard({ team, onChanged }: { team: TeamData; onChanged: (mess
           onConfirm={() => void run(() => gql(DeleteTeamDocument, { id: team.id }), `Deleted team ${team.name}.`)}
         >
           <p>A team that still owns projects cannot be deleted: move them (Edit, Owner) or delete them first.</p>
+          {team.legalHold && (
+            <p className="error">This team is on legal hold: the service refuses to delete it until an instance administrator lifts the hold.</p>
+          )}
         </ConfirmDialog>
       )}
     </section>
@@ -285,6 +300,87 @@ function Invitations({ team, onChanged, onError }: { team: TeamData; onChanged: 
           </tbody>
         </table>
       )}
+    </section>
+  );
+}
+
+/**
+ * A team's retention (its admins) and legal hold (instance administrators; a notice for the other
+ * members while it is on). The team's projects that set no retention of their own follow it.
+ */
+function TeamPolicy({ team, onChanged }: { team: TeamData; onChanged: (message?: string) => Promise<void> }) {
+  const id = useId();
+  const admin = team.role === 'ADMIN';
+  const holdSetter = useSession().user?.role === 'admin';
+  const [retention, setRetention] = useState(retentionChoice(team.retentionDays));
+  const [hold, setHold] = useState(team.legalHold);
+  const [daysError, setDaysError] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  if (!admin && !holdSetter) return team.legalHold ? <HoldNotice what="This team" /> : null;
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const days = admin ? retentionValue(retention) : { days: team.retentionDays ?? null };
+    if ('error' in days) {
+      setDaysError(days.error);
+      return;
+    }
+    setDaysError(null);
+    const input = {
+      ...(days.days !== (team.retentionDays ?? null) && { retentionDays: days.days }),
+      ...(holdSetter && hold !== team.legalHold && { legalHold: hold }),
+    };
+    if (Object.keys(input).length === 0) {
+      setError('Nothing to save: the retention and the legal hold are as they were.');
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      await gql(UpdateTeamPolicyDocument, { id: team.id, input });
+      await onChanged(`Saved the retention and legal hold of ${team.name}.`);
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-labelledby={`${id}-title`} className="team-policy">
+      <h3 id={`${id}-title`}>Retention and legal hold</h3>
+      <form onSubmit={(e) => void submit(e)} aria-label={`Retention of ${team.name}`}>
+        {admin ? (
+          <RetentionFieldset
+            choice={retention}
+            onChange={(c) => {
+              setRetention(c);
+              setDaysError(null);
+            }}
+            inherited="Its projects that set none follow the instance's retention (RETENTION_DAYS); set nowhere, sessions are kept forever."
+            error={daysError}
+          />
+        ) : (
+          <p>
+            {team.retentionDays == null
+              ? "No retention of its own: its projects follow their own, else the instance's."
+              : `Sessions not updated for ${daysText(team.retentionDays)} are deleted, unless their project sets its own retention.`}
+          </p>
+        )}
+        {holdSetter ? (
+          <CheckboxField
+            label="Legal hold"
+            checked={hold}
+            onChange={(e) => setHold(e.target.checked)}
+            hint="While on, no session of any of the team's projects is deleted by anyone, and the team cannot be deleted."
+          />
+        ) : (
+          team.legalHold && <HoldNotice what="This team" />
+        )}
+        <FormError error={error} />
+        <button type="submit" disabled={busy}>
+          Save retention
+        </button>
+      </form>
     </section>
   );
 }

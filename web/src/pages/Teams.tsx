@@ -21,6 +21,8 @@ const TeamsPageDocument = graphql(`
       memberCount
       projectCount
       createdAt
+      retentionDays
+      legalHold
       members {
         user {
           id
