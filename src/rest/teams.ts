@@ -22,7 +22,7 @@ export function teamHandlers({ deps, hooks, publicBody }: Door): Handlers<typeof
     },
     joinTeam: async (req) => ok({ team: await teams.acceptInvitation(ctxOf(req, deps), req.body) }),
     getTeam: async (req) => ok(await teams.getTeam(ctxOf(req, deps), req.params.teamId)),
-    renameTeam: async (req) => ok({ team: await teams.renameTeam(ctxOf(req, deps), req.params.teamId, req.body) }),
+    renameTeam: async (req) => ok({ team: await teams.updateTeam(ctxOf(req, deps), req.params.teamId, req.body) }),
     deleteTeam: async (req) => {
       await teams.deleteTeam(ctxOf(req, deps), req.params.teamId);
       return ok({});

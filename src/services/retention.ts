@@ -4,11 +4,12 @@
  */
 import { projectOwnerId, projectWithStats } from '../data/projects';
 import { heldProjectsAmong, projectOnHold, setProjectPolicy, setTeamPolicy, teamOnHold, type PolicyChange } from '../data/retention';
+import { teamById } from '../data/teams';
 import { inTransaction } from '../data/transaction';
 import { recordAudit } from './audit';
 import type { Sql } from '../data/sql';
 import { AppError, projectNotFound } from '../errors';
-import { requireProjectAdmin, requireTeamAdmin, requireTeamMember, requireWriteAccess } from './access';
+import { requireProjectAdmin, requireTeamAdmin, requireWriteAccess, teamNotFound } from './access';
 import type { Ctx } from './context';
 import { presentProject, type ProjectDto } from './presenters/project';
 
@@ -87,7 +88,7 @@ export async function changeProjectPolicy(
 
 /**
  * A team's PATCH beyond its name: retention (the team's admins) and legal hold (instance
- * administrators who are members of it: a team one is not in is not found, as everywhere).
+ * administrators, whether or not they are members of it: a hold must reach any team).
  */
 export async function changeTeamPolicy(
   ctx: Ctx,
@@ -99,8 +100,8 @@ export async function changeTeamPolicy(
   if (settings.changed) await requireTeamAdmin(ctx, teamId, 'rename the team');
   if (change.retentionDays !== undefined) await requireTeamAdmin(ctx, teamId, "change the team's retention");
   if (change.legalHold !== undefined) {
-    await requireTeamMember(ctx, teamId);
     requireHoldSetter(ctx);
+    if (!(await teamById(ctx.deps.db.writes, teamId))) throw teamNotFound(teamId);
   }
   await settings.write();
   if (change.retentionDays !== undefined || change.legalHold !== undefined) {

@@ -18,7 +18,17 @@ import { isUserCtx, type AnyCtx, type Ctx, type OperatorCtx } from './context';
 import { body, choice, parseInput, text, z } from './inputs';
 import { retentionFields } from './retention-inputs';
 import { changeTeamPolicy, refuseIfTeamHeld } from './retention';
-import { presentInvitation, presentMember, presentTeam, presentTeamOverview, type InvitationDto, type MemberDto, type TeamDto } from './presenters/team';
+import {
+  presentInvitation,
+  presentMember,
+  presentTeam,
+  presentTeamOverview,
+  presentTeamSeenBy,
+  type InvitationDto,
+  type MemberDto,
+  type TeamDto,
+  type UpdatedTeamDto,
+} from './presenters/team';
 import { memberChanged } from './webhook-events';
 
 export const TeamRoleInput = choice('role', TEAM_ROLES).meta({
@@ -93,8 +103,11 @@ export const UpdateTeamInput = body({ name: text('name', 1, 100, { null: 'type' 
   })
   .meta({ id: 'UpdateTeam', description: 'Any of `name` (admins), `retentionDays` (admins; null: not set), `legalHold` (instance administrators).' });
 
-/** Renames a team and changes its retention and legal hold (src/services/retention.ts says who may). */
-export async function renameTeam(ctx: Ctx, teamId: string, input: unknown): Promise<TeamDto> {
+/**
+ * Renames a team and changes its retention and legal hold (src/services/retention.ts says who
+ * may: an instance administrator sets a hold on any team); the team as the caller sees it now.
+ */
+export async function updateTeam(ctx: Ctx, teamId: string, input: unknown): Promise<UpdatedTeamDto> {
   const { name, ...policy } = parseInput(UpdateTeamInput, input);
   await changeTeamPolicy(ctx, teamId, policy, {
     changed: name !== undefined,
@@ -102,6 +115,18 @@ export async function renameTeam(ctx: Ctx, teamId: string, input: unknown): Prom
       if (name !== undefined) await store.renameTeam(ctx.deps.db.writes, teamId, name);
     },
   });
+  const t = await store.teamSeenBy(ctx.deps.db.writes, ctx.user.id, teamId);
+  if (!t) throw teamNotFound(teamId);
+  return presentTeamSeenBy(t);
+}
+
+/**
+ * GraphQL's renameTeam and updateTeam: as updateTeam, for a member of the team (the result is
+ * the team with the caller's role in it; anyone else → 404 `Team not found`).
+ */
+export async function renameTeam(ctx: Ctx, teamId: string, input: unknown): Promise<TeamDto> {
+  await requireTeamMember(ctx, teamId);
+  await updateTeam(ctx, teamId, input);
   return summaryFor(ctx.deps.db.writes, ctx.user.id, teamId);
 }
 

@@ -63,7 +63,7 @@ test('a project starts kept and off hold; its owner sets and clears retention, o
   expect(refused.body.errors[0]).toMatchObject({ message: 'Only instance administrators can set or lift a legal hold', extensions: { code: 'FORBIDDEN' } });
 });
 
-test("a team's admins set its retention, a member cannot; an administrator in the team sets its hold", async () => {
+test("a team's admins set its retention, a member cannot; an instance administrator sets its hold, a member of the team or not", async () => {
   const created = await req(ada, 'POST', '/api/v1/teams', { name: 'Legal' });
   const teamId = created.body.data.team.id;
   expect(created.body.data.team).toMatchObject({ retentionDays: null, legalHold: false });
@@ -79,13 +79,28 @@ test("a team's admins set its retention, a member cannot; an administrator in th
   const renamed = await req(ada, 'PATCH', `/api/v1/teams/${teamId}`, { name: 'Legal 2' });
   expect(renamed.body.data.team).toMatchObject({ name: 'Legal 2', retentionDays: 90 });
 
+  // The team's own admin cannot; neither can someone outside it (403 before anything is read of the team).
   const hold = await req(ada, 'PATCH', `/api/v1/teams/${teamId}`, { legalHold: true });
   expect([hold.status, hold.body.error]).toEqual([403, 'Only instance administrators can set or lift a legal hold']);
-  expect((await req(root, 'PATCH', `/api/v1/teams/${teamId}`, { legalHold: true })).status).toBe(404);
-  expect((await req(ada, 'POST', `/api/v1/teams/${teamId}/members`, { email: root.email, role: 'viewer' })).status).toBe(201);
+  const outsider = await app.createUser('outsider');
+  expect((await req(outsider, 'PATCH', `/api/v1/teams/${teamId}`, { legalHold: true })).status).toBe(403);
+  expect((await req(outsider, 'PATCH', '/api/v1/teams/no-such-team', { legalHold: true })).status).toBe(403);
+  // An instance administrator who is not a member sets it (and lifts it); their role in the team: none.
   const held = await req(root, 'PATCH', `/api/v1/teams/${teamId}`, { legalHold: true });
   expect(held.status).toBe(200);
-  expect(held.body.data.team).toMatchObject({ legalHold: true, role: 'viewer' });
+  expect(held.body.data.team).toMatchObject({ id: teamId, name: 'Legal 2', legalHold: true, role: null, memberCount: 2 });
+  expect((await req(root, 'PATCH', `/api/v1/teams/${teamId}`, { legalHold: false })).body.data.team).toMatchObject({ legalHold: false, role: null });
+  expect((await req(root, 'PATCH', '/api/v1/teams/no-such-team', { legalHold: true })).status).toBe(404);
+  // A name or retention still needs an admin of the team: not a member → not found.
+  expect((await req(root, 'PATCH', `/api/v1/teams/${teamId}`, { name: 'Taken', legalHold: true })).status).toBe(404);
+  expect((await req(root, 'PATCH', `/api/v1/teams/${teamId}`, { retentionDays: 5 })).status).toBe(404);
+  // GraphQL's updateTeam answers with the team as a member sees it: for its members only.
+  const gqlOutside = await app.gql(root, `mutation { updateTeam(id: "${teamId}", input: { legalHold: true }) { legalHold } }`);
+  expect(gqlOutside.body.errors?.[0]).toMatchObject({ message: 'Team not found', extensions: { code: 'NOT_FOUND' } });
+  expect((await req(root, 'PATCH', `/api/v1/teams/${teamId}`, { legalHold: true })).body.data.team.legalHold).toBe(true);
+  expect((await req(ada, 'POST', `/api/v1/teams/${teamId}/members`, { email: root.email, role: 'viewer' })).status).toBe(201);
+  const asMember = await req(root, 'PATCH', `/api/v1/teams/${teamId}`, { legalHold: true });
+  expect(asMember.body.data.team).toMatchObject({ legalHold: true, role: 'viewer' });
 
   const gql = await app.gql(bob, `query { team(id: "${teamId}") { retentionDays legalHold } }`);
   expect(gql.body.data.team).toEqual({ retentionDays: 90, legalHold: true });

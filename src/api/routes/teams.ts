@@ -1,7 +1,7 @@
 /** Teams, their members and invitations. */
 import { defineRoute } from '../route';
 import { envelope, Timestamp, z } from '../schemas/common';
-import { Role, Team, TeamInvitation, TeamMember } from '../schemas/teams';
+import { Role, Team, TeamInvitation, TeamMember, UpdatedTeam } from '../schemas/teams';
 import * as T from '../../services/teams';
 
 const teamParam = z.object({ teamId: z.string().meta({ description: 'A team you are a member of; any other → 404 `Team not found`.' }) });
@@ -58,9 +58,11 @@ export const teamRoutes = {
     tag: 'Teams',
     auth: 'key',
     summary: 'Rename a team, set its retention (admins) or its legal hold (instance administrators)',
-    params: teamParam,
+    description:
+      'An instance administrator may set or lift the legal hold of any team, a member of it or not; anyone else → 403. A name or retention needs an admin of the team (not a member → 404).',
+    params: z.object({ teamId: z.string() }),
     body: T.UpdateTeamInput,
-    responses: { 200: { description: 'The team as it is now.', schema: envelope(z.strictObject({ team: Team })) } },
+    responses: { 200: { description: 'The team as it is now.', schema: envelope(z.strictObject({ team: UpdatedTeam })) } },
     errors: [403, 404],
   }),
   deleteTeam: defineRoute({

@@ -17,6 +17,10 @@ export const Team = z
   })
   .meta({ id: 'Team' });
 
+export const UpdatedTeam = Team.extend({
+  role: Role.nullable().meta({ description: 'Your role in the team; null for an instance administrator who is not a member (setting a legal hold).' }),
+}).meta({ id: 'UpdatedTeam' });
+
 export const TeamMember = z
   .strictObject({
     user: z.strictObject({ id: z.string(), email: z.string(), name: z.string().nullable() }),

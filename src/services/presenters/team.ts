@@ -3,7 +3,7 @@
  * GraphQL's `Team`, `TeamMember` and `TeamInvitation` (whose resolvers read these objects).
  */
 import type { z } from 'zod';
-import type { Team, TeamInvitation, TeamMember } from '../../api/schemas/teams';
+import type { Team, TeamInvitation, TeamMember, UpdatedTeam } from '../../api/schemas/teams';
 import type { InvitationRow, MemberRow, TeamCounts, TeamListRow, TeamRow } from '../../data/teams';
 import type { TeamRole } from '../../domain/teams';
 
@@ -11,12 +11,16 @@ import type { TeamRole } from '../../domain/teams';
 export type TeamDto = z.input<typeof Team>;
 export type MemberDto = z.input<typeof TeamMember>;
 export type InvitationDto = z.input<typeof TeamInvitation>;
+export type UpdatedTeamDto = z.input<typeof UpdatedTeam>;
 
 /** A team as one of its members sees it. */
-export const presentTeam = (t: TeamListRow): TeamDto => ({
+export const presentTeam = (t: TeamListRow): TeamDto => presentTeamSeenBy(t) as TeamDto;
+
+/** A team as a member or an instance administrator sees it (`role` null: not a member). */
+export const presentTeamSeenBy = (t: Omit<TeamListRow, 'role'> & { role: string | null }): UpdatedTeamDto => ({
   id: t.id,
   name: t.name,
-  role: t.role as TeamRole,
+  role: t.role as TeamRole | null,
   memberCount: t.memberCount,
   projectCount: t.projectCount,
   createdAt: t.createdAt.toISOString(),
