@@ -71,6 +71,12 @@ export async function deleteExpired(db: Sql, now: Date): Promise<void> {
   await db.execute('DELETE FROM oauth_refresh_tokens WHERE expiresAt < ?', now);
 }
 
+/** A user's authorization codes and the refresh tokens of their connector grants (before their keys go). */
+export async function deleteOAuthOfUser(tx: Sql, userId: string): Promise<void> {
+  await tx.execute('DELETE FROM oauth_codes WHERE userId = ?', userId);
+  await tx.execute('DELETE FROM oauth_refresh_tokens WHERE grantId IN (SELECT id FROM api_keys WHERE userId = ?)', userId);
+}
+
 export async function insertRefreshToken(db: Sql, t: Omit<RefreshTokenRow, 'usedAt'>): Promise<void> {
   await db.execute(
     'INSERT INTO oauth_refresh_tokens (tokenHash, grantId, clientId, resource, createdAt, expiresAt) VALUES (?, ?, ?, ?, ?, ?)',

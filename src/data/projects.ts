@@ -118,6 +118,12 @@ export async function projectCountOf(db: Sql, ownerId: string): Promise<number> 
   return r.n;
 }
 
+/** The ids of a user's own projects (not their teams'), locked for the rest of the transaction. */
+export async function lockPersonalProjectIds(tx: Sql, userId: string): Promise<string[]> {
+  const rows = await tx.query<{ id: string }>("SELECT id FROM projects WHERE ownerType = 'user' AND ownerId = ? ORDER BY id FOR UPDATE", userId);
+  return rows.map((r) => r.id);
+}
+
 /** The ids of a project's sessions (a deletion or a move announces each). */
 export async function sessionIdsOfProject(tx: Sql, projectId: string): Promise<string[]> {
   return (await tx.query<{ id: string }>('SELECT id FROM sessions WHERE projectId = ?', projectId)).map((r) => r.id);

@@ -49,6 +49,20 @@ export function teamsOfUser(db: Sql, userId: string): Promise<TeamListRow[]> {
   );
 }
 
+/** One team with its counts and the user's role in it (null: not a member). */
+export async function teamSeenBy(db: Sql, userId: string, teamId: string): Promise<(Omit<TeamListRow, 'role'> & { role: string | null }) | undefined> {
+  const rows = await db.query<Omit<TeamListRow, 'role'> & { role: string | null }>(
+    `SELECT t.id, t.name, t.createdAt, t.retentionDays, t.legalHold, m.role,
+            (SELECT COUNT(*) FROM team_members x WHERE x.teamId = t.id) AS memberCount,
+            (SELECT COUNT(*) FROM projects p WHERE p.ownerId = t.id) AS projectCount
+       FROM teams t LEFT JOIN team_members m ON m.teamId = t.id AND m.userId = ?
+      WHERE t.id = ?`,
+    userId,
+    teamId,
+  );
+  return rows[0];
+}
+
 /** Every team with its member and project counts (the admin CLI). */
 export function allTeams(db: Sql): Promise<Array<TeamRow & TeamCounts>> {
   return db.query(
@@ -108,6 +122,20 @@ export async function memberOf(db: Sql, teamId: string, userId: string): Promise
 export async function adminCount(db: Sql, teamId: string): Promise<number> {
   const [r] = await db.query<{ n: number }>("SELECT COUNT(*) AS n FROM team_members WHERE teamId = ? AND role = 'admin'", teamId);
   return r.n;
+}
+
+/**
+ * The user's memberships with each team's name and number of admins, the teams' rows locked for
+ * the rest of the transaction (as lockTeam: membership changes of a team run one at a time).
+ */
+export function lockMembershipsOf(tx: Sql, userId: string): Promise<Array<{ teamId: string; name: string; role: string; admins: number }>> {
+  return tx.query(
+    `SELECT t.id AS teamId, t.name, m.role,
+            (SELECT COUNT(*) FROM team_members a WHERE a.teamId = t.id AND a.role = 'admin') AS admins
+       FROM team_members m JOIN teams t ON t.id = m.teamId
+      WHERE m.userId = ? ORDER BY t.id FOR UPDATE`,
+    userId,
+  );
 }
 
 /** Adds the member; returns false when they already are one. */

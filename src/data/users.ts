@@ -43,6 +43,19 @@ export async function setUserDisabledAt(db: Sql, id: string, disabledAt: Date | 
   await db.execute('UPDATE users SET disabledAt = ? WHERE id = ?', disabledAt, id);
 }
 
+/**
+ * The user's row and every administrator's, locked for the rest of the transaction in one order
+ * (two deletions at once cannot both take the last administrators away, nor deadlock).
+ */
+export function lockUserAndAdmins(tx: Sql, id: string): Promise<Array<Pick<UserRow, 'id' | 'email' | 'role' | 'disabledAt'>>> {
+  return tx.query(`SELECT id, email, role, disabledAt FROM users WHERE id = ? OR role = 'admin' ORDER BY id FOR UPDATE`, id);
+}
+
+/** Deletes the user; their browser sessions, resets, device codes, keys, memberships, webhooks and share links cascade. */
+export async function deleteUserRow(tx: Sql, id: string): Promise<void> {
+  await tx.execute('DELETE FROM users WHERE id = ?', id);
+}
+
 export async function setPasswordHash(db: Sql, id: string, passwordHash: string): Promise<void> {
   await db.execute('UPDATE users SET passwordHash = ? WHERE id = ?', passwordHash, id);
 }

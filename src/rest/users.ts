@@ -2,10 +2,11 @@ import type { Request } from 'express';
 import type { userRoutes } from '../api/routes';
 import { addUser, createResetLink } from '../services/accounts';
 import { ownOrigin } from '../http/auth';
+import { deleteUser } from '../services/user-delete';
 import { listUsers, setUserDisabled } from '../services/users';
 import { ctxOf, ok, type Door, type Handlers } from './context';
 
-/** The admins' Users page of the console: list, create, reset link, disable / enable (the rules: src/services/users.ts). */
+/** The admins' Users page of the console: list, create, reset link, disable / enable, delete (the rules: src/services/users.ts, src/services/user-delete.ts). */
 export function userHandlers({ deps }: Door): Handlers<typeof userRoutes> {
   const base = (req: Request) => deps.config.publicUrl ?? ownOrigin(req, deps.config);
   const setDisabled = (disabled: boolean) => async (req: Request<{ userId: string }>) =>
@@ -20,5 +21,6 @@ export function userHandlers({ deps }: Door): Handlers<typeof userRoutes> {
     userResetLink: async (req) => ok(await createResetLink(ctxOf(req, deps), req.params.userId, base(req))),
     disableUser: setDisabled(true),
     enableUser: setDisabled(false),
+    deleteUser: async (req) => ok(await deleteUser(ctxOf(req, deps), req.params.userId)),
   };
 }

@@ -8,10 +8,10 @@ import { announceSessionChanges } from '../data/signal';
 import * as store from '../data/projects';
 import type { ProjectRow } from '../data/projects';
 import { moveSessionsOfProject } from '../data/session-writes';
-import { inTransaction } from '../data/transaction';
+import { inTransaction, type Tx } from '../data/transaction';
 import { canUpload, checkProjectAdmin, projectRole, teamRole, readableScopes, requireProjectAdmin, requireReadableProject, requireTeamWriter } from './access';
 import { recordAudit } from './audit';
-import type { Ctx } from './context';
+import type { AnyCtx, Ctx } from './context';
 import { CreateProjectInput, MoveProjectInput, parseInput, UpdateProjectInput } from './inputs';
 import { presentProject, type ProjectDto } from './presenters/project';
 import { changeProjectPolicy, refuseIfProjectHeld } from './retention';
@@ -99,18 +99,29 @@ export async function deleteProject(ctx: Ctx, projectId: string): Promise<{ dele
   const result = await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     const ownerId = await store.lockProjectOwner(tx, projectId, 'update');
     await checkProjectAdmin(ctx, projectId, ownerId, 'delete');
-    await refuseIfProjectHeld(tx, projectId);
-    const before = (await store.projectWithStats(tx, projectId))!;
-    await enqueueIndexWork(tx, 'delete_project', ownerId!, projectId, null);
-    const sessionIds = await store.sessionIdsOfProject(tx, projectId);
-    announceSessionChanges(tx, 'DELETED', ownerId!, projectId, sessionIds);
-    for (const sessionId of sessionIds) await sessionDeleted(tx, ctx.deps.config, { scopeId: ownerId!, projectId, sessionId, title: null });
-    // Before the row goes: the entry's team is read from it.
-    await recordAudit(ctx, { action: 'project.delete', target: { type: 'project', id: projectId }, projectId, detail: { sessions: before.sessionCount } }, tx);
-    await store.deleteProjectRow(tx, projectId);
-    return presentProject(before, before);
+    return deleteLockedProject(ctx, tx, projectId, ownerId!);
   });
   return { deletedProject: result, deletedAt: new Date().toISOString() };
+}
+
+/**
+ * The deletion itself, in the caller's transaction, of a project whose row it has locked (`FOR
+ * UPDATE`) and whose deletion it has allowed: refused (409) while on legal hold; the index work,
+ * the live updates, a `session.deleted` for each session, the `project.delete` entry, then the row
+ * (sessions, content, labels and share links cascade; objects in S3 are left to the content sweep).
+ * A project's delete and a user's (src/services/user-delete.ts) both go through here.
+ */
+export async function deleteLockedProject(ctx: AnyCtx, tx: Tx, projectId: string, ownerId: string): Promise<ProjectDto> {
+  await refuseIfProjectHeld(tx, projectId);
+  const before = (await store.projectWithStats(tx, projectId))!;
+  await enqueueIndexWork(tx, 'delete_project', ownerId, projectId, null);
+  const sessionIds = await store.sessionIdsOfProject(tx, projectId);
+  announceSessionChanges(tx, 'DELETED', ownerId, projectId, sessionIds);
+  for (const sessionId of sessionIds) await sessionDeleted(tx, ctx.deps.config, { scopeId: ownerId, projectId, sessionId, title: null });
+  // Before the row goes: the entry's team is read from it.
+  await recordAudit(ctx, { action: 'project.delete', target: { type: 'project', id: projectId }, projectId, detail: { sessions: before.sessionCount } }, tx);
+  await store.deleteProjectRow(tx, projectId);
+  return presentProject(before, before);
 }
 
 /**

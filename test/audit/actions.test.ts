@@ -142,6 +142,13 @@ describe('one entry per action', () => {
     });
   });
 
+  test('users: deleted (one entry, naming the user by id, their email and what went with them)', async () => {
+    const dora = await userWithKey('dora', 'member');
+    const deleted = await oneEntry(async () => expect((await req(admin.token, 'DELETE', `/users/${dora.id}`)).status).toBe(200));
+    expect(deleted).toMatchObject({ action: 'user.delete', result: 'success', actorUserId: admin.id, targetType: 'user', targetId: dora.id });
+    expect(JSON.parse(deleted.detail)).toEqual({ email: dora.email, role: 'member', projects: 0, sessions: 0, teams: 0 });
+  });
+
   test('teams: created, a member added, their role changed, removed; projects moved into it and deleted; the team deleted', async () => {
     let teamId = '';
     const created = await oneEntry(async () => {

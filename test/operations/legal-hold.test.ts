@@ -2,9 +2,10 @@
  * Legal hold stops every deletion path with 409 `Project is on legal hold`: a session's delete
  * and a project's over REST and GraphQL (the console calls these), a team's delete, an import that
  * may replace sessions (REST and the admin CLI's), and a session that is due for retention (the
- * sweep: test/operations/retention-sweep.test.ts). A hold on a team holds its projects. There is
- * no operation that deletes a user (accounts are disabled, their projects kept): checked here too,
- * so that one added later has to join this list. Lifting the hold lets the deletes through again.
+ * sweep: test/operations/retention-sweep.test.ts), and a user's delete while any of their own
+ * projects is held. A hold on a team holds its projects. The user delete is the only operation
+ * under /users that deletes: checked here too, so that one added later has to join this list.
+ * Lifting the hold lets the deletes through again.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -76,7 +77,6 @@ test('a held project: session and project deletes over REST and GraphQL, and imp
 
 test("a held team holds its projects' sessions and is not deleted", async () => {
   const teamId = (await req(ada, 'POST', '/api/v1/teams', { name: 'Held' })).body.data.team.id;
-  expect((await req(ada, 'POST', `/api/v1/teams/${teamId}/members`, { email: root.email, role: 'viewer' })).status).toBe(201);
   expect((await req(ada, 'POST', '/api/v1/projects', { id: 'team-held', name: 'T', teamId })).status).toBe(201);
   await app.upload(ada, 'team-held', SID(3), { name: 'three', markdown: '# three' });
   expect((await req(root, 'PATCH', `/api/v1/teams/${teamId}`, { legalHold: true })).status).toBe(200);
@@ -95,7 +95,6 @@ test("a held team holds its projects' sessions and is not deleted", async () => 
 
   // A held team without projects is not deleted either (REST and GraphQL).
   const empty = (await req(ada, 'POST', '/api/v1/teams', { name: 'Empty' })).body.data.team.id;
-  expect((await req(ada, 'POST', `/api/v1/teams/${empty}/members`, { email: root.email, role: 'viewer' })).status).toBe(201);
   expect((await req(root, 'PATCH', `/api/v1/teams/${empty}`, { legalHold: true })).status).toBe(200);
   refused(await req(ada, 'DELETE', `/api/v1/teams/${empty}`));
   gqlRefused(await app.gql(ada, `mutation { deleteTeam(id: "${empty}") }`));
@@ -105,8 +104,41 @@ test("a held team holds its projects' sessions and is not deleted", async () => 
   expect((await req(ada, 'DELETE', `/api/v1/teams/${empty}`)).status).toBe(200);
 }, 120_000);
 
-test('no operation deletes a user (a hold has nothing to stop there)', () => {
+test('a user with a held project is not deleted, nor anything of theirs; lifted, the delete goes through', async () => {
+  const cy = await app.createUser('cy');
+  await app.upload(cy, 'cy-free', SID(5), { name: 'five', markdown: '# five' });
+  await app.upload(cy, 'cy-held', SID(6), { name: 'six', markdown: '# six' });
+  expect((await req(root, 'PATCH', '/api/v1/projects/cy-held', { legalHold: true })).status).toBe(200);
+
+  refused(await req(root, 'DELETE', `/api/v1/users/${cy.id}`));
+  // Nothing went, not even the project that is not held (checked before the first deletion).
+  const mine = (await req(cy, 'GET', '/api/v1/projects')).body.data.projects;
+  expect(mine.map((p: { id: string; sessionCount: number }) => [p.id, p.sessionCount]).sort()).toEqual([
+    ['cy-free', 1],
+    ['cy-held', 1],
+  ]);
+
+  expect((await req(root, 'PATCH', '/api/v1/projects/cy-held', { legalHold: false })).status).toBe(200);
+  expect((await req(root, 'DELETE', `/api/v1/users/${cy.id}`)).body.data).toMatchObject({ projects: 2, sessions: 2 });
+  expect((await req(cy, 'GET', '/api/v1/projects')).status).toBe(401);
+}, 60_000);
+
+test("a held team does not stop its member's delete: the team's projects stay with it, held", async () => {
+  const dee = await app.createUser('dee');
+  const teamId = (await req(ada, 'POST', '/api/v1/teams', { name: 'Held too' })).body.data.team.id;
+  expect((await req(ada, 'POST', `/api/v1/teams/${teamId}/members`, { email: dee.email, role: 'member' })).status).toBe(201);
+  expect((await req(ada, 'POST', '/api/v1/projects', { id: 'team-held-2', name: 'T2', teamId })).status).toBe(201);
+  await app.upload(dee, 'team-held-2', SID(7), { name: 'seven', markdown: '# seven' });
+  expect((await req(root, 'PATCH', `/api/v1/teams/${teamId}`, { legalHold: true })).status).toBe(200);
+
+  expect((await req(root, 'DELETE', `/api/v1/users/${dee.id}`)).body.data).toEqual({ userId: dee.id, projects: 0, sessions: 0, teams: 1 });
+  expect(await sessionCount('team-held-2')).toBe(1);
+}, 60_000);
+
+test('the user delete is the only deleting operation under /users', () => {
   const doc = openApiDocument() as { paths: Record<string, Record<string, unknown>> };
-  const userDeletes = Object.entries(doc.paths).filter(([p, ops]) => p.startsWith('/users') && 'delete' in ops);
-  expect(userDeletes).toEqual([]);
+  const userDeletes = Object.entries(doc.paths)
+    .filter(([p, ops]) => p.startsWith('/users') && 'delete' in ops)
+    .map(([p]) => p);
+  expect(userDeletes).toEqual(['/users/{userId}']);
 });

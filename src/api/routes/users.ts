@@ -1,4 +1,4 @@
-/** The admins' Users page: list, create, reset link, disable / enable. */
+/** The admins' Users page: list, create, reset link, disable / enable, delete. */
 import { defineRoute } from '../route';
 import * as A from '../schemas/accounts';
 import * as accountInputs from '../../services/account-inputs';
@@ -56,5 +56,17 @@ export const userRoutes = {
     params: userId,
     responses: { 200: { description: 'Enabled; their keys and device tokens work again.', schema: envelope(A.AdminUserResult) } },
     errors: [403, 404],
+  }),
+  deleteUser: defineRoute({
+    method: 'delete',
+    path: '/users/{userId}',
+    tag: 'Users',
+    auth: 'key',
+    summary: 'Delete a user with their own projects (admins)',
+    description:
+      'Deletes the user, their own projects with every session and its content (as deleting each project does), their keys, device tokens, connector grants, browser sessions, webhooks and the share links they made, and their team memberships; team projects stay with their teams. Nothing is deleted when it is refused: 409 for deleting yourself, the last administrator, the last admin of a team (the message names the team), or `Project is on legal hold` when one of their projects is held.',
+    params: userId,
+    responses: { 200: { description: 'Deleted; what went with them.', schema: envelope(A.DeletedUser) } },
+    errors: [403, 404, 409],
   }),
 };

@@ -63,6 +63,15 @@ export const CreatedUser = z
 
 export const AdminUserResult = z.strictObject({ user: AdminUser }).meta({ id: 'AdminUserResult' });
 
+export const DeletedUser = z
+  .strictObject({
+    userId: z.string(),
+    projects: z.number().int().meta({ description: 'Their own projects deleted.' }),
+    sessions: z.number().int().meta({ description: 'The sessions in those projects.' }),
+    teams: z.number().int().meta({ description: 'The teams they were removed from (their projects stay with the team).' }),
+  })
+  .meta({ id: 'DeletedUser' });
+
 export const DeviceCodeResult = z
   .strictObject({
     code: z
