@@ -203,6 +203,10 @@ test(
     await quietly(page, () => page.goto(`/projects/vault/sessions/${SID(2)}`));
     await openReaderPanel(page);
     await page.getByRole('button', { name: 'Delete session' }).click();
+    await page
+      .getByRole('dialog')
+      .getByText(/Its project is on legal hold/)
+      .waitFor();
     await quietly(page, () => page.getByRole('dialog').getByRole('button', { name: 'Delete session' }).click());
     await page
       .getByRole('alert')

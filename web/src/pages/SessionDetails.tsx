@@ -78,6 +78,8 @@ export function SessionDetails({ session, onChange }: { session: Session; onChan
   const m = session.metadata;
   // Only what the caller may do is offered (Session.viewerCan: their role, their own uploads).
   const can = session.viewerCan;
+  // The project's legal hold, or its team's: a delete is refused (409), and the confirmation says so first.
+  const held = session.project.legalHold || (session.project.owner.__typename === 'Team' && session.project.owner.legalHold);
   const redacted = session.redactions.reduce((n, r) => n + r.count, 0);
 
   const update = async (input: { userTitle?: string | null; tags?: string[] }) => {
@@ -266,6 +268,9 @@ export function SessionDetails({ session, onChange }: { session: Session; onChan
             {session.sessionDataSize > 0 ? `, its session data for resuming (${bytes(session.sessionDataSize)})` : ''}, its tags and its search entries. It
             cannot be undone.
           </p>
+          {held && (
+            <p className="error">Its project is on legal hold: the service refuses to delete the session until an instance administrator lifts the hold.</p>
+          )}
         </ConfirmDialog>
       )}
     </section>

@@ -53,6 +53,13 @@ const ReaderDocument = graphql(`
       project {
         id
         name
+        legalHold
+        owner {
+          __typename
+          ... on Team {
+            legalHold
+          }
+        }
       }
       uploadedBy {
         id
