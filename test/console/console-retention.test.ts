@@ -9,7 +9,8 @@ import { operatorCtx } from '../../src/services/context';
  * member, admin of her team) sets a project's retention in its Edit dialog (a refused number says
  * why), previews what the next sweep deletes, and sets her team's retention on the Teams page;
  * Root (an instance administrator, admin in the same team) puts the project on legal hold; Ada
- * then sees the hold read-only, and her deletes of the project and of a session say it is held.
+ * then sees the hold read-only, and her deletes of the project and of a session say it is held;
+ * Root then holds the team, which Ada reads as a notice on its card.
  * Each change is checked through the API; axe-core clean; no page error.
  */
 
@@ -214,6 +215,32 @@ test(
       .waitFor();
     expect((await app.request('GET', `/api/v1/projects/vault/sessions/${SID(2)}`, { token: people.ada.token })).status).toBe(200);
     expect(await seriousAxeViolations(page)).toEqual([]);
+    expect(ada().errors).toEqual([]);
+  }),
+);
+
+test(
+  "an instance administrator puts the team on legal hold; its admin then reads the hold and keeps the team's retention",
+  step(root, async () => {
+    const { page } = root();
+    await quietly(page, () => page.goto('/settings/teams'));
+    const form = page.getByRole('form', { name: `Retention of ${TEAM}` });
+    await form.getByLabel('Legal hold').check();
+    await quietly(page, () => form.getByRole('button', { name: 'Save retention' }).click());
+    await page.getByText(`Saved the retention and legal hold of ${TEAM}.`).waitFor();
+    expect((await api('ada', `/api/v1/teams/${teamId}`)).team).toMatchObject({ retentionDays: 90, legalHold: true });
+
+    const { page: adaPage } = ada();
+    await quietly(adaPage, () => adaPage.goto('/settings/teams'));
+    const adaForm = adaPage.getByRole('form', { name: `Retention of ${TEAM}` });
+    await adaForm
+      .getByRole('note')
+      .getByText(/This team is on legal hold/)
+      .waitFor();
+    expect(await adaForm.getByRole('checkbox', { name: 'Legal hold' }).count()).toBe(0);
+    expect(await adaForm.getByLabel('Days without an update').inputValue()).toBe('90');
+    expect(await seriousAxeViolations(adaPage)).toEqual([]);
+    expect(root().errors).toEqual([]);
     expect(ada().errors).toEqual([]);
   }),
 );
