@@ -1,11 +1,13 @@
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, newRecordedPage, seriousAxeViolations, step, type Recorded } from '../support/chromium';
-import { rawRequest, startTestApp, type TestApp } from '../support/app';
+import { rawRequest, SID, startTestApp, type TestApp } from '../support/app';
+import { operatorCtx } from '../../src/services/context';
+import { createUser } from '../../src/services/users';
 
 /**
  * The console's flows in real Chromium against the real service (docs/console.md, docs/accounts.md): first run,
  * sign in and out, an API key created → copied → used → revoked, the upload CLI's device login
- * exactly as the CLI sends it, the account page, the admins' Users page. Every page is checked with
+ * exactly as the CLI sends it, the account page, the admins' Users page (down to deleting a user). Every page is checked with
  * axe-core (no serious or critical violation), every request is recorded (none to another origin)
  * and any page error or CSP violation fails the test. The steps build on each other, in order.
  */
@@ -250,6 +252,56 @@ test(
       await page.getByRole('dialog').getByRole('button', { name: 'Disable user' }).click();
       await page.getByRole('button', { name: 'Enable grace@example.com' }).waitFor();
       expect((await rawRequest(app.url, 'POST', '/api/v1/auth/sign-in', { body: signIn })).status).toBe(401);
+    },
+  ),
+);
+
+test(
+  'Users (admins): delete a user after a confirmation that names them and what goes; a refusal is shown in words',
+  step(
+    () => rec,
+    async () => {
+      const hal = await createUser(operatorCtx(app.deps.db), 'hal@example.com', 'Hal');
+      const halKey = await app.newKey(hal);
+      await app.upload(halKey, 'hal-project', SID(1), { name: 'one', markdown: '# one' });
+      const [admin] = await app.deps.db.writes.query<{ id: string }>('SELECT id FROM users WHERE email = ?', ADMIN.email);
+      const adminKey = await app.newKey(admin);
+      const hold = (legalHold: boolean) => app.request('PATCH', '/api/v1/projects/hal-project', { token: adminKey.token, body: { legalHold } });
+      expect((await hold(true)).status).toBe(200);
+
+      await page.getByRole('navigation').getByRole('link', { name: 'Account' }).click();
+      await page.getByRole('navigation').getByRole('link', { name: 'Users' }).click();
+      await page.getByRole('row', { name: /hal@example\.com/ }).waitFor();
+      // No Delete for one's own account.
+      expect(await page.getByRole('button', { name: `Delete ${ADMIN.email}` }).count()).toBe(0);
+
+      await page.getByRole('button', { name: 'Delete hal@example.com' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Delete hal@example.com?' });
+      await dialog.waitFor();
+      const said = await dialog.textContent();
+      expect(said).toContain('Hal (hal@example.com)');
+      expect(said).toContain('their own projects with every session in them');
+      expect(said).toContain('Team projects stay with their teams');
+      await axe('users-delete-dialog');
+      // Cancelled: nothing happens.
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'detached' });
+
+      // On legal hold: refused, and the page says why.
+      await page.getByRole('button', { name: 'Delete hal@example.com' }).click();
+      await dialog.getByRole('button', { name: 'Delete user' }).click();
+      await page.getByRole('alert').filter({ hasText: 'hal@example.com was not deleted: Project is on legal hold' }).waitFor();
+      await page.getByRole('row', { name: /hal@example\.com/ }).waitFor();
+      expect((await app.request('GET', '/api/v1/projects', { token: halKey.token })).status).toBe(200);
+
+      // Lifted: deleted, with what went.
+      expect((await hold(false)).status).toBe(200);
+      await page.getByRole('button', { name: 'Delete hal@example.com' }).click();
+      await dialog.getByRole('button', { name: 'Delete user' }).click();
+      await page.getByRole('status').filter({ hasText: 'Deleted hal@example.com with 1 project and 1 session.' }).waitFor();
+      await page.getByRole('row', { name: /hal@example\.com/ }).waitFor({ state: 'detached' });
+      expect(await page.getByRole('alert').count()).toBe(0);
+      expect((await app.request('GET', '/api/v1/projects', { token: halKey.token })).status).toBe(401);
     },
   ),
 );

@@ -42,6 +42,7 @@ function call<M extends Method, P extends PathsWith<M>>(method: M, path: P, ...[
 export const rest = {
   get: <P extends PathsWith<'get'>>(path: P, ...init: Args<Operation<P, 'get'>>) => call('get', path, ...init),
   post: <P extends PathsWith<'post'>>(path: P, ...init: Args<Operation<P, 'post'>>) => call('post', path, ...init),
+  delete: <P extends PathsWith<'delete'>>(path: P, ...init: Args<Operation<P, 'delete'>>) => call('delete', path, ...init),
 };
 
 /** A schema of the document by name (e.g. `Schema<'BrowserSession'>`). */

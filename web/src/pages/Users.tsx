@@ -5,13 +5,17 @@ import { ConfirmDialog, Field, FormError, when } from './ui';
 
 type AdminUser = Schema<'AdminUser'>;
 
-/** `/settings/users` (admins): create, reset a password (one-time link), disable. */
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+/** `/settings/users` (admins): create, reset a password (one-time link), disable, delete. */
 export function UsersPage() {
   const { user } = useSession();
   const [users, setUsers] = useState<AdminUser[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [link, setLink] = useState<string | null>(null);
   const [disabling, setDisabling] = useState<AdminUser | null>(null);
+  const [deleting, setDeleting] = useState<AdminUser | null>(null);
+  const [done, setDone] = useState<string | null>(null);
 
   const load = useCallback(async () => {
     const r = await rest.get('/users');
@@ -57,11 +61,21 @@ export function UsersPage() {
     if (!r.ok) setError(r.error ?? 'The user could not be changed');
     await load();
   };
+  const remove = async (u: AdminUser) => {
+    setDeleting(null);
+    setError(null);
+    setDone(null);
+    const r = await rest.delete('/users/{userId}', { params: { userId: u.id } });
+    if (!r.ok || !r.data) setError(`${u.email} was not deleted: ${r.error ?? 'the request failed'}`);
+    else setDone(`Deleted ${u.email} with ${count(r.data.projects, 'project')} and ${count(r.data.sessions, 'session')}.`);
+    await load();
+  };
 
   return (
     <>
       <h1>Users</h1>
       <FormError error={error} />
+      {done && <p role="status">{done}</p>}
       {link && (
         <section className="card" aria-labelledby="reset-title">
           <h2 id="reset-title">One-time reset link</h2>
@@ -123,6 +137,11 @@ export function UsersPage() {
                       Disable
                     </button>
                   )}
+                  {u.id !== user.id && (
+                    <button type="button" className="danger" aria-label={`Delete ${u.email}`} onClick={() => setDeleting(u)}>
+                      Delete
+                    </button>
+                  )}
                 </td>
               </tr>
             ))}
@@ -137,6 +156,21 @@ export function UsersPage() {
           onConfirm={() => void setDisabled(disabling, true)}
         >
           <p>Their keys, logged-in clients and browser sessions stop working at once.</p>
+        </ConfirmDialog>
+      )}
+      {deleting && (
+        <ConfirmDialog
+          title={`Delete ${deleting.email}?`}
+          confirmLabel="Delete user"
+          onCancel={() => setDeleting(null)}
+          onConfirm={() => void remove(deleting)}
+        >
+          <p>
+            This deletes {deleting.name ? `${deleting.name} (${deleting.email})` : deleting.email} for good: their own projects with every session in them,
+            their API keys, logged-in clients, connectors, webhooks and the share links they made, and their place in their teams. Team projects stay with their
+            teams.
+          </p>
+          <p>It cannot be undone. It is refused while one of their projects is on legal hold, or when they are the last admin of a team.</p>
         </ConfirmDialog>
       )}
     </>
