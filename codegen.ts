@@ -18,7 +18,7 @@ const config: CodegenConfig = {
         useIndexSignature: false,
         mappers: {
           Project: '../services/presenters/project#ProjectDto',
-          Session: '../services/sessions#SessionRow',
+          Session: '../domain/session-row#SessionRow',
           SessionMetadata: '../services/sessions#SessionMetadata as SessionMetadataModel',
           SessionConnection: '../graphql/models#SessionConnectionModel',
           SessionEdge: '../graphql/models#SessionEdgeModel',

@@ -3,7 +3,8 @@
  * Every read of a key goes through here, on the driver.
  */
 import type { ApiKeyModel, UserModel } from '../generated/prisma/models';
-import { marks, prepared, type DriverRow, type Sql } from './sql';
+import { marks, prepared, type Sql } from './sql';
+import type { DriverRow } from '../domain/session-row';
 import { membershipPairs } from './teams';
 
 /** The columns a read of a key returns (every column of `api_keys`). */

@@ -3,7 +3,8 @@
  * Nothing here updates an entry.
  */
 import type { AuditEntryModel } from '../generated/prisma/models';
-import type { DriverRow, Sql } from './sql';
+import type { Sql } from './sql';
+import type { DriverRow } from '../domain/session-row';
 
 export type AuditRow = DriverRow<AuditEntryModel>;
 

@@ -12,7 +12,8 @@
  * transaction runs again with it (writes that turn out to change no content stage nothing).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { bucket, CHUNK_BYTES, EXCHANGES_PART, type ContentPart } from './content';
+import { bucket, CHUNK_BYTES, EXCHANGES_PART } from './content';
+import type { ContentPart } from '../domain/session-row';
 import { contentStore, newObjectKey, type ContentStore } from './content-store';
 import type { Sql } from './sql';
 import { marks } from './sql';

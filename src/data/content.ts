@@ -9,12 +9,10 @@
  */
 import { contentStore } from './content-store';
 import type { ObjectStore } from './content-store/s3';
+import type { ContentPart } from '../domain/session-row';
 import { inScopes, toBuffer, type Sql } from './sql';
 
 export const CHUNK_BYTES = 1024 * 1024;
-
-/** 'session': the upload CLI's session data, a third part treated like raw data. */
-export type ContentPart = 'markdown' | 'raw' | 'session';
 
 /**
  * The part holding the markdown's stored exchange index (src/domain/exchanges.ts), written and

@@ -1,6 +1,7 @@
 /** The statements of an export (src/services/exports.ts): its owners' projects, their session totals, a project's sessions in id order; and the project an import creates. */
 import type { ProjectRow } from './projects';
-import { SESSION_COLUMNS, type SessionRow } from './sessions';
+import { SESSION_COLUMNS } from './sessions';
+import type { SessionRow } from '../domain/session-row';
 import { marks, type Sql } from './sql';
 
 const PROJECT_COLUMNS = 'id, ownerId, ownerType, name, icon, color, createdAt, updatedAt';

@@ -3,7 +3,8 @@
  * Grants themselves are rows of `api_keys` (kind "connector", src/data/api-keys.ts).
  */
 import type { OAuthClientModel, OAuthCodeModel, OAuthRefreshTokenModel } from '../generated/prisma/models';
-import type { DriverRow, Sql } from './sql';
+import type { Sql } from './sql';
+import type { DriverRow } from '../domain/session-row';
 
 type OAuthClientRow = DriverRow<OAuthClientModel>;
 type OAuthCodeRow = DriverRow<OAuthCodeModel>;

@@ -1,10 +1,6 @@
 import type { SessionFilters } from '../domain/filters';
+import { LABEL_KINDS } from '../domain/session-row';
 import { inScopes, marks } from './sql';
-
-/** Label kinds stored in session_labels for the array-valued metadata. */
-export const LABEL_KINDS = { llmModels: 'llmModel', tags: 'tag', gitBranches: 'gitBranch' } as const;
-
-export type LabelKind = (typeof LABEL_KINDS)[keyof typeof LABEL_KINDS];
 
 /**
  * SQL WHERE fragment (for table alias `s` = sessions) applying the filters; always scoped to

@@ -4,19 +4,9 @@
  */
 import type { SessionFilters } from '../domain/filters';
 import { filtersToSql } from './session-filters';
-import { SESSION_COLUMNS, type SessionRow } from './sessions';
+import type { SessionOrder, SessionRow } from '../domain/session-row';
+import { SESSION_COLUMNS } from './sessions';
 import { prepared, type Sql } from './sql';
-
-export type SessionOrder =
-  | 'CREATED_AT_DESC'
-  | 'CREATED_AT_ASC'
-  | 'UPDATED_AT_DESC'
-  | 'UPDATED_AT_ASC'
-  | 'STARTED_AT_DESC'
-  | 'STARTED_AT_ASC'
-  | 'NAME_ASC'
-  | 'COST_DESC'
-  | 'COST_ASC';
 
 /** The sort column of each order; `costUsd` may be NULL (the lowest value, as MariaDB sorts it: last going down, first going up). */
 export const ORDER_SQL: Record<SessionOrder, { col: 'createdAt' | 'updatedAt' | 'startedAt' | 'name' | 'costUsd'; dir: 'ASC' | 'DESC' }> = {

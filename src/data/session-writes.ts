@@ -3,8 +3,7 @@
  * `session_labels`. Reads are src/data/sessions.ts.
  */
 import { deleteContentPart } from './content';
-import type { LabelKind } from './session-filters';
-import { ROW_KEYS, type SessionRow } from './sessions';
+import { ROW_KEYS, type LabelKind, type SessionRow } from '../domain/session-row';
 import { marks, type Sql } from './sql';
 
 const INSERT_SESSION = `INSERT INTO sessions (${ROW_KEYS.join(', ')}, hasGitBranches) VALUES (${marks(ROW_KEYS.length + 1)})`;

@@ -7,58 +7,14 @@ import type { SessionFilters } from '../domain/filters';
 import type { IndexableSession } from '../domain/search-documents';
 import { filtersToSql } from './session-filters';
 import { OWNER_NAME } from './projects';
-import { inScopes, marks, prepared, toBuffer, type DriverRow, type Sql } from './sql';
-import type { SessionModel } from '../generated/prisma/models';
-
-/**
- * The columns a read of a session row returns, in this order: every column of `sessions` but
- * hasGitBranches (only filters and the search index read it).
- */
-export const ROW_KEYS = [
-  'projectId',
-  'id',
-  'userId',
-  'name',
-  'userTitle',
-  'markdownSize',
-  'rawDataSize',
-  'etag',
-  'contentDigest',
-  'createdAt',
-  'updatedAt',
-  'startedAt',
-  'endedAt',
-  'clientName',
-  'clientVersion',
-  'agentName',
-  'deviceId',
-  'metadataJson',
-  'sessionDataSize',
-  'sessionDataDigest',
-  'redactionsJson',
-  'uploadedBy',
-  'costUsd',
-] as const satisfies ReadonlyArray<keyof SessionModel>;
-
-// A column added to the model and not to ROW_KEYS (nor left out on purpose here) fails the typecheck.
-const _everyColumn: [Exclude<keyof SessionModel, (typeof ROW_KEYS)[number] | 'hasGitBranches'>] extends [never] ? true : never = true;
-
-/** A session's row (prisma/schema.prisma's `Session`, as the driver returns it). */
-export type SessionRow = Pick<DriverRow<SessionModel>, (typeof ROW_KEYS)[number]> & {
-  /** The uploader's name (else email), when the read selected it. */
-  uploaderName?: string | null;
-};
+import { inScopes, marks, prepared, toBuffer, type Sql } from './sql';
+import { ROW_KEYS, type SessionKey, type SessionRow } from '../domain/session-row';
 
 /** The row's own columns (what a locking read takes: it locks nothing else). */
 const ROW_COLUMNS = ROW_KEYS.map((k) => `s.${k}`).join(', ');
 
 /** The row and the name of its uploader (a primary-key lookup per row). */
 export const SESSION_COLUMNS = `${ROW_COLUMNS}, (SELECT COALESCE(u.name, u.email) FROM users u WHERE u.id = s.uploadedBy) AS uploaderName`;
-
-export interface SessionKey {
-  projectId: string;
-  sessionId: string;
-}
 
 /** `(?, ?), …`: one (projectId, id) pair of placeholders per key. */
 export const keyMarks = (keys: readonly unknown[]) => keys.map(() => '(?, ?)').join(', ');

@@ -3,7 +3,7 @@
  * the owner scopes the caller reads through (their own id and their teams'); nothing here loads session rows. Per-project queries take many project ids at once so
  * that loaders can batch them. Values come back as the driver reads them (services count them).
  */
-import type { LabelKind } from './session-filters';
+import type { LabelKind } from '../domain/session-row';
 import { inScopes, marks, type Sql } from './sql';
 
 export function projectTotals(db: Sql, scopes: readonly string[], projectIds: readonly string[]) {

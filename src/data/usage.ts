@@ -4,8 +4,9 @@
  * Aggregates are scoped like every read: to the owner scopes the caller reads through, or to the
  * whole instance when the service says so (`scopes: null`).
  */
-import { inScopes, marks, type DriverRow, type Sql } from './sql';
-import { keyMarks, type SessionKey } from './sessions';
+import { inScopes, marks, type Sql } from './sql';
+import { keyMarks } from './sessions';
+import type { DriverRow, SessionKey } from '../domain/session-row';
 import type { SessionUsageModel } from '../generated/prisma/models';
 
 export type UsageRow = Pick<

@@ -7,7 +7,8 @@
 import type * as mariadb from 'mariadb';
 import type { WebhookDeliveryModel, WebhookModel } from '../generated/prisma/models';
 import { inClaimTransaction } from './outbox';
-import { marks, type DriverRow, type Sql } from './sql';
+import { marks, type Sql } from './sql';
+import type { DriverRow } from '../domain/session-row';
 import type { Tx } from './transaction';
 
 export type WebhookRow = DriverRow<WebhookModel>;

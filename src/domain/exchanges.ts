@@ -21,7 +21,7 @@
 /** An exchange longer than this is served in pieces. */
 export const EXCHANGE_MAX_BYTES = 256 * 1024;
 /** Titles are cut to this many characters. */
-export const TITLE_MAX = 120;
+const TITLE_MAX = 120;
 
 export interface ExchangeEntry {
   /** 1-based. */

@@ -4,11 +4,12 @@ import type { SessionFilters } from '../domain/filters';
 import { projectsWithStats } from '../services/projects';
 import type { ProjectDto } from '../services/presenters/project';
 import { markdownOfSessions, sessionsByKeys, sessionsForProjects } from '../services/session-lists';
-import type { SessionKey, SessionOrder, SessionRow } from '../services/sessions';
+import type { LabelKind, SessionKey, SessionOrder, SessionRow } from '../domain/session-row';
 import { sharesOfSessions } from '../services/shares';
 import type { ShareDto } from '../services/presenters/share';
 import * as stats from '../services/stats';
-import { usageOfSessions, type UsageDto } from '../services/usage';
+import { usageOfSessions } from '../services/usage';
+import type { SessionUsage } from '../domain/usage';
 import { invalid } from '../errors';
 
 /** One GraphQL response carries at most this much session content. */
@@ -44,13 +45,13 @@ export interface Loaders {
   chargeScan(bytes: number): void;
   projectSessions(filters: SessionFilters, order: SessionOrder, limit: number): DataLoader<string, SessionRow[]>;
   projectTotals: DataLoader<string, stats.ProjectTotals>;
-  projectLabels(kind: stats.LabelKind): DataLoader<string, string[]>;
+  projectLabels(kind: LabelKind): DataLoader<string, string[]>;
   projectSessionsByDay(days: number): DataLoader<string, Array<{ date: string; count: number }>>;
   projectTopTags(limit: number): DataLoader<string, Array<{ tag: string; count: number }>>;
   /** Session.shares: the caller's links of each session, one statement for all of them. */
   sessionShares: DataLoader<SessionKey, ShareDto[], string>;
   /** Session.usage: the usage of sessions already read, one statement for all of them. */
-  sessionUsage: DataLoader<SessionKey, UsageDto | null, string>;
+  sessionUsage: DataLoader<SessionKey, SessionUsage | null, string>;
 }
 
 const sessionKey = (k: SessionKey) => `${k.projectId}/${k.sessionId.toLowerCase()}`;
@@ -112,7 +113,7 @@ export function createLoaders(ctx: Ctx, origin: string): Loaders {
   });
 
   const labelsFor = keyed(
-    (kind: stats.LabelKind) =>
+    (kind: LabelKind) =>
       new DataLoader<string, string[]>(async (ids) => {
         const m = await stats.projectLabelValues(ctx, ids, kind);
         return ids.map((id) => m.get(id) ?? []);
@@ -143,7 +144,7 @@ export function createLoaders(ctx: Ctx, origin: string): Loaders {
     { cacheKeyFn: sessionKey },
   );
 
-  const sessionUsage = new DataLoader<SessionKey, UsageDto | null, string>(
+  const sessionUsage = new DataLoader<SessionKey, SessionUsage | null, string>(
     async (keys) => {
       const byKey = await usageOfSessions(ctx, keys);
       return keys.map((k) => byKey.get(`${k.projectId}/${k.sessionId}`) ?? null);

@@ -2,7 +2,7 @@ import type { SearchHit } from '../search/engine/port';
 import type { ApiKeyDto } from '../services/presenters/key';
 import type { InvitationDto, TeamDto } from '../services/presenters/team';
 import type { ProjectDto } from '../services/presenters/project';
-import type { SessionRow } from '../services/sessions';
+import type { SessionRow } from '../domain/session-row';
 import type { AnalyticsRange, UserTotals } from '../services/stats';
 
 /** What resolvers hand to the generated types (codegen mappers in codegen.ts). */

@@ -6,7 +6,7 @@ import { resolveBrowserSession, SESSION_COOKIE, SESSION_IDLE_MS, type BrowserSes
 import type { Config } from '../config';
 import { AppError, unauthenticated } from '../errors';
 import type { Deps } from '../services/context';
-import { roleOf } from '../services/users';
+import { roleOf } from '../domain/roles';
 import { READ_ONLY_MESSAGE } from '../domain/scopes';
 import './types';
 

@@ -17,7 +17,7 @@ import { resolveBrowserSession, type BrowserSession } from '../services/browser-
 import type { Deps } from '../services/context';
 import { issueAuthorizationCode, keyScopesOf, OAUTH_SCOPES } from '../services/oauth-grants';
 import { listTeams } from '../services/teams';
-import { roleOf } from '../services/users';
+import { roleOf } from '../domain/roles';
 import { ctxOf } from '../http/request-context';
 import { SITE_ROUTES } from '../http/site-routes';
 

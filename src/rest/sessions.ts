@@ -3,21 +3,23 @@ import type { sessionRoutes } from '../api/routes';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { etagMatches } from '../domain/etag';
 import { escapeJsonStringBytes } from '../domain/json-escape';
 import { AppError, MESSAGES } from '../errors';
-import { onSessionSnapshot, readSessionContent, streamsLong, type ContentPart, type SessionContent } from '../services/session-reads';
+import { onSessionSnapshot, readSessionContent, streamsLong, type SessionContent } from '../services/session-reads';
 import { resumableParam, resumableSessionsOfProject, searchResumable } from '../services/resume';
 import * as access from '../services/access';
 import * as exchanges from '../services/exchanges';
-import * as sessions from '../services/sessions';
 import { presentProjectRef } from '../services/presenters/project';
 import { presentSession } from '../services/presenters/session';
 import * as sessionLists from '../services/session-lists';
 import * as sessionChanges from '../services/session-changes';
 import { upsertSession } from '../services/session-upload';
 import { usageOfSession } from '../services/usage';
-import type { OwnedSession, SessionRow } from '../services/sessions';
-import { ExchangesQuery, parseInput, RelatedQuery } from '../services/inputs';
+import type { OwnedSession } from '../services/sessions';
+import type { ContentPart, SessionRow } from '../domain/session-row';
+import { ExchangesQuery, RelatedQuery } from '../services/inputs';
+import { parseInput } from '../domain/inputs';
 import { relatedSessions } from '../services/related';
 import { ctxOf, ok, type Door, type Handlers } from './context';
 import { ENTITLEMENT } from './billing';
@@ -41,7 +43,7 @@ function setValidators(res: Response, row: SessionRow): void {
 
 /** 304 when the client's If-None-Match matches (weak comparison, lists and `*`). */
 function notModified(req: Request, res: Response, row: SessionRow): boolean {
-  if (!sessions.etagMatches(req.get('if-none-match'), row.etag)) return false;
+  if (!etagMatches(req.get('if-none-match'), row.etag)) return false;
   res.removeHeader('X-Markdown-Size');
   res.removeHeader('X-Raw-Data-Size');
   res.removeHeader('X-Session-Data-Size');
@@ -108,7 +110,7 @@ export function sessionHandlers({ deps, longReads }: Door): Handlers<typeof sess
       sessionId,
       part,
       (row, content) => {
-        if (streamsLong(row, part) && !sessions.etagMatches(req.get('if-none-match'), row.etag)) {
+        if (streamsLong(row, part) && !etagMatches(req.get('if-none-match'), row.etag)) {
           longReads.enter(req, res);
           longReads.cutOffIdle(res);
         }

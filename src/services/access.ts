@@ -31,14 +31,13 @@ import { AppError, projectForbidden, projectNotFound, sessionNotFound } from '..
 import { isUserCtx, type AnyCtx, type AuthUser, type Ctx } from './context';
 import { READ_ONLY_MESSAGE } from '../domain/scopes';
 import { projectById, projectOwnerId, type ProjectRow } from '../data/projects';
-import { inlinePartOf, ROW_KEYS, sessionWithProject, type InlinePart, type SessionRow } from '../data/sessions';
+import { inlinePartOf, sessionWithProject, type InlinePart } from '../data/sessions';
+import { ROW_KEYS, type SessionRow } from '../domain/session-row';
 import { membershipsOfUser } from '../data/teams';
 import type { OwnedSession } from './sessions';
 import { PROJECT_ID_RE } from '../domain/project';
 import { SESSION_ID_RE } from '../domain/session';
 import { TEAM_ROLES, type TeamRole } from '../domain/teams';
-
-export { TEAM_ROLES, type TeamRole } from '../domain/teams';
 
 /** The caller's standing towards a project: its owner, a role in the owning team, or nothing. */
 export type ProjectRole = 'owner' | TeamRole;

@@ -7,7 +7,8 @@
  */
 import { PASSWORD_MAX, PASSWORD_MIN } from '../domain/passwords';
 import { sentText } from '../domain/text';
-import { body, z } from './inputs';
+import { body } from '../domain/inputs';
+import { z } from 'zod';
 import { EMAIL_RE } from './users';
 
 const missing = (field: string) => `Missing required field: ${field}`;

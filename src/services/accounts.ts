@@ -14,7 +14,7 @@ import * as teams from './teams';
 import { accountOf, checkEmail, createUser, getAdminUser, insertAccountRow, newAccountRow, newUserRow, requireAccountAdmin, userNotFound } from './users';
 import { presentAccount, type AccountDto, type AdminUserDto } from './presenters/user';
 import { InvitationToken, NewAccountInput, PasswordChangeInput, PasswordResetInput, SignInInput, UserByAdminInput } from './account-inputs';
-import { parseInput } from './inputs';
+import { parseInput } from '../domain/inputs';
 
 export const INVALID_CREDENTIALS = 'Invalid email or password';
 export const INVALID_RESET = 'Invalid or expired reset link';

@@ -11,7 +11,8 @@ import { AppError, invalid } from '../errors';
 import type { Logger } from '../logger';
 import { memberships } from './access';
 import type { Ctx } from './context';
-import { parseInput, queryInteger } from './inputs';
+import { queryInteger } from './inputs';
+import { parseInput } from '../domain/inputs';
 import { presentAuditEntry, type AuditEntryDto } from './presenters/audit';
 import { z } from 'zod';
 

@@ -2,7 +2,7 @@ import type { Sql } from '../data/sql';
 import { bearerToken, verifyKeyToken } from '../domain/tokens';
 import type { AuthUser } from './context';
 import { liveKeyRow, touchKey } from './keys';
-import { roleOf } from './users';
+import { roleOf } from '../domain/roles';
 import { parseScopes } from '../domain/scopes';
 
 /**

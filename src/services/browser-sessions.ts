@@ -3,8 +3,6 @@ import type { Sql } from '../data/sql';
 import { randomToken, sha256 } from '../domain/tokens';
 import type { AnyCtx } from './context';
 
-export { randomToken, sha256 } from '../domain/tokens';
-
 /** Browser sessions: random 256-bit tokens, kept only as sha256, 30-day idle expiry. */
 export const SESSION_COOKIE = 'sa_session';
 export const SESSION_IDLE_MS = 30 * 86_400_000;

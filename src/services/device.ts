@@ -7,7 +7,8 @@ import { bearerToken, sha256, signDeviceToken, verifyKeyToken } from '../domain/
 import { AppError } from '../errors';
 import { insertDerivedKey, liveKeyRow, revokeLineage, touchKey } from './keys';
 import { DeviceLoginInput, type DeviceMetadata } from './account-inputs';
-import { DeviceCodeInput, parseInput } from './inputs';
+import { DeviceCodeInput } from './inputs';
+import { parseInput } from '../domain/inputs';
 import { requireTeamWriter } from './access';
 import { recordAudit } from './audit';
 import type { Ctx, PublicCtx } from './context';

@@ -2,10 +2,8 @@ import { contentChunks, readMarkdownRange, readStoredExchangeIndex } from '../da
 import type { Sql } from '../data/sql';
 import type { Offload } from '../offload';
 import type { Ctx } from './context';
-import type { SessionRow } from './sessions';
+import type { SessionRow } from '../domain/session-row';
 import { decodeStoredIndex, ExchangeScanner, STORED_INDEX_FROM, type ExchangeEntry, type ExchangeIndex, type ScanState } from '../domain/exchanges';
-
-export { EXCHANGE_MAX_BYTES, ExchangeScanner, TITLE_MAX, type ExchangeEntry, type ExchangeIndex, type ScanState } from '../domain/exchanges';
 
 /**
  * The paged read of a session's markdown, by exchange (docs/rest.md, "The paged read of a session": the reader

@@ -13,8 +13,6 @@ import * as store from '../data/idempotency';
 import { AppError, MESSAGES } from '../errors';
 import type { Ctx } from './context';
 
-export type { IdempotencyClaim } from '../data/idempotency';
-
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** A pending claim older than this belongs to a request that never finished (process died). */
 const STALE_PENDING_MS = 10 * 60 * 1000;

@@ -7,7 +7,7 @@
  * (as JSON Schema's minLength/maxLength do), not UTF-16 units.
  */
 import { z } from 'zod';
-import { body, choice, choiceMessage, parseInput, text, textList, timestamp } from '../domain/inputs';
+import { body, choiceMessage, parseInput, text, textList, timestamp } from '../domain/inputs';
 import { ProjectColor, ProjectIcon } from '../api/schemas/resources';
 import { MAX_FILTER_VALUES, normalizeFilters, TIME_FILTERS, type SessionFilters, type SessionFiltersInput } from '../domain/filters';
 import { PAGES, type Bound } from '../domain/pages';
@@ -15,9 +15,6 @@ import { PROJECT_ID_PATTERN, PROJECT_ID_RE } from '../domain/project';
 import { WORD_RE } from '../domain/search-documents';
 import { KEY_SCOPES, type KeyScope } from '../domain/scopes';
 import { retentionFields } from './retention-inputs';
-
-export { z };
-export { body, choice, parseInput, text, timestamp };
 
 // ------------------------------------------------------------------------------------------
 // Building blocks (the ones the upload body also uses are src/domain/inputs.ts)

@@ -9,7 +9,8 @@ import { parseScopes, storeScopes, type KeyScope } from '../domain/scopes';
 import { isUserCtx, type Ctx, type OperatorCtx } from './context';
 import { requireTeamWriter, requireWriteAccess } from './access';
 import { recordAudit } from './audit';
-import { CreateKeyInput, parseInput } from './inputs';
+import { CreateKeyInput } from './inputs';
+import { parseInput } from '../domain/inputs';
 import { presentApiKey, type ApiKeyDto } from './presenters/key';
 
 export interface KeyInput {

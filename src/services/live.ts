@@ -12,7 +12,7 @@
 import { keyWithUser } from '../data/api-keys';
 import { browserSessionWithUser } from '../data/browser-sessions';
 import type { SessionChangeEvent } from '../data/signal';
-import type { SessionRow } from '../data/sessions';
+import type { SessionRow } from '../domain/session-row';
 import { AppError } from '../errors';
 import type { SessionEventHub } from '../live/session-events';
 import { readableScopes, requireReadableProject, requireReadableSession } from './access';

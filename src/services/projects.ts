@@ -12,14 +12,11 @@ import { inTransaction, type Tx } from '../data/transaction';
 import { canUpload, checkProjectAdmin, projectRole, teamRole, readableScopes, requireProjectAdmin, requireReadableProject, requireTeamWriter } from './access';
 import { recordAudit } from './audit';
 import type { AnyCtx, Ctx } from './context';
-import { CreateProjectInput, MoveProjectInput, parseInput, UpdateProjectInput } from './inputs';
+import { CreateProjectInput, MoveProjectInput, UpdateProjectInput } from './inputs';
+import { parseInput } from '../domain/inputs';
 import { presentProject, type ProjectDto } from './presenters/project';
 import { changeProjectPolicy, refuseIfProjectHeld } from './retention';
 import { projectMoved, sessionDeleted } from './webhook-events';
-
-export { DEFAULT_COLOR, DEFAULT_ICON, PROJECT_COLORS, PROJECT_ICONS } from '../domain/project';
-
-export type { ProjectRow, ProjectStatsRow } from '../data/projects';
 
 /** Projects the caller can read (their own and their teams') with their aggregates, in one statement. */
 export async function projectsWithStats(ctx: Ctx, ids?: string[]): Promise<ProjectDto[]> {

@@ -14,9 +14,11 @@ import { buildSnippet } from '../search/engine/snippet';
 import { requireReadableSession, scopesFor } from './access';
 import type { Ctx } from './context';
 import { exchangePage } from './exchanges';
-import { parseInput, RelatedArgs } from './inputs';
+import { RelatedArgs } from './inputs';
+import { parseInput } from '../domain/inputs';
 import { searchSessions, type SearchResultItem } from './search';
-import { metadataOf, sessionTitle, type SessionRow } from './sessions';
+import { metadataOf, sessionTitle } from './sessions';
+import type { SessionRow } from '../domain/session-row';
 
 /** Bytes of the start of the markdown whose words are weighed (a session's first turns say what it is about). */
 const SAMPLE_BYTES = 64 * 1024;

@@ -8,11 +8,13 @@ import { inTransaction } from '../data/transaction';
 import { upsertOp } from '../domain/index-work';
 import { storedIndexOf } from '../domain/exchanges';
 import { maskedFindingsOf, redactionsToJson, redactUpload } from '../domain/redaction';
-import { contentDigestOf, DOC_STRING_FIELDS, metadataOf, parseStoredMeta, sessionDataDigestOf, sessionEtag, labelsOf } from './sessions';
+import { metadataOf, parseStoredMeta, labelsOf } from './sessions';
 import * as store from '../data/sessions';
 import * as writes from '../data/session-writes';
 import type { OperatorCtx } from './context';
-import type { SessionRow } from '../data/sessions';
+import { contentDigestOf, DOC_STRING_FIELDS, sessionDataDigestOf } from '../domain/upload';
+import { sessionEtag } from '../domain/etag';
+import type { SessionRow } from '../domain/session-row';
 
 interface RescanProgress {
   done: number;

@@ -12,7 +12,8 @@ import type { ProjectDto } from './presenters/project';
 import { readableScopes, requireReadableProject } from './access';
 import { resumableSessions, resumableSessionsByKeys } from '../data/sessions';
 import { presentSession, type SessionDto } from './presenters/session';
-import { parseInput, ResumableParam, ResumeSearchInput } from './inputs';
+import { ResumableParam, ResumeSearchInput } from './inputs';
+import { parseInput } from '../domain/inputs';
 
 /** At most this many results from POST /search/resume. */
 const RESUME_SEARCH_MAX = 500;

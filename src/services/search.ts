@@ -6,14 +6,16 @@
  * index is catching up.
  */
 import { PAGES } from '../domain/pages';
-import { sessionsMatchingAmong, type SessionRow } from '../data/sessions';
+import { sessionsMatchingAmong } from '../data/sessions';
+import type { SessionRow } from '../domain/session-row';
 import type { SessionFiltersInput } from '../domain/filters';
 import { matchesNothing } from '../search/engine/filter';
 import type { SearchHit, SearchOptions, SearchRequest } from '../search/engine/port';
 import { recordSearch } from '../search/engine/timing';
 import type { Ctx } from './context';
 import { scopesFor } from './access';
-import { filtersOf, parseInput, SearchArgs } from './inputs';
+import { filtersOf, SearchArgs } from './inputs';
+import { parseInput } from '../domain/inputs';
 import { invalid } from '../errors';
 
 export interface SearchResultItem {

@@ -2,7 +2,7 @@
 import { enqueueIndexWork } from '../data/outbox';
 import { announceSessionChanges } from '../data/signal';
 import { deleteSessionRow, updateSessionNaming, writeLabels } from '../data/session-writes';
-import { lockSession, type SessionRow } from '../data/sessions';
+import { lockSession } from '../data/sessions';
 import { inTransaction } from '../data/transaction';
 import { upsertOp } from '../domain/index-work';
 import { addRedactionsJson, redactField } from '../domain/redaction';
@@ -11,8 +11,11 @@ import { sessionNotFound } from '../errors';
 import { requireWritableSession } from './access';
 import { refuseIfProjectHeld } from './retention';
 import type { Ctx } from './context';
-import { labelsOf, metadataOf, parseStoredMeta, sessionEtag, sessionTitle } from './sessions';
-import { parseInput, PatchSessionInput } from './inputs';
+import { labelsOf, metadataOf, parseStoredMeta, sessionTitle } from './sessions';
+import type { SessionRow } from '../domain/session-row';
+import { sessionEtag } from '../domain/etag';
+import { PatchSessionInput } from './inputs';
+import { parseInput } from '../domain/inputs';
 import { sessionDeleted, sessionWritten } from './webhook-events';
 
 type Patch = ReturnType<typeof parseInput<typeof PatchSessionInput>>;

@@ -1,15 +1,16 @@
 /** Reads of sessions: keyset pages in every order, counts, sizes, the batched reads of GraphQL's loaders. */
-import { markdownOfSessions as markdownOf, readContentRange, type ContentPart } from '../data/content';
+import { markdownOfSessions as markdownOf, readContentRange } from '../data/content';
 import * as store from '../data/sessions';
-import type { SessionKey, SessionRow } from '../data/sessions';
 import * as pages from '../data/session-pages';
-import { ORDER_SQL, type SessionKeyset, type SessionOrder } from '../data/session-pages';
+import { ORDER_SQL, type SessionKeyset } from '../data/session-pages';
+import type { ContentPart, SessionKey, SessionRow, SessionOrder } from '../domain/session-row';
 import { AppError, invalid, projectNotFound, sessionNotFound } from '../errors';
 import { readableScopes, requireProjectReader, requireReadableSession, scopesFor } from './access';
 import type { Ctx } from './context';
 import type { SessionFilters, SessionFiltersInput } from '../domain/filters';
 import { presentSession } from './presenters/session';
-import { filtersOf, parseInput, ProjectSessionsQuery, RecentSessionsQuery } from './inputs';
+import { filtersOf, ProjectSessionsQuery, RecentSessionsQuery } from './inputs';
+import { parseInput } from '../domain/inputs';
 import { PROJECT_ID_RE } from '../domain/project';
 import { SESSION_ID_RE } from '../domain/session';
 

@@ -1,12 +1,11 @@
 /** Reads of one session and its content, all of one version (the doors stream what these hand them). */
-import { CHUNK_BYTES, type ContentPart } from '../data/content';
+import { CHUNK_BYTES } from '../data/content';
+import type { ContentPart } from '../domain/session-row';
 import { keptUpChunks } from '../data/content-versions';
 import { partSizeOf } from '../data/sessions';
 import * as access from './access';
 import { withReads, type Ctx } from './context';
 import type { OwnedSession } from './sessions';
-
-export type { ContentPart };
 
 /** A part's content: whole (read with its row) or chunk by chunk (see readSessionContent). */
 export type SessionContent = Buffer | AsyncIterable<Buffer>;

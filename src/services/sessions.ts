@@ -3,15 +3,10 @@
  * presenters/session.ts). Uploads are in session-upload.ts, reads and lists in session-lists.ts, patches and deletes
  * in session-changes.ts; the statements in src/data/sessions.ts.
  */
-import { LABEL_KINDS, type LabelKind } from '../data/session-filters';
-import type { SessionRow } from '../data/sessions';
+import { LABEL_KINDS, type LabelKind, type SessionRow } from '../domain/session-row';
 import { displayTitle } from '../domain/session';
 import { DOC_ARRAY_FIELDS, type StoredMetaJson } from '../domain/upload';
 import type { ProjectRef } from './presenters/project';
-
-export type { SessionKey, SessionRow } from '../data/sessions';
-export type { SessionOrder } from '../data/session-pages';
-export { contentDigestOf, DOC_STRING_FIELDS, sessionDataDigestOf, type StoredMetaJson } from '../domain/upload';
 
 // ---------------------------------------------------------------------------------------------
 // Shapes
@@ -53,8 +48,6 @@ export function metadataOf(row: SessionRow): SessionMetadata {
  */
 export const sessionTitle = (row: Pick<SessionRow, 'userTitle' | 'name' | 'metadataJson'>): string =>
   displayTitle({ userTitle: row.userTitle, name: row.name, metadata: { title: parseStoredMeta(row.metadataJson).extra.title } });
-
-export { etagMatches, sessionEtag } from '../domain/etag';
 
 /** The labels (session_labels rows) of a session's list metadata: models, tags, branches, each value once. */
 export function labelsOf(meta: StoredMetaJson): Array<readonly [LabelKind, string]> {

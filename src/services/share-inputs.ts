@@ -5,7 +5,7 @@
  * number beyond its last) is checked by src/services/shares.ts once the body is well-formed.
  */
 import { Audience } from '../api/schemas/shares';
-import { z } from './inputs';
+import { z } from 'zod';
 
 const EXPIRY_DAYS = [1, 7, 30, 90] as const;
 

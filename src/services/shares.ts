@@ -15,10 +15,11 @@ import { mayChangeSession, requireWritableSession } from './access';
 import { recordAudit } from './audit';
 import { onSnapshot, type Ctx, type Deps, type PublicCtx } from './context';
 import { exchangePage } from './exchanges';
-import { metadataOf, sessionTitle, type SessionRow } from './sessions';
+import { metadataOf, sessionTitle } from './sessions';
+import type { SessionRow } from '../domain/session-row';
 import { presentShare, type Audience, type ShareDto } from './presenters/share';
 import { CreateShareInput, SHARE_INPUT_MESSAGES, UpdateShareInput } from './share-inputs';
-import { parseInput } from './inputs';
+import { parseInput } from '../domain/inputs';
 import { shareChanged } from './webhook-events';
 
 export const DEFAULT_EXPIRY_DAYS = 30;

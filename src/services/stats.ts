@@ -1,15 +1,14 @@
-import type { LabelKind } from '../data/session-filters';
+import type { LabelKind } from '../domain/session-row';
 import * as store from '../data/stats';
 import type { Ctx } from './context';
 import { readableScopes, requireReadableProject } from './access';
-import { DaysArg, FacetLimitArg, parseInput, TimeRangeInput } from './inputs';
+import { DaysArg, FacetLimitArg, TimeRangeInput } from './inputs';
+import { parseInput } from '../domain/inputs';
 
 /**
  * Aggregates for GraphQL's stats, Project.stats and analytics: bounds, days without sessions, the
  * figures' shapes. The statements are src/data/stats.ts; every figure is computed by the database.
  */
-
-export type { LabelKind } from '../data/session-filters';
 
 const DAY_MS = 86_400_000;
 const n = (v: unknown): number => (v == null ? 0 : Number(v));

@@ -15,7 +15,8 @@ import { AppError, invalid, MESSAGES } from '../errors';
 import { requireTeamAdmin, requireTeamMember, requireWriteAccess, teamNotFound, teamRole } from './access';
 import { recordAudit } from './audit';
 import { isUserCtx, type AnyCtx, type Ctx, type OperatorCtx } from './context';
-import { body, choice, parseInput, text, z } from './inputs';
+import { body, choice, parseInput, text } from '../domain/inputs';
+import { z } from 'zod';
 import { retentionFields } from './retention-inputs';
 import { changeTeamPolicy, refuseIfTeamHeld } from './retention';
 import {

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { AppError, invalid } from '../errors';
 import type { Sql } from '../data/sql';
-import type { SessionKey } from '../data/sessions';
+import type { SessionKey } from '../domain/session-row';
 import * as store from '../data/usage';
 import { contentChunks } from '../data/content';
 import { lockSession } from '../data/sessions';
@@ -14,10 +14,7 @@ import { inTransaction } from '../data/transaction';
 import { readUsage, type PriceTable, type SessionUsage } from '../domain/usage';
 import type { Ctx, Deps } from './context';
 import { readableScopes, requireReadableProject, requireTeamMember } from './access';
-import { parseInput, timestamp } from './inputs';
-
-/** A session's usage as clients read it (GraphQL `SessionUsage`, REST `usage`). */
-export type UsageDto = SessionUsage;
+import { parseInput, timestamp } from '../domain/inputs';
 
 /** Replaces a session's stored usage by what its upload's raw log records (undefined: not read, left as it is). */
 export async function writeUsage(tx: Sql, key: SessionKey, usage: SessionUsage | null | undefined): Promise<void> {
@@ -26,7 +23,7 @@ export async function writeUsage(tx: Sql, key: SessionKey, usage: SessionUsage |
 }
 
 /** A session's usage out of its rows (by model, as stored); null when it has none. */
-export function usageOfRows(rows: readonly store.UsageLine[]): UsageDto | null {
+export function usageOfRows(rows: readonly store.UsageLine[]): SessionUsage | null {
   if (rows.length === 0) return null;
   const byModel = rows.map((r) => ({
     model: r.model,
@@ -50,7 +47,7 @@ const keyOf = (k: SessionKey) => `${k.projectId}/${k.sessionId}`;
  * The usage of sessions the caller has read already (a row in hand: its access was checked by
  * that read), keyed `${projectId}/${sessionId}`; a session without usage is absent.
  */
-export async function usageOfSessions(ctx: Ctx, keys: readonly SessionKey[]): Promise<Map<string, UsageDto>> {
+export async function usageOfSessions(ctx: Ctx, keys: readonly SessionKey[]): Promise<Map<string, SessionUsage>> {
   const groups = new Map<string, store.UsageRow[]>();
   for (const r of await store.usageOfSessions(ctx.deps.db.reads, keys)) {
     const k = keyOf({ projectId: r.projectId, sessionId: r.sessionId });
@@ -58,13 +55,13 @@ export async function usageOfSessions(ctx: Ctx, keys: readonly SessionKey[]): Pr
     list.push(r);
     groups.set(k, list);
   }
-  const out = new Map<string, UsageDto>();
+  const out = new Map<string, SessionUsage>();
   for (const [k, rows] of groups) out.set(k, usageOfRows(rows)!);
   return out;
 }
 
 /** One session's usage (the caller read the session already); null when none. */
-export async function usageOfSession(ctx: Ctx, key: SessionKey): Promise<UsageDto | null> {
+export async function usageOfSession(ctx: Ctx, key: SessionKey): Promise<SessionUsage | null> {
   return (await usageOfSessions(ctx, [key])).get(keyOf(key)) ?? null;
 }
 

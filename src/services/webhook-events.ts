@@ -5,7 +5,7 @@
  * console's URL, never transcript text.
  */
 import { enqueueWebhookEvent } from '../data/webhooks';
-import type { SessionRow } from '../data/sessions';
+import type { SessionRow } from '../domain/session-row';
 import type { ShareState } from '../data/shares';
 import type { Tx } from '../data/transaction';
 import { newEventId, type WebhookEvent } from '../domain/webhooks';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
 import ts from 'typescript';
-import { exportedNames, moduleRefs, parse, rel, sourceFiles, stringLiterals } from '../support/sources';
+import { exportedNames, moduleRefs, parse, rel, resolveImport, sourceFiles, stringLiterals } from '../support/sources';
 
 /** Higher imports lower. Top-level files count as folders of their own name. */
 const RANK: Record<string, number> = {
@@ -114,6 +114,51 @@ test('no source file only re-exports', () => {
     return statements.length > 0 && statements.every((st) => ts.isExportDeclaration(st) && st.moduleSpecifier !== undefined);
   });
   expect(proxies.map(rel)).toEqual([]);
+});
+
+/**
+ * A service file offers its own operations, not another layer's names: a name of src/data or
+ * src/domain passed on by a service (`export … from`, `export { imported }`, `export const x =
+ * imported`, `export type X = Imported`) is a proxy inside a file, and lets a door reach the data
+ * layer through it. Callers import such a name from the module that defines it.
+ */
+function passedOn(file: string): string[] {
+  const sf = parse(file);
+  const below = (specifier: string) => {
+    const target = resolveImport(file, specifier);
+    return target !== null && ['data', 'domain'].includes(unitOf(target));
+  };
+  const imported = new Map<string, string>();
+  for (const st of sf.statements) {
+    if (!ts.isImportDeclaration(st) || !ts.isStringLiteral(st.moduleSpecifier) || !below(st.moduleSpecifier.text)) continue;
+    const bindings = st.importClause?.namedBindings;
+    if (st.importClause?.name) imported.set(st.importClause.name.text, st.moduleSpecifier.text);
+    if (bindings && ts.isNamespaceImport(bindings)) imported.set(bindings.name.text, st.moduleSpecifier.text);
+    if (bindings && ts.isNamedImports(bindings)) for (const el of bindings.elements) imported.set(el.name.text, st.moduleSpecifier.text);
+  }
+  const exported = (node: ts.Node) => ts.canHaveModifiers(node) && !!ts.getModifiers(node)?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+  const out: string[] = [];
+  const say = (name: string, from: string) => out.push(`${rel(file)}: ${name} from ${from}`);
+  for (const st of sf.statements) {
+    if (ts.isExportDeclaration(st)) {
+      const names = st.exportClause && ts.isNamedExports(st.exportClause) ? st.exportClause.elements.map((el) => (el.propertyName ?? el.name).text) : ['*'];
+      if (st.moduleSpecifier && ts.isStringLiteral(st.moduleSpecifier)) {
+        if (below(st.moduleSpecifier.text)) for (const n of names) say(n, st.moduleSpecifier.text);
+      } else for (const n of names) if (imported.has(n)) say(n, imported.get(n)!);
+    } else if (ts.isVariableStatement(st) && exported(st)) {
+      for (const d of st.declarationList.declarations) {
+        if (d.initializer && ts.isIdentifier(d.initializer) && imported.has(d.initializer.text)) say(d.initializer.text, imported.get(d.initializer.text)!);
+      }
+    } else if (ts.isTypeAliasDeclaration(st) && exported(st) && ts.isTypeReferenceNode(st.type) && !st.type.typeArguments) {
+      const root = st.type.typeName.getText(sf).split('.')[0];
+      if (imported.has(root)) say(st.type.typeName.getText(sf), imported.get(root)!);
+    }
+  }
+  return out;
+}
+
+test('no service file passes on a name of src/data or src/domain', () => {
+  expect(sourceFiles(path.join(SRC, 'services')).flatMap(passedOn)).toEqual([]);
 });
 
 /** Inside src/search/: the engine side knows nothing of the embedded engine or of the sync worker. */

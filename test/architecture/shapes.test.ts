@@ -13,7 +13,7 @@ import * as Sh from '../../src/api/schemas/shares';
 import * as T from '../../src/api/schemas/teams';
 import { ARCHIVE_LEFT_OUT, SessionJsonSchema } from '../../src/api/schemas/archive';
 import { openApiDocument } from '../../src/api/openapi';
-import { ROW_KEYS } from '../../src/data/sessions';
+import { ROW_KEYS } from '../../src/domain/session-row';
 import { SESSION_LEFT_OUT, sessionOutput } from '../../src/mcp/schemas';
 import { ROOT } from '../support/paths';
 

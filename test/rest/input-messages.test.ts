@@ -1,4 +1,4 @@
-import { PROJECT_COLORS, PROJECT_ICONS } from '../../src/services/projects';
+import { PROJECT_COLORS, PROJECT_ICONS } from '../../src/domain/project';
 import { SID, startTestApp, type TestApp, type TestUser } from '../support/app';
 
 /**

@@ -1,4 +1,5 @@
-import { EXCHANGE_MAX_BYTES, ExchangeScanner, exchangeIndexOf, PAGE_CONTENT_BYTES, SCAN_SEGMENT, type ExchangeIndex } from '../../src/services/exchanges';
+import { exchangeIndexOf, PAGE_CONTENT_BYTES, SCAN_SEGMENT } from '../../src/services/exchanges';
+import { EXCHANGE_MAX_BYTES, ExchangeScanner, type ExchangeIndex } from '../../src/domain/exchanges';
 import { CHUNK_BYTES } from '../../src/data/content';
 import type { Sql } from '../../src/data/sql';
 import { createOffload, type Offload } from '../../src/offload';

@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ExchangeScanner } from '../../src/services/exchanges';
+import { ExchangeScanner } from '../../src/domain/exchanges';
 import { SID, startTestApp, type TestApp, type TestUser } from '../support/app';
 import { eventually } from '../support/meili-harness';
 import { connectMcp, type McpClient } from '../support/mcp-client';

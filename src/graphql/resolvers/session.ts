@@ -2,7 +2,8 @@
 import { PAGES } from '../../domain/pages';
 import { sessionPermissions } from '../../services/access';
 import * as exchanges from '../../services/exchanges';
-import { ExchangeArgs, parseInput, RelatedArgs } from '../../services/inputs';
+import { ExchangeArgs, RelatedArgs } from '../../services/inputs';
+import { parseInput } from '../../domain/inputs';
 import { relatedTo } from '../../services/related';
 import { sessionFields as present } from '../../services/presenters/session';
 import { selects } from '../selection';

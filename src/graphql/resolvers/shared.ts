@@ -1,7 +1,7 @@
 /** Helpers several resolver files share. */
 import type { SessionOrder } from '../../generated/graphql';
 import { encodeCursor } from '../../services/session-lists';
-import type { SessionRow } from '../../services/sessions';
+import type { SessionRow } from '../../domain/session-row';
 import type { GraphqlContext } from '../context';
 import type { SessionConnectionModel } from '../models';
 

@@ -4,7 +4,8 @@
  * metadata, tags, uploader and findings. A field added to REST's `Session` is in the archive too.
  */
 import type { SessionJson } from '../../api/schemas/archive';
-import { metadataOf, parseStoredMeta, type SessionRow } from '../sessions';
+import { metadataOf, parseStoredMeta } from '../sessions';
+import type { SessionRow } from '../../domain/session-row';
 import { presentSession } from './session';
 
 /** Findings as stored (rule, count, part, mode): an import restores them exactly. */

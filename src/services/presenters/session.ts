@@ -6,7 +6,8 @@
 import type { z } from 'zod';
 import type { Session } from '../../api/schemas/resources';
 import { redactionsOf } from '../../domain/redaction';
-import { metadataOf, type SessionRow } from '../sessions';
+import { metadataOf } from '../sessions';
+import type { SessionRow } from '../../domain/session-row';
 
 /** REST's `Session` schema is the type: a field added there is a missing function below until it is mapped. */
 export type SessionDto = z.input<typeof Session>;
