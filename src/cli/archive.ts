@@ -11,7 +11,9 @@ import { createLogger } from '../logger';
 import { createOffload } from '../offload';
 import type { Ctx, Deps } from '../services/context';
 import { openExport } from '../services/exports';
-import { importArchive, type ImportSummary, type OnConflict } from '../services/imports';
+import { importArchive } from '../services/imports';
+import type { ImportSummary } from '../services/import-report';
+import type { OnConflict } from '../services/import-session';
 
 export interface ProgressSink {
   update(p: { label: string; sessions: number; sessionsTotal: number; bytes: number; bytesTotal: number | null }): void;

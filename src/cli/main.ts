@@ -12,7 +12,7 @@ import { rescanFromCli } from './redact';
 import { reindexFromCli } from './reindex';
 import { exportFromCli, importFromCli, progressSink } from './archive';
 import { importRemoteFromCli } from './import-remote';
-import { parseOnConflict } from '../services/imports';
+import { parseOnConflict } from '../services/import-session';
 import { addMember, allTeams, createTeam, teamNameOf } from '../services/teams';
 import { operatorCtx } from '../services/context';
 import { retryDeadIndexWork } from '../services/search-outbox';

@@ -1,6 +1,7 @@
 import type { archiveRoutes } from '../api/routes';
 import { openExport } from '../services/exports';
-import { importArchive, parseOnConflict } from '../services/imports';
+import { importArchive } from '../services/imports';
+import { parseOnConflict } from '../services/import-session';
 import { AppError, invalid, MESSAGES } from '../errors';
 import { ctxOf, type Door, type Handlers } from './context';
 

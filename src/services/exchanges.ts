@@ -202,5 +202,3 @@ export async function exchangePage(
   const after = args.offset + picked.length;
   return { total: all.length, offset: args.offset, exchanges, nextOffset: after < all.length ? after : null };
 }
-
-export type { Ctx };

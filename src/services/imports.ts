@@ -35,7 +35,6 @@ import { insertImportedProject } from '../data/exports';
 import { inTransaction } from '../data/transaction';
 import { personalTarget, writeImportedSession, type ImportTarget, type OnConflict } from './import-session';
 
-export { parseOnConflict, type OnConflict } from './import-session';
 import { DONE, fileBit, readManifest } from './import-manifest';
 import { refuseIfAnyHeld } from './retention';
 import { limiter, readEntry } from './import-stream';
@@ -44,8 +43,6 @@ import { requireTeamWriter } from './access';
 import { recordAudit } from './audit';
 import { memberOf } from '../data/teams';
 import { userByEmail } from '../data/users';
-
-export type { ImportSummary } from './import-report';
 
 /** An entry of the tar being read: its header and a stream of its bytes. */
 type TarEntry = Readable & { header: tar.Header };

@@ -5,7 +5,7 @@
  * write rule in access.ts), checked when the link is made and again on every read.
  */
 import crypto from 'node:crypto';
-import { AppError, invalid, MESSAGES } from '../errors';
+import { AppError, invalid } from '../errors';
 import { addFindings, redact, type Findings } from '../redact';
 import * as store from '../data/shares';
 import type { ShareListRow, ShareState, SnapshotExchange } from '../data/shares';
@@ -23,7 +23,6 @@ import { parseInput } from '../domain/inputs';
 import { shareChanged } from './webhook-events';
 
 export const DEFAULT_EXPIRY_DAYS = 30;
-export { AUDIENCES, type Audience, type ShareDto } from './presenters/share';
 /** A page of a share carries at most this much markdown (at least one exchange). */
 export const SHARE_PAGE_BYTES = 8 * 1024 * 1024;
 export const SHARE_PAGE_DEFAULT_LIMIT = 50;
@@ -379,5 +378,3 @@ export async function readShare(ctx: PublicCtx, token: string, opts: ShareReadOp
     exchanges,
   };
 }
-
-export { MESSAGES };

@@ -13,8 +13,6 @@ import { isUserCtx, type AnyCtx, type OperatorCtx } from './context';
 import type { Role } from '../domain/roles';
 import { presentAccount, presentAdminUser, presentNewUser, type AccountDto, type AdminUserDto, type UserDto } from './presenters/user';
 
-export type { AccountDto, AdminUserDto, UserDto } from './presenters/user';
-
 export const EMAIL_RE = /^[^\s@]+@[^\s@]+$/;
 
 export function checkEmail(email: unknown): string {

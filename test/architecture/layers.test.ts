@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
 import ts from 'typescript';
-import { exportedNames, moduleRefs, parse, rel, resolveImport, sourceFiles, stringLiterals } from '../support/sources';
+import { exportedNames, moduleRefs, parse, rel, sourceFiles, stringLiterals } from '../support/sources';
 
 /** Higher imports lower. Top-level files count as folders of their own name. */
 const RANK: Record<string, number> = {
@@ -117,20 +117,16 @@ test('no source file only re-exports', () => {
 });
 
 /**
- * A service file offers its own operations, not another layer's names: a name of src/data or
- * src/domain passed on by a service (`export … from`, `export { imported }`, `export const x =
- * imported`, `export type X = Imported`) is a proxy inside a file, and lets a door reach the data
- * layer through it. Callers import such a name from the module that defines it.
+ * A service file offers its own operations, not another module's names: a name passed on by a
+ * service (`export … from`, `export { imported }`, `export const x = imported`, `export type X =
+ * Imported`) is a proxy inside a file, and one of src/data lets a door reach the data layer
+ * through it. Callers import such a name from the module that defines it.
  */
 function passedOn(file: string): string[] {
   const sf = parse(file);
-  const below = (specifier: string) => {
-    const target = resolveImport(file, specifier);
-    return target !== null && ['data', 'domain'].includes(unitOf(target));
-  };
   const imported = new Map<string, string>();
   for (const st of sf.statements) {
-    if (!ts.isImportDeclaration(st) || !ts.isStringLiteral(st.moduleSpecifier) || !below(st.moduleSpecifier.text)) continue;
+    if (!ts.isImportDeclaration(st) || !ts.isStringLiteral(st.moduleSpecifier)) continue;
     const bindings = st.importClause?.namedBindings;
     if (st.importClause?.name) imported.set(st.importClause.name.text, st.moduleSpecifier.text);
     if (bindings && ts.isNamespaceImport(bindings)) imported.set(bindings.name.text, st.moduleSpecifier.text);
@@ -143,7 +139,7 @@ function passedOn(file: string): string[] {
     if (ts.isExportDeclaration(st)) {
       const names = st.exportClause && ts.isNamedExports(st.exportClause) ? st.exportClause.elements.map((el) => (el.propertyName ?? el.name).text) : ['*'];
       if (st.moduleSpecifier && ts.isStringLiteral(st.moduleSpecifier)) {
-        if (below(st.moduleSpecifier.text)) for (const n of names) say(n, st.moduleSpecifier.text);
+        for (const n of names) say(n, st.moduleSpecifier.text);
       } else for (const n of names) if (imported.has(n)) say(n, imported.get(n)!);
     } else if (ts.isVariableStatement(st) && exported(st)) {
       for (const d of st.declarationList.declarations) {
@@ -157,7 +153,7 @@ function passedOn(file: string): string[] {
   return out;
 }
 
-test('no service file passes on a name of src/data or src/domain', () => {
+test('no service file passes on a name it imports (of src/data, src/domain or another service)', () => {
   expect(sourceFiles(path.join(SRC, 'services')).flatMap(passedOn)).toEqual([]);
 });
 

@@ -1,5 +1,5 @@
 /** Share links: the share service's DTO, with the audience as an enum value and the session it shows. */
-import type { Audience } from '../../services/shares';
+import type { Audience } from '../../services/presenters/share';
 import type { ResolversOf } from './complete';
 
 const gqlAudience = (a: Audience): 'PUBLIC' | 'SIGNED_IN' => (a === 'signed-in' ? 'SIGNED_IN' : 'PUBLIC');

@@ -4,7 +4,6 @@ import { Audience as AudienceShape, type Share } from '../../api/schemas/shares'
 import type { ShareListRow } from '../../data/shares';
 import { sessionTitle } from '../sessions';
 
-export const AUDIENCES = AudienceShape.options;
 export type Audience = z.infer<typeof AudienceShape>;
 
 /** REST's `Share` schema is the type. */
