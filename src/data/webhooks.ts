@@ -78,30 +78,36 @@ interface WebhookEventRow {
 }
 
 /**
- * Fans an event out, in the caller's transaction, to every enabled webhook that asked for its
- * type and whose owner may read it: a webhook of the project (its owner may read the project),
- * of the owning team (its owner is an admin of the team), or of the owner's own projects.
+ * The enabled webhooks (`w`) that asked for an event's type and whose owner may read it: a
+ * webhook of the project (its owner may read the project), of the owning team (its owner is an
+ * admin of the team), or of the owner's own projects. Its parameters: listeningArgs.
+ */
+const LISTENING = `w.disabledAt IS NULL AND FIND_IN_SET(?, w.events) > 0
+        AND ((w.projectId = ? AND (w.userId = ? OR EXISTS (SELECT 1 FROM team_members tm WHERE tm.teamId = ? AND tm.userId = w.userId)))
+          OR (w.teamId = ? AND EXISTS (SELECT 1 FROM team_members tm WHERE tm.teamId = w.teamId AND tm.userId = w.userId AND tm.role = 'admin'))
+          OR (w.projectId IS NULL AND w.teamId IS NULL AND w.userId = ?))`;
+const listeningArgs = (type: string, scopeId: string, projectId: string | null) => [type, projectId, scopeId, scopeId, scopeId, scopeId];
+
+/** Whether any webhook would receive an event of this type about this scope and project. */
+export async function anyWebhookListening(tx: Tx, type: string, scopeId: string, projectId: string | null): Promise<boolean> {
+  return (await tx.query(`SELECT 1 FROM webhooks w WHERE ${LISTENING} LIMIT 1`, ...listeningArgs(type, scopeId, projectId))).length > 0;
+}
+
+/**
+ * Fans an event out, in the caller's transaction, to every webhook that listens for it (LISTENING).
  * A webhook that already has this event is left out (an event written for two scopes).
  */
 export async function enqueueWebhookEvent(tx: Tx, e: WebhookEventRow): Promise<void> {
   const n = await tx.execute(
     `INSERT INTO webhook_deliveries (webhookId, eventId, type, scopeId, payload, nextAttemptAt)
      SELECT w.id, ?, ?, ?, ?, NOW(3) FROM webhooks w
-      WHERE w.disabledAt IS NULL AND FIND_IN_SET(?, w.events) > 0
-        AND ((w.projectId = ? AND (w.userId = ? OR EXISTS (SELECT 1 FROM team_members tm WHERE tm.teamId = ? AND tm.userId = w.userId)))
-          OR (w.teamId = ? AND EXISTS (SELECT 1 FROM team_members tm WHERE tm.teamId = w.teamId AND tm.userId = w.userId AND tm.role = 'admin'))
-          OR (w.projectId IS NULL AND w.teamId IS NULL AND w.userId = ?))
+      WHERE ${LISTENING}
         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries x WHERE x.webhookId = w.id AND x.eventId = ?)`,
     e.eventId,
     e.type,
     e.scopeId,
     e.payload,
-    e.type,
-    e.projectId,
-    e.scopeId,
-    e.scopeId,
-    e.scopeId,
-    e.scopeId,
+    ...listeningArgs(e.type, e.scopeId, e.projectId),
     e.eventId,
   );
   if (n > 0) tx.afterCommit(tx.signals.webhooksWritten.emit);

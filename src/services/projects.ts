@@ -16,7 +16,7 @@ import { CreateProjectInput, MoveProjectInput, UpdateProjectInput } from './inpu
 import { parseInput } from '../domain/inputs';
 import { presentProject, type ProjectDto } from './presenters/project';
 import { changeProjectPolicy, refuseIfProjectHeld } from './retention';
-import { projectMoved, sessionDeleted } from './webhook-events';
+import { projectMoved, sessionsDeleted } from './webhook-events';
 
 /** Projects the caller can read (their own and their teams') with their aggregates, in one statement. */
 export async function projectsWithStats(ctx: Ctx, ids?: string[]): Promise<ProjectDto[]> {
@@ -114,7 +114,7 @@ export async function deleteLockedProject(ctx: AnyCtx, tx: Tx, projectId: string
   await enqueueIndexWork(tx, 'delete_project', ownerId, projectId, null);
   const sessionIds = await store.sessionIdsOfProject(tx, projectId);
   announceSessionChanges(tx, 'DELETED', ownerId, projectId, sessionIds);
-  for (const sessionId of sessionIds) await sessionDeleted(tx, ctx.deps.config, { scopeId: ownerId, projectId, sessionId, title: null });
+  await sessionsDeleted(tx, ctx.deps.config, ownerId, projectId, sessionIds);
   // Before the row goes: the entry's team is read from it.
   await recordAudit(ctx, { action: 'project.delete', target: { type: 'project', id: projectId }, projectId, detail: { sessions: before.sessionCount } }, tx);
   await store.deleteProjectRow(tx, projectId);

@@ -16,7 +16,7 @@ import { inTransaction } from '../data/transaction';
 import { projectNotFound } from '../errors';
 import type { Logger } from '../logger';
 import { requireReadableProject } from './access';
-import { sessionDeleted } from './webhook-events';
+import { sessionsDeleted } from './webhook-events';
 import type { Ctx, OperatorCtx } from './context';
 
 /** Sessions deleted per transaction: small enough that one batch's statements and locks stay short. */
@@ -58,9 +58,10 @@ export async function sweepRetention(ctx: OperatorCtx, opts: { now?: Date; batch
           due.map((s) => s.id),
           cutoff,
         );
-        for (const s of r.sessions) {
-          await enqueueIndexWork(tx, 'delete', s.userId, p.projectId, s.id);
-          await sessionDeleted(tx, ctx.deps.config, { scopeId: s.userId, projectId: p.projectId, sessionId: s.id, title: null });
+        for (const s of r.sessions) await enqueueIndexWork(tx, 'delete', s.userId, p.projectId, s.id);
+        for (const scopeId of new Set(r.sessions.map((s) => s.userId))) {
+          const ids = r.sessions.filter((s) => s.userId === scopeId).map((s) => s.id);
+          await sessionsDeleted(tx, ctx.deps.config, scopeId, p.projectId, ids);
         }
         announceSessionChanges(
           tx,

@@ -4,7 +4,7 @@
  * once. A body is `{type, timestamp, data}`; data holds ids, the display title, sizes and the
  * console's URL, never transcript text.
  */
-import { enqueueWebhookEvent } from '../data/webhooks';
+import { anyWebhookListening, enqueueWebhookEvent } from '../data/webhooks';
 import type { SessionRow } from '../domain/session-row';
 import type { ShareState } from '../data/shares';
 import type { Tx } from '../data/transaction';
@@ -54,6 +54,15 @@ export function sessionDeleted(tx: Tx, config: Base, s: { scopeId: string; proje
     title: s.title,
     consoleUrl: consoleUrl(config, projectPath(s.projectId)),
   });
+}
+
+/**
+ * `session.deleted` for every session of a project deleted at once: asked once whether any webhook
+ * listens, so that a large project's delete writes nothing per session when none does.
+ */
+export async function sessionsDeleted(tx: Tx, config: Base, scopeId: string, projectId: string, sessionIds: readonly string[]): Promise<void> {
+  if (sessionIds.length === 0 || !(await anyWebhookListening(tx, 'session.deleted', scopeId, projectId))) return;
+  for (const sessionId of sessionIds) await sessionDeleted(tx, config, { scopeId, projectId, sessionId, title: null });
 }
 
 type ShareFacts = Pick<ShareState, 'id' | 'ownerId' | 'projectId' | 'sessionId' | 'title' | 'audience' | 'expiresAt' | 'createdBy'>;
