@@ -4,7 +4,7 @@
  */
 import type { ApiKeyModel, UserModel } from '../generated/prisma/models';
 import { marks, prepared, type Sql } from './sql';
-import type { DriverRow } from '../domain/session-row';
+import type { DriverRow } from '../domain/driver-row';
 import { membershipPairs } from './teams';
 
 /** The columns a read of a key returns (every column of `api_keys`). */

@@ -4,7 +4,7 @@
  */
 import type { AuditEntryModel } from '../generated/prisma/models';
 import type { Sql } from './sql';
-import type { DriverRow } from '../domain/session-row';
+import type { DriverRow } from '../domain/driver-row';
 
 export type AuditRow = DriverRow<AuditEntryModel>;
 

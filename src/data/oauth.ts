@@ -4,7 +4,7 @@
  */
 import type { OAuthClientModel, OAuthCodeModel, OAuthRefreshTokenModel } from '../generated/prisma/models';
 import type { Sql } from './sql';
-import type { DriverRow } from '../domain/session-row';
+import type { DriverRow } from '../domain/driver-row';
 
 type OAuthClientRow = DriverRow<OAuthClientModel>;
 type OAuthCodeRow = DriverRow<OAuthCodeModel>;

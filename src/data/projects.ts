@@ -1,7 +1,7 @@
 /** The projects store: every statement on `projects`, and the per-project aggregates of its sessions. */
 import type { ProjectModel, SessionModel } from '../generated/prisma/models';
 import { inScopes, marks, prepared, type Sql } from './sql';
-import type { DriverRow } from '../domain/session-row';
+import type { DriverRow } from '../domain/driver-row';
 
 /** A project's row (prisma/schema.prisma's `Project`, as the driver returns it). ownerType is 'user' or 'team'. */
 export type ProjectRow = Pick<DriverRow<ProjectModel>, 'id' | 'ownerId' | 'ownerType' | 'name' | 'icon' | 'color' | 'createdAt' | 'updatedAt'> & {

@@ -7,7 +7,7 @@
 import { keyMarks } from './sessions';
 import type { ProjectModel, SessionModel, ShareExchangeModel, ShareModel, TeamMemberModel, UserModel } from '../generated/prisma/models';
 import { marks, type Sql } from './sql';
-import type { DriverRow } from '../domain/session-row';
+import type { DriverRow } from '../domain/driver-row';
 
 /** A share's row (prisma/schema.prisma's `Share`, as the driver returns it): every column. */
 type ShareRow = DriverRow<ShareModel>;

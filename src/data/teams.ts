@@ -1,7 +1,7 @@
 /** The teams store: every statement on `teams`, `team_members` and `team_invitations`. */
 import type { TeamInvitationModel, TeamMemberModel, TeamModel, UserModel } from '../generated/prisma/models';
 import { marks, type Sql } from './sql';
-import type { DriverRow } from '../domain/session-row';
+import type { DriverRow } from '../domain/driver-row';
 
 /** A team's row (prisma/schema.prisma's `Team`, as the driver returns it). */
 export type TeamRow = Pick<DriverRow<TeamModel>, 'id' | 'name' | 'createdAt'>;

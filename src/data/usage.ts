@@ -6,7 +6,8 @@
  */
 import { inScopes, marks, type Sql } from './sql';
 import { keyMarks } from './sessions';
-import type { DriverRow, SessionKey } from '../domain/session-row';
+import type { DriverRow } from '../domain/driver-row';
+import type { SessionKey } from '../domain/session-row';
 import type { SessionUsageModel } from '../generated/prisma/models';
 
 export type UsageRow = Pick<

@@ -1,7 +1,7 @@
 /** The users store (table `users`) and the password resets that belong to a user. */
 import type { UserModel } from '../generated/prisma/models';
 import { marks, type Sql } from './sql';
-import type { DriverRow } from '../domain/session-row';
+import type { DriverRow } from '../domain/driver-row';
 
 /** A user's row (prisma/schema.prisma's `User`, as the driver returns it): every column. passwordHash is null until a password is set; role "admin" or "member". */
 export type UserRow = DriverRow<UserModel>;

@@ -8,7 +8,7 @@ import type * as mariadb from 'mariadb';
 import type { WebhookDeliveryModel, WebhookModel } from '../generated/prisma/models';
 import { inClaimTransaction } from './outbox';
 import { marks, type Sql } from './sql';
-import type { DriverRow } from '../domain/session-row';
+import type { DriverRow } from '../domain/driver-row';
 import type { Tx } from './transaction';
 
 export type WebhookRow = DriverRow<WebhookModel>;
