@@ -16,7 +16,8 @@ import { createMetrics } from './metrics';
 import { MCP_BODY_BYTES, mcpRouter } from './mcp/router';
 import { accountHandlers } from './rest/accounts';
 import { archiveHandlers } from './rest/archive';
-import type { Door, Handlers } from './rest/context';
+import type { Door } from './rest/context';
+import type { Handlers } from './api/route';
 import { deviceHandlers } from './rest/device';
 import { docsRouter } from './rest/docs';
 import { healthRouter } from './rest/health';
@@ -36,7 +37,6 @@ import { SITE_ROUTES, type SiteRoute } from './http/site-routes';
 import type { Deps } from './services/context';
 
 /** Rate limiting plugs in here (per user, after authentication). */
-export type { RateLimitHooks } from './http/rate-limit';
 
 export interface BuiltApp {
   app: Express;

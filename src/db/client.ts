@@ -21,8 +21,6 @@ export function useUtcClock(): void {
   if (process.env.TZ !== 'UTC') process.env.TZ = 'UTC';
 }
 
-export type { Prisma } from '../generated/prisma/client';
-
 export interface DbHandles {
   /**
    * Prisma's client over the same pool, made on first use. The service's statements all live in

@@ -23,7 +23,6 @@ import { formsOf } from './word-forms';
  */
 
 /** Sessions up to this many UTF-16 units are indexed whole, as one document (one constant with the outbox's upsert op). */
-export { WHOLE_MAX } from './index-work';
 /** Estimated engine positions a whole document may use (the engine stops at 65,535). */
 const POSITION_BUDGET = 60_000;
 /** Attributes holding a large session's distinct words, and how many words each takes. */

@@ -5,7 +5,9 @@ import { AppError, unauthenticated } from '../errors';
 import { checkCsrf, clearSessionCookie, invalidCsrf, ownOrigin, sessionCookie, setSessionCookie } from '../http/auth';
 import * as accounts from '../services/accounts';
 import { publicCtx } from '../services/context';
-import { ctxOf, ok, readBody, type Door, type Handler, type Handlers } from './context';
+import { ok, readBody, type Door } from './context';
+import { ctxOf } from '../http/request-context';
+import type { Handler, Handlers } from '../api/route';
 
 type Routes = typeof accountRoutes;
 

@@ -3,7 +3,9 @@ import { openExport } from '../services/exports';
 import { importArchive } from '../services/imports';
 import { parseOnConflict } from '../services/import-session';
 import { AppError, invalid, MESSAGES } from '../errors';
-import { ctxOf, type Door, type Handlers } from './context';
+import { type Door } from './context';
+import { ctxOf } from '../http/request-context';
+import type { Handlers } from '../api/route';
 
 /** `?projectId=a&projectId=b` (the simple query parser gives a string or an array). */
 function listParam(v: unknown): string[] | undefined {

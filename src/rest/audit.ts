@@ -1,7 +1,9 @@
 import type { Response } from 'express';
 import type { auditRoutes } from '../api/routes';
 import { exportAudit, listAudit } from '../services/audit-log';
-import { ctxOf, ok, type Door, type Handlers } from './context';
+import { ok, type Door } from './context';
+import { ctxOf } from '../http/request-context';
+import type { Handlers } from '../api/route';
 
 /** Waits until `res` takes more (or has gone away: then false). */
 function drained(res: Response): Promise<boolean> {

@@ -4,9 +4,6 @@ import type { RateLimitHooks } from '../http/rate-limit';
 import type { Deps } from '../services/context';
 import '../http/types';
 
-export { ctxOf } from '../http/request-context';
-export type { Handler, Handlers } from '../api/route';
-
 export const ok = <T>(data: T) => ({ success: true as const, data });
 
 /** What the doors' handlers are made with (src/app.ts). */

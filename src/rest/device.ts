@@ -3,7 +3,9 @@ import type { deviceRoutes } from '../api/routes';
 import { unauthenticated } from '../errors';
 import * as device from '../services/device';
 import { publicCtx } from '../services/context';
-import { ctxOf, ok, readBody, type Door, type Handlers } from './context';
+import { ok, readBody, type Door } from './context';
+import { ctxOf } from '../http/request-context';
+import type { Handlers } from '../api/route';
 
 /**
  * Device login for the upload CLI and the desktop app. Their answers carry no

@@ -1,6 +1,8 @@
 import type { keyRoutes } from '../api/routes';
 import * as keys from '../services/keys';
-import { ctxOf, ok, type Door, type Handlers } from './context';
+import { ok, type Door } from './context';
+import { ctxOf } from '../http/request-context';
+import type { Handlers } from '../api/route';
 
 export function keyHandlers({ deps }: Door): Handlers<typeof keyRoutes> {
   return {

@@ -1,7 +1,9 @@
 import type { projectRoutes } from '../api/routes';
 import * as projects from '../services/projects';
 import { resumableParam, resumableProjects } from '../services/resume';
-import { ctxOf, ok, type Door, type Handlers } from './context';
+import { ok, type Door } from './context';
+import { ctxOf } from '../http/request-context';
+import type { Handlers } from '../api/route';
 import { retentionPreview } from '../services/retention-sweep';
 
 export function projectHandlers({ deps }: Door): Handlers<typeof projectRoutes> {

@@ -21,7 +21,9 @@ import type { ContentPart, SessionRow } from '../domain/session-row';
 import { ExchangesQuery, RelatedQuery } from '../services/inputs';
 import { parseInput } from '../domain/inputs';
 import { relatedSessions } from '../services/related';
-import { ctxOf, ok, type Door, type Handlers } from './context';
+import { ok, type Door } from './context';
+import { ctxOf } from '../http/request-context';
+import type { Handlers } from '../api/route';
 import { ENTITLEMENT } from './billing';
 
 /** The upload CLI's session data variant of GET session. */

@@ -4,7 +4,9 @@ import { strictPageHeaders } from '../http/console';
 import { publicCtx } from '../services/context';
 import * as shares from '../services/shares';
 import { ownOrigin } from '../http/auth';
-import { ctxOf, ok, type Door, type Handlers } from './context';
+import { ok, type Door } from './context';
+import { ctxOf } from '../http/request-context';
+import type { Handlers } from '../api/route';
 
 /**
  * What every answer of a share link carries (success or not): not indexed, never in a Referer,

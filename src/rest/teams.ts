@@ -3,7 +3,9 @@ import type { teamRoutes } from '../api/routes';
 import { ownOrigin } from '../http/auth';
 import { publicCtx } from '../services/context';
 import * as teams from '../services/teams';
-import { ctxOf, ok, readBody, type Door, type Handlers } from './context';
+import { ok, readBody, type Door } from './context';
+import { ctxOf } from '../http/request-context';
+import type { Handlers } from '../api/route';
 
 /**
  * Teams, their members and invitations; and `POST /invitations/lookup {token}` (no

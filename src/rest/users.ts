@@ -4,7 +4,9 @@ import { addUser, createResetLink } from '../services/accounts';
 import { ownOrigin } from '../http/auth';
 import { deleteUser } from '../services/user-delete';
 import { listUsers, setUserDisabled } from '../services/users';
-import { ctxOf, ok, type Door, type Handlers } from './context';
+import { ok, type Door } from './context';
+import { ctxOf } from '../http/request-context';
+import type { Handlers } from '../api/route';
 
 /** The admins' Users page of the console: list, create, reset link, disable / enable, delete (the rules: src/services/users.ts, src/services/user-delete.ts). */
 export function userHandlers({ deps }: Door): Handlers<typeof userRoutes> {

@@ -1,6 +1,8 @@
 import type { webhookRoutes } from '../api/routes';
 import * as webhooks from '../services/webhooks';
-import { ctxOf, ok, type Door, type Handlers } from './context';
+import { ok, type Door } from './context';
+import { ctxOf } from '../http/request-context';
+import type { Handlers } from '../api/route';
 
 export function webhookHandlers({ deps }: Door): Handlers<typeof webhookRoutes> {
   return {

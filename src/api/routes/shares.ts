@@ -1,6 +1,7 @@
 /** Share links: making and managing them (a key or browser session), and reading one (no account for public links). */
 import { defineRoute } from '../route';
-import { envelope, PROJECT_ID_PATTERN, UUID_PATTERN, z } from '../schemas/common';
+import { envelope, UUID_PATTERN, z } from '../schemas/common';
+import { PROJECT_ID_PATTERN } from '../../domain/project';
 import { Share, SharedSession } from '../schemas/shares';
 import { CreateShareInput, UpdateShareInput } from '../../services/share-inputs';
 

@@ -5,9 +5,8 @@
  * uses it and it is what GET /api/v1/openapi.json is generated from.
  */
 import { z } from 'zod';
-import { PROJECT_ID_PATTERN } from '../../domain/project';
 
-export { z, PROJECT_ID_PATTERN };
+export { z };
 
 /** ISO 8601 UTC with milliseconds, e.g. `2024-01-15T10:30:00.000Z`. */
 export const Timestamp = z.iso.datetime().meta({ example: '2024-01-15T10:30:00.000Z' });

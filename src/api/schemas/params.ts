@@ -1,5 +1,6 @@
 /** Path parameters and request headers several operations share. */
-import { PROJECT_ID_PATTERN, z } from './common';
+import { PROJECT_ID_PATTERN } from '../../domain/project';
+import { z } from './common';
 
 export const projectParam = z.object({
   projectId: z.string().meta({ description: `Matches \`${PROJECT_ID_PATTERN}\`; any other id is a 404 on reads and a 400 on creates.` }),

@@ -10,8 +10,6 @@ import { buryDeadRows, claimDue, deleteWork, dueOp, earlierWork, inClaimTransact
 import type { Sql } from '../../data/sql';
 import type { Logger } from '../../logger';
 
-export type { OutboxRow } from '../../data/outbox';
-
 export interface RunResult {
   claimed: number;
   applied: number;

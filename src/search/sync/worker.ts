@@ -39,8 +39,6 @@ import type { IndexWriter, ProjectRef, SessionRef } from './index-writer';
 import { queueAll, queueRecent, reindexAll } from './rebuild';
 import { rebuildStandby } from './standby';
 
-export { deferredRows, type RunResult } from './claims';
-
 interface WorkerOptions {
   pool: Pool;
   conn: MeiliConnection;
