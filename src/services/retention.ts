@@ -88,7 +88,8 @@ export async function changeProjectPolicy(
 
 /**
  * A team's PATCH beyond its name: retention (the team's admins) and legal hold (instance
- * administrators, whether or not they are members of it: a hold must reach any team).
+ * administrators, whether or not they are members of it: a hold must reach any team). A
+ * read-only key changes nothing of it (403), the name included.
  */
 export async function changeTeamPolicy(
   ctx: Ctx,
@@ -96,6 +97,7 @@ export async function changeTeamPolicy(
   input: { retentionDays?: number | null; legalHold?: boolean | null },
   settings: { changed: boolean; write: () => Promise<void> },
 ): Promise<void> {
+  requireWriteAccess(ctx);
   const change = changeOf(input);
   if (settings.changed) await requireTeamAdmin(ctx, teamId, 'rename the team');
   if (change.retentionDays !== undefined) await requireTeamAdmin(ctx, teamId, "change the team's retention");
