@@ -1,5 +1,7 @@
 import { contentChunks, readMarkdownRange, readStoredExchangeIndex } from '../data/content';
 import type { Sql } from '../data/sql';
+import { PAGES } from '../domain/pages';
+import { invalid } from '../errors';
 import type { Offload } from '../offload';
 import type { Ctx } from './context';
 import type { SessionRow } from '../domain/session-row';
@@ -182,6 +184,12 @@ export async function exchangePage(
   row: Pick<SessionRow, 'projectId' | 'id' | 'contentDigest' | 'markdownSize'>,
   args: { offset: number; limit: number; content: boolean },
 ): Promise<ExchangePage> {
+  // The doors parse these within their documented ranges; a caller of its own (MCP, shares) that
+  // passes an offset below 0 or a limit below 1 is refused in the same words, never answered
+  // with a broken page. Larger limits stay theirs to choose.
+  const { exchangeOffset: o, exchanges: l } = PAGES;
+  if (!Number.isInteger(args.offset) || args.offset < o.min) throw invalid(`Invalid value for offset: must be an integer between ${o.min} and ${o.max}`);
+  if (!Number.isInteger(args.limit) || args.limit < l.min) throw invalid(`Invalid value for limit: must be an integer between ${l.min} and ${l.max}`);
   const db = ctx.deps.db.reads;
   const index = await exchangeIndexOf(db, row, ctx.deps.offload);
   const all = index.entries;
