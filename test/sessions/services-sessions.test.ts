@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import type { Ctx } from '../../src/services/context';
 import type { ContentPart } from '../../src/domain/session-row';
 import { createProject } from '../../src/services/projects';
-import { changeProjectPolicy } from '../../src/services/retention';
+import { changeProjectPolicy, changeTeamPolicy } from '../../src/services/retention';
 import { deleteSession, patchSession } from '../../src/services/session-changes';
 import { findSession } from '../../src/services/session-lists';
 import { onSessionSnapshot, readSessionContent, type SessionContent } from '../../src/services/session-reads';
@@ -25,6 +25,7 @@ let outsider: ServiceUser;
 let instanceAdmin: ServiceUser;
 let personal: string;
 let teamProject: string;
+let teamId: string;
 
 const MARKDOWN = '_**User**_\n\nWhy does login fail?\n\n_**Agent**_\n\nThe token expired.\n';
 const READ_ONLY = { code: 'FORBIDDEN', message: 'This key is read-only' };
@@ -63,6 +64,7 @@ beforeAll(async () => {
   instanceAdmin = await h.user('root', { role: 'admin' });
   personal = (await createProject(owner, { name: 'Personal' })).id;
   const team = await createTeam(admin, { name: 'Team' });
+  teamId = team.id;
   await addMember(again(admin), team.id, { email: member.email, role: 'member' });
   await addMember(again(admin), team.id, { email: viewer.email, role: 'viewer' });
   teamProject = (await createProject(again(admin), { name: 'Shared', teamId: team.id })).id;
@@ -218,5 +220,19 @@ describe('deleting a session', () => {
     await changeProjectPolicy(again(instanceAdmin), held, { legalHold: false }, noSettings);
     await deleteSession(again(owner), held, sid);
     expect(await failure(read(owner, held, sid))).toEqual(SESSION_NOT_FOUND);
+  });
+
+  test("a hold on the team holds its projects' sessions: even its admin cannot delete one", async () => {
+    const sid = await upload(member, teamProject);
+    const noSettings = { changed: false, write: () => Promise.resolve() };
+    await changeTeamPolicy(again(instanceAdmin), teamId, { legalHold: true }, noSettings);
+    try {
+      for (const c of [admin, member]) {
+        expect(await failure(deleteSession(again(c), teamProject, sid))).toEqual({ code: 'CONFLICT', message: 'Project is on legal hold' });
+      }
+    } finally {
+      await changeTeamPolicy(again(instanceAdmin), teamId, { legalHold: false }, noSettings);
+    }
+    await deleteSession(again(admin), teamProject, sid);
   });
 });
