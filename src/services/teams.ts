@@ -133,6 +133,7 @@ export async function renameTeam(ctx: Ctx, teamId: string, input: unknown): Prom
 
 /** Deletes a team that owns no project (409 with their count otherwise). */
 export async function deleteTeam(ctx: Ctx, teamId: string): Promise<void> {
+  requireWriteAccess(ctx);
   await requireTeamAdmin(ctx, teamId, 'delete the team');
   await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
     if (!(await store.lockTeam(tx, teamId))) throw teamNotFound(teamId);
@@ -195,6 +196,7 @@ async function changeMember(ctx: Ctx, teamId: string, userId: string, role: Team
 }
 
 export async function setMemberRole(ctx: Ctx, teamId: string, userId: string, input: unknown): Promise<MemberDto> {
+  requireWriteAccess(ctx);
   const { role } = parseInput(MemberRoleInput, input);
   await requireTeamAdmin(ctx, teamId, "change members' roles");
   return (await changeMember(ctx, teamId, userId, role))!;
@@ -202,6 +204,7 @@ export async function setMemberRole(ctx: Ctx, teamId: string, userId: string, in
 
 /** Removes a member: an admin, or the member leaving. */
 export async function removeMember(ctx: Ctx, teamId: string, userId: string): Promise<void> {
+  requireWriteAccess(ctx);
   if (userId === ctx.user.id) await requireTeamMember(ctx, teamId);
   else await requireTeamAdmin(ctx, teamId, 'remove other members');
   await changeMember(ctx, teamId, userId, null);
@@ -211,6 +214,7 @@ export async function removeMember(ctx: Ctx, teamId: string, userId: string): Pr
 // Invitations: a one-time link `<base>/join?token=…`, valid 7 days, only its sha256 kept.
 
 export async function createInvitation(ctx: Ctx, teamId: string, input: unknown, base: string): Promise<{ invitation: InvitationDto; url: string }> {
+  requireWriteAccess(ctx);
   const { role, email } = parseInput(InvitationInput, input);
   await requireTeamAdmin(ctx, teamId, 'invite people');
   const token = crypto.randomBytes(32).toString('base64url');
@@ -243,6 +247,7 @@ export async function invitationsSeenBy(ctx: Ctx, teamId: string): Promise<Invit
 }
 
 export async function revokeInvitation(ctx: Ctx, teamId: string, invitationId: string): Promise<void> {
+  requireWriteAccess(ctx);
   await requireTeamAdmin(ctx, teamId, 'revoke invitations');
   if (!(await store.deleteInvitation(ctx.deps.db.writes, teamId, invitationId))) {
     throw new AppError('NOT_FOUND', 'Invitation not found', { teamId, invitationId });
@@ -317,6 +322,7 @@ export async function joinWithInvitation(
 
 /** POST /teams/join {token}: the signed-in caller accepts an invitation. */
 export async function acceptInvitation(ctx: Ctx, input: unknown): Promise<TeamDto> {
+  requireWriteAccess(ctx);
   const { token } = parseInput(InvitationTokenInput, input);
   const me = await userById(ctx.deps.db.writes, ctx.user.id);
   if (!me) throw new AppError('UNAUTHENTICATED', MESSAGES.unauthenticated);

@@ -16,6 +16,7 @@ import {
   LAST_ADMIN,
   removeMember,
   renameTeam,
+  revokeInvitation,
   setMemberRole,
   WITHDRAWN_INVITATION,
 } from '../../src/services/teams';
@@ -71,6 +72,25 @@ describe('managing a team', () => {
     expect((await failure(removeMember(again(member), id, admin.user.id))).code).toBe('FORBIDDEN');
     await removeMember(again(member), id, member.user.id);
     expect(Object.keys(await roles(admin, id))).toEqual([admin.user.id]);
+  });
+});
+
+describe('a read-only key', () => {
+  test('changes nothing of a team: members, roles, invitations, the team itself', async () => {
+    const id = await team();
+    const ro = (ctx: ServiceUser): ServiceUser => ({ ...ctx, user: { ...ctx.user, readOnly: true } });
+    const READ_ONLY = { code: 'FORBIDDEN', message: 'This key is read-only' };
+    const { invitation, url } = await createInvitation(again(admin), id, { role: 'member' }, BASE);
+    const joiner = await h.user('read-only-joiner');
+    expect(await failure(setMemberRole(ro(admin), id, member.user.id, { role: 'admin' }))).toEqual(READ_ONLY);
+    expect(await failure(removeMember(ro(admin), id, member.user.id))).toEqual(READ_ONLY);
+    expect(await failure(removeMember(ro(member), id, member.user.id))).toEqual(READ_ONLY);
+    expect(await failure(createInvitation(ro(admin), id, { role: 'member' }, BASE))).toEqual(READ_ONLY);
+    expect(await failure(revokeInvitation(ro(admin), id, invitation.id))).toEqual(READ_ONLY);
+    expect(await failure(acceptInvitation(ro(joiner), { token: tokenOf(url) }))).toEqual(READ_ONLY);
+    expect(await failure(deleteTeam(ro(admin), id))).toEqual(READ_ONLY);
+    expect(await roles(admin, id)).toEqual({ [admin.user.id]: 'admin', [member.user.id]: 'member' });
+    expect((await invitationsSeenBy(again(admin), id)).map((i) => i.id)).toEqual([invitation.id]);
   });
 });
 
