@@ -122,6 +122,30 @@ test('import-remote copies from a running server through its REST API, and a sec
   expect(missing.stdout).toMatch(/could not copy: project no-such-project: not found on the source/);
 }, 300_000);
 
+test('import-remote does not overwrite the sessions of a project on legal hold: it reports them, and the copies stay as they were', async () => {
+  const carol = (await b.deps.db.reads.query<{ id: string }>('SELECT id FROM users WHERE email = ?', carolEmail))[0];
+  const carolKey = await b.newKey(carol);
+  const admin = await createUser(operatorCtx(b.deps.db), `root-${crypto.randomUUID().slice(0, 8)}@example.test`, 'Root', { role: 'admin' });
+  const rootKey = await b.newKey(admin);
+  const copy = () => b.request('GET', `/api/v1/projects/${P1}/sessions/${ids1[0]}`, { token: carolKey.token });
+  const before = await copy();
+  // Changed at the source: the next run would overwrite the copy.
+  const renamed = await a.request('PATCH', `/api/v1/projects/${P1}/sessions/${ids1[0]}`, { token: ada.token, body: { userTitle: 'Renamed at the source' } });
+  expect(renamed.status).toBe(200);
+  const hold = (legalHold: boolean) => b.request('PATCH', `/api/v1/projects/${P1}`, { token: rootKey.token, body: { legalHold } });
+  expect((await hold(true)).status).toBe(200);
+  const held = await cli(b, 'import-remote', '--from', a.url, '--token', ada.token, '--email', carolEmail, '--project', P1);
+  expect(held.code).toBe(1);
+  expect(held.stdout).toMatch(/Project is on legal hold/);
+  const after = await copy();
+  expect([after.headers.etag, after.body.data.session.userTitle]).toEqual([before.headers.etag, before.body.data.session.userTitle]);
+  expect((await hold(false)).status).toBe(200);
+  const lifted = await cli(b, 'import-remote', '--from', a.url, '--token', ada.token, '--email', carolEmail, '--project', P1);
+  expect(lifted.code).toBe(0);
+  expect(lifted.stdout).toMatch(/copied 1 session/);
+  expect((await copy()).body.data.session.userTitle).toBe('Renamed at the source');
+}, 300_000);
+
 test('import FILE: the summary, and a non-zero exit when entries were reported', async () => {
   const file = path.join(dir, 'ada.tar');
   const r = await cli(b, 'import', file, '--email', carolEmail);
