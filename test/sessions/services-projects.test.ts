@@ -5,13 +5,13 @@
  */
 import crypto from 'node:crypto';
 import type { Ctx } from '../../src/services/context';
-import { createProject, deleteProject, getProject, moveProject, updateProject } from '../../src/services/projects';
+import { deleteProject, getProject, moveProject, updateProject } from '../../src/services/projects';
 import { deleteSession } from '../../src/services/session-changes';
 import { findProjectSessions, findSession, findSessions, projectSessionsPage, sessionsForProjects } from '../../src/services/session-lists';
 import { upsertSession } from '../../src/services/session-upload';
 import { sessionFacets } from '../../src/services/stats';
-import { addMember, createInvitation, createTeam, invitationsSeenBy } from '../../src/services/teams';
-import { again, failure, FORBIDDEN, refused, startServices, VIEWER_READS_ONLY, type ServiceHarness, type ServiceUser } from '../support/services';
+import { createInvitation, invitationsSeenBy } from '../../src/services/teams';
+import { again, castOf, failure, FORBIDDEN, refused, startServices, VIEWER_READS_ONLY, type ServiceHarness, type ServiceUser } from '../support/services';
 
 let h: ServiceHarness;
 let owner: ServiceUser;
@@ -32,13 +32,7 @@ async function upload(ctx: Ctx, projectId: string, tag = 'work'): Promise<string
 
 beforeAll(async () => {
   h = await startServices();
-  [owner, admin, member, viewer, outsider] = await Promise.all(['owner', 'admin', 'member', 'viewer', 'outsider'].map((n) => h.user(n)));
-  personal = (await createProject(owner, { name: 'Personal' })).id;
-  const team = await createTeam(admin, { name: 'Team' });
-  teamId = team.id;
-  await addMember(again(admin), team.id, { email: member.email, role: 'member' });
-  await addMember(again(admin), team.id, { email: viewer.email, role: 'viewer' });
-  teamProject = (await createProject(again(admin), { name: 'Shared', teamId: team.id })).id;
+  ({ owner, admin, member, viewer, outsider, personal, teamId, teamProject } = await castOf(h));
 });
 afterAll(() => h?.close());
 

@@ -13,8 +13,7 @@ import { findSession } from '../../src/services/session-lists';
 import { onSessionSnapshot, readSessionContent, type SessionContent } from '../../src/services/session-reads';
 import { metadataOf, sessionTitle } from '../../src/services/sessions';
 import { upsertSession } from '../../src/services/session-upload';
-import { addMember, createTeam } from '../../src/services/teams';
-import { again, failure, FORBIDDEN, refused, startServices, VIEWER_READS_ONLY, type ServiceHarness, type ServiceUser } from '../support/services';
+import { again, castOf, failure, FORBIDDEN, refused, startServices, VIEWER_READS_ONLY, type ServiceHarness, type ServiceUser } from '../support/services';
 
 let h: ServiceHarness;
 let owner: ServiceUser;
@@ -60,14 +59,8 @@ const readOnlyKeyOf = (c: ServiceUser): Ctx => ({ ...c, user: { ...c.user, readO
 
 beforeAll(async () => {
   h = await startServices();
-  [owner, admin, member, viewer, outsider] = await Promise.all(['owner', 'admin', 'member', 'viewer', 'outsider'].map((n) => h.user(n)));
+  ({ owner, admin, member, viewer, outsider, personal, teamId, teamProject } = await castOf(h));
   instanceAdmin = await h.user('root', { role: 'admin' });
-  personal = (await createProject(owner, { name: 'Personal' })).id;
-  const team = await createTeam(admin, { name: 'Team' });
-  teamId = team.id;
-  await addMember(again(admin), team.id, { email: member.email, role: 'member' });
-  await addMember(again(admin), team.id, { email: viewer.email, role: 'viewer' });
-  teamProject = (await createProject(again(admin), { name: 'Shared', teamId: team.id })).id;
 });
 afterAll(() => h?.close());
 

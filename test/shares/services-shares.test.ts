@@ -5,11 +5,10 @@
  */
 import crypto from 'node:crypto';
 import type { Ctx } from '../../src/services/context';
-import { createProject } from '../../src/services/projects';
 import { upsertSession } from '../../src/services/session-upload';
 import { createShare, deleteShare, listShares, readShare, SHARE_MESSAGES, updateShare, type ShareReadOptions } from '../../src/services/shares';
-import { addMember, createTeam, removeMember, setMemberRole } from '../../src/services/teams';
-import { again, failure, startServices, VIEWER_READS_ONLY, type ServiceHarness, type ServiceUser } from '../support/services';
+import { addMember, removeMember, setMemberRole } from '../../src/services/teams';
+import { again, castOf, failure, startServices, VIEWER_READS_ONLY, type ServiceHarness, type ServiceUser } from '../support/services';
 
 const BASE = 'http://archive.test';
 let h: ServiceHarness;
@@ -47,13 +46,7 @@ const NOT_FOUND = { code: 'NOT_FOUND', message: SHARE_MESSAGES.notFound };
 
 beforeAll(async () => {
   h = await startServices({ SHARES: 'public' });
-  [owner, admin, member, viewer, outsider] = await Promise.all(['owner', 'admin', 'member', 'viewer', 'outsider'].map((n) => h.user(n)));
-  personal = (await createProject(owner, { name: 'Personal' })).id;
-  const team = await createTeam(admin, { name: 'Team' });
-  teamId = team.id;
-  await addMember(again(admin), teamId, { email: member.email, role: 'member' });
-  await addMember(again(admin), teamId, { email: viewer.email, role: 'viewer' });
-  teamProject = (await createProject(again(admin), { name: 'Shared', teamId })).id;
+  ({ owner, admin, member, viewer, outsider, personal, teamId, teamProject } = await castOf(h));
 });
 afterAll(() => h?.close());
 

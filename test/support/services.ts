@@ -7,6 +7,8 @@ import { AppError } from '../../src/errors';
 import { createDeps, type AppDeps } from '../../src/deps';
 import { createLogger } from '../../src/logger';
 import { operatorCtx, publicCtx, type Ctx, type OperatorCtx, type PublicCtx } from '../../src/services/context';
+import { createProject } from '../../src/services/projects';
+import { addMember, createTeam } from '../../src/services/teams';
 import { createUser } from '../../src/services/users';
 import { createTestDatabase, type TestDatabase } from './db';
 import { testDataDir } from './meili-engine';
@@ -83,4 +85,28 @@ export async function startServices(env: Record<string, string> = {}): Promise<S
       await db.drop();
     },
   };
+}
+
+/** The cast most service tests play with: an owner of a personal project, a team's admin, member and viewer, an outsider. */
+export interface Cast {
+  owner: ServiceUser;
+  admin: ServiceUser;
+  member: ServiceUser;
+  viewer: ServiceUser;
+  outsider: ServiceUser;
+  /** The owner's project "Personal". */
+  personal: string;
+  /** The team "Team" (admin, member, viewer) and its project "Shared". */
+  teamId: string;
+  teamProject: string;
+}
+
+export async function castOf(h: ServiceHarness): Promise<Cast> {
+  const [owner, admin, member, viewer, outsider] = await Promise.all(['owner', 'admin', 'member', 'viewer', 'outsider'].map((n) => h.user(n)));
+  const personal = (await createProject(owner, { name: 'Personal' })).id;
+  const teamId = (await createTeam(admin, { name: 'Team' })).id;
+  await addMember(again(admin), teamId, { email: member.email, role: 'member' });
+  await addMember(again(admin), teamId, { email: viewer.email, role: 'viewer' });
+  const teamProject = (await createProject(again(admin), { name: 'Shared', teamId })).id;
+  return { owner, admin, member, viewer, outsider, personal, teamId, teamProject };
 }

@@ -9,9 +9,9 @@ import { disableWebhook } from '../../src/data/webhooks';
 import type { Ctx } from '../../src/services/context';
 import { createProject } from '../../src/services/projects';
 import { upsertSession } from '../../src/services/session-upload';
-import { addMember, createTeam } from '../../src/services/teams';
+import { addMember } from '../../src/services/teams';
 import { createWebhook, deleteWebhook, getWebhook, listDeliveries, listWebhooks, resendDelivery } from '../../src/services/webhooks';
-import { again, failure, FORBIDDEN, refused, startServices, type ServiceHarness, type ServiceUser } from '../support/services';
+import { again, castOf, failure, FORBIDDEN, refused, startServices, type ServiceHarness, type ServiceUser } from '../support/services';
 
 /** A public address: nothing is sent (the delivery worker is not started here). */
 const TARGET = 'https://93.184.216.34/hook';
@@ -35,12 +35,7 @@ const upload = (ctx: Ctx, projectId: string) =>
 
 beforeAll(async () => {
   h = await startServices();
-  [owner, admin, member, viewer, outsider] = await Promise.all(['owner', 'admin', 'member', 'viewer', 'outsider'].map((n) => h.user(n)));
-  personal = (await createProject(owner, { name: 'Personal' })).id;
-  teamId = (await createTeam(admin, { name: 'Team' })).id;
-  await addMember(again(admin), teamId, { email: member.email, role: 'member' });
-  await addMember(again(admin), teamId, { email: viewer.email, role: 'viewer' });
-  teamProject = (await createProject(again(admin), { name: 'Shared', teamId })).id;
+  ({ owner, admin, member, viewer, outsider, personal, teamId, teamProject } = await castOf(h));
 });
 afterAll(() => h?.close());
 
