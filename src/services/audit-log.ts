@@ -13,6 +13,7 @@ import { memberships } from './access';
 import type { Ctx } from './context';
 import { queryInteger } from './inputs';
 import { parseInput } from '../domain/inputs';
+import { hourly } from './hourly';
 import { presentAuditEntry, type AuditEntryDto } from './presenters/audit';
 import { z } from 'zod';
 
@@ -101,7 +102,6 @@ export async function exportAudit(ctx: Ctx, query: unknown): Promise<AsyncGenera
 }
 
 const PRUNE_BATCH = 5000;
-const PRUNE_EVERY_MS = 60 * 60_000;
 
 /**
  * Deletes the entries older than `days` (in batches) while holding the named lock, so one
@@ -120,21 +120,13 @@ export async function pruneAudit(db: DbHandles, namespace: string, days: number,
   return r.got ? r.value : null;
 }
 
-/** Prunes now and then hourly (the timer does not hold the process open); `stop()` ends it. */
+/** Prunes a minute after start and then hourly (src/services/hourly.ts); `stop()` ends it. */
 export function startAuditPruner(db: DbHandles, config: { namespace: string; auditRetentionDays: number }, logger: Logger): { stop(): void } {
-  const run = () =>
-    pruneAudit(db, config.namespace, config.auditRetentionDays).then(
-      (n) => (n ? logger.info({ msg: 'audit log pruned', entries: n }) : undefined),
-      (err: unknown) => logger.error({ err, msg: 'audit prune failed' }),
-    );
-  const first = setTimeout(() => void run(), 60_000);
-  const timer = setInterval(() => void run(), PRUNE_EVERY_MS);
-  first.unref();
-  timer.unref();
-  return {
-    stop() {
-      clearTimeout(first);
-      clearInterval(timer);
+  return hourly(
+    async () => {
+      const n = await pruneAudit(db, config.namespace, config.auditRetentionDays);
+      if (n) logger.info({ msg: 'audit log pruned', entries: n });
     },
-  };
+    (err) => logger.error({ err, msg: 'audit prune failed' }),
+  );
 }

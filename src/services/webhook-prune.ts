@@ -9,11 +9,11 @@ import { tryNamedLock } from '../data/locks';
 import { pruneDeliveriesOf, webhookIdsAfter } from '../data/webhooks';
 import type { DbHandles } from '../db/client';
 import type { Logger } from '../logger';
+import { hourly } from './hourly';
 import { DELIVERIES_LISTED } from './webhooks';
 
 const PRUNE_BATCH = 1000;
 const WEBHOOKS_PER_READ = 500;
-const PRUNE_EVERY_MS = 60 * 60_000;
 
 /**
  * Deletes the finished deliveries past retention, webhook by webhook in batches, while holding
@@ -42,25 +42,17 @@ export async function pruneWebhookDeliveries(db: DbHandles, namespace: string, d
   return r.got ? r.value : null;
 }
 
-/** Prunes a minute after start and then hourly (the timers do not hold the process open); `stop()` ends it. */
+/** Prunes a minute after start and then hourly (src/services/hourly.ts); `stop()` ends it. */
 export function startWebhookDeliveryPruner(
   db: DbHandles,
   config: { namespace: string; webhookDeliveryRetentionDays: number },
   logger: Logger,
 ): { stop(): void } {
-  const run = () =>
-    pruneWebhookDeliveries(db, config.namespace, config.webhookDeliveryRetentionDays).then(
-      (n) => (n ? logger.info({ msg: 'webhook deliveries pruned', deliveries: n }) : undefined),
-      (err: unknown) => logger.error({ err, msg: 'webhook delivery prune failed' }),
-    );
-  const first = setTimeout(() => void run(), 60_000);
-  const timer = setInterval(() => void run(), PRUNE_EVERY_MS);
-  first.unref();
-  timer.unref();
-  return {
-    stop() {
-      clearTimeout(first);
-      clearInterval(timer);
+  return hourly(
+    async () => {
+      const n = await pruneWebhookDeliveries(db, config.namespace, config.webhookDeliveryRetentionDays);
+      if (n) logger.info({ msg: 'webhook deliveries pruned', deliveries: n });
     },
-  };
+    (err) => logger.error({ err, msg: 'webhook delivery prune failed' }),
+  );
 }
