@@ -52,7 +52,8 @@ async function until(ctx: Ctx, w: Hook, done: (d: Awaited<ReturnType<typeof list
 }
 
 beforeAll(async () => {
-  h = await startServices({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS_S: '1,1', WEBHOOK_TIMEOUT_S: '5' });
+  // Retries 3 s apart: long enough that the polls below see a delivery waiting between attempts on a busy machine.
+  h = await startServices({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS_S: '3,3', WEBHOOK_TIMEOUT_S: '5' });
   cast = await castOf(h);
   rx = await startReceiver();
   rx.answer = (r, res) => {
