@@ -6,6 +6,8 @@
  * URI and resource; a refresh token rotates, and a spent one presented again revokes the grant;
  * revocation by a refresh or an access token revokes the grant, only for its own client.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { sha256 } from '../../src/domain/tokens';
 import { authenticate } from '../../src/services/authenticate';
@@ -127,6 +129,55 @@ describe('client ids that are URLs', () => {
       code: 'invalid_client',
       message: expect.stringContaining('not public'),
     });
+  });
+});
+
+describe('metadata documents (a local server, allow-listed)', () => {
+  let server: http.Server;
+  let base: string;
+  let allowed: typeof h.anonymous;
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      const id = `${base}${req.url}`;
+      const json = (doc: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
+      if (req.url === '/ok.json') return json({ client_id: id, client_name: 'Local client', redirect_uris: ['http://127.0.0.1:5555/cb'] });
+      if (req.url === '/other.json') return json({ client_id: `${base}/ok.json`, redirect_uris: ['http://127.0.0.1:5555/cb'] });
+      if (req.url === '/no-redirects.json') return json({ client_id: id, redirect_uris: [] });
+      if (req.url === '/big.json') return json({ client_id: id, redirect_uris: ['http://127.0.0.1:5555/cb'], padding: 'x'.repeat(70_000) });
+      if (req.url === '/text') return res.writeHead(200).end('not json');
+      if (req.url === '/moved') return res.writeHead(302, { location: '/ok.json' }).end();
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+    base = `http://${host}`;
+    const { config } = h.anonymous.deps;
+    allowed = { ...h.anonymous, deps: { ...h.anonymous.deps, config: { ...config, oauth: { ...config.oauth, clientHosts: [host] } } } };
+  });
+  afterAll(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+  test('a document naming its own URL is the client; without the allow-list its address is refused', async () => {
+    expect(await findClient(allowed, `${base}/ok.json`)).toMatchObject({
+      client_id: `${base}/ok.json`,
+      client_name: 'Local client',
+      token_endpoint_auth_method: 'none',
+    });
+    expect(await oauthFailure(findClient(h.anonymous, `${base}/ok.json`))).toEqual({
+      code: 'invalid_client',
+      message: 'A client id that is a URL must be an https URL with a path',
+    });
+  });
+
+  test.each([
+    ['/other.json', { code: 'invalid_client', message: 'The client metadata document names another client_id' }],
+    ['/no-redirects.json', { code: 'invalid_client_metadata', message: 'redirect_uris: one to ten URLs' }],
+    ['/big.json', { code: 'invalid_client', message: 'The client metadata document is larger than 64 KiB' }],
+    ['/text', { code: 'invalid_client', message: 'The client metadata document is not JSON' }],
+    ['/moved', { code: 'invalid_client', message: 'The client metadata document answered 302' }],
+    ['/missing', { code: 'invalid_client', message: 'The client metadata document answered 404' }],
+  ])('%s is refused', async (path, error) => {
+    expect(await oauthFailure(findClient(allowed, `${base}${path}`))).toEqual(error);
   });
 });
 
