@@ -6,7 +6,8 @@ import type { IndexableSession } from '../domain/search-documents';
 import type { ScanState } from '../domain/exchanges';
 import type { PreparedUpload } from '../domain/upload';
 import type { ImportParts } from '../domain/import-session';
-import type { PriceTable } from '../domain/usage';
+import type { PriceTable, SessionUsage } from '../domain/usage';
+import { prepareUpload } from '../domain/upload';
 import * as tasks from './tasks';
 import type { DocumentBatches } from './tasks';
 
@@ -14,6 +15,10 @@ import type { DocumentBatches } from './tasks';
  * CPU-heavy work on large inputs, off the event loop (one upload must not stall
  * everyone else). Bodies and sessions from OFFLOAD_MIN_BYTES up run on a small pool of worker
  * threads (piscina); smaller ones run inline, where a thread hop would cost more than it saves.
+ * One exception: a raw log's token usage is always read on a thread, however small the upload
+ * (reading it parses JSON lines of the client's making, a cost that grows with the log and that
+ * the event loop is kept clear of); a small upload is prepared inline and its raw log copied to a
+ * thread for that.
  */
 export const OFFLOAD_MIN_BYTES = 1024 * 1024;
 
@@ -61,10 +66,14 @@ export class DeferredJson {
 export interface Offload {
   /** Strict UTF-8 + JSON. */
   parseJson(bytes: Bytes): Promise<unknown>;
+  /** An upload body already parsed (a small one, where it arrived) validated, redacted and hashed, its usage read given prices. */
+  prepareUpload(body: unknown, mode: RedactMode, prices?: PriceTable): Promise<PreparedUpload>;
   /** An upload body validated, redacted and hashed, its token usage read given prices (src/domain/upload.ts). */
   prepareUploadJson(bytes: Bytes, mode: RedactMode, prices?: PriceTable): Promise<PreparedUpload>;
   /** A session of an archive validated, redacted and hashed, its usage read given prices (src/domain/import-session.ts); its buffers move. */
   prepareImport(parts: ImportParts, mode: RedactMode, prices?: PriceTable): Promise<PreparedUpload>;
+  /** Token usage of a raw log as stored, given prices (src/domain/upload.ts `usageOfRaw`); the caller keeps the bytes. */
+  usage(raw: Uint8Array, prices: PriceTable): Promise<SessionUsage | null>;
   /** Index documents of one session, serialised in batches (src/domain/search-documents.ts). */
   documents(input: DocumentsInput): Promise<DocumentBatches>;
   /** A session's exchange scan continued over the next chunks (src/services/exchanges.ts). */
@@ -120,6 +129,8 @@ const settled = <T>(task: () => T): Promise<T> => new Promise<T>((resolve) => re
 /** Runs every task on the calling thread (tests, CLI one-offs, and small inputs). */
 export const inlineOffload: Offload = {
   parseJson: (bytes) => settled(() => unwrap(tasks.parseJson({ bytes }))),
+  prepareUpload: (body, mode, prices) => settled(() => prepareUpload(body, mode, prices)),
+  usage: (raw, prices) => settled(() => tasks.usage({ raw, prices })),
   prepareUploadJson: (bytes, mode, prices) => settled(() => unwrap(tasks.prepareUploadJson({ bytes, mode, prices }))),
   prepareImport: (parts, mode, prices) => settled(() => unwrap(tasks.prepareImport({ ...parts, mode, prices }))),
   documents: (input) => settled(() => revived(tasks.documents({ ...input, have: [...input.have] }))),
@@ -155,18 +166,34 @@ export function createOffload(opts: { threads?: number; onError?: (err: unknown)
   const run = <T>(name: string, arg: unknown, bytes: Bytes) => get().run(arg, { name, transferList: transferable(bytes) }) as Promise<T>;
   const small = (b: Bytes) => byteLength(b) < OFFLOAD_MIN_BYTES;
 
+  const usage = async (raw: Uint8Array, prices: PriceTable): Promise<SessionUsage | null> => {
+    if (raw.length === 0) return null;
+    // A copy with memory of its own moves to the thread (a view would be cloned with all of its
+    // buffer); the caller's bytes stay where they are, to be stored.
+    const copy = new Uint8Array(raw);
+    return get().run({ raw: copy, prices }, { name: 'usage', transferList: [copy.buffer] }) as Promise<SessionUsage | null>;
+  };
+  /** A small upload prepared inline, its usage (given prices) read on a thread. */
+  const withUsage = async (prepare: () => Promise<PreparedUpload>, prices: PriceTable | undefined): Promise<PreparedUpload> => {
+    const prepared = await prepare();
+    if (prices) prepared.usage = await usage(prepared.upload.rawData, prices);
+    return prepared;
+  };
+
   return {
     async parseJson(bytes) {
       if (small(bytes)) return inlineOffload.parseJson(bytes);
       return unwrap(await run<tasks.TaskResult<unknown>>('parseJson', { bytes }, bytes));
     },
+    prepareUpload: (body, mode, prices) => withUsage(() => inlineOffload.prepareUpload(body, mode), prices),
+    usage,
     async prepareUploadJson(bytes, mode, prices) {
-      if (small(bytes)) return inlineOffload.prepareUploadJson(bytes, mode, prices);
+      if (small(bytes)) return withUsage(() => inlineOffload.prepareUploadJson(bytes, mode), prices);
       return revive(unwrap(await run<tasks.TaskResult<PreparedUpload>>('prepareUploadJson', { bytes, mode, prices }, bytes)));
     },
     async prepareImport(parts, mode, prices) {
       const bytes = [parts.markdown, parts.raw, ...(parts.sessionData ? [parts.sessionData] : [])];
-      if (small(bytes)) return inlineOffload.prepareImport(parts, mode, prices);
+      if (small(bytes)) return withUsage(() => inlineOffload.prepareImport(parts, mode), prices);
       return revive(unwrap(await run<tasks.TaskResult<PreparedUpload>>('prepareImport', { ...parts, mode, prices }, bytes)));
     },
     async documents(input) {

@@ -10,9 +10,9 @@ import type { RedactMode } from '../redact';
 import { toDocuments, type IndexableSession } from '../domain/search-documents';
 import { ExchangeScanner, type ScanState } from '../domain/exchanges';
 import { parseJsonBytes } from '../domain/json';
-import { prepareUploadJson as prepare, type PreparedUpload } from '../domain/upload';
+import { prepareUploadJson as prepare, usageOfRaw, type PreparedUpload } from '../domain/upload';
 import { prepareImportedSession, type ImportedFields } from '../domain/import-session';
-import type { PriceTable } from '../domain/usage';
+import type { PriceTable, SessionUsage } from '../domain/usage';
 
 export type TaskResult<T> = { value: T } | { error: { code?: ErrorCode; name?: string; message: string; details?: Record<string, unknown> } };
 
@@ -140,6 +140,11 @@ export function documents(input: {
     return all.subarray(at - n, at);
   });
   return moving({ ids: docs.map((d) => d.id), batches: views, count }, [all]);
+}
+
+/** Token usage of a raw log as stored (src/domain/upload.ts `usageOfRaw`: never throws). */
+export function usage(input: { raw: Uint8Array; prices: PriceTable }): SessionUsage | null {
+  return usageOfRaw(input.raw, input.prices);
 }
 
 /** Goes on with a session's exchange scan (src/services/exchanges.ts) over the next chunks. */

@@ -15,7 +15,7 @@ import type { SessionRow } from '../domain/session-row';
 import { DEFAULT_COLOR, DEFAULT_ICON } from '../domain/project';
 import { etagMatches } from '../domain/etag';
 import { partsOf, versionRow, writeSessionVersion } from './session-version';
-import { contentDigestOf, prepareUpload, type PreparedUpload } from '../domain/upload';
+import { contentDigestOf, type PreparedUpload } from '../domain/upload';
 import { PROJECT_ID_RE } from '../domain/project';
 import { SESSION_ID_RE } from '../domain/session';
 
@@ -45,10 +45,10 @@ export async function upsertSession(ctx: Ctx, projectId: string, rawSessionId: s
   // what is stored, so re-sending the same original body is still a no-op. A large body is
   // prepared on a worker thread (src/offload), a small one here.
   const mode = ctx.deps.config.redactSecrets;
-  // The raw log's token usage is read there too, at the configured prices.
+  // The raw log's token usage is read on a worker thread, at the configured prices.
   const prices = ctx.deps.config.prices;
-  const prepared =
-    body instanceof DeferredJson ? await (ctx.deps.offload ?? inlineOffload).prepareUploadJson(body.bytes, mode, prices) : prepareUpload(body, mode, prices);
+  const offload = ctx.deps.offload ?? inlineOffload;
+  const prepared = body instanceof DeferredJson ? await offload.prepareUploadJson(body.bytes, mode, prices) : await offload.prepareUpload(body, mode, prices);
   // Content goes to the bucket (s3 mode) before the transaction begins, never while it holds
   // locks: up front when the stored session (as a read sees it) has other content, else only if
   // the transaction finds that it has after all.

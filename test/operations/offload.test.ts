@@ -6,6 +6,11 @@
  * Idempotency-Key behaviour, same index documents.
  */
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { usageOfRaw } from '../../src/domain/upload';
+import * as records from '../../src/domain/usage/records';
+import { SHIPPED_PRICES } from '../../src/domain/usage';
 import { AppError } from '../../src/errors';
 import { createOffload, inlineOffload, OFFLOAD_MIN_BYTES, ownedBuffer, release } from '../../src/offload';
 import { toDocuments } from '../../src/domain/search-documents';
@@ -13,6 +18,8 @@ import { startTestApp, type TestApp, type TestUser } from '../support/app';
 import { newSessionId, startSearchHarness, type SearchHarness } from '../support/meili-harness';
 
 jest.setTimeout(120_000);
+
+const CLAUDE_LOG = path.join(__dirname, '../fixtures/usage/claude/projects/-work-demo/3f1c2a9e-6b1d-4c55-9a57-1d2e8f0a4b61.jsonl');
 
 // Fixed filler (random base64 could hold a run the redactor rightly masks).
 const line = (i: number) => `step ${i}: the parser reads the config and the tests pass again, quokka${i % 50}\n`;
@@ -97,6 +104,32 @@ describe('the pool gives what the inline path gives', () => {
     const err = await pool.prepareUploadJson(noName, 'on').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect(err).toMatchObject({ code: 'VALIDATION_ERROR', message: 'Missing required field: name' });
+  });
+
+  test("a small upload is prepared inline, its raw log's usage read on a thread, with the same result", async () => {
+    const raw = fs.readFileSync(CLAUDE_LOG);
+    const small = Buffer.from(JSON.stringify({ name: 'small', markdown: '# Small', rawData: raw.toString('utf8') }));
+    const parts = () => ({ json: { name: 'small', metadata: {} } as never, markdown: Buffer.from('# Small'), raw: Buffer.from(raw), sessionData: null });
+    const expected = usageOfRaw(raw, SHIPPED_PRICES);
+    expect(expected?.totalTokens).toBeGreaterThan(0);
+    // Every line of the log passes the main thread's copy of this function when read here; the
+    // pool's threads load their own.
+    const reader = jest.spyOn(records, 'claudeEntry');
+    try {
+      const threaded = [
+        await pool.prepareUploadJson(Buffer.from(small), 'on', SHIPPED_PRICES),
+        await pool.prepareUpload(JSON.parse(small.toString('utf8')), 'on', SHIPPED_PRICES),
+        await pool.prepareImport(parts(), 'on', SHIPPED_PRICES),
+      ];
+      for (const p of threaded) expect(p.usage).toEqual(expected);
+      expect(await pool.usage(Buffer.alloc(0), SHIPPED_PRICES)).toBeNull();
+      expect(reader).not.toHaveBeenCalled();
+      // Inline (OFFLOAD_THREADS=0) it is read here: the spy sees it.
+      expect((await inlineOffload.prepareUploadJson(Buffer.from(small), 'on', SHIPPED_PRICES)).usage).toEqual(expected);
+      expect(reader).toHaveBeenCalled();
+    } finally {
+      reader.mockRestore();
+    }
   });
 
   test("an archive's bad session crosses as the same VALIDATION_ERROR; a fault keeps its own name, on the thread and inline", async () => {
