@@ -178,7 +178,11 @@ async function liveGrant(ctx: PublicCtx, grantId: string) {
   return (await liveKeyRow(db, { sub: grant.userId, jti: grant.id })) ? grant : null;
 }
 
-/** A refresh token for new tokens (rotation); a spent one presented again revokes the grant. */
+/**
+ * A refresh token for new tokens (rotation); a spent one presented again revokes the grant. A
+ * request the grant cannot answer (another resource, a wider scope) is refused before the token
+ * is spent, so that the client can still use it as it should.
+ */
 export async function exchangeRefreshToken(
   ctx: PublicCtx,
   clientId: string,
@@ -190,13 +194,12 @@ export async function exchangeRefreshToken(
   const row = await store.refreshTokenByHash(db, sha256(refreshToken));
   if (!row || row.clientId !== clientId) throw new InvalidGrantError('Invalid refresh token');
   const now = new Date();
-  if (!(await store.spendRefreshToken(db, row.tokenHash, now))) {
-    if (row.usedAt) {
-      await revokeGrant(ctx, row.grantId, 'refresh token reused');
-      throw new InvalidGrantError('Refresh token already used: the grant is revoked');
-    }
-    throw new InvalidGrantError('Refresh token expired');
-  }
+  const reused = async () => {
+    await revokeGrant(ctx, row.grantId, 'refresh token reused');
+    return new InvalidGrantError('Refresh token already used: the grant is revoked');
+  };
+  if (row.usedAt) throw await reused();
+  if (row.expiresAt <= now) throw new InvalidGrantError('Refresh token expired');
   if (resource !== undefined && resource !== row.resource) throw new InvalidTargetError('resource differs from the grant');
   const grant = await liveGrant(ctx, row.grantId);
   if (!grant) throw new InvalidGrantError('The grant has been revoked');
@@ -204,6 +207,8 @@ export async function exchangeRefreshToken(
     const asked = keyScopesOf(scopes);
     if (!asked || (asked.includes('write') && !parseScopes(grant.scopes).includes('write'))) throw new InvalidScopeError('Scope beyond the grant');
   }
+  // Spent at once (two requests racing with the same token: one wins, the other is a reuse).
+  if (!(await store.spendRefreshToken(db, row.tokenHash, now))) throw await reused();
   return issueTokens(ctx, grant, clientId, row.resource);
 }
 

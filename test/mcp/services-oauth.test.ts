@@ -274,6 +274,9 @@ describe('refresh tokens', () => {
       code: 'invalid_target',
       message: 'resource differs from the grant',
     });
+    // Refused before they were spent: the same tokens still refresh as they should.
+    for (const t of [ro, rw, other])
+      expect((await exchangeRefreshToken(h.anonymous, 'client-a', t.refresh_token!, undefined, RESOURCE)).access_token).toEqual(expect.any(String));
     // A narrower scope is fine.
     const narrow = await redeem(await codeFor(owner));
     expect((await exchangeRefreshToken(h.anonymous, 'client-a', narrow.refresh_token!, ['archive:read'], undefined)).access_token).toEqual(expect.any(String));
