@@ -21,29 +21,39 @@ import { openContentStore } from '../data/content-store';
 import { migrateFromCli, sweepFromCli } from './content';
 import { parseAfter, recomputeFromCli } from './usage';
 
-/**
- * Admin CLI. Errors: one line on stderr and a non-zero exit.
- *   users create --email E [--name N] [--admin] [--password-stdin]
- *   users reset-password --email E                             (prints a one-time link, valid 1 hour)
- *   keys create --email E [--name N] [--expires-in-days D] [--read-only | --scopes read|read,write]   (token alone on the last line)
- *   keys list --email E                                        (one key per line, id first)
- *   keys revoke KEY_ID
- *   search reindex
- *   redact rescan [--dry-run]
- *   export --email E [--team ID] [--project ID]… --out FILE
- *   import FILE --email E [--team ID] [--on-conflict skip|overwrite|newer]    (exits 1 when entries were reported)
- *   import-remote --from URL --token T --email E [--project ID]…   (exits 1 when something could not be copied)
- *   teams create --name N --admin-email E                     (prints the team id)
- *   teams add-member --team ID --email E --role admin|member|viewer
- *   teams list                                                  (one team per line, id first)
- *   content migrate --to s3|db                                  (moves stored content; resumable: run again)
- *   content sweep [--grace-minutes M]                           (deletes objects no row names, unreferenced for the grace period)
- *   usage recompute [--after PROJECT/SESSION] [--batch N]       (reads every raw log again; a stopped run goes on with --after)
- */
+/** Admin CLI. Errors: one line on stderr and a non-zero exit (2 for a usage mistake). */
 class UsageError extends Error {}
 
-const USAGE =
-  'usage: cli users create --email E [--name N] [--admin] [--password-stdin] | users reset-password --email E | keys create --email E [--name N] [--expires-in-days D] [--read-only | --scopes read|read,write] | keys list --email E | keys revoke KEY_ID | search reindex | search outbox-retry [ID] | redact rescan [--dry-run] | export --email E [--team ID] [--project ID]... --out FILE | import FILE --email E [--team ID] [--on-conflict skip|overwrite|newer] | import-remote --from URL --token T --email E [--project ID]... | teams create --name N --admin-email E | teams add-member --team ID --email E --role admin|member|viewer | teams list | content migrate --to s3|db | content sweep [--grace-minutes M] | usage recompute [--after PROJECT/SESSION] [--batch N]';
+/** Every command with its options and what it prints: `--help` shows them, a line each; a mistake, the commands on one line. */
+const COMMANDS: Array<[command: string, note?: string]> = [
+  ['users create --email E [--name N] [--admin] [--password-stdin]', 'last line: a link to choose a password, unless --password-stdin'],
+  ['users reset-password --email E', 'prints a one-time link, valid 1 hour'],
+  ['keys create --email E [--name N] [--expires-in-days D] [--read-only | --scopes read|read,write]', 'token alone on the last line'],
+  ['keys list --email E', 'one key per line, id first'],
+  ['keys revoke KEY_ID'],
+  ['search reindex'],
+  ['search outbox-retry [ID]', 'index work that was given up on queued again: one row, or all'],
+  ['redact rescan [--dry-run]'],
+  ['export --email E [--team ID] [--project ID]... --out FILE'],
+  ['import FILE --email E [--team ID] [--on-conflict skip|overwrite|newer]', 'exits 1 when entries were reported'],
+  ['import-remote --from URL --token T --email E [--project ID]...', 'exits 1 when something could not be copied'],
+  ['teams create --name N --admin-email E', 'prints the team id'],
+  ['teams add-member --team ID --email E --role admin|member|viewer'],
+  ['teams list', 'one team per line, id first'],
+  ['content migrate --to s3|db', 'moves stored content; resumable: run again'],
+  ['content sweep [--grace-minutes M]', 'deletes objects no row names, unreferenced for the grace period'],
+  ['usage recompute [--after PROJECT/SESSION] [--batch N]', 'reads every raw log again; a stopped run goes on with --after'],
+];
+
+const USAGE = `usage: cli ${COMMANDS.map(([c]) => c).join(' | ')}`;
+
+/** `--help` (or `-h`, or `help`) anywhere: the commands, of the group named first when there is one. */
+function helpOf(argv: string[]): string[] | null {
+  if (!argv.some((a) => a === '--help' || a === '-h') && argv[0] !== 'help') return null;
+  const group = argv[0] === 'help' ? argv[1] : argv[0];
+  const ofGroup = COMMANDS.filter(([c]) => group !== undefined && c.split(' ')[0] === group);
+  return ['usage:', ...(ofGroup.length ? ofGroup : COMMANDS).map(([c, note]) => `  npm run cli -- ${c}${note ? `    (${note})` : ''}`)];
+}
 
 /** Options that take no value. */
 const SWITCHES = new Set(['admin', 'password-stdin', 'read-only']);
@@ -167,6 +177,8 @@ async function runArchive(command: 'export' | 'import' | 'import-remote', argv: 
 }
 
 async function run(argv: string[], out: (line: string) => void, io: CliIo = {}): Promise<void> {
+  const help = helpOf(argv);
+  if (help) return help.forEach((line) => out(line));
   const [group, command, ...rest] = argv;
   if (group === 'export' || group === 'import' || group === 'import-remote') return runArchive(group, argv.slice(1), out);
   const known = [

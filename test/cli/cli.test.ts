@@ -172,6 +172,21 @@ describe('users and keys', () => {
   });
 });
 
+describe('--help', () => {
+  test('prints every command, or those of the group named, and exits 0 without touching the database', async () => {
+    const all = await runCli(['--help'], { databaseUrl: 'mysql://nobody@127.0.0.1:1/none' });
+    expect(all.code).toBe(0);
+    expect(lines(all.stdout)[0]).toBe('usage:');
+    expect(all.stdout).toContain('npm run cli -- usage recompute [--after PROJECT/SESSION] [--batch N]');
+    expect(all.stdout).toContain('npm run cli -- import-remote --from URL');
+    const users = await runCli(['users', '--help'], { databaseUrl: 'mysql://nobody@127.0.0.1:1/none' });
+    expect(users.code).toBe(0);
+    expect(lines(users.stdout)).toHaveLength(3);
+    expect(users.stdout).toContain('npm run cli -- users reset-password --email E    (prints a one-time link, valid 1 hour)');
+    expect((await runCli(['help', 'keys'], { databaseUrl: 'mysql://nobody@127.0.0.1:1/none' })).stdout).toContain('keys revoke KEY_ID');
+  });
+});
+
 describe('errors: one line on stderr, non-zero exit', () => {
   test.each([
     [[]],
