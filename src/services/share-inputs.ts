@@ -36,7 +36,9 @@ function shareBody<S extends z.core.$ZodLooseShape>(shape: S) {
   const allowed = Object.keys(shape).join(', ');
   return z.strictObject(shape, {
     error: (iss) =>
-      iss.code === 'unrecognized_keys' ? `Unknown field ${JSON.stringify(iss.keys[0]).slice(0, 80)} (allowed: ${allowed})` : 'The body must be a JSON object',
+      iss.code === 'unrecognized_keys'
+        ? `Unknown field ${JSON.stringify(iss.keys[0]).slice(0, 80)} (allowed: ${allowed})`
+        : 'Request body must be a JSON object',
   });
 }
 

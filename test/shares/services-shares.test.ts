@@ -145,7 +145,7 @@ describe('what a link holds', () => {
       [{ hiddenExchanges: [0] }, SHARE_MESSAGES.hidden],
       [{ hiddenExchanges: [4] }, 'hiddenExchanges: the session has no exchange 4 (it has 3)'],
       [{ colour: 'red' }, 'Unknown field "colour" (allowed: expiresInDays, hiddenExchanges, audience)'],
-      [[], 'The body must be a JSON object'],
+      [[], 'Request body must be a JSON object'],
     ];
     for (const [input, message] of cases) {
       const f = await failure(createShare(owner, BASE, personal, sid, input));
