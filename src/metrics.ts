@@ -162,12 +162,22 @@ function engineMetrics(registry: Registry, status: () => EngineStatus[]): void {
   });
   new Gauge({
     name: 'search_standby_in_sync',
-    help: 'A standby has every batch its primary has (1), or missed some and is waiting for or in its rebuild (0), by engine',
+    help: 'A standby has applied every row of the search outbox from its cursor (1), or is behind or being rebuilt from the database (0), by engine',
     labelNames: ['engine'] as const,
     registers: [registry],
     collect() {
       this.reset();
       for (const s of status()) if (s.standbyState !== null) this.set({ engine: String(s.engine) }, s.standbyState === 'in-sync' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'search_standby_lag_seconds',
+    help: 'Seconds between the newest search outbox row and the oldest one a standby has not applied (0 when in sync), by engine',
+    labelNames: ['engine'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of status()) if (s.standbyLagSeconds !== null) this.set({ engine: String(s.engine) }, s.standbyLagSeconds);
     },
   });
 }

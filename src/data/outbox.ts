@@ -43,15 +43,15 @@ export async function deadCount(c: Sql): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
-/** Rows waiting in the outbox. */
+/** Rows waiting in the outbox for the primaries (rows they applied may stay for the standbys). */
 export async function backlogCount(c: Sql): Promise<number> {
-  const [row] = await c.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM search_outbox');
+  const [row] = await c.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM search_outbox WHERE doneAt IS NULL');
   return Number(row?.n ?? 0);
 }
 
 /** Work backing off after failures becomes due now (the engine is back). */
 export async function makeAllDue(c: Sql): Promise<void> {
-  await c.execute('UPDATE search_outbox SET availableAt = NOW(3) WHERE availableAt > NOW(3)');
+  await c.execute('UPDATE search_outbox SET availableAt = NOW(3) WHERE doneAt IS NULL AND availableAt > NOW(3)');
 }
 
 /**
@@ -94,9 +94,9 @@ const ofLane = (lane: OutboxLane) => (lane === 'fresh' ? " AND op = 'upsert'" : 
 /** Back-off after a failure: 200 ms doubling per attempt, capped at 30 s. */
 const BACKOFF_SQL = 'DATE_ADD(NOW(3), INTERVAL LEAST(30000, 200 * POW(2, LEAST(attempts, 20))) * 1000 MICROSECOND)';
 
-/** The op of some due row of the lane, if any: idle polling costs one indexed read (index on availableAt). */
+/** The op of some due row of the lane, if any: idle polling costs one indexed read (index on doneAt, availableAt). */
 export async function dueOp(db: Sql, lane: OutboxLane): Promise<OutboxOp | undefined> {
-  const rows = await db.query<{ id: number; op: OutboxOp }>(`SELECT id, op FROM search_outbox WHERE availableAt <= NOW(3)${ofLane(lane)} LIMIT 1`);
+  const rows = await db.query<{ id: number; op: OutboxOp }>(`SELECT id, op FROM search_outbox WHERE doneAt IS NULL AND availableAt <= NOW(3)${ofLane(lane)} LIMIT 1`);
   return rows[0]?.op;
 }
 
@@ -126,14 +126,23 @@ export async function inClaimTransaction<T>(pool: Pick<mariadb.Pool, 'getConnect
 /**
  * Claims up to `limit` due rows of the lane, in id order, skipping rows other workers hold, with
  * the database's time of the claim. Walks the primary key: the availableAt index would make the
- * engine read (and lock) every due row before sorting, instead of stopping at the limit.
+ * engine read (and lock) every due row before sorting, instead of stopping at the limit. While
+ * applied rows are kept for the standbys the walk starts at the lowest row still to apply
+ * (lowestPendingId), not over the rows kept.
  */
-export function claimDue(tx: Sql, lane: OutboxLane, limit: number): Promise<Array<OutboxRow & { now: Date }>> {
+export function claimDue(tx: Sql, lane: OutboxLane, limit: number, fromId = 0): Promise<Array<OutboxRow & { now: Date }>> {
   return tx.query<OutboxRow & { now: Date }>(
     `SELECT id, op, userId, projectId, sessionId, attempts, NOW(3) AS now FROM search_outbox FORCE INDEX (PRIMARY)
-      WHERE availableAt <= NOW(3)${ofLane(lane)} ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
+      WHERE id >= ? AND doneAt IS NULL AND availableAt <= NOW(3)${ofLane(lane)} ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
+    fromId,
     limit,
   );
+}
+
+/** The lowest id the primaries still have to apply (0 when none): one read of the (doneAt, id) index. */
+export async function lowestPendingId(db: Sql): Promise<number> {
+  const [row] = await db.query<{ id: unknown }>('SELECT MIN(id) AS id FROM search_outbox WHERE doneAt IS NULL');
+  return Number(row?.id ?? 0);
 }
 
 /** Rows of these projects older than `beforeId` (held by other workers, or waiting for a retry). */
@@ -143,7 +152,7 @@ export function earlierWork(
   projectIds: readonly string[],
 ): Promise<Array<Pick<OutboxRow, 'id' | 'op' | 'projectId' | 'sessionId'> & { waiting: number }>> {
   return tx.query(
-    `SELECT id, op, projectId, sessionId, availableAt > NOW(3) AS waiting FROM search_outbox WHERE id < ? AND projectId IN (${marks(projectIds)})`,
+    `SELECT id, op, projectId, sessionId, availableAt > NOW(3) AS waiting FROM search_outbox WHERE id < ? AND doneAt IS NULL AND projectId IN (${marks(projectIds)})`,
     beforeId,
     ...projectIds,
   );
@@ -152,6 +161,11 @@ export function earlierWork(
 /** Applied: the rows go. */
 export async function deleteWork(tx: Sql, ids: readonly number[]): Promise<void> {
   if (ids.length) await tx.execute(`DELETE FROM search_outbox WHERE id IN (${marks(ids)})`, ...ids);
+}
+
+/** Applied on the primaries, kept for the standbys (pruneOutbox deletes them once every cursor has passed them). */
+export async function markDone(tx: Sql, ids: readonly number[]): Promise<void> {
+  if (ids.length) await tx.execute(`UPDATE search_outbox SET doneAt = NOW(3) WHERE id IN (${marks(ids)})`, ...ids);
 }
 
 /** Failed: one attempt more, the error kept, due again after the back-off. */
@@ -219,7 +233,7 @@ export async function queueCompaction(db: Sql, refs: ReadonlyArray<{ userId: str
 
 /** True when some compaction work is queued. */
 export async function compactionQueued(db: Sql): Promise<boolean> {
-  return (await db.query("SELECT 1 FROM search_outbox WHERE op = 'compact' LIMIT 1")).length > 0;
+  return (await db.query("SELECT 1 FROM search_outbox WHERE op = 'compact' AND doneAt IS NULL LIMIT 1")).length > 0;
 }
 
 /** The highest id in the outbox (null when empty). */
@@ -228,8 +242,8 @@ export async function lastWorkId(db: Sql): Promise<number | null> {
   return maxId ?? null;
 }
 
-/** Rows with an id up to `maxId`. */
+/** Rows with an id up to `maxId` the primaries still have to apply. */
 export async function workUpTo(db: Sql, maxId: number): Promise<number> {
-  const [{ n }] = await db.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM search_outbox WHERE id <= ?', maxId);
+  const [{ n }] = await db.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM search_outbox WHERE id <= ? AND doneAt IS NULL', maxId);
   return Number(n);
 }

@@ -52,10 +52,8 @@ export interface Search extends SearchPort {
   readonly recentEmbedded: EmbeddedMeili | null;
   /** Each engine's health (metrics): primary and standby, and whether the standby is in sync. */
   engineStatus(): EngineStatus[];
-  /** Rebuilds the standbys that missed work and answer now; resolves when they are in sync (the service also does it by itself). */
-  rebuildStandbys(): Promise<void>;
-  /** Resolves when no standby batch is in flight (a batch the primary did not wait for past its grace). */
-  standbysIdle(): Promise<void>;
+  /** Every standby that answers has applied the whole outbox from its cursor (states and lags read afresh). */
+  standbysCaughtUp(): Promise<boolean>;
 }
 
 interface SearchFactoryDeps {
@@ -66,7 +64,7 @@ interface SearchFactoryDeps {
   /** Builds documents of large sessions off the event loop (src/offload); default inline. */
   offload?: Offload;
   /** Tests and bench: worker poll interval, batch size, when to compact. */
-  worker?: { pollMs?: number; batchSize?: number; compactEveryMs?: number; recentMax?: number };
+  worker?: { pollMs?: number; batchSize?: number; compactEveryMs?: number; recentMax?: number; standbyRetentionMs?: number; standbyGapGraceMs?: number };
 }
 
 export function createSearch({ config, db, logger, offload, worker: workerOpts }: SearchFactoryDeps): Search {
@@ -92,15 +90,18 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
   let started = false;
   let retryTimer: NodeJS.Timeout | null = null;
 
-  /** A standby's indexes: an empty one (created just now) beside a primary that is not is filled by a rebuild. */
-  const prepareStandby = async (e: SearchEngine, primaryCreated: boolean) => {
+  /** A standby's indexes: one created just now (new, or lost while it was away) does not hold what its cursor says, and is rebuilt. */
+  const prepareStandby = async (e: SearchEngine) => {
     if (!e.standby) return;
     try {
       const created = (await ensureIndex(e.standby.main.admin(), indexUid)) || (await ensureIndex(e.standby.recent.admin(), recentUid));
-      if (created && !primaryCreated) e.standbyState = 'missed';
+      if (created) await worker.standbyLost(e.position);
     } catch (err) {
-      e.standbyState = 'missed';
-      log.warn({ msg: 'search standby not ready; rebuilt when it answers', engine: e.position, err: String((err as Error)?.message ?? err) });
+      log.warn({
+        msg: 'search standby not ready; its indexes are checked again when it answers',
+        engine: e.position,
+        err: String((err as Error)?.message ?? err),
+      });
     }
   };
 
@@ -118,7 +119,7 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
           e.ready = true;
           created ||= c;
           recentCreated ||= rc;
-          await prepareStandby(e, c);
+          await prepareStandby(e);
           // A recent index on the main engine is not read when the recent one has an engine of its own.
           if (rc && e.primary.recent !== e.primary.main)
             await e.primary.main
@@ -175,10 +176,10 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
     }
     for (const c of e.standbyConns()) {
       c.onDown(() => {
-        if (e.standbyState !== 'missed') log.warn({ msg: 'search standby unavailable', engine: e.position });
+        log.warn({ msg: 'search standby unavailable; it resumes from its cursor when it answers', engine: e.position });
       });
       c.onUp(() => {
-        if (started) void worker.rebuildStandbys();
+        if (started && e.standbyUp()) void prepareStandby(e);
       });
     }
   }
@@ -208,12 +209,10 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
       await allAnswer(conns);
       if (engines.some((e) => e.primaryUp())) await prepareIndex();
       for (const c of conns) c.startMonitor(1000);
-      // An index that could not be prepared (engine away, or reset under us) is retried, and a
-      // standby that missed work is rebuilt once it answers.
+      // An index that could not be prepared (engine away, or reset under us) is retried.
       retryTimer = setInterval(() => {
         if (!started) return;
         if (engines.some((e) => !e.ready && e.primaryUp())) void prepareIndex();
-        if (engines.some((e) => e.standbyState === 'missed' && e.standbyUp())) void worker.rebuildStandbys();
       }, 2000);
       retryTimer.unref();
       if (config.workersEnabled) worker.start();
@@ -243,7 +242,7 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
           indexes,
           onIndexMissing: (e, role) => {
             if (role === 'primary') recreate(e);
-            else e.standbyState = 'missed';
+            else void worker.standbyLost(e.position).catch(() => undefined);
           },
         },
         request,
@@ -272,9 +271,9 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
         primaryUp: e.primaryUp(),
         standbyUp: e.standby ? e.standbyUp() : null,
         standbyState: e.standby ? e.standbyState : null,
+        standbyLagSeconds: e.standby ? e.standbyLagSeconds : null,
       })),
-    rebuildStandbys: () => worker.rebuildStandbys(),
-    standbysIdle: () => worker.standbysIdle(),
+    standbysCaughtUp: () => worker.standbysCaughtUp(),
 
     async reindexAll(onProgress) {
       if (!started) throw new Error('search not started');

@@ -7,7 +7,8 @@
  * - a project moved between owners on different engines leaves its former engine and is found on
  *   the new one;
  * - a killed primary: the next search succeeds at once on its standby;
- * - a standby that is down does not hold back indexing, and is rebuilt when it is back;
+ * - a standby that is down does not hold back indexing, and catches up from its cursor when it is
+ *   back (not rebuilt);
  * - a search asks only the engines holding the caller's scopes.
  */
 import crypto from 'node:crypto';
@@ -196,11 +197,22 @@ test('a project moved to an owner on the other engine leaves its former engine a
   expect((await two.find(req(a), w)).total).toBe(1);
 });
 
-test('a standby that is down does not hold back indexing; it is rebuilt from the database when it is back', async () => {
+/** When an engine's index was created: a rebuild drops and creates it again, catching up does not. */
+async function indexCreatedAt(url: string, uid: string): Promise<string> {
+  const httpClient = createNodeHttpClient();
+  try {
+    return String((await new Meilisearch({ host: url, apiKey: set.key, httpClient }).getRawIndex(uid)).createdAt);
+  } finally {
+    httpClient.destroy();
+  }
+}
+
+test('a standby that is down does not hold back indexing; it catches up from its cursor when it is back', async () => {
   const w = word();
   const u = await userOn(two, 0);
   await two.put(req(u), 'sb-proj', sid('before'), { markdown: `# before\n\n${w}` });
   await two.settle();
+  const created = await indexCreatedAt(set.urls()[2], two.search.indexUid);
   set.kill(2);
   try {
     await two.put(req(u), 'sb-proj', sid('during'), { markdown: `# during\n\n${w}` });
@@ -208,14 +220,21 @@ test('a standby that is down does not hold back indexing; it is rebuilt from the
     // Applied on the primary while its standby is gone.
     await two.settle();
     expect((await two.find(req(u), w)).results.map((x) => x.sessionId)).toEqual([sid('during')]);
-    expect(two.search.engineStatus()[0]).toMatchObject({ primaryUp: true, standbyState: 'missed' });
+    expect(two.search.engineStatus()[0]).toMatchObject({ primaryUp: true, standbyState: 'behind' });
   } finally {
     await set.revive(2);
   }
-  await eventually('the standby to be rebuilt', () => two.search.engineStatus()[0].standbyState === 'in-sync', 60_000);
+  await eventually(
+    'the standby to catch up',
+    async () => (await two.search.standbysCaughtUp()) && two.search.engineStatus()[0].standbyState === 'in-sync',
+    60_000,
+  );
+  expect(two.search.engineStatus()[0].standbyLagSeconds).toBe(0);
   expect(await ownersOn(set.urls()[2], two, 'sb-proj', sid('during'))).toEqual([u.user.id]);
-  // Rebuilt from the database: the session deleted while it was down is not there.
+  // The deletion made while it was down was applied from the outbox too.
   expect(await ownersOn(set.urls()[2], two, 'sb-proj', sid('before'))).toEqual([]);
+  // Caught up, not rebuilt: its index is the one it had.
+  expect(await indexCreatedAt(set.urls()[2], two.search.indexUid)).toBe(created);
 });
 
 test('a killed primary: the next search is answered by its standby at once; the primary comes back when it answers', async () => {

@@ -13,6 +13,7 @@ import { meiliString, ownedProjectFilter, ownedSessionsFilter, searchFilter } fr
 import { INDEX_SETTINGS, settingsDiff } from '../../src/search/engine/index-settings';
 import { buildSnippet, escapeHtml, MARKERS } from '../../src/search/engine/snippet';
 import { deferredRows } from '../../src/search/sync/claims';
+import { passable } from '../../src/search/sync/standby';
 import { mergeByScore } from '../../src/search/engine/adapter';
 
 describe('chunkMarkdown', () => {
@@ -257,6 +258,19 @@ describe('outbox ordering', () => {
   test('work claimed together is not held back by itself', () => {
     const claimed = [row(1, 'delete_project', 'p', null), row(2, 'upsert', 'p', 's1'), row(3, 'upsert', 'p', 's1')];
     expect(deferredRows(claimed, claimed).size).toBe(0);
+  });
+
+  test('a standby cursor passes a hole in the ids only once the row after it is older than the grace', () => {
+    const now = new Date('2026-11-29T09:00:00.000Z');
+    const at = (id: number, ageMs: number) => ({ id, createdAt: new Date(now.getTime() - ageMs), now });
+    const ids = (rows: Array<{ id: number }>) => rows.map((r) => r.id);
+    // No hole: every row, however young.
+    expect(ids(passable(10, [at(11, 0), at(12, 0), at(13, 0)], 15_000))).toEqual([11, 12, 13]);
+    // A hole before a young row: up to the hole (id 14 may still be committed).
+    expect(ids(passable(10, [at(11, 0), at(12, 0), at(15, 100)], 15_000))).toEqual([11, 12]);
+    expect(ids(passable(10, [at(12, 100)], 15_000))).toEqual([]);
+    // A hole before a row older than the grace: passed (a rollback, unused ids).
+    expect(ids(passable(10, [at(11, 20_000), at(14, 16_000), at(15, 0), at(17, 1_000)], 15_000))).toEqual([11, 14, 15]);
   });
 });
 

@@ -68,6 +68,9 @@ export interface HarnessOptions {
   db?: TestDatabase;
   /** Where large sessions' documents are built (default inline). */
   offload?: Offload;
+  /** How long applied outbox rows are kept for the standbys, and the grace before a cursor passes a hole in the ids (default the service's). */
+  standbyRetentionMs?: number;
+  standbyGapGraceMs?: number;
 }
 
 export const newSessionId = () => crypto.randomUUID();
@@ -118,7 +121,13 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
   const config = searchTestConfig(db, opts.env);
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const handles = createDb(config.databaseUrl, dbOptionsOf(config));
-  const search = createSearch({ config, db: handles, logger, offload: opts.offload, worker: { pollMs: 50 } });
+  const search = createSearch({
+    config,
+    db: handles,
+    logger,
+    offload: opts.offload,
+    worker: { pollMs: 50, standbyRetentionMs: opts.standbyRetentionMs, standbyGapGraceMs: opts.standbyGapGraceMs },
+  });
   await search.start();
   const deps: Deps = { config, db: handles, logger, search, offload: opts.offload };
   let users = 0;
@@ -144,18 +153,12 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
     find: (ctx, query, filters, limit = 10, offset = 0) =>
       searchSessions({ deps: depsFor(deps, ctx.user.id), user: ctx.user, log: ctx.log }, { query, filters, limit, offset }),
     async settle(timeoutMs = 30_000) {
-      // Applied on the primaries, and on every standby that answers: a standby batch can outlast
-      // the primary's grace, and a standby still busy when the next batch comes misses it and is
-      // rebuilt from the database (sync/standby.ts); both are waited for here.
+      // Applied on the primaries, and on every standby that answers (each from its cursor).
       await eventually(
         'the search outbox to be applied, on the standbys too',
         async () => {
           if ((await search.backlog()) !== 0) return false;
-          await search.standbysIdle();
-          if (search.engineStatus().some((e) => e.standbyUp && e.standbyState !== 'in-sync')) {
-            await search.rebuildStandbys();
-            return false;
-          }
+          if (!(await search.standbysCaughtUp())) return false;
           return (await search.backlog()) === 0;
         },
         timeoutMs,

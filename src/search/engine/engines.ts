@@ -13,16 +13,19 @@ interface EnginePair {
 }
 
 /**
- * A standby's state: `in-sync` gets every batch the primary gets; `missed` lost a batch (it was
- * down or failed) and gets nothing until it is rebuilt; `rebuilding` has been emptied and gets
- * every batch again while the sessions of its scopes are queued for it (through the outbox).
+ * A standby's state (src/search/sync/standby.ts): `in-sync` has applied every row of the outbox;
+ * `behind` has rows after its cursor to apply (it was slow, down or failing, and catches up from
+ * its cursor); `rebuilding` has no valid cursor (new, older than what the outbox retains, or its
+ * indexes were lost) and is rebuilt from the database.
  */
-type StandbyState = 'in-sync' | 'missed' | 'rebuilding';
+type StandbyState = 'in-sync' | 'behind' | 'rebuilding';
 
 const pairConns = (p: EnginePair) => [...new Set([p.main, p.recent])];
 
 export class SearchEngine {
-  standbyState: StandbyState = 'in-sync';
+  standbyState: StandbyState = 'behind';
+  /** Seconds between the newest outbox row and the oldest one the standby has not applied (0: in sync). */
+  standbyLagSeconds = 0;
   /** The primary's indexes are present with our settings (checked at start and after each outage): work may be written. */
   ready = false;
 

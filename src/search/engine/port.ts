@@ -74,6 +74,8 @@ export interface EngineStatus {
   primaryUp: boolean;
   /** Null: no standby. */
   standbyUp: boolean | null;
-  /** in-sync, missed (lost work; rebuilt when it answers), rebuilding; null: no standby. */
-  standbyState: 'in-sync' | 'missed' | 'rebuilding' | null;
+  /** in-sync, behind (catching up from its cursor), rebuilding (from the database); null: no standby. */
+  standbyState: 'in-sync' | 'behind' | 'rebuilding' | null;
+  /** Seconds between the newest outbox row and the oldest one the standby has not applied (0 in sync); null: no standby. */
+  standbyLagSeconds: number | null;
 }

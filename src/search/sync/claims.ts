@@ -2,11 +2,22 @@
  * Claiming index work (the rules are in src/search/worker.ts): one batch of due outbox rows of a
  * lane, locked with SKIP LOCKED in a READ COMMITTED transaction held while the work is applied;
  * rows set aside while older work on the same session or project is held elsewhere; rows done
- * deleted, rows failed rescheduled with back-off and, after too many attempts, moved to the
+ * deleted (marked done instead while standbys apply the outbox from their cursors), rows failed rescheduled with back-off and, after too many attempts, moved to the
  * dead-letter table.
  */
 import type { Pool } from 'mariadb';
-import { buryDeadRows, claimDue, deleteWork, dueOp, earlierWork, inClaimTransaction, retryLater, type OutboxRow } from '../../data/outbox';
+import {
+  buryDeadRows,
+  claimDue,
+  deleteWork,
+  dueOp,
+  earlierWork,
+  inClaimTransaction,
+  lowestPendingId,
+  markDone,
+  retryLater,
+  type OutboxRow,
+} from '../../data/outbox';
 import type { Sql } from '../../data/sql';
 import type { Logger } from '../../logger';
 
@@ -66,17 +77,20 @@ interface ClaimRun {
   lane: Lane | 'all';
   log: Logger;
   applyRows: (tx: Sql, rows: OutboxRow[], syncedAt: number) => Promise<ApplyOutcome>;
+  /** Rows applied stay, marked done, for the standbys' cursors (sync/standby.ts). */
+  retain: boolean;
 }
 
-export async function claimAndApply({ pool, db, limit, lane, log, applyRows }: ClaimRun): Promise<RunResult> {
+export async function claimAndApply({ pool, db, limit, lane, log, applyRows, retain }: ClaimRun): Promise<RunResult> {
   const result: RunResult = { claimed: 0, applied: 0, failed: 0, deferred: 0 };
   // Cheap look first: idle polling costs one indexed read.
   const due = await dueOp(db, lane);
   if (due === undefined) return result;
   if (due === 'compact') limit = Math.max(limit, COMPACT_BATCH);
+  const fromId = retain ? await lowestPendingId(db) : 0;
 
   return inClaimTransaction(pool, async (tx) => {
-    const rows = await claimDue(tx, lane, limit);
+    const rows = await claimDue(tx, lane, limit, fromId);
     result.claimed = rows.length;
     if (rows.length === 0) return result;
     const maxId = Math.max(...rows.map((r) => r.id));
@@ -89,7 +103,7 @@ export async function claimAndApply({ pool, db, limit, lane, log, applyRows }: C
       const outcome = await applyRows(tx, runnable, syncedAt);
       result.applied = outcome.done.length;
       result.failed = outcome.failed.length;
-      await deleteWork(tx, outcome.done);
+      await (retain ? markDone : deleteWork)(tx, outcome.done);
       if (outcome.failed.length) {
         await retryLater(tx, outcome.failed, outcome.error);
         // A unit that keeps failing is set aside rather than retried forever (not while the

@@ -5,10 +5,8 @@
  * sessions its scopes own and removes the others under the owner the row names (tenant-safe: every
  * filter names an owner). One engine without a standby is the single-engine path, unchanged.
  *
- * Standbys: each batch is applied to an engine's standby alongside its primary, from the database
- * (outside the claim transaction). A standby that is down, fails, or is still busy with the
- * previous batch STANDBY_GRACE_MS after the primary finished is marked `missed` and gets nothing
- * more: the primary never waits for it. When it answers again it is rebuilt (standby.ts).
+ * Standbys are not fed from here: each applies the outbox from its own cursor (standby.ts), with
+ * the same routing (route), so a primary never waits for its standby.
  */
 import { ownersOfSessions } from '../../data/outbox';
 import type { Sql } from '../../data/sql';
@@ -23,16 +21,11 @@ import type { SearchEngine } from '../engine/engines';
 import { engineOf } from '../engine/placement';
 import { chunked, IndexWriter } from './index-writer';
 
-/** How long a batch waits for a standby after its primary finished before the standby counts as behind. */
-const STANDBY_GRACE_MS = 5_000;
-
 export interface EngineTarget {
   engine: SearchEngine;
   primary: IndexWriter;
   standby: IndexWriter | null;
   compaction: Compaction;
-  /** The standby's batch in progress. */
-  standbyBusy: Promise<void> | null;
 }
 
 interface RouterOptions {
@@ -47,8 +40,6 @@ interface RouterOptions {
   compactEveryMs: number;
   recentMax: number;
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 export class EngineRouter {
   readonly targets: EngineTarget[];
@@ -73,14 +64,8 @@ export class EngineRouter {
           everyMs: o.compactEveryMs,
           recentMax: o.recentMax,
         }),
-        standbyBusy: null,
       };
     });
-  }
-
-  /** Resolves when no standby batch is in flight. */
-  async settled(): Promise<void> {
-    await Promise.all(this.targets.map((t) => t.standbyBusy ?? Promise.resolve()));
   }
 
   /** Some primary can be written to (rows for a primary that is down or not ready wait for it). */
@@ -94,13 +79,12 @@ export class EngineRouter {
   }
 
   get pendingTombstones(): number {
-    return this.targets.reduce((n, t) => n + t.primary.pendingTombstones + (t.standby?.pendingTombstones ?? 0), 0);
+    return this.targets.reduce((n, t) => n + t.primary.pendingTombstones, 0);
   }
 
   async deleteTombstones(): Promise<void> {
     for (const t of this.targets) {
       if (t.primary.pendingTombstones > 0 && t.engine.primaryUp()) await t.primary.deleteTombstones();
-      if (t.standby && t.standby.pendingTombstones > 0 && t.engine.standbyUp() && !t.standbyBusy) await t.standby.deleteTombstones();
     }
   }
 
@@ -115,7 +99,7 @@ export class EngineRouter {
   }
 
   /** The engines each row goes to: its scope's, and its session's current owner's (a moved project). */
-  private async route(db: Sql, rows: OutboxRow[]): Promise<Map<number, OutboxRow[]>> {
+  async route(db: Sql, rows: OutboxRow[]): Promise<Map<number, OutboxRow[]>> {
     const n = this.targets.length;
     const keys = rows.filter((r) => r.op !== 'delete_project' && r.sessionId).map((r) => ({ projectId: r.projectId, sessionId: r.sessionId! }));
     const owners = new Map<string, string>();
@@ -134,58 +118,21 @@ export class EngineRouter {
     return out;
   }
 
-  /** Applies the rows on every engine they go to; a row is done when done on each of them. */
+  /** Applies the rows on every primary they go to; a row is done when done on each of them. */
   async applyRows(db: Sql, rows: OutboxRow[], syncedAt: number): Promise<ApplyOutcome> {
-    if (this.targets.length === 1 && !this.targets[0].standby) return this.targets[0].primary.applyRows(db, rows, syncedAt);
+    if (this.targets.length === 1) return this.targets[0].primary.applyRows(db, rows, syncedAt);
     const failed = new Set<number>();
     const errors: string[] = [];
     let away = false;
     for (const [position, mine] of await this.route(db, rows)) {
       const t = this.targets[position];
-      const waitStandby = this.applyStandby(t, mine, syncedAt);
       let out: ApplyOutcome;
       if (t.engine.ready && t.engine.primaryUp()) out = await t.primary.applyRows(db, mine, syncedAt);
       else out = { done: [], failed: mine.map((r) => r.id), error: `search engine ${position} unavailable`, away: true };
       for (const id of out.failed) failed.add(id);
       if (out.failed.length) errors.push(out.error);
       away ||= out.away;
-      await waitStandby?.();
     }
     return { done: rows.map((r) => r.id).filter((id) => !failed.has(id)), failed: [...failed], error: errors.join('; '), away };
-  }
-
-  /** Starts the batch on the standby; the function returned waits for it, at most STANDBY_GRACE_MS. */
-  private applyStandby(t: EngineTarget, rows: OutboxRow[], syncedAt: number): (() => Promise<void>) | undefined {
-    const e = t.engine;
-    if (!t.standby || e.standbyState === 'missed') return undefined;
-    if (t.standbyBusy || !e.standbyUp()) {
-      this.missed(t, t.standbyBusy ? 'still applying an earlier batch' : 'unavailable');
-      return undefined;
-    }
-    const run = t.standby
-      .applyRows(this.o.db, rows, syncedAt)
-      .then(
-        (out) => {
-          if (out.failed.length) this.missed(t, out.error);
-        },
-        (err) => this.missed(t, String((err as Error)?.message ?? err)),
-      )
-      .finally(() => {
-        if (t.standbyBusy === run) t.standbyBusy = null;
-      });
-    t.standbyBusy = run;
-    // Waited for after the primary: then at most STANDBY_GRACE_MS more.
-    return () => Promise.race([run, sleep(STANDBY_GRACE_MS)]);
-  }
-
-  /** The standby lost a batch: nothing more is sent to it until it is rebuilt (standby.ts). */
-  missed(t: EngineTarget, why: string): void {
-    if (t.engine.standbyState === 'missed') return;
-    t.engine.standbyState = 'missed';
-    this.o.log.warn({
-      msg: 'search standby missed index work; it will be rebuilt from the database when it answers',
-      engine: t.engine.position,
-      err: why.slice(0, 300),
-    });
   }
 }

@@ -11,7 +11,7 @@ import type { EngineTarget } from './engine-router';
 interface RebuildDeps {
   /** Statements on the write pool (src/data). */
   db: Sql;
-  /** Every engine (engine-router.ts): their primaries, and their standbys when in sync. */
+  /** Every engine (engine-router.ts): their primaries (the standbys follow the outbox from their cursors). */
   targets: EngineTarget[];
   /** The primaries' connections. */
   conns: MeiliConnection[];
@@ -50,11 +50,12 @@ export async function reindexAll(o: RebuildDeps, onProgress?: (p: { done: number
     if (left > 0 && r.applied === 0) await sleep(200);
   }
   // What the rebuild did not write: sessions gone, and on an engine the scopes it no longer holds
-  // (an engine was added: this is how the scopes that moved leave their former engine).
+  // (an engine was added: this is how the scopes that moved leave their former engine). Not on the
+  // standbys: they may not have applied the rebuild's rows yet, and a standby whose engine's share
+  // changed has a new identity, hence a rebuild of its own (sync/standby.ts).
   const stale = { filter: `syncedAt < ${t0.getTime()}` };
   for (const t of o.targets) {
     const writers = [{ w: t.primary, p: t.engine.primary }];
-    if (t.standby && t.engine.standby && t.engine.standbyState === 'in-sync' && t.engine.standbyUp()) writers.push({ w: t.standby, p: t.engine.standby });
     for (const { w, p } of writers) {
       await w.waitTasks(p.main, [(await p.main.admin().index(o.indexUid).deleteDocuments(stale)).taskUid], 10 * 60_000);
       await w.waitTasks(p.recent, [(await p.recent.admin().index(o.recentUid).deleteDocuments(stale)).taskUid], 10 * 60_000);

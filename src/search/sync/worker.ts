@@ -21,10 +21,16 @@
  * main one, which may take minutes on a large archive; the recent index may have an engine of its
  * own (recentConn) for the same reason, the engine applying one batch at a time.
  *
+ * Standbys (MEILI_STANDBY_URLS) are not fed by the claims: each applies the outbox from its own
+ * cursor in a third loop (standby.ts), so applied rows are marked done rather than deleted while
+ * there are standbys, and pruned once every cursor has passed them or after the retention bound.
+ *
  * This file runs the loops; the jobs live beside it: claims.ts (claiming and releasing rows),
- * index-writer.ts (pushing sessions and removals to the engines), compaction.ts, rebuild.ts.
+ * index-writer.ts (pushing sessions and removals to the engines), compaction.ts, rebuild.ts,
+ * standby.ts.
  */
 import type { Pool } from 'mariadb';
+import { dropCursors, forgetCursor, pruneOutbox } from '../../data/engine-cursors';
 import { backlogCount, deadCount } from '../../data/outbox';
 import { sqlOn, type Sql } from '../../data/sql';
 import type { Logger } from '../../logger';
@@ -37,7 +43,7 @@ import { recentUidOf } from '../engine/index-settings';
 import { EngineRouter } from './engine-router';
 import type { IndexWriter, ProjectRef, SessionRef } from './index-writer';
 import { queueAll, queueRecent, reindexAll } from './rebuild';
-import { rebuildStandby } from './standby';
+import { StandbyFeeder } from './standby';
 
 interface WorkerOptions {
   pool: Pool;
@@ -60,12 +66,22 @@ interface WorkerOptions {
   recentMax?: number;
   /** Builds the documents of large sessions off the event loop (default: inline). */
   offload?: Offload;
+  /** Applied rows are kept for the standbys at most this long (default 1 h, at least 4 × the gap grace); a standby further behind is rebuilt from the database. */
+  standbyRetentionMs?: number;
+  /** How old the row after a hole in the outbox ids must be before a standby's cursor passes it (default standby.ts's GAP_GRACE_MS). */
+  standbyGapGraceMs?: number;
 }
 
 /** Emptied fragments are deleted after the worker has been idle this long (off the write path). */
 const TOMBSTONE_DELAY_MS = 2_000;
 /** How often the worker looks at the recent index's size. */
 const COMPACT_CHECK_MS = 5_000;
+/** The standbys' loop polls at most this often when idle (a step costs a few statements per standby). */
+const STANDBY_POLL_MS = 250;
+/** How often the rows every standby has passed are deleted. */
+const PRUNE_EVERY_MS = 2_000;
+/** How long applied rows are kept for a standby that is behind (STANDBY_RETENTION_MS by default). */
+const STANDBY_RETENTION_MS = 60 * 60_000;
 
 /** Wakes a loop that sleeps between polls when new work is announced. */
 class Waker {
@@ -116,7 +132,11 @@ export class OutboxWorker {
   private readonly router: EngineRouter;
   private running = false;
   private loop: Promise<void> | null = null;
-  private readonly wakers = { fresh: new Waker(), main: new Waker() };
+  private readonly wakers = { fresh: new Waker(), main: new Waker(), standby: new Waker() };
+  /** Some engine has a standby: rows applied stay for the standbys' cursors. */
+  private readonly retain: boolean;
+  private readonly feeder: StandbyFeeder;
+  private readonly standbyRetentionMs: number;
   private lastWork = 0;
   private nextCompactionCheck = 0;
 
@@ -143,6 +163,19 @@ export class OutboxWorker {
       compactEveryMs: opts.compactEveryMs ?? 5 * 60_000,
       recentMax: opts.recentMax ?? RECENT_MAX,
     });
+    this.retain = this.engines.some((e) => e.standby);
+    this.feeder = new StandbyFeeder({
+      gapGraceMs: opts.standbyGapGraceMs,
+      pool: this.pool,
+      db: this.db,
+      log: this.log,
+      router: this.router,
+      indexUid: this.indexUid,
+      recentUid: this.recentUid,
+      notify: () => this.notify(),
+    });
+    // A retention shorter than the grace would expire a cursor that waits at a hole.
+    this.standbyRetentionMs = Math.max(opts.standbyRetentionMs ?? STANDBY_RETENTION_MS, 4 * this.feeder.gapGraceMs);
   }
 
   /** The first engine's writer (one engine: the only one). */
@@ -150,25 +183,18 @@ export class OutboxWorker {
     return this.router.targets[0].primary;
   }
 
-  /** Rebuilds, from the database, the standbys that missed work and answer now (standby.ts); resolves when they are in sync. */
-  rebuildStandbys(): Promise<void> {
-    const p = this.startRebuilds();
-    this.rebuilds = this.rebuilds.then(() => p);
-    return p;
+  /** Every standby that answers has applied the whole outbox (their states are read afresh). */
+  standbysCaughtUp(): Promise<boolean> {
+    return this.feeder.caughtUp();
   }
 
-  private rebuilds: Promise<void> = Promise.resolve();
-
-  /** Resolves when no standby batch is in flight. */
-  standbysIdle(): Promise<void> {
-    return this.router.settled();
-  }
-
-  private startRebuilds(): Promise<void> {
-    const deps = { db: this.db, log: this.log, indexUid: this.indexUid, recentUid: this.recentUid, engines: this.engines.length };
-    return Promise.all(this.router.targets.map((t) => rebuildStandby({ ...deps, notify: () => this.notify(), running: () => this.running }, t))).then(
-      () => undefined,
-    );
+  /** A standby's indexes were lost or created empty: its cursor is forgotten and it is rebuilt from the database. */
+  async standbyLost(position: number): Promise<void> {
+    const t = this.router.targets[position];
+    if (!t?.standby) return;
+    t.engine.standbyState = 'rebuilding';
+    await forgetCursor(this.db, this.feeder.identity(t));
+    this.wakers.standby.notify();
   }
 
   start(): void {
@@ -177,7 +203,15 @@ export class OutboxWorker {
     // Two lanes: work on the main index (compaction, large sessions, deletes) may wait seconds to
     // minutes for it on a large archive, and writes for the recent index must not wait behind it
     // (per-session order still holds: deferredRows).
-    this.loop = Promise.all([this.run('fresh'), this.run('main')]).then(() => undefined);
+    const loops = [this.run('fresh'), this.run('main')];
+    if (this.retain) loops.push(this.runStandbys());
+    // Without standbys rows are deleted once applied: a cursor kept from an earlier configuration
+    // would not know what it missed, so none is kept (a standby configured again is rebuilt).
+    else
+      loops.push(
+        dropCursors(this.db).catch((err) => this.log.warn({ msg: 'search: dropping standby cursors failed', err: String((err as Error)?.message ?? err) })),
+      );
+    this.loop = Promise.all(loops).then(() => undefined);
   }
 
   async stop(): Promise<void> {
@@ -185,10 +219,8 @@ export class OutboxWorker {
     for (const w of Object.values(this.wakers)) w.notify();
     await this.loop;
     this.loop = null;
-    // A standby's batch still in flight, and standby rebuilds (they stop waiting once not running).
-    await this.router.settled();
-    await this.rebuilds;
     if (this.router.pendingTombstones > 0) await this.router.deleteTombstones();
+    for (const t of this.feeder.targets) await this.feeder.deleteTombstones(t).catch(() => undefined);
   }
 
   /** New work was written: look now rather than at the next poll. */
@@ -204,6 +236,57 @@ export class OutboxWorker {
   /** Rows waiting to be applied (including ones waiting for a retry). */
   backlog(): Promise<number> {
     return backlogCount(this.db);
+  }
+
+  /**
+   * The standbys' loop: a step per standby (standby.ts), their states and lags read after it, the
+   * rows every cursor has passed pruned every PRUNE_EVERY_MS. A standby that fails waits (doubling
+   * up to 5 s); one that is down is skipped until it answers.
+   */
+  private async runStandbys(): Promise<void> {
+    const waker = this.wakers.standby;
+    const retryAt = new Map<number, { at: number; failures: number }>();
+    let nextPrune = 0;
+    while (this.running) {
+      waker.clear();
+      let more = false;
+      for (const t of this.feeder.targets) {
+        const position = t.engine.position;
+        const wait = retryAt.get(position);
+        if (wait && Date.now() < wait.at) continue;
+        try {
+          const r = await this.feeder.step(t);
+          retryAt.delete(position);
+          if (r === 'applied') more = true;
+          if (r === 'idle') await this.feeder.deleteTombstones(t);
+        } catch (err) {
+          const failures = (wait?.failures ?? 0) + 1;
+          retryAt.set(position, { at: Date.now() + Math.min(5000, 100 * 2 ** failures), failures });
+          this.log.warn({
+            msg: 'search standby batch failed; retried from its cursor',
+            engine: position,
+            err: String((err as Error)?.message ?? err).slice(0, 300),
+          });
+        }
+        try {
+          await this.feeder.refreshStatus(t);
+        } catch {
+          // The database is away: the loop tries again.
+        }
+      }
+      if (Date.now() >= nextPrune) {
+        nextPrune = Date.now() + PRUNE_EVERY_MS;
+        try {
+          const { expired } = await pruneOutbox(this.db, this.standbyRetentionMs);
+          if (expired > 0)
+            this.log.warn({ msg: 'search standby cursor older than the outbox retains; it will be rebuilt from the database', cursors: expired });
+        } catch (err) {
+          this.log.warn({ msg: 'search outbox prune failed', err: String((err as Error)?.message ?? err) });
+        }
+      }
+      // Writes of this process wake the loop at once; other instances' are found at the next poll.
+      if (!more) await waker.idle(Math.max(this.pollMs, STANDBY_POLL_MS), () => this.running);
+    }
   }
 
   private async run(lane: Lane): Promise<void> {
@@ -255,6 +338,7 @@ export class OutboxWorker {
       lane,
       log: this.log,
       applyRows: (tx, rows, syncedAt) => this.router.applyRows(tx, rows, syncedAt),
+      retain: this.retain,
     });
   }
 
