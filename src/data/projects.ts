@@ -76,6 +76,16 @@ export async function lockProjectOwner(tx: Sql, projectId: string, mode: 'share'
   return rows[0]?.ownerId;
 }
 
+/**
+ * Holds the row of a would-be project owner (a user or a team) in share mode until the
+ * transaction ends: a delete of that user or team (which locks the row for update first) waits
+ * and then sees the new project. False when the owner is gone.
+ */
+export async function lockOwnerShared(tx: Sql, ownerType: 'user' | 'team', ownerId: string): Promise<boolean> {
+  const sql = ownerType === 'team' ? 'SELECT id FROM teams WHERE id = ? LOCK IN SHARE MODE' : 'SELECT id FROM users WHERE id = ? LOCK IN SHARE MODE';
+  return (await tx.query(sql, ownerId)).length === 1;
+}
+
 /** Inserts the project unless one with its id exists; returns whether it did. */
 export async function insertProjectIfAbsent(db: Sql, p: ProjectRow): Promise<boolean> {
   const n = await db.execute(

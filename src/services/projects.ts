@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { AppError } from '../errors';
+import { AppError, unauthenticated } from '../errors';
 import { DEFAULT_COLOR, DEFAULT_ICON } from '../domain/project';
 import { redactField } from '../domain/redaction';
 import { keyById } from '../data/api-keys';
@@ -9,7 +9,17 @@ import * as store from '../data/projects';
 import type { ProjectRow } from '../data/projects';
 import { moveSessionsOfProject } from '../data/session-writes';
 import { inTransaction, type Tx } from '../data/transaction';
-import { canUpload, checkProjectAdmin, projectRole, teamRole, readableScopes, requireProjectAdmin, requireReadableProject, requireTeamWriter } from './access';
+import {
+  canUpload,
+  checkProjectAdmin,
+  projectRole,
+  teamRole,
+  readableScopes,
+  requireProjectAdmin,
+  requireReadableProject,
+  requireTeamWriter,
+  teamNotFound,
+} from './access';
 import { recordAudit } from './audit';
 import type { AnyCtx, Ctx } from './context';
 import { CreateProjectInput, MoveProjectInput, UpdateProjectInput } from './inputs';
@@ -59,6 +69,17 @@ export async function newProjectOwner(ctx: Ctx, teamId?: string | null): Promise
   return { ownerType: 'team', ownerId: team };
 }
 
+/**
+ * Inserts a new project unless one with its id exists (returns whether it did), in a transaction
+ * that holds its owner's row: a user or team deleted meanwhile never leaves an ownerless project
+ * (their delete waits and takes it along, or went first: 401 for a user, 404 for a team).
+ */
+export async function insertNewProject(tx: Tx, row: ProjectRow): Promise<boolean> {
+  const team = row.ownerType === 'team';
+  if (!(await store.lockOwnerShared(tx, team ? 'team' : 'user', row.ownerId))) throw team ? teamNotFound(row.ownerId) : unauthenticated();
+  return store.insertProjectIfAbsent(tx, row);
+}
+
 export async function createProject(ctx: Ctx, input: unknown): Promise<ProjectDto> {
   const v = parseInput(CreateProjectInput, input);
   v.name = redactField(v.name, ctx.deps.config.redactSecrets);
@@ -66,7 +87,7 @@ export async function createProject(ctx: Ctx, input: unknown): Promise<ProjectDt
   const now = new Date();
   const owner = await newProjectOwner(ctx, v.teamId);
   const row: ProjectRow = { id, ...owner, name: v.name, icon: v.icon ?? DEFAULT_ICON, color: v.color ?? DEFAULT_COLOR, createdAt: now, updatedAt: now };
-  if (!(await store.insertProjectIfAbsent(ctx.deps.db.writes, row))) {
+  if (!(await inTransaction(ctx.deps.db, ctx.guard, (tx) => insertNewProject(tx, row)))) {
     const existing = await store.projectById(ctx.deps.db.writes, id);
     if (existing && !(await projectRole(ctx, existing.ownerId))) throw new AppError('FORBIDDEN', 'Insufficient permissions', { projectId: id });
     throw new AppError('CONFLICT', 'Project already exists', { projectId: id });

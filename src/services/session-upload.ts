@@ -2,14 +2,14 @@
 import { withStagedContent, type ContentWrites } from '../data/content-writes';
 import { contentStore } from '../data/content-store';
 import { isDuplicateKey, RetryTransaction } from '../data/errors';
-import { insertProjectIfAbsent, lockProjectOwner, projectById } from '../data/projects';
+import { lockProjectOwner, projectById } from '../data/projects';
 import { lockSession, sessionDigests } from '../data/sessions';
 import { inTransaction } from '../data/transaction';
 import { AppError, invalid, MESSAGES } from '../errors';
 import { DeferredJson, inlineOffload } from '../offload';
 import { canWriteSession, checkUpload, sessionWriteRefused } from './access';
 import type { Ctx } from './context';
-import { newProjectOwner } from './projects';
+import { insertNewProject, newProjectOwner } from './projects';
 import { redactionsToJson, sessionDataFindingsOf } from '../domain/redaction';
 import type { SessionRow } from '../domain/session-row';
 import { DEFAULT_COLOR, DEFAULT_ICON } from '../domain/project';
@@ -101,7 +101,7 @@ async function writeUpload(ctx: Ctx, write: UploadWrite, content: ContentWrites)
     if (!(await projectById(tx, projectId))) {
       const owner = await newProjectOwner(ctx);
       const project = { id: projectId, ...owner, name: up.projectName ?? projectId, icon: DEFAULT_ICON, color: DEFAULT_COLOR };
-      await insertProjectIfAbsent(tx, { ...project, createdAt: now, updatedAt: now });
+      await insertNewProject(tx, { ...project, createdAt: now, updatedAt: now });
     }
     const ownerId = await lockProjectOwner(tx, projectId, 'share');
     if (!ownerId) throw new RetryTransaction('project deleted during upload; retrying');

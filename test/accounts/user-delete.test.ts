@@ -8,6 +8,8 @@
  * the last admin of a team. (Legal hold: test/operations/legal-hold.test.ts.)
  */
 import { contentStore } from '../../src/data/content-store';
+import { inTransaction } from '../../src/data/transaction';
+import { deleteUserRow, lockUserAndAdmins } from '../../src/data/users';
 import { sweepObjects } from '../../src/data/content-store/sweep';
 import { operatorCtx } from '../../src/services/context';
 import { deleteUser } from '../../src/services/user-delete';
@@ -148,6 +150,32 @@ describe.each(['db', 's3'] as const)('content in %s', (mode) => {
       });
     }
   }, 180_000);
+
+  test('an upload that passed authentication while the user is being deleted leaves no project without an owner', async () => {
+    const eve = await person('eve');
+    const projectId = `eve-race-${mode}`;
+    let upload: ReturnType<typeof req> | undefined;
+    await inTransaction(app.deps.db, async (tx) => {
+      // The delete's first step, held open: the user's row locked for update.
+      await lockUserAndAdmins(tx, eve.id);
+      upload = req(eve, 'PUT', `/api/v1/projects/${projectId}/sessions/${SID(90)}`, { name: 'racing', markdown: '# racing' });
+      // The upload's transaction waits for that row before creating her project (a state that
+      // lasts until this transaction ends, so the poll cannot miss it).
+      for (;;) {
+        const waiting = await app.deps.db.writes.query<{ n: number }>(
+          `SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
+           WHERE t.trx_state = 'LOCK WAIT' AND p.DB = ? AND t.trx_query LIKE 'SELECT id FROM users WHERE id = % LOCK IN SHARE MODE'`,
+          app.db.name,
+        );
+        if (Number(waiting[0].n) > 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await deleteUserRow(tx, eve.id);
+    });
+    const r = await upload!;
+    expect(r.status).toBe(401);
+    expect(await count('SELECT COUNT(*) AS n FROM projects WHERE id = ?', projectId)).toBe(0);
+  });
 
   test('the last admin of a team: 409 naming the team, nothing deleted; once another member is admin, the team keeps its projects', async () => {
     const cleo = await person('cleo');
