@@ -82,8 +82,7 @@ export async function lockProjectOwner(tx: Sql, projectId: string, mode: 'share'
  * and then sees the new project. False when the owner is gone.
  */
 export async function lockOwnerShared(tx: Sql, ownerType: 'user' | 'team', ownerId: string): Promise<boolean> {
-  const sql = ownerType === 'team' ? 'SELECT id FROM teams WHERE id = ? LOCK IN SHARE MODE' : 'SELECT id FROM users WHERE id = ? LOCK IN SHARE MODE';
-  return (await tx.query(sql, ownerId)).length === 1;
+  return (await tx.query(`SELECT id FROM ${ownerType === 'team' ? 'teams' : 'users'} WHERE id = ? LOCK IN SHARE MODE`, ownerId)).length === 1;
 }
 
 /** Inserts the project unless one with its id exists; returns whether it did. */
