@@ -65,7 +65,19 @@ export async function relatedTo(ctx: Ctx, row: SessionRow, limit: number): Promi
   const terms = distinctiveTerms(candidates, counts, TERMS);
   if (terms.length === 0) return [];
   const query = terms.join(' ');
-  const found = await searchSessions(ctx, { query, limit: limit + 1, offset: 0, matchingExchanges: true });
+  // The words' counts are known: the search weighs them with these rather than counting them
+  // again; the session's words as written, which a related session shares, not their other
+  // forms (half the engine's queries); and no total is shown.
+  const knownCounts = counts ? { documents: counts.documents, holding: new Map(candidates.map((c, i) => [c.term, counts.counts[i] ?? 0])) } : undefined;
+  const found = await searchSessions(ctx, {
+    query,
+    limit: limit + 1,
+    offset: 0,
+    matchingExchanges: true,
+    knownCounts,
+    countTotal: false,
+    wordForms: false,
+  });
   const others = found.results.filter((r) => !(r.projectId === row.projectId && r.sessionId === row.id)).slice(0, limit);
   return Promise.all(others.map((r) => present(ctx, r, query)));
 }

@@ -45,7 +45,7 @@ interface SearchInput extends SearchOptions {
 }
 
 export async function searchSessions(ctx: Ctx, input: SearchInput): Promise<SearchResults> {
-  const { query, limit = PAGES.search.def, offset = PAGES.searchOffset.def, matchingExchanges, allWords } = input;
+  const { query, limit = PAGES.search.def, offset = PAGES.searchOffset.def, matchingExchanges, allWords, knownCounts, countTotal, wordForms } = input;
   const args = parseInput(SearchArgs, { query, limit, offset });
   const filters = filtersOf(input.filters);
   // The index holds no costs: a search filtered by cost would answer as if unfiltered.
@@ -57,7 +57,18 @@ export async function searchSessions(ctx: Ctx, input: SearchInput): Promise<Sear
     // request): a removed member's searches return and count none of the team's sessions from the
     // next request.
     const scopes = await scopesFor(ctx, filters.teamIds);
-    return await searchWithScopes(ctx, { scopes, query: args.query, filters, limit: args.limit, offset: args.offset, matchingExchanges, allWords });
+    return await searchWithScopes(ctx, {
+      scopes,
+      query: args.query,
+      filters,
+      limit: args.limit,
+      offset: args.offset,
+      matchingExchanges,
+      allWords,
+      knownCounts,
+      countTotal,
+      wordForms,
+    });
   } finally {
     // search_duration_seconds: every search that ran, found something or not, failed or not.
     recordSearch((performance.now() - started) / 1000);

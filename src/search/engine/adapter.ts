@@ -10,7 +10,7 @@ import { planQuery, type QueryPlan } from './query-plan';
 import { isEngineUnreachable, MeiliHttpError, rootCause } from './http-client';
 import { countedPage } from './counted-page';
 import { isIndexNotFound } from './index-settings';
-import type { SearchHit, SearchPage, SearchRequest } from './port';
+import type { KnownCounts, SearchHit, SearchPage, SearchRequest } from './port';
 import { buildSnippet } from './snippet';
 
 /** Matching fragments returned per session (the rest are counted out). */
@@ -101,7 +101,8 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
   const { scopes, filters, limit, offset } = request;
   if (matchesNothing(filters)) return { total: 0, hits: [] };
   const filter = searchFilter(scopes, filters);
-  const plan = request.allWords ? { q: request.query, words: [], phrases: [] } : planQuery(request.query);
+  const planned = request.allWords ? { q: request.query, words: [], phrases: [] } : planQuery(request.query);
+  const plan: QueryPlan = request.wordForms === false ? { ...planned, forms: undefined } : planned;
   const query = plan.q;
   const common: SearchParams = { filter, distinct: 'sessionDigest', matchingStrategy: 'all' };
   const pageParams: SearchParams = {
@@ -113,10 +114,12 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
   try {
     const client = conns.main.searcher();
     const want = offset + limit;
-    const federated = federatedQueries(plan, plan.words.length > 1 ? await countsOf(target, plan, filter) : undefined);
+    const counted = plan.words.length > 1 ? (knownCountsOf(plan, request.knownCounts) ?? (await countsOf(target, plan, filter))) : undefined;
+    const federated = federatedQueries(plan, counted);
+    const countTotal = request.countTotal !== false;
     const mainPage = (mainFilter: string, from: number, count: number): Promise<RawPage> =>
       federated
-        ? federatedPage<Doc>(client, indexes.main, federated, { ...pageParams, filter: mainFilter }, from, count)
+        ? federatedPage<Doc>(client, indexes.main, federated, { ...pageParams, filter: mainFilter }, from, count, countTotal)
         : countedPage(client.index<Doc>(indexes.main), query, { ...pageParams, filter: mainFilter }, from, count);
     // Asked at the same time as the recent index, for when the user has nothing there (then it
     // is the answer); otherwise the main index is asked again without the sessions held there
@@ -140,7 +143,7 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
       // main index is asked from where the recent hits leave it (its first `offset -
       // recentHits.length` hits are ranked before the page whatever the recent ones score).
       const recentPage = async (): Promise<RawPage> => {
-        if (federated) return federatedPage<Doc>(conns.recent.searcher(), indexes.recent, federated, pageParams, 0, want);
+        if (federated) return federatedPage<Doc>(conns.recent.searcher(), indexes.recent, federated, pageParams, 0, want, countTotal);
         const res = await conns.recent
           .searcher()
           .index<Doc>(indexes.recent)
@@ -254,6 +257,16 @@ function bestFirst<T>(items: T[], score: (item: T) => number): T[] {
     if (s > top) [best, top] = [i, s];
   }
   return [items[best], ...items.slice(0, best), ...items.slice(best + 1)];
+}
+
+/**
+ * The plan's counts from counts the caller already has (every word as written; no forms counts,
+ * so a word's forms query weighs by the rarity of the word itself), or null when they do not name
+ * every word or the query has phrases (a word's count is then of the word with the phrases).
+ */
+function knownCountsOf(plan: QueryPlan, known: KnownCounts | undefined): WordCounts | null {
+  if (!known || plan.phrases.length > 0 || !plan.words.every((w) => known.holding.has(w))) return null;
+  return { documents: known.documents, holding: plan.words.map((w) => known.holding.get(w)!) };
 }
 
 /** How many documents of both indexes (among `filter`'s) hold each word of the plan. */

@@ -149,7 +149,8 @@ type Federated<D> = {
  * counted by `whole` (their facet): a session indexed whole is one document, counted as it is;
  * a large session has several (its word list and fragments), so when some matched, the large
  * sessions are listed by one more request (distinct per query, united here).
- * `params` are the page's (filter, distinct, attributes, showRankingScore).
+ * `params` are the page's (filter, distinct, attributes, showRankingScore). `countTotal` false:
+ * the page only, its `total` the engine's estimate of matching documents (no facet, no listing).
  */
 export async function federatedPage<D extends Record<string, unknown>>(
   client: Meilisearch,
@@ -158,6 +159,7 @@ export async function federatedPage<D extends Record<string, unknown>>(
   params: SearchParams,
   from: number,
   count: number,
+  countTotal = true,
 ): Promise<PlannedPage<D>> {
   const { filter, distinct, attributesToRetrieve, showRankingScore } = params;
   const each = (extra: string | null) =>
@@ -181,6 +183,11 @@ export async function federatedPage<D extends Record<string, unknown>>(
     } as never)) as unknown as { results: Array<{ hits: Array<{ sessionDigest: string }> }> };
     return new Set(listed.results.flatMap((r) => r.hits.map((h) => h.sessionDigest))).size;
   };
+  if (!countTotal) {
+    const p = await page(false);
+    const hits = p.hits.map((h) => ({ ...h, _rankingScore: h._federation?.weightedRankingScore ?? h._rankingScore }));
+    return { total: p.estimatedTotalHits ?? hits.length, hits };
+  }
   let res: Federated<D>;
   try {
     res = await page(true);

@@ -25,6 +25,22 @@ export interface SearchOptions {
   matchingExchanges?: boolean;
   /** Every word of the query required, stop words included (the upload CLI's resume search). Default false: no word is a gate. */
   allWords?: boolean;
+  /**
+   * How many documents of the scopes there are, and how many hold each word as written, already
+   * counted by the caller (related sessions count them to choose their words): when they name
+   * every word of a query without phrases, the search does not count them again.
+   */
+  knownCounts?: KnownCounts;
+  /** False: the page only, `total` not counted (no facet count, no listing of large sessions). Default true. */
+  countTotal?: boolean;
+  /** False: the words as written only, no forms queries (half the queries of a federated search). Default true. */
+  wordForms?: boolean;
+}
+
+/** Document counts known before a search: all documents of its scopes, and those holding each word. */
+export interface KnownCounts {
+  documents: number;
+  holding: ReadonlyMap<string, number>;
 }
 
 /** One page of a search, as the service asks the engine for it. */
