@@ -113,6 +113,38 @@ export async function enqueueWebhookEvent(tx: Tx, e: WebhookEventRow): Promise<v
   if (n > 0) tx.afterCommit(tx.signals.webhooksWritten.emit);
 }
 
+/** Events of one type about one owner and project, as many statements as this many events take. */
+const EVENTS_PER_STATEMENT = 500;
+
+/**
+ * Fans out many events of one type about one owner and project (a project's sessions deleted at
+ * once) to every webhook that listens: one statement per EVENTS_PER_STATEMENT events instead of
+ * one per event. Every event id is new, so none is already there.
+ */
+export async function enqueueWebhookEvents(
+  tx: Tx,
+  about: { type: string; scopeId: string; projectId: string | null },
+  events: ReadonlyArray<{ eventId: string; payload: string }>,
+): Promise<void> {
+  let written = 0;
+  for (let at = 0; at < events.length; at += EVENTS_PER_STATEMENT) {
+    const part = events.slice(at, at + EVENTS_PER_STATEMENT);
+    // In the order given (a webhook receives them as the deletion listed them).
+    const rows = part.map((_, i) => `SELECT ${i} AS n, ? AS eventId, ? AS payload`).join(' UNION ALL ');
+    written += await tx.execute(
+      `INSERT INTO webhook_deliveries (webhookId, eventId, type, scopeId, payload, nextAttemptAt)
+       SELECT w.id, e.eventId, ?, ?, e.payload, NOW(3) FROM webhooks w JOIN (${rows}) e
+        WHERE ${LISTENING}
+        ORDER BY w.id, e.n`,
+      about.type,
+      about.scopeId,
+      ...part.flatMap((e) => [e.eventId, e.payload]),
+      ...listeningArgs(about.type, about.scopeId, about.projectId),
+    );
+  }
+  if (written > 0) tx.afterCommit(tx.signals.webhooksWritten.emit);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The delivery worker's side
 

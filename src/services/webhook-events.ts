@@ -4,7 +4,7 @@
  * once. A body is `{type, timestamp, data}`; data holds ids, the display title, sizes and the
  * console's URL, never transcript text.
  */
-import { anyWebhookListening, enqueueWebhookEvent } from '../data/webhooks';
+import { anyWebhookListening, enqueueWebhookEvent, enqueueWebhookEvents } from '../data/webhooks';
 import type { SessionRow } from '../domain/session-row';
 import type { ShareState } from '../data/shares';
 import type { Tx } from '../data/transaction';
@@ -19,10 +19,14 @@ const consoleUrl = (config: Base, path: string) => `${config.publicUrl ?? ''}${p
 const projectPath = (projectId: string) => `/projects/${encodeURIComponent(projectId)}`;
 const sessionPath = (projectId: string, sessionId: string) => `${projectPath(projectId)}/sessions/${sessionId}`;
 
+/** An event's body: `{type, timestamp, data}`. */
+const payloadOf = (type: WebhookEvent, data: Record<string, unknown>, timestamp = new Date()) =>
+  JSON.stringify({ type, timestamp: timestamp.toISOString(), data });
+
 /** Records one event for the webhooks of `scopeIds` (the owners it concerns) that may read it. */
 async function record(tx: Tx, type: WebhookEvent, scopeIds: readonly string[], projectId: string | null, data: Record<string, unknown>): Promise<void> {
   const eventId = newEventId();
-  const payload = JSON.stringify({ type, timestamp: new Date().toISOString(), data });
+  const payload = payloadOf(type, data);
   for (const scopeId of new Set(scopeIds)) await enqueueWebhookEvent(tx, { eventId, type, scopeId, projectId, payload });
 }
 
@@ -46,23 +50,33 @@ export function sessionWritten(tx: Tx, config: Base, type: 'session.created' | '
   });
 }
 
+type DeletedSession = { scopeId: string; projectId: string; sessionId: string; title: string | null };
+
+const deletedData = (config: Base, s: DeletedSession) => ({
+  projectId: s.projectId,
+  sessionId: s.sessionId,
+  title: s.title,
+  consoleUrl: consoleUrl(config, projectPath(s.projectId)),
+});
+
 /** `session.deleted`: the session alone, or with its project. */
-export function sessionDeleted(tx: Tx, config: Base, s: { scopeId: string; projectId: string; sessionId: string; title: string | null }): Promise<void> {
-  return record(tx, 'session.deleted', [s.scopeId], s.projectId, {
-    projectId: s.projectId,
-    sessionId: s.sessionId,
-    title: s.title,
-    consoleUrl: consoleUrl(config, projectPath(s.projectId)),
-  });
+export function sessionDeleted(tx: Tx, config: Base, s: DeletedSession): Promise<void> {
+  return record(tx, 'session.deleted', [s.scopeId], s.projectId, deletedData(config, s));
 }
 
 /**
  * `session.deleted` for every session of a project deleted at once: asked once whether any webhook
- * listens, so that a large project's delete writes nothing per session when none does.
+ * listens, so that a large project's delete writes nothing per session when none does, and
+ * written a few hundred events per statement when one does.
  */
 export async function sessionsDeleted(tx: Tx, config: Base, scopeId: string, projectId: string, sessionIds: readonly string[]): Promise<void> {
   if (sessionIds.length === 0 || !(await anyWebhookListening(tx, 'session.deleted', scopeId, projectId))) return;
-  for (const sessionId of sessionIds) await sessionDeleted(tx, config, { scopeId, projectId, sessionId, title: null });
+  const now = new Date();
+  const events = sessionIds.map((sessionId) => ({
+    eventId: newEventId(),
+    payload: payloadOf('session.deleted', deletedData(config, { scopeId, projectId, sessionId, title: null }), now),
+  }));
+  await enqueueWebhookEvents(tx, { type: 'session.deleted', scopeId, projectId }, events);
 }
 
 type ShareFacts = Pick<ShareState, 'id' | 'ownerId' | 'projectId' | 'sessionId' | 'title' | 'audience' | 'expiresAt' | 'createdBy'>;

@@ -5,11 +5,13 @@
  * owner's alone (anyone else's is the same 404 as an unknown one); deliveries and their resend.
  */
 import crypto from 'node:crypto';
+import { inTransaction } from '../../src/data/transaction';
 import { disableWebhook } from '../../src/data/webhooks';
 import type { Ctx } from '../../src/services/context';
 import { createProject } from '../../src/services/projects';
 import { upsertSession } from '../../src/services/session-upload';
 import { addMember } from '../../src/services/teams';
+import { sessionsDeleted } from '../../src/services/webhook-events';
 import { createWebhook, deleteWebhook, getWebhook, listDeliveries, listWebhooks, resendDelivery } from '../../src/services/webhooks';
 import { again, castOf, failure, FORBIDDEN, refused, startServices, type ServiceHarness, type ServiceUser } from '../support/services';
 
@@ -168,6 +170,24 @@ describe('deliveries and resend', () => {
     expect(resent).toMatchObject({ eventId: first.eventId, type: first.type, status: 'pending', attempts: 0 });
     expect(resent.id).not.toBe(first.id);
     expect((await listDeliveries(again(lister), webhook.id)).map((d) => d.id).sort()).toEqual([first.id, resent.id].sort());
+  });
+
+  test('the sessions of a project deleted at once: one session.deleted each, in order, to the webhooks that listen', async () => {
+    const lister = await h.user('many');
+    const project = (await createProject(lister, { name: 'Many' })).id;
+    const { webhook } = await hook(lister, { events: ['session.deleted'], projectId: project });
+    const deaf = (await hook(lister, { events: ['session.created'], projectId: project })).webhook;
+    // More than one statement's worth of events.
+    const sessionIds = Array.from({ length: 1001 }, () => crypto.randomUUID());
+    await inTransaction(h.deps.db, (tx) => sessionsDeleted(tx, {}, lister.user.id, project, sessionIds));
+    const rows = await h.deps.db.writes.query<{ eventId: string; payload: string }>(
+      'SELECT eventId, payload FROM webhook_deliveries WHERE webhookId = ? ORDER BY id',
+      webhook.id,
+    );
+    expect(rows.map((r) => JSON.parse(r.payload).data.sessionId)).toEqual(sessionIds);
+    expect(new Set(rows.map((r) => r.eventId)).size).toBe(sessionIds.length);
+    expect(JSON.parse(rows[0].payload)).toMatchObject({ type: 'session.deleted', data: { projectId: project, title: null } });
+    expect(await listDeliveries(again(lister), deaf.id)).toEqual([]);
   });
 
   test("an unknown delivery, or another webhook's, is 404 Delivery not found", async () => {
