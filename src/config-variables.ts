@@ -51,6 +51,7 @@ export const ENVIRONMENT = z.object({
   MEILI_URL: urlOf('MEILI_URL', ['http:', 'https:']).optional(),
   MEILI_URLS: urlListOf('MEILI_URLS').optional(),
   MEILI_STANDBY_URLS: standbyListOf('MEILI_STANDBY_URLS').optional(),
+  SEARCH_STANDBY_RETENTION_MINUTES: positiveInt('SEARCH_STANDBY_RETENTION_MINUTES').default(60),
   MEILI_MASTER_KEY: z.string().optional(),
   MEILI_RECENT_URL: urlOf('MEILI_RECENT_URL', ['http:', 'https:']).optional(),
   MEILI_RECENT_MASTER_KEY: z.string().optional(),

@@ -27,6 +27,8 @@ export interface Config {
   meiliUrls: string[];
   /** A standby per engine, same order (MEILI_STANDBY_URLS; '' for an engine without one); empty: none. */
   meiliStandbyUrls: string[];
+  /** Minutes applied search outbox rows are kept for a standby that is behind; one further behind is rebuilt (SEARCH_STANDBY_RETENTION_MINUTES). */
+  searchStandbyRetentionMinutes: number;
   /** The key of every engine and standby (and of the recent one unless MEILI_RECENT_MASTER_KEY). */
   meiliMasterKey: string | null;
   /** A second server for the recent index (default: the MEILI_URL one). */
@@ -227,6 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     meiliUrl: e.MEILI_URL ?? e.MEILI_URLS?.[0] ?? null,
     meiliUrls: e.MEILI_URLS ?? (e.MEILI_URL ? [e.MEILI_URL] : []),
     meiliStandbyUrls: e.MEILI_STANDBY_URLS ?? [],
+    searchStandbyRetentionMinutes: e.SEARCH_STANDBY_RETENTION_MINUTES,
     meiliMasterKey: e.MEILI_MASTER_KEY ?? null,
     meiliRecentUrl: e.MEILI_RECENT_URL ?? null,
     meiliRecentMasterKey: e.MEILI_RECENT_MASTER_KEY ?? e.MEILI_MASTER_KEY ?? null,

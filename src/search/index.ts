@@ -84,6 +84,7 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
     logger: log,
     ready: () => engines.some((e) => e.ready),
     offload,
+    standbyRetentionMs: config.searchStandbyRetentionMinutes * 60_000,
     ...workerOpts,
   });
   db.signals.outboxWritten.on(() => worker.notify());

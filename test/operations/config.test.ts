@@ -292,7 +292,9 @@ test('several engines (MEILI_URLS) and standbys (MEILI_STANDBY_URLS), one key fo
     meiliUrls: ['http://10.0.0.5:7700'],
     meiliStandbyUrls: ['http://10.0.1.5:7700'],
   });
-  expect(loadConfig({ ...base() })).toMatchObject({ meiliUrl: null, meiliUrls: [], meiliStandbyUrls: [] });
+  expect(loadConfig({ ...base() })).toMatchObject({ meiliUrl: null, meiliUrls: [], meiliStandbyUrls: [], searchStandbyRetentionMinutes: 60 });
+  expect(loadConfig({ ...base(), SEARCH_STANDBY_RETENTION_MINUTES: '240' }).searchStandbyRetentionMinutes).toBe(240);
+  expect(problemsOf({ ...base(), SEARCH_STANDBY_RETENTION_MINUTES: '0' })).toEqual([expect.stringContaining('SEARCH_STANDBY_RETENTION_MINUTES')]);
   // An empty entry: that engine has no standby.
   expect(loadConfig({ ...base(), ...urls, MEILI_STANDBY_URLS: 'http://10.0.1.5:7700,' }).meiliStandbyUrls).toEqual(['http://10.0.1.5:7700', '']);
   expect(problemsOf({ ...base(), ...urls, MEILI_STANDBY_URLS: ',' })).toEqual([expect.stringContaining('MEILI_STANDBY_URLS must be comma-separated URLs')]);

@@ -66,7 +66,7 @@ interface WorkerOptions {
   recentMax?: number;
   /** Builds the documents of large sessions off the event loop (default: inline). */
   offload?: Offload;
-  /** Applied rows are kept for the standbys at most this long (default 1 h, at least 4 × the gap grace); a standby further behind is rebuilt from the database. */
+  /** Applied rows are kept for the standbys at most this long (SEARCH_STANDBY_RETENTION_MINUTES; default 1 h, at least 4 × the gap grace); a standby further behind is rebuilt from the database. */
   standbyRetentionMs?: number;
   /** How old the row after a hole in the outbox ids must be before a standby's cursor passes it (default standby.ts's GAP_GRACE_MS). */
   standbyGapGraceMs?: number;
