@@ -79,7 +79,8 @@ export async function cursorLag(db: Sql, lastId: number | null): Promise<{ behin
  * Deletes the outbox rows no engine needs any more: applied on the primaries and passed by every
  * cursor, and, whatever the cursors, applied more than `retentionMs` ago (the cursors that had not
  * passed those are set to null first: their standbys are rebuilt from the database). At most
- * `limit` rows of each kind per call; returns how many went and how many cursors expired.
+ * `limit` rows of each kind per call; returns how many went and how many cursors expired. Run in
+ * a READ COMMITTED transaction (inClaimTransaction).
  */
 export async function pruneOutbox(db: Sql, retentionMs: number, limit = 5000): Promise<{ deleted: number; expired: number }> {
   const [cut] = await db.query<{ id: unknown }>(

@@ -31,7 +31,7 @@
  */
 import type { Pool } from 'mariadb';
 import { dropCursors, forgetCursor, pruneOutbox } from '../../data/engine-cursors';
-import { backlogCount, deadCount } from '../../data/outbox';
+import { backlogCount, deadCount, inClaimTransaction } from '../../data/outbox';
 import { sqlOn, type Sql } from '../../data/sql';
 import type { Logger } from '../../logger';
 import { inlineOffload, type Offload } from '../../offload';
@@ -277,7 +277,10 @@ export class OutboxWorker {
       if (Date.now() >= nextPrune) {
         nextPrune = Date.now() + PRUNE_EVERY_MS;
         try {
-          const { expired } = await pruneOutbox(this.db, this.standbyRetentionMs);
+          // READ COMMITTED: the deletes pass over rows claimed by the primaries' transactions (not
+          // done in their committed version) without waiting for them, and take no gap locks that
+          // would hold back writers' inserts.
+          const { expired } = await inClaimTransaction(this.pool, (tx) => pruneOutbox(tx, this.standbyRetentionMs));
           if (expired > 0)
             this.log.warn({ msg: 'search standby cursor older than the outbox retains; it will be rebuilt from the database', cursors: expired });
         } catch (err) {
