@@ -56,6 +56,27 @@ export const ENVIRONMENT = z.object({
   MEILI_RECENT_URL: urlOf('MEILI_RECENT_URL', ['http:', 'https:']).optional(),
   MEILI_RECENT_MASTER_KEY: z.string().optional(),
   REDIS_URL: urlOf('REDIS_URL', ['redis:', 'rediss:']).optional(),
+  EMBEDDINGS_URL: urlOf('EMBEDDINGS_URL', ['http:', 'https:']).optional(),
+  EMBEDDINGS_MODEL: z.string().min(1).optional(),
+  EMBEDDINGS_API_KEY: z.string().optional(),
+  EMBEDDINGS_DIMENSIONS: z
+    .string()
+    .regex(/^\d{1,5}$/, 'EMBEDDINGS_DIMENSIONS must be an integer from 1 to 8192')
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 8192, 'EMBEDDINGS_DIMENSIONS must be an integer from 1 to 8192')
+    .optional(),
+  EMBEDDINGS_PER_MINUTE: positiveInt('EMBEDDINGS_PER_MINUTE').default(600),
+  EMBEDDINGS_QUERY_TIMEOUT_MS: z
+    .string()
+    .regex(/^\d{1,5}$/, 'EMBEDDINGS_QUERY_TIMEOUT_MS must be an integer from 10 to 10000')
+    .transform(Number)
+    .refine((n) => n >= 10 && n <= 10_000, 'EMBEDDINGS_QUERY_TIMEOUT_MS must be an integer from 10 to 10000')
+    .default(300),
+  EMBEDDINGS_SEMANTIC_RATIO: z
+    .string()
+    .regex(/^(0(\.\d+)?|1(\.0+)?)$/, 'EMBEDDINGS_SEMANTIC_RATIO must be a number from 0 to 1')
+    .transform(Number)
+    .default(0.5),
   RATE_LIMIT_REST_PER_HOUR: positiveInt('RATE_LIMIT_REST_PER_HOUR').default(1000),
   RATE_LIMIT_GRAPHQL_PER_HOUR: positiveInt('RATE_LIMIT_GRAPHQL_PER_HOUR').default(500),
   AUTH_FAILURE_LIMIT: positiveInt('AUTH_FAILURE_LIMIT').default(300),

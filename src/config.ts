@@ -7,6 +7,22 @@ import type { PriceTable } from './domain/usage/prices';
 import type { RedactMode } from './redact';
 import { readOrCreateSecret } from './secret-file';
 
+/** An OpenAI-compatible embeddings endpoint (EMBEDDINGS_*). */
+export interface EmbeddingsConfig {
+  /** `POST` target: the full URL of the endpoint (…/v1/embeddings). */
+  url: string;
+  model: string;
+  /** Sent as `Authorization: Bearer`; null: none. */
+  apiKey: string | null;
+  dimensions: number;
+  /** Document texts embedded per minute at most (the indexing budget). */
+  perMinute: number;
+  /** How long a search waits for its query's embedding before answering lexically. */
+  queryTimeoutMs: number;
+  /** Weight of the semantic results against the lexical ones, 0 to 1. */
+  semanticRatio: number;
+}
+
 /** The one place that reads process.env: everything is validated once, at start. */
 export interface Config {
   nodeEnv: string;
@@ -35,6 +51,8 @@ export interface Config {
   meiliRecentUrl: string | null;
   meiliRecentMasterKey: string | null;
   redisUrl: string | null;
+  /** Semantic search (docs/search.md, "Semantic search"); null: off, nothing calls out and search is lexical. */
+  embeddings: EmbeddingsConfig | null;
   rateLimitRestPerHour: number;
   rateLimitGraphqlPerHour: number;
   authFailureLimit: number;
@@ -210,6 +228,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   problems.push(...s3Problems(given));
+  if (given.EMBEDDINGS_URL) {
+    for (const name of ['EMBEDDINGS_MODEL', 'EMBEDDINGS_DIMENSIONS'] as const) if (!given[name]) problems.push(`${name} is required with EMBEDDINGS_URL`);
+  }
   const prices = pricesOf(given.PRICES_FILE ?? null, problems);
   if (!parsed.success || problems.length || !prices) throw new ConfigError(problems);
   const e = parsed.data;
@@ -234,6 +255,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     meiliRecentUrl: e.MEILI_RECENT_URL ?? null,
     meiliRecentMasterKey: e.MEILI_RECENT_MASTER_KEY ?? e.MEILI_MASTER_KEY ?? null,
     redisUrl: e.REDIS_URL ?? null,
+    embeddings: e.EMBEDDINGS_URL
+      ? Object.freeze({
+          url: e.EMBEDDINGS_URL,
+          model: e.EMBEDDINGS_MODEL!,
+          apiKey: e.EMBEDDINGS_API_KEY || null,
+          dimensions: e.EMBEDDINGS_DIMENSIONS!,
+          perMinute: e.EMBEDDINGS_PER_MINUTE,
+          queryTimeoutMs: e.EMBEDDINGS_QUERY_TIMEOUT_MS,
+          semanticRatio: e.EMBEDDINGS_SEMANTIC_RATIO,
+        })
+      : null,
     rateLimitRestPerHour: e.RATE_LIMIT_REST_PER_HOUR,
     rateLimitGraphqlPerHour: e.RATE_LIMIT_GRAPHQL_PER_HOUR,
     authFailureLimit: e.AUTH_FAILURE_LIMIT,

@@ -8,6 +8,7 @@ import { rateLimitOf } from './api/route';
 import type { AdmissionStats } from './http/admission';
 import type { EngineStatus } from './search';
 import { onSearch } from './search/engine/timing';
+import type { EmbeddingStats } from './search/semantic/embedder';
 import type { Replica } from './db/replica';
 import { operatorCtx, type Deps } from './services/context';
 import { outboxBacklog, outboxDeadCount } from './services/search-outbox';
@@ -54,6 +55,8 @@ export function createMetrics(deps: Deps, admission?: () => AdmissionStats, auth
   if (replica) replicaMetrics(registry, replica);
   const engineStatus = deps.search.engineStatus?.bind(deps.search);
   if (engineStatus) engineMetrics(registry, engineStatus);
+  const embeddingStatus = (deps.search as { embeddingStatus?: () => EmbeddingStats | null }).embeddingStatus?.bind(deps.search);
+  if (embeddingStatus?.()) embeddingMetrics(registry, () => embeddingStatus()!);
 
   const { requests, latency } = httpRequestMetrics(registry);
   const rateLimited = new Counter({
@@ -178,6 +181,49 @@ function engineMetrics(registry: Registry, status: () => EngineStatus[]): void {
     collect() {
       this.reset();
       for (const s of status()) if (s.standbyLagSeconds !== null) this.set({ engine: String(s.engine) }, s.standbyLagSeconds);
+    },
+  });
+}
+
+/** Semantic search's embeddings (src/search/semantic), read at each scrape; only with EMBEDDINGS_URL set. */
+function embeddingMetrics(registry: Registry, status: () => EmbeddingStats): void {
+  new Counter({
+    name: 'search_embedding_requests_total',
+    help: 'Requests to the embeddings endpoint, by kind (documents, query) and outcome (ok, failed: error, refusal or timeout)',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [kind, n] of Object.entries(status().requests)) {
+        this.inc({ kind, outcome: 'ok' }, n.ok);
+        this.inc({ kind, outcome: 'failed' }, n.failed);
+      }
+    },
+  });
+  new Counter({
+    name: 'search_embedded_documents_total',
+    help: 'Index documents given a vector by the embeddings endpoint (counted against EMBEDDINGS_PER_MINUTE)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(status().documents);
+    },
+  });
+  new Gauge({
+    name: 'search_embedding_pending',
+    help: 'Index documents waiting for their vector, at the last pass of the embedding loop (-1 before the first)',
+    registers: [registry],
+    collect() {
+      this.set(status().pending);
+    },
+  });
+  new Counter({
+    name: 'search_semantic_fallbacks_total',
+    help: 'Searches answered lexically although semantic search is on (the query was not embedded in time, or the engine refused the hybrid query)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(status().lexicalFallbacks);
     },
   });
 }

@@ -114,6 +114,16 @@ export interface SessionDocument {
   syncedAt: number;
 }
 
+/**
+ * The engine's embedder (semantic search, docs/search.md): with it, every document pushed carries
+ * `_vectors: {[EMBEDDER]: null}` (the engine requires the entry), and gets its vector later
+ * (src/search/semantic/embedding-sweeper.ts).
+ */
+export const EMBEDDER = 'session_archive';
+
+/** A document as pushed to an index with an embedder: no vector yet. */
+export const withoutVector = <D extends object>(doc: D): D & { _vectors: Record<string, null> } => ({ ...doc, _vectors: { [EMBEDDER]: null } });
+
 /** `hash` of a tombstone: a fragment a session no longer has, emptied until it is deleted. */
 export const TOMBSTONE = 'tombstone';
 

@@ -89,6 +89,8 @@ interface DocumentsInput {
   have: Map<string, string>;
   force: boolean;
   batchBytes: number;
+  /** The index has an embedder: each document carries an empty `_vectors` entry. */
+  vectors?: boolean;
 }
 
 const asBuffer = (u: Uint8Array): Buffer => (Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength));

@@ -7,7 +7,7 @@ import { isMainThread } from 'node:worker_threads';
 import Piscina from 'piscina';
 import { AppError, type ErrorCode } from '../errors';
 import type { RedactMode } from '../redact';
-import { toDocuments, type IndexableSession } from '../domain/search-documents';
+import { toDocuments, withoutVector, type IndexableSession } from '../domain/search-documents';
 import { ExchangeScanner, type ScanState } from '../domain/exchanges';
 import { parseJsonBytes } from '../domain/json';
 import { prepareUploadJson as prepare, usageOfRaw, type PreparedUpload } from '../domain/upload';
@@ -110,6 +110,8 @@ export function documents(input: {
   have: Array<[string, string]>;
   force: boolean;
   batchBytes: number;
+  /** The index has an embedder: each document carries an empty `_vectors` entry. */
+  vectors?: boolean;
 }): DocumentBatches {
   const row = { ...input.row, createdAt: new Date(input.row.createdAt) };
   const have = new Map(input.have);
@@ -121,7 +123,7 @@ export function documents(input: {
   let count = 0;
   for (const doc of docs) {
     if (!input.force && have.get(doc.id) === doc.hash) continue;
-    batch.push(JSON.stringify(doc));
+    batch.push(JSON.stringify(input.vectors ? withoutVector(doc) : doc));
     count++;
     bytes += doc.content.length + 512;
     if (bytes >= input.batchBytes) {

@@ -16,9 +16,13 @@ import { allAnswer, probeAll } from './engine/connection';
 import type { EmbeddedMeili } from './embedded/embedded';
 import type { SearchEngine } from './engine/engines';
 import { searchEngines } from './engine/fanout';
-import { scopesByEngine } from './engine/placement';
+import { engineOf, scopesByEngine } from './engine/placement';
+import { documentIdOf, EMBEDDER } from '../domain/search-documents';
+import { rootCause, MeiliHttpError } from './engine/http-client';
+import { Embedder, isLexicalQuery, type EmbeddingStats } from './semantic/embedder';
+import { EmbeddingSweeper } from './semantic/embedding-sweeper';
 import { sumCounts, termCounts } from './engine/term-counts';
-import { ensureIndex, indexUidOf, legacyIndexUidsOf, recentUidOf } from './engine/index-settings';
+import { ensureIndex, indexUidOf, legacyIndexUidsOf, otherVariantsOf, recentUidOf } from './engine/index-settings';
 import type { EngineStatus, SearchPage, SearchPort, SearchRequest } from './engine/port';
 import { setupEngines } from './setup';
 import { OutboxWorker } from './sync/worker';
@@ -54,6 +58,8 @@ export interface Search extends SearchPort {
   engineStatus(): EngineStatus[];
   /** Every standby that answers has applied the whole outbox from its cursor (states and lags read afresh). */
   standbysCaughtUp(): Promise<boolean>;
+  /** Semantic search's counts (/metrics); null when EMBEDDINGS_URL is unset. */
+  embeddingStatus(): EmbeddingStats | null;
 }
 
 interface SearchFactoryDeps {
@@ -67,10 +73,19 @@ interface SearchFactoryDeps {
   worker?: { pollMs?: number; batchSize?: number; compactEveryMs?: number; recentMax?: number; standbyRetentionMs?: number; standbyGapGraceMs?: number };
 }
 
+/** A vector as the engine returns it (`[…]`, or `{embeddings: [[…]]}`); null when there is none. */
+function vectorOf(v: unknown): number[] | null {
+  if (Array.isArray(v)) return v.length > 0 && typeof v[0] === 'number' ? (v as number[]) : Array.isArray(v[0]) && v[0].length ? (v[0] as number[]) : null;
+  const embeddings = (v as { embeddings?: unknown } | null)?.embeddings;
+  return embeddings === undefined ? null : vectorOf(embeddings);
+}
+
 export function createSearch({ config, db, logger, offload, worker: workerOpts }: SearchFactoryDeps): Search {
   const pool = db.pool;
   const log = logger.child({ component: 'search' });
-  const indexUid = indexUidOf(config.namespace);
+  // Semantic search (EMBEDDINGS_URL): an index layout with an embedder, and the loop that gives its documents their vectors.
+  const embedder = config.embeddings ? new Embedder(config.embeddings, log) : null;
+  const indexUid = indexUidOf(config.namespace, config.embeddings?.dimensions ?? null);
   const recentUid = recentUidOf(indexUid);
   const { engines, embedded, recentEmbedded, conns, single } = setupEngines(config, log);
   const primaryConns = [...new Set(engines.flatMap((e) => e.primaryConns()))];
@@ -88,6 +103,20 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
     ...workerOpts,
   });
   db.signals.outboxWritten.on(() => worker.notify());
+  const sweeper = embedder ? new EmbeddingSweeper({ engines, indexUid, embedder, log }) : null;
+
+  /**
+   * A search made hybrid when an embedder is set, the query is not lexical-only (quoted phrases,
+   * identifiers) and its vector came in time; else it is left lexical (docs/search.md, "Semantic search").
+   */
+  const withSemantic = async (request: SearchRequest): Promise<SearchRequest> => {
+    if (!embedder) return request;
+    const onRefused = (err: unknown) => embedder.lexicalFallback('search engine refused the hybrid query; answered lexically', err);
+    if (request.vector) return { ...request, semantic: { vector: request.vector, ratio: 1 } };
+    if (request.allWords || embedder.semanticRatio <= 0 || isLexicalQuery(request.query)) return request;
+    const vector = await embedder.queryVector(request.query);
+    return vector ? { ...request, semantic: { vector, ratio: embedder.semanticRatio, onRefused } } : request;
+  };
   let started = false;
   let retryTimer: NodeJS.Timeout | null = null;
 
@@ -139,6 +168,19 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
           // An index of an earlier document layout is not read any more.
           for (const uid of legacyIndexUidsOf(config.namespace)) {
             for (const c of conns)
+              await c
+                .admin()
+                .deleteIndex(uid)
+                .catch(() => undefined);
+          }
+          // So is the index of the same layout with other EMBEDDINGS_* settings (or none).
+          for (const c of conns) {
+            const uids = await c
+              .admin()
+              .getIndexes({ limit: 1000 })
+              .then((r) => r.results.map((i) => i.uid))
+              .catch(() => [] as string[]);
+            for (const uid of otherVariantsOf(config.namespace, indexUid, uids))
               await c
                 .admin()
                 .deleteIndex(uid)
@@ -217,6 +259,7 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
       }, 2000);
       retryTimer.unref();
       if (config.workersEnabled) worker.start();
+      if (config.workersEnabled) sweeper?.start();
     },
 
     async stop() {
@@ -224,13 +267,15 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
       started = false;
       if (retryTimer) clearInterval(retryTimer);
       retryTimer = null;
+      await sweeper?.stop();
       await worker.stop();
       await preparing?.catch(() => undefined);
       for (const c of conns) c.close();
       for (const { engine } of embeddedEngines) await engine.stop();
     },
 
-    search(request: SearchRequest): Promise<SearchPage> {
+    async search(asked: SearchRequest): Promise<SearchPage> {
+      const request = await withSemantic(asked);
       const indexes = { main: indexUid, recent: recentUid };
       const recreate = (e: SearchEngine) => {
         e.ready = false;
@@ -262,6 +307,32 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
       return Promise.all(asked).then((parts) => sumCounts(parts, terms.length));
     },
 
+    async sessionVector(owner, projectId, sessionId) {
+      if (!embedder) return null;
+      const e = engines[engineOf(owner, engines.length)];
+      const pair = e.standby && !e.primaryUp() ? e.standby : e.primary;
+      const id = documentIdOf(projectId, sessionId, 0);
+      for (const [conn, uid] of [
+        [pair.recent, recentUid],
+        [pair.main, indexUid],
+      ] as const) {
+        try {
+          const doc = await conn
+            .searcher()
+            .index(uid)
+            .getDocument(id, { fields: ['id', 'userId'], retrieveVectors: true } as never);
+          const v = vectorOf((doc as { _vectors?: Record<string, unknown> })._vectors?.[EMBEDDER]);
+          // The owner the caller was allowed to read: a document of anyone else is never used.
+          if (v && (doc as { userId?: string }).userId === owner) return v;
+        } catch (err) {
+          const c = rootCause(err);
+          if (!(c instanceof MeiliHttpError && c.status === 404)) return null;
+        }
+      }
+      return null;
+    },
+
+    embeddingStatus: () => embedder?.status() ?? null,
     isHealthy: healthy,
     notify: () => worker.notify(),
     backlog: () => worker.backlog(),

@@ -1,6 +1,7 @@
 /**
  * Related sessions: the sessions the caller may read that are most like one of theirs, itself left
- * out (docs/search.md, "Related sessions"). Without an embedder, by the session's most distinctive
+ * out (docs/search.md, "Related sessions"). With an embedder (EMBEDDINGS_URL) and once the session
+ * has its vector, by the engine's vector search for it; otherwise by the session's most distinctive
  * words: its title, tags and the start of its markdown weighed like TF-IDF against the documents
  * the caller can search (src/domain/distinctive-terms.ts), then one search for them (no word is
  * a gate: sessions holding more of them, and rarer ones, rank higher). It is a search like the
@@ -16,7 +17,7 @@ import type { Ctx } from './context';
 import { exchangePage } from './exchanges';
 import { RelatedArgs } from './inputs';
 import { parseInput } from '../domain/inputs';
-import { searchSessions, type SearchResultItem } from './search';
+import { searchByVector, searchSessions, type SearchResultItem } from './search';
 import { metadataOf, sessionTitle } from './sessions';
 import type { SessionRow } from '../domain/session-row';
 
@@ -49,6 +50,13 @@ export async function relatedSessions(ctx: Ctx, projectId: string, sessionId: st
 
 /** The sessions related to `row`, which the caller was allowed to read. */
 export async function relatedTo(ctx: Ctx, row: SessionRow, limit: number): Promise<RelatedSession[]> {
+  // With an embedder, by the engine's vector search for the session's own vector (once it has one).
+  const vector = await (ctx.deps.search.sessionVector?.(row.userId, row.projectId, row.id) ?? Promise.resolve(null)).catch(() => null);
+  if (vector) {
+    const found = await searchByVector(ctx, vector, limit + 1);
+    const others = found.results.filter((r) => !(r.projectId === row.projectId && r.sessionId === row.id)).slice(0, limit);
+    return Promise.all(others.map((r) => present(ctx, r, '')));
+  }
   const sample = await readMarkdownRange(ctx.deps.db.reads, row.projectId, row.id, 0, Math.min(row.markdownSize, SAMPLE_BYTES));
   const heading = [sessionTitle(row), row.name, ...metadataOf(row).tags].join(' ');
   const candidates = termCandidates(heading, sample.toString('utf8'), CANDIDATES);

@@ -75,6 +75,15 @@ export async function searchSessions(ctx: Ctx, input: SearchInput): Promise<Sear
   }
 }
 
+/**
+ * The caller's sessions nearest to `vector` (a session's own, for related sessions) by the
+ * engine's vector search, in every scope the caller reads, re-checked like every search.
+ */
+export async function searchByVector(ctx: Ctx, vector: number[], limit: number): Promise<SearchResults> {
+  const scopes = await scopesFor(ctx);
+  return searchWithScopes(ctx, { scopes, query: '', filters: filtersOf(undefined), limit, offset: 0, matchingExchanges: true, countTotal: false, vector });
+}
+
 async function searchWithScopes(ctx: Ctx, request: SearchRequest): Promise<SearchResults> {
   const { filters, scopes } = request;
   if (scopes.length === 0) return { total: 0, results: [] };

@@ -5,7 +5,7 @@ import { outlineFor } from '../../domain/document-outline';
 import { documentIdOf, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../../domain/search-documents';
 import { matchingFragments, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, scopeFilter, searchFilter } from './filter';
-import { federatedPage, federatedQueries, wordCounts, type WordCounts } from './planned-page';
+import { federatedPage, federatedQueries, hybridPage, lexicalQueries, wordCounts, type WordCounts } from './planned-page';
 import { planQuery, type QueryPlan } from './query-plan';
 import { isEngineUnreachable, MeiliHttpError, rootCause } from './http-client';
 import { countedPage } from './counted-page';
@@ -97,7 +97,22 @@ interface SearchTarget {
  * the merge of both by score, and `total` their sum.
  */
 export async function searchIndex(target: SearchTarget, request: SearchRequest): Promise<SearchPage> {
+  if (!request.semantic) return searchIndexAs(target, request);
+  try {
+    return await searchIndexAs(target, request);
+  } catch (err) {
+    // The engine refused the hybrid query (an index without the embedder yet, a vector of the
+    // wrong size): answered lexically. An engine that is down fails either way.
+    const e = rootCause(err);
+    if (!(e instanceof MeiliHttpError) || e.status < 400 || e.status >= 500 || isIndexNotFound(err) || request.vector) throw err;
+    request.semantic.onRefused?.(err);
+    return searchIndexAs(target, { ...request, semantic: undefined });
+  }
+}
+
+async function searchIndexAs(target: SearchTarget, request: SearchRequest): Promise<SearchPage> {
   const { conns, indexes, onIndexMissing, onUnreachable } = target;
+  const semantic = request.semantic;
   const { scopes, filters, limit, offset } = request;
   if (matchesNothing(filters)) return { total: 0, hits: [] };
   const filter = searchFilter(scopes, filters);
@@ -117,10 +132,13 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
     const counted = plan.words.length > 1 ? (knownCountsOf(plan, request.knownCounts) ?? (await countsOf(target, plan, filter))) : undefined;
     const federated = federatedQueries(plan, counted);
     const countTotal = request.countTotal !== false;
+    const hybrid = semantic ? lexicalQueries(plan, federated, semantic.ratio) : null;
     const mainPage = (mainFilter: string, from: number, count: number): Promise<RawPage> =>
-      federated
-        ? federatedPage<Doc>(client, indexes.main, federated, { ...pageParams, filter: mainFilter }, from, count, countTotal)
-        : countedPage(client.index<Doc>(indexes.main), query, { ...pageParams, filter: mainFilter }, from, count);
+      hybrid && semantic
+        ? hybridPage<Doc>(client, indexes.main, hybrid, semantic, { ...pageParams, filter: mainFilter }, from, count, countTotal)
+        : federated
+          ? federatedPage<Doc>(client, indexes.main, federated, { ...pageParams, filter: mainFilter }, from, count, countTotal)
+          : countedPage(client.index<Doc>(indexes.main), query, { ...pageParams, filter: mainFilter }, from, count);
     // Asked at the same time as the recent index, for when the user has nothing there (then it
     // is the answer); otherwise the main index is asked again without the sessions held there
     // (a wasted search for that user, traded for the latency of reading the held sessions first:
@@ -143,6 +161,7 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
       // main index is asked from where the recent hits leave it (its first `offset -
       // recentHits.length` hits are ranked before the page whatever the recent ones score).
       const recentPage = async (): Promise<RawPage> => {
+        if (hybrid && semantic) return hybridPage<Doc>(conns.recent.searcher(), indexes.recent, hybrid, semantic, pageParams, 0, want, countTotal);
         if (federated) return federatedPage<Doc>(conns.recent.searcher(), indexes.recent, federated, pageParams, 0, want, countTotal);
         const res = await conns.recent
           .searcher()
@@ -166,7 +185,8 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
       }
       fromRecent = new Set(recent.hits);
       total = recent.total + page.total;
-      raw = recent.total === 0 ? page.hits : mergeByScore(recent.hits, page.hits, from, offset, limit);
+      // (A hybrid page's total counts its lexical hits only: its semantic hits are merged all the same.)
+      raw = recent.total === 0 && recent.hits.length === 0 ? page.hits : mergeByScore(recent.hits, page.hits, from, offset, limit);
     }
     // A compaction between the engine's reads can show a session on both sides once: keep one.
     const seen = new Set<string>();

@@ -1,5 +1,5 @@
 import type { Meilisearch, Settings } from 'meilisearch';
-import { TERM_ATTRIBUTES } from '../../domain/search-documents';
+import { EMBEDDER, TERM_ATTRIBUTES } from '../../domain/search-documents';
 import { MeiliHttpError, rootCause } from './http-client';
 
 /**
@@ -7,7 +7,28 @@ import { MeiliHttpError, rootCause } from './http-client';
  * index (rebuilt from the database, see ensureIndex's caller) and removes the older ones.
  */
 const INDEX_LAYOUT_VERSION = 5;
-export const indexUidOf = (namespace: string) => `${namespace}_sessions_v${INDEX_LAYOUT_VERSION}`;
+/**
+ * With semantic search (EMBEDDINGS_URL), the index has an embedder of EMBEDDINGS_DIMENSIONS
+ * dimensions and every document a `_vectors` entry: a layout of its own (`…_v5_e1536`), created
+ * and rebuilt from the database like a new layout (the engine refuses to add a userProvided
+ * embedder to an index whose documents have no `_vectors` entry).
+ */
+export const indexUidOf = (namespace: string, dimensions: number | null = null) =>
+  `${namespace}_sessions_v${INDEX_LAYOUT_VERSION}${dimensions ? `_e${dimensions}` : ''}`;
+/** The embedder's dimensions of an index (main or recent) named by indexUidOf; null: none. */
+export const dimensionsOf = (uid: string): number | null => {
+  const m = /_e(\d+)(?:_recent)?$/.exec(uid);
+  return m ? Number(m[1]) : null;
+};
+/**
+ * The indexes of the current layout with or without an embedder other than `current` (and its
+ * recent index), among `uids`: a service started with other EMBEDDINGS_* settings left them, and
+ * they are stale once `current` is rebuilt.
+ */
+export const otherVariantsOf = (namespace: string, current: string, uids: string[]) => {
+  const plain = indexUidOf(namespace);
+  return uids.filter((u) => u !== current && u !== recentUidOf(current) && (u === plain || u === recentUidOf(plain) || u.startsWith(`${plain}_e`)));
+};
 /** The recent index that goes with a main index (fresh writes; see worker.ts). */
 export const recentUidOf = (mainUid: string) => `${mainUid}_recent`;
 /**
@@ -98,12 +119,23 @@ const canonical = (v: unknown): unknown => {
   return v;
 };
 
+/** The declared settings of an index with an embedder of `dimensions` (docs/search.md, "Semantic search"), or without (null). */
+function indexSettingsFor(dimensions: number | null): Settings {
+  if (!dimensions) return INDEX_SETTINGS;
+  return {
+    ...INDEX_SETTINGS,
+    // The hash of the document a vector was computed for (embedding-sweeper.ts): missing or null, the document waits for one.
+    filterableAttributes: [...INDEX_SETTINGS.filterableAttributes, 'vectorHash'],
+    embedders: { [EMBEDDER]: { source: 'userProvided', dimensions } },
+  };
+}
+
 const UNORDERED = new Set(['filterableAttributes', 'separatorTokens', 'stopWords']);
 
 /** The declared settings that the index does not have yet (deep comparison, array order kept). */
-export function settingsDiff(current: Settings): Partial<Settings> {
+export function settingsDiff(current: Settings, declared: Settings = INDEX_SETTINGS): Partial<Settings> {
   const diff: Record<string, unknown> = {};
-  for (const [key, want] of Object.entries(INDEX_SETTINGS)) {
+  for (const [key, want] of Object.entries(declared)) {
     const have: unknown = (current as Record<string, unknown>)[key];
     const wantC = canonical(want);
     const haveC =
@@ -141,7 +173,7 @@ export async function ensureIndex(client: Meilisearch, uid: string): Promise<boo
     else if (task.error?.code !== 'index_already_exists') throw new Error(`creating index ${uid}: ${task.error?.message}`);
     current = await client.index(uid).getSettings();
   }
-  const diff = settingsDiff(current);
+  const diff = settingsDiff(current, indexSettingsFor(dimensionsOf(uid)));
   if (Object.keys(diff).length > 0) {
     const task = await client
       .index(uid)

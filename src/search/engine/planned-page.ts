@@ -18,6 +18,7 @@ import type { Meilisearch, SearchParams, SearchResponse } from 'meilisearch';
 import { ENGINE_WORDS, type QueryPlan } from './query-plan';
 import { markedForm } from '../../domain/word-forms';
 import { MeiliHttpError, rootCause } from './http-client';
+import { EMBEDDER } from '../../domain/search-documents';
 
 /** Weight of the rarest word's own query against the whole query's; commoner words weigh less. */
 const WORD_WEIGHT = 0.5;
@@ -206,4 +207,69 @@ export async function federatedPage<D extends Record<string, unknown>>(
   // before `whole` existed (neither), which are one per session too.
   if ((byWhole.false ?? 0) > 0 || (res.estimatedTotalHits ?? 0) > total) total += await sessionsListed('NOT whole = true');
   return { total, hits };
+}
+
+/** A search's query vector and how much the semantic results weigh against the lexical ones (0 to 1). */
+interface SemanticQuery {
+  vector: number[];
+  ratio: number;
+}
+
+/**
+ * Hits [from, from + count) of `indexUid` for a hybrid search: the lexical queries of a plan (as
+ * federatedPage asks them) and one vector query (the engine's semantic search, `semanticRatio: 1`),
+ * in one federated search whose weights split the ranking between both (`ratio` 0.5: equal
+ * weights). `total` is the lexical one (sessions holding a query word, counted as federatedPage
+ * counts them, in a request asked at the same time; 0 with `countTotal` false): a vector query
+ * matches every document that has a vector, so its hits are ranked but not counted.
+ */
+export async function hybridPage<D extends Record<string, unknown>>(
+  client: Meilisearch,
+  indexUid: string,
+  queries: PlannedQuery[],
+  semantic: SemanticQuery,
+  params: SearchParams,
+  from: number,
+  count: number,
+  countTotal = true,
+): Promise<PlannedPage<D>> {
+  const { filter, distinct, attributesToRetrieve, showRankingScore } = params;
+  const lexicalWeight = 2 * (1 - semantic.ratio);
+  const lexical = lexicalWeight > 0 ? queries : [];
+  const page = client.multiSearch({
+    federation: { limit: count, offset: from },
+    queries: [
+      ...lexical.map((q) => ({
+        indexUid,
+        q: q.q,
+        matchingStrategy: q.matchingStrategy,
+        filter,
+        distinct,
+        attributesToRetrieve,
+        showRankingScore,
+        federationOptions: { weight: q.weight * lexicalWeight },
+      })),
+      {
+        indexUid,
+        q: '',
+        vector: semantic.vector,
+        hybrid: { embedder: EMBEDDER, semanticRatio: 1 },
+        filter,
+        distinct,
+        attributesToRetrieve,
+        showRankingScore,
+        federationOptions: { weight: 2 * semantic.ratio },
+      },
+    ],
+  } as never) as unknown as Promise<Federated<D>>;
+  page.catch(() => undefined);
+  const total = countTotal && queries.length > 0 ? (await federatedPage<D>(client, indexUid, queries, params, 0, 0)).total : 0;
+  const res = await page;
+  return { total, hits: res.hits.map((h) => ({ ...h, _rankingScore: h._federation?.weightedRankingScore ?? h._rankingScore })) };
+}
+
+/** The lexical queries of a hybrid search: the plan's federated queries, or its one query; none for a search by vector alone. */
+export function lexicalQueries(plan: QueryPlan, federated: PlannedQuery[] | null, ratio: number): PlannedQuery[] {
+  if (ratio >= 1 || !plan.q) return [];
+  return federated ?? [{ q: plan.q, matchingStrategy: 'all', weight: 1, forms: false }];
 }

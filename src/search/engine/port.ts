@@ -60,6 +60,14 @@ export interface SearchRequest extends SearchOptions {
    * when they differ or it was not called.
    */
   onRanked?: (hits: ReadonlyArray<{ projectId: string; sessionId: string }>) => void;
+  /**
+   * Hybrid search (docs/search.md, "Semantic search"): the query's vector and the semantic
+   * results' weight. Set by the search itself when an embedder is configured and the query is not
+   * lexical-only; a search the engine refuses as hybrid is answered lexically (onSemanticRefused).
+   */
+  semantic?: { vector: number[]; ratio: number; onRefused?: (err: unknown) => void };
+  /** Search by this vector alone (related sessions: a session's own vector); `query` is then unused. */
+  vector?: number[];
 }
 
 export interface SearchPage {
@@ -82,6 +90,12 @@ export interface SearchPort {
   engineStatus?(): EngineStatus[];
   /** How many documents of `scopes` hold each term, and how many there are (related sessions weigh their words with it). */
   termCounts?(scopes: readonly string[], terms: readonly string[]): Promise<TermCounts>;
+  /**
+   * The vector of a session's document, read from the engine of its owning scope (recent index
+   * first, its copy being the current one); null when semantic search is off or the session has
+   * none yet. Related sessions search for it (SearchRequest.vector).
+   */
+  sessionVector?(owner: string, projectId: string, sessionId: string): Promise<number[] | null>;
 }
 
 export interface EngineStatus {

@@ -14,7 +14,8 @@ import { byteLength, joined, OFFLOAD_MIN_BYTES, ownedBuffer, type Bytes, type Of
 import type { ApplyOutcome } from './claims';
 import type { OutboxRow } from '../../data/outbox';
 import { probeAll, type MeiliConnection } from '../engine/connection';
-import { sessionKeyOf, TOMBSTONE, tombstoneOf, toDocuments, type IndexableSession, type SessionDocument } from '../../domain/search-documents';
+import { sessionKeyOf, TOMBSTONE, tombstoneOf, toDocuments, withoutVector, type IndexableSession, type SessionDocument } from '../../domain/search-documents';
+import { dimensionsOf } from '../engine/index-settings';
 import { ownedProjectFilter, ownedSessionsFilter } from '../engine/filter';
 import { isEngineUnreachable } from '../engine/http-client';
 
@@ -93,6 +94,8 @@ export class IndexWriter {
   private readonly owns: (scopeId: string) => boolean;
   /** Ids of emptied fragments to delete when the worker has nothing better to do. */
   private readonly tombstones = new Set<string>();
+  /** The indexes have an embedder: documents are pushed with an empty `_vectors` entry (the sweeper fills it). */
+  private readonly vectors: boolean;
 
   constructor(opts: IndexWriterOptions) {
     this.conn = opts.conn;
@@ -103,6 +106,7 @@ export class IndexWriter {
     this.log = opts.log;
     this.offload = opts.offload;
     this.owns = opts.owns ?? (() => true);
+    this.vectors = dimensionsOf(this.indexUid) !== null;
   }
 
   /** Emptied fragments waiting to be deleted. */
@@ -244,7 +248,15 @@ export class IndexWriter {
             // A large session: its documents are built and serialised on a worker thread (off
             // the event loop), then pushed batch by batch (1 MiB each, as bytes) behind what is already queued.
             await flush();
-            const built = await this.offload.documents({ row, markdown, syncedAt, have, force: Boolean(force), batchBytes: 1024 * 1024 });
+            const built = await this.offload.documents({
+              row,
+              markdown,
+              syncedAt,
+              have,
+              force: Boolean(force),
+              batchBytes: 1024 * 1024,
+              vectors: this.vectors,
+            });
             const [conn, uid, uids] = to === 'main' ? [this.conn, this.indexUid, tasks] : [this.recentConn, this.recentUid, recentTasks];
             for (const batch of built.batches) uids.push(await conn.addDocumentsJson(uid, batch));
             ids = new Set(built.ids);
@@ -252,7 +264,7 @@ export class IndexWriter {
             const docs = toDocuments(row, markdown.toString('utf8'), syncedAt);
             for (const doc of docs) {
               if (!force && have.get(doc.id) === doc.hash) continue;
-              batches[to].push(doc);
+              batches[to].push(this.vectors ? withoutVector(doc) : doc);
               batchBytes += doc.content.length + 512;
               if (batchBytes >= BYTES_PER_PUSH) await flush();
             }
@@ -263,7 +275,8 @@ export class IndexWriter {
             // Main: deleted when the worker is idle. Recent: with the session, at compaction.
             if (to === 'main') this.tombstones.add(id);
             if (hash === TOMBSTONE && !force) continue;
-            batches[to].push(tombstoneOf(id, row, syncedAt));
+            const tombstone = tombstoneOf(id, row, syncedAt);
+            batches[to].push(this.vectors ? withoutVector(tombstone) : tombstone);
           }
         }
         bytes += slice.reduce((n, r) => n + r.markdownSize, 0);

@@ -1,0 +1,173 @@
+/**
+ * The second stage of indexing with semantic search (docs/search.md, "Semantic search"): the
+ * outbox worker pushes documents with an empty `_vectors` entry and no `vectorHash`; this loop
+ * finds them (they are the queue: `vectorHash` missing or null), asks the embeddings endpoint for
+ * their vectors, at most EMBEDDINGS_PER_MINUTE document texts a minute, and writes each vector
+ * with the hash of the document it was computed for (a partial update: nothing else changes).
+ *
+ * A document replaced while its vector was being computed (a new version of the session) could
+ * get the older vector: after each update the documents are read again, and one whose `hash` is
+ * not its `vectorHash` any more is queued again (`vectorHash: null`). A document deleted meanwhile
+ * would come back as a stub holding only an id and a vector (a partial update creates what is
+ * missing): stubs have no `userId`, so no search (always filtered by owner) can see them, and
+ * they are deleted here. The endpoint failing leaves the documents queued (one log line a
+ * minute; the loop waits longer after each failure, up to a minute).
+ */
+import type { Index } from 'meilisearch';
+import { EMBEDDER, TOMBSTONE, type SessionDocument } from '../../domain/search-documents';
+import type { Logger } from '../../logger';
+import type { MeiliConnection } from '../engine/connection';
+import type { SearchEngine } from '../engine/engines';
+import { recentUidOf } from '../engine/index-settings';
+import { EMBED_MAX_CHARS, type Embedder } from './embedder';
+
+/** Documents waiting for their vector. */
+const PENDING_FILTER = 'vectorHash IS NULL OR vectorHash NOT EXISTS';
+/** Texts per request to the endpoint. */
+const BATCH = 32;
+const IDLE_MS = 1000;
+const MAX_BACKOFF_MS = 60_000;
+
+type Pending = Pick<SessionDocument, 'id' | 'hash' | 'name' | 'tags' | 'content' | 'terms' | 'sessionDigest'>;
+
+/** What is embedded of a document: its name and tags, then its text (a large session's document: its words), cut to EMBED_MAX_CHARS. Null: nothing to embed. */
+function textOf(d: Partial<Pending>): string | null {
+  if (d.hash === TOMBSTONE) return null;
+  const text = [d.name ?? '', (d.tags ?? []).join(' '), d.content || d.terms || '']
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .join('\n');
+  return text ? text.slice(0, EMBED_MAX_CHARS) : null;
+}
+
+export class EmbeddingSweeper {
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private backoff = 0;
+
+  constructor(
+    private readonly opts: {
+      engines: SearchEngine[];
+      indexUid: string;
+      embedder: Embedder;
+      log: Logger;
+    },
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+    this.loop = null;
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let done = 0;
+      try {
+        done = await this.sweep();
+        this.backoff = 0;
+      } catch (err) {
+        this.backoff = Math.min(MAX_BACKOFF_MS, Math.max(IDLE_MS * 5, this.backoff * 2));
+        this.opts.log.debug({ msg: 'embedding sweep failed', err: String((err as Error)?.message ?? err) });
+      }
+      if (done === 0 || this.backoff > 0 || this.opts.embedder.budget() === 0) await this.sleep(this.backoff || IDLE_MS);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.wake = null;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(t);
+        this.wake = null;
+        resolve();
+      };
+    });
+  }
+
+  /** The indexes of every engine that can be written now: each primary's main and recent index. */
+  private targets(): Array<{ conn: MeiliConnection; uid: string }> {
+    const recentUid = recentUidOf(this.opts.indexUid);
+    return this.opts.engines
+      .filter((e) => e.ready && e.primaryUp())
+      .flatMap((e) => [
+        { conn: e.primary.main, uid: this.opts.indexUid },
+        { conn: e.primary.recent, uid: recentUid },
+      ]);
+  }
+
+  /** One pass over every index: a batch of waiting documents each (within the budget). Returns how many got a vector. */
+  async sweep(): Promise<number> {
+    let done = 0;
+    let pending = 0;
+    for (const { conn, uid } of this.targets()) {
+      const index = conn.admin().index<SessionDocument>(uid);
+      const room = Math.min(BATCH, this.opts.embedder.budget());
+      const page = await index.getDocuments<Pending>({
+        filter: PENDING_FILTER,
+        fields: ['id', 'hash', 'name', 'tags', 'content', 'terms', 'sessionDigest'],
+        limit: Math.max(1, room),
+      });
+      pending += page.total;
+      if (room === 0 || page.results.length === 0) continue;
+      const docs = page.results;
+      const vectors = new Map<string, number[] | null>();
+      const asked: Array<{ id: string; hash: string; text: string }> = [];
+      for (const d of docs) {
+        const text = textOf(d);
+        const cached = this.opts.embedder.cached(d.hash);
+        if (text === null) vectors.set(d.id, null);
+        else if (cached) vectors.set(d.id, cached);
+        else asked.push({ id: d.id, hash: d.hash, text });
+      }
+      if (asked.length) {
+        const got = await this.opts.embedder.documents(asked);
+        asked.forEach((a, i) => vectors.set(a.id, got[i]));
+      }
+      const updates = docs.map((d) => ({ id: d.id, vectorHash: d.hash, _vectors: { [EMBEDDER]: vectors.get(d.id) ?? null } }));
+      const task = await index.updateDocuments(updates).waitTask({ timeout: 60_000, interval: 20 });
+      if (task.status !== 'succeeded') throw new Error(`vectors of ${uid}: ${task.error?.code ?? task.status}`);
+      await this.verify(index, docs);
+      done += docs.length;
+      pending -= docs.length;
+    }
+    this.opts.embedder.setPending(Math.max(0, pending));
+    return done;
+  }
+
+  /** Documents replaced while their vector was computed are queued again; stubs of documents deleted meanwhile are removed. */
+  private async verify(index: Index<SessionDocument>, docs: Pending[]): Promise<void> {
+    const digests = [...new Set(docs.map((d) => d.sessionDigest).filter(Boolean))];
+    const now = new Map<string, { hash?: string; vectorHash?: string | null }>();
+    if (digests.length) {
+      const filter = `sessionDigest IN [${digests.map((d) => JSON.stringify(d)).join(', ')}]`;
+      for (let offset = 0; ; offset += 1000) {
+        const page = await index.getDocuments<{ id: string; hash: string; vectorHash?: string | null }>({
+          filter,
+          fields: ['id', 'hash', 'vectorHash'],
+          limit: 1000,
+          offset,
+        });
+        for (const d of page.results) now.set(d.id, d);
+        if (page.results.length < 1000) break;
+      }
+    }
+    const requeue = docs.filter((d) => {
+      const n = now.get(d.id);
+      return n && n.vectorHash && n.vectorHash !== n.hash;
+    });
+    if (requeue.length) await index.updateDocuments(requeue.map((d) => ({ id: d.id, vectorHash: null }))).waitTask({ timeout: 60_000, interval: 20 });
+    if (docs.some((d) => !now.has(d.id))) await index.deleteDocuments({ filter: 'userId NOT EXISTS' }).waitTask({ timeout: 60_000, interval: 20 });
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * Semantic search (EMBEDDINGS_*) on the real engine and database, with a small embeddings server
+ * started here: OpenAI-compatible (`POST /v1/embeddings` → `{data: [{embedding, index}], model,
+ * usage}`) and deterministic — each word is mapped through a tiny synonym table to a concept,
+ * concepts are hashed into DIMS buckets, and the vector is normalised — so that a query sharing no
+ * word with a session but naming the same concepts lands next to it.
+ *
+ * With it configured, such a query finds the session; quoted and identifier-like queries stay
+ * lexical (the server is not asked); an endpoint answering 500, or not answering, leaves search
+ * working and lexical; related sessions come from the vector search and never cross tenants;
+ * unset, nothing calls out.
+ */
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startTestApp, type TestApp, type TestUser } from '../support/app';
+import { eventually } from '../support/meili-harness';
+
+const DIMS = 64;
+/** Words of one concept (the first names it). */
+const SYNONYMS: Record<string, string> = { sql: 'postgres', database: 'postgres', reservoir: 'pool', drained: 'exhausted', depleted: 'exhausted' };
+
+const words = (text: string) => (text.toLowerCase().match(/[a-z]+/g) ?? []).map((w) => SYNONYMS[w] ?? w);
+const bucket = (w: string) => crypto.createHash('sha256').update(w).digest().readUInt32BE(0) % DIMS;
+
+function embed(text: string): number[] {
+  const v = new Array<number>(DIMS).fill(0);
+  for (const w of words(text)) if (w.length > 3) v[bucket(w)] += 1;
+  const norm = Math.hypot(...v) || 1;
+  return v.map((x) => x / norm);
+}
+
+type Mode = 'ok' | 'fail' | 'stall';
+
+/** The embeddings server: counts requests (and query-sized ones), answers per `mode`. */
+class EmbeddingsServer {
+  mode: Mode = 'ok';
+  requests = 0;
+  inputs: string[] = [];
+  private readonly stalled = new Set<http.ServerResponse>();
+  private readonly server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      this.requests++;
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model: string; input: string[] };
+      this.inputs.push(...body.input);
+      if (req.url !== '/v1/embeddings' || req.method !== 'POST' || this.mode === 'fail') {
+        res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"down"}}');
+        return;
+      }
+      if (this.mode === 'stall') {
+        this.stalled.add(res);
+        return;
+      }
+      const data = body.input.map((t, index) => ({ object: 'embedding', index, embedding: embed(t) }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } }));
+    });
+  });
+
+  async start(): Promise<string> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1/embeddings`;
+  }
+
+  setMode(mode: Mode): void {
+    this.mode = mode;
+    for (const res of this.stalled) res.destroy();
+    this.stalled.clear();
+  }
+
+  async close(): Promise<void> {
+    this.setMode('fail');
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+}
+
+const md = (title: string, text: string) => `# ${title}\n\n_**User**_\n\n${text}\n\n---\n\n`;
+const S = {
+  pool: { title: 'Postgres pool exhausted', text: 'The postgres pool is exhausted under load; postgres refuses clients.' },
+  css: { title: 'Flexbox sidebar', text: 'The flexbox sidebar collapses on narrow screens; give the sidebar a minimum width.' },
+  helm: { title: 'Helm chart ingress', text: 'The helm chart fails to render the ingress template; the values miss ingress hosts.' },
+  evePool: { title: 'Postgres pool again', text: 'Our postgres pool is exhausted; postgres logs too many clients.' },
+};
+
+let server: EmbeddingsServer;
+let app: TestApp;
+let ada: TestUser;
+let eve: TestUser;
+const ids = { pool: crypto.randomUUID(), css: crypto.randomUUID(), helm: crypto.randomUUID(), evePool: crypto.randomUUID() };
+
+const search = async (u: TestUser, query: string) => {
+  const r = await app.gql(u, 'query($q: String!) { searchSessions(query: $q, limit: 10) { total results { projectId sessionId } } }', { q: query });
+  expect(r.body.errors).toBeUndefined();
+  return r.body.data.searchSessions as { total: number; results: Array<{ projectId: string; sessionId: string }> };
+};
+const sessionsOf = (page: { results: Array<{ sessionId: string }> }) => page.results.map((r) => r.sessionId);
+
+beforeAll(async () => {
+  server = new EmbeddingsServer();
+  const url = await server.start();
+  app = await startTestApp({
+    rateLimit: false,
+    env: { EMBEDDINGS_URL: url, EMBEDDINGS_MODEL: 'test-embed', EMBEDDINGS_DIMENSIONS: String(DIMS), EMBEDDINGS_QUERY_TIMEOUT_MS: '300' },
+  });
+  [ada, eve] = await Promise.all([app.createUser('ada'), app.createUser('eve')]);
+  for (const k of ['pool', 'css', 'helm'] as const) await app.upload(ada, 'sem-ada', ids[k], { name: S[k].title, markdown: md(S[k].title, S[k].text) });
+  await app.upload(eve, 'sem-eve', ids.evePool, { name: S.evePool.title, markdown: md(S.evePool.title, S.evePool.text) });
+  const status = () => (app.deps.search as unknown as { embeddingStatus(): { pending: number; documents: number } }).embeddingStatus();
+  await eventually('every document has its vector', () => status().documents >= 4 && status().pending === 0, 60_000);
+}, 120_000);
+
+afterAll(async () => {
+  server?.setMode('fail');
+  await app?.close();
+  await server?.close();
+});
+
+afterEach(() => server.setMode('ok'));
+
+test('a query sharing no word with a session, but its meaning, finds it first; never another user’s', async () => {
+  // "sql reservoir depleted": no session holds these words; the embedding maps them to postgres, pool, exhausted.
+  const before = server.requests;
+  const page = await search(ada, 'sql reservoir depleted');
+  expect(server.requests).toBe(before + 1);
+  expect(sessionsOf(page)[0]).toBe(ids.pool);
+  expect(sessionsOf(page)).not.toContain(ids.evePool);
+  const eves = await search(eve, 'sql reservoir depleted');
+  expect(sessionsOf(eves)[0]).toBe(ids.evePool);
+  expect(sessionsOf(eves).filter((s) => s !== ids.evePool)).toEqual([]);
+});
+
+test('quoted phrases and identifier-like queries stay lexical: the endpoint is not asked', async () => {
+  const before = server.requests;
+  const phrase = await search(ada, '"postgres pool"');
+  expect(sessionsOf(phrase)).toEqual([ids.pool]);
+  // Found by their words as written, or not at all: no session comes back for its meaning.
+  for (const q of ['retryWithBackoff', 'ECONNRESET', 'TS2345', 'max-depleted-count']) expect([q, (await search(ada, q)).results]).toEqual([q, []]);
+  expect(sessionsOf(await search(ada, 'src/pool.ts'))).toEqual([ids.pool]);
+  expect(server.requests).toBe(before);
+});
+
+test.each(['fail', 'stall'] as const)('an endpoint that %ss leaves search answering, lexically', async (mode) => {
+  server.setMode(mode);
+  const before = server.requests;
+  // Lexical: the words are found as written…
+  expect(sessionsOf(await search(ada, 'flexbox sidebar'))).toEqual([ids.css]);
+  // …and a query of meaning alone finds nothing.
+  const page = await search(ada, 'sql reservoir depleted');
+  expect(page).toEqual({ total: 0, results: [] });
+  expect(server.requests).toBeGreaterThan(before);
+});
+
+test('related sessions come from the vector search, within the caller’s scopes', async () => {
+  const r = await app.request('GET', `/api/v1/projects/sem-ada/sessions/${ids.pool}/related?limit=5`, { token: ada.token });
+  expect(r.status).toBe(200);
+  const got = r.body.data.sessions.map((s: { sessionId: string }) => s.sessionId);
+  // The vector search ranks every session of the caller's that has a vector (lexically, the pool
+  // session shares no distinctive word with the others): ada's two others, not eve's pool session.
+  expect([...got].sort()).toEqual([ids.css, ids.helm].sort());
+  const e = await app.request('GET', `/api/v1/projects/sem-eve/sessions/${ids.evePool}/related?limit=5`, { token: eve.token });
+  expect(e.status).toBe(200);
+  expect(e.body.data.sessions).toEqual([]);
+  // Another user's session answers as every read of it does.
+  expect((await app.request('GET', `/api/v1/projects/sem-ada/sessions/${ids.pool}/related`, { token: eve.token })).status).toBe(403);
+});
+
+test('/metrics shows the embedding requests and the lexical fallbacks', async () => {
+  const r = await app.request('GET', '/metrics');
+  expect(r.status).toBe(200);
+  expect(r.text).toMatch(/search_embedding_requests_total\{kind="documents",outcome="ok"\} [1-9]/);
+  expect(r.text).toMatch(/search_embedding_requests_total\{kind="query",outcome="failed"\} [1-9]/);
+  expect(r.text).toMatch(/search_semantic_fallbacks_total [1-9]/);
+  expect(r.text).toMatch(/search_embedding_pending 0/);
+});
+
+test('unset (the default): nothing calls out, and search is lexical', async () => {
+  const plain = await startTestApp({ rateLimit: false });
+  try {
+    const before = server.requests;
+    const u = await plain.createUser('uma');
+    const id = crypto.randomUUID();
+    await plain.upload(u, 'sem-uma', id, { name: S.pool.title, markdown: md(S.pool.title, S.pool.text) });
+    const found = async (q: string) =>
+      (
+        (await plain.gql(u, 'query($q: String!) { searchSessions(query: $q) { results { sessionId } } }', { q })).body.data.searchSessions.results as Array<{
+          sessionId: string;
+        }>
+      ).map((x) => x.sessionId);
+    await eventually('the session is indexed', async () => (await found('postgres pool')).includes(id));
+    expect(await found('sql reservoir depleted')).toEqual([]);
+    expect(server.requests).toBe(before);
+    expect((plain.deps.search as unknown as { embeddingStatus(): unknown }).embeddingStatus()).toBeNull();
+  } finally {
+    await plain.close();
+  }
+});
