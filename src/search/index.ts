@@ -267,6 +267,7 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
       started = false;
       if (retryTimer) clearInterval(retryTimer);
       retryTimer = null;
+      embedder?.close();
       await sweeper?.stop();
       await worker.stop();
       await preparing?.catch(() => undefined);

@@ -39,7 +39,7 @@ export interface EmbeddingStats {
 class EmbeddingError extends Error {}
 
 /** POST `body` as JSON to the endpoint; resolves with the parsed response, rejects on any failure or after `timeoutMs`. */
-function postJson(config: EmbeddingsConfig, body: unknown, timeoutMs: number): Promise<unknown> {
+function postJson(config: EmbeddingsConfig, body: unknown, timeoutMs: number, inFlight: Set<http.ClientRequest>): Promise<unknown> {
   const url = new URL(config.url);
   const payload = Buffer.from(JSON.stringify(body));
   const transport = url.protocol === 'https:' ? https : http;
@@ -75,6 +75,8 @@ function postJson(config: EmbeddingsConfig, body: unknown, timeoutMs: number): P
     );
     req.setTimeout(timeoutMs, () => req.destroy(new EmbeddingError(`no answer within ${timeoutMs} ms`)));
     req.on('error', reject);
+    inFlight.add(req);
+    req.on('close', () => inFlight.delete(req));
     req.end(payload);
   });
 }
@@ -125,6 +127,8 @@ export class Embedder {
   private windowStart = 0;
   private windowUsed = 0;
   private readonly lastLog = new Map<string, { at: number; suppressed: number }>();
+  /** Requests under way: ended on close (a stalled endpoint never holds up a shutdown). */
+  private readonly inFlight = new Set<http.ClientRequest>();
 
   constructor(
     readonly config: EmbeddingsConfig,
@@ -154,6 +158,11 @@ export class Embedder {
       this.windowUsed = 0;
     }
     return Math.max(0, this.config.perMinute - this.windowUsed);
+  }
+
+  /** Ends the requests under way (they fail: documents stay queued, searches answer lexically). */
+  close(): void {
+    for (const req of this.inFlight) req.destroy(new EmbeddingError('shutting down'));
   }
 
   /** The cached vector of a document with this hash, if any. */
@@ -200,7 +209,7 @@ export class Embedder {
   }
 
   private async request(input: string[], timeoutMs: number): Promise<number[][]> {
-    const answer = await postJson(this.config, { model: this.config.model, input }, timeoutMs);
+    const answer = await postJson(this.config, { model: this.config.model, input }, timeoutMs, this.inFlight);
     return vectorsOf(answer, input.length, this.config.dimensions);
   }
 
