@@ -113,7 +113,7 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
     if (!embedder) return request;
     const onRefused = (err: unknown) => embedder.lexicalFallback('search engine refused the hybrid query; answered lexically', err);
     if (request.vector) return { ...request, semantic: { vector: request.vector, ratio: 1 } };
-    if (request.allWords || embedder.semanticRatio <= 0 || isLexicalQuery(request.query)) return request;
+    if (request.allWords || request.lexical || embedder.semanticRatio <= 0 || isLexicalQuery(request.query)) return request;
     const vector = await embedder.queryVector(request.query);
     return vector ? { ...request, semantic: { vector, ratio: embedder.semanticRatio, onRefused } } : request;
   };

@@ -85,6 +85,7 @@ export async function relatedTo(ctx: Ctx, row: SessionRow, limit: number): Promi
     knownCounts,
     countTotal: false,
     wordForms: false,
+    lexical: true,
   });
   const others = found.results.filter((r) => !(r.projectId === row.projectId && r.sessionId === row.id)).slice(0, limit);
   return Promise.all(others.map((r) => present(ctx, r, query)));

@@ -45,7 +45,7 @@ interface SearchInput extends SearchOptions {
 }
 
 export async function searchSessions(ctx: Ctx, input: SearchInput): Promise<SearchResults> {
-  const { query, limit = PAGES.search.def, offset = PAGES.searchOffset.def, matchingExchanges, allWords, knownCounts, countTotal, wordForms } = input;
+  const { query, limit = PAGES.search.def, offset = PAGES.searchOffset.def, matchingExchanges, allWords, knownCounts, countTotal, wordForms, lexical } = input;
   const args = parseInput(SearchArgs, { query, limit, offset });
   const filters = filtersOf(input.filters);
   // The index holds no costs: a search filtered by cost would answer as if unfiltered.
@@ -68,6 +68,7 @@ export async function searchSessions(ctx: Ctx, input: SearchInput): Promise<Sear
       knownCounts,
       countTotal,
       wordForms,
+      lexical,
     });
   } finally {
     // search_duration_seconds: every search that ran, found something or not, failed or not.

@@ -14,7 +14,7 @@ import { INDEX_SETTINGS, settingsDiff } from '../../src/search/engine/index-sett
 import { buildSnippet, escapeHtml, MARKERS } from '../../src/search/engine/snippet';
 import { deferredRows } from '../../src/search/sync/claims';
 import { passable } from '../../src/search/sync/standby';
-import { mergeByScore } from '../../src/search/engine/adapter';
+import { mergeByScore } from '../../src/search/engine/merge-by-score';
 
 describe('chunkMarkdown', () => {
   test('chunks concatenate back to the markdown and stay under the maximum', () => {

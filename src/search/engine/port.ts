@@ -35,6 +35,8 @@ export interface SearchOptions {
   countTotal?: boolean;
   /** False: the words as written only, no forms queries (half the queries of a federated search). Default true. */
   wordForms?: boolean;
+  /** True: never hybrid, even with an embedder set (related sessions' words, which are no question). Default false. */
+  lexical?: boolean;
 }
 
 /** Document counts known before a search: all documents of its scopes, and those holding each word. */
