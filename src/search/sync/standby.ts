@@ -14,7 +14,7 @@
  *
  * Rebuild: a cursor that is missing (a new standby, or a new identity after MEILI_URLS or
  * MEILI_STANDBY_URLS changed) or null (older than what the outbox retains, or the standby came
- * back with its indexes gone) means the standby's indexes are dropped and created empty, every
+ * back with its indexes gone) means the standby's indexes are emptied (created if missing), every
  * session of the scopes its engine holds is queued ('compact' rows: on the primary they only
  * compare hashes), and the cursor is set to the newest row older than GAP_GRACE_MS: those rows
  * re-read the database, and the rows after that point are applied again (harmless), so a write
@@ -139,18 +139,20 @@ export class StandbyFeeder {
     return result;
   }
 
-  /** Empties the standby's indexes, queues its engine's sessions and sets its cursor before them (in the locking transaction). */
+  /** Empties the standby's indexes (with our settings), queues its engine's sessions and sets its cursor before them (in the locking transaction). */
   private async rebuild(tx: Sql, t: EngineTarget, engine: string): Promise<void> {
     const e = t.engine;
     const standby = e.standby!;
     e.standbyState = 'rebuilding';
+    // Emptied, not dropped: another instance checking the standby's indexes meanwhile must not find
+    // them missing (it would forget the cursor again and start another rebuild).
     for (const [conn, uid] of [
       [standby.main, this.d.indexUid],
       [standby.recent, this.d.recentUid],
     ] as const) {
-      const task = await conn.admin().deleteIndex(uid).waitTask();
-      if (task.status !== 'succeeded' && task.error?.code !== 'index_not_found') throw new Error(`deleting ${uid}: ${task.error?.message}`);
       await ensureIndex(conn.admin(), uid);
+      const task = await conn.admin().index(uid).deleteAllDocuments().waitTask();
+      if (task.status !== 'succeeded') throw new Error(`emptying ${uid}: ${task.error?.message}`);
     }
     await setCursor(tx, engine, await settledRowId(tx, this.gapGraceMs));
     const owners = (await sessionOwnerScopes(tx)).filter((s) => engineOf(s, this.n) === e.position);
