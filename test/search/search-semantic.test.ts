@@ -15,6 +15,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestApp, type TestApp, type TestUser } from '../support/app';
 import { eventually } from '../support/meili-harness';
+import { createTestDatabase } from '../support/db';
+import { Meilisearch } from 'meilisearch';
 
 const DIMS = 64;
 /** Words of one concept (the first names it). */
@@ -60,9 +62,12 @@ class EmbeddingsServer {
     });
   });
 
+  url = '';
+
   async start(): Promise<string> {
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1/embeddings`;
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1/embeddings`;
+    return this.url;
   }
 
   setMode(mode: Mode): void {
@@ -198,3 +203,40 @@ test('unset (the default): nothing calls out, and search is lexical', async () =
     await plain.close();
   }
 });
+
+test('turned on over an existing index: the index with the embedder is built from the database, and the one without it goes', async () => {
+  const db = await createTestDatabase();
+  const embedded = (a: TestApp) => (a.deps.search as unknown as { embedded: { url: string; masterKey: string } }).embedded;
+  const indexesOf = async (a: TestApp) => {
+    const { url, masterKey } = embedded(a);
+    const all = await new Meilisearch({ host: url, apiKey: masterKey }).getIndexes({ limit: 1000 });
+    return all.results.map((i) => i.uid).filter((uid) => uid.startsWith(`${db.name}_`));
+  };
+  const id = crypto.randomUUID();
+  let u: TestUser;
+  const plain = await startTestApp({ rateLimit: false, db });
+  try {
+    u = await plain.createUser('ivy');
+    await plain.upload(u, 'sem-ivy', id, { name: S.pool.title, markdown: md(S.pool.title, S.pool.text) });
+    expect(await indexesOf(plain)).toEqual([`${db.name}_sessions_v5`]);
+  } finally {
+    await plain.close();
+  }
+  const on = await startTestApp({
+    rateLimit: false,
+    db,
+    env: { EMBEDDINGS_URL: server.url, EMBEDDINGS_MODEL: 'test-embed', EMBEDDINGS_DIMENSIONS: String(DIMS) },
+  });
+  try {
+    const found = async () =>
+      (
+        (await on.gql(u, 'query($q: String!) { searchSessions(query: $q) { results { sessionId } } }', { q: 'sql reservoir depleted' })).body.data
+          .searchSessions.results as Array<{ sessionId: string }>
+      ).map((x) => x.sessionId);
+    await eventually('the session is rebuilt into the new index and embedded', async () => (await found()).includes(id), 60_000);
+    expect(await indexesOf(on)).toEqual([`${db.name}_sessions_v5_e${DIMS}`]);
+  } finally {
+    await on.close();
+    await db.drop();
+  }
+}, 120_000);
