@@ -206,11 +206,16 @@ test('unset (the default): nothing calls out, and search is lexical', async () =
 
 test('turned on over an existing index: the index with the embedder is built from the database, and the one without it goes', async () => {
   const db = await createTestDatabase();
-  const embedded = (a: TestApp) => (a.deps.search as unknown as { embedded: { url: string; masterKey: string } }).embedded;
+  // Every engine's indexes of this database's namespace (the embedded engine, or the run's engines).
   const indexesOf = async (a: TestApp) => {
-    const { url, masterKey } = embedded(a);
-    const all = await new Meilisearch({ host: url, apiKey: masterKey }).getIndexes({ limit: 1000 });
-    return all.results.map((i) => i.uid).filter((uid) => uid.startsWith(`${db.name}_`));
+    const { meiliUrls, meiliMasterKey } = a.deps.config;
+    const embedded = (a.deps.search as unknown as { embedded: { url: string; masterKey: string } | null }).embedded;
+    const engines = meiliUrls.length
+      ? meiliUrls.map((host) => ({ host, apiKey: meiliMasterKey ?? undefined }))
+      : [{ host: embedded!.url, apiKey: embedded!.masterKey }];
+    const uids: string[] = [];
+    for (const e of engines) uids.push(...(await new Meilisearch(e).getIndexes({ limit: 1000 })).results.map((i) => i.uid));
+    return [...new Set(uids.filter((uid) => uid.startsWith(`${db.name}_`)).map((uid) => uid.replace(/_recent$/, '')))];
   };
   const id = crypto.randomUUID();
   let u: TestUser;
