@@ -297,7 +297,14 @@ async function countsOf(target: SearchTarget, plan: QueryPlan, filter: string): 
     wordCounts(conns.main.searcher(), indexes.main, plan, filter),
     wordCounts(conns.recent.searcher(), indexes.recent, plan, filter),
   ]);
-  return { documents: main.documents + recent.documents, holding: main.holding.map((n, i) => n + recent.holding[i]) };
+  const sum = (a: number[], b: number[]) => a.map((n, i) => n + b[i]);
+  return {
+    documents: main.documents + recent.documents,
+    holding: sum(main.holding, recent.holding),
+    // Without these, a word held only in other forms (`retries` where the text says `retrying`)
+    // would count as held nowhere and be left out of the query.
+    ...(main.holdingForms && recent.holdingForms ? { holdingForms: sum(main.holdingForms, recent.holdingForms) } : {}),
+  };
 }
 
 /**

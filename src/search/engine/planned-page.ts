@@ -101,9 +101,11 @@ export function federatedQueries(plan: QueryPlan, counts?: WordCounts): PlannedQ
   if (counts) {
     words = words.filter((x) => x.family > 0);
     if (words.length === 0) return null;
-    const top = Math.max(...words.map((x) => idf(counts.documents, x.family)));
-    for (const x of words) x.weight = top > 0 ? idf(counts.documents, x.family) / top : 1;
-    words.sort((a, b) => a.family - b.family);
+    // A word weighs by the documents holding it as written; one held only in other forms, by those.
+    const basis = (x: (typeof words)[number]) => (x.holding > 0 ? x.holding : x.family);
+    const top = Math.max(...words.map((x) => idf(counts.documents, basis(x))));
+    for (const x of words) x.weight = top > 0 ? idf(counts.documents, basis(x)) / top : 1;
+    words.sort((a, b) => basis(a) - basis(b));
   }
   // Room for the forms query's words (an identifier's parts may be more than one word).
   const room = Math.max(1, ENGINE_WORDS - plan.phrases.reduce((n, p) => n + p.split(/\s+/).length, 0));
