@@ -52,9 +52,11 @@ export async function relatedSessions(ctx: Ctx, projectId: string, sessionId: st
 export async function relatedTo(ctx: Ctx, row: SessionRow, limit: number): Promise<RelatedSession[]> {
   // With an embedder, by the engine's vector search for the session's own vector (once it has one).
   const vector = await (ctx.deps.search.sessionVector?.(row.userId, row.projectId, row.id) ?? Promise.resolve(null)).catch(() => null);
-  if (vector) {
-    const found = await searchByVector(ctx, vector, limit + 1);
-    const others = found.results.filter((r) => !(r.projectId === row.projectId && r.sessionId === row.id)).slice(0, limit);
+  // The engine refusing the vector search (an index whose settings are not applied yet), or
+  // failing it, leaves the lexical answer below (which answers 503 itself when the engine is down).
+  const near = vector ? await searchByVector(ctx, vector, limit + 1).catch(() => null) : null;
+  if (near) {
+    const others = near.results.filter((r) => !(r.projectId === row.projectId && r.sessionId === row.id)).slice(0, limit);
     return Promise.all(others.map((r) => present(ctx, r, '')));
   }
   const sample = await readMarkdownRange(ctx.deps.db.reads, row.projectId, row.id, 0, Math.min(row.markdownSize, SAMPLE_BYTES));
