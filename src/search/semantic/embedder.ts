@@ -12,7 +12,6 @@ import https from 'node:https';
 import type { EmbeddingsConfig } from '../../config';
 import type { Logger } from '../../logger';
 
-/** The name of the engine's embedder (index settings, `_vectors`, hybrid queries). */
 /** Characters of a document's text sent to be embedded (embedding models read a few thousand tokens). */
 export const EMBED_MAX_CHARS = 6000;
 /** A response larger than this is refused (a batch of 32 vectors of 8,192 numbers is ~6 MB). */
