@@ -12,6 +12,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { inTransaction } from '../data/transaction';
 import { claimDeliveries, disableWebhook, finishAttempt, type AttemptOutcome, type ClaimedDelivery } from '../data/webhooks';
 import { retryDelayS, webhookSignature } from '../domain/webhooks';
 import type { Deps } from './context';
@@ -119,9 +120,10 @@ export function startWebhookWorker(deps: Deps): { stop(): Promise<void> } {
         outcome = { status: retryInS === null ? 'failed' : 'pending', responseStatus: status, durationMs, error, ...(retryInS === null ? {} : { retryInS }) };
       }
     }
-    if (await finishAttempt(db.writes, d, outcome)) {
-      if (outcome.responseStatus === 410) await disableWebhook(db.writes, d.webhookId, 'The receiver answered 410 Gone');
-    }
+    // A 410's outcome and the webhook's disabling commit together: nobody sees one without the other.
+    await inTransaction(db, async (tx) => {
+      if ((await finishAttempt(tx, d, outcome)) && outcome.responseStatus === 410) await disableWebhook(tx, d.webhookId, 'The receiver answered 410 Gone');
+    });
   }
 
   function launch(d: ClaimedDelivery): void {
