@@ -1,4 +1,4 @@
-/** The statements of an export (src/services/exports.ts): its owners' projects, their session totals, a project's sessions in id order; and the project an import creates. */
+/** The statements of an export (src/services/exports.ts): its owners' projects, their session totals, a project's sessions in id order. */
 import type { ProjectRow } from './projects';
 import { SESSION_COLUMNS } from './sessions';
 import type { SessionRow } from '../domain/session-row';
@@ -38,16 +38,4 @@ export function sessionsOfProjectAfter(db: Sql, projectId: string, afterId: stri
   return afterId === null
     ? db.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.projectId = ? ORDER BY s.id LIMIT ?`, projectId, limit)
     : db.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.projectId = ? AND s.id > ? ORDER BY s.id LIMIT ?`, projectId, afterId, limit);
-}
-
-/** Insert a project with given times unless its id exists; whether it did. */
-export async function insertImportedProject(
-  db: Sql,
-  p: Pick<ProjectRow, 'id' | 'ownerId' | 'name' | 'icon' | 'color' | 'createdAt' | 'updatedAt'> & { ownerType: 'user' | 'team' },
-): Promise<boolean> {
-  const n = await db.execute(
-    'INSERT IGNORE INTO projects (id, ownerId, ownerType, name, icon, color, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    p.id, p.ownerId, p.ownerType, p.name, p.icon, p.color, p.createdAt, p.updatedAt,
-  );
-  return n > 0;
 }

@@ -31,7 +31,6 @@ import type { BodyGate } from '../domain/body-gate';
 import { inlineOffload, release } from '../offload';
 import type { PreparedUpload } from '../domain/upload';
 import type { Ctx } from './context';
-import { insertImportedProject } from '../data/exports';
 import { inTransaction } from '../data/transaction';
 import { personalTarget, writeImportedSession, type ImportTarget, type OnConflict } from './import-session';
 
@@ -40,6 +39,7 @@ import { refuseIfAnyHeld } from './retention';
 import { limiter, readEntry } from './import-stream';
 import { faultOf, ImportReport, type ImportSummary } from './import-report';
 import { requireTeamWriter } from './access';
+import { insertNewProject } from './projects';
 import { recordAudit } from './audit';
 import { memberOf } from '../data/teams';
 import { userByEmail } from '../data/users';
@@ -84,7 +84,8 @@ export async function ensureImportedProject(
   if (existing) return existing.ownerType === target.ownerType && existing.ownerId === target.ownerId ? 'existing' : 'foreign';
   const now = new Date();
   const r = await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
-    const inserted = await insertImportedProject(tx, {
+    // Through the one insert that holds the owner's row (an owner deleted meanwhile leaves no project behind).
+    const inserted = await insertNewProject(tx, {
       id: projectId,
       ownerType: target.ownerType,
       ownerId: target.ownerId,
