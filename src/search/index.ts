@@ -109,13 +109,17 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
    * A search made hybrid when an embedder is set, the query is not lexical-only (quoted phrases,
    * identifiers) and its vector came in time; else it is left lexical (docs/search.md, "Semantic search").
    */
-  const withSemantic = async (request: SearchRequest): Promise<SearchRequest> => {
+  const withSemantic = (request: SearchRequest): SearchRequest => {
     if (!embedder) return request;
     const onRefused = (err: unknown) => embedder.lexicalFallback('search engine refused the hybrid query; answered lexically', err);
-    if (request.vector) return { ...request, semantic: { vector: request.vector, ratio: 1 } };
+    if (request.vector) return { ...request, semantic: Promise.resolve({ vector: request.vector, ratio: 1 }) };
     if (request.allWords || request.lexical || embedder.semanticRatio <= 0 || isLexicalQuery(request.query)) return request;
-    const vector = await embedder.queryVector(request.query);
-    return vector ? { ...request, semantic: { vector, ratio: embedder.semanticRatio, onRefused } } : request;
+    // Asked now and awaited once the engine has counted the query's words (adapter.ts).
+    const semantic = embedder
+      .queryVector(request.query)
+      .then((vector) => (vector ? { vector, ratio: embedder.semanticRatio, onRefused } : null))
+      .catch(() => null);
+    return { ...request, semantic };
   };
   let started = false;
   let retryTimer: NodeJS.Timeout | null = null;
@@ -276,7 +280,7 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
     },
 
     async search(asked: SearchRequest): Promise<SearchPage> {
-      const request = await withSemantic(asked);
+      const request = withSemantic(asked);
       const indexes = { main: indexUid, recent: recentUid };
       const recreate = (e: SearchEngine) => {
         e.ready = false;

@@ -105,15 +105,15 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
     // The engine refused the hybrid query (an index without the embedder yet, a vector of the
     // wrong size): answered lexically. An engine that is down fails either way.
     const e = rootCause(err);
-    if (!(e instanceof MeiliHttpError) || e.status < 400 || e.status >= 500 || isIndexNotFound(err) || request.vector) throw err;
-    request.semantic.onRefused?.(err);
+    const semantic = await request.semantic;
+    if (!semantic || !(e instanceof MeiliHttpError) || e.status < 400 || e.status >= 500 || isIndexNotFound(err) || request.vector) throw err;
+    semantic.onRefused?.(err);
     return searchIndexAs(target, { ...request, semantic: undefined });
   }
 }
 
 async function searchIndexAs(target: SearchTarget, request: SearchRequest): Promise<SearchPage> {
   const { conns, indexes, onIndexMissing, onUnreachable } = target;
-  const semantic = request.semantic;
   const { scopes, filters, limit, offset } = request;
   if (matchesNothing(filters)) return { total: 0, hits: [] };
   const filter = searchFilter(scopes, filters);
@@ -131,6 +131,8 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest): Prom
     const client = conns.main.searcher();
     const want = offset + limit;
     const counted = plan.words.length > 1 ? (knownCountsOf(plan, request.knownCounts) ?? (await countsOf(target, plan, filter))) : undefined;
+    // The query's vector, asked beside the counts (null: lexical).
+    const semantic = (await request.semantic) ?? null;
     const federated = federatedQueries(plan, counted);
     const countTotal = request.countTotal !== false;
     const hybrid = semantic ? lexicalQueries(plan, federated, semantic.ratio) : null;

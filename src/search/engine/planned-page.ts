@@ -137,6 +137,16 @@ export function federatedQueries(plan: QueryPlan, counts?: WordCounts): PlannedQ
   return queries;
 }
 
+/** A planned query as one query of a multi-search on `indexUid`, with the page's filter and distinct, weighted. */
+const plannedRequest = (indexUid: string, q: PlannedQuery, { filter, distinct }: SearchParams, weight = q.weight) => ({
+  indexUid,
+  q: q.q,
+  matchingStrategy: q.matchingStrategy,
+  filter,
+  distinct,
+  federationOptions: { weight },
+});
+
 /** Large sessions counted per request (a user's large sessions matching any word); past it, `total` says at least this many. */
 const LARGE_COUNTED = 1000;
 
@@ -166,14 +176,7 @@ export async function federatedPage<D extends Record<string, unknown>>(
 ): Promise<PlannedPage<D>> {
   const { filter, distinct, attributesToRetrieve, showRankingScore } = params;
   const each = (extra: string | null) =>
-    queries.map((q) => ({
-      indexUid,
-      q: q.q,
-      matchingStrategy: q.matchingStrategy,
-      filter: extra ? `(${String(filter)}) AND ${extra}` : filter,
-      distinct,
-      federationOptions: { weight: q.weight },
-    }));
+    queries.map((q) => plannedRequest(indexUid, q, { filter: extra ? `(${String(filter)}) AND ${extra}` : filter, distinct }));
   const page = (facets: boolean) =>
     client.multiSearch({
       federation: { limit: count, offset: from, ...(facets ? { facetsByIndex: { [indexUid]: ['whole'] } } : {}) },
@@ -241,16 +244,7 @@ export async function hybridPage<D extends Record<string, unknown>>(
   const page = client.multiSearch({
     federation: { limit: count, offset: from },
     queries: [
-      ...lexical.map((q) => ({
-        indexUid,
-        q: q.q,
-        matchingStrategy: q.matchingStrategy,
-        filter,
-        distinct,
-        attributesToRetrieve,
-        showRankingScore,
-        federationOptions: { weight: q.weight * lexicalWeight },
-      })),
+      ...lexical.map((q) => ({ ...plannedRequest(indexUid, q, params, q.weight * lexicalWeight), attributesToRetrieve, showRankingScore })),
       {
         indexUid,
         q: '',

@@ -64,12 +64,21 @@ export interface SearchRequest extends SearchOptions {
   onRanked?: (hits: ReadonlyArray<{ projectId: string; sessionId: string }>) => void;
   /**
    * Hybrid search (docs/search.md, "Semantic search"): the query's vector and the semantic
-   * results' weight. Set by the search itself when an embedder is configured and the query is not
-   * lexical-only; a search the engine refuses as hybrid is answered lexically (onSemanticRefused).
+   * results' weight, once the embeddings endpoint has answered (null: it failed or was slow; the
+   * search is lexical), so that the engine's word counts are asked meanwhile. Set by the search
+   * itself when an embedder is configured and the query is not lexical-only; a search the engine
+   * refuses as hybrid is answered lexically (onRefused). Never rejects.
    */
-  semantic?: { vector: number[]; ratio: number; onRefused?: (err: unknown) => void };
+  semantic?: Promise<SemanticSearch | null>;
   /** Search by this vector alone (related sessions: a session's own vector); `query` is then unused. */
   vector?: number[];
+}
+
+/** A hybrid search's query vector, the semantic results' weight (0 to 1), and what to call when the engine refuses it. */
+interface SemanticSearch {
+  vector: number[];
+  ratio: number;
+  onRefused?: (err: unknown) => void;
 }
 
 export interface SearchPage {
