@@ -19,6 +19,7 @@ import { ENGINE_WORDS, type QueryPlan } from './query-plan';
 import { markedForm } from '../../domain/word-forms';
 import { MeiliHttpError, rootCause } from './http-client';
 import { EMBEDDER } from '../../domain/search-documents';
+import { countsThrough } from './count-cache';
 
 /** Weight of the rarest word's own query against the whole query's; commoner words weigh less. */
 const WORD_WEIGHT = 0.5;
@@ -60,22 +61,31 @@ export interface WordCounts {
   holdingForms?: number[];
 }
 
-/** One request counting, among `filter`'s documents, those holding each word of the plan (and its forms). */
+/**
+ * One request counting, among `filter`'s documents, those holding each word of the plan (and its
+ * forms); counts asked a moment ago are not asked again (count-cache.ts), and with all of them
+ * remembered no request is made.
+ */
 export async function wordCounts(client: Meilisearch, indexUid: string, plan: QueryPlan, filter: string): Promise<WordCounts> {
   const phrases = plan.phrases.map((p) => `"${p}"`);
-  const count = (q: string) => ({ indexUid, q, filter, limit: 0 });
+  const count = (q: string) => ({ indexUid, q, filter });
   const forms = plan.words.map((_, i) => otherForms(plan, i));
   const queries = [
     count(''),
     ...plan.words.map((w) => count([...phrases, w].join(' '))),
     ...forms.flatMap((f) => (f ? [count([...phrases, formsQuery(f)].join(' '))] : [])),
   ];
-  const res = (await client.multiSearch({ queries: queries as never })) as { results: Array<{ estimatedTotalHits?: number }> };
-  const counts = res.results.map((r) => r.estimatedTotalHits ?? 0);
+  const counts = await countsThrough(client.config.host, queries, async (missing) => {
+    const res = (await client.multiSearch({ queries: missing.map((x) => ({ ...x, limit: 0 })) as never })) as {
+      results: Array<{ estimatedTotalHits?: number }>;
+    };
+    return res.results.map((r) => r.estimatedTotalHits ?? 0);
+  });
   const holding = counts.slice(1, 1 + plan.words.length);
   let next = 1 + plan.words.length;
   const holdingForms = forms.map((f, i) => (f ? Math.max(holding[i], counts[next++]) : holding[i]));
-  return { documents: counts[0], holding, holdingForms };
+  // A remembered count of all documents may be older than a word's: never fewer than any word's.
+  return { documents: Math.max(...counts), holding, holdingForms };
 }
 
 /** Inverse document frequency (BM25's, never negative). */

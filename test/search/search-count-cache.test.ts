@@ -1,0 +1,98 @@
+/**
+ * Word counts remembered for a short while (src/search/engine/count-cache.ts): asked once per
+ * engine, index, filter and query within COUNT_TTL_MS; zeros never remembered, so a session written
+ * a moment ago is found by a word nobody held before.
+ */
+import crypto from 'node:crypto';
+import { COUNT_TTL_MS, countsThrough, forgetCounts, type CountQuery } from '../../src/search/engine/count-cache';
+import { searchSessions } from '../../src/services/search';
+import { newSessionId, startSearchHarness, type SearchHarness } from '../support/meili-harness';
+
+describe('countsThrough', () => {
+  const asked: CountQuery[][] = [];
+  const answers = new Map<string, number>();
+  const ask = (missing: CountQuery[]) => {
+    asked.push(missing);
+    return Promise.resolve(missing.map((x) => answers.get(x.q) ?? 0));
+  };
+  const q = (text: string, filter = 'ownerId = "a"'): CountQuery => ({ indexUid: 'sessions', q: text, filter });
+
+  beforeEach(() => {
+    forgetCounts();
+    asked.length = 0;
+    answers.clear();
+  });
+  afterEach(() => jest.useRealTimers());
+
+  test('asks only what it does not remember, in order; with everything remembered, nothing', async () => {
+    answers.set('', 10).set('alpha', 3).set('beta', 2);
+    expect(await countsThrough('h1', [q(''), q('alpha')], ask)).toEqual([10, 3]);
+    expect(await countsThrough('h1', [q(''), q('beta'), q('alpha')], ask)).toEqual([10, 2, 3]);
+    expect(await countsThrough('h1', [q('alpha'), q('beta')], ask)).toEqual([3, 2]);
+    expect(asked.map((a) => a.map((x) => x.q))).toEqual([['', 'alpha'], ['beta']]);
+  });
+
+  test('a zero is asked again every time; another filter, index or engine is another count', async () => {
+    answers.set('alpha', 3);
+    await countsThrough('h1', [q('alpha'), q('gamma')], ask);
+    answers.set('gamma', 1);
+    expect(await countsThrough('h1', [q('alpha'), q('gamma')], ask)).toEqual([3, 1]);
+    await countsThrough('h1', [q('alpha', 'ownerId = "b"')], ask);
+    await countsThrough('h2', [q('alpha')], ask);
+    await countsThrough('h1', [{ ...q('alpha'), indexUid: 'recent' }], ask);
+    expect(asked.map((a) => a.map((x) => `${x.indexUid}:${x.q}:${x.filter}`))).toEqual([
+      ['sessions:alpha:ownerId = "a"', 'sessions:gamma:ownerId = "a"'],
+      ['sessions:gamma:ownerId = "a"'],
+      ['sessions:alpha:ownerId = "b"'],
+      ['sessions:alpha:ownerId = "a"'],
+      ['recent:alpha:ownerId = "a"'],
+    ]);
+  });
+
+  test('a count older than COUNT_TTL_MS is asked again', async () => {
+    jest.useFakeTimers({ now: new Date('2026-11-29T10:00:00Z'), doNotFake: ['setImmediate', 'nextTick'] });
+    answers.set('alpha', 3);
+    await countsThrough('h1', [q('alpha')], ask);
+    jest.setSystemTime(Date.now() + COUNT_TTL_MS - 1);
+    await countsThrough('h1', [q('alpha')], ask);
+    expect(asked).toHaveLength(1);
+    answers.set('alpha', 4);
+    jest.setSystemTime(Date.now() + 2);
+    expect(await countsThrough('h1', [q('alpha')], ask)).toEqual([4]);
+    expect(asked).toHaveLength(2);
+  });
+});
+
+describe('through a search', () => {
+  let h: SearchHarness;
+  beforeAll(async () => {
+    h = await startSearchHarness();
+  }, 60_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  const word = () => Array.from(crypto.randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
+  const again = <C extends { user: object }>(c: C): C => ({ ...c, user: { ...c.user } });
+  const ids = (r: { results: Array<{ sessionId: string }> }) => r.results.map((x) => x.sessionId);
+
+  test('a word nobody held finds the session written with it right after, its other word still counted from before', async () => {
+    const user = await h.user();
+    const [held, fresh, nowhere] = [word(), word(), word()];
+    const older = [newSessionId(), newSessionId()];
+    for (const id of older) await h.put(user, 'counts', id, { name: 'older', markdown: `# Older\n\nSomething about ${held}.\n` });
+    await h.settle();
+    expect([...ids(await searchSessions(again(user), { query: `${held} ${fresh}` }))].sort()).toEqual([...older].sort());
+    expect(ids(await searchSessions(again(user), { query: `${fresh} ${nowhere}` }))).toEqual([]);
+    const both = newSessionId();
+    await h.put(user, 'counts', both, { name: 'both', markdown: `# Both\n\n${held} and ${fresh} together.\n` });
+    await h.settle();
+    const found = ids(await searchSessions(again(user), { query: `${held} ${fresh}` }));
+    expect(found[0]).toBe(both);
+    expect([...found].sort()).toEqual([both, ...older].sort());
+    expect(ids(await searchSessions(again(user), { query: `${fresh} ${nowhere}` }))).toEqual([both]);
+    // Another user holding neither word finds nothing (their counts are their own).
+    const other = await h.user();
+    expect(ids(await searchSessions(again(other), { query: `${held} ${fresh}` }))).toEqual([]);
+  });
+});
