@@ -4,8 +4,7 @@
  * list filters compare those (as they do for projects and uploaders). `Tag` is not `tag`, in the
  * hits and in `total`, in the recent index and after compaction into the main one.
  */
-import crypto from 'node:crypto';
-import { newSessionId, startSearchHarness, type SearchHarness } from '../support/meili-harness';
+import { newSessionId, startSearchHarness, type SearchHarness, randomWord } from '../support/meili-harness';
 
 let h: SearchHarness;
 
@@ -16,7 +15,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const word = () => Array.from(crypto.randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
+const word = () => randomWord();
 
 test('a filter on one case variant selects and counts only the sessions carrying it', async () => {
   const user = await h.user();

@@ -3,10 +3,9 @@
  * engine, index, filter and query within COUNT_TTL_MS; zeros never remembered, so a session written
  * a moment ago is found by a word nobody held before.
  */
-import crypto from 'node:crypto';
 import { COUNT_TTL_MS, countsThrough, forgetCounts, type CountQuery } from '../../src/search/engine/count-cache';
 import { searchSessions } from '../../src/services/search';
-import { newSessionId, startSearchHarness, type SearchHarness } from '../support/meili-harness';
+import { newSessionId, startSearchHarness, type SearchHarness, randomWord, again } from '../support/meili-harness';
 
 describe('countsThrough', () => {
   const asked: CountQuery[][] = [];
@@ -72,8 +71,7 @@ describe('through a search', () => {
     await h?.close();
   });
 
-  const word = () => Array.from(crypto.randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
-  const again = <C extends { user: object }>(c: C): C => ({ ...c, user: { ...c.user } });
+  const word = () => randomWord();
   const ids = (r: { results: Array<{ sessionId: string }> }) => r.results.map((x) => x.sessionId);
 
   test('a word nobody held finds the session written with it right after, its other word still counted from before', async () => {

@@ -11,7 +11,6 @@
  *   back (not rebuilt);
  * - a search asks only the engines holding the caller's scopes.
  */
-import crypto from 'node:crypto';
 import { Meilisearch } from 'meilisearch';
 import { sessionDigestOf } from '../../src/domain/search-documents';
 import { AppError } from '../../src/errors';
@@ -24,11 +23,11 @@ import { operatorCtx, type Ctx } from '../../src/services/context';
 import { createProject, moveProject } from '../../src/services/projects';
 import { createTeam } from '../../src/services/teams';
 import { TestEngines } from '../support/meili-engines';
-import { eventually, newSessionId, startSearchHarness, type SearchHarness } from '../support/meili-harness';
+import { eventually, newSessionId, startSearchHarness, type SearchHarness, randomWord } from '../support/meili-harness';
 
 jest.setTimeout(120_000);
 
-const word = () => Array.from(crypto.randomBytes(10), (b) => String.fromCharCode(97 + (b % 26))).join('');
+const word = () => randomWord(10);
 const req = (c: Ctx): Ctx => ({ ...c, user: { ...c.user } });
 /** Session ids (UUIDs) by a name of the test's. */
 const ids = new Map<string, string>();

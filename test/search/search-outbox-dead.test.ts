@@ -2,12 +2,11 @@
  * A unit of search work that fails 10 times moves to search_outbox_dead (metric
  * search_outbox_dead_total, `search outbox-retry`), and never holds back later work.
  */
-import crypto from 'node:crypto';
 import { retryDeadRows } from '../../src/data/outbox';
 import type { OutboxWorker } from '../../src/search/sync/worker';
-import { newSessionId, startSearchHarness, testWorker, type SearchHarness } from '../support/meili-harness';
+import { newSessionId, startSearchHarness, testWorker, type SearchHarness, randomWord } from '../support/meili-harness';
 
-const word = () => Array.from(crypto.randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
+const word = () => randomWord();
 const ids = (r: { results: Array<{ sessionId: string }> }) => r.results.map((x) => x.sessionId);
 
 let h: SearchHarness;

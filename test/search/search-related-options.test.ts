@@ -4,9 +4,8 @@
  * rare ranks its sessions first), `wordForms: false` finds the words as written only, and
  * `countTotal: false` returns the same page; in the recent index and, after compaction, the main one.
  */
-import crypto from 'node:crypto';
 import { searchSessions } from '../../src/services/search';
-import { newSessionId, startSearchHarness, type SearchHarness } from '../support/meili-harness';
+import { newSessionId, startSearchHarness, type SearchHarness, randomWord, again } from '../support/meili-harness';
 
 let h: SearchHarness;
 
@@ -17,8 +16,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const word = () => Array.from(crypto.randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
-const again = <C extends { user: object }>(c: C): C => ({ ...c, user: { ...c.user } });
+const word = () => randomWord();
 
 test('known counts weigh the words; wordForms false finds the words as written only; countTotal false gives the same page', async () => {
   const user = await h.user();

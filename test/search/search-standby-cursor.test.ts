@@ -9,7 +9,6 @@
  *   stop, holds the same documents as its primary within a minute, the metric back at 0 on both;
  * - a standby whose cursor is older than what the outbox retains is rebuilt from the database.
  */
-import crypto from 'node:crypto';
 import net from 'node:net';
 import { Meilisearch } from 'meilisearch';
 import { createMetrics } from '../../src/metrics';
@@ -17,11 +16,11 @@ import { createNodeHttpClient } from '../../src/search/engine/http-client';
 import { recentUidOf } from '../../src/search/engine/index-settings';
 import type { Ctx } from '../../src/services/context';
 import { TestEngines } from '../support/meili-engines';
-import { eventually, newSessionId, startSearchHarness, type SearchHarness } from '../support/meili-harness';
+import { eventually, newSessionId, startSearchHarness, type SearchHarness, randomWord } from '../support/meili-harness';
 
 jest.setTimeout(240_000);
 
-const word = () => Array.from(crypto.randomBytes(10), (b) => String.fromCharCode(97 + (b % 26))).join('');
+const word = () => randomWord(10);
 const req = (c: Ctx): Ctx => ({ ...c, user: { ...c.user } });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -9,15 +9,14 @@
  *   moves), the other owner's entries stay found and counted, and nobody sees what they cannot
  *   read.
  */
-import crypto from 'node:crypto';
 import { operatorCtx, type Ctx } from '../../src/services/context';
 import { createProject, moveProject } from '../../src/services/projects';
 import { sessionFacets } from '../../src/services/stats';
 import { addMember, createTeam, removeMember } from '../../src/services/teams';
 import type { TeamRole } from '../../src/domain/teams';
-import { newSessionId, startSearchHarness, type SearchHarness } from '../support/meili-harness';
+import { newSessionId, startSearchHarness, type SearchHarness, randomWord } from '../support/meili-harness';
 
-const word = () => Array.from(crypto.randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
+const word = () => randomWord();
 const keys = (r: { results: Array<{ projectId: string; sessionId: string }> }) => r.results.map((x) => `${x.projectId}/${x.sessionId}`).sort();
 
 let h: SearchHarness;

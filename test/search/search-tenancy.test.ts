@@ -4,15 +4,14 @@
  * filter strings without case: no delete, retirement or exclusion may reach another project's
  * (or another user's) entries.
  */
-import crypto from 'node:crypto';
 import { Meilisearch } from 'meilisearch';
 import { createNodeHttpClient } from '../../src/search/engine/http-client';
 import { recentUidOf } from '../../src/search/engine/index-settings';
 import type { Ctx } from '../../src/services/context';
 import { createTestDatabase } from '../support/db';
-import { newSessionId, startSearchHarness, type SearchHarness } from '../support/meili-harness';
+import { newSessionId, startSearchHarness, type SearchHarness, randomWord } from '../support/meili-harness';
 
-const word = () => Array.from(crypto.randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
+const word = () => randomWord();
 const keys = (r: { results: Array<{ projectId: string; sessionId: string }> }) => r.results.map((x) => `${x.projectId}/${x.sessionId}`).sort();
 
 let h: SearchHarness;

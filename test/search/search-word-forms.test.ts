@@ -3,9 +3,8 @@
  * session says `retrying`) is searched in its forms, not left out: beside a word no session holds,
  * and beside a word other sessions hold, in the recent index and, after compaction, the main one.
  */
-import crypto from 'node:crypto';
 import { searchSessions } from '../../src/services/search';
-import { newSessionId, startSearchHarness, type SearchHarness } from '../support/meili-harness';
+import { newSessionId, startSearchHarness, type SearchHarness, randomWord, again } from '../support/meili-harness';
 
 let h: SearchHarness;
 
@@ -16,8 +15,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const word = () => Array.from(crypto.randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
-const again = <C extends { user: object }>(c: C): C => ({ ...c, user: { ...c.user } });
+const word = () => randomWord();
 
 test('a word held only in another form is searched in its forms beside the other words', async () => {
   const user = await h.user();

@@ -2,16 +2,15 @@
  * The outbox worker with several service instances on one database and one index, and the
  * rebuild from the database.
  */
-import crypto from 'node:crypto';
 import { Meilisearch } from 'meilisearch';
 import { documentIdOf, keyOf, sessionDigestOf } from '../../src/domain/search-documents';
 import { createNodeHttpClient } from '../../src/search/engine/http-client';
 import { recentUidOf } from '../../src/search/engine/index-settings';
 import type { Ctx } from '../../src/services/context';
-import { engineUrlOf, newSessionId, startSearchHarness, testWorker, type SearchHarness } from '../support/meili-harness';
+import { engineUrlOf, newSessionId, startSearchHarness, testWorker, type SearchHarness, randomWord } from '../support/meili-harness';
 
 /** A random lower-case word, far (in edits) from any other: typo tolerance cannot confuse two. */
-const word = () => Array.from(crypto.randomBytes(12), (b) => String.fromCharCode(97 + (b % 26))).join('');
+const word = () => randomWord();
 const ids = (r: { results: Array<{ sessionId: string }> }) => r.results.map((x) => x.sessionId);
 
 let first: SearchHarness;

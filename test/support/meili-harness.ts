@@ -75,6 +75,12 @@ export interface HarnessOptions {
 
 export const newSessionId = () => crypto.randomUUID();
 
+/** A random word of `length` lower-case letters: no other test's session holds it. */
+export const randomWord = (length = 12) => Array.from(crypto.randomBytes(length), (b) => String.fromCharCode(97 + (b % 26))).join('');
+
+/** A copy of a caller's context (and its user), as the next request would bring: nothing a search remembers on the object carries over. */
+export const again = <C extends { user: object }>(c: C): C => ({ ...c, user: { ...c.user } });
+
 /** The engine holding an owning scope's entries (the only one, or with TEST_MEILI_ENGINES=n its engine among them). */
 export const engineUrlOf = (config: Config, scopeId: string): string => config.meiliUrls[engineOf(scopeId, config.meiliUrls.length)];
 
