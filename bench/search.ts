@@ -339,6 +339,8 @@ async function main() {
         `  bulk indexing: ${Math.round(added / loadSeconds)} sessions/s (${((bytesLoaded - bytesBefore) / 1048576 / loadSeconds).toFixed(2)} MB/s of markdown)`,
     );
     bytesBefore = bytesLoaded;
+    // Written as soon as the corpus is loaded: a run stopped after this can still be measured with --reuse.
+    if (process.argv.includes('--keep') && !reuse) fs.writeFileSync(path.join(dataDir, QUERIES_FILE), JSON.stringify(queryPool));
     if (process.argv.includes('--anchor')) log(await anchor(size));
 
     // Latency of the whole service path: validation, engine (page + matching fragments), re-check.
@@ -560,7 +562,6 @@ async function main() {
     await db.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   } else {
-    fs.writeFileSync(path.join(dataDir, QUERIES_FILE), JSON.stringify(queryPool));
     log(`kept database ${db.name} and ${dataDir}; measure them again with --reuse=${db.name},${dataDir}`);
   }
 }
