@@ -5,7 +5,7 @@
  */
 import { COUNT_TTL_MS, countsThrough, forgetCounts, type CountQuery } from '../../src/search/engine/count-cache';
 import { searchSessions } from '../../src/services/search';
-import { newSessionId, startSearchHarness, type SearchHarness, randomWord, again } from '../support/meili-harness';
+import { again, harnessForTests, newSessionId, randomWord } from '../support/meili-harness';
 
 describe('countsThrough', () => {
   const asked: CountQuery[][] = [];
@@ -63,18 +63,13 @@ describe('countsThrough', () => {
 });
 
 describe('through a search', () => {
-  let h: SearchHarness;
-  beforeAll(async () => {
-    h = await startSearchHarness();
-  }, 60_000);
-  afterAll(async () => {
-    await h?.close();
-  });
+  const harness = harnessForTests();
 
   const word = () => randomWord();
   const ids = (r: { results: Array<{ sessionId: string }> }) => r.results.map((x) => x.sessionId);
 
   test('a word nobody held finds the session written with it right after, its other word still counted from before', async () => {
+    const h = harness();
     const user = await h.user();
     const [held, fresh, nowhere] = [word(), word(), word()];
     const older = [newSessionId(), newSessionId()];

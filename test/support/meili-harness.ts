@@ -122,6 +122,25 @@ export function searchTestConfig(db: TestDatabase, env: Record<string, string> =
   });
 }
 
+/**
+ * The harness of a test file (or describe block): started before its tests, closed after them,
+ * also when one fails. Call it at the top level of the file or block; the getter gives the
+ * started harness inside a test.
+ */
+export function harnessForTests(opts: HarnessOptions = {}): () => SearchHarness {
+  let h: SearchHarness | undefined;
+  beforeAll(async () => {
+    h = await startSearchHarness(opts);
+  }, 60_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+  return () => {
+    if (!h) throw new Error('the search harness did not start');
+    return h;
+  };
+}
+
 export async function startSearchHarness(opts: HarnessOptions = {}): Promise<SearchHarness> {
   const db = opts.db ?? (await createTestDatabase('sa_search'));
   const config = searchTestConfig(db, opts.env);
