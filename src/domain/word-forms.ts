@@ -57,36 +57,64 @@ const FORMABLE_RE = /^[a-z0-9]*[a-z][a-z0-9]*$/;
 /** The marked form of a stem, or the word itself when it gets none (numbers, other scripts). */
 export const markedForm = (stem: string) => (FORMABLE_RE.test(stem) ? FORM_MARK + stem : stem);
 
-/** A word as written (its case kept) → the marked forms the index holds for it: its stem and its parts' stems. */
-function formsOfWord(word: string, add: (form: string) => void): void {
+/** A word as written (its case kept) → the marked forms the index holds for it: its stem, then its parts' stems. */
+function formsOfWord(word: string): string[] {
   const lower = word.toLowerCase();
-  if (!FORMABLE_RE.test(lower)) return;
-  add(FORM_MARK + stemOf(lower));
-  for (const part of identifierParts(word)) add(markedForm(stemOf(part)));
+  if (!FORMABLE_RE.test(lower)) return [];
+  return [FORM_MARK + stemOf(lower), ...identifierParts(word).map((part) => markedForm(stemOf(part)))];
 }
 
 /** A word as the index and the highlighter see it (the same as search-documents.ts WORD_RE). */
 const WORD_RE = /[\p{L}\p{N}\p{M}]+/gu;
 
 /**
+ * Between two words' forms: a hard separator, which the engine counts as 8 positions, the
+ * distance past which it records no word pair. The engine's largest structure is the pairs of
+ * words near each other (for its proximity rule); the forms of neighbouring words in this list
+ * were never near each other in the text, so their pairs were a cost with no meaning (at 5k
+ * sessions of the bench corpus they made about half of the index). An identifier's forms stay
+ * together (its stem, then its parts' stems), so `retry backoff` still ranks `retryWithBackoff`
+ * by their proximity.
+ */
+const APART = ' . ';
+/** Positions the engine reads of one attribute (it drops words past 65,535). */
+const POSITIONS = 65_000;
+
+/**
  * The `forms` attribute of a text: the marked stems of its words and of its identifiers' parts,
- * distinct, space-separated, at most `limit` of them.
+ * each word's together, at most `limit` forms. A stem already listed on its own is not listed
+ * again on its own; an identifier's forms are listed once per identifier. Words' forms are kept
+ * apart (APART) as far as the engine's positions allow; past that, they follow each other.
  */
 export function formsOf(texts: readonly string[], limit: number): string {
-  const seen = new Set<string>();
+  const alone = new Set<string>();
+  const groups = new Set<string>();
   const words = new Set<string>();
-  const add = (f: string) => {
-    if (seen.size < limit) seen.add(f);
-  };
+  let count = 0;
   for (const text of texts) {
     WORD_RE.lastIndex = 0;
-    for (let m = WORD_RE.exec(text); m && seen.size < limit; m = WORD_RE.exec(text)) {
+    for (let m = WORD_RE.exec(text); m && count < limit; m = WORD_RE.exec(text)) {
       if (words.has(m[0])) continue;
       words.add(m[0]);
-      formsOfWord(m[0], add);
+      const forms = formsOfWord(m[0]);
+      if (forms.length === 0) continue;
+      if (forms.length === 1) {
+        if (alone.has(forms[0]) || groups.has(forms[0])) continue;
+        alone.add(forms[0]);
+      }
+      const group = forms.slice(0, limit - count).join(' ');
+      if (groups.has(group)) continue;
+      groups.add(group);
+      count += forms.length;
     }
   }
-  return [...seen].join(' ');
+  // Separators (8 positions each) while the positions left allow them.
+  let apart = Math.max(0, Math.floor((POSITIONS - count) / 8));
+  let out = '';
+  for (const group of groups) {
+    out += out === '' ? group : apart-- > 0 ? APART + group : ` ${group}`;
+  }
+  return out;
 }
 
 /**

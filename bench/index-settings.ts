@@ -1,0 +1,134 @@
+/**
+ * Where the search index's bytes and indexing time go: the bench corpus's sessions (bench/corpus.ts)
+ * turned into the service's own documents (src/domain/search-documents.ts) and indexed into a fresh
+ * engine per variant, each variant one change from the service's settings, so that what each part
+ * costs is visible. No database, no outbox: the engine alone, in batches of 500 sessions.
+ *
+ *   npx tsx bench/index-settings.ts                         # 10k sessions, every variant
+ *   npx tsx bench/index-settings.ts --sessions=2000 --variants=service,by-attribute
+ *   npx tsx bench/index-settings.ts --load-memory=2GiB      # the engine's indexing memory (as bench/search.ts)
+ *
+ * Prints per variant `<variant>: <x> engine bytes per markdown byte, <n> sessions/s (<m> MB/s of
+ * markdown)`. `anchor` is a raw engine with default settings and one document per session (name,
+ * tags and markdown), as `bench/search.ts --anchor`.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Meilisearch, type Settings } from 'meilisearch';
+import { EmbeddedMeili } from '../src/search/embedded/embedded';
+import { createNodeHttpClient } from '../src/search/engine/http-client';
+import { INDEX_SETTINGS } from '../src/search/engine/index-settings';
+import { toDocuments, type SessionDocument } from '../src/domain/search-documents';
+import { generateSession, vocabulary } from './corpus';
+
+const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const SESSIONS = Number(arg('sessions') ?? 10_000);
+const BATCH = 500;
+
+type Doc = Record<string, unknown>;
+interface Variant {
+  /** What differs from the service's settings and documents. */
+  says: string;
+  settings?: Settings;
+  /** The documents of one session as this variant indexes them. */
+  docs?: (docs: SessionDocument[], g: ReturnType<typeof generateSession>, seed: number) => Doc[];
+}
+
+const withoutForms = (docs: SessionDocument[]) => docs.map(({ forms: _f, termForms: _t, ...d }) => d);
+const withoutOutline = (docs: SessionDocument[]) => docs.map(({ outline: _o, ...d }) => d);
+
+const VARIANTS: Record<string, Variant> = {
+  service: { says: "the service's settings and documents" },
+  'by-attribute': { says: 'proximityPrecision byAttribute', settings: { ...INDEX_SETTINGS, proximityPrecision: 'byAttribute' } },
+  'no-prefix': { says: 'prefixSearch disabled', settings: { ...INDEX_SETTINGS, prefixSearch: 'disabled' } },
+  'no-forms': { says: 'documents without word forms', docs: (d) => withoutForms(d) },
+  'no-outline': { says: 'documents without outlines', docs: (d) => withoutOutline(d) },
+  'no-filters': { says: 'no filterable attributes', settings: { ...INDEX_SETTINGS, filterableAttributes: [] } },
+  anchor: {
+    says: 'a raw engine: default settings, one document per session',
+    settings: {},
+    docs: (_d, g, seed) => [{ id: String(seed), name: g.name, tags: g.tags, markdown: g.markdown }],
+  },
+};
+const chosen = (arg('variants') ?? Object.keys(VARIANTS).join(',')).split(',');
+for (const v of chosen) if (!VARIANTS[v]) throw new Error(`--variants: ${v}? (${Object.keys(VARIANTS).join(', ')})`);
+
+const words = vocabulary();
+const userId = crypto.randomUUID();
+
+/** One session of the corpus as the service's documents, and its markdown's bytes. */
+function sessionDocs(seed: number): { g: ReturnType<typeof generateSession>; docs: SessionDocument[]; bytes: number } {
+  const g = generateSession(seed, words);
+  const row = {
+    projectId: `bench-${seed % 100}`,
+    id: `session-${seed}`,
+    userId,
+    name: g.name,
+    createdAt: new Date(Date.UTC(2026, 0, 1) + seed * 60_000),
+    clientName: 'specstory-cli',
+    agentName: 'claude-code',
+    deviceId: null,
+    metadataJson: JSON.stringify({ tags: g.tags, llmModels: g.llmModels, gitBranches: [] }),
+    hasGitBranches: false,
+    contentDigest: crypto.createHash('sha256').update(g.markdown).digest('hex'),
+    uploadedBy: userId,
+  };
+  return { g, docs: toDocuments(row, g.markdown, Date.now()), bytes: Buffer.byteLength(g.markdown) };
+}
+
+async function measure(name: string, v: Variant, dataDir: string): Promise<string> {
+  const engine = new EmbeddedMeili({ dataDir, name: `meili-${name}`, maxIndexingMemory: arg('load-memory') });
+  await engine.start();
+  try {
+    const client = new Meilisearch({ host: engine.url!, apiKey: engine.masterKey, httpClient: createNodeHttpClient() });
+    await client.createIndex('bench', { primaryKey: 'id' }).waitTask();
+    const index = client.index('bench');
+    const settings = v.settings ?? INDEX_SETTINGS;
+    if (Object.keys(settings).length > 0) {
+      const task = await index.updateSettings(settings).waitTask({ timeout: 600_000 });
+      if (task.status !== 'succeeded') throw new Error(`settings: ${task.error?.message}`);
+    }
+    let bytes = 0;
+    const t = performance.now();
+    for (let start = 0; start < SESSIONS; start += BATCH) {
+      const docs: Doc[] = [];
+      for (let seed = start + 1; seed <= Math.min(SESSIONS, start + BATCH); seed++) {
+        const s = sessionDocs(seed);
+        bytes += s.bytes;
+        docs.push(...(v.docs ? v.docs(s.docs, s.g, seed) : (s.docs as unknown as Doc[])));
+      }
+      const task = await index.addDocuments(docs).waitTask({ timeout: 24 * 3_600_000 });
+      if (task.status !== 'succeeded') throw new Error(`indexing: ${task.error?.message}`);
+    }
+    const seconds = (performance.now() - t) / 1000;
+    const { usedDatabaseSize } = await client.getStats();
+    return `${name}: ${(usedDatabaseSize / bytes).toFixed(2)} engine bytes per markdown byte, ${Math.round(SESSIONS / seconds)} sessions/s (${(bytes / 1048576 / seconds).toFixed(2)} MB/s of markdown)   [${v.says}]`;
+  } finally {
+    await engine.stop();
+  }
+}
+
+async function main() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-index-settings-'));
+  const cleanup = () => fs.rmSync(dataDir, { recursive: true, force: true });
+  process.once('SIGINT', () => {
+    cleanup();
+    process.exit(130);
+  });
+  try {
+    console.log(`index settings: ${SESSIONS} sessions of the bench corpus, batches of ${BATCH}`);
+    for (const name of chosen) {
+      console.log(await measure(name, VARIANTS[name], dataDir));
+      fs.rmSync(path.join(dataDir, `meili-${name}`), { recursive: true, force: true });
+    }
+  } finally {
+    cleanup();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
