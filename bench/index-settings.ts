@@ -7,6 +7,7 @@
  *   npx tsx bench/index-settings.ts                         # 10k sessions, every variant
  *   npx tsx bench/index-settings.ts --sessions=2000 --variants=service,by-attribute
  *   npx tsx bench/index-settings.ts --load-memory=2GiB      # the engine's indexing memory (as bench/search.ts)
+ *   npx tsx bench/index-settings.ts --large=40 --sessions=250 # sessions of 40 corpus sessions each (~170 KB: fragments)
  *
  * Prints per variant `<variant>: <x> engine bytes per markdown byte, <n> sessions/s (<m> MB/s of
  * markdown)`. `anchor` is a raw engine with default settings and one document per session (name,
@@ -25,7 +26,6 @@ import { generateSession, vocabulary } from './corpus';
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const SESSIONS = Number(arg('sessions') ?? 10_000);
-const BATCH = 500;
 
 type Doc = Record<string, unknown>;
 interface Variant {
@@ -36,6 +36,10 @@ interface Variant {
   docs?: (docs: SessionDocument[], g: ReturnType<typeof generateSession>, seed: number) => Doc[];
 }
 
+/** An attribute's entries as one run of words again (no separators: the engine records their pairs), as before kept-apart.ts. */
+const together = (v: unknown) => (typeof v === 'string' ? v.replaceAll(' . ', ' ') : v);
+const joined = (docs: SessionDocument[], attrs: string[]) =>
+  docs.map((d) => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, attrs.includes(k) ? together(v) : v])));
 const withoutForms = (docs: SessionDocument[]) => docs.map(({ forms: _f, termForms: _t, ...d }) => d);
 const withoutOutline = (docs: SessionDocument[]) => docs.map(({ outline: _o, ...d }) => d);
 
@@ -43,6 +47,8 @@ const VARIANTS: Record<string, Variant> = {
   service: { says: "the service's settings and documents" },
   'by-attribute': { says: 'proximityPrecision byAttribute', settings: { ...INDEX_SETTINGS, proximityPrecision: 'byAttribute' } },
   'no-prefix': { says: 'prefixSearch disabled', settings: { ...INDEX_SETTINGS, prefixSearch: 'disabled' } },
+  'forms-together': { says: "forms as one run of words (each word's not kept apart)", docs: (d) => joined(d, ['forms', 'termForms']) },
+  'terms-together': { says: "large sessions' word lists as one run of words", docs: (d) => joined(d, ['terms', 'terms2', 'terms3', 'terms4']) },
   'no-forms': { says: 'documents without word forms', docs: (d) => withoutForms(d) },
   'no-outline': { says: 'documents without outlines', docs: (d) => withoutOutline(d) },
   'no-filters': { says: 'no filterable attributes', settings: { ...INDEX_SETTINGS, filterableAttributes: [] } },
@@ -58,9 +64,15 @@ for (const v of chosen) if (!VARIANTS[v]) throw new Error(`--variants: ${v}? (${
 const words = vocabulary();
 const userId = crypto.randomUUID();
 
+/** --large=N: each session is N of the corpus's sessions one after the other (over 64 KB: a large session, indexed in fragments). */
+const LARGE = Number(arg('large') ?? 1);
+/** Sessions per engine task: 500 of the corpus's, fewer when each is several. */
+const BATCH = Math.max(10, Math.floor(500 / LARGE));
+
 /** One session of the corpus as the service's documents, and its markdown's bytes. */
 function sessionDocs(seed: number): { g: ReturnType<typeof generateSession>; docs: SessionDocument[]; bytes: number } {
-  const g = generateSession(seed, words);
+  const parts = Array.from({ length: LARGE }, (_, k) => generateSession(seed * LARGE + k, words));
+  const g = { ...parts[0], markdown: parts.map((p) => p.markdown).join('') };
   const row = {
     projectId: `bench-${seed % 100}`,
     id: `session-${seed}`,
@@ -118,7 +130,7 @@ async function main() {
     process.exit(130);
   });
   try {
-    console.log(`index settings: ${SESSIONS} sessions of the bench corpus, batches of ${BATCH}`);
+    console.log(`index settings: ${SESSIONS} sessions of the bench corpus${LARGE > 1 ? ` (each ${LARGE} of them joined)` : ''}, batches of ${BATCH}`);
     for (const name of chosen) {
       console.log(await measure(name, VARIANTS[name], dataDir));
       fs.rmSync(path.join(dataDir, `meili-${name}`), { recursive: true, force: true });

@@ -3,6 +3,7 @@ import { WHOLE_MAX } from './index-work';
 import { breaksIn, exchangeAt, exchangeStartsOf, outlineOf } from './document-outline';
 import { fragmentsOf } from './markdown-chunks';
 import { formsOf } from './word-forms';
+import { keptApart } from './kept-apart';
 
 /**
  * From a session row and its markdown to search documents.
@@ -230,7 +231,8 @@ export function fitsWhole(markdown: string): boolean {
 
 /**
  * The distinct words of the markdown (lower-cased, in order of first appearance), spread over
- * TERM_ATTRIBUTES. Words past what the attributes hold (over 120,000 distinct words) are left to
+ * TERM_ATTRIBUTES, each kept apart from the next as far as the attribute's positions allow
+ * (kept-apart.ts). Words past what the attributes hold (over 120,000 distinct words) are left to
  * the fragments: found when the rest of the query is in the same fragment.
  */
 export function termsOf(markdown: string): Partial<Record<(typeof TERM_ATTRIBUTES)[number], string>> {
@@ -242,7 +244,8 @@ export function termsOf(markdown: string): Partial<Record<(typeof TERM_ATTRIBUTE
   const out: Partial<Record<(typeof TERM_ATTRIBUTES)[number], string>> = {};
   TERM_ATTRIBUTES.forEach((attr, i) => {
     const slice = words.slice(i * TERMS_PER_ATTRIBUTE, (i + 1) * TERMS_PER_ATTRIBUTE);
-    if (slice.length) out[attr] = slice.join(' ');
+    // Neighbours in this list are no neighbours in the text: kept apart (no word pairs).
+    if (slice.length) out[attr] = keptApart(slice, slice.length);
   });
   return out;
 }

@@ -13,6 +13,7 @@
  *   path-like identifiers (`_`, `-`, `.` and `/` separate words), but not case changes.
  */
 import stemWord from 'wink-porter2-stemmer';
+import { keptApart } from './kept-apart';
 
 /** Longer tokens (hashes, base64) are no words: neither stemmed nor split. */
 const MAX_WORD = 48;
@@ -68,23 +69,12 @@ function formsOfWord(word: string): string[] {
 const WORD_RE = /[\p{L}\p{N}\p{M}]+/gu;
 
 /**
- * Between two words' forms: a hard separator, which the engine counts as 8 positions, the
- * distance past which it records no word pair. The engine's largest structure is the pairs of
- * words near each other (for its proximity rule); the forms of neighbouring words in this list
- * were never near each other in the text, so their pairs were a cost with no meaning (at 5k
- * sessions of the bench corpus they made about half of the index). An identifier's forms stay
- * together (its stem, then its parts' stems), so `retry backoff` still ranks `retryWithBackoff`
- * by their proximity.
- */
-const APART = ' . ';
-/** Positions the engine reads of one attribute (it drops words past 65,535). */
-const POSITIONS = 65_000;
-
-/**
  * The `forms` attribute of a text: the marked stems of its words and of its identifiers' parts,
  * each word's together, at most `limit` forms. A stem already listed on its own is not listed
- * again on its own; an identifier's forms are listed once per identifier. Words' forms are kept
- * apart (APART) as far as the engine's positions allow; past that, they follow each other.
+ * again on its own; an identifier's forms are listed once per identifier. Each word's forms are
+ * kept apart from the next's (kept-apart.ts), so that the engine records no pairs of unrelated
+ * stems, while an identifier's stay together (`retry backoff` still ranks `retryWithBackoff` by
+ * their proximity).
  */
 export function formsOf(texts: readonly string[], limit: number): string {
   const alone = new Set<string>();
@@ -108,13 +98,7 @@ export function formsOf(texts: readonly string[], limit: number): string {
       count += forms.length;
     }
   }
-  // Separators (8 positions each) while the positions left allow them.
-  let apart = Math.max(0, Math.floor((POSITIONS - count) / 8));
-  let out = '';
-  for (const group of groups) {
-    out += out === '' ? group : apart-- > 0 ? APART + group : ` ${group}`;
-  }
-  return out;
+  return keptApart(groups, count);
 }
 
 /**
