@@ -116,7 +116,7 @@ async function measure(name: string, v: Variant, dataDir: string): Promise<strin
     }
     const seconds = (performance.now() - t) / 1000;
     const { usedDatabaseSize } = await client.getStats();
-    return `${name}: ${(usedDatabaseSize / bytes).toFixed(2)} engine bytes per markdown byte, ${Math.round(SESSIONS / seconds)} sessions/s (${(bytes / 1048576 / seconds).toFixed(2)} MB/s of markdown)   [${v.says}]`;
+    return `${name}: ${(usedDatabaseSize / bytes).toFixed(2)} engine bytes per markdown byte, ${(SESSIONS / seconds).toFixed(SESSIONS / seconds < 10 ? 1 : 0)} sessions/s (${(bytes / 1048576 / seconds).toFixed(2)} MB/s of markdown)   [${v.says}]`;
   } finally {
     await engine.stop();
   }
