@@ -1,5 +1,5 @@
 /**
- * Engine counts remembered for a short while: a fast path, fenced here.
+ * Engine counts, asked (engineCounts) and remembered for a short while: a fast path, fenced here.
  *
  * A search of several words first asks the engine how many of the caller's documents hold each
  * word (planned-page.ts, wordCounts), and related sessions how many hold each of its candidate
@@ -17,6 +17,7 @@
  *   costs no more memory than a short one.
  */
 import crypto from 'node:crypto';
+import type { Meilisearch, SearchResponse } from 'meilisearch';
 
 export const COUNT_TTL_MS = 30_000;
 const COUNTS_MAX = 50_000;
@@ -56,6 +57,26 @@ export async function countsThrough(host: string, queries: readonly CountQuery[]
     });
   }
   return counts as number[];
+}
+
+/**
+ * The counts of `queries` on `client`'s engine, in their order, the first being every document of
+ * the filter (q ''): those not remembered asked as multi-searches of `limit: 0` queries (the
+ * engine's estimated count), split into `requests` requests sent at once (the engine answers the
+ * queries of one multi-search one after another, on one thread, and separate requests on
+ * several). The first count is never below another: a remembered total may be older than a
+ * word's count, and a word held by more documents than there are would weigh below nothing.
+ */
+export async function engineCounts(client: Meilisearch, queries: readonly CountQuery[], requests = 1): Promise<number[]> {
+  const counts = await countsThrough(client.config.host, queries, async (missing) => {
+    const asked = missing.map((x) => ({ ...x, limit: 0, attributesToRetrieve: [] }));
+    const size = Math.ceil(asked.length / Math.max(1, requests));
+    const parts = Array.from({ length: Math.ceil(asked.length / size) }, (_, i) => asked.slice(i * size, (i + 1) * size));
+    const answers = await Promise.all(parts.map((part) => client.multiSearch({ queries: part }) as Promise<{ results: SearchResponse[] }>));
+    return answers.flatMap((a) => a.results).map((r) => r.estimatedTotalHits ?? 0);
+  });
+  counts[0] = Math.max(...counts);
+  return counts;
 }
 
 function remember(key: string, count: number, at: number): void {

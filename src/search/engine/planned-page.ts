@@ -19,7 +19,7 @@ import { ENGINE_WORDS, type QueryPlan } from './query-plan';
 import { markedForm } from '../../domain/word-forms';
 import { MeiliHttpError, rootCause } from './http-client';
 import { EMBEDDER } from '../../domain/search-documents';
-import { countsThrough } from './count-cache';
+import { engineCounts } from './count-cache';
 
 /** Weight of the rarest word's own query against the whole query's; commoner words weigh less. */
 const WORD_WEIGHT = 0.5;
@@ -75,17 +75,11 @@ export async function wordCounts(client: Meilisearch, indexUid: string, plan: Qu
     ...plan.words.map((w) => count([...phrases, w].join(' '))),
     ...forms.flatMap((f) => (f ? [count([...phrases, formsQuery(f)].join(' '))] : [])),
   ];
-  const counts = await countsThrough(client.config.host, queries, async (missing) => {
-    const res = (await client.multiSearch({ queries: missing.map((x) => ({ ...x, limit: 0 })) as never })) as {
-      results: Array<{ estimatedTotalHits?: number }>;
-    };
-    return res.results.map((r) => r.estimatedTotalHits ?? 0);
-  });
+  const counts = await engineCounts(client, queries);
   const holding = counts.slice(1, 1 + plan.words.length);
   let next = 1 + plan.words.length;
   const holdingForms = forms.map((f, i) => (f ? Math.max(holding[i], counts[next++]) : holding[i]));
-  // A remembered count of all documents may be older than a word's: never fewer than any word's.
-  return { documents: Math.max(...counts), holding, holdingForms };
+  return { documents: counts[0], holding, holdingForms };
 }
 
 /** Inverse document frequency (BM25's, never negative). */

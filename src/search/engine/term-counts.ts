@@ -6,16 +6,12 @@
  * others each word as written (quoted: no typo or prefix variants); counts asked a moment ago are
  * remembered (count-cache.ts).
  */
-import type { SearchResponse } from 'meilisearch';
 import type { TermCounts } from '../../domain/distinctive-terms';
 import type { MeiliConnection } from './connection';
-import { countsThrough } from './count-cache';
+import { engineCounts } from './count-cache';
 import { scopeFilter } from './filter';
 
-/**
- * Requests the queries are split into, sent at once: the engine answers the queries of one
- * multi-search one after another, on one thread, and separate requests on several.
- */
+/** Requests the queries are split into, sent at once (count-cache.ts engineCounts). */
 const COUNT_REQUESTS = 3;
 
 export async function termCounts(
@@ -30,15 +26,8 @@ export async function termCounts(
   // Terms are letters and digits only (distinctive-terms.ts): nothing in them can end the quote.
   const queries = ['', ...terms.map((t) => `"${t}"`)].map((q) => ({ indexUid, q, filter }));
   // Counts asked a moment ago are not asked again (count-cache.ts).
-  const counts = await countsThrough(client.config.host, queries, async (missing) => {
-    const asked = missing.map((x) => ({ ...x, limit: 0, attributesToRetrieve: [] }));
-    const size = Math.ceil(asked.length / Math.max(1, requests));
-    const parts = Array.from({ length: Math.ceil(asked.length / size) }, (_, i) => asked.slice(i * size, (i + 1) * size));
-    const answers = await Promise.all(parts.map((part) => client.multiSearch({ queries: part }) as Promise<{ results: SearchResponse[] }>));
-    return answers.flatMap((a) => a.results).map((r) => r.estimatedTotalHits ?? 0);
-  });
-  // A remembered count of all documents may be older than a word's: never fewer than any word's.
-  return { documents: Math.max(...counts), counts: counts.slice(1) };
+  const [documents, ...counts] = await engineCounts(client, queries, requests);
+  return { documents, counts };
 }
 
 /** Several engines' counts added up (each holds other scopes' documents). */
