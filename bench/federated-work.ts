@@ -1,0 +1,124 @@
+/**
+ * Where a several-word search's engine time goes (src/search/engine/planned-page.ts): on a corpus
+ * kept by `bench/search.ts --keep`, each of a user's queries (without teams) is asked of the main
+ * index as the service asks it, and in variants of that request, interleaved (query i in every
+ * variant, then query i + 1) after one warm-up pass. The word counts are asked once per query
+ * beforehand and not timed. Wall times, engine only.
+ *
+ *   npx tsx bench/federated-work.ts --reuse=sa_bench_xxx,/tmp/sa-bench-xxx [--queries=300]
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Meilisearch, type SearchParams } from 'meilisearch';
+import { EmbeddedMeili } from '../src/search/embedded/embedded';
+import { pageAttributes } from '../src/search/engine/adapter';
+import { countedPage } from '../src/search/engine/counted-page';
+import { searchFilter } from '../src/search/engine/filter';
+import { createNodeHttpClient } from '../src/search/engine/http-client';
+import { indexUidOf } from '../src/search/engine/index-settings';
+import { federatedPage, federatedQueries, wordCounts } from '../src/search/engine/planned-page';
+import { planQuery } from '../src/search/engine/query-plan';
+import { createDb } from '../src/db/client';
+import { arg, databaseNamed, percentile } from './support';
+
+const reuse = arg('reuse')?.split(',');
+if (!reuse || reuse.length !== 2) throw new Error('--reuse=DATABASE,DATA_DIR (kept by bench/search.ts --keep)');
+const [dbName, dataDir] = reuse;
+const QUERIES = Number(arg('queries') ?? 300);
+const log = (s: string) => process.stdout.write(`${s}\n`);
+const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
+const now = () => performance.now();
+
+type Planned = NonNullable<ReturnType<typeof federatedQueries>>;
+
+async function main() {
+  const handles = createDb(databaseNamed(dbName).url);
+  const users = (await handles.pool.query<Array<{ id: string }>>("SELECT id FROM users WHERE email LIKE 'bench%' ORDER BY email")).map((u) => u.id);
+  await handles.close();
+  const pool: string[] = JSON.parse(fs.readFileSync(path.join(dataDir, 'bench-queries.json'), 'utf8'));
+  const queries = Array.from({ length: QUERIES }, (_, i) => pool[i % pool.length]);
+
+  const engine = new EmbeddedMeili({ dataDir });
+  await engine.start();
+  try {
+    const client = new Meilisearch({ host: engine.url!, apiKey: engine.masterKey, httpClient: createNodeHttpClient() });
+    const uid = indexUidOf(dbName);
+    const params = (i: number): SearchParams & { filter: string } => ({
+      filter: searchFilter([users[i % users.length]], {}),
+      distinct: 'sessionDigest',
+      matchingStrategy: 'all',
+      showRankingScore: true,
+      attributesToRetrieve: pageAttributes(true),
+    });
+    // Each query's plan with its counts (asked now, not timed).
+    const plans: Planned[] = [];
+    for (let i = 0; i < queries.length; i++) {
+      const plan = planQuery(queries[i]);
+      const counts = plan.words.length > 1 ? await wordCounts(client, uid, plan, params(i).filter) : undefined;
+      plans.push(federatedQueries(plan, counts) ?? [{ q: plan.q, matchingStrategy: 'all', weight: 1, forms: false }]);
+    }
+    const kinds = (p: Planned) => p.map((q) => `${q.forms ? 'forms' : 'exact'}/${q.matchingStrategy}`);
+    log(
+      `federated work: ${queries.length} queries of a user without teams on ${uid}; ${(plans.reduce((n, p) => n + p.length, 0) / plans.length).toFixed(1)} queries per plan`,
+    );
+
+    const variants: Array<[string, (i: number) => Promise<unknown>]> = [
+      ['the service: federated page, total by facet', (i) => federatedPage(client, uid, plans[i], params(i), 0, 10)],
+      ['federated page, no total (no facet)', (i) => federatedPage(client, uid, plans[i], params(i), 0, 10, false)],
+      ['federated page, no distinct', (i) => federatedPage(client, uid, plans[i], { ...params(i), distinct: undefined }, 0, 10)],
+      [
+        'federated page, exact queries only',
+        (i) =>
+          federatedPage(
+            client,
+            uid,
+            plans[i].filter((q) => !q.forms),
+            params(i),
+            0,
+            10,
+          ),
+      ],
+      [
+        'federated page, whole queries only',
+        (i) =>
+          federatedPage(
+            client,
+            uid,
+            plans[i].filter((q) => q.matchingStrategy === 'last' || q.weight >= 0.8),
+            params(i),
+            0,
+            10,
+          ),
+      ],
+      [
+        'the whole query alone (last), plain',
+        (i) => countedPage(client.index(uid), plans[i][0].q, { ...params(i), matchingStrategy: plans[i][0].matchingStrategy }, 0, 10),
+      ],
+      ['one plain request (all words required)', (i) => countedPage(client.index(uid), queries[i], params(i), 0, 10)],
+    ];
+    for (let i = 0; i < queries.length; i++) for (const [, fn] of variants) await fn(i);
+    const times = variants.map(() => [] as number[]);
+    for (let i = 0; i < queries.length; i++) {
+      for (let step = 0; step < variants.length; step++) {
+        const k = (i + step) % variants.length;
+        const t = now();
+        await variants[k][1](i);
+        times[k].push(now() - t);
+      }
+    }
+    variants.forEach(([label], k) =>
+      log(`  ${label.padEnd(44)} p50 ${fmt(percentile(times[k], 50)).padStart(6)} ms   p95 ${fmt(percentile(times[k], 95)).padStart(6)} ms`),
+    );
+    const shapes = new Map<string, number>();
+    for (const p of plans) shapes.set(kinds(p).join(' + '), (shapes.get(kinds(p).join(' + ')) ?? 0) + 1);
+    log('  plans asked:');
+    for (const [shape, n] of [...shapes].sort((a, b) => b[1] - a[1])) log(`    ${String(n).padStart(4)} × ${shape}`);
+  } finally {
+    await engine.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
