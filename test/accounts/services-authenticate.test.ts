@@ -11,6 +11,7 @@ import { createApiKey, revokeApiKey } from '../../src/services/keys';
 import { exchangeAuthorizationCode, issueAuthorizationCode, revokeConnectorToken } from '../../src/services/oauth-grants';
 import { setUserDisabled } from '../../src/services/users';
 import { signDeviceToken, signKeyToken } from '../../src/domain/tokens';
+import { eventually } from '../support/meili-harness';
 import { again, startServices, type ServiceHarness, type ServiceUser } from '../support/services';
 
 let h: ServiceHarness;
@@ -188,6 +189,13 @@ describe('browser sessions', () => {
     const { token } = await startBrowserSession(h.operator, u.user.id);
     await h.deps.db.pool.query('UPDATE user_sessions SET lastUsedAt = ? WHERE userId = ?', [new Date(Date.now() - 29 * 86_400_000), u.user.id]);
     expect(await resolve(token)).toMatchObject({ userId: u.user.id, touched: true });
+    // The use is recorded after the answer, off its path: wait for it before ageing the row again,
+    // or the late write would undo the ageing.
+    const lastUsed = async () => {
+      const [row] = await h.deps.db.pool.query('SELECT lastUsedAt FROM user_sessions WHERE userId = ?', [u.user.id]);
+      return (row.lastUsedAt as Date).getTime();
+    };
+    await eventually('the use recorded', async () => Date.now() - (await lastUsed()) < 86_400_000);
     await h.deps.db.pool.query('UPDATE user_sessions SET lastUsedAt = ? WHERE userId = ?', [new Date(Date.now() - 30 * 86_400_000 - 1000), u.user.id]);
     expect(await resolve(token)).toBeNull();
   });
