@@ -77,7 +77,6 @@ const WORD_RE = /[\p{L}\p{N}\p{M}]+/gu;
  * their proximity).
  */
 export function formsOf(texts: readonly string[], limit: number): string {
-  const alone = new Set<string>();
   const groups = new Set<string>();
   const words = new Set<string>();
   let count = 0;
@@ -88,10 +87,6 @@ export function formsOf(texts: readonly string[], limit: number): string {
       words.add(m[0]);
       const forms = formsOfWord(m[0]);
       if (forms.length === 0) continue;
-      if (forms.length === 1) {
-        if (alone.has(forms[0]) || groups.has(forms[0])) continue;
-        alone.add(forms[0]);
-      }
       const group = forms.slice(0, limit - count).join(' ');
       if (groups.has(group)) continue;
       groups.add(group);

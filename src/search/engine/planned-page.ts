@@ -143,7 +143,7 @@ export function federatedQueries(plan: QueryPlan, counts?: WordCounts): PlannedQ
     // in the whole query it is no longer last.
     const typedLast = plan.words[plan.words.length - 1];
     const exactCovered = whole.length === 1 || (whole.length === 2 && whole[0] !== typedLast) ? whole[0] : null;
-    const formsCovered = words.length === 2 && anyForms && words[0].forms?.length === 1 && allForms[0] === words[0].forms[0] ? words[0] : null;
+    const formsCovered = words.length === 2 && words[0].forms?.length === 1 && allForms[0] === words[0].forms[0] ? words[0] : null;
     for (const x of words) {
       if ((x.holding > 0 || !counts) && x.w !== exactCovered) queries.push(exact([x.w], 'all', WORD_WEIGHT * x.weight));
       if (x.forms && x !== formsCovered) queries.push(inForms(x.forms, 'all', WORD_WEIGHT * x.weight));
