@@ -46,6 +46,16 @@ describe('the engine query of a question', () => {
     expect(federatedQueries(planQuery('"connection pool"'))).toBeNull();
   });
 
+  test('past three words, each word alone weighs less, in proportion to the words asked', () => {
+    // `middle` weighs the same against the rarest word in each (same counts).
+    const middle = (q: string, holding: number[]) =>
+      federatedQueries(planQuery(q), { documents: 100, holding, holdingForms: holding })!.find((x) => !x.forms && x.q === 'middle')!.weight;
+    const three = middle('rare middle common', [2, 50, 90]);
+    expect(middle('rare middle', [2, 50])).toBeCloseTo(three);
+    expect(middle('rare middle common fourth', [2, 50, 90, 95])).toBeCloseTo((three * 3) / 4);
+    expect(middle('rare middle common fourth fifth sixth', [2, 50, 90, 95, 96, 97])).toBeCloseTo(three / 2);
+  });
+
   test('every word has its forms query: marked stems, weighted down, no prefix; an identifier by its parts', () => {
     expect(planQuery('retryWithBackoff').forms).toEqual([['retri', 'backoff']]);
     expect(planQuery('useEffect loop').forms).toEqual([['use', 'effect'], ['loop']]);

@@ -23,6 +23,14 @@ import { engineCounts } from './count-cache';
 
 /** Weight of the rarest word's own query against the whole query's; commoner words weigh less. */
 const WORD_WEIGHT = 0.5;
+/**
+ * Words of a query past which each word's own query weighs less, in proportion (WORD_WEIGHT × 3/n
+ * for n words): a session holding one word of a long question holds less of what was asked than
+ * one holding one word of two. On the relevance fixture (all questions with the same weights),
+ * 3 raised recall@3 from 0.947 to 0.957 and MRR from 0.878 to 0.897; 2, 4 and 5 gained less, and
+ * a square root of the ratio nothing.
+ */
+const FULL_WEIGHT_WORDS = 3;
 /** Weight of a forms query against its exact counterpart. */
 export const FORMS_WEIGHT = 0.8;
 
@@ -144,9 +152,10 @@ export function federatedQueries(plan: QueryPlan, counts?: WordCounts): PlannedQ
     const typedLast = plan.words[plan.words.length - 1];
     const exactCovered = whole.length === 1 || (whole.length === 2 && whole[0] !== typedLast) ? whole[0] : null;
     const formsCovered = words.length === 2 && words[0].forms?.length === 1 && allForms[0] === words[0].forms[0] ? words[0] : null;
+    const share = WORD_WEIGHT * Math.min(1, FULL_WEIGHT_WORDS / words.length);
     for (const x of words) {
-      if ((x.holding > 0 || !counts) && x.w !== exactCovered) queries.push(exact([x.w], 'all', WORD_WEIGHT * x.weight));
-      if (x.forms && x !== formsCovered) queries.push(inForms(x.forms, 'all', WORD_WEIGHT * x.weight));
+      if ((x.holding > 0 || !counts) && x.w !== exactCovered) queries.push(exact([x.w], 'all', share * x.weight));
+      if (x.forms && x !== formsCovered) queries.push(inForms(x.forms, 'all', share * x.weight));
     }
   }
   return queries;
