@@ -11,7 +11,7 @@ import { createApiKey, revokeApiKey } from '../../src/services/keys';
 import { exchangeAuthorizationCode, issueAuthorizationCode, revokeConnectorToken } from '../../src/services/oauth-grants';
 import { setUserDisabled } from '../../src/services/users';
 import { signDeviceToken, signKeyToken } from '../../src/domain/tokens';
-import { eventually } from '../support/meili-harness';
+import { eventually } from '../support/eventually';
 import { again, startServices, type ServiceHarness, type ServiceUser } from '../support/services';
 
 let h: ServiceHarness;

@@ -9,7 +9,7 @@ import { createUser } from '../../src/services/users';
 import { operatorCtx } from '../../src/services/context';
 import { startTestApp, type TestApp, type TestUser } from '../support/app';
 import { readTar, seedCorpus, sha256, writeTar, type TarEntry } from '../support/archive';
-import { eventually } from '../support/meili-harness';
+import { eventually } from '../support/eventually';
 
 let a: TestApp;
 let b: TestApp;

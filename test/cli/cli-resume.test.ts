@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import type { Search } from '../../src/search';
 import { upsertSession } from '../../src/services/session-upload';
 import { startTestApp, type TestApp, type TestUser } from '../support/app';
-import { eventually } from '../support/meili-harness';
+import { eventually } from '../support/eventually';
 import { cliApi, cliFetchSessionData, cliPut, CLI_VERSION, type CliUpload } from '../support/specstory-clients';
 
 let app: TestApp;

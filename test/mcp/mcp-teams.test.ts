@@ -9,7 +9,7 @@
  */
 import crypto from 'node:crypto';
 import { startTestApp, type TestApp, type TestUser } from '../support/app';
-import { eventually } from '../support/meili-harness';
+import { eventually } from '../support/eventually';
 import { connectMcp, type McpClient } from '../support/mcp-client';
 
 /** A word every session has, so that one search and one question reach all of them. */

@@ -6,7 +6,7 @@
  * HTTP edges clients meet (401 with WWW-Authenticate, 405, a foreign Origin, OAuth discovery).
  */
 import { startTestApp, rawRequest, type TestApp, type TestUser } from '../support/app';
-import { eventually } from '../support/meili-harness';
+import { eventually } from '../support/eventually';
 import { connectMcp, MCP_TOOLS, PROTOCOLS, type McpClient } from '../support/mcp-client';
 
 const P = 'mcp-alpha';

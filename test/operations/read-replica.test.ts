@@ -6,6 +6,7 @@ import { SID, startTestApp, type TestApp, type TestUser } from '../support/app';
 import { browser } from '../support/cookie-client';
 import { createTestDatabase, type TestDatabase } from '../support/db';
 import { APP_PASSWORD, APP_USER, startMariadbPair, type MariadbPair } from '../support/mariadb-pair';
+import { eventually } from '../support/eventually';
 
 /**
  * DATABASE_REPLICA_URL on two private MariaDB servers (a primary and its GTID replica, started
@@ -57,15 +58,6 @@ afterAll(async () => {
   }
   await pair?.close();
 }, 120_000);
-
-async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** One sample of /metrics: `name` or `name{labels}` → value. */
 async function metrics(app: TestApp): Promise<Map<string, number>> {

@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import { buildCorpus } from '../../scripts/gen-redact-corpus';
 import type { Search } from '../../src/search';
 import { startTestApp, type TestApp, type TestUser } from '../support/app';
-import { eventually } from '../support/meili-harness';
+import { eventually } from '../support/eventually';
 
 jest.setTimeout(180_000);
 

@@ -11,7 +11,7 @@
 import crypto from 'node:crypto';
 import { distinctiveTerms, termCandidates } from '../../src/domain/distinctive-terms';
 import { startTestApp, type TestApp, type TestUser } from '../support/app';
-import { eventually } from '../support/meili-harness';
+import { eventually } from '../support/eventually';
 import { connectMcp } from '../support/mcp-client';
 
 const exchange = (q: string, a: string) => `_**User**_\n\n${q}\n\n---\n\n_**Agent (claude-sonnet)**_\n\n${a}\n\n---\n\n`;

@@ -23,7 +23,8 @@ import { operatorCtx, type Ctx } from '../../src/services/context';
 import { createProject, moveProject } from '../../src/services/projects';
 import { createTeam } from '../../src/services/teams';
 import { TestEngines } from '../support/meili-engines';
-import { eventually, newSessionId, startSearchHarness, type SearchHarness, randomWord } from '../support/meili-harness';
+import { newSessionId, startSearchHarness, type SearchHarness, randomWord } from '../support/meili-harness';
+import { eventually } from '../support/eventually';
 
 jest.setTimeout(120_000);
 

@@ -10,7 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { AppError } from '../../src/errors';
 import { EmbeddedMeili } from '../../src/search/embedded/embedded';
-import { eventually, newSessionId, startSearchHarness, type SearchHarness } from '../support/meili-harness';
+import { newSessionId, startSearchHarness, type SearchHarness } from '../support/meili-harness';
+import { eventually } from '../support/eventually';
 import { ROOT } from '../support/paths';
 
 const isAlive = (pid: number) => {

@@ -14,7 +14,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestApp, type TestApp, type TestUser } from '../support/app';
-import { eventually } from '../support/meili-harness';
+import { eventually } from '../support/eventually';
 import { createTestDatabase } from '../support/db';
 import { Meilisearch } from 'meilisearch';
 

@@ -16,7 +16,8 @@ import { createNodeHttpClient } from '../../src/search/engine/http-client';
 import { recentUidOf } from '../../src/search/engine/index-settings';
 import type { Ctx } from '../../src/services/context';
 import { TestEngines } from '../support/meili-engines';
-import { eventually, newSessionId, startSearchHarness, type SearchHarness, randomWord } from '../support/meili-harness';
+import { newSessionId, startSearchHarness, type SearchHarness, randomWord } from '../support/meili-harness';
+import { eventually } from '../support/eventually';
 
 jest.setTimeout(240_000);
 

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, newRecordedPage, step, type Recorded } from '../support/chromium';
 import { startTestApp, type TestApp } from '../support/app';
-import { eventually } from '../support/meili-harness';
+import { eventually } from '../support/eventually';
 import { connectMcp, type McpClient } from '../support/mcp-client';
 import { createUser } from '../../src/services/users';
 import { operatorCtx } from '../../src/services/context';

@@ -13,7 +13,7 @@ import type { Search } from '../../src/search';
 import { createUser } from '../../src/services/users';
 import { operatorCtx } from '../../src/services/context';
 import { startTestApp, type TestApp, type TestUser } from '../support/app';
-import { eventually } from '../support/meili-harness';
+import { eventually } from '../support/eventually';
 import { cliApi, cliPut, CLI_VERSION, pySdk, tsSdk } from '../support/specstory-clients';
 
 let app: TestApp;

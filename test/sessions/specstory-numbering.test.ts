@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ExchangeScanner } from '../../src/domain/exchanges';
 import { SID, startTestApp, type TestApp, type TestUser } from '../support/app';
-import { eventually } from '../support/meili-harness';
+import { eventually } from '../support/eventually';
 import { connectMcp, type McpClient } from '../support/mcp-client';
 import { FIXTURES as FIXTURE_ROOT } from '../support/paths';
 

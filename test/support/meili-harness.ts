@@ -4,6 +4,7 @@
  * database name). Sessions are written through src/services/sessions.ts, so the outbox rows are
  * the ones the service writes.
  */
+import { eventually } from './eventually';
 import crypto from 'node:crypto';
 import { testDataDir, testMeiliEnv } from './meili-engine';
 import { loadConfig, type Config } from '../../src/config';
@@ -94,17 +95,6 @@ export async function testWorker(h: Pick<SearchHarness, 'config' | 'handles' | '
   for (const e of engines) e.ready = true;
   const worker = new OutboxWorker({ pool: h.handles.pool, conn: engines[0].primary.main, engines, indexUid: h.search.indexUid, logger: h.logger });
   return { worker, close: () => conns.forEach((c) => c.close()) };
-}
-
-export async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let delay = 10;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, delay));
-    delay = Math.min(delay * 2, 200);
-  }
 }
 
 export function searchTestConfig(db: TestDatabase, env: Record<string, string> = {}): Config {

@@ -6,6 +6,7 @@
  */
 import crypto from 'node:crypto';
 import { startTestApp, type TestApp, type TestUser } from '../support/app';
+import { eventually } from '../support/eventually';
 
 let app: TestApp;
 let admin: TestUser;
@@ -18,15 +19,6 @@ const S_ADMIN = crypto.randomUUID();
 const S_MEMBER = crypto.randomUUID();
 
 const rest = (u: TestUser, method: string, path: string, body?: unknown) => app.request(method, path, { token: u.token, body });
-
-async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, delay));
-  }
-}
 
 const searchIds = async (u: TestUser, q: string) => {
   const r = await app.gql(u, 'query($q: String!) { searchSessions(query: $q, limit: 50) { total results { sessionId } } }', { q });
@@ -127,7 +119,7 @@ test('writes: admin everything, member their own sessions, viewer and outsider n
 });
 
 test('search covers the team for members, and a removal or a move applies from the next request', async () => {
-  await eventually('both sessions found by the viewer', async () => (await searchIds(viewer, 'zebracorn')).ids.length === 2);
+  await eventually('both sessions found by the viewer', async () => (await searchIds(viewer, 'zebracorn')).ids.length === 2, 60_000);
   expect(await searchIds(outsider, 'zebracorn')).toEqual({ total: 0, ids: [] });
   // Removed: the very next search finds and counts none of the team's sessions.
   expect((await app.gql(admin, `mutation { removeTeamMember(teamId: "${teamId}", userId: "${viewer.id}") }`)).body.data.removeTeamMember).toBe(true);
@@ -136,8 +128,8 @@ test('search covers the team for members, and a removal or a move applies from t
   const moved = await app.gql(admin, `mutation { moveProject(id: "${P}", teamId: null) { owner { __typename ... on User { id } } } }`);
   expect(moved.body.data.moveProject.owner).toEqual({ __typename: 'User', id: admin.id });
   expect((await searchIds(member, 'zebracorn')).ids).toEqual([]);
-  await eventually('the admin finds both after the move', async () => (await searchIds(admin, 'zebracorn')).ids.length === 2);
+  await eventually('the admin finds both after the move', async () => (await searchIds(admin, 'zebracorn')).ids.length === 2, 60_000);
   // And back into the team: the member finds them again once the index follows.
   expect((await app.gql(admin, `mutation { moveProject(id: "${P}", teamId: "${teamId}") { ownerId } }`)).body.data.moveProject.ownerId).toBe(teamId);
-  await eventually('the member finds both after the move back', async () => (await searchIds(member, 'zebracorn')).ids.length === 2);
+  await eventually('the member finds both after the move back', async () => (await searchIds(member, 'zebracorn')).ids.length === 2, 60_000);
 });

@@ -16,7 +16,7 @@ import { createApiKey } from '../../src/services/keys';
 import { operatorCtx } from '../../src/services/context';
 import { createUser } from '../../src/services/users';
 import { createTestDatabase, type TestDatabase } from '../support/db';
-import { eventually } from '../support/meili-harness';
+import { eventually } from '../support/eventually';
 import { testDataDir } from '../support/meili-engine';
 import { JWT_SECRET, ServerProcess } from '../support/server-process';
 

@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import { startTestApp, type TestApp, type TestUser } from '../support/app';
 import { browser } from '../support/cookie-client';
-import { eventually } from '../support/meili-harness';
+import { eventually } from '../support/eventually';
 import { operatorCtx } from '../../src/services/context';
 import { createUser } from '../../src/services/users';
 import { resolveBrowserSession } from '../../src/services/browser-sessions';
