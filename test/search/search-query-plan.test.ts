@@ -68,25 +68,29 @@ describe('the engine query of a question', () => {
     // A word held only in another form is kept, asked in its forms only.
     const plan = planQuery('retrying jobs');
     const queries = federatedQueries(plan, { documents: 10, holding: [0, 3], holdingForms: [2, 3] })!;
-    // (`retrying`'s own forms query and a second `jobs` would find only what the first two find.)
+    // (`retrying`'s own forms query and a second `jobs` would find only what the first two find;
+    // `jobs`'s forms query, what `jobs` finds: no more documents hold its forms.)
     expect(queries.map((x) => [x.q, x.forms])).toEqual([
       ['jobs', false],
       ['qqfretri qqfjob ', true],
-      ['qqfjob ', true],
     ]);
+    expect(federatedQueries(plan, { documents: 10, holding: [0, 3], holdingForms: [2, 4] })!.map((x) => x.q)).toContain('qqfjob ');
     // Numbers and other scripts have no forms: asked as written in the forms query too.
     expect(federatedQueries(planQuery('401 überall'))![1].q).toBe('401 überall ');
   });
 
   test('two words: the whole queries cover the first word, which gets no queries of its own', () => {
     const plan = planQuery('rare common');
-    const queries = federatedQueries(plan, { documents: 100, holding: [2, 90], holdingForms: [2, 90] })!;
+    const queries = federatedQueries(plan, { documents: 100, holding: [2, 90], holdingForms: [2, 95] })!;
     expect(queries.map((x) => [x.q, x.matchingStrategy, x.forms])).toEqual([
       ['rare common', 'last', false],
       ['qqfrare qqfcommon ', 'last', true],
       ['common', 'all', false],
       ['qqfcommon ', 'all', true],
     ]);
+    // A word whose forms no more documents hold than the word itself: no forms query of its own.
+    const same = federatedQueries(plan, { documents: 100, holding: [2, 90], holdingForms: [2, 90] })!;
+    expect(same.map((x) => x.q)).toEqual(['rare common', 'qqfrare qqfcommon ', 'common']);
     // The rarer word typed last keeps its own query: only there is it matched as a prefix.
     const typed = federatedQueries(planQuery('common rare'), { documents: 100, holding: [90, 2], holdingForms: [90, 2] })!;
     expect(typed.filter((x) => !x.forms).map((x) => x.q)).toEqual(['rare common', 'rare', 'common']);
@@ -94,7 +98,7 @@ describe('the engine query of a question', () => {
     const three = federatedQueries(planQuery('rare common middle'), { documents: 100, holding: [2, 90, 50], holdingForms: [2, 90, 50] })!;
     expect(three.filter((x) => !x.forms).map((x) => x.q)).toEqual(['rare middle common', 'rare', 'middle', 'common']);
     // An identifier's parts as the first word: its forms query needs them all, which the whole forms query (`last`) does not.
-    const ident = federatedQueries(planQuery('retryWithBackoff jobs'), { documents: 100, holding: [2, 90], holdingForms: [2, 90] })!;
+    const ident = federatedQueries(planQuery('retryWithBackoff jobs'), { documents: 100, holding: [2, 90], holdingForms: [5, 90] })!;
     expect(ident.map((x) => x.q)).toContain('qqfretri qqfbackoff ');
   });
 });
