@@ -21,3 +21,6 @@ export function keptApart(entries: Iterable<string>, words: number): string {
   for (const entry of entries) out += out === '' ? entry : separators-- > 0 ? APART + entry : ` ${entry}`;
   return out;
 }
+
+/** A list joined by keptApart, its separators out (entries one space apart): for readers other than the engine. */
+export const withoutSeparators = (list: string): string => list.split(APART).join(' ');

@@ -182,6 +182,19 @@ test('/metrics shows the embedding requests and the lexical fallbacks', async ()
   expect(r.text).toMatch(/search_embedding_pending 0/);
 });
 
+test('a large session is embedded by its words, without the separators that keep them apart for the engine', async () => {
+  const lea = await app.createUser('lea');
+  // Over 64 KB: indexed as a word list (and fragments), not whole.
+  const vocabulary = Array.from({ length: 9_000 }, (_, i) => `lexeme${i.toString(36)}`).join(' ');
+  await app.upload(lea, 'sem-lea', crypto.randomUUID(), { name: 'Vast glossary', markdown: md('Vast glossary', vocabulary) });
+  const status = () => (app.deps.search as unknown as { embeddingStatus(): { pending: number } }).embeddingStatus();
+  const embedded = () => server.inputs.find((t) => t.startsWith('Vast glossary\n') && !t.includes('_**User**_'));
+  await eventually('the word list to be embedded', () => embedded() !== undefined && status().pending === 0, 60_000);
+  const text = embedded()!;
+  expect(text).toContain('lexeme0 lexeme1 lexeme2');
+  expect(text).not.toContain(' . ');
+});
+
 test('unset (the default): nothing calls out, and search is lexical', async () => {
   const plain = await startTestApp({ rateLimit: false });
   try {

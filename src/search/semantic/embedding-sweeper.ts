@@ -15,6 +15,7 @@
  */
 import type { Index } from 'meilisearch';
 import { EMBEDDER, TOMBSTONE, type SessionDocument } from '../../domain/search-documents';
+import { withoutSeparators } from '../../domain/kept-apart';
 import type { Logger } from '../../logger';
 import type { MeiliConnection } from '../engine/connection';
 import type { SearchEngine } from '../engine/engines';
@@ -30,10 +31,14 @@ const MAX_BACKOFF_MS = 60_000;
 
 type Pending = Pick<SessionDocument, 'id' | 'hash' | 'name' | 'tags' | 'content' | 'terms' | 'sessionDigest'>;
 
-/** What is embedded of a document: its name and tags, then its text (a large session's document: its words), cut to EMBED_MAX_CHARS. Null: nothing to embed. */
+/**
+ * What is embedded of a document: its name and tags, then its text (a large session's document:
+ * its words, without the separators that keep them apart for the engine), cut to EMBED_MAX_CHARS.
+ * Null: nothing to embed.
+ */
 function textOf(d: Partial<Pending>): string | null {
   if (d.hash === TOMBSTONE) return null;
-  const text = [d.name ?? '', (d.tags ?? []).join(' '), d.content || d.terms || '']
+  const text = [d.name ?? '', (d.tags ?? []).join(' '), d.content || withoutSeparators(d.terms ?? '')]
     .map((s) => s.trim())
     .filter(Boolean)
     .join('\n');
