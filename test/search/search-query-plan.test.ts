@@ -91,6 +91,8 @@ describe('the engine query of a question', () => {
     // A word whose forms no more documents hold than the word itself: no forms query of its own.
     const same = federatedQueries(plan, { documents: 100, holding: [2, 90], holdingForms: [2, 90] })!;
     expect(same.map((x) => x.q)).toEqual(['rare common', 'qqfrare qqfcommon ', 'common']);
+    // Counts without forms counts (a caller's own): every word keeps its forms query.
+    expect(federatedQueries(plan, { documents: 100, holding: [2, 90] })!.map((x) => x.q)).toContain('qqfcommon ');
     // The rarer word typed last keeps its own query: only there is it matched as a prefix.
     const typed = federatedQueries(planQuery('common rare'), { documents: 100, holding: [90, 2], holdingForms: [90, 2] })!;
     expect(typed.filter((x) => !x.forms).map((x) => x.q)).toEqual(['rare common', 'rare', 'common']);

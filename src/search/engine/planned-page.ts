@@ -156,8 +156,9 @@ export function federatedQueries(plan: QueryPlan, counts?: WordCounts): PlannedQ
     // written: otherwise it finds the sessions its exact query finds, ranked lower (a document
     // holding the word holds its stem). On the bench corpus at 10k that left out 0.9 of a plan's
     // 4.3 queries and a third of the engine's time (bench/federated-work.ts); the relevance
-    // fixture is unchanged. (The whole forms query stays: left out too, it cost 1 point.)
-    const formsAdd = (x: (typeof words)[number]) => !counts || x.family > x.holding;
+    // fixture is unchanged. (The whole forms query stays: left out too, it cost 1 point.) Without
+    // forms counts, every word keeps it.
+    const formsAdd = (x: (typeof words)[number]) => !counts?.holdingForms || x.family > x.holding;
     const share = WORD_WEIGHT * Math.min(1, FULL_WEIGHT_WORDS / words.length);
     for (const x of words) {
       if ((x.holding > 0 || !counts) && x.w !== exactCovered) queries.push(exact([x.w], 'all', share * x.weight));
