@@ -5,6 +5,7 @@ import { outlineFor } from '../../domain/document-outline';
 import { documentIdOf, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../../domain/search-documents';
 import { matchingFragments, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, scopeFilter, searchFilter } from './filter';
+import { coverageOf } from './coverage';
 import { federatedPage, federatedQueries, hybridPage, lexicalQueries, wordCounts, type WordCounts } from './planned-page';
 import { planQuery, type QueryPlan } from './query-plan';
 import { isEngineUnreachable, MeiliHttpError, rootCause } from './http-client';
@@ -205,6 +206,7 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest): Prom
     const wantExchanges = request.matchingExchanges !== false;
     const forms = [...new Set(plan.forms?.flat() ?? [])];
     const terms = parseQuery(query, forms);
+    const coverage = coverageOf(plan, counted);
     const hits: DetailedHit[] = raw.map((h) => {
       const hit: DetailedHit = {
         projectId: h.projectId,
@@ -221,6 +223,7 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest): Prom
       // large session matched on its word list has no text: its fragments give the snippet.
       if (!hit.fragmented || content) {
         const ranges = matchRanges(content, terms);
+        if (coverage) hit.rank = Math.max(hit.rank, coverage(content, ranges));
         if (!hit.fragmented || ranges.length) hit.snippet = buildSnippet(snippetSource(content, ranges));
         if (!hit.fragmented && wantExchanges && ranges.length) {
           // The text is at most 64 KB here, the whole markdown of the version the hit is checked against.

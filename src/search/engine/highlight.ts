@@ -186,6 +186,33 @@ function candidatePattern(words: QueryTerms['words'], forms: Set<string>): RegEx
  */
 const verdictsByTerms = new WeakMap<QueryTerms, Map<string, boolean>>();
 
+/** A query word, with the stems of its forms query (empty: none). */
+export interface HeldWord {
+  text: string;
+  /** The last word typed: it also matches as a prefix. */
+  prefix: boolean;
+  forms: Set<string>;
+}
+
+/**
+ * Which of `words` the marked ranges of `text` (matchRanges') hold: a word is held when a marked
+ * token matches it as the engine would (typos, a prefix) or is one of its forms.
+ */
+export function wordsHeld(text: string, ranges: Array<[number, number]>, words: HeldWord[]): boolean[] {
+  const held = words.map(() => false);
+  const seen = new Set<string>();
+  for (const [a, b] of ranges) {
+    const token = text.slice(a, b);
+    if (seen.has(token)) continue;
+    seen.add(token);
+    const norm = normalize(token);
+    words.forEach((w, i) => {
+      if (!held[i] && (wordMatches(norm, w) || isForm(token, norm, w.forms))) held[i] = true;
+    });
+  }
+  return held;
+}
+
 /** The ranges (UTF-16 offsets) of `text` to mark for `query`, in order. */
 export function matchRanges(text: string, query: string | QueryTerms): Array<[number, number]> {
   const terms = typeof query === 'string' ? parseQuery(query) : query;

@@ -30,7 +30,7 @@ const WORD_WEIGHT = 0.5;
  * 3 raised recall@3 from 0.947 to 0.957 and MRR from 0.878 to 0.897; 2, 4 and 5 gained less, and
  * a square root of the ratio nothing.
  */
-const FULL_WEIGHT_WORDS = 3;
+export const FULL_WEIGHT_WORDS = 3;
 /** Weight of a forms query against its exact counterpart. */
 export const FORMS_WEIGHT = 0.8;
 
@@ -91,7 +91,7 @@ export async function wordCounts(client: Meilisearch, indexUid: string, plan: Qu
 }
 
 /** Inverse document frequency (BM25's, never negative). */
-const idf = (documents: number, holding: number) => Math.log(1 + (documents - holding + 0.5) / (holding + 0.5));
+export const idf = (documents: number, holding: number) => Math.log(1 + (documents - holding + 0.5) / (holding + 0.5));
 
 /**
  * The queries of a plan (null: asked as one query, every part required): words no document holds
