@@ -17,8 +17,12 @@ import { startTestApp, type TestApp, type TestUser } from '../support/app';
 import { eventually } from '../support/eventually';
 import { createTestDatabase } from '../support/db';
 import { Meilisearch } from 'meilisearch';
+import type { EmbeddingStats } from '../../src/search/semantic/embedder';
 
 const DIMS = 64;
+
+/** An app's embedding counts (its search service's; null: no embedding endpoint configured). */
+const embeddingStatus = (a: TestApp) => (a.deps.search as unknown as { embeddingStatus(): EmbeddingStats | null }).embeddingStatus();
 /** Words of one concept (the first names it). */
 const SYNONYMS: Record<string, string> = { sql: 'postgres', database: 'postgres', reservoir: 'pool', drained: 'exhausted', depleted: 'exhausted' };
 
@@ -114,7 +118,7 @@ beforeAll(async () => {
   [ada, eve] = await Promise.all([app.createUser('ada'), app.createUser('eve')]);
   for (const k of ['pool', 'css', 'helm'] as const) await app.upload(ada, 'sem-ada', ids[k], { name: S[k].title, markdown: md(S[k].title, S[k].text) });
   await app.upload(eve, 'sem-eve', ids.evePool, { name: S.evePool.title, markdown: md(S.evePool.title, S.evePool.text) });
-  const status = () => (app.deps.search as unknown as { embeddingStatus(): { pending: number; documents: number } }).embeddingStatus();
+  const status = () => embeddingStatus(app)!;
   await eventually('every document has its vector', () => status().documents >= 4 && status().pending === 0, 60_000);
 }, 120_000);
 
@@ -187,7 +191,7 @@ test('a large session is embedded by its words, without the separators that keep
   // Over 64 KB: indexed as a word list (and fragments), not whole.
   const vocabulary = Array.from({ length: 9_000 }, (_, i) => `lexeme${i.toString(36)}`).join(' ');
   await app.upload(lea, 'sem-lea', crypto.randomUUID(), { name: 'Vast glossary', markdown: md('Vast glossary', vocabulary) });
-  const status = () => (app.deps.search as unknown as { embeddingStatus(): { pending: number } }).embeddingStatus();
+  const status = () => embeddingStatus(app)!;
   const embedded = () => server.inputs.find((t) => t.startsWith('Vast glossary\n') && !t.includes('_**User**_'));
   await eventually('the word list to be embedded', () => embedded() !== undefined && status().pending === 0, 60_000);
   const text = embedded()!;
@@ -211,7 +215,7 @@ test('unset (the default): nothing calls out, and search is lexical', async () =
     await eventually('the session is indexed', async () => (await found('postgres pool')).includes(id));
     expect(await found('sql reservoir depleted')).toEqual([]);
     expect(server.requests).toBe(before);
-    expect((plain.deps.search as unknown as { embeddingStatus(): unknown }).embeddingStatus()).toBeNull();
+    expect(embeddingStatus(plain)).toBeNull();
   } finally {
     await plain.close();
   }
