@@ -103,7 +103,7 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
     ...workerOpts,
   });
   db.signals.outboxWritten.on(() => worker.notify());
-  const sweeper = embedder ? new EmbeddingSweeper({ engines, indexUid, embedder, log }) : null;
+  const sweeper = embedder ? new EmbeddingSweeper({ engines, indexUid, embedder, log, pool, lockName: `${config.namespace}:embedding-sweep` }) : null;
 
   /**
    * A search made hybrid when an embedder is set, the query is not lexical-only (quoted phrases,

@@ -18,8 +18,20 @@ import { eventually } from '../support/eventually';
 import { createTestDatabase } from '../support/db';
 import { Meilisearch } from 'meilisearch';
 import type { EmbeddingStats } from '../../src/search/semantic/embedder';
+import { indexUidOf, recentUidOf } from '../../src/search/engine/index-settings';
 
 const DIMS = 64;
+
+/** An app's engines (its embedded ones, main and recent, or the run's), as clients. */
+const enginesOf = (a: TestApp): Meilisearch[] => {
+  const { meiliUrls, meiliMasterKey } = a.deps.config;
+  type Embedded = { url: string; masterKey: string } | null;
+  const { embedded, recentEmbedded } = a.deps.search as unknown as { embedded: Embedded; recentEmbedded: Embedded };
+  const engines = meiliUrls.length
+    ? meiliUrls.map((host) => ({ host, apiKey: meiliMasterKey ?? undefined }))
+    : [embedded!, ...(recentEmbedded ? [recentEmbedded] : [])].map((e) => ({ host: e.url, apiKey: e.masterKey }));
+  return engines.map((e) => new Meilisearch(e));
+};
 
 /** An app's embedding counts (its search service's; null: no embedding endpoint configured). */
 const embeddingStatus = (a: TestApp) => (a.deps.search as unknown as { embeddingStatus(): EmbeddingStats | null }).embeddingStatus();
@@ -41,6 +53,8 @@ type Mode = 'ok' | 'fail' | 'stall';
 /** The embeddings server: counts requests (and query-sized ones), answers per `mode`. */
 class EmbeddingsServer {
   mode: Mode = 'ok';
+  /** How long each answer waits (a slow endpoint). */
+  delayMs = 0;
   requests = 0;
   inputs: string[] = [];
   private readonly stalled = new Set<http.ServerResponse>();
@@ -60,9 +74,12 @@ class EmbeddingsServer {
         return;
       }
       const data = body.input.map((t, index) => ({ object: 'embedding', index, embedding: embed(t) }));
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } }));
+      const answer = () =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } }));
+      if (this.delayMs > 0) setTimeout(answer, this.delayMs);
+      else answer();
     });
   });
 
@@ -199,6 +216,44 @@ test('a large session is embedded by its words, without the separators that keep
   expect(text).not.toContain(' . ');
 });
 
+test('two instances on one database: each document is sent to the endpoint once, by the instance holding the sweep', async () => {
+  const second = await startTestApp({
+    db: app.db,
+    rateLimit: false,
+    env: { EMBEDDINGS_URL: server.url, EMBEDDINGS_MODEL: 'test-embed', EMBEDDINGS_DIMENSIONS: String(DIMS), EMBEDDINGS_QUERY_TIMEOUT_MS: '300' },
+  });
+  // A slow endpoint: a pass outlasts the other instance's next look at what waits.
+  server.delayMs = 1500;
+  try {
+    const kim = await app.createUser('kim');
+    const titles = Array.from({ length: 4 }, (_, i) => `Twice sent ${i} ${crypto.randomUUID()}`);
+    for (const t of titles) await second.upload(kim, 'sem-kim', crypto.randomUUID(), { name: t, markdown: md(t, 'One text, embedded once.') });
+    const sent = (t: string) => server.inputs.filter((x) => x.startsWith(`${t}\n`)).length;
+    // Documents waiting for a vector, in any index of any engine: once none is, nothing is sent again.
+    const uid = indexUidOf(app.db.name, DIMS);
+    const waiting = async () => {
+      let n = 0;
+      for (const e of enginesOf(app))
+        for (const index of [uid, recentUidOf(uid)]) {
+          const filter = `userId = "${kim.id}" AND (vectorHash IS NULL OR vectorHash NOT EXISTS)`;
+          // (An engine holds the main index, the recent one, or both.)
+          n += (
+            await e
+              .index(index)
+              .getDocuments({ filter, limit: 1 })
+              .catch(() => ({ total: 0 }))
+          ).total;
+        }
+      return n;
+    };
+    await eventually('every new document has its vector', async () => titles.every((t) => sent(t) > 0) && (await waiting()) === 0, 60_000);
+    expect(titles.map(sent)).toEqual(titles.map(() => 1));
+  } finally {
+    server.delayMs = 0;
+    await second.close();
+  }
+}, 120_000);
+
 test('unset (the default): nothing calls out, and search is lexical', async () => {
   const plain = await startTestApp({ rateLimit: false });
   try {
@@ -225,13 +280,8 @@ test('turned on over an existing index: the index with the embedder is built fro
   const db = await createTestDatabase();
   // Every engine's indexes of this database's namespace (the embedded engine, or the run's engines).
   const indexesOf = async (a: TestApp) => {
-    const { meiliUrls, meiliMasterKey } = a.deps.config;
-    const embedded = (a.deps.search as unknown as { embedded: { url: string; masterKey: string } | null }).embedded;
-    const engines = meiliUrls.length
-      ? meiliUrls.map((host) => ({ host, apiKey: meiliMasterKey ?? undefined }))
-      : [{ host: embedded!.url, apiKey: embedded!.masterKey }];
     const uids: string[] = [];
-    for (const e of engines) uids.push(...(await new Meilisearch(e).getIndexes({ limit: 1000 })).results.map((i) => i.uid));
+    for (const e of enginesOf(a)) uids.push(...(await e.getIndexes({ limit: 1000 })).results.map((i) => i.uid));
     return [...new Set(uids.filter((uid) => uid.startsWith(`${db.name}_`)).map((uid) => uid.replace(/_recent$/, '')))];
   };
   const id = crypto.randomUUID();

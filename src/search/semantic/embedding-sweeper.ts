@@ -12,8 +12,14 @@
  * missing): stubs have no `userId`, so no search (always filtered by owner) can see them, and
  * they are deleted here. The endpoint failing leaves the documents queued (one log line a
  * minute; the loop waits longer after each failure, up to a minute).
+ *
+ * Every instance of the service runs this loop, but one at a time embeds: a pass runs under the
+ * database's named lock (tryNamedLock), so that two instances never send the same documents to
+ * the endpoint (which bills each text). An instance without the lock only counts what waits.
  */
 import type { Index } from 'meilisearch';
+import type * as mariadb from 'mariadb';
+import { tryNamedLock } from '../../data/locks';
 import { EMBEDDER, TOMBSTONE, type SessionDocument } from '../../domain/search-documents';
 import { withoutSeparators } from '../../domain/kept-apart';
 import type { Logger } from '../../logger';
@@ -57,6 +63,9 @@ export class EmbeddingSweeper {
       indexUid: string;
       embedder: Embedder;
       log: Logger;
+      /** The database pool holding the sweep's named lock, and the lock's name (one per namespace). */
+      pool: mariadb.Pool;
+      lockName: string;
     },
   ) {}
 
@@ -77,7 +86,9 @@ export class EmbeddingSweeper {
     while (this.running) {
       let done = 0;
       try {
-        done = await this.sweep();
+        const pass = await tryNamedLock(this.opts.pool, this.opts.lockName, () => this.sweep());
+        // Another instance is embedding: only the count of what waits, for this one's metrics.
+        done = pass.got ? pass.value : await this.sweep(false);
         this.backoff = 0;
       } catch (err) {
         this.backoff = Math.min(MAX_BACKOFF_MS, Math.max(IDLE_MS * 5, this.backoff * 2));
@@ -112,13 +123,16 @@ export class EmbeddingSweeper {
       ]);
   }
 
-  /** One pass over every index: a batch of waiting documents each (within the budget). Returns how many got a vector. */
-  async sweep(): Promise<number> {
+  /**
+   * One pass over every index: a batch of waiting documents each (within the budget); `embed`
+   * false: only counts them. Returns how many got a vector.
+   */
+  async sweep(embed = true): Promise<number> {
     let done = 0;
     let pending = 0;
     for (const { conn, uid } of this.targets()) {
       const index = conn.admin().index<SessionDocument>(uid);
-      const room = Math.min(BATCH, this.opts.embedder.budget());
+      const room = embed ? Math.min(BATCH, this.opts.embedder.budget()) : 0;
       const page = await index.getDocuments<Pending>({
         filter: PENDING_FILTER,
         fields: ['id', 'hash', 'name', 'tags', 'content', 'terms', 'sessionDigest'],
