@@ -135,7 +135,7 @@ export class EmbeddingSweeper {
       const room = embed ? Math.min(BATCH, this.opts.embedder.budget()) : 0;
       const page = await index.getDocuments<Pending>({
         filter: PENDING_FILTER,
-        fields: ['id', 'hash', 'name', 'tags', 'content', 'terms', 'sessionDigest'],
+        fields: embed ? ['id', 'hash', 'name', 'tags', 'content', 'terms', 'sessionDigest'] : ['id'],
         limit: Math.max(1, room),
       });
       pending += page.total;
