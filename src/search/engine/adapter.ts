@@ -3,7 +3,7 @@ import { AppError, MESSAGES } from '../../errors';
 import { probeAll, type MeiliConnection } from './connection';
 import { outlineFor } from '../../domain/document-outline';
 import { documentIdOf, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../../domain/search-documents';
-import { matchingFragments, matchRanges, parseQuery, snippetSource } from './highlight';
+import { distinctMatches, matchingFragments, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, scopeFilter, searchFilter } from './filter';
 import { coverageOf } from './coverage';
 import { federatedPage, federatedQueries, hybridPage, lexicalQueries, wordCounts, type WordCounts } from './planned-page';
@@ -263,11 +263,6 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest): Prom
     }
     throw err;
   }
-}
-
-/** How many different query words (or phrase words) `text` holds. */
-function distinctMatches(text: string, terms: ReturnType<typeof parseQuery>): number {
-  return new Set(matchRanges(text, terms).map(([a, b]) => text.slice(a, b).toLowerCase())).size;
 }
 
 /**

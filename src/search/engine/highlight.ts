@@ -186,6 +186,11 @@ function candidatePattern(words: QueryTerms['words'], forms: Set<string>): RegEx
  */
 const verdictsByTerms = new WeakMap<QueryTerms, Map<string, boolean>>();
 
+/** How many different query words (or phrase words) `text` holds. */
+export function distinctMatches(text: string, terms: QueryTerms): number {
+  return new Set(matchRanges(text, terms).map(([a, b]) => text.slice(a, b).toLowerCase())).size;
+}
+
 /** A query word, with the stems of its forms query (empty: none). */
 export interface HeldWord {
   text: string;
