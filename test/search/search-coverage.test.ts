@@ -5,7 +5,7 @@
  * engine's order; each page stays the set of sessions the engine ranked there.
  */
 import { searchSessions } from '../../src/services/search';
-import { coverageOf, COVERAGE_WEIGHT } from '../../src/search/engine/coverage';
+import { coverageOf, COVERAGE_WEIGHT, heldWordsOf } from '../../src/search/engine/coverage';
 import { matchRanges, parseQuery, wordsHeld } from '../../src/search/engine/highlight';
 import { planQuery } from '../../src/search/engine/query-plan';
 import { newSessionId, startSearchHarness, type SearchHarness, randomWord, again } from '../support/meili-harness';
@@ -14,12 +14,7 @@ describe('which words a text holds', () => {
   const held = (text: string, query: string) => {
     const plan = planQuery(query);
     const ranges = matchRanges(text, parseQuery(plan.q, plan.forms?.flat() ?? []));
-    const last = plan.words.length - 1;
-    return wordsHeld(
-      text,
-      ranges,
-      plan.words.map((w, i) => ({ text: w, prefix: i === last, forms: new Set(plan.forms?.[i] ?? []) })),
-    );
+    return wordsHeld(text, ranges, heldWordsOf(plan));
   };
 
   test('as written, with a typo, in another form, as an identifier part and as the last word typed', () => {

@@ -10,7 +10,7 @@
  * the engine ranked them, so paging stays consistent. Queries of at most FULL_WEIGHT_WORDS words
  * keep the engine's order exactly.
  */
-import { FULL_WEIGHT_WORDS, idf, type WordCounts } from './planned-page';
+import { FULL_WEIGHT_WORDS, wordWeight, type WordCounts } from './planned-page';
 import { wordsHeld, type HeldWord } from './highlight';
 import type { QueryPlan } from './query-plan';
 
@@ -21,19 +21,20 @@ import type { QueryPlan } from './query-plan';
  */
 export const COVERAGE_WEIGHT = 0.8;
 
+/** A plan's words as wordsHeld looks for them: each with its other forms, the last typed as a prefix. */
+export function heldWordsOf(plan: QueryPlan): HeldWord[] {
+  const last = plan.words.length - 1;
+  return plan.words.map((text, i) => ({ text, prefix: i === last, forms: new Set(plan.forms?.[i] ?? []) }));
+}
+
 /**
  * A hit's coverage score from its text and the ranges marked in it (matchRanges'), or null when
  * the page keeps the engine's order (at most FULL_WEIGHT_WORDS words, or no counts to weigh them).
  */
 export function coverageOf(plan: QueryPlan, counts: WordCounts | undefined): ((text: string, ranges: Array<[number, number]>) => number) | null {
   if (!counts || plan.words.length <= FULL_WEIGHT_WORDS) return null;
-  const last = plan.words.length - 1;
-  const words: HeldWord[] = plan.words.map((text, i) => ({ text, prefix: i === last, forms: new Set(plan.forms?.[i] ?? []) }));
-  const weights = plan.words.map((_, i) => {
-    const holding = counts.holding[i];
-    const family = counts.holdingForms?.[i] ?? holding;
-    return family > 0 ? idf(counts.documents, holding > 0 ? holding : family) : 0;
-  });
+  const words = heldWordsOf(plan);
+  const weights = plan.words.map((_, i) => wordWeight(counts, i));
   const sum = weights.reduce((a, b) => a + b, 0);
   if (sum <= 0) return null;
   return (text, ranges) => {

@@ -94,6 +94,17 @@ export async function wordCounts(client: Meilisearch, indexUid: string, plan: Qu
 export const idf = (documents: number, holding: number) => Math.log(1 + (documents - holding + 0.5) / (holding + 0.5));
 
 /**
+ * Plan word i's weight by rarity: the idf of the documents holding it as written, or, when none
+ * do, of those holding it in other forms; 0 when no document holds it in any form. The federated
+ * queries (below) and a long question's page ranking (coverage.ts) both weigh words by it.
+ */
+export function wordWeight(counts: WordCounts, i: number): number {
+  const holding = counts.holding[i];
+  const family = counts.holdingForms?.[i] ?? holding;
+  return family > 0 ? idf(counts.documents, holding > 0 ? holding : family) : 0;
+}
+
+/**
  * The queries of a plan (null: asked as one query, every part required): words no document holds
  * in any form are left out; the whole query lists the rarest words first (so that `last` drops
  * the commonest first), and each word's own query weighs by its rarity (of all its forms); each
@@ -106,6 +117,7 @@ export function federatedQueries(plan: QueryPlan, counts?: WordCounts): PlannedQ
     w,
     forms: otherForms(plan, i),
     weight: 1,
+    rarity: counts ? wordWeight(counts, i) : 0,
     holding: counts?.holding[i] ?? 1,
     family: counts?.holdingForms?.[i] ?? counts?.holding[i] ?? 1,
   }));
@@ -113,11 +125,10 @@ export function federatedQueries(plan: QueryPlan, counts?: WordCounts): PlannedQ
   if (counts) {
     words = words.filter((x) => x.family > 0);
     if (words.length === 0) return null;
-    // A word weighs by the documents holding it as written; one held only in other forms, by those.
-    const basis = (x: (typeof words)[number]) => (x.holding > 0 ? x.holding : x.family);
-    const top = Math.max(...words.map((x) => idf(counts.documents, basis(x))));
-    for (const x of words) x.weight = top > 0 ? idf(counts.documents, basis(x)) / top : 1;
-    words.sort((a, b) => basis(a) - basis(b));
+    const top = Math.max(...words.map((x) => x.rarity));
+    for (const x of words) x.weight = top > 0 ? x.rarity / top : 1;
+    // Rarest first (idf falls as the documents holding a word rise; equal counts, equal idf).
+    words.sort((a, b) => b.rarity - a.rarity);
   }
   // Room for the forms query's words (an identifier's parts may be more than one word).
   const room = Math.max(1, ENGINE_WORDS - plan.phrases.reduce((n, p) => n + p.split(/\s+/).length, 0));
