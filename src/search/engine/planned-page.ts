@@ -70,11 +70,19 @@ export interface WordCounts {
 }
 
 /**
- * One request counting, among `filter`'s documents, those holding each word of the plan (and its
- * forms); counts asked a moment ago are not asked again (count-cache.ts), and with all of them
- * remembered no request is made.
+ * Requests a plan's counts are split into, sent at once: the engine answers the queries of one
+ * multi-search one after another, separate requests side by side. On the bench corpus at 10k
+ * (bench/federated-work.ts, 200 queries), counting a plan's words took p50 / p95 18.9 / 23.6 ms
+ * in one request, 14.4 / 18.2 ms in two; the engine does the same work either way.
  */
-export async function wordCounts(client: Meilisearch, indexUid: string, plan: QueryPlan, filter: string): Promise<WordCounts> {
+const COUNT_REQUESTS = 2;
+
+/**
+ * Counts, among `filter`'s documents, of those holding each word of the plan (and its forms), in
+ * `requests` requests at once; counts asked a moment ago are not asked again (count-cache.ts), and
+ * with all of them remembered no request is made.
+ */
+export async function wordCounts(client: Meilisearch, indexUid: string, plan: QueryPlan, filter: string, requests = COUNT_REQUESTS): Promise<WordCounts> {
   const phrases = plan.phrases.map((p) => `"${p}"`);
   const count = (q: string) => ({ indexUid, q, filter });
   const forms = plan.words.map((_, i) => otherForms(plan, i));
@@ -83,7 +91,7 @@ export async function wordCounts(client: Meilisearch, indexUid: string, plan: Qu
     ...plan.words.map((w) => count([...phrases, w].join(' '))),
     ...forms.flatMap((f) => (f ? [count([...phrases, formsQuery(f)].join(' '))] : [])),
   ];
-  const counts = await engineCounts(client, queries);
+  const counts = await engineCounts(client, queries, requests);
   const holding = counts.slice(1, 1 + plan.words.length);
   let next = 1 + plan.words.length;
   const holdingForms = forms.map((f, i) => (f ? Math.max(holding[i], counts[next++]) : holding[i]));
