@@ -3,6 +3,7 @@ import { WHOLE_MAX } from './index-work';
 import { breaksIn, exchangeAt, exchangeStartsOf, outlineOf } from './document-outline';
 import { fragmentsOf } from './markdown-chunks';
 import { formsOf } from './word-forms';
+import { engineText } from './engine-text';
 import { keptApart } from './kept-apart';
 
 /**
@@ -59,6 +60,7 @@ export interface SessionDocument {
    * `distinct` (one document per session) and collapses only the second (adapter.ts).
    */
   whole: boolean;
+  /** Name, tags and content are held as engineText (engine-text.ts): `<` and `>` swapped with `‹` and `›`. */
   name: string;
   tags: string[];
   llmModels: string[];
@@ -266,8 +268,9 @@ export function toDocuments(row: IndexableSession, markdown: string, syncedAt: n
     projectId: row.projectId,
     sessionId: row.id,
     uploaderDigest: row.uploadedBy ? keyOf(row.uploadedBy) : null,
-    name: row.name,
-    tags: meta.tags,
+    // The searchable texts as the engine holds them (engine-text.ts).
+    name: engineText(row.name),
+    tags: meta.tags.map(engineText),
     llmModels: meta.llmModels,
     gitBranches: meta.gitBranches,
     tagDigests: meta.tags.map(keyOf),
@@ -292,7 +295,7 @@ export function toDocuments(row: IndexableSession, markdown: string, syncedAt: n
     chunk,
     chunks,
     ...base,
-    content,
+    content: engineText(content),
     ...extra,
     hash,
     syncedAt,

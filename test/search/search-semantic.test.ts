@@ -290,7 +290,7 @@ test('turned on over an existing index: the index with the embedder is built fro
   try {
     u = await plain.createUser('ivy');
     await plain.upload(u, 'sem-ivy', id, { name: S.pool.title, markdown: md(S.pool.title, S.pool.text) });
-    expect(await indexesOf(plain)).toEqual([`${db.name}_sessions_v5`]);
+    expect(await indexesOf(plain)).toEqual([indexUidOf(db.name)]);
   } finally {
     await plain.close();
   }
@@ -306,7 +306,7 @@ test('turned on over an existing index: the index with the embedder is built fro
           .searchSessions.results as Array<{ sessionId: string }>
       ).map((x) => x.sessionId);
     await eventually('the session is rebuilt into the new index and embedded', async () => (await found()).includes(id), 60_000);
-    expect(await indexesOf(on)).toEqual([`${db.name}_sessions_v5_e${DIMS}`]);
+    expect(await indexesOf(on)).toEqual([indexUidOf(db.name, DIMS)]);
   } finally {
     await on.close();
     await db.drop();

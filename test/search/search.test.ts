@@ -336,6 +336,36 @@ describe('markup in transcripts', () => {
     expect(ids(await h.find(alice, 'zanzibarword'))).toEqual([id]);
     expect(ids(await h.find(alice, 'okapiword'))).toEqual([id]);
   });
+
+  test('what is read back is the text as written: snippets, exchanges, phrases and names with tags', async () => {
+    // The engine holds `<` and `>` swapped with `‹` and `›` (engine-text.ts); none of it shows.
+    const small = newSessionId();
+    const large = newSessionId();
+    const filler = (i: number) => `## Exchange ${i}\n\n${'Nothing to see in this part of the log. '.repeat(40)}\n\n`;
+    await h.put(alice, 'angles', small, {
+      name: 'Panel <Dialog>',
+      markdown: '# Notes\n\nThe <b>quokkaword</b> handler, ‹guillemet› and a -> b.\n',
+    });
+    await h.put(alice, 'angles', large, {
+      name: 'Large angles',
+      markdown: `# Start\n\n${Array.from({ length: 60 }, (_, i) => filler(i)).join('')}## End\n\nThe <Tooltip>wombatword</Tooltip> at last.\n`,
+    });
+    await h.settle(60_000);
+    expect((await h.fragments('angles', large)).length).toBeGreaterThan(1);
+
+    const [hit] = (await h.find(alice, 'quokkaword', { projectIds: ['angles'] })).results;
+    expect(hit.sessionId).toBe(small);
+    expect(hit.snippet).toContain('&lt;b&gt;<mark>quokkaword</mark>&lt;/b&gt; handler, ‹guillemet› and a -&gt; b.');
+    expect(hit.matchingExchanges.map((e) => e.content)).toEqual([expect.stringContaining('The <b>quokkaword</b> handler, ‹guillemet› and a -> b.')]);
+    // A phrase with its tags, the name's tag word, and a word glued to a tag in a large session.
+    expect(ids(await h.find(alice, '"<b>quokkaword</b> handler"'))).toEqual([small]);
+    expect(ids(await h.find(alice, '"<i>quokkaword</i>"'))).toEqual([]);
+    expect(ids(await h.find(alice, 'dialog', { projectIds: ['angles'] }))).toEqual([small]);
+    const [big] = (await h.find(alice, 'wombatword')).results;
+    expect(big.sessionId).toBe(large);
+    expect(big.snippet).toContain('&lt;Tooltip&gt;<mark>wombatword</mark>&lt;/Tooltip&gt;');
+    expect(big.matchingExchanges.map((e) => e.content)).toEqual([expect.stringContaining('The <Tooltip>wombatword</Tooltip> at last.')]);
+  });
 });
 
 describe('snippets', () => {

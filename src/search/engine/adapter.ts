@@ -3,6 +3,7 @@ import { AppError, MESSAGES } from '../../errors';
 import { probeAll, type MeiliConnection } from './connection';
 import { outlineFor } from '../../domain/document-outline';
 import { documentIdOf, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../../domain/search-documents';
+import { engineText } from '../../domain/engine-text';
 import { distinctMatches, matchingFragments, matchRanges, parseQuery, snippetSource } from './highlight';
 import { matchesNothing, meiliString, scopeFilter, searchFilter } from './filter';
 import { coverageOf } from './coverage';
@@ -121,6 +122,7 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest): Prom
   const planned = request.allWords ? { q: request.query, words: [], phrases: [] } : planQuery(request.query);
   const plan: QueryPlan = request.wordForms === false ? { ...planned, forms: undefined } : planned;
   const query = plan.q;
+  const engineQuery = engineText(query); // As the engine holds text (engine-text.ts): only a phrase holds `<`, `>`.
   const common: SearchParams = { filter, distinct: 'sessionDigest', matchingStrategy: 'all' };
   const pageParams: SearchParams = {
     ...common,
@@ -142,7 +144,7 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest): Prom
         ? hybridPage<Doc>(client, indexes.main, hybrid, semantic, { ...pageParams, filter: mainFilter }, from, count, countTotal)
         : federated
           ? federatedPage<Doc>(client, indexes.main, federated, { ...pageParams, filter: mainFilter }, from, count, countTotal)
-          : countedPage(client.index<Doc>(indexes.main), query, { ...pageParams, filter: mainFilter }, from, count);
+          : countedPage(client.index<Doc>(indexes.main), engineQuery, { ...pageParams, filter: mainFilter }, from, count);
     // Asked at the same time as the recent index, for when the user has nothing there (then it
     // is the answer); otherwise the main index is asked again without the sessions held there
     // (a wasted search for that user, traded for the latency of reading the held sessions first:
@@ -170,7 +172,7 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest): Prom
         const res = await conns.recent
           .searcher()
           .index<Doc>(indexes.recent)
-          .search(query, { ...pageParams, hitsPerPage: want, page: 1 });
+          .search(engineQuery, { ...pageParams, hitsPerPage: want, page: 1 });
         return { total: res.totalHits ?? 0, hits: res.hits };
       };
       const mainFilter = excluding(filter, held);
@@ -218,7 +220,7 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest): Prom
         fragmented: h.chunks > 0 || h.chunk > 0,
         tier: fromRecent.has(h) ? 'recent' : 'main',
       };
-      const content = String(h.content ?? '');
+      const content = engineText(String(h.content ?? ''));
       // A session indexed whole (or the fragment of a large one that matched): marked here. A
       // large session matched on its word list has no text: its fragments give the snippet.
       if (!hit.fragmented || content) {
@@ -349,7 +351,7 @@ async function attachDetails(a: {
   const formsQuery = terms.forms.size > 0 ? federatedQueries(plan)?.find((q) => q.forms) : undefined;
   const queries = asked.map((h) => ({
     indexUid,
-    q: formsQuery?.q ?? plan.q,
+    q: formsQuery?.q ?? engineText(plan.q),
     filter: `${filter} AND sessionDigest = ${meiliString(sessionDigestOf(h.projectId, h.sessionId))}`,
     matchingStrategy: 'last',
     // Not the name or tags, which every fragment carries; the forms query's marked stems are in `forms` only.
@@ -364,12 +366,12 @@ async function attachDetails(a: {
     const e = rootCause(err);
     if (!(formsQuery && e instanceof MeiliHttpError && e.code === 'invalid_search_attributes_to_search_on')) throw err;
     // No document of the index has `forms` yet (indexed before forms existed): the words as written.
-    const exact = queries.map((q) => ({ ...q, q: plan.q, attributesToSearchOn: ['content'] }));
+    const exact = queries.map((q) => ({ ...q, q: engineText(plan.q), attributesToSearchOn: ['content'] }));
     res = await conn.searcher().multiSearch({ queries: exact });
   }
   const fallback: DetailedHit[] = [];
   asked.forEach((h, i) => {
-    const docs = res.results[i]?.hits ?? [];
+    const docs = (res.results[i]?.hits ?? []).map((d) => ({ ...d, content: engineText(String(d.content ?? '')) }));
     if (h.snippet === null) {
       if (docs[0]) {
         const content = String(docs[0].content ?? '');
@@ -391,7 +393,7 @@ async function attachDetails(a: {
         .index<Doc>(indexUid)
         .getDocument(documentIdOf(h.projectId, h.sessionId, 1), { fields: ['content'] })
         .catch(() => null);
-      h.snippet = buildSnippet(String(first?.content ?? ''));
+      h.snippet = buildSnippet(engineText(String(first?.content ?? '')));
     }),
   );
 }

@@ -6,10 +6,10 @@ import { MeiliHttpError, rootCause } from './http-client';
  * The index is versioned by its document layout: a service whose layout changed starts on a new
  * index (rebuilt from the database, see ensureIndex's caller) and removes the older ones.
  */
-const INDEX_LAYOUT_VERSION = 5;
+const INDEX_LAYOUT_VERSION = 6;
 /**
  * With semantic search (EMBEDDINGS_URL), the index has an embedder of EMBEDDINGS_DIMENSIONS
- * dimensions and every document a `_vectors` entry: a layout of its own (`…_v5_e1536`), created
+ * dimensions and every document a `_vectors` entry: a layout of its own (`…_v6_e1536`), created
  * and rebuilt from the database like a new layout (the engine refuses to add a userProvided
  * embedder to an index whose documents have no `_vectors` entry).
  */
@@ -38,6 +38,8 @@ export const recentUidOf = (mainUid: string) => `${mainUid}_recent`;
  * exactly the sessions it selects.
  * v5: `tagDigests`, `modelDigests`, `branchDigests`, `deviceDigest`, for the same reason: the
  * engine compared tags, models, branches and devices without case, so `Tag` also counted `tag`.
+ * v6: `<` and `>` of the searchable texts swapped with `‹` and `›` (engine-text.ts), so that the
+ * index needs no separatorTokens.
  */
 export const legacyIndexUidsOf = (namespace: string) => [
   `${namespace}_sessions`,
@@ -102,9 +104,9 @@ export const INDEX_SETTINGS = {
   // and search as you type needs it on the last query word (docs/search.md). Measured with
   // `bench/search.ts --prefix-search=disabled`: that update took ~0.3 s instead of ~1 s, and
   // freshness at 100k sessions was still p95 ~1.1 s, over its 1 s target.
-  // Transcripts are full of inline HTML and JSX; without these, a word glued to a tag
-  // (`<b>word</b>`) is not a word of its own and cannot be found.
-  separatorTokens: ['<', '>', '</', '/>'],
+  // No separatorTokens: a word glued to a tag (`<b>word</b>`) is a word of its own because the
+  // text is sent with `<` and `>` swapped for separators the engine already has (engine-text.ts);
+  // declared separators cost every query ~3 ms (bench/engine-floor.ts).
 } satisfies Settings;
 
 const canonical = (v: unknown): unknown => {
@@ -130,7 +132,7 @@ function indexSettingsFor(dimensions: number | null): Settings {
   };
 }
 
-const UNORDERED = new Set(['filterableAttributes', 'separatorTokens', 'stopWords']);
+const UNORDERED = new Set(['filterableAttributes', 'stopWords']);
 
 /** The declared settings that the index does not have yet (deep comparison, array order kept). */
 export function settingsDiff(current: Settings, declared: Settings = INDEX_SETTINGS): Partial<Settings> {

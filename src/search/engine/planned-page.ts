@@ -17,6 +17,7 @@
 import type { Meilisearch, SearchParams, SearchResponse } from 'meilisearch';
 import { ENGINE_WORDS, type QueryPlan } from './query-plan';
 import { markedForm } from '../../domain/word-forms';
+import { engineText } from '../../domain/engine-text';
 import { MeiliHttpError, rootCause } from './http-client';
 import { EMBEDDER } from '../../domain/search-documents';
 import { engineCounts } from './count-cache';
@@ -42,6 +43,9 @@ interface PlannedQuery {
   /** A forms query (its words are marked stems). */
   forms: boolean;
 }
+
+/** A plan's phrases as the engine gets them: quoted, as the engine holds text (engine-text.ts). */
+const quotedPhrases = (plan: QueryPlan) => plan.phrases.map((p) => `"${engineText(p)}"`);
 
 /** A forms query's words, marked (a trailing space: a stem is no prefix of what is typed). */
 const formsQuery = (stems: string[]) => `${stems.map(markedForm).join(' ')} `;
@@ -83,7 +87,7 @@ const COUNT_REQUESTS = 2;
  * with all of them remembered no request is made.
  */
 export async function wordCounts(client: Meilisearch, indexUid: string, plan: QueryPlan, filter: string, requests = COUNT_REQUESTS): Promise<WordCounts> {
-  const phrases = plan.phrases.map((p) => `"${p}"`);
+  const phrases = quotedPhrases(plan);
   const count = (q: string) => ({ indexUid, q, filter });
   const forms = plan.words.map((_, i) => otherForms(plan, i));
   const queries = [
@@ -120,7 +124,7 @@ export function wordWeight(counts: WordCounts, i: number): number {
  */
 export function federatedQueries(plan: QueryPlan, counts?: WordCounts): PlannedQuery[] | null {
   if (plan.words.length === 0) return null;
-  const phrases = plan.phrases.map((p) => `"${p}"`);
+  const phrases = quotedPhrases(plan);
   let words = plan.words.map((w, i) => ({
     w,
     forms: otherForms(plan, i),
@@ -317,5 +321,5 @@ export async function hybridPage<D extends Record<string, unknown>>(
 /** The lexical queries of a hybrid search: the plan's federated queries, or its one query; none for a search by vector alone. */
 export function lexicalQueries(plan: QueryPlan, federated: PlannedQuery[] | null, ratio: number): PlannedQuery[] {
   if (ratio >= 1 || !plan.q) return [];
-  return federated ?? [{ q: plan.q, matchingStrategy: 'all', weight: 1, forms: false }];
+  return federated ?? [{ q: engineText(plan.q), matchingStrategy: 'all', weight: 1, forms: false }];
 }

@@ -22,6 +22,7 @@ import type * as mariadb from 'mariadb';
 import { tryNamedLock } from '../../data/locks';
 import { EMBEDDER, TOMBSTONE, type SessionDocument } from '../../domain/search-documents';
 import { withoutSeparators } from '../../domain/kept-apart';
+import { engineText } from '../../domain/engine-text';
 import type { Logger } from '../../logger';
 import type { MeiliConnection } from '../engine/connection';
 import type { SearchEngine } from '../engine/engines';
@@ -39,13 +40,13 @@ type Pending = Pick<SessionDocument, 'id' | 'hash' | 'name' | 'tags' | 'content'
 
 /**
  * What is embedded of a document: its name and tags, then its text (a large session's document:
- * its words, without the separators that keep them apart for the engine), cut to EMBED_MAX_CHARS.
- * Null: nothing to embed.
+ * its words, without the separators that keep them apart for the engine), as written (not as the
+ * engine holds it, engine-text.ts), cut to EMBED_MAX_CHARS. Null: nothing to embed.
  */
 function textOf(d: Partial<Pending>): string | null {
   if (d.hash === TOMBSTONE) return null;
   const text = [d.name ?? '', (d.tags ?? []).join(' '), d.content || withoutSeparators(d.terms ?? '')]
-    .map((s) => s.trim())
+    .map((s) => engineText(s).trim())
     .filter(Boolean)
     .join('\n');
   return text ? text.slice(0, EMBED_MAX_CHARS) : null;
