@@ -103,7 +103,7 @@ export async function wordCounts(client: Meilisearch, indexUid: string, plan: Qu
 }
 
 /** Inverse document frequency (BM25's, never negative). */
-export const idf = (documents: number, holding: number) => Math.log(1 + (documents - holding + 0.5) / (holding + 0.5));
+const idf = (documents: number, holding: number) => Math.log(1 + (documents - holding + 0.5) / (holding + 0.5));
 
 /**
  * Plan word i's weight by rarity: the idf of the documents holding it as written, or, when none
