@@ -103,8 +103,8 @@ async function main() {
         (i) => countedPage(client.index(uid), plans[i][0].q, { ...params(i), matchingStrategy: plans[i][0].matchingStrategy }, 0, 10),
       ],
       // The counts a search of several words asks first (not remembered), in one request or two.
-      ['counting its words: one request', (i) => counting(i, 1)],
-      ['counting its words: two at once (the service)', (i) => counting(i, 2)],
+      ['counting its words: one request (the service)', (i) => counting(i, 1)],
+      ['counting its words: two at once', (i) => counting(i, 2)],
       ['one plain request (all words required)', (i) => countedPage(client.index(uid), queries[i], params(i), 0, 10)],
     ];
     for (let i = 0; i < queries.length; i++) for (const [, fn] of variants) await fn(i);

@@ -74,19 +74,13 @@ export interface WordCounts {
 }
 
 /**
- * Requests a plan's counts are split into, sent at once: the engine answers the queries of one
- * multi-search one after another, separate requests side by side. On the bench corpus at 10k
- * (bench/federated-work.ts, 200 queries), counting a plan's words took p50 / p95 18.9 / 23.6 ms
- * in one request, 14.4 / 18.2 ms in two; the engine does the same work either way.
- */
-const COUNT_REQUESTS = 2;
-
-/**
  * Counts, among `filter`'s documents, of those holding each word of the plan (and its forms), in
- * `requests` requests at once; counts asked a moment ago are not asked again (count-cache.ts), and
- * with all of them remembered no request is made.
+ * one request (`requests`: split into that many, sent at once; bench/federated-work.ts compares);
+ * counts asked a moment ago are not asked again (count-cache.ts), and with all of them remembered
+ * no request is made. Two requests were faster only while every query cost the engine ~3 ms of
+ * tokenizer (engine-text.ts): at 10k, 17.7 → 13.8 ms p50 then, 2.57 → 2.35 ms since.
  */
-export async function wordCounts(client: Meilisearch, indexUid: string, plan: QueryPlan, filter: string, requests = COUNT_REQUESTS): Promise<WordCounts> {
+export async function wordCounts(client: Meilisearch, indexUid: string, plan: QueryPlan, filter: string, requests = 1): Promise<WordCounts> {
   const phrases = quotedPhrases(plan);
   const count = (q: string) => ({ indexUid, q, filter });
   const forms = plan.words.map((_, i) => otherForms(plan, i));
