@@ -11,6 +11,7 @@ import { installBinary, spawnExecutable } from '../../src/search/embedded/engine
 import { keyOf } from '../../src/domain/search-documents';
 import { meiliString, ownedProjectFilter, ownedSessionsFilter, searchFilter } from '../../src/search/engine/filter';
 import { INDEX_SETTINGS, settingsDiff } from '../../src/search/engine/index-settings';
+import { engineText } from '../../src/domain/engine-text';
 import { buildSnippet, escapeHtml, MARKERS } from '../../src/search/engine/snippet';
 import { deferredRows } from '../../src/search/sync/claims';
 import { passable } from '../../src/search/sync/standby';
@@ -301,6 +302,40 @@ describe('merging the recent and the main index', () => {
       const fetchedMain = main.slice(from, offset + limit);
       expect(mergeByScore(fetchedRecent, fetchedMain, from, offset, limit).map((h) => h.id)).toEqual(everything.slice(offset, offset + limit).map((h) => h.id));
     }
+  });
+});
+
+describe('text as the engine holds it', () => {
+  test('angle brackets swapped with separators the engine has, every offset kept, and back exactly', () => {
+    const written = 'The <b>word</b> ‹quoted› a -> b, <Dialog/> and plain text.';
+    const held = engineText(written);
+    expect(held).toBe('The ‹b›word‹/b› <quoted> a -› b, ‹Dialog/› and plain text.');
+    expect(held.length).toBe(written.length);
+    expect(engineText(held)).toBe(written);
+    const plain = 'nothing to swap';
+    expect(engineText(plain)).toBe(plain);
+  });
+
+  test('a session document holds its name, tags and text that way; its digests are of the labels as written', () => {
+    const row = {
+      projectId: 'p',
+      id: '00000000-0000-4000-8000-000000000001',
+      userId: 'u',
+      name: 'Panel <Dialog>',
+      uploadedBy: null,
+      deviceId: null,
+      clientName: null,
+      agentName: null,
+      createdAt: new Date(0),
+      hasGitBranches: false,
+      contentDigest: 'd',
+      metadataJson: JSON.stringify({ tags: ['<jsx>'] }),
+    };
+    const [doc] = toDocuments(row, '# Hi\n\n<b>bold</b>\n', 0);
+    expect(doc.name).toBe('Panel ‹Dialog›');
+    expect(doc.tags).toEqual(['‹jsx›']);
+    expect(doc.content).toBe('# Hi\n\n‹b›bold‹/b›\n');
+    expect(doc.tagDigests).toEqual([keyOf('<jsx>')]);
   });
 });
 

@@ -122,7 +122,7 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest): Prom
   const planned = request.allWords ? { q: request.query, words: [], phrases: [] } : planQuery(request.query);
   const plan: QueryPlan = request.wordForms === false ? { ...planned, forms: undefined } : planned;
   const query = plan.q;
-  const engineQuery = engineText(query); // As the engine holds text (engine-text.ts): only a phrase holds `<`, `>`.
+  const engineQuery = engineText(query); // The query as the engine holds text (engine-text.ts).
   const common: SearchParams = { filter, distinct: 'sessionDigest', matchingStrategy: 'all' };
   const pageParams: SearchParams = {
     ...common,
