@@ -19,4 +19,4 @@ const SWAPPED: Readonly<Record<string, string>> = { '<': '‹', '>': '›', '‹
 const ANGLES = /[<>‹›]/g;
 
 /** `text` as the engine holds it, or, given the engine's, as it was written. */
-export const engineText = (text: string): string => (/[<>‹›]/.test(text) ? text.replace(ANGLES, (c) => SWAPPED[c]) : text);
+export const engineText = (text: string): string => text.replace(ANGLES, (c) => SWAPPED[c]);

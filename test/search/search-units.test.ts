@@ -165,6 +165,14 @@ describe('toDocuments', () => {
     expect(JSON.parse(doc.outline!)).toEqual(outlineOf('_**User**_\n\nhello\n'));
     expect(toDocuments(row, '_**User**_\n\nhello\n', 2)[0].hash).toBe(doc.hash);
   });
+
+  test('a document holds its name, tags and text as the engine holds text; its digests are of the labels as written', () => {
+    const [doc] = toDocuments({ ...row, name: 'Panel <Dialog>', metadataJson: JSON.stringify({ tags: ['<jsx>'] }) }, '# Hi\n\n<b>bold</b>\n', 0);
+    expect(doc.name).toBe('Panel ‹Dialog›');
+    expect(doc.tags).toEqual(['‹jsx›']);
+    expect(doc.content).toBe('# Hi\n\n‹b›bold‹/b›\n');
+    expect(doc.tagDigests).toEqual([keyOf('<jsx>')]);
+  });
 });
 
 describe('buildSnippet', () => {
@@ -314,28 +322,6 @@ describe('text as the engine holds it', () => {
     expect(engineText(held)).toBe(written);
     const plain = 'nothing to swap';
     expect(engineText(plain)).toBe(plain);
-  });
-
-  test('a session document holds its name, tags and text that way; its digests are of the labels as written', () => {
-    const row = {
-      projectId: 'p',
-      id: '00000000-0000-4000-8000-000000000001',
-      userId: 'u',
-      name: 'Panel <Dialog>',
-      uploadedBy: null,
-      deviceId: null,
-      clientName: null,
-      agentName: null,
-      createdAt: new Date(0),
-      hasGitBranches: false,
-      contentDigest: 'd',
-      metadataJson: JSON.stringify({ tags: ['<jsx>'] }),
-    };
-    const [doc] = toDocuments(row, '# Hi\n\n<b>bold</b>\n', 0);
-    expect(doc.name).toBe('Panel ‹Dialog›');
-    expect(doc.tags).toEqual(['‹jsx›']);
-    expect(doc.content).toBe('# Hi\n\n‹b›bold‹/b›\n');
-    expect(doc.tagDigests).toEqual([keyOf('<jsx>')]);
   });
 });
 
