@@ -42,7 +42,7 @@ const summary: string[] = [];
 const STARTED = Date.now();
 const elapsed = () => `${Math.round((Date.now() - STARTED) / 1000)} s`;
 
-/** Server output goes to LOG_DIR/<name>.log, kept so a failed run can be read. */
+/** Server output goes to LOG_DIR/<name>.log: removed after a run that finished, kept (and named) after one that failed. */
 const LOG_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-bench-logs-'));
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
@@ -129,7 +129,7 @@ async function main() {
   if (ONLY.includes('relevance')) relevanceArea();
   if (ONLY.includes('imports')) importsArea();
 
-  console.log(`\n(server logs: ${LOG_DIR})`);
+  fs.rmSync(LOG_DIR, { recursive: true, force: true });
   console.log('\n## Summary');
   for (const line of summary) console.log(line);
   console.log(`(whole run: ${elapsed()})`);
@@ -418,5 +418,6 @@ function relevanceArea() {
 
 main().catch((err) => {
   console.error(err);
+  console.error(`(server logs: ${LOG_DIR})`);
   process.exit(1);
 });
