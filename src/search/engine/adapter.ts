@@ -121,8 +121,7 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest): Prom
   const filter = searchFilter(scopes, filters);
   const planned = request.allWords ? { q: request.query, words: [], phrases: [] } : planQuery(request.query);
   const plan: QueryPlan = request.wordForms === false ? { ...planned, forms: undefined } : planned;
-  const query = plan.q;
-  const engineQuery = engineText(query); // The query as the engine holds text (engine-text.ts).
+  const engineQuery = engineText(plan.q); // The query as the engine holds text (engine-text.ts).
   const common: SearchParams = { filter, distinct: 'sessionDigest', matchingStrategy: 'all' };
   const pageParams: SearchParams = {
     ...common,
@@ -207,7 +206,7 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest): Prom
 
     const wantExchanges = request.matchingExchanges !== false;
     const forms = [...new Set(plan.forms?.flat() ?? [])];
-    const terms = parseQuery(query, forms);
+    const terms = parseQuery(plan.q, forms);
     const coverage = coverageOf(plan, counted);
     const hits: DetailedHit[] = raw.map((h) => {
       const hit: DetailedHit = {
@@ -243,7 +242,7 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest): Prom
       (['main', 'recent'] as const).map((tier) => {
         const ofTier = hits.filter((h) => h.tier === tier);
         if (!ofTier.some((h) => h.fragmented && (wantExchanges || h.snippet === null))) return Promise.resolve();
-        return attachDetails({ conn: conns[tier], indexUid: indexes[tier], plan, terms, filter, hits: ofTier, wantExchanges });
+        return attachDetails({ conn: conns[tier], indexUid: indexes[tier], plan, engineQuery, terms, filter, hits: ofTier, wantExchanges });
       }),
     );
     conns.main.reportSuccess();
@@ -341,17 +340,18 @@ async function attachDetails(a: {
   conn: MeiliConnection;
   indexUid: string;
   plan: QueryPlan;
+  engineQuery: string;
   terms: ReturnType<typeof parseQuery>;
   filter: string;
   hits: DetailedHit[];
   wantExchanges: boolean;
 }) {
-  const { conn, indexUid, plan, terms, filter, hits, wantExchanges } = a;
+  const { conn, indexUid, plan, engineQuery, terms, filter, hits, wantExchanges } = a;
   const asked = hits.filter((h) => h.fragmented && (wantExchanges || h.snippet === null));
   const formsQuery = terms.forms.size > 0 ? federatedQueries(plan)?.find((q) => q.forms) : undefined;
   const queries = asked.map((h) => ({
     indexUid,
-    q: formsQuery?.q ?? engineText(plan.q),
+    q: formsQuery?.q ?? engineQuery,
     filter: `${filter} AND sessionDigest = ${meiliString(sessionDigestOf(h.projectId, h.sessionId))}`,
     matchingStrategy: 'last',
     // Not the name or tags, which every fragment carries; the forms query's marked stems are in `forms` only.
@@ -366,7 +366,7 @@ async function attachDetails(a: {
     const e = rootCause(err);
     if (!(formsQuery && e instanceof MeiliHttpError && e.code === 'invalid_search_attributes_to_search_on')) throw err;
     // No document of the index has `forms` yet (indexed before forms existed): the words as written.
-    const exact = queries.map((q) => ({ ...q, q: engineText(plan.q), attributesToSearchOn: ['content'] }));
+    const exact = queries.map((q) => ({ ...q, q: engineQuery, attributesToSearchOn: ['content'] }));
     res = await conn.searcher().multiSearch({ queries: exact });
   }
   const fallback: DetailedHit[] = [];
