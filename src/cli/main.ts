@@ -1,7 +1,7 @@
 // First: refuse an unsupported Node.js before anything else is loaded or touched.
 import '../check-node.cjs';
 import { ConfigError, loadConfig, type Config } from '../config';
-import { createDb, useUtcClock } from '../db/client';
+import { connectionOptions, createDb, useUtcClock } from '../db/client';
 import { migrate } from '../db/migrate';
 import { createApiKey, listApiKeys, revokeApiKey } from '../services/keys';
 import { createUser, findUserByEmail } from '../services/users';
@@ -23,6 +23,9 @@ import { parseAfter, recomputeFromCli } from './usage';
 
 /** Admin CLI. Errors: one line on stderr and a non-zero exit (2 for a usage mistake). */
 class UsageError extends Error {}
+
+/** A user asked for by email is missing: the message names the database looked in (a mistyped `DATABASE_URL` names a new, empty one). */
+const noUser = (config: Config, email: string) => new UsageError(`no user with email ${email} in database ${connectionOptions(config.databaseUrl).database}`);
 
 /** Every command with its options and what it prints: `--help` shows them, a line each; a mistake, the commands on one line. */
 const COMMANDS: Array<[command: string, note?: string]> = [
@@ -150,7 +153,7 @@ async function runArchive(command: 'export' | 'import' | 'import-remote', argv: 
   });
   try {
     const user = await findUserByEmail(operatorCtx(db, config), email);
-    if (!user) throw new UsageError(`no user with email ${email}`);
+    if (!user) throw noUser(config, email);
     const progress = progressSink(Boolean(process.stderr.isTTY), out);
     if (command === 'export') {
       await exportFromCli(config, db, { userId: user.id, email, teamId: flags.team, projectIds: projects, outFile: need(flags, 'out') }, out, progress);
@@ -235,7 +238,7 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
   try {
     const userByEmail = async (email: string) => {
       const u = await findUserByEmail(operator, email);
-      if (!u) throw new UsageError(`no user with email ${email}`);
+      if (!u) throw noUser(config, email);
       return u;
     };
     switch (`${group} ${command}`) {

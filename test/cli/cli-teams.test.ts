@@ -38,7 +38,8 @@ test('teams create, add-member, list; the members read the team through the API'
     [['teams', 'add-member', '--team', teamId, '--email', bob.email, '--role', 'owner'], '--role must be one of: admin, member, viewer'],
     [['teams', 'add-member', '--team', 'nope', '--email', bob.email, '--role', 'member'], 'no team with id nope'],
     [['teams', 'add-member', '--team', teamId, '--email', bob.email, '--role', 'member'], `${bob.email} is already a member of team ${teamId}`],
-    [['teams', 'create', '--name', 'X', '--admin-email', 'nobody@example.test'], 'no user with email nobody@example.test'],
+    // Named with the database looked in: a mistyped DATABASE_URL names a new, empty one.
+    [['teams', 'create', '--name', 'X', '--admin-email', 'nobody@example.test'], `no user with email nobody@example.test in database ${db.name}`],
     [['teams', 'create', '--admin-email', ada.email], 'missing --name'],
   ] as Array<[string[], string]>) {
     const r = await cli(...args);
