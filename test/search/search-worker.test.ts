@@ -243,3 +243,39 @@ test('work for a session that another worker holds waits for it (one session is 
     await idle.close();
   }
 }, 60_000);
+
+test('a compaction of more sessions than one database read goes to the main index as one engine task, and retires every recent copy', async () => {
+  const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });
+  const { worker, close: closeWorker } = await testWorker(idle);
+  const httpClient = createNodeHttpClient();
+  try {
+    const bob = await idle.user();
+    const shared = word();
+    // More than the 200 sessions read per statement: before, each read was pushed and waited for alone.
+    const sessions = Array.from({ length: 230 }, () => newSessionId());
+    for (const id of sessions) await idle.put(bob, 'bulk', id, { markdown: `# ${id}\n\n${shared} ${word()}` });
+    expect((await worker.runOnce(1000, 'fresh')).applied).toBe(sessions.length);
+
+    const key = idle.config.meiliMasterKey ?? undefined;
+    const main = new Meilisearch({ host: engineUrlOf(idle.config, bob.user.id), apiKey: key, httpClient });
+    const recent = new Meilisearch({ host: idle.config.meiliRecentUrl ?? engineUrlOf(idle.config, bob.user.id), apiKey: key, httpClient });
+    const recentUid = recentUidOf(idle.search.indexUid);
+    const inBulk = { filter: `sessionDigest IN [${sessions.map((id) => `"${sessionDigestOf('bulk', id)}"`).join(', ')}]`, fields: ['id'], limit: 1000 };
+    expect((await recent.index(recentUid).getDocuments(inBulk)).results).toHaveLength(sessions.length);
+    const before = (await main.tasks.getTasks({ indexUids: [idle.search.indexUid], limit: 1 })).results[0]?.uid ?? -1;
+
+    const refs = sessions.map((id) => [bob.user.id, 'bulk', id]);
+    await idle.handles.pool.batch("INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ('compact', ?, ?, ?)", refs);
+    expect(await worker.runOnce(100, 'main')).toEqual({ claimed: sessions.length, applied: sessions.length, failed: 0, deferred: 0 });
+
+    const tasks = await main.tasks.getTasks({ indexUids: [idle.search.indexUid], types: ['documentAdditionOrUpdate'], limit: 100 });
+    const added = tasks.results.filter((t) => t.uid > before);
+    expect(added.map((t) => t.details?.receivedDocuments)).toEqual([sessions.length]);
+    expect((await recent.index(recentUid).getDocuments(inBulk)).results).toEqual([]);
+    expect((await idle.find(bob, shared, undefined, 1)).total).toBe(sessions.length);
+  } finally {
+    httpClient.destroy();
+    closeWorker();
+    await idle.close();
+  }
+}, 120_000);

@@ -33,10 +33,14 @@ export interface RunResult {
 export type Lane = 'fresh' | 'main';
 
 /**
- * Compaction rows claimed at once: one main-index batch pays the engine's per-batch cost, which
- * grows with the index, once for all of them.
+ * Bulk rows (compaction, rebuild) claimed at once: they go to the main index as one engine batch
+ * (index-writer.ts), which pays the engine's per-batch cost (a commit, a pass over its prefix
+ * data), growing with the index, once for all of them. At 100k sessions on the bench corpus,
+ * bulk indexing ran at 129 sessions/s with 1,000 rows per claim, 198 with 5,000, 231 with 10,000
+ * (docs/benchmarks.md); a claim of 10,000 small sessions holds ~40 MB of markdown in turns of
+ * 8 MiB, and the main lane for about a minute at that size.
  */
-const COMPACT_BATCH = 1000;
+const BULK_BATCH = 10000;
 
 /** Rows of `rows` that must wait because an older, unclaimed row touches the same session/project. */
 export function deferredRows(
@@ -86,7 +90,7 @@ export async function claimAndApply({ pool, db, limit, lane, log, applyRows, ret
   // Cheap look first: idle polling costs one indexed read.
   const due = await dueOp(db, lane);
   if (due === undefined) return result;
-  if (due === 'compact') limit = Math.max(limit, COMPACT_BATCH);
+  if (due === 'compact' || due === 'reindex') limit = Math.max(limit, BULK_BATCH);
   const fromId = retain ? await lowestPendingId(db) : 0;
 
   return inClaimTransaction(pool, async (tx) => {

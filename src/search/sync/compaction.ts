@@ -1,6 +1,6 @@
 /**
  * Compaction (docs/search.md): the sessions of the small recent index move into the main one in
- * bulk ('compact' outbox rows, claimed up to COMPACT_BATCH at once), which also retires their
+ * bulk ('compact' outbox rows, claimed up to BULK_BATCH at once), which also retires their
  * recent copies; due every few minutes, or early when the recent index grows large.
  */
 import { compactionQueued, queueCompaction } from '../../data/outbox';
@@ -37,7 +37,7 @@ export class Compaction {
 
   /**
    * Queues the sessions of the recent index for the main one ('compact' rows: applied in order
-   * with any other work on the same session, in batches of up to COMPACT_BATCH), all of them or
+   * with any other work on the same session, in batches of up to BULK_BATCH), all of them or
    * only those not written for `settledMs` (a live session would be moved again at once). Returns
    * how many.
    */

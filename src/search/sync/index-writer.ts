@@ -199,6 +199,20 @@ export class IndexWriter {
       tasks.push((await main.deleteDocuments({ filter })).taskUid);
       recentTasks.push((await recent.deleteDocuments({ filter })).taskUid);
     }
+    // One claim's documents go out in as few pushes as BYTES_PER_PUSH allows, across its groups,
+    // and are waited for once: the engine applies a push at a time, and each batch it applies
+    // pays a commit and its prefix work whatever its size (a push per group of 200 sessions, each
+    // waited for before the next, made the bulk load 2.4 times slower than the engine's own rate).
+    const retire: SessionRef[] = [];
+    const batches = { main: [] as SessionDocument[], recent: [] as SessionDocument[] };
+    let batchBytes = 0;
+    const flush = async () => {
+      if (batches.main.length) tasks.push((await main.addDocuments(batches.main)).taskUid);
+      if (batches.recent.length) recentTasks.push((await recent.addDocuments(batches.recent)).taskUid);
+      batches.main = [];
+      batches.recent = [];
+      batchBytes = 0;
+    };
     for (const group of chunked(sessions, SESSIONS_PER_QUERY)) {
       const byKey = new Map(group.map((s) => [refKey(s), s]));
       const rows: Array<IndexableSession & { markdownSize: number }> = (await indexableSessions(db, group)).filter((r) => this.owns(r.userId));
@@ -210,16 +224,6 @@ export class IndexWriter {
         recentTasks.push((await recent.deleteDocuments({ filter })).taskUid);
       }
       if (rows.length === 0) continue;
-      const retire: SessionRef[] = [];
-      const batches = { main: [] as SessionDocument[], recent: [] as SessionDocument[] };
-      let batchBytes = 0;
-      const flush = async () => {
-        if (batches.main.length) tasks.push((await main.addDocuments(batches.main)).taskUid);
-        if (batches.recent.length) recentTasks.push((await recent.addDocuments(batches.recent)).taskUid);
-        batches.main = [];
-        batches.recent = [];
-        batchBytes = 0;
-      };
       // Read content in slices of bounded size (a session may be tens of MB).
       for (const slice of slicesBySize(rows, BYTES_PER_PUSH)) {
         const content = await this.readMarkdown(db, slice);
@@ -281,12 +285,14 @@ export class IndexWriter {
         }
         bytes += slice.reduce((n, r) => n + r.markdownSize, 0);
       }
-      await flush();
-      // Once the main index has the sessions, their recent copies written before this claim go
-      // (a later write of the same session was claimed after this one: its copy is newer).
-      if (retire.length) {
-        await this.waitTasks(this.conn, tasks.splice(0), timeoutFor(bytes));
-        const filter = `${ownedSessionsFilter(retire)} AND syncedAt <= ${syncedAt}`;
+    }
+    await flush();
+    // Once the main index has the sessions, their recent copies written before this claim go
+    // (a later write of the same session was claimed after this one: its copy is newer).
+    if (retire.length) {
+      await this.waitTasks(this.conn, tasks.splice(0), timeoutFor(bytes));
+      for (const group of chunked(retire, SESSIONS_PER_QUERY)) {
+        const filter = `${ownedSessionsFilter(group)} AND syncedAt <= ${syncedAt}`;
         recentTasks.push((await recent.deleteDocuments({ filter })).taskUid);
       }
     }
