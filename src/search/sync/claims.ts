@@ -33,12 +33,13 @@ export interface RunResult {
 export type Lane = 'fresh' | 'main';
 
 /**
- * Bulk rows (compaction, rebuild) claimed at once: they go to the main index as one engine batch
- * (index-writer.ts), which pays the engine's per-batch cost (a commit, a pass over its prefix
- * data), growing with the index, once for all of them. At 100k sessions on the bench corpus,
- * bulk indexing ran at 129 sessions/s with 1,000 rows per claim, 198 with 5,000, 231 with 10,000
- * (docs/benchmarks.md); a claim of 10,000 small sessions holds ~40 MB of markdown in turns of
- * 8 MiB, and the main lane for about a minute at that size.
+ * Bulk rows (compaction, rebuild) claimed at once: their documents go to the main index without a
+ * wait between pushes (index-writer.ts), so the engine applies them in one or two batches and pays
+ * its per-batch cost (a commit, a pass over its prefix data), growing with the index, that often.
+ * At 100k sessions on the bench corpus, bulk indexing ran at 129 sessions/s with 1,000 rows per
+ * claim, 198 with 5,000, 231 with 10,000 (docs/benchmarks.md). 10,000 small sessions are ~40 MB of
+ * markdown, read and pushed 8 MiB at a time; such a claim holds the main lane for about a minute
+ * at that size.
  */
 const BULK_BATCH = 10000;
 

@@ -200,9 +200,9 @@ export class IndexWriter {
       recentTasks.push((await recent.deleteDocuments({ filter })).taskUid);
     }
     // One claim's documents go out in as few pushes as BYTES_PER_PUSH allows, across its groups,
-    // and are waited for once: the engine applies a push at a time, and each batch it applies
-    // pays a commit and its prefix work whatever its size (a push per group of 200 sessions, each
-    // waited for before the next, made the bulk load 2.4 times slower than the engine's own rate).
+    // and are waited for once: pushes queued while the engine works are applied as one batch, and
+    // each batch pays a commit and its prefix work whatever its size (a push per group of 200
+    // sessions, each waited for before the next: 105 sessions/s at 20k, 205 without).
     const retire: SessionRef[] = [];
     const batches = { main: [] as SessionDocument[], recent: [] as SessionDocument[] };
     let batchBytes = 0;
