@@ -263,6 +263,9 @@ async function main() {
     const t = now();
     const added = size - anchored;
     const bytesAtStart = anchorBytes;
+    // Pushed without waiting, then waited for: the engine applies what is queued as one batch
+    // (its best rate; waiting for each push of 500, it ran at 131 sessions/s at 100k, 2026-11-30).
+    const tasks: number[] = [];
     for (let start = anchored; start < size; start += 500) {
       const docs = Array.from({ length: Math.min(500, size - start) }, (_, i) => {
         const seed = start + i + 1;
@@ -270,7 +273,10 @@ async function main() {
         anchorBytes += Buffer.byteLength(g.markdown);
         return { id: String(seed), name: g.name, tags: g.tags, markdown: g.markdown };
       });
-      const task = await index.addDocuments(docs, { primaryKey: 'id' }).waitTask({ timeout: 24 * 3_600_000 });
+      tasks.push((await index.addDocuments(docs, { primaryKey: 'id' })).taskUid);
+    }
+    for (const uid of tasks) {
+      const task = await client.tasks.waitForTask(uid, { timeout: 24 * 3_600_000 });
       if (task.status !== 'succeeded') throw new Error(`anchor indexing: ${task.error?.message}`);
     }
     anchored = size;
