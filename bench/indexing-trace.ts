@@ -14,8 +14,7 @@
 import { Meilisearch } from 'meilisearch';
 import { EmbeddedMeili } from '../src/search/embedded/embedded';
 import { createNodeHttpClient } from '../src/search/engine/http-client';
-
-const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+import { arg } from './support';
 const dataDir = arg('data-dir');
 if (!dataDir) throw new Error('--data-dir=DIR: a data dir kept by bench/search.ts --keep');
 

@@ -4,6 +4,7 @@
  */
 import { Meilisearch } from 'meilisearch';
 import { documentIdOf, keyOf, sessionDigestOf } from '../../src/domain/search-documents';
+import { ownedSessionsFilter } from '../../src/search/engine/filter';
 import { createNodeHttpClient } from '../../src/search/engine/http-client';
 import { recentUidOf } from '../../src/search/engine/index-settings';
 import type { Ctx } from '../../src/services/context';
@@ -260,12 +261,15 @@ test('a compaction of more sessions than one database read goes to the main inde
     const main = new Meilisearch({ host: engineUrlOf(idle.config, bob.user.id), apiKey: key, httpClient });
     const recent = new Meilisearch({ host: idle.config.meiliRecentUrl ?? engineUrlOf(idle.config, bob.user.id), apiKey: key, httpClient });
     const recentUid = recentUidOf(idle.search.indexUid);
-    const inBulk = { filter: `sessionDigest IN [${sessions.map((id) => `"${sessionDigestOf('bulk', id)}"`).join(', ')}]`, fields: ['id'], limit: 1000 };
+    const refs = sessions.map((sessionId) => ({ userId: bob.user.id, projectId: 'bulk', sessionId }));
+    const inBulk = { filter: ownedSessionsFilter(refs), fields: ['id'], limit: 1000 };
     expect((await recent.index(recentUid).getDocuments(inBulk)).results).toHaveLength(sessions.length);
     const before = (await main.tasks.getTasks({ indexUids: [idle.search.indexUid], limit: 1 })).results[0]?.uid ?? -1;
 
-    const refs = sessions.map((id) => [bob.user.id, 'bulk', id]);
-    await idle.handles.pool.batch("INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ('compact', ?, ?, ?)", refs);
+    await idle.handles.pool.batch(
+      "INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ('compact', ?, ?, ?)",
+      refs.map((r) => [r.userId, r.projectId, r.sessionId]),
+    );
     expect(await worker.runOnce(100, 'main')).toEqual({ claimed: sessions.length, applied: sessions.length, failed: 0, deferred: 0 });
 
     const tasks = await main.tasks.getTasks({ indexUids: [idle.search.indexUid], types: ['documentAdditionOrUpdate'], limit: 100 });
