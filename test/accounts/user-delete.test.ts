@@ -159,15 +159,24 @@ describe.each(['db', 's3'] as const)('content in %s', (mode) => {
       // The delete's first step, held open: the user's row locked for update.
       await lockUserAndAdmins(tx, eve.id);
       upload = req(eve, 'PUT', `/api/v1/projects/${projectId}/sessions/${SID(90)}`, { name: 'racing', markdown: '# racing' });
+      let settled = false;
+      void upload.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
       // The upload's transaction waits for that row before creating her project (a state that
-      // lasts until this transaction ends, so the poll cannot miss it).
+      // lasts until this transaction ends, so the poll cannot miss it). The process list shows
+      // the waiting statement; INNODB_TRX may not list a transaction whose first statement waits.
+      // A miss fails here, within the bound, and rolls back: the row is not left locked.
+      const deadline = Date.now() + 30_000;
       for (;;) {
-        const waiting = await app.deps.db.writes.query<{ n: number }>(
-          `SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
-           WHERE t.trx_state = 'LOCK WAIT' AND p.DB = ? AND t.trx_query LIKE 'SELECT id FROM users WHERE id = % LOCK IN SHARE MODE'`,
+        const running = await app.deps.db.writes.query<{ info: string }>(
+          "SELECT INFO AS info FROM information_schema.PROCESSLIST WHERE DB = ? AND COMMAND = 'Query' AND INFO IS NOT NULL",
           app.db.name,
         );
-        if (Number(waiting[0].n) > 0) break;
+        if (running.some((p) => /^SELECT id FROM users WHERE id = .* LOCK IN SHARE MODE$/.test(p.info))) break;
+        if (settled || Date.now() > deadline)
+          throw new Error(`the upload never waited for the user's row; running: ${JSON.stringify(running.map((p) => p.info))}`);
         await new Promise((r) => setTimeout(r, 20));
       }
       await deleteUserRow(tx, eve.id);
