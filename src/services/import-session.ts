@@ -131,7 +131,7 @@ export async function writeImportedSession(ctx: Ctx, opts: ImportedSession): Pro
         // A hold set after the import began: what it replaces would be lost.
         await refuseIfProjectHeld(tx, projectId);
       }
-      await writeSessionVersion(tx, content, { next, old, prepared, config: ctx.deps.config });
+      await writeSessionVersion(tx, content, { next, old, prepared, config: ctx.deps.config, imported: true });
       return old ? 'updated' : 'created';
     }),
   );

@@ -79,6 +79,12 @@ interface SessionVersion {
   prepared: PreparedUpload;
   /** Where the webhook events' console links point (PUBLIC_URL). */
   config: Pick<Config, 'publicUrl'>;
+  /**
+   * An import's version: its index work goes straight to the main index ('compact', the bulk path
+   * a rebuild takes: thousands of sessions per engine batch), not through the recent index, whose
+   * small batches keep one upload fresh but index a large import at a fraction of the rate.
+   */
+  imported?: boolean;
 }
 
 /**
@@ -87,7 +93,7 @@ interface SessionVersion {
  * none, the labels, the token usage, the search index's work, the change's announcement (after
  * the commit, to live lists) and its webhook event.
  */
-export async function writeSessionVersion(tx: Tx, content: ContentWrites, { next, old, prepared, config }: SessionVersion): Promise<void> {
+export async function writeSessionVersion(tx: Tx, content: ContentWrites, { next, old, prepared, config, imported }: SessionVersion): Promise<void> {
   const { projectId, id: sessionId } = next;
   const meta = prepared.upload.meta;
   const hasGitBranches = meta.gitBranches.length > 0;
@@ -98,7 +104,7 @@ export async function writeSessionVersion(tx: Tx, content: ContentWrites, { next
   if (old && old.sessionDataSize > 0 && !prepared.upload.sessionData && next.sessionDataSize === 0) await deleteSessionData(tx, projectId, sessionId);
   await writeLabels(tx, next, labelsOf(meta), Boolean(old));
   await writeUsage(tx, { projectId, sessionId }, prepared.usage);
-  await enqueueIndexWork(tx, upsertOp(next.markdownSize), next.userId, projectId, sessionId);
+  await enqueueIndexWork(tx, imported ? 'compact' : upsertOp(next.markdownSize), next.userId, projectId, sessionId);
   announceSessionChanges(tx, old ? 'UPDATED' : 'CREATED', next.userId, projectId, [sessionId]);
   await sessionWritten(tx, config, old ? 'session.updated' : 'session.created', next);
 }

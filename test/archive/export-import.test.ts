@@ -10,6 +10,12 @@ import { operatorCtx } from '../../src/services/context';
 import { startTestApp, type TestApp, type TestUser } from '../support/app';
 import { readTar, seedCorpus, sha256, writeTar, type TarEntry } from '../support/archive';
 import { eventually } from '../support/eventually';
+import { engineUrlOf } from '../support/meili-harness';
+import { Meilisearch } from 'meilisearch';
+import { createNodeHttpClient } from '../../src/search/engine/http-client';
+import { recentUidOf } from '../../src/search/engine/index-settings';
+import { ownedProjectFilter } from '../../src/search/engine/filter';
+import type { Search } from '../../src/search';
 
 let a: TestApp;
 let b: TestApp;
@@ -34,6 +40,31 @@ async function exportOf(app: TestApp, user: TestUser, query = ''): Promise<Buffe
 
 async function importInto(app: TestApp, user: TestUser, archive: Buffer, onConflict?: string) {
   return app.request('POST', `/api/v1/import${onConflict ? `?onConflict=${onConflict}` : ''}`, { token: user.token, body: archive, headers: tarHeaders });
+}
+
+/** The documents of `projectId` in the app's recent index (where an upload goes first), once the outbox is applied. */
+async function recentDocuments(app: TestApp, user: TestUser, projectId: string): Promise<string[]> {
+  const search = app.deps.search as unknown as Search;
+  await eventually('the outbox applied', async () => (await search.backlog()) === 0, 60_000);
+  const { config } = app.deps;
+  const httpClient = createNodeHttpClient();
+  try {
+    // The run's engines (MEILI_URL…), else the app's embedded ones.
+    const embedded = search.recentEmbedded ?? search.embedded;
+    const recent = new Meilisearch({
+      host: config.meiliUrls.length ? (config.meiliRecentUrl ?? engineUrlOf(config, user.id)) : embedded!.url!,
+      apiKey: config.meiliUrls.length ? (config.meiliMasterKey ?? undefined) : embedded!.masterKey,
+      httpClient,
+    });
+    const docs = await recent.index(recentUidOf(search.indexUid)).getDocuments<{ sessionId: string }>({
+      filter: ownedProjectFilter(user.id, projectId),
+      fields: ['sessionId'],
+      limit: 1000,
+    });
+    return docs.results.map((d) => d.sessionId);
+  } finally {
+    httpClient.destroy();
+  }
 }
 
 async function sessionView(app: TestApp, user: TestUser, projectId: string, id: string) {
@@ -159,6 +190,9 @@ describe('the archive', () => {
       },
       60_000,
     );
+    // Straight into the main index, as a rebuild's sessions go (the bulk path), not through the
+    // recent index an upload goes to first.
+    expect(await recentDocuments(b, adaOnB, P1)).toEqual([]);
   });
 
   test('a second import skips what exists; newer and overwrite replace', async () => {
@@ -174,8 +208,11 @@ describe('the archive', () => {
     const newer = await importInto(b, adaOnB, archive, 'newer');
     expect(newer.body.data.sessions).toEqual({ created: 0, updated: 0, skipped: 6 });
     expect((await sessionView(b, adaOnB, P1, id)).json.data.session.userTitle).toBe('changed on b');
+    // The change went to the recent index; the import's version replaces it there too.
+    expect(await recentDocuments(b, adaOnB, P1)).toEqual([id]);
     const over = await importInto(b, adaOnB, archive, 'overwrite');
     expect(over.body.data.sessions).toEqual({ created: 0, updated: 1, skipped: 5 });
+    expect(await recentDocuments(b, adaOnB, P1)).toEqual([]);
     expect(await sessionView(b, adaOnB, P1, id)).toEqual(await sessionView(a, ada, P1, id));
     // `newer` replaces when the archive's is later: export b's changed copy... and import it on a.
     await b.request('PATCH', `/api/v1/projects/${P1}/sessions/${id}`, { token: adaOnB.token, body: { userTitle: 'newer on b' } });
