@@ -6,6 +6,7 @@
  */
 import crypto from 'node:crypto';
 import type * as mariadb from 'mariadb';
+import { upsertOp } from '../src/domain/index-work';
 
 const CORE = (
   'the a to of and in is for that it with on this as be are we you can will if not or by from at ' +
@@ -139,8 +140,10 @@ export interface CorpusSession {
 
 /**
  * Rows of a search corpus in bulk, past the services (no redaction, no upload path): users,
- * projects, sessions with their markdown (raw data empty) and, with `outbox`, a 'compact' outbox
- * row each, which the worker indexes straight into the main index as a rebuild's rows are.
+ * projects, sessions with their markdown (raw data empty) and, with `outbox`, an outbox row each:
+ * 'compact', which the worker indexes straight into the main index as a rebuild's rows are, or
+ * 'upsert' ('upsert_large' past WHOLE_MAX), the rows an upload or an import leaves: the recent
+ * index first, then the main one by compaction.
  */
 export async function insertCorpus(
   pool: mariadb.Pool,
@@ -148,7 +151,7 @@ export async function insertCorpus(
     users?: Array<{ id: string; email: string }>;
     projects?: Array<{ id: string; ownerId: string; ownerType?: 'user' | 'team' }>;
     sessions?: CorpusSession[];
-    outbox?: boolean;
+    outbox?: 'compact' | 'upsert';
   },
 ): Promise<void> {
   const insert = <T>(head: string, row: string, items: T[] | undefined, values: (item: T) => unknown[]) =>
@@ -178,6 +181,7 @@ export async function insertCorpus(
     s.projectId,
     s.id,
   ]);
+  const op = (s: CorpusSession) => (rows.outbox === 'upsert' ? upsertOp(s.md.length) : 'compact');
   if (rows.outbox)
-    await insert('INSERT INTO search_outbox (op, userId, projectId, sessionId)', "('compact', ?, ?, ?)", sessions, (s) => [s.userId, s.projectId, s.id]);
+    await insert('INSERT INTO search_outbox (op, userId, projectId, sessionId)', '(?, ?, ?, ?)', sessions, (s) => [op(s), s.userId, s.projectId, s.id]);
 }

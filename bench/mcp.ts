@@ -199,7 +199,7 @@ async function loadCorpus(
       const created = new Date(Date.now() - Math.floor(r() * 90 * 86400_000));
       return { ...s, id: crypto.randomUUID(), projectId: project.id, userId: project.ownerId, created, md: Buffer.from(s.markdown) };
     });
-    await insertCorpus(pool, { sessions: batch, outbox: true });
+    await insertCorpus(pool, { sessions: batch, outbox: 'compact' });
   }
 }
 

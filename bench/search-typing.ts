@@ -169,7 +169,7 @@ async function main() {
           }
           return { ...s, id: crypto.randomUUID(), projectId: project.id, userId: project.ownerId, created, md: Buffer.from(s.markdown) };
         });
-        await insertCorpus(pool, { sessions: batch, outbox: LOAD === 'worker' });
+        await insertCorpus(pool, { sessions: batch, outbox: LOAD === 'worker' ? 'compact' : undefined });
         if (LOAD === 'worker') {
           search.notify();
           continue;
