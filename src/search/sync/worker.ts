@@ -307,16 +307,16 @@ export class OutboxWorker {
         const r = await this.runOnce(limit, lane);
         failures = 0;
         if (r.claimed > 0) this.lastWork = Date.now();
+        // Also while writes keep every batch full: else the recent index would grow, and each
+        // of its batches slow down, for as long as they come.
+        if (lane === 'fresh' && Date.now() >= this.nextCompactionCheck) {
+          this.nextCompactionCheck = Date.now() + COMPACT_CHECK_MS;
+          await this.router.compactIfDue();
+        }
         // A full batch applied: there may be more right away.
         if (r.applied > 0 && r.failed === 0 && r.claimed >= limit) continue;
-        if (lane === 'fresh') {
-          if (r.claimed === 0 && this.router.pendingTombstones > 0 && Date.now() - this.lastWork > TOMBSTONE_DELAY_MS) {
-            await this.router.deleteTombstones();
-          }
-          if (Date.now() >= this.nextCompactionCheck) {
-            this.nextCompactionCheck = Date.now() + COMPACT_CHECK_MS;
-            await this.router.compactIfDue();
-          }
+        if (lane === 'fresh' && r.claimed === 0 && this.router.pendingTombstones > 0 && Date.now() - this.lastWork > TOMBSTONE_DELAY_MS) {
+          await this.router.deleteTombstones();
         }
       } catch (err) {
         failures++;
