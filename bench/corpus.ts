@@ -141,9 +141,9 @@ export interface CorpusSession {
 /**
  * Rows of a search corpus in bulk, past the services (no redaction, no upload path): users,
  * projects, sessions with their markdown (raw data empty) and, with `outbox`, an outbox row each:
- * 'compact', which the worker indexes straight into the main index as a rebuild's rows are, or
- * 'upsert' ('upsert_large' past WHOLE_MAX), the rows an upload or an import leaves: the recent
- * index first, then the main one by compaction.
+ * 'compact', which the worker indexes straight into the main index as a rebuild's and an
+ * import's rows are, or 'upsert' ('upsert_large' past WHOLE_MAX), the rows an upload leaves: the
+ * recent index first, then the main one by compaction.
  */
 export async function insertCorpus(
   pool: mariadb.Pool,

@@ -10,19 +10,19 @@
  *   npx tsx bench/search.ts --prefix-search=disabled …   # what-if: no prefix databases (no prefix matching)
  *   npx tsx bench/search.ts --teams=0 …      # no teams (by default 20 teams own half of the projects)
  *   npx tsx bench/search.ts --anchor …       # also the same sessions in a raw engine, for comparison
- *   npx tsx bench/search.ts --via=upsert …   # load as an import does: through the recent index
+ *   npx tsx bench/search.ts --via=upsert …   # load as uploads do: through the recent index
  *
  * After loading each size it prints `index: <x> engine bytes per markdown byte` and `bulk indexing:
  * <n> sessions/s (<m> MB/s of markdown)` (from the start of loading until the outbox is empty).
  * --anchor then indexes the same sessions into a raw engine of its own with default settings (one
  * document per session: its name, tags and markdown) and prints its two figures beside ours, so the
  * gap to the engine itself is visible.
- * --via=upsert writes the outbox rows an import leaves ('upsert': the recent index first, moved
- * to the main one by compaction) instead of a rebuild's ('compact': straight into the main index),
- * with the worker's own batches and compaction schedule, and prints how long after the writes
- * ended every session was searchable, and when all were in the main index (a last compaction
- * asked for at once rather than on the worker's schedule). The writes are the bench's bulk
- * inserts, faster than an import's: the backlog at their end is larger than an import's would be.
+ * --via=upsert writes the outbox rows uploads leave ('upsert': the recent index first, moved to
+ * the main one by compaction) instead of a rebuild's or an import's ('compact': straight into the
+ * main index), with the worker's own batches and compaction schedule, and prints how long after
+ * the writes ended every session was searchable, and when all were in the main index (a last
+ * compaction asked for at once rather than on the worker's schedule). The writes are the bench's
+ * bulk inserts, faster than uploads come: the backlog at their end is larger than theirs would be.
  *
  * Uses MEILI_URL/MEILI_MASTER_KEY (and MEILI_RECENT_URL…) when set, else embedded engines (main and
  * recent index, as the service runs them; --one-engine: one for both) in a temp DATA_DIR, and a
@@ -135,7 +135,7 @@ async function main() {
   const logger = createLogger('silent');
   const handles = createDb(config.databaseUrl);
   // Compaction only when the freshness section asks for it, to time it (--via=upsert: the
-  // worker's own batches and schedule, as an import meets them).
+  // worker's own batches and schedule, as uploads meet them).
   const search = createSearch({
     config,
     db: handles,
@@ -303,7 +303,7 @@ async function main() {
   for (const size of sizes) {
     // Load: rows, content and outbox rows in bulk, then let the worker index them. 'compact' rows
     // go straight to the main index, as a rebuild's do; 'upsert' rows (--via=upsert) through the
-    // recent index, as an upload's or an import's do.
+    // recent index, as an upload's do (an import's are 'compact' rows).
     const t0 = now();
     for (let start = loaded; start < size; start += 500) {
       const batch = Array.from({ length: Math.min(500, size - start) }, (_, i) => {
@@ -337,20 +337,20 @@ async function main() {
         await new Promise((res) => setTimeout(res, 200));
       }
     };
-    let imported = '';
+    let viaRecent = '';
     if (via === 'upsert') {
       // Searchable: every written session in the recent index or the main one.
       const uploads = async () =>
         Number((await pool.query("SELECT COUNT(*) AS n FROM search_outbox WHERE doneAt IS NULL AND op IN ('upsert', 'upsert_large')"))[0].n);
       const tSearchable = await drained(uploads);
       const minutes = (ms: number) => (ms / 60_000).toFixed(1);
-      imported =
-        `  import (upsert rows): every session searchable ${minutes(tSearchable - tInserted)} min after the writes ended ` +
+      viaRecent =
+        `  through the recent index (upsert rows): every session searchable ${minutes(tSearchable - tInserted)} min after the writes ended ` +
         `(${Math.round((size - loaded) / ((tSearchable - t0) / 1000))} sessions/s from the first write)`;
       // The worker's own compactions first (asking for one meanwhile would queue its sessions twice).
       await drained(() => search.backlog());
       await search.compact();
-      imported += `; all in the main index ${minutes((await drained(() => search.backlog())) - tInserted)} min after (a last compaction asked for)`;
+      viaRecent += `; all in the main index ${minutes((await drained(() => search.backlog())) - tInserted)} min after (a last compaction asked for)`;
     }
     const tIndexed = await drained(() => search.backlog());
     const added = size - loaded;
@@ -371,7 +371,7 @@ async function main() {
         `database ${(Number(tables.bytes) / 1048576).toFixed(0)} MB (${perSession(Number(tables.bytes))})\n` +
         `  index: ${(usedDatabaseSize / bytesLoaded).toFixed(2)} engine bytes per markdown byte\n` +
         `  bulk indexing: ${Math.round(added / loadSeconds)} sessions/s (${((bytesLoaded - bytesBefore) / 1048576 / loadSeconds).toFixed(2)} MB/s of markdown)` +
-        (imported ? `\n${imported}` : ''),
+        (viaRecent ? `\n${viaRecent}` : ''),
     );
     bytesBefore = bytesLoaded;
     // Written as soon as the corpus is loaded: a run stopped after this can still be measured with --reuse.
