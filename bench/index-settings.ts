@@ -8,11 +8,13 @@
  *   npx tsx bench/index-settings.ts --sessions=2000 --variants=service,by-attribute
  *   npx tsx bench/index-settings.ts --load-memory=2GiB      # the engine's indexing memory (as bench/search.ts)
  *   npx tsx bench/index-settings.ts --large=40 --sessions=250 # sessions of 40 corpus sessions each (~170 KB: fragments)
+ *   npx tsx bench/index-settings.ts --lmdb …                # also each variant's bytes per engine database (needs mdb_stat, lmdb-utils)
  *
  * Prints per variant `<variant>: <x> engine bytes per markdown byte, <n> sessions/s (<m> MB/s of
  * markdown)`. `anchor` is a raw engine with default settings and one document per session (name,
  * tags and markdown), as `bench/search.ts --anchor`.
  */
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -56,6 +58,16 @@ const VARIANTS: Record<string, Variant> = {
     says: 'a raw engine: default settings, one document per session',
     settings: {},
     docs: (_d, g, seed) => [{ id: String(seed), name: g.name, tags: g.tags, markdown: g.markdown }],
+  },
+  'anchor-by-attribute': {
+    says: 'a raw engine with proximityPrecision byAttribute, one document per session',
+    settings: { proximityPrecision: 'byAttribute' },
+    docs: (_d, g, seed) => [{ id: String(seed), name: g.name, tags: g.tags, markdown: g.markdown }],
+  },
+  'by-attribute-no-forms': {
+    says: 'proximityPrecision byAttribute, documents without word forms',
+    settings: { ...INDEX_SETTINGS, proximityPrecision: 'byAttribute' },
+    docs: (d) => withoutForms(d),
   },
 };
 const chosen = (arg('variants') ?? Object.keys(VARIANTS).join(',')).split(',');
@@ -116,10 +128,43 @@ async function measure(name: string, v: Variant, dataDir: string): Promise<strin
     }
     const seconds = (performance.now() - t) / 1000;
     const { usedDatabaseSize } = await client.getStats();
+    if (process.argv.includes('--lmdb')) console.log(lmdbShares(path.join(dataDir, `meili-${name}`), bytes));
     return `${name}: ${(usedDatabaseSize / bytes).toFixed(2)} engine bytes per markdown byte, ${(SESSIONS / seconds).toFixed(SESSIONS / seconds < 10 ? 1 : 0)} sessions/s (${(bytes / 1048576 / seconds).toFixed(2)} MB/s of markdown)   [${v.says}]`;
   } finally {
     await engine.stop();
   }
+}
+
+/**
+ * The index's bytes per engine database (its LMDB sub-databases: word pairs, positions, documents…),
+ * per markdown byte, largest first, from `mdb_stat -a` on the index's file (read alongside the
+ * running engine, as LMDB allows).
+ */
+function lmdbShares(engineHome: string, markdownBytes: number): string {
+  const indexes = path.join(engineHome, 'data.ms', 'indexes');
+  const rows: Array<[string, number]> = [];
+  for (const uid of fs.readdirSync(indexes)) {
+    // A copy of the file alone: the engine's lock file is of a newer LMDB than mdb_stat's.
+    const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-lmdb-'));
+    let out: string;
+    try {
+      fs.copyFileSync(path.join(indexes, uid, 'data.mdb'), path.join(copy, 'data.mdb'));
+      out = execFileSync('mdb_stat', ['-a', copy], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    } finally {
+      fs.rmSync(copy, { recursive: true, force: true });
+    }
+    for (const block of out.split(/^Status of /m).slice(1)) {
+      const name = block.split('\n')[0].trim();
+      const pages = ['Branch', 'Leaf', 'Overflow'].reduce((n, k) => n + Number(new RegExp(`${k} pages: (\\d+)`).exec(block)?.[1] ?? 0), 0);
+      const size = Number(/Page size: (\d+)/.exec(block)?.[1] ?? 4096);
+      rows.push([name, pages * size]);
+    }
+  }
+  rows.sort((a, b) => b[1] - a[1]);
+  return rows
+    .filter(([, b]) => b / markdownBytes >= 0.01)
+    .map(([n, b]) => `    ${(b / markdownBytes).toFixed(2).padStart(6)}  ${n}`)
+    .join('\n');
 }
 
 async function main() {
