@@ -182,6 +182,48 @@ test('a lost recent index is recreated and refilled with the sessions written la
   await loseIndexAndRecover(recentUidOf, 'recent-reset', false);
 }, 60_000);
 
+test('a stream of writes is claimed in growing batches; a write alone in a small one', async () => {
+  const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });
+  const { worker, close: closeWorker } = await testWorker(idle, { batchSize: 2 });
+  // What the fresh lane claimed, of how many it asked for.
+  const claims: string[] = [];
+  const runOnce = worker.runOnce.bind(worker);
+  worker.runOnce = async (limit, lane) => {
+    const r = await runOnce(limit, lane);
+    if (lane === 'fresh' && r.claimed > 0) claims.push(`${r.claimed}/${limit}`);
+    return r;
+  };
+  const applied = async () => {
+    const deadline = Date.now() + 30_000;
+    while ((await worker.backlog()) > 0) {
+      if (Date.now() > deadline) throw new Error('the outbox was not applied within 30 s');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  try {
+    const carol = await idle.user();
+    const words = Array.from({ length: 20 }, () => word());
+    const sessions = words.map(() => newSessionId());
+    for (const [i, id] of sessions.entries()) await idle.put(carol, 'stream', id, { markdown: `# s${i}\n\n${words[i]}` });
+    worker.start();
+    await applied();
+    // 20 rows in 4 claims (each full one doubles the next), not 10 of 2.
+    expect(claims).toEqual(['2/2', '4/4', '8/8', '6/16']);
+    const w = word();
+    const single = newSessionId();
+    await idle.put(carol, 'stream', single, { markdown: `# single\n\n${w}` });
+    worker.notify();
+    await applied();
+    expect(claims.slice(4)).toEqual(['1/2']);
+    expect(ids(await idle.find(carol, words[19]))).toEqual([sessions[19]]);
+    expect(ids(await idle.find(carol, w))).toEqual([single]);
+  } finally {
+    await worker.stop();
+    closeWorker();
+    await idle.close();
+  }
+}, 60_000);
+
 test('writes for the recent index and work for the main one are claimed by separate lanes', async () => {
   const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });
   const { worker, close: closeWorker } = await testWorker(idle);

@@ -89,11 +89,14 @@ export const engineUrlOf = (config: Config, scopeId: string): string => config.m
  * An outbox worker of the test's own (not started) over the harness's engines: the run's engine,
  * or with TEST_MEILI_ENGINES=n its n engines. close() closes its connections.
  */
-export async function testWorker(h: Pick<SearchHarness, 'config' | 'handles' | 'logger' | 'search'>): Promise<{ worker: OutboxWorker; close: () => void }> {
+export async function testWorker(
+  h: Pick<SearchHarness, 'config' | 'handles' | 'logger' | 'search'>,
+  opts: { batchSize?: number } = {},
+): Promise<{ worker: OutboxWorker; close: () => void }> {
   const { engines, conns } = setupEngines(h.config, h.logger);
   await Promise.all(conns.map((c) => c.checkHealth()));
   for (const e of engines) e.ready = true;
-  const worker = new OutboxWorker({ pool: h.handles.pool, conn: engines[0].primary.main, engines, indexUid: h.search.indexUid, logger: h.logger });
+  const worker = new OutboxWorker({ pool: h.handles.pool, conn: engines[0].primary.main, engines, indexUid: h.search.indexUid, logger: h.logger, ...opts });
   return { worker, close: () => conns.forEach((c) => c.close()) };
 }
 

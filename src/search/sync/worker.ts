@@ -74,6 +74,12 @@ interface WorkerOptions {
 
 /** Emptied fragments are deleted after the worker has been idle this long (off the write path). */
 const TOMBSTONE_DELAY_MS = 2_000;
+/**
+ * A lane's claim doubles after each full batch, up to this many rows, and falls back to
+ * `batchSize` after one that was not full: one upload still waits for a claim of 100, while a
+ * stream of uploads is applied in fewer, larger engine batches (every batch pays a commit).
+ */
+const GROWN_CLAIM_MAX = 1_600;
 /** How often the worker looks at the recent index's size. */
 const COMPACT_CHECK_MS = 5_000;
 /** The standbys' loop polls at most this often when idle (a step costs a few statements per standby). */
@@ -295,7 +301,7 @@ export class OutboxWorker {
   private async run(lane: Lane): Promise<void> {
     const waker = this.wakers[lane];
     const idle = (ms: number) => waker.idle(ms, () => this.running);
-    const limit = this.batchSize;
+    let limit = this.batchSize;
     let failures = 0;
     while (this.running) {
       if (!this.router.writable() || !this.ready()) {
@@ -313,8 +319,12 @@ export class OutboxWorker {
           this.nextCompactionCheck = Date.now() + COMPACT_CHECK_MS;
           await this.router.compactIfDue();
         }
-        // A full batch applied: there may be more right away.
-        if (r.applied > 0 && r.failed === 0 && r.claimed >= limit) continue;
+        // A full batch applied: there may be more right away, in a larger claim.
+        if (r.applied > 0 && r.failed === 0 && r.claimed >= limit) {
+          limit = Math.max(limit, Math.min(limit * 2, GROWN_CLAIM_MAX));
+          continue;
+        }
+        limit = this.batchSize;
         if (lane === 'fresh' && r.claimed === 0 && this.router.pendingTombstones > 0 && Date.now() - this.lastWork > TOMBSTONE_DELAY_MS) {
           await this.router.deleteTombstones();
         }
