@@ -137,14 +137,13 @@ async function measure(name: string, v: Variant, dataDir: string): Promise<strin
 
 /**
  * The index's bytes per engine database (its LMDB sub-databases: word pairs, positions, documents…),
- * per markdown byte, largest first, from `mdb_stat -a` on the index's file (read alongside the
- * running engine, as LMDB allows).
+ * per markdown byte, largest first, from `mdb_stat -a` on a copy of the index's file, taken
+ * while the engine is idle (the engine's lock file is of a newer LMDB than mdb_stat's).
  */
 function lmdbShares(engineHome: string, markdownBytes: number): string {
   const indexes = path.join(engineHome, 'data.ms', 'indexes');
   const rows: Array<[string, number]> = [];
   for (const uid of fs.readdirSync(indexes)) {
-    // A copy of the file alone: the engine's lock file is of a newer LMDB than mdb_stat's.
     const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-lmdb-'));
     let out: string;
     try {
