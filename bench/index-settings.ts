@@ -43,6 +43,10 @@ const together = (v: unknown) => (typeof v === 'string' ? v.replaceAll(' . ', ' 
 const joined = (docs: SessionDocument[], attrs: string[]) =>
   docs.map((d) => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, attrs.includes(k) ? together(v) : v])));
 const withoutForms = (docs: SessionDocument[]) => docs.map(({ forms: _f, termForms: _t, ...d }) => d);
+/** The filterable digests (40 hex characters) cut to 16: what shorter filter keys would save. */
+const DIGESTS = ['projectDigest', 'sessionDigest', 'uploaderDigest', 'deviceDigest', 'modelDigests', 'tagDigests', 'branchDigests'];
+const cut = (v: unknown): unknown => (typeof v === 'string' ? v.slice(0, 16) : Array.isArray(v) ? v.map(cut) : v);
+const shortKeys = (docs: Doc[]) => docs.map((d) => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, DIGESTS.includes(k) ? cut(v) : v])));
 const withoutOutline = (docs: SessionDocument[]) => docs.map(({ outline: _o, ...d }) => d);
 
 const VARIANTS: Record<string, Variant> = {
@@ -63,6 +67,11 @@ const VARIANTS: Record<string, Variant> = {
     says: 'a raw engine with proximityPrecision byAttribute, one document per session',
     settings: { proximityPrecision: 'byAttribute' },
     docs: (_d, g, seed) => [{ id: String(seed), name: g.name, tags: g.tags, markdown: g.markdown }],
+  },
+  'by-attribute-no-forms-short-keys': {
+    says: 'proximityPrecision byAttribute, documents without word forms, filter digests of 16 characters',
+    settings: { ...INDEX_SETTINGS, proximityPrecision: 'byAttribute' },
+    docs: (d) => shortKeys(withoutForms(d)),
   },
   'by-attribute-no-forms': {
     says: 'proximityPrecision byAttribute, documents without word forms',
