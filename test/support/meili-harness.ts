@@ -19,7 +19,7 @@ import { OutboxWorker } from '../../src/search/sync/worker';
 import { meiliString } from '../../src/search/engine/filter';
 import { sessionDigestOf } from '../../src/domain/search-documents';
 import { createNodeHttpClient } from '../../src/search/engine/http-client';
-import { recentUidOf } from '../../src/search/engine/index-settings';
+import { isIndexNotFound, recentUidOf } from '../../src/search/engine/index-settings';
 import { searchSessions, type SearchResults } from '../../src/services/search';
 import { depsFor, type Ctx, type Deps } from '../../src/services/context';
 import type { SessionFiltersInput } from '../../src/domain/filters';
@@ -134,6 +134,40 @@ export function harnessForTests(opts: HarnessOptions = {}): () => SearchHarness 
   };
 }
 
+/**
+ * Waits until the service's indexes exist on the engines it was given. The service creates them
+ * at start but waits only a few seconds for each creation; on the run's engine, busy with other
+ * files' batches, a creation can come later (the service retries every 2 s), and a search before
+ * it would answer "unavailable". An engine that answers otherwise (away, or a test's proxy) is
+ * not waited for.
+ */
+async function indexesCreated(config: Config, indexUid: string): Promise<void> {
+  const where = [
+    ...config.meiliUrls.map((host) => ({ host, uid: indexUid, key: config.meiliMasterKey })),
+    ...(config.meiliRecentUrl
+      ? [{ host: config.meiliRecentUrl, key: config.meiliRecentMasterKey }]
+      : config.meiliUrls.map((host) => ({ host, key: config.meiliMasterKey }))
+    ).map((e) => ({ ...e, uid: recentUidOf(indexUid) })),
+  ];
+  for (const { host, uid, key } of where) {
+    const httpClient = createNodeHttpClient();
+    const client = new Meilisearch({ host, apiKey: key ?? undefined, httpClient, timeout: 5000 });
+    try {
+      await eventually(
+        `index ${uid} on ${host}`,
+        () =>
+          client.getIndex(uid).then(
+            () => true,
+            (err: unknown) => !isIndexNotFound(err),
+          ),
+        60_000,
+      );
+    } finally {
+      httpClient.destroy();
+    }
+  }
+}
+
 export async function startSearchHarness(opts: HarnessOptions = {}): Promise<SearchHarness> {
   const db = opts.db ?? (await createTestDatabase('sa_search'));
   const config = searchTestConfig(db, opts.env);
@@ -146,7 +180,15 @@ export async function startSearchHarness(opts: HarnessOptions = {}): Promise<Sea
     offload: opts.offload,
     worker: { pollMs: 50, standbyRetentionMs: opts.standbyRetentionMs, standbyGapGraceMs: opts.standbyGapGraceMs },
   });
-  await search.start();
+  try {
+    await search.start();
+    await indexesCreated(config, search.indexUid);
+  } catch (err) {
+    await search.stop().catch(() => undefined);
+    await handles.close().catch(() => undefined);
+    if (!opts.db) await db.drop().catch(() => undefined);
+    throw err;
+  }
   const deps: Deps = { config, db: handles, logger, search, offload: opts.offload };
   let users = 0;
 
