@@ -44,7 +44,7 @@ const joined = (docs: SessionDocument[], attrs: string[]) =>
   docs.map((d) => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, attrs.includes(k) ? together(v) : v])));
 const withoutForms = (docs: SessionDocument[]) => docs.map(({ forms: _f, termForms: _t, ...d }) => d);
 /** The filterable digests (40 hex characters) cut to 16: what shorter filter keys would save. */
-const DIGESTS = ['projectDigest', 'sessionDigest', 'uploaderDigest', 'deviceDigest', 'modelDigests', 'tagDigests', 'branchDigests'];
+const DIGESTS = INDEX_SETTINGS.filterableAttributes.filter((a) => /Digests?$/.test(a));
 const cut = (v: unknown): unknown => (typeof v === 'string' ? v.slice(0, 16) : Array.isArray(v) ? v.map(cut) : v);
 const shortKeys = (docs: Doc[]) => docs.map((d) => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, DIGESTS.includes(k) ? cut(v) : v])));
 const withoutOutline = (docs: SessionDocument[]) => docs.map(({ outline: _o, ...d }) => d);

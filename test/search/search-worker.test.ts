@@ -8,6 +8,7 @@ import { ownedSessionsFilter } from '../../src/search/engine/filter';
 import { createNodeHttpClient } from '../../src/search/engine/http-client';
 import { recentUidOf } from '../../src/search/engine/index-settings';
 import type { Ctx } from '../../src/services/context';
+import { eventually } from '../support/eventually';
 import { engineUrlOf, newSessionId, startSearchHarness, testWorker, type SearchHarness, randomWord } from '../support/meili-harness';
 
 /** A random lower-case word, far (in edits) from any other: typo tolerance cannot confuse two. */
@@ -193,13 +194,7 @@ test('a stream of writes is claimed in growing batches; a write alone in a small
     if (lane === 'fresh' && r.claimed > 0) claims.push(`${r.claimed}/${limit}`);
     return r;
   };
-  const applied = async () => {
-    const deadline = Date.now() + 30_000;
-    while ((await worker.backlog()) > 0) {
-      if (Date.now() > deadline) throw new Error('the outbox was not applied within 30 s');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+  const applied = () => eventually('the outbox applied', async () => (await worker.backlog()) === 0, 30_000);
   try {
     const carol = await idle.user();
     const words = Array.from({ length: 20 }, () => word());

@@ -76,7 +76,7 @@ interface WorkerOptions {
 const TOMBSTONE_DELAY_MS = 2_000;
 /**
  * A lane's claim doubles after each full batch, up to this many rows, and falls back to
- * `batchSize` after one that was not full: one upload still waits for a claim of 100, while a
+ * `batchSize` after one that was not full (or failed): one upload still waits for a claim of 100, while a
  * stream of uploads is applied in fewer, larger engine batches (every batch pays a commit).
  */
 const GROWN_CLAIM_MAX = 1_600;
@@ -330,6 +330,7 @@ export class OutboxWorker {
         }
       } catch (err) {
         failures++;
+        limit = this.batchSize;
         this.log.error({ msg: 'search outbox worker error', lane, err: String((err as Error)?.message ?? err) });
         await idle(Math.min(5000, 100 * 2 ** failures));
         continue;
