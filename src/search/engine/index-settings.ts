@@ -1,4 +1,4 @@
-import type { Meilisearch, Settings } from 'meilisearch';
+import { MeilisearchTaskTimeOutError, type Meilisearch, type Settings } from 'meilisearch';
 import { EMBEDDER, TERM_ATTRIBUTES } from '../../domain/search-documents';
 import { MeiliHttpError, rootCause } from './http-client';
 
@@ -159,23 +159,51 @@ const isIndexNotFound = (err: unknown) => {
 export { isIndexNotFound };
 
 /**
- * Creates the index when missing and applies the declared settings when they differ.
- * Returns true when this call created the index (it is empty: the caller rebuilds it).
+ * Creations this process asked of an engine and stopped waiting for (a busy engine applies tasks
+ * in order, behind its other batches), by host and index: the next call waits on the same task
+ * instead of asking again, and reports the index as its own creation when that task succeeds.
+ * Asking again queued one more creation per retry, and the index that the first one made was seen
+ * as existing already, so nothing rebuilt it from the database.
  */
-export async function ensureIndex(client: Meilisearch, uid: string): Promise<boolean> {
+const pendingCreations = new Map<string, number>();
+
+/** How long a call waits for an index's creation before it reports the index not ready (retried by the caller). */
+const CREATE_WAIT_MS = 5_000;
+
+/**
+ * Creates the index when missing and applies the declared settings when they differ.
+ * Returns true when this process created the index (it is empty: the caller rebuilds it).
+ */
+export async function ensureIndex(client: Meilisearch, uid: string, createWaitMs = CREATE_WAIT_MS): Promise<boolean> {
+  const key = `${client.config.host}\n${uid}`;
+  let creation = pendingCreations.get(key);
+  let current: Settings | null = null;
+  if (creation === undefined) {
+    try {
+      current = await client.index(uid).getSettings();
+    } catch (err) {
+      if (!isIndexNotFound(err)) throw err;
+      creation = (await client.createIndex(uid, { primaryKey: 'id' })).taskUid;
+      pendingCreations.set(key, creation);
+    }
+  }
   let created = false;
-  let current: Settings;
-  try {
-    current = await client.index(uid).getSettings();
-  } catch (err) {
-    if (!isIndexNotFound(err)) throw err;
-    const task = await client.createIndex(uid, { primaryKey: 'id' }).waitTask();
+  if (creation !== undefined) {
+    let task;
+    try {
+      task = await client.tasks.waitForTask(creation, { timeout: createWaitMs });
+    } catch (err) {
+      // Still queued: waited on again next time. Anything else (the engine lost its tasks): asked again.
+      if (!(err instanceof MeilisearchTaskTimeOutError)) pendingCreations.delete(key);
+      throw err;
+    }
+    pendingCreations.delete(key);
     // Another instance may have created it first: then it is not ours to rebuild.
     if (task.status === 'succeeded') created = true;
     else if (task.error?.code !== 'index_already_exists') throw new Error(`creating index ${uid}: ${task.error?.message}`);
     current = await client.index(uid).getSettings();
   }
-  const diff = settingsDiff(current, indexSettingsFor(dimensionsOf(uid)));
+  const diff = settingsDiff(current!, indexSettingsFor(dimensionsOf(uid)));
   if (Object.keys(diff).length > 0) {
     const task = await client
       .index(uid)
