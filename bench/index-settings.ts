@@ -24,6 +24,7 @@ import { EmbeddedMeili } from '../src/search/embedded/embedded';
 import { createNodeHttpClient } from '../src/search/engine/http-client';
 import { INDEX_SETTINGS } from '../src/search/engine/index-settings';
 import { toDocuments, type SessionDocument } from '../src/domain/search-documents';
+import { withoutSeparators } from '../src/domain/kept-apart';
 import { generateSession, vocabulary } from './corpus';
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -39,11 +40,11 @@ interface Variant {
 }
 
 /** An attribute's entries as one run of words again (no separators: the engine records their pairs), as before kept-apart.ts. */
-const together = (v: unknown) => (typeof v === 'string' ? v.replaceAll(' . ', ' ') : v);
+const together = (v: unknown) => (typeof v === 'string' ? withoutSeparators(v) : v);
 const joined = (docs: SessionDocument[], attrs: string[]) =>
   docs.map((d) => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, attrs.includes(k) ? together(v) : v])));
 const withoutForms = (docs: SessionDocument[]) => docs.map(({ forms: _f, termForms: _t, ...d }) => d);
-/** The filterable digests (40 hex characters) cut to 16: what shorter filter keys would save. */
+/** The filterable digests (keyOf's 20 hex digits) cut to 16: what shorter filter keys would save. */
 const DIGESTS = INDEX_SETTINGS.filterableAttributes.filter((a) => /Digests?$/.test(a));
 const cut = (v: unknown): unknown => (typeof v === 'string' ? v.slice(0, 16) : Array.isArray(v) ? v.map(cut) : v);
 const shortKeys = (docs: Doc[]) => docs.map((d) => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, DIGESTS.includes(k) ? cut(v) : v])));

@@ -191,8 +191,11 @@ export const sessionKeyOf = (projectId: string, sessionId: string) => `${project
  * An exact key for engine filters. The engine compares filter strings without
  * case, while project ids are case-sensitive (`ACME-APP` and `acme-app` may be two users'):
  * lower-case hex of a SHA-256 has no case to lose, and is short (long facet strings are cut).
+ * 20 hex digits (80 bits): every filter is also scoped by the owner's id, so a key only tells one
+ * owner's projects, sessions, tags, … apart; each digit is stored once per document in the
+ * document and again in the engine's filter databases.
  */
-export const keyOf = (value: string) => crypto.createHash('sha256').update(value, 'utf8').digest('hex').slice(0, 40);
+export const keyOf = (value: string) => crypto.createHash('sha256').update(value, 'utf8').digest('hex').slice(0, 20);
 export const sessionDigestOf = (projectId: string, sessionId: string) => keyOf(sessionKeyOf(projectId, sessionId));
 
 /** Document ids allow [A-Za-z0-9_-]: base64url of the session key is injective and allowed. */

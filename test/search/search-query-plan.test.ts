@@ -108,16 +108,19 @@ describe('the engine query of a question', () => {
 describe('the forms a document holds', () => {
   test("each word's forms together, words' forms apart (no word pairs between them), each listed once", () => {
     expect(formsOf(['retry retries retryWithBackoff and userById retry 42 überall'], 100)).toBe(
-      'qqfretri . qqfretrywithbackoff qqfretri qqfwith qqfbackoff . qqfand . qqfuserbyid qqfuser qqfby qqfid',
+      'qqfretri;qqfretrywithbackoff qqfretri qqfwith qqfbackoff;qqfand;qqfuserbyid qqfuser qqfby qqfid',
     );
   });
 
   test('past the positions the engine reads, forms follow each other without separators', () => {
     const words = Array.from({ length: 10_000 }, (_, i) => `w${i.toString(36)}x`);
-    const forms = formsOf([words.join(' ')], 60_000).split(' ');
-    const separators = forms.filter((f) => f === '.').length;
+    // Words and separators (`;`, between entries; a space within one).
+    const forms = formsOf([words.join(' ')], 60_000)
+      .split(/ |(;)/)
+      .filter(Boolean);
+    const separators = forms.filter((f) => f === ';').length;
     const entries = forms.length - separators;
-    expect(new Set(forms.filter((f) => f !== '.')).size).toBe(entries);
+    expect(new Set(forms.filter((f) => f !== ';')).size).toBe(entries);
     expect(entries).toBeGreaterThan(9_000);
     // Each separator counts 8 positions: all of them fit in 65,000 positions, and some are left out.
     expect(entries + 8 * separators).toBeLessThanOrEqual(65_000);
