@@ -179,10 +179,12 @@ function lmdbShares(engineHome: string, markdownBytes: number): string {
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sa-index-settings-'));
   const cleanup = () => fs.rmSync(dataDir, { recursive: true, force: true });
-  process.once('SIGINT', () => {
-    cleanup();
-    process.exit(130);
-  });
+  // Interrupted or stopped: the data dir goes too (the engine is stopped on exit, embedded.ts).
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      cleanup();
+      process.exit(130);
+    });
   try {
     console.log(`index settings: ${SESSIONS} sessions of the bench corpus${LARGE > 1 ? ` (each ${LARGE} of them joined)` : ''}, batches of ${BATCH}`);
     for (const name of chosen) {

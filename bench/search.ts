@@ -94,7 +94,7 @@ const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
 const now = () => performance.now();
 const log = (s: string) => process.stdout.write(`${s}\n`);
 
-/** What a failed run undoes, last first: engines stopped, and a corpus of its own dropped. */
+/** What a failed or interrupted run undoes, last first: engines stopped, and a corpus of its own dropped. */
 const onFailure: Array<() => unknown> = [];
 
 async function main() {
@@ -601,11 +601,17 @@ async function main() {
   }
 }
 
-main().catch(async (err) => {
-  console.error(err);
-  for (const undo of onFailure.reverse())
+const undoAll = async () => {
+  for (const undo of onFailure.splice(0).reverse())
     await Promise.resolve()
       .then(undo)
       .catch(() => undefined);
+};
+// Interrupted or stopped: undone as after a failure (engines stopped, a corpus of its own dropped).
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void undoAll().then(() => process.exit(130)));
+
+main().catch(async (err) => {
+  console.error(err);
+  await undoAll();
   process.exit(1);
 });
