@@ -1,4 +1,4 @@
-import { MeilisearchTaskTimeOutError, type Meilisearch, type Settings } from 'meilisearch';
+import type { Meilisearch, Settings } from 'meilisearch';
 import { EMBEDDER, TERM_ATTRIBUTES } from '../../domain/search-documents';
 import { MeiliHttpError, rootCause } from './http-client';
 
@@ -9,7 +9,7 @@ import { MeiliHttpError, rootCause } from './http-client';
 const INDEX_LAYOUT_VERSION = 7;
 /**
  * With semantic search (EMBEDDINGS_URL), the index has an embedder of EMBEDDINGS_DIMENSIONS
- * dimensions and every document a `_vectors` entry: a layout of its own (`…_v6_e1536`), created
+ * dimensions and every document a `_vectors` entry: a layout of its own (`…_v7_e1536`), created
  * and rebuilt from the database like a new layout (the engine refuses to add a userProvided
  * embedder to an index whose documents have no `_vectors` entry).
  */
@@ -195,17 +195,19 @@ export async function ensureIndex(client: Meilisearch, uid: string, createWaitMs
     try {
       task = await client.tasks.waitForTask(creation, { timeout: createWaitMs });
     } catch (err) {
-      // Still queued: waited on again next time. Anything else (the engine lost its tasks): asked again.
-      if (!(err instanceof MeilisearchTaskTimeOutError)) pendingCreations.delete(key);
+      // Still queued, or the engine away for a moment: waited on again next time. Gone (an engine
+      // that lost its tasks): asked again.
+      const e = rootCause(err);
+      if (e instanceof MeiliHttpError && e.code === 'task_not_found') pendingCreations.delete(key);
       throw err;
     }
     pendingCreations.delete(key);
     // Another instance may have created it first: then it is not ours to rebuild.
     if (task.status === 'succeeded') created = true;
     else if (task.error?.code !== 'index_already_exists') throw new Error(`creating index ${uid}: ${task.error?.message}`);
-    current = await client.index(uid).getSettings();
   }
-  const diff = settingsDiff(current!, indexSettingsFor(dimensionsOf(uid)));
+  current ??= await client.index(uid).getSettings();
+  const diff = settingsDiff(current, indexSettingsFor(dimensionsOf(uid)));
   if (Object.keys(diff).length > 0) {
     const task = await client
       .index(uid)
