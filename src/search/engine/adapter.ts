@@ -9,7 +9,7 @@ import { matchesNothing, meiliString, scopeFilter, searchFilter } from './filter
 import { coverageOf } from './coverage';
 import { federatedPage, federatedQueries, hybridPage, lexicalQueries, wordCounts, type WordCounts } from './planned-page';
 import { planQuery, type QueryPlan } from './query-plan';
-import { isEngineUnreachable, MeiliHttpError, rootCause } from './http-client';
+import { hasEngineCode, isEngineUnreachable, MeiliHttpError, rootCause } from './http-client';
 import { countedPage } from './counted-page';
 import { mergeByScore } from './merge-by-score';
 import { isIndexNotFound } from './index-settings';
@@ -363,8 +363,7 @@ async function attachDetails(a: {
   try {
     res = await conn.searcher().multiSearch({ queries });
   } catch (err) {
-    const e = rootCause(err);
-    if (!(formsQuery && e instanceof MeiliHttpError && e.code === 'invalid_search_attributes_to_search_on')) throw err;
+    if (!(formsQuery && hasEngineCode(err, 'invalid_search_attributes_to_search_on'))) throw err;
     // No document of the index has `forms` yet (indexed before forms existed): the words as written.
     const exact = queries.map((q) => ({ ...q, q: engineQuery, attributesToSearchOn: ['content'] }));
     res = await conn.searcher().multiSearch({ queries: exact });

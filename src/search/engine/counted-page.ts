@@ -1,5 +1,5 @@
 import type { Index, SearchParams, SearchResponse } from 'meilisearch';
-import { MeiliHttpError, rootCause } from './http-client';
+import { hasEngineCode } from './http-client';
 import { MAX_TOTAL_HITS } from './index-settings';
 
 /**
@@ -37,8 +37,7 @@ export async function countedPage<D extends Record<string, unknown>>(
   try {
     res = await index.search(query, { ...params, limit: count, offset: from, facets: ['whole'] });
   } catch (err) {
-    const e = rootCause(err);
-    if (!(e instanceof MeiliHttpError && e.code === 'invalid_search_facets')) throw err;
+    if (!hasEngineCode(err, 'invalid_search_facets')) throw err;
     // `whole` is not filterable (yet): the settings are applied at start, after a long engine
     // task perhaps, or an instance of an older version applied its own. Counted exhaustively.
     const [page, total] = await Promise.all([index.search(query, { ...params, limit: count, offset: from }), countedExactly(params.filter)]);

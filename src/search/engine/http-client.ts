@@ -123,6 +123,12 @@ export function rootCause(err: unknown): unknown {
   return e;
 }
 
+/** The engine answered with an error of this code (`index_not_found`, `task_not_found`, …), however wrapped. */
+export function hasEngineCode(err: unknown, code: string): boolean {
+  const e = rootCause(err);
+  return e instanceof MeiliHttpError && e.code === code;
+}
+
 /** The engine did not answer: refused, reset, timed out, or answered 5xx. */
 export function isEngineUnreachable(err: unknown): boolean {
   for (let e = err, i = 0; e && i < 8; e = (e as Caused).cause, i++) {

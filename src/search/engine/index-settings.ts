@@ -1,6 +1,6 @@
 import type { Meilisearch, Settings } from 'meilisearch';
 import { EMBEDDER, TERM_ATTRIBUTES } from '../../domain/search-documents';
-import { MeiliHttpError, rootCause } from './http-client';
+import { hasEngineCode } from './http-client';
 
 /**
  * The index is versioned by its document layout: a service whose layout changed starts on a new
@@ -153,10 +153,7 @@ export function settingsDiff(current: Settings, declared: Settings = INDEX_SETTI
   return diff;
 }
 
-const isIndexNotFound = (err: unknown) => {
-  const e = rootCause(err);
-  return e instanceof MeiliHttpError && e.code === 'index_not_found';
-};
+const isIndexNotFound = (err: unknown) => hasEngineCode(err, 'index_not_found');
 
 export { isIndexNotFound };
 
@@ -197,8 +194,7 @@ export async function ensureIndex(client: Meilisearch, uid: string, createWaitMs
     } catch (err) {
       // Still queued, or the engine away for a moment: waited on again next time. Gone (an engine
       // that lost its tasks): asked again.
-      const e = rootCause(err);
-      if (e instanceof MeiliHttpError && e.code === 'task_not_found') pendingCreations.delete(key);
+      if (hasEngineCode(err, 'task_not_found')) pendingCreations.delete(key);
       throw err;
     }
     pendingCreations.delete(key);
