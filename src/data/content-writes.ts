@@ -87,23 +87,21 @@ function isStaged(staged: StagedContent, sessionId: string, parts: ContentParts)
  * (an upload without session data keeps the stored one), and the markdown's exchange index (kept
  * only when `parts.exchanges` is given), with content staged by stageContent; call inside the
  * write transaction. The rows are swapped here: the replaced objects stay for readers that hold
- * the old rows (the sweep deletes them after its grace period).
+ * the old rows (the sweep deletes them after its grace period). `fresh`: the session's row was
+ * inserted in this transaction, so there are no rows to replace (one statement or two fewer).
  */
-export async function writeContent(tx: Sql, projectId: string, staged: StagedContent): Promise<void> {
+export async function writeContent(tx: Sql, projectId: string, staged: StagedContent, fresh = false): Promise<void> {
   const { sessionId, objects } = staged;
   const { replaced, written } = planOf(staged.parts);
   const store = contentStore();
   if (store.writeTo === 's3' && objects.length !== written.filter(([, buf]) => buf.length > 0).length) {
     throw new Error('content written in s3 mode was not staged (stageContent)');
   }
-  await tx.execute(
-    `DELETE FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part IN (${marks(replaced)})`,
-    projectId,
-    sessionId,
-    ...replaced,
-  );
-  if (store.objects) {
-    await tx.execute(`DELETE FROM session_objects WHERE projectId = ? AND sessionId = ? AND part IN (${marks(replaced)})`, projectId, sessionId, ...replaced);
+  if (!fresh) {
+    await tx.execute(`DELETE FROM session_chunks WHERE projectId = ? AND sessionId = ? AND part IN (${marks(replaced)})`, projectId, sessionId, ...replaced);
+    if (store.objects) {
+      await tx.execute(`DELETE FROM session_objects WHERE projectId = ? AND sessionId = ? AND part IN (${marks(replaced)})`, projectId, sessionId, ...replaced);
+    }
   }
   await nameObjects(tx, projectId, sessionId, objects);
   const inRows = store.writeTo === 's3' ? written.filter(([, buf]) => buf.length === 0) : written;
@@ -125,29 +123,37 @@ export async function nameObjects(tx: Sql, projectId: string, sessionId: string,
   }
 }
 
-/** Chunk rows of these parts (one row even for an empty part, so that "no rows" can only mean "no session"). */
+/**
+ * Chunk rows of these parts (one row even for an empty part, so that "no rows" can only mean "no
+ * session"). Consecutive chunks share a statement while their bytes together stay within
+ * CHUNK_BYTES (no statement outgrows what one chunk may be): a typical session's parts are one
+ * round trip, not one per part.
+ */
 export async function insertChunks(tx: Sql, projectId: string, sessionId: string, written: ReadonlyArray<readonly [string, Buffer]>): Promise<void> {
   // Chunks go through the binary protocol where there is one: no escaping of 1 MiB on the event loop.
   const insert = tx.executeBinary ? tx.executeBinary.bind(tx) : tx.execute.bind(tx);
+  const rows: Array<[string, number, Buffer]> = [];
   for (const [part, buf] of written) {
-    for (let seq = 0, off = 0; seq === 0 || off < buf.length; seq++, off += CHUNK_BYTES) {
-      await insert(
-        'INSERT INTO session_chunks (projectId, sessionId, part, seq, data) VALUES (?, ?, ?, ?, ?)',
-        projectId,
-        sessionId,
-        part,
-        seq,
-        buf.subarray(off, off + CHUNK_BYTES),
-      );
-    }
+    for (let seq = 0, off = 0; seq === 0 || off < buf.length; seq++, off += CHUNK_BYTES) rows.push([part, seq, buf.subarray(off, off + CHUNK_BYTES)]);
+  }
+  for (let i = 0; i < rows.length; ) {
+    let bytes = rows[i][2].length;
+    let end = i + 1;
+    while (end < rows.length && bytes + rows[end][2].length <= CHUNK_BYTES) bytes += rows[end++][2].length;
+    const group = rows.slice(i, end);
+    await insert(
+      `INSERT INTO session_chunks (projectId, sessionId, part, seq, data) VALUES ${group.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
+      ...group.flatMap(([part, seq, data]) => [projectId, sessionId, part, seq, data]),
+    );
+    i = end;
   }
 }
 
 
 /** Writes content inside a write transaction run by withStagedContent. */
 export interface ContentWrites {
-  /** Replaces the session's content (see writeContent); in s3 mode with objects staged before the transaction. */
-  write(tx: Tx, projectId: string, sessionId: string, parts: ContentParts): Promise<void>;
+  /** Replaces the session's content (see writeContent; `fresh`: its row was inserted in this transaction); in s3 mode with objects staged before the transaction. */
+  write(tx: Tx, projectId: string, sessionId: string, parts: ContentParts, fresh?: boolean): Promise<void>;
 }
 
 /** Thrown inside the transaction to roll it back: these parts are to be staged first. */
@@ -183,10 +189,10 @@ export async function withStagedContent<T>(
   let staged: StagedContent | null = first ? await stageContent(first.sessionId, first.parts) : null;
   for (let round = 1; ; round++) {
     const content: ContentWrites = {
-      async write(tx, projectId, sessionId, parts) {
-        if (contentStore().writeTo !== 's3') return writeContent(tx, projectId, await stageContent(sessionId, parts));
+      async write(tx, projectId, sessionId, parts, fresh) {
+        if (contentStore().writeTo !== 's3') return writeContent(tx, projectId, await stageContent(sessionId, parts), fresh);
         if (!staged || !isStaged(staged, sessionId, parts)) throw new NotStaged(sessionId, parts);
-        await writeContent(tx, projectId, staged);
+        await writeContent(tx, projectId, staged, fresh);
       },
     };
     try {

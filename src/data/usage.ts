@@ -20,16 +20,19 @@ export type UsageLine = Omit<UsageRow, 'projectId' | 'sessionId'>;
 
 const COLUMNS = ['projectId', 'sessionId', 'model', 'inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'costUsd'] as const;
 
-/** Replaces a session's usage rows and its total cost (no lines: none, cost null). */
-export async function replaceSessionUsage(tx: Sql, key: SessionKey, lines: readonly UsageLine[], costUsd: number | null): Promise<void> {
-  await tx.execute('DELETE FROM session_usage WHERE projectId = ? AND sessionId = ?', key.projectId, key.sessionId);
+/**
+ * Replaces a session's usage rows and its total cost (no lines: none, cost null). `fresh`: the
+ * session's row was inserted in this transaction with this cost, so only the lines are written.
+ */
+export async function replaceSessionUsage(tx: Sql, key: SessionKey, lines: readonly UsageLine[], costUsd: number | null, fresh = false): Promise<void> {
+  if (!fresh) await tx.execute('DELETE FROM session_usage WHERE projectId = ? AND sessionId = ?', key.projectId, key.sessionId);
   if (lines.length) {
     await tx.execute(
       `INSERT INTO session_usage (${COLUMNS.join(', ')}) VALUES ${lines.map(() => `(${marks(COLUMNS.length)})`).join(', ')}`,
       ...lines.flatMap((l) => [key.projectId, key.sessionId, l.model, l.inputTokens, l.outputTokens, l.cacheReadTokens, l.cacheWriteTokens, l.costUsd]),
     );
   }
-  await tx.execute('UPDATE sessions SET costUsd = ? WHERE projectId = ? AND id = ?', costUsd, key.projectId, key.sessionId);
+  if (!fresh) await tx.execute('UPDATE sessions SET costUsd = ? WHERE projectId = ? AND id = ?', costUsd, key.projectId, key.sessionId);
 }
 
 /** The usage rows of these sessions (the caller read them already), by model. */

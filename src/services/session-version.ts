@@ -99,11 +99,13 @@ export async function writeSessionVersion(tx: Tx, content: ContentWrites, { next
   const hasGitBranches = meta.gitBranches.length > 0;
   if (old) await replaceSession(tx, next, hasGitBranches);
   else await insertSession(tx, next, hasGitBranches);
-  if (!old || old.contentDigest !== next.contentDigest) await content.write(tx, projectId, sessionId, partsOf(prepared));
+  // A row inserted just now has no content, no usage rows and, as its cost, the usage's: nothing to replace.
+  const fresh = !old;
+  if (fresh || old.contentDigest !== next.contentDigest) await content.write(tx, projectId, sessionId, partsOf(prepared), fresh);
   // (An upload without session data keeps the stored one: its row says so.)
   if (old && old.sessionDataSize > 0 && !prepared.upload.sessionData && next.sessionDataSize === 0) await deleteSessionData(tx, projectId, sessionId);
   await writeLabels(tx, next, labelsOf(meta), Boolean(old));
-  await writeUsage(tx, { projectId, sessionId }, prepared.usage);
+  await writeUsage(tx, { projectId, sessionId }, prepared.usage, fresh && next.costUsd === (prepared.usage?.costUsd ?? null));
   await enqueueIndexWork(tx, imported ? 'compact' : upsertOp(next.markdownSize), next.userId, projectId, sessionId);
   announceSessionChanges(tx, old ? 'UPDATED' : 'CREATED', next.userId, projectId, [sessionId]);
   await sessionWritten(tx, config, old ? 'session.updated' : 'session.created', next);

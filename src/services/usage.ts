@@ -16,10 +16,13 @@ import type { Ctx, Deps } from './context';
 import { readableScopes, requireReadableProject, requireTeamMember } from './access';
 import { parseInput, timestamp } from '../domain/inputs';
 
-/** Replaces a session's stored usage by what its upload's raw log records (undefined: not read, left as it is). */
-export async function writeUsage(tx: Sql, key: SessionKey, usage: SessionUsage | null | undefined): Promise<void> {
+/**
+ * Replaces a session's stored usage by what its upload's raw log records (undefined: not read, left
+ * as it is). `fresh`: the session's row was inserted in this transaction with the usage's cost.
+ */
+export async function writeUsage(tx: Sql, key: SessionKey, usage: SessionUsage | null | undefined, fresh = false): Promise<void> {
   if (usage === undefined) return;
-  await store.replaceSessionUsage(tx, key, usage?.byModel ?? [], usage?.costUsd ?? null);
+  await store.replaceSessionUsage(tx, key, usage?.byModel ?? [], usage?.costUsd ?? null, fresh);
 }
 
 /** A session's usage out of its rows (by model, as stored); null when it has none. */
