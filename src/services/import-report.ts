@@ -57,21 +57,6 @@ export class ImportReport {
     if (outcome === 'skipped') this.summary.skipped++;
     else this.summary.imported++;
   }
-
-  /** Adds what another report (one session's, written meanwhile) says after what this one says. */
-  absorb(other: ImportReport): void {
-    const o = other.summary;
-    const s = this.summary;
-    s.success &&= o.success;
-    s.projects.created += o.projects.created;
-    s.projects.existing += o.projects.existing;
-    for (const k of ['created', 'updated', 'skipped'] as const) s.sessions[k] += o.sessions[k];
-    s.imported += o.imported;
-    s.skipped += o.skipped;
-    s.failed += o.failed;
-    s.errors.push(...o.errors.slice(0, MAX_REPORTED_ERRORS - s.errors.length));
-    s.errorCount += o.errorCount;
-  }
 }
 
 /** The server's own text of a database error (the driver's `text`: no SQL, no values), along the cause chain. */

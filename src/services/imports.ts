@@ -150,15 +150,6 @@ interface PendingSession {
  */
 const isContentError = (err: unknown) => err instanceof AppError && err.code === 'VALIDATION_ERROR';
 
-/**
- * Sessions written at once, and the bytes of their files beyond which one is written at a time.
- * Each write is ~9 round trips to the database, which is where an import's time went; several in
- * flight overlap them (docs/benchmarks.md, "Imports as bulk work"). What they hold counts against
- * upload admission until each is written.
- */
-const WRITING_AT_ONCE = 4;
-const WRITING_BYTES = 32 * 1024 * 1024;
-
 /** Imports an archive (below) and records it in the audit log: its counts, or the failure's code. */
 export async function importArchive(ctx: Ctx, input: Readable, opts: ImportOptions): Promise<ImportSummary> {
   const teamId = opts.teamId ?? null;
@@ -181,15 +172,11 @@ async function runImport(ctx: Ctx, input: Readable, opts: ImportOptions): Promis
   const uploaderOf = uploaders(ctx, target);
   const report = new ImportReport();
   let bytesRead = 0;
-  // Bytes taken from upload admission and given back whenever what was read of them is let go
-  // (all that was read, but the files of the sessions being written).
+  // Bytes taken from upload admission and given back whenever what was read of them is let go.
   let given = 0;
-  let held = 0;
   const letGo = () => {
-    const free = bytesRead - held;
-    if (free <= given) return;
-    opts.gate?.give(free - given);
-    given = free;
+    opts.gate?.give(bytesRead - given);
+    given = bytesRead;
   };
   const counter = limiter(opts.maxBytes, opts.idleMs ?? 60_000, (n) => (bytesRead = n), opts.gate);
   const extract = tar.extract();
@@ -218,29 +205,13 @@ async function runImport(ctx: Ctx, input: Readable, opts: ImportOptions): Promis
 
   /** Per project: may its sessions be written (it is the caller's), or why not. */
   const projectState = new Map<string, { ok: true } | { ok: false; error: string }>();
-  /** Per project: its creation, once asked for (sessions written at once wait for the same one). */
-  const projectWork = new Map<string, Promise<void>>();
   let pending: PendingSession | null = null;
-  /** Sessions being written, in archive order, with what each will say (absorbed in that order). */
-  const writing: Array<Promise<ImportReport>> = [];
   let handled = 0;
   const progress = () => opts.onProgress?.({ sessions: handled, sessionsTotal: listed.sessions, bytes: bytesRead });
 
-  /**
-   * The project of an archive, created for the caller when new; another account's is reported (in
-   * `report`: the first asker's), never touched.
-   */
-  function ensureProject(projectId: string, json: ProjectJsonInput | null, path: string, report: ImportReport): Promise<void> {
-    if (projectState.has(projectId)) return Promise.resolve();
-    let work = projectWork.get(projectId);
-    if (!work) {
-      work = createProject(projectId, json, path, report);
-      projectWork.set(projectId, work);
-    }
-    return work;
-  }
-
-  async function createProject(projectId: string, json: ProjectJsonInput | null, path: string, report: ImportReport): Promise<void> {
+  /** The project of an archive, created for the caller when new; another account's is reported, never touched. */
+  async function ensureProject(projectId: string, json: ProjectJsonInput | null, path: string): Promise<void> {
+    if (projectState.has(projectId)) return;
     let state: Awaited<ReturnType<typeof ensureImportedProject>>;
     try {
       state = await ensureImportedProject(ctx, projectId, json, target);
@@ -263,17 +234,8 @@ async function runImport(ctx: Ctx, input: Readable, opts: ImportOptions): Promis
     projectState.set(projectId, { ok: true });
   }
 
-  /**
-   * Writes a session whose files have all arrived, or says why not: its own report (absorbed in
-   * archive order by `settle`), as several are written at once; never throws.
-   */
-  async function finish(s: PendingSession, bytes: number): Promise<ImportReport> {
-    const report = new ImportReport();
-    await writeOne(s, bytes, report);
-    return report;
-  }
-
-  async function writeOne(s: PendingSession, bytes: number, report: ImportReport): Promise<void> {
+  /** Writes a session whose files have all arrived, or says why not; never throws. */
+  async function finish(s: PendingSession): Promise<void> {
     const dir = sessionDir(s.projectId, s.sessionId);
     const expected = listed.done(s.projectId, s.sessionId);
     handled++;
@@ -285,7 +247,7 @@ async function runImport(ctx: Ctx, input: Readable, opts: ImportOptions): Promis
       const jsonBytes = s.files['session.json'];
       if (!jsonBytes) return report.failed(`${dir}session.json`, 'missing: session not imported');
       if (!s.files['markdown.md']) return report.failed(`${dir}markdown.md`, 'missing: session not imported');
-      await ensureProject(s.projectId, null, `projects/${s.projectId}/project.json`, report);
+      await ensureProject(s.projectId, null, `projects/${s.projectId}/project.json`);
       const state = projectState.get(s.projectId)!;
       if (!state.ok) return report.failed(dir, `not imported: ${state.error}`);
       try {
@@ -320,27 +282,9 @@ async function runImport(ctx: Ctx, input: Readable, opts: ImportOptions): Promis
         ctx.log.warn({ msg: 'import: content not released', err: String((err as Error)?.message ?? err) });
       }
       s.files = {};
-      held -= bytes;
       letGo();
       progress();
     }
-  }
-
-  /** Takes the reports of the sessions written so far, oldest first, until at most `keep` are in flight. */
-  async function settle(keep = 0): Promise<void> {
-    while (writing.length > keep) report.absorb(await writing.shift()!);
-  }
-
-  /**
-   * Starts writing a session, once fewer than WRITING_AT_ONCE are being written and what they hold
-   * stays within WRITING_BYTES (one at a time beyond that): a write waits mostly on the database's
-   * round trips, which several overlap.
-   */
-  async function write(s: PendingSession): Promise<void> {
-    const bytes = Object.values(s.files).reduce((n, b) => n + (b?.length ?? 0), 0);
-    while (writing.length >= WRITING_AT_ONCE || (writing.length > 0 && held + bytes > WRITING_BYTES)) await settle(writing.length - 1);
-    held += bytes;
-    writing.push(finish(s, bytes));
   }
 
   try {
@@ -350,10 +294,7 @@ async function runImport(ctx: Ctx, input: Readable, opts: ImportOptions): Promis
       const entry = next.value;
       const { name: path, type, size } = entry.header;
       if (type === 'directory') {
-        if (!isArchiveDir(path)) {
-          await settle();
-          report.error(path, 'not a directory an archive has: ignored');
-        }
+        if (!isArchiveDir(path)) report.error(path, 'not a directory an archive has: ignored');
         entry.resume();
         continue;
       }
@@ -363,7 +304,7 @@ async function runImport(ctx: Ctx, input: Readable, opts: ImportOptions): Promis
       if (pending && sessionDir(pending.projectId, pending.sessionId) !== key) {
         const s = pending;
         pending = null;
-        await write(s);
+        await finish(s);
       }
       const expected = type === 'file' && where ? listed.arrive(path) : null;
       const ignored =
@@ -377,7 +318,6 @@ async function runImport(ctx: Ctx, input: Readable, opts: ImportOptions): Promis
                 ? 'out of order (sessions must be contiguous): ignored'
                 : null;
       if (ignored || !expected || !where) {
-        await settle();
         report.error(path, ignored ?? 'not listed in the manifest: ignored');
         entry.resume();
         letGo();
@@ -394,8 +334,6 @@ async function runImport(ctx: Ctx, input: Readable, opts: ImportOptions): Promis
               ? `larger than ${max} bytes`
               : null;
       if (where.kind === 'project') {
-        // What the project says follows what its predecessors' sessions said.
-        await settle();
         letGo();
         if (problem) {
           report.error(path, `${problem}: project not imported`);
@@ -410,12 +348,11 @@ async function runImport(ctx: Ctx, input: Readable, opts: ImportOptions): Promis
           projectState.set(where.projectId, { ok: false, error: `${path} is invalid` });
           continue;
         }
-        await ensureProject(where.projectId, pj, path, report);
+        await ensureProject(where.projectId, pj, path);
         continue;
       }
       pending ??= { projectId: where.projectId, sessionId: where.sessionId, files: {}, failed: false };
       if (problem) {
-        await settle();
         report.error(path, `${problem}: session not imported`);
         pending.failed = true;
         continue;
@@ -427,7 +364,6 @@ async function runImport(ctx: Ctx, input: Readable, opts: ImportOptions): Promis
     // size limit or a stalled body ends the import as an error; a damaged or truncated tar ends it
     // here, and what did not arrive is reported below.
     if (err instanceof AppError && (err.code === 'PAYLOAD_TOO_LARGE' || err.code === 'REQUEST_TIMEOUT' || err.code === 'SERVICE_UNAVAILABLE')) throw err;
-    await settle();
     if (pending) {
       pending.failed = true;
       report.error(sessionDir(pending.projectId, pending.sessionId), 'truncated: session not imported');
@@ -437,10 +373,8 @@ async function runImport(ctx: Ctx, input: Readable, opts: ImportOptions): Promis
     if (pending) {
       const s = pending;
       pending = null;
-      await write(s);
+      await finish(s);
     }
-    // Also when the import ends in an error: no session is still being written once it answers.
-    await settle();
   }
   let n = 0;
   for (const dir of listed.unhandled()) {

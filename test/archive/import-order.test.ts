@@ -1,7 +1,8 @@
 /**
- * An import writes several sessions at once; what it says stays in the archive's order: a large
- * session that fails late (prepared on a worker thread) is reported before a small one after it
- * that fails at once, and the counts add up to every session of the archive.
+ * What an import says follows the archive's order: a large session that fails late (prepared on a
+ * worker thread) is reported before a small one after it that fails at once, and the counts add up
+ * to every session of the archive. (Writing several sessions at once was tried and measured slower
+ * on two cores; a later attempt must keep this order.)
  */
 import { startTestApp, type TestApp, type TestUser } from '../support/app';
 import { sha256, writeTar } from '../support/archive';
