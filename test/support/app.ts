@@ -149,13 +149,34 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
     ...options.env,
   });
   const deps = createDeps(config, createLogger(config.logLevel, options.logDestination));
-  await deps.start();
-  const rateLimit = options.hooks || options.rateLimit === false ? null : createRateLimitHooks(config, deps.logger);
-  // As the service starts (src/main.ts): with Redis, served once its connection is up.
-  await rateLimit?.ready();
-  const built = await buildApp(deps, options.hooks ?? rateLimit ?? {});
-  const server = http.createServer(built.app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  let rateLimit: ReturnType<typeof createRateLimitHooks> | null = null;
+  let built: Awaited<ReturnType<typeof buildApp>> | null = null;
+  let server: http.Server | null = null;
+  /** Undoes what was started (all of it at close; what got started, when starting failed). */
+  const stop = async () => {
+    if (server) {
+      const s = server;
+      s.closeAllConnections();
+      await new Promise<void>((r) => s.close(() => r()));
+    }
+    await built?.stop();
+    await rateLimit?.close();
+    await deps.close();
+    if (!options.db) await db.drop();
+  };
+  try {
+    await deps.start();
+    rateLimit = options.hooks || options.rateLimit === false ? null : createRateLimitHooks(config, deps.logger);
+    // As the service starts (src/main.ts): with Redis, served once its connection is up.
+    await rateLimit?.ready();
+    built = await buildApp(deps, options.hooks ?? rateLimit ?? {});
+    server = http.createServer(built.app);
+    const listening = server;
+    await new Promise<void>((r) => listening.listen(0, '127.0.0.1', r));
+  } catch (err) {
+    await stop().catch(() => undefined);
+    throw err;
+  }
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const newKey = async (user: { id: string }, name = 'test', expiresInDays?: number) => {
@@ -185,13 +206,6 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
       return { id: u.id, email, ...k };
     },
     newKey,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-      await built.stop();
-      await rateLimit?.close();
-      await deps.close();
-      if (!options.db) await db.drop();
-    },
+    close: stop,
   };
 }
