@@ -4,12 +4,13 @@
  * wrong types → 400 (or 415 for a compressed body) in the documented envelope, nothing written,
  * never a 5xx and never a stack. A session whose content or session.json is bad is reported with
  * the same words whether it was prepared on the event loop (small) or on a worker thread (1 MiB
- * and more), never as a fault of the service.
+ * and more), never as a fault of the service. The report follows the archive's order, whichever
+ * session's check ends first.
  */
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
 import { startTestApp, type TestApp, type TestUser } from '../support/app';
-import { buildArchive, sha256, writeTar } from '../support/archive';
+import { buildArchive, sha256, writeTar, type ArchiveSession } from '../support/archive';
 
 jest.setTimeout(180_000);
 
@@ -173,5 +174,34 @@ describe('a bad session: the same report on the event loop and on a worker threa
       { name: `${dir}session.json`, data: sessionJson() },
     ]);
     expect(error).toBe('not imported: markdown.md is empty');
+  });
+});
+
+describe('bad sessions among good ones', () => {
+  const notUtf8 = (text: string) => Buffer.concat([Buffer.from(text), Buffer.from([0xff, 0xfe])]);
+
+  // Writing several sessions at once was tried and measured slower on two cores; a later attempt
+  // must keep this order.
+  test('errors in archive order (a large session that fails late first); every session counted once', async () => {
+    const projectId = `order-${uuid().slice(0, 8)}`;
+    const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+    const big = 'm'.repeat(2 * MiB);
+    // The failing ones: 1 (large, fails late on a worker thread), 2 (small, fails at once), 6 (session.json of the wrong types).
+    const sessions: ArchiveSession[] = [
+      { id: id(1), markdown: notUtf8(`# one\n${big}`) },
+      { id: id(2), markdown: notUtf8('# two') },
+      { id: id(3), markdown: '# three' },
+      { id: id(4), markdown: `# four\n${big}` },
+      { id: id(5), markdown: '# five' },
+      { id: id(6), json: { tags: 'one', startedAt: 12 } },
+      ...Array.from({ length: 6 }, (_, i) => ({ id: id(7 + i), markdown: `# ${7 + i}` })),
+    ];
+    const dir = (n: number) => `projects/${projectId}/sessions/${id(n)}/`;
+    const res = await importAs(await buildArchive([{ id: projectId, sessions }]));
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ imported: 9, failed: 3, skipped: 0, errorCount: 3, projects: { created: 1, existing: 0 } });
+    expect(res.body.data.errors.map((e: { path: string }) => e.path)).toEqual([dir(1), dir(2), dir(6)]);
+    const rows = await app.deps.db.reads.query<{ id: string }>('SELECT id FROM sessions WHERE projectId = ? ORDER BY id', [projectId]);
+    expect(rows.map((r) => r.id)).toEqual([3, 4, 5, 7, 8, 9, 10, 11, 12].map(id));
   });
 });

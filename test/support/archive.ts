@@ -133,7 +133,8 @@ export async function seedCorpus(app: TestApp, user: TestUser, projectId: string
 export interface ArchiveSession {
   id: string;
   json?: Record<string, unknown>;
-  markdown?: string;
+  /** Its markdown.md (a Buffer: any bytes, e.g. not UTF-8). */
+  markdown?: string | Buffer;
 }
 
 /** A valid archive (manifest with every file's size and sha256) of these projects and sessions, entries sorted by path. */
@@ -167,7 +168,7 @@ export async function buildArchive(projects: Array<{ id: string; json?: Record<s
         redactions: [],
         ...s.json,
       };
-      files.push({ name: `${dir}markdown.md`, data: Buffer.from(s.markdown ?? '# imported\n') });
+      files.push({ name: `${dir}markdown.md`, data: Buffer.isBuffer(s.markdown) ? s.markdown : Buffer.from(s.markdown ?? '# imported\n') });
       files.push({ name: `${dir}session.json`, data: Buffer.from(JSON.stringify(sj)) });
     }
   }
