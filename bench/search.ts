@@ -408,12 +408,14 @@ async function main() {
     // The service (with and without matching exchanges) and the engine alone, taken in turn on
     // each query: a machine whose load drifts during the run (right after a load it is still
     // writing the engine's pages back) weighs on all of them alike, so their ratios compare.
-    const [full, lean, engineHttp, engineLean] = await timeInTurn(queries.length, [
+    const [full, lean, uncounted, engineHttp, engineLean] = await timeInTurn(queries.length, [
       async (i) => {
         const res = await searchSessions(callerOf(i), { query: queries[i] });
         if (res.results.length) hitCount++;
       },
       (i) => searchSessions(callerOf(i), { query: queries[i], matchingExchanges: false }),
+      // What a GraphQL query selecting neither `total` nor matching exchanges asks.
+      (i) => searchSessions(callerOf(i), { query: queries[i], matchingExchanges: false, countTotal: false }),
       (i) => countedPage(viaHttp, queries[i], params(i), 0, 10),
       (i) => countedPage(viaHttp, queries[i], params(i, false), 0, 10),
     ]);
@@ -452,6 +454,7 @@ async function main() {
     const lines = [
       row('searchSessions (with matchingExchanges)', full, target),
       row('searchSessions (without matchingExchanges)', lean),
+      row('searchSessions (without matchingExchanges or total)', uncounted),
       row('engine only, node:http keep-alive', engineHttp),
       row('engine only, what a search without exch. gets', engineLean),
       row('searchSessions, no word counts remembered', fullAfresh, target),

@@ -59,7 +59,8 @@ const FETCH = {
 export function registerChatGptTools(server: McpServer, m: McpContext): void {
   server.registerTool('search', SEARCH, (args) =>
     runTool(m, args, async (m) => {
-      const found = await searchSessions(m.ctx, { query: args.query, filters: {}, limit: RESULTS, offset: 0 });
+      // No total is shown: the engine is not asked to count every match.
+      const found = await searchSessions(m.ctx, { query: args.query, filters: {}, limit: RESULTS, offset: 0, countTotal: false });
       const results = found.results.map((r) => ({
         id: idOf(r.projectId, r.sessionId),
         title: sessionTitle(r.session),

@@ -210,7 +210,8 @@ async function searchQuestion(m: McpContext, question: string, projectIds: strin
     .split(/[^\p{L}\p{N}_./-]+/u)
     .filter((w) => w && !STOP_WORDS.has(w.toLowerCase()));
   const query = [...phrases, ...[...new Set(loose)].slice(0, 32)].join(' ') || question;
-  const found = await searchSessions(m.ctx, { query, filters: { projectIds }, limit, offset: 0, matchingExchanges: true });
+  // gather_context quotes the sessions found and says nothing of how many match: no total counted.
+  const found = await searchSessions(m.ctx, { query, filters: { projectIds }, limit, offset: 0, matchingExchanges: true, countTotal: false });
   return { ...found, query };
 }
 

@@ -237,9 +237,22 @@ describe('root queries', () => {
         session: { id: S1 },
       });
       // The engine is asked for the caller's scopes: their own id (and their teams', none here).
-      expect(calls[0][0]).toEqual({ scopes: [a.id], query: 'text', filters: {}, limit: 5, offset: 0, matchingExchanges: true, onRanked: expect.any(Function) });
+      expect(calls[0][0]).toEqual({
+        scopes: [a.id],
+        query: 'text',
+        filters: {},
+        limit: 5,
+        offset: 0,
+        matchingExchanges: true,
+        countTotal: true,
+        onRanked: expect.any(Function),
+      });
+      // Neither matching exchanges nor the total asked: the engine counts no total either.
       await app.gql(a.token, '{ searchSessions(query: "text") { results { id } } }');
-      expect(calls[1][0]).toMatchObject({ matchingExchanges: false });
+      expect(calls[1][0]).toMatchObject({ matchingExchanges: false, countTotal: false });
+      // `total` through a fragment counts.
+      await app.gql(a.token, '{ searchSessions(query: "text") { ...T results { id } } } fragment T on SearchSessionsResult { total }');
+      expect(calls[2][0]).toMatchObject({ matchingExchanges: false, countTotal: true });
     } finally {
       search.search = original;
     }

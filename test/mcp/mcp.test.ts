@@ -177,6 +177,36 @@ describe('protocol', () => {
 });
 
 describe('tools', () => {
+  test('only search_sessions, which shows how many sessions match, has the engine count every match', async () => {
+    const search = app.deps.search;
+    const original = search.search.bind(search);
+    const asked = new Map<string, boolean | undefined>();
+    let tool = '';
+    search.search = (request) => {
+      asked.set(tool, request.countTotal);
+      return original(request);
+    };
+    try {
+      for (const [name, args] of [
+        ['search', { query: 'flaky upload backoff' }],
+        ['gather_context', { question: 'how did we fix the flaky upload retry backoff' }],
+        ['search_sessions', { query: 'flaky upload backoff' }],
+      ] as const) {
+        tool = name;
+        const r = await mcp.call(name, args);
+        expect(r.isError).toBeFalsy();
+        expect(JSON.stringify(r.structuredContent)).toContain(S.flaky);
+      }
+    } finally {
+      search.search = original;
+    }
+    expect([...asked]).toEqual([
+      ['search', false],
+      ['gather_context', false],
+      ['search_sessions', undefined],
+    ]);
+  });
+
   test("ChatGPT's search and fetch: ids from search open with fetch; another user's session is not found", async () => {
     const r = await mcp.call('search', { query: 'exponental backof' });
     expect(r.isError).toBeFalsy();

@@ -50,7 +50,9 @@ export const Query: ResolversOf<'Query'> = {
   async searchSessions(_p, { query, filters, limit, offset }, gql, info) {
     // Matching fragments cost the engine one more query: only when the client asks for them.
     const matchingExchanges = selects(info, ['results', 'matchingExchanges']);
-    const found = await searchSessions(gql.ctx, { query, filters, limit: limit ?? undefined, offset: offset ?? undefined, matchingExchanges });
+    // So does the exact total (a count over every matching document): only when `total` is asked.
+    const countTotal = selects(info, ['total']);
+    const found = await searchSessions(gql.ctx, { query, filters, limit: limit ?? undefined, offset: offset ?? undefined, matchingExchanges, countTotal });
     // The re-check read the rows: they answer the results' fields and later `session` lookups.
     const results: SearchResultModel[] = found.results.map(({ session, ...hit }) => ({ ...session, hit }));
     primeSessions(
