@@ -567,3 +567,43 @@ test(
     },
   ),
 );
+
+test('search pages: the first asks for the total, "More results" pages keep it and ask for none', async () => {
+  const r = await app.request('POST', '/api/v1/projects', { token, body: { id: 'many', name: 'Many' } });
+  expect(r.status).toBe(201);
+  for (let i = 0; i < 23; i++) {
+    await put('many', sid(200 + i), { name: `pangolin-${i}.md`, markdown: `# Pangolin ${i}\n\n_**User**_\n\nwhere does the pangolin sleep? (${i})\n` });
+  }
+  await untilSearchable({ pangolin: 23 });
+  const other = await newRecordedPage(browser, app.url);
+  try {
+    const p = other.page;
+    const asked: { offset: number; withTotal: boolean }[] = [];
+    p.on('request', (req) => {
+      const body = req.postData() ?? '';
+      if (body.includes(SEARCH_SESSIONS_ID)) asked.push(JSON.parse(body).variables);
+    });
+    await p.goto('/sign-in?next=/search');
+    await p.getByLabel('Email').fill(email);
+    await p.getByLabel('Password').fill(PASSWORD);
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.getByRole('searchbox', { name: 'Search sessions' }).waitFor();
+    await p.goto('/search?q=pangolin');
+    const results = p.getByRole('list', { name: 'Search results' }).getByRole('heading', { level: 2 });
+    await p.getByRole('status').filter({ hasText: '23 sessions match.' }).waitFor();
+    expect(await results.count()).toBe(20);
+    await p.getByRole('button', { name: 'More results' }).click();
+    await p.waitForFunction(() => (globalThis as any).document.querySelectorAll('ol[aria-label="Search results"] h2').length === 23);
+    // The count stays, and there is nothing more to ask for.
+    expect(await p.getByRole('status').innerText()).toContain('23 sessions match.');
+    expect(await p.getByRole('button', { name: 'More results' }).count()).toBe(0);
+    expect(asked.map(({ offset, withTotal }) => ({ offset, withTotal }))).toEqual([
+      { offset: 0, withTotal: true },
+      { offset: 20, withTotal: false },
+    ]);
+    expect(new Set((await results.allInnerTexts()).map((t) => t.replace(/^pangolin-(\d+)\.md$/, '$1'))).size).toBe(23);
+    expect(other.errors).toEqual([]);
+  } finally {
+    await other.context.close();
+  }
+});

@@ -253,6 +253,21 @@ describe('root queries', () => {
       // `total` through a fragment counts.
       await app.gql(a.token, '{ searchSessions(query: "text") { ...T results { id } } } fragment T on SearchSessionsResult { total }');
       expect(calls[2][0]).toMatchObject({ matchingExchanges: false, countTotal: true });
+      // Left out by `@include(if: false)` or `@skip(if: true)` (the console's later pages): not counted.
+      const withTotal = 'query($t: Boolean!) { searchSessions(query: "text") { total @include(if: $t) results { id } } }';
+      const r1 = await app.gql(a.token, withTotal, { t: false });
+      expect(r1.body.data.searchSessions).toEqual({ results: [{ id: S3 }, { id: S1 }] });
+      expect(calls[3][0]).toMatchObject({ countTotal: false });
+      await app.gql(a.token, withTotal, { t: true });
+      expect(calls[4][0]).toMatchObject({ countTotal: true });
+      await app.gql(
+        a.token,
+        'query($s: Boolean!) { searchSessions(query: "text") { ...T @skip(if: $s) results { id } } } fragment T on SearchSessionsResult { total }',
+        { s: true },
+      );
+      expect(calls[5][0]).toMatchObject({ countTotal: false });
+      await app.gql(a.token, '{ searchSessions(query: "text") { ... @include(if: false) { total } results { matchingExchanges @skip(if: true) { id } } } }');
+      expect(calls[6][0]).toMatchObject({ matchingExchanges: false, countTotal: false });
     } finally {
       search.search = original;
     }

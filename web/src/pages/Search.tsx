@@ -14,16 +14,18 @@ import { snippetSegments, type SnippetSegment } from '../snippet';
  * that is no longer the latest is dropped. Snippets are HTML-escaped by the server with matches in
  * <mark>…</mark>: ../snippet.ts turns them into plain text with the matches and code marked, and
  * the page renders those as text nodes (never innerHTML). Arrow keys
- * move between the results (from the search box too), Enter opens the focused one.
+ * move between the results (from the search box too), Enter opens the focused one. Only the first
+ * page asks for `total` (counting every match is a search's largest cost in a large archive);
+ * "More results" pages keep the count the first one gave.
  */
 
 export const DEBOUNCE_MS = 150;
 const PAGE = 20;
 
 const SearchSessionsDocument = graphql(`
-  query SearchSessions($query: String!, $filters: SessionFilters, $limit: Int!, $offset: Int!) {
+  query SearchSessions($query: String!, $filters: SessionFilters, $limit: Int!, $offset: Int!, $withTotal: Boolean!) {
     searchSessions(query: $query, filters: $filters, limit: $limit, offset: $offset) {
-      total
+      total @include(if: $withTotal)
       results {
         id
         projectId
@@ -98,6 +100,7 @@ export function SearchPage() {
   const [text, setText] = useState(urlQuery);
   const [results, setResults] = useState<Result[] | null>(null);
   const [total, setTotal] = useState(0);
+  const totalRef = useRef(0);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [more, setMore] = useState(false);
@@ -141,13 +144,15 @@ export function SearchPage() {
     const ctl = new AbortController();
     abort.current = ctl;
     setBusy(true);
-    gqlAbortable(ctl.signal, SearchSessionsDocument, { query, filters, limit: PAGE, offset }).then(
+    const withTotal = offset === 0;
+    gqlAbortable(ctl.signal, SearchSessionsDocument, { query, filters, limit: PAGE, offset, withTotal }).then(
       (r) => {
         if (mine !== seq.current) return;
         const page = r.searchSessions.results;
+        if (withTotal) totalRef.current = r.searchSessions.total ?? 0;
         setResults((old) => (offset > 0 && old ? [...old, ...page] : page));
-        setTotal(r.searchSessions.total);
-        setMore(offset + page.length < r.searchSessions.total && page.length > 0);
+        setTotal(totalRef.current);
+        setMore(offset + page.length < totalRef.current && page.length === PAGE);
         setError(null);
         setBusy(false);
       },
