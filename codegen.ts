@@ -27,6 +27,7 @@ const config: CodegenConfig = {
           Analytics: '../graphql/models#AnalyticsModel',
           SearchSessionsResult: '../graphql/models#SearchSessionsModel',
           SearchResult: '../graphql/models#SearchResultModel',
+          MatchingExchange: '../graphql/models#MatchingExchangeModel',
           ApiKey: '../services/presenters/key#ApiKeyDto',
           CreatedApiKey: '../graphql/models#CreatedApiKeyModel',
           DeletedProject: '../graphql/models#DeletedProjectModel',

@@ -35,6 +35,15 @@ export interface AnalyticsModel {
 /** A search result: the session's row (its fields resolve as Session's do) with the hit beside it. */
 export type SearchResultModel = SessionRow & {
   hit: Pick<SearchHit, 'projectId' | 'sessionId' | 'rank' | 'snippet' | 'matchingExchanges'>;
+  /** The query searched: its matching exchanges' snippets mark its words. */
+  query: string;
+};
+
+/** A matching fragment and the query that found it (its snippet is marked only when asked for). */
+export type MatchingExchangeModel = Omit<SearchHit['matchingExchanges'][number], 'start' | 'exchange'> & {
+  start: number | null;
+  exchange: number | null;
+  query: string;
 };
 
 export interface SearchSessionsModel {

@@ -10,6 +10,9 @@ import { sessionsMatchingAmong } from '../data/sessions';
 import type { SessionRow } from '../domain/session-row';
 import type { SessionFiltersInput } from '../domain/filters';
 import { matchesNothing } from '../search/engine/filter';
+import { matchRanges, snippetSource, termsOfPlan } from '../search/engine/highlight';
+import { planQuery } from '../search/engine/query-plan';
+import { buildSnippet } from '../search/engine/snippet';
 import type { SearchHit, SearchOptions, SearchRequest } from '../search/engine/port';
 import { recordSearch } from '../search/engine/timing';
 import type { Ctx } from './context';
@@ -133,4 +136,15 @@ function sameIds(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   const set = new Set(a);
   return b.every((id) => set.has(id));
+}
+
+/** Characters (code points, `…` included) of a matching exchange's snippet: shorter than a result's, three fit one result. */
+const EXCHANGE_SNIPPET_MAX = 160;
+
+/**
+ * A matching exchange's snippet: its text around its best match, HTML-escaped, the query's words
+ * (their other forms and typos included) in <mark>…</mark>, as the result's snippet is marked.
+ */
+export function exchangeSnippet(query: string, content: string): string {
+  return buildSnippet(snippetSource(content, matchRanges(content, termsOfPlan(planQuery(query)))), EXCHANGE_SNIPPET_MAX);
 }

@@ -568,7 +568,7 @@ test(
   ),
 );
 
-test('search pages: the first asks for the total, "More results" pages keep it and ask for none', async () => {
+test('search pages: the first asks for the total, "More results" pages keep it and ask for none; exchanges marked as matched', async () => {
   const r = await app.request('POST', '/api/v1/projects', { token, body: { id: 'many', name: 'Many' } });
   expect(r.status).toBe(201);
   for (let i = 0; i < 23; i++) {
@@ -588,10 +588,17 @@ test('search pages: the first asks for the total, "More results" pages keep it a
     await p.getByLabel('Password').fill(PASSWORD);
     await p.getByRole('button', { name: 'Sign in' }).click();
     await p.getByRole('searchbox', { name: 'Search sessions' }).waitFor();
-    await p.goto('/search?q=pangolin');
+    await p.goto('/search?q=sleeping%20pangolin');
     const results = p.getByRole('list', { name: 'Search results' }).getByRole('heading', { level: 2 });
     await p.getByRole('status').filter({ hasText: '23 sessions match.' }).waitFor();
     expect(await results.count()).toBe(20);
+    // A matching exchange's excerpt marks what the search matched: `sleep` for `sleeping`.
+    const marks = await p
+      .getByRole('list', { name: /^Matching exchanges in pangolin-/ })
+      .first()
+      .locator('mark')
+      .allInnerTexts();
+    expect(new Set(marks.map((m) => m.toLowerCase()))).toEqual(new Set(['pangolin', 'sleep']));
     await p.getByRole('button', { name: 'More results' }).click();
     await p.waitForFunction(() => (globalThis as any).document.querySelectorAll('ol[aria-label="Search results"] h2').length === 23);
     // The count stays, and there is nothing more to ask for.

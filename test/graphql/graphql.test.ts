@@ -198,7 +198,7 @@ describe('root queries', () => {
             sessionId: S1,
             rank: 0.5,
             snippet: 'some <mark>text</mark>',
-            matchingExchanges: [{ id: `${S1}:0`, content: 'some text', orderNumber: 0 }],
+            matchingExchanges: [{ id: `${S1}:0`, content: 'some <b>texts</b> & more', orderNumber: 0 }],
           },
           { projectId: 'beta', sessionId: S3, rank: 0.9, snippet: '<mark>Charlie</mark>', matchingExchanges: [] },
           { projectId: 'gamma', sessionId: SB, rank: 1, snippet: 'bob', matchingExchanges: [] },
@@ -211,7 +211,7 @@ describe('root queries', () => {
         a.token,
         `{ searchSessions(query: "text", limit: 5) { total results {
             id sessionId clientId projectId name userTitle rank snippet createdAt updatedAt startedAt endedAt markdownSize markdownContent
-            metadata { machineName title summary llmModels } matchingExchanges { id content orderNumber }
+            metadata { machineName title summary llmModels } matchingExchanges { id content orderNumber snippet }
             project { id name } session { id etag } } } }`,
       );
       expect(r.body.errors).toBeUndefined();
@@ -232,7 +232,10 @@ describe('root queries', () => {
         markdownSize: Buffer.byteLength(markdown[S1]),
         markdownContent: markdown[S1],
         metadata: { machineName: 'mbp', title: 'The title', summary: 'The summary', llmModels: ['gpt-4', 'claude-3'] },
-        matchingExchanges: [{ id: `${S1}:0`, content: 'some text', orderNumber: 0 }],
+        // The exchange's snippet: escaped, the query's word marked in the form the fragment holds.
+        matchingExchanges: [
+          { id: `${S1}:0`, content: 'some <b>texts</b> & more', orderNumber: 0, snippet: 'some &lt;b&gt;<mark>texts</mark>&lt;/b&gt; &amp; more' },
+        ],
         project: { id: 'alpha', name: 'Alpha' },
         session: { id: S1 },
       });

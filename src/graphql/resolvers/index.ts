@@ -10,7 +10,7 @@ import { Mutation } from './mutation';
 import { Project } from './project';
 import { ProjectStats } from './project-stats';
 import { Query } from './query';
-import { SearchResult } from './search-result';
+import { MatchingExchange, SearchResult } from './search-result';
 import { Session } from './session';
 import { SessionExchange } from './session-exchange';
 import { SessionMetadata } from './session-metadata';
@@ -29,6 +29,7 @@ export const resolvers: Resolvers = {
   SessionExchange,
   SessionMetadata,
   SearchResult,
+  MatchingExchange,
   Stats,
   Analytics,
   Team,

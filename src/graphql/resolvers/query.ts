@@ -54,7 +54,7 @@ export const Query: ResolversOf<'Query'> = {
     const countTotal = selects(info, ['total']);
     const found = await searchSessions(gql.ctx, { query, filters, limit: limit ?? undefined, offset: offset ?? undefined, matchingExchanges, countTotal });
     // The re-check read the rows: they answer the results' fields and later `session` lookups.
-    const results: SearchResultModel[] = found.results.map(({ session, ...hit }) => ({ ...session, hit }));
+    const results: SearchResultModel[] = found.results.map(({ session, ...hit }) => ({ ...session, hit, query }));
     primeSessions(
       gql,
       found.results.map((r) => r.session),

@@ -3,6 +3,7 @@ import { sessionNotFound } from '../../errors';
 import type { ResolversOf } from './complete';
 import { sessionFields as present } from '../../services/presenters/session';
 import { sessionFields } from './session-fields';
+import { exchangeSnippet } from '../../services/search';
 
 export const SearchResult: ResolversOf<'SearchResult'> = {
   ...sessionFields,
@@ -10,10 +11,15 @@ export const SearchResult: ResolversOf<'SearchResult'> = {
   clientId: present.clientId,
   rank: (r) => r.hit.rank,
   snippet: (r) => r.hit.snippet,
-  matchingExchanges: (r) => r.hit.matchingExchanges.map((m) => ({ ...m, start: m.start ?? null, exchange: m.exchange ?? null })),
+  matchingExchanges: (r) => r.hit.matchingExchanges.map((m) => ({ ...m, start: m.start ?? null, exchange: m.exchange ?? null, query: r.query })),
   async session(r, _a, { loaders }) {
     const row = await loaders.session.load({ projectId: r.projectId, sessionId: r.id });
     if (!row) throw sessionNotFound(r.id, r.projectId);
     return row;
   },
+};
+
+/** MatchingExchange: its snippet marked on demand (the console shows three per result, MCP none). */
+export const MatchingExchange: ResolversOf<'MatchingExchange'> = {
+  snippet: (m) => exchangeSnippet(m.query, m.content),
 };

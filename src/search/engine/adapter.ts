@@ -4,7 +4,7 @@ import { probeAll, type MeiliConnection } from './connection';
 import { outlineFor } from '../../domain/document-outline';
 import { documentIdOf, sessionDigestOf, sessionKeyOf, type SessionDocument } from '../../domain/search-documents';
 import { engineText } from '../../domain/engine-text';
-import { distinctMatches, matchingFragments, matchRanges, parseQuery, snippetSource } from './highlight';
+import { distinctMatches, matchingFragments, matchRanges, parseQuery, snippetSource, termsOfPlan } from './highlight';
 import { matchesNothing, meiliString, scopeFilter, searchFilter } from './filter';
 import { coverageOf } from './coverage';
 import { federatedPage, federatedQueries, hybridPage, lexicalQueries, wordCounts, type WordCounts } from './planned-page';
@@ -205,8 +205,7 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest): Prom
     request.onRanked?.(raw);
 
     const wantExchanges = request.matchingExchanges !== false;
-    const forms = [...new Set(plan.forms?.flat() ?? [])];
-    const terms = parseQuery(plan.q, forms);
+    const terms = termsOfPlan(plan);
     const coverage = coverageOf(plan, counted);
     const hits: DetailedHit[] = raw.map((h) => {
       const hit: DetailedHit = {

@@ -13,6 +13,7 @@ import { exchangeNumberAt, type Outline } from '../../domain/document-outline';
 import { WORD_RE } from '../../domain/search-documents';
 import { identifierParts, stemOf } from '../../domain/word-forms';
 import { MARKERS } from './snippet';
+import type { QueryPlan } from './query-plan';
 
 /** Characters of markdown kept around the best match before buildSnippet trims to 240. */
 const WINDOW_BEFORE = 90;
@@ -48,6 +49,9 @@ export function parseQuery(query: string, forms: readonly string[] = []): QueryT
   const words = loose.map((text, i) => ({ text, prefix: lastIsLoose && i === loose.length - 1 }));
   return { words, phrases, forms: new Set(forms) };
 }
+
+/** What a search marks for its plan: the words and phrases as asked, and the stems its forms queries asked for. */
+export const termsOfPlan = (plan: QueryPlan): QueryTerms => parseQuery(plan.q, [...new Set(plan.forms?.flat() ?? [])]);
 
 /** Whether a token (as written: its case tells an identifier's parts) is a form of one the query asked for. */
 function isForm(token: string, norm: string, forms: Set<string>): boolean {

@@ -52,7 +52,7 @@ const SearchSessionsDocument = graphql(`
           id
           orderNumber
           exchange
-          content
+          snippet
         }
       }
     }
@@ -71,27 +71,6 @@ export function Snippet({ html }: { html: string }) {
   }
   const text = (run: SnippetSegment[]) => run.map((s, i) => (s.mark ? <mark key={i}>{s.text}</mark> : <Fragment key={i}>{s.text}</Fragment>));
   return <>{runs.map((run, i) => (run[0].code ? <code key={i}>{text(run)}</code> : <Fragment key={i}>{text(run)}</Fragment>))}</>;
-}
-
-const escapeHtml = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-
-/**
- * Up to ~160 characters of a matching exchange around the first query word, read as a snippet is
- * (markdown syntax removed, code as code), with the query's words marked.
- */
-function Excerpt({ text, query }: { text: string; query: string }) {
-  const words = (query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length > 1);
-  const lower = text.toLowerCase();
-  let at = -1;
-  for (const w of words) {
-    const i = lower.indexOf(w);
-    if (i !== -1 && (at === -1 || i < at)) at = i;
-  }
-  const start = Math.max(0, at - 60);
-  const slice = text.slice(start, start + 160);
-  const re = words.length ? new RegExp(`(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`, 'giu') : null;
-  const marked = (re ? slice.split(re) : [slice]).map((p, i) => (i % 2 === 1 ? `<mark>${escapeHtml(p)}</mark>` : escapeHtml(p))).join('');
-  return <Snippet html={`${start > 0 ? '…' : ''}${marked}${start + 160 < text.length ? '…' : ''}`} />;
 }
 
 export function SearchPage() {
@@ -262,7 +241,7 @@ export function SearchPage() {
                         ) : (
                           <span className="muted">Part {m.orderNumber}</span>
                         )}
-                        : <Excerpt text={m.content} query={urlQuery} />
+                        : <Snippet html={m.snippet} />
                       </li>
                     ))}
                   </ul>
