@@ -11,6 +11,7 @@
  *   npx tsx bench/search.ts --teams=0 …      # no teams (by default 20 teams own half of the projects)
  *   npx tsx bench/search.ts --anchor …       # also the same sessions in a raw engine, for comparison
  *   npx tsx bench/search.ts --via=upsert …   # load as uploads do: through the recent index
+ *   npx tsx bench/search.ts --indexing-threads=2 …   # the main engine's indexing threads (SEARCH_INDEXING_THREADS)
  *
  * After loading each size it prints `index: <x> engine bytes per markdown byte` and `bulk indexing:
  * <n> sessions/s (<m> MB/s of markdown)` (from the start of loading until the outbox is empty).
@@ -112,7 +113,8 @@ async function main() {
   if (!process.env.MEILI_URL) {
     // --load-memory: a bigger indexing memory for loading large corpora faster (one-session
     // updates get slower with it, so freshness figures are only meaningful without it).
-    engine = new EmbeddedMeili({ dataDir, maxIndexingMemory: arg('load-memory') });
+    const threads = arg('indexing-threads');
+    engine = new EmbeddedMeili({ dataDir, maxIndexingMemory: arg('load-memory'), maxIndexingThreads: threads ? Number(threads) : undefined });
     // As the service runs them: the recent index on an engine of its own (--one-engine: not).
     if (!process.argv.includes('--one-engine')) recentEngine = new EmbeddedMeili({ dataDir, name: 'meilisearch-recent' });
     const engines = recentEngine ? [engine, recentEngine] : [engine];

@@ -52,6 +52,12 @@ export const ENVIRONMENT = z.object({
   MEILI_URLS: urlListOf('MEILI_URLS').optional(),
   MEILI_STANDBY_URLS: standbyListOf('MEILI_STANDBY_URLS').optional(),
   SEARCH_STANDBY_RETENTION_MINUTES: positiveInt('SEARCH_STANDBY_RETENTION_MINUTES').default(60),
+  SEARCH_INDEXING_THREADS: z
+    .string()
+    .regex(/^\d{1,3}$/, 'SEARCH_INDEXING_THREADS must be an integer from 1 to 256')
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 256, 'SEARCH_INDEXING_THREADS must be an integer from 1 to 256')
+    .optional(),
   MEILI_MASTER_KEY: z.string().optional(),
   MEILI_RECENT_URL: urlOf('MEILI_RECENT_URL', ['http:', 'https:']).optional(),
   MEILI_RECENT_MASTER_KEY: z.string().optional(),

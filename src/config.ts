@@ -45,6 +45,8 @@ export interface Config {
   meiliStandbyUrls: string[];
   /** Minutes applied search outbox rows are kept for a standby that is behind; one further behind is rebuilt (SEARCH_STANDBY_RETENTION_MINUTES). */
   searchStandbyRetentionMinutes: number;
+  /** Threads the embedded main engine may index with (SEARCH_INDEXING_THREADS); null: the engine's default, half of the cores. */
+  searchIndexingThreads: number | null;
   /** The key of every engine and standby (and of the recent one unless MEILI_RECENT_MASTER_KEY). */
   meiliMasterKey: string | null;
   /** A second server for the recent index (default: the MEILI_URL one). */
@@ -251,6 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     meiliUrls: e.MEILI_URLS ?? (e.MEILI_URL ? [e.MEILI_URL] : []),
     meiliStandbyUrls: e.MEILI_STANDBY_URLS ?? [],
     searchStandbyRetentionMinutes: e.SEARCH_STANDBY_RETENTION_MINUTES,
+    searchIndexingThreads: e.SEARCH_INDEXING_THREADS ?? null,
     meiliMasterKey: e.MEILI_MASTER_KEY ?? null,
     meiliRecentUrl: e.MEILI_RECENT_URL ?? null,
     meiliRecentMasterKey: e.MEILI_RECENT_MASTER_KEY ?? e.MEILI_MASTER_KEY ?? null,

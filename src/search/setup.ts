@@ -30,7 +30,7 @@ export function setupEngines(config: Config, log: Logger): EngineSetup {
   const key = config.meiliMasterKey;
   const standbys = config.meiliStandbyUrls;
   if (config.meiliUrls.length === 0) {
-    const embedded = new EmbeddedMeili({ dataDir: config.dataDir, logger: log });
+    const embedded = new EmbeddedMeili({ dataDir: config.dataDir, logger: log, maxIndexingThreads: config.searchIndexingThreads ?? undefined });
     const recentEmbedded = new EmbeddedMeili({ dataDir: config.dataDir, name: 'meilisearch-recent', logger: log });
     const main = new MeiliConnection({ embedded }, log);
     const recent = new MeiliConnection({ embedded: recentEmbedded }, log);

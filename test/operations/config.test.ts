@@ -295,6 +295,12 @@ test('several engines (MEILI_URLS) and standbys (MEILI_STANDBY_URLS), one key fo
   expect(loadConfig({ ...base() })).toMatchObject({ meiliUrl: null, meiliUrls: [], meiliStandbyUrls: [], searchStandbyRetentionMinutes: 60 });
   expect(loadConfig({ ...base(), SEARCH_STANDBY_RETENTION_MINUTES: '240' }).searchStandbyRetentionMinutes).toBe(240);
   expect(problemsOf({ ...base(), SEARCH_STANDBY_RETENTION_MINUTES: '0' })).toEqual([expect.stringContaining('SEARCH_STANDBY_RETENTION_MINUTES')]);
+  // The embedded main engine's indexing threads: the engine's default unless set, 1–256.
+  expect(loadConfig({ ...base() }).searchIndexingThreads).toBeNull();
+  expect(loadConfig({ ...base(), SEARCH_INDEXING_THREADS: '2' }).searchIndexingThreads).toBe(2);
+  for (const bad of ['0', '257', 'two', '-1', '1.5']) {
+    expect(problemsOf({ ...base(), SEARCH_INDEXING_THREADS: bad })).toEqual(['SEARCH_INDEXING_THREADS must be an integer from 1 to 256']);
+  }
   // An empty entry: that engine has no standby.
   expect(loadConfig({ ...base(), ...urls, MEILI_STANDBY_URLS: 'http://10.0.1.5:7700,' }).meiliStandbyUrls).toEqual(['http://10.0.1.5:7700', '']);
   expect(problemsOf({ ...base(), ...urls, MEILI_STANDBY_URLS: ',' })).toEqual([expect.stringContaining('MEILI_STANDBY_URLS must be comma-separated URLs')]);

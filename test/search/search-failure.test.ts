@@ -99,7 +99,7 @@ describe('engine outage', () => {
 describe('embedded engine', () => {
   test('the service runs its own engines (main and recent index) and restarts one when it dies', async () => {
     const dataDir = tmpDataDir('supervised');
-    const h = await startSearchHarness({ env: { MEILI_URL: '', MEILI_MASTER_KEY: '', DATA_DIR: dataDir } });
+    const h = await startSearchHarness({ env: { MEILI_URL: '', MEILI_MASTER_KEY: '', DATA_DIR: dataDir, SEARCH_INDEXING_THREADS: '2' } });
     try {
       const embedded = h.search.embedded!;
       expect(embedded).not.toBeNull();
@@ -110,6 +110,10 @@ describe('embedded engine', () => {
       expect(recent.home).toBe(path.join(dataDir, 'meilisearch-recent'));
       expect(recent.pid).not.toBe(embedded.pid);
       expect(recent.url).not.toBe(embedded.url);
+      // SEARCH_INDEXING_THREADS reaches the main index's engine; the recent one keeps the engine's default.
+      const argv = (pid: number) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      expect(argv(embedded.pid!).join(' ')).toContain('--max-indexing-threads 2');
+      expect(argv(recent.pid!)).not.toContain('--max-indexing-threads');
 
       const alice = await h.user();
       await h.put(alice, 'sup', newSessionId(), { markdown: 'firstlifeword' });
