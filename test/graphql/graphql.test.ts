@@ -198,7 +198,10 @@ describe('root queries', () => {
             sessionId: S1,
             rank: 0.5,
             snippet: 'some <mark>text</mark>',
-            matchingExchanges: [{ id: `${S1}:0`, content: 'some <b>texts</b> & more', orderNumber: 0 }],
+            matchingExchanges: [
+              { id: `${S1}:0`, content: 'some <b>texts</b> & more', orderNumber: 0 },
+              { id: `${S1}:1`, content: 'other text', orderNumber: 1 },
+            ],
           },
           { projectId: 'beta', sessionId: S3, rank: 0.9, snippet: '<mark>Charlie</mark>', matchingExchanges: [] },
           { projectId: 'gamma', sessionId: SB, rank: 1, snippet: 'bob', matchingExchanges: [] },
@@ -211,7 +214,7 @@ describe('root queries', () => {
         a.token,
         `{ searchSessions(query: "text", limit: 5) { total results {
             id sessionId clientId projectId name userTitle rank snippet createdAt updatedAt startedAt endedAt markdownSize markdownContent
-            metadata { machineName title summary llmModels } matchingExchanges { id content orderNumber snippet }
+            metadata { machineName title summary llmModels } matchingExchanges(limit: 1) { id content orderNumber snippet }
             project { id name } session { id etag } } } }`,
       );
       expect(r.body.errors).toBeUndefined();
@@ -232,7 +235,7 @@ describe('root queries', () => {
         markdownSize: Buffer.byteLength(markdown[S1]),
         markdownContent: markdown[S1],
         metadata: { machineName: 'mbp', title: 'The title', summary: 'The summary', llmModels: ['gpt-4', 'claude-3'] },
-        // The exchange's snippet: escaped, the query's word marked in the form the fragment holds.
+        // `limit: 1`: the first of the two; its snippet escaped, the query's word marked in the form the fragment holds.
         matchingExchanges: [
           { id: `${S1}:0`, content: 'some <b>texts</b> & more', orderNumber: 0, snippet: 'some &lt;b&gt;<mark>texts</mark>&lt;/b&gt; &amp; more' },
         ],
@@ -862,6 +865,7 @@ describe('guards (before execution → 400 VALIDATION_ERROR)', () => {
     ['Project.sessionsConnection(first: 0)', '{ projects { sessionsConnection(first: 0) { edges { cursor } } } }', undefined],
     ['stats.topLLMModels(limit: 500)', '{ stats { topLLMModels(limit: 500) { model } } }', undefined],
     ['searchSessions(limit: 0)', '{ searchSessions(query: "x", limit: 0) { total } }', undefined],
+    ['SearchResult.matchingExchanges(limit: 0)', '{ searchSessions(query: "x") { results { matchingExchanges(limit: 0) { id } } } }', undefined],
   ])('%s → 400', async (_name, query, variables) => {
     const r = await app.gql(a.token, query, variables);
     expect(r.status).toBe(400);

@@ -48,7 +48,7 @@ const SearchSessionsDocument = graphql(`
           id
           name
         }
-        matchingExchanges {
+        matchingExchanges(limit: 3) {
           id
           orderNumber
           exchange
