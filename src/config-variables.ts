@@ -12,6 +12,14 @@ const positiveInt = (name: string) =>
     .transform(Number)
     .refine((n) => Number.isSafeInteger(n) && n > 0, `${name} must be a positive integer`);
 
+/** An integer from `min` to `max`, with one message for anything else. */
+const intFrom = (name: string, min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, `${name} must be an integer from ${min} to ${max}`)
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, `${name} must be an integer from ${min} to ${max}`);
+
 const urlOf = (name: string, protocols: string[]) =>
   z.string().refine(
     (v) => {
@@ -26,38 +34,18 @@ const urlOf = (name: string, protocols: string[]) =>
 
 export const ENVIRONMENT = z.object({
   NODE_ENV: z.string().default('development'),
-  PORT: z
-    .string()
-    .regex(/^\d+$/, 'PORT must be an integer from 1 to 65535')
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 65535, 'PORT must be an integer from 1 to 65535')
-    .default(3000),
+  PORT: intFrom('PORT', 1, 65_535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: urlOf('DATABASE_URL', ['mysql:', 'mariadb:']).default('mysql://root@127.0.0.1:3306/session_archive'),
   DATABASE_REPLICA_URL: urlOf('DATABASE_REPLICA_URL', ['mysql:', 'mariadb:']).optional(),
-  DATABASE_REPLICA_WAIT_MS: z
-    .string()
-    .regex(/^\d{1,5}$/, 'DATABASE_REPLICA_WAIT_MS must be an integer from 0 to 10000')
-    .transform(Number)
-    .refine((n) => n <= 10_000, 'DATABASE_REPLICA_WAIT_MS must be an integer from 0 to 10000')
-    .default(200),
-  DATABASE_REPLICA_MAX_LAG_MS: z
-    .string()
-    .regex(/^\d{1,6}$/, 'DATABASE_REPLICA_MAX_LAG_MS must be an integer from 1 to 600000')
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 600_000, 'DATABASE_REPLICA_MAX_LAG_MS must be an integer from 1 to 600000')
-    .default(5000),
+  DATABASE_REPLICA_WAIT_MS: intFrom('DATABASE_REPLICA_WAIT_MS', 0, 10_000).default(200),
+  DATABASE_REPLICA_MAX_LAG_MS: intFrom('DATABASE_REPLICA_MAX_LAG_MS', 1, 600_000).default(5000),
   JWT_SECRET: z.string().min(16, 'JWT_SECRET must be at least 16 characters').optional(),
   MEILI_URL: urlOf('MEILI_URL', ['http:', 'https:']).optional(),
   MEILI_URLS: urlListOf('MEILI_URLS').optional(),
   MEILI_STANDBY_URLS: standbyListOf('MEILI_STANDBY_URLS').optional(),
   SEARCH_STANDBY_RETENTION_MINUTES: positiveInt('SEARCH_STANDBY_RETENTION_MINUTES').default(60),
-  SEARCH_INDEXING_THREADS: z
-    .string()
-    .regex(/^\d{1,3}$/, 'SEARCH_INDEXING_THREADS must be an integer from 1 to 256')
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 256, 'SEARCH_INDEXING_THREADS must be an integer from 1 to 256')
-    .optional(),
+  SEARCH_INDEXING_THREADS: intFrom('SEARCH_INDEXING_THREADS', 1, 256).optional(),
   MEILI_MASTER_KEY: z.string().optional(),
   MEILI_RECENT_URL: urlOf('MEILI_RECENT_URL', ['http:', 'https:']).optional(),
   MEILI_RECENT_MASTER_KEY: z.string().optional(),
@@ -65,19 +53,9 @@ export const ENVIRONMENT = z.object({
   EMBEDDINGS_URL: urlOf('EMBEDDINGS_URL', ['http:', 'https:']).optional(),
   EMBEDDINGS_MODEL: z.string().min(1).optional(),
   EMBEDDINGS_API_KEY: z.string().optional(),
-  EMBEDDINGS_DIMENSIONS: z
-    .string()
-    .regex(/^\d{1,5}$/, 'EMBEDDINGS_DIMENSIONS must be an integer from 1 to 8192')
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 8192, 'EMBEDDINGS_DIMENSIONS must be an integer from 1 to 8192')
-    .optional(),
+  EMBEDDINGS_DIMENSIONS: intFrom('EMBEDDINGS_DIMENSIONS', 1, 8192).optional(),
   EMBEDDINGS_PER_MINUTE: positiveInt('EMBEDDINGS_PER_MINUTE').default(600),
-  EMBEDDINGS_QUERY_TIMEOUT_MS: z
-    .string()
-    .regex(/^\d{1,5}$/, 'EMBEDDINGS_QUERY_TIMEOUT_MS must be an integer from 10 to 10000')
-    .transform(Number)
-    .refine((n) => n >= 10 && n <= 10_000, 'EMBEDDINGS_QUERY_TIMEOUT_MS must be an integer from 10 to 10000')
-    .default(300),
+  EMBEDDINGS_QUERY_TIMEOUT_MS: intFrom('EMBEDDINGS_QUERY_TIMEOUT_MS', 10, 10_000).default(300),
   EMBEDDINGS_SEMANTIC_RATIO: z
     .string()
     .regex(/^(0(\.\d+)?|1(\.0+)?)$/, 'EMBEDDINGS_SEMANTIC_RATIO must be a number from 0 to 1')
@@ -99,29 +77,14 @@ export const ENVIRONMENT = z.object({
   // Default: 192 MiB, or 3 × MAX_BODY_BYTES when that is more (see loadConfig).
   UPLOAD_BYTES_IN_FLIGHT: positiveInt('UPLOAD_BYTES_IN_FLIGHT').optional(),
   UPLOADS_PER_USER: positiveInt('UPLOADS_PER_USER').default(24),
-  UPLOAD_QUEUE_WAIT_MS: z
-    .string()
-    .regex(/^\d{1,6}$/, 'UPLOAD_QUEUE_WAIT_MS must be an integer from 0 to 600000')
-    .transform(Number)
-    .refine((n) => n <= 600_000, 'UPLOAD_QUEUE_WAIT_MS must be an integer from 0 to 600000')
-    .default(5000),
+  UPLOAD_QUEUE_WAIT_MS: intFrom('UPLOAD_QUEUE_WAIT_MS', 0, 600_000).default(5000),
   BODY_MIN_BYTES_PER_S: positiveInt('BODY_MIN_BYTES_PER_S').default(64 * 1024),
   BODY_MIN_RATE_GRACE_S: positiveInt('BODY_MIN_RATE_GRACE_S').default(10),
   LONG_READS_PER_USER: positiveInt('LONG_READS_PER_USER').default(4),
   LONG_READ_IDLE_S: positiveInt('LONG_READ_IDLE_S').default(30),
   AUDIT_RETENTION_DAYS: positiveInt('AUDIT_RETENTION_DAYS').default(365),
-  OFFLOAD_THREADS: z
-    .string()
-    .regex(/^\d{1,2}$/, 'OFFLOAD_THREADS must be an integer from 0 to 64')
-    .transform(Number)
-    .refine((n) => n <= 64, 'OFFLOAD_THREADS must be an integer from 0 to 64')
-    .optional(),
-  SHUTDOWN_GRACE_S: z
-    .string()
-    .regex(/^\d{1,4}$/, 'SHUTDOWN_GRACE_S must be an integer from 0 to 3600')
-    .transform(Number)
-    .refine((n) => n <= 3600, 'SHUTDOWN_GRACE_S must be an integer from 0 to 3600')
-    .default(30),
+  OFFLOAD_THREADS: intFrom('OFFLOAD_THREADS', 0, 64).optional(),
+  SHUTDOWN_GRACE_S: intFrom('SHUTDOWN_GRACE_S', 0, 3600).default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   METRICS_ENABLED: z.enum(['true', 'false']).default('true'),
   NAMESPACE: z
