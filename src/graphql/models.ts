@@ -35,15 +35,15 @@ export interface AnalyticsModel {
 /** A search result: the session's row (its fields resolve as Session's do) with the hit beside it. */
 export type SearchResultModel = SessionRow & {
   hit: Pick<SearchHit, 'projectId' | 'sessionId' | 'rank' | 'snippet' | 'matchingExchanges'>;
-  /** The query searched: its matching exchanges' snippets mark its words. */
-  query: string;
+  /** Marks a matching exchange's snippet with the search's terms (one per search, shared by its results). */
+  snippetOf: (content: string) => string;
 };
 
-/** A matching fragment and the query that found it (its snippet is marked only when asked for). */
+/** A matching fragment and how to mark its snippet (only when asked for). */
 export type MatchingExchangeModel = Omit<SearchHit['matchingExchanges'][number], 'start' | 'exchange'> & {
   start: number | null;
   exchange: number | null;
-  query: string;
+  snippetOf: (content: string) => string;
 };
 
 export interface SearchSessionsModel {

@@ -142,9 +142,11 @@ function sameIds(a: readonly string[], b: readonly string[]): boolean {
 const EXCHANGE_SNIPPET_MAX = 160;
 
 /**
- * A matching exchange's snippet: its text around its best match, HTML-escaped, the query's words
- * (their other forms and typos included) in <mark>…</mark>, as the result's snippet is marked.
+ * Makes matching exchanges' snippets for one query (its terms worked out once): an exchange's text
+ * around its best match, HTML-escaped, the query's words (their other forms and typos included) in
+ * <mark>…</mark>, as the result's snippet is marked.
  */
-export function exchangeSnippet(query: string, content: string): string {
-  return buildSnippet(snippetSource(content, matchRanges(content, termsOfPlan(planQuery(query)))), EXCHANGE_SNIPPET_MAX);
+export function exchangeSnippets(query: string): (content: string) => string {
+  const terms = termsOfPlan(planQuery(query));
+  return (content) => buildSnippet(snippetSource(content, matchRanges(content, terms)), EXCHANGE_SNIPPET_MAX);
 }

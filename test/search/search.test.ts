@@ -9,7 +9,7 @@ import { createNodeHttpClient } from '../../src/search/engine/http-client';
 import { recentUidOf, settingsDiff } from '../../src/search/engine/index-settings';
 import { enqueueIndexWork } from '../../src/data/outbox';
 import { inTransaction } from '../../src/data/transaction';
-import { exchangeSnippet, searchSessions } from '../../src/services/search';
+import { exchangeSnippets, searchSessions } from '../../src/services/search';
 import type { Ctx } from '../../src/services/context';
 import { replicaCaughtUp } from '../support/replica-sync';
 import { newSessionId, startSearchHarness, type SearchHarness } from '../support/meili-harness';
@@ -190,13 +190,13 @@ describe('word forms and identifiers', () => {
     // "# Import day" opens exchange 1: step n is exchange n.
     expect(large.matchingExchanges.map((m) => m.exchange)).toEqual([31]);
     // The exchange's own snippet (GraphQL's MatchingExchange.snippet) marks the form it holds, at most 160 characters.
-    const snippet = exchangeSnippet('retry', large.matchingExchanges[0].content);
+    const snippet = exchangeSnippets('retry')(large.matchingExchanges[0].content);
     expect(snippet).toContain('<mark>retried</mark>');
     expect([...unescape(snippet)].length).toBeLessThanOrEqual(160);
     const [whole] = (await h.find(carol, 'retried', { projectIds: ['forms'] })).results.filter((r) => r.sessionId === s.retrying);
-    expect(exchangeSnippet('retried', whole.matchingExchanges[0].content)).toContain('<mark>retrying</mark>');
+    expect(exchangeSnippets('retried')(whole.matchingExchanges[0].content)).toContain('<mark>retrying</mark>');
     // A typo marks as the engine matched it.
-    expect(exchangeSnippet('retryng', whole.matchingExchanges[0].content)).toContain('<mark>retrying</mark>');
+    expect(exchangeSnippets('retryng')(whole.matchingExchanges[0].content)).toContain('<mark>retrying</mark>');
   });
 
   test('a camelCase identifier is found by its parts and whole; paths by their parts', async () => {
@@ -365,7 +365,7 @@ describe('markup in transcripts', () => {
     expect(hit.sessionId).toBe(small);
     expect(hit.snippet).toContain('&lt;b&gt;<mark>quokkaword</mark>&lt;/b&gt; handler, ‹guillemet› and a -&gt; b.');
     expect(hit.matchingExchanges.map((e) => e.content)).toEqual([expect.stringContaining('The <b>quokkaword</b> handler, ‹guillemet› and a -> b.')]);
-    expect(exchangeSnippet('quokkaword', hit.matchingExchanges[0].content)).toContain(
+    expect(exchangeSnippets('quokkaword')(hit.matchingExchanges[0].content)).toContain(
       '&lt;b&gt;<mark>quokkaword</mark>&lt;/b&gt; handler, ‹guillemet› and a -&gt; b.',
     );
     // A phrase with its tags, the name's tag word, and a word glued to a tag in a large session.

@@ -1,7 +1,7 @@
 /** Query: map the arguments, call one service function, prime the loaders with what it read. */
 import { PAGES } from '../../domain/pages';
 import * as keys from '../../services/keys';
-import { searchSessions } from '../../services/search';
+import { exchangeSnippets, searchSessions } from '../../services/search';
 import * as projects from '../../services/projects';
 import * as sessionLists from '../../services/session-lists';
 import * as shares from '../../services/shares';
@@ -54,7 +54,8 @@ export const Query: ResolversOf<'Query'> = {
     const countTotal = selects(info, ['total']);
     const found = await searchSessions(gql.ctx, { query, filters, limit: limit ?? undefined, offset: offset ?? undefined, matchingExchanges, countTotal });
     // The re-check read the rows: they answer the results' fields and later `session` lookups.
-    const results: SearchResultModel[] = found.results.map(({ session, ...hit }) => ({ ...session, hit, query }));
+    const snippetOf = exchangeSnippets(query);
+    const results: SearchResultModel[] = found.results.map(({ session, ...hit }) => ({ ...session, hit, snippetOf }));
     primeSessions(
       gql,
       found.results.map((r) => r.session),

@@ -3,7 +3,6 @@ import { sessionNotFound } from '../../errors';
 import type { ResolversOf } from './complete';
 import { sessionFields as present } from '../../services/presenters/session';
 import { sessionFields } from './session-fields';
-import { exchangeSnippet } from '../../services/search';
 
 export const SearchResult: ResolversOf<'SearchResult'> = {
   ...sessionFields,
@@ -12,7 +11,7 @@ export const SearchResult: ResolversOf<'SearchResult'> = {
   rank: (r) => r.hit.rank,
   snippet: (r) => r.hit.snippet,
   matchingExchanges: (r, { limit }) =>
-    r.hit.matchingExchanges.slice(0, limit ?? undefined).map((m) => ({ ...m, start: m.start ?? null, exchange: m.exchange ?? null, query: r.query })),
+    r.hit.matchingExchanges.slice(0, limit ?? undefined).map((m) => ({ ...m, start: m.start ?? null, exchange: m.exchange ?? null, snippetOf: r.snippetOf })),
   async session(r, _a, { loaders }) {
     const row = await loaders.session.load({ projectId: r.projectId, sessionId: r.id });
     if (!row) throw sessionNotFound(r.id, r.projectId);
@@ -22,5 +21,5 @@ export const SearchResult: ResolversOf<'SearchResult'> = {
 
 /** MatchingExchange: its snippet marked only when asked for (~0.1 ms each; a session lists up to 20). */
 export const MatchingExchange: ResolversOf<'MatchingExchange'> = {
-  snippet: (m) => exchangeSnippet(m.query, m.content),
+  snippet: (m) => m.snippetOf(m.content),
 };
