@@ -572,7 +572,11 @@ test('search pages: the first asks for the total, "More results" pages keep it a
   const r = await app.request('POST', '/api/v1/projects', { token, body: { id: 'many', name: 'Many' } });
   expect(r.status).toBe(201);
   for (let i = 0; i < 23; i++) {
-    await put('many', sid(200 + i), { name: `pangolin-${i}.md`, markdown: `# Pangolin ${i}\n\n_**User**_\n\nwhere does the pangolin sleep? (${i})\n` });
+    // Two matching exchanges in fragments of their own (a fragment holds ~1,500 characters), far
+    // enough apart that the result's snippet holds one of them at most.
+    const answer = 'The keeper checked the enclosure twice and wrote down what she saw in the log book. '.repeat(20);
+    const markdown = `# Pangolin ${i}\n\n_**User**_\n\nwhere does the pangolin sleep? (${i})\n\n---\n\n_**Agent (claude-sonnet)**_\n\n${answer}\n\n---\n\n_**User**_\n\ndoes a pangolin sleep in trees?\n`;
+    await put('many', sid(200 + i), { name: `pangolin-${i}.md`, markdown });
   }
   await untilSearchable({ pangolin: 23 });
   const other = await newRecordedPage(browser, app.url);
@@ -592,12 +596,14 @@ test('search pages: the first asks for the total, "More results" pages keep it a
     const results = p.getByRole('list', { name: 'Search results' }).getByRole('heading', { level: 2 });
     await p.getByRole('status').filter({ hasText: '23 sessions match.' }).waitFor();
     expect(await results.count()).toBe(20);
-    // A matching exchange's excerpt marks what the search matched: `sleep` for `sleeping`.
-    const marks = await p
-      .getByRole('list', { name: /^Matching exchanges in pangolin-/ })
-      .first()
-      .locator('mark')
-      .allInnerTexts();
+    // A matching exchange's excerpt marks what the search matched: `sleep` for `sleeping`. An
+    // excerpt that repeats the result's snippet is left out, its link kept.
+    const exchanges = p.getByRole('list', { name: /^Matching exchanges in pangolin-/ }).first();
+    expect(await exchanges.getByRole('link').allInnerTexts()).toEqual(expect.arrayContaining(['Exchange 1', 'Exchange 2']));
+    const items = await exchanges.getByRole('listitem').allInnerTexts();
+    expect(items.filter((t) => /^Exchange \d+$/.test(t.trim()))).toHaveLength(1);
+    expect(items.filter((t) => /^Exchange \d+: .*pangolin sleep/.test(t.trim()))).toHaveLength(1);
+    const marks = await exchanges.locator('mark').allInnerTexts();
     expect(new Set(marks.map((m) => m.toLowerCase()))).toEqual(new Set(['pangolin', 'sleep']));
     await p.getByRole('button', { name: 'More results' }).click();
     await p.waitForFunction(() => (globalThis as any).document.querySelectorAll('ol[aria-label="Search results"] h2').length === 23);

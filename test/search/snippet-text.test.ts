@@ -1,4 +1,4 @@
-import { snippetSegments, type SnippetSegment } from '../../web/src/snippet';
+import { repeats, snippetSegments, type SnippetSegment } from '../../web/src/snippet';
 
 /*
  * Search snippets read as text (web/src/snippet.ts): the server's fragment of markdown, escaped,
@@ -39,4 +39,17 @@ test('a table separator row and a cut emphasis leave nothing behind; unbalanced 
   expect(text(s)).toBe('| a | b | | one | two | User');
   expect(marked(snippetSegments('<mark>open'))).toEqual(['open']);
   expect(text(snippetSegments('</mark>stray'))).toBe('stray');
+});
+
+test("an exchange's excerpt that mostly repeats the result's snippet counts as repeated; another one does not", () => {
+  const shown = '…_**User**_\n\nHow do we <mark>retry</mark> the payment webhook when Stripe times out after thirty seconds?…';
+  // The same words, marked and cut elsewhere, with markdown syntax of their own.
+  expect(repeats(shown, 'we **<mark>retry</mark>** the payment webhook when Stripe times out after…')).toBe(true);
+  expect(repeats(shown, '…the payment webhook when Stripe times out after thirty seconds? Yes, twice.')).toBe(true);
+  // Overlapping, but with more that is new than repeated.
+  expect(repeats(shown, '…the payment webhook when Stripe times out. Then the queue drained and we moved on to the next thing entirely…')).toBe(false);
+  // Another part of the session: a few shared words are not a repeat.
+  expect(repeats(shown, 'The worker keeps a <mark>retry</mark> budget per tenant and gives up after five attempts with backoff.')).toBe(false);
+  expect(repeats(shown, 'the payment webhook: a different fix in the billing service, with its own tests and a migration for the ledger')).toBe(false);
+  expect(repeats('', 'anything at all here')).toBe(false);
 });

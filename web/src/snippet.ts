@@ -122,3 +122,33 @@ export function snippetSegments(html: string): SnippetSegment[] {
   if (cutAfter) kept.push({ text: '…', mark: false, code: false });
   return kept;
 }
+
+/** A snippet's words as read (syntax, marks and cuts off), lower-cased. */
+function wordsOf(html: string): string[] {
+  const text = snippetSegments(html)
+    .map((s) => s.text)
+    .join('');
+  return text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+}
+
+/** Runs of this many words an excerpt shares with the snippet above it count as repeated. */
+const SHARED_RUN = 4;
+
+/**
+ * Whether `excerpt` mostly repeats `shown` (both snippets as the server sends them): at least
+ * half of the excerpt's words stand in runs of SHARED_RUN words or more that `shown` also holds.
+ * A short session's one matching exchange is often the very text of the result's snippet; the
+ * page then shows the exchange's link without its excerpt.
+ */
+export function repeats(shown: string, excerpt: string): boolean {
+  const seen = wordsOf(shown);
+  const words = wordsOf(excerpt);
+  if (words.length === 0) return true;
+  const runs = new Set<string>();
+  for (let i = 0; i + SHARED_RUN <= seen.length; i++) runs.add(seen.slice(i, i + SHARED_RUN).join(' '));
+  const covered = new Array<boolean>(words.length).fill(false);
+  for (let i = 0; i + SHARED_RUN <= words.length; i++) {
+    if (runs.has(words.slice(i, i + SHARED_RUN).join(' '))) covered.fill(true, i, i + SHARED_RUN);
+  }
+  return covered.filter(Boolean).length * 2 >= words.length;
+}

@@ -5,7 +5,7 @@ import { graphql } from '../gql';
 import type { SearchSessionsQuery } from '../gql/graphql';
 import { filtersFromParams, FilterForm, readerHref, size } from './filters';
 import { errorText, when } from './ui';
-import { snippetSegments, type SnippetSegment } from '../snippet';
+import { repeats, snippetSegments, type SnippetSegment } from '../snippet';
 
 /*
  * Search as you type: the query and the filters live in the URL (`/search?q=…`
@@ -13,7 +13,8 @@ import { snippetSegments, type SnippetSegment } from '../snippet';
  * for a pause, then asks `searchSessions`; a newer request aborts the older one and a response
  * that is no longer the latest is dropped. Snippets are HTML-escaped by the server with matches in
  * <mark>…</mark>: ../snippet.ts turns them into plain text with the matches and code marked, and
- * the page renders those as text nodes (never innerHTML). Arrow keys
+ * the page renders those as text nodes (never innerHTML); an exchange's excerpt that mostly
+ * repeats the result's snippet is left out (its link stays). Arrow keys
  * move between the results (from the search box too), Enter opens the focused one. Only the first
  * page asks for `total` (counting every match is a search's largest cost in a large archive);
  * "More results" pages keep the count the first one gave.
@@ -241,7 +242,11 @@ export function SearchPage() {
                         ) : (
                           <span className="muted">Part {m.orderNumber}</span>
                         )}
-                        : <Snippet html={m.snippet} />
+                        {!(r.snippet && repeats(r.snippet, m.snippet)) && (
+                          <>
+                            : <Snippet html={m.snippet} />
+                          </>
+                        )}
                       </li>
                     ))}
                   </ul>
