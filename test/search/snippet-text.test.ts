@@ -53,3 +53,21 @@ test("an exchange's excerpt that mostly repeats the result's snippet counts as r
   expect(repeats(shown, 'the payment webhook: a different fix in the billing service, with its own tests and a migration for the ledger')).toBe(false);
   expect(repeats('', 'anything at all here')).toBe(false);
 });
+
+test('a snippet cut inside fenced code: its closing fence closes, the turn after it stays prose', () => {
+  // Cut inside a bare fence (the user pasted a warning), the transcript's next turn after it.
+  const inCode = snippetSegments(
+    '…listeners added to [Socket]. Use emitter.setMaxListeners() to increase <mark>limit</mark>\n```\n\n---\n\n_**Agent (model claude-sonnet-4-5)**_\n\nTook two heap snapshots with `--inspect` and…',
+  );
+  expect(code(inCode)).toEqual(['listeners added to [Socket]. Use emitter.setMaxListeners() to increase ', 'limit', '--inspect']);
+  expect(text(inCode)).toBe(
+    '…listeners added to [Socket]. Use emitter.setMaxListeners() to increase limit Agent (model claude-sonnet-4-5) Took two heap snapshots with --inspect and…',
+  );
+  // Nothing cut at the end and an odd number of fences: the excerpt began in code.
+  expect(code(snippetSegments('…const <mark>limit</mark> = 5;\n```\nThat is all.'))).toEqual(['const ', 'limit', ' = 5;']);
+  // A fence with an info string opens; a turn before the first fence means it opens.
+  expect(code(snippetSegments('…we <mark>limit</mark> it:\n```ts\nconst x = 1;\n```\nDone…'))).toEqual(['const x = 1;']);
+  expect(code(snippetSegments('…_**User**_\n\nWhy the <mark>limit</mark>?\n```\nError: too many\n```\nok…'))).toEqual(['Error: too many']);
+  // Not cut at the start: read from the top, as ever.
+  expect(code(snippetSegments('Why the <mark>limit</mark>?\n```\nError: too many'))).toEqual(['Error: too many']);
+});

@@ -66,13 +66,37 @@ function proseLine(line: string): string {
     .join('');
 }
 
+const FENCE_RE = /^\s*(`{3,}|~{3,})/;
+/** A fence with an info string (```ts): only an opening fence has one. */
+const OPENING_FENCE_RE = /^\s*(`{3,}|~{3,})\s*[^\s`~]/;
+/** A transcript's own lines between turns (a rule, `_**User**_`, `_**Agent …**_`): prose, never code. */
+const TURN_RE = /^\s*(-{3,}\s*$|_\*\*(User|Agent|Assistant)\b)/;
+
+/**
+ * Whether an excerpt cut at its start begins inside fenced code. The server cuts wherever the
+ * match is, so a snippet may start in a code block and show only its closing fence: read from
+ * the top, that fence would open a block and turn the prose after it into code. What tells: a
+ * first fence with an info string opens; a transcript's turn line is prose, so one before the
+ * first fence means that fence opens and one after it (before the next) means it closes; else,
+ * with nothing cut at the end, the fences must close, so an odd number of them means the excerpt
+ * began in code. With no sign either way it begins in prose.
+ */
+function startsInCode(lines: string[], cutAfter: boolean): boolean {
+  const bare = lines.map((l) => l.replace(MARKERS, ''));
+  const fences = bare.flatMap((l, i) => (FENCE_RE.test(l) ? [i] : []));
+  if (fences.length === 0 || OPENING_FENCE_RE.test(bare[fences[0]])) return false;
+  if (bare.slice(0, fences[0]).some((l) => TURN_RE.test(l))) return false;
+  if (bare.slice(fences[0] + 1, fences[1] ?? bare.length).some((l) => TURN_RE.test(l))) return true;
+  return !cutAfter && fences.length % 2 === 1;
+}
+
 /** The snippet's markdown with the match markers → text with code and match markers. */
-function toText(marked: string): string {
+function toText(marked: string, cutBefore: boolean, cutAfter: boolean): string {
   const lines = marked.replace(/<!--[\s\S]*?(-->|$)/g, ' ').split('\n');
-  let fenced = false;
+  let fenced = cutBefore && startsInCode(lines, cutAfter);
   return lines
     .map((line) => {
-      if (/^\s*(`{3,}|~{3,})/.test(line.replace(MARKERS, ''))) {
+      if (FENCE_RE.test(line.replace(MARKERS, ''))) {
         fenced = !fenced;
         return line.replace(/[^\uE000\uE001]/g, '');
       }
@@ -98,7 +122,7 @@ export function snippetSegments(html: string): SnippetSegment[] {
   const segments: SnippetSegment[] = [];
   let mark = false;
   let code = false;
-  for (const piece of toText(marked).split(/([\uE000-\uE003])/)) {
+  for (const piece of toText(marked, cutBefore, cutAfter).split(/([\uE000-\uE003])/)) {
     if (piece === MARK_ON || piece === MARK_OFF) mark = piece === MARK_ON;
     else if (piece === CODE_ON || piece === CODE_OFF) code = piece === CODE_ON;
     else {
