@@ -7,7 +7,7 @@ import { operatorCtx } from '../../src/services/context';
 /**
  * The console's Audit log page, in real Chromium against the real service: an administrator sees
  * the entries newest first, filters them, pages to older ones, and gets the export link for the
- * same filters; a member is told they may not read it. axe-core clean; no page error.
+ * same filters; a member is told they may not read it (and shown nothing else). axe-core clean; no page error.
  */
 
 const PASSWORD = 'a long enough passphrase';
@@ -113,6 +113,10 @@ test('a member who administers no team has no Audit log link, and is told the lo
   await page.getByRole('heading', { name: 'Audit log', level: 1 }).waitFor();
   await page.getByRole('alert').filter({ hasText: 'audit log' }).waitFor();
   expect(await page.locator('tbody tr').count()).toBe(0);
+  // Only why: no filters to fill, no export link, no "No entries." as if the log were empty.
+  expect(await page.getByRole('button', { name: 'Apply filters' }).count()).toBe(0);
+  expect(await page.getByRole('link', { name: /Export these entries/ }).count()).toBe(0);
+  expect(await page.getByText('No entries.').count()).toBe(0);
   expect(await seriousAxeViolations(page)).toEqual([]);
 });
 

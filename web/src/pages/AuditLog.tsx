@@ -43,12 +43,15 @@ export function AuditLogPage() {
   const [entries, setEntries] = useState<Entry[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // Refused (neither an administrator nor a team admin): no filters, no list, only why.
+  const [refused, setRefused] = useState(false);
 
   const load = useCallback(async (f: Filters, after: string | null) => {
     setError(null);
     const r = await rest.get('/audit', { query: { ...f, ...(after ? { cursor: after } : {}) } });
     if (!r.ok || !r.data) {
       setError(r.error ?? 'The audit log could not be read');
+      setRefused(r.status === 403);
       if (!after) setEntries([]);
       return;
     }
@@ -68,13 +71,26 @@ export function AuditLogPage() {
     void load(f, null);
   };
 
-  return (
+  const intro = (
     <>
       <h1>Audit log</h1>
       <p>
         Sign-ins, keys, accounts, teams, projects, share links, exports and imports: who did what, from which network. Administrators see every entry, team
         admins their teams’.
       </p>
+    </>
+  );
+  if (refused) {
+    return (
+      <>
+        {intro}
+        <FormError error={error} />
+      </>
+    );
+  }
+  return (
+    <>
+      {intro}
       <section className="card" aria-labelledby="audit-filters-title">
         <h2 id="audit-filters-title">Filters</h2>
         <form className="filter-grid" onSubmit={apply}>
