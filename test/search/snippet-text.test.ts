@@ -71,3 +71,13 @@ test('a snippet cut inside fenced code: its closing fence closes, the turn after
   // Not cut at the start: read from the top, as ever.
   expect(code(snippetSegments('Why the <mark>limit</mark>?\n```\nError: too many'))).toEqual(['Error: too many']);
 });
+
+test('a snippet cut inside a code span: the span is code up to its closing backtick, and one cut at the end is code too', () => {
+  const s = snippetSegments('…describe` says `Last State: Terminated, Exit Code: 137`. <mark>Memory</mark> limit is 1Gi.');
+  expect(code(s)).toEqual(['describe', 'Last State: Terminated, Exit Code: 137']);
+  expect(text(s)).toBe('…describe says Last State: Terminated, Exit Code: 137. Memory limit is 1Gi.');
+  expect(code(snippetSegments('The <mark>limit</mark> is set by `max_body_si…'))).toEqual(['max_body_si']);
+  // Even counts, or no cut: as ever.
+  expect(code(snippetSegments('…run `npm ci` for the <mark>limit</mark>…'))).toEqual(['npm ci']);
+  expect(code(snippetSegments('a lone ` backtick and the <mark>limit</mark>'))).toEqual([]);
+});

@@ -95,15 +95,23 @@ function toText(marked: string, cutBefore: boolean, cutAfter: boolean): string {
   const lines = marked.replace(/<!--[\s\S]*?(-->|$)/g, ' ').split('\n');
   let fenced = cutBefore && startsInCode(lines, cutAfter);
   return lines
-    .map((line) => {
+    .map((line, i) => {
       if (FENCE_RE.test(line.replace(MARKERS, ''))) {
         fenced = !fenced;
         return line.replace(/[^\uE000\uE001]/g, '');
       }
-      return fenced ? CODE_ON + line + CODE_OFF : proseLine(line);
+      if (fenced) return CODE_ON + line + CODE_OFF;
+      // A code span the cut went through: its other backtick is outside the excerpt.
+      let prose = line;
+      if (i === 0 && cutBefore && oddTicks(prose)) prose = `\`${prose}`;
+      if (i === lines.length - 1 && cutAfter && oddTicks(prose)) prose = `${prose}\``;
+      return proseLine(prose);
     })
     .join('\n');
 }
+
+/** Whether a line has an odd number of lone backticks (one of its code spans is cut). */
+const oddTicks = (line: string) => (line.replace(MARKERS, '').match(/(?<!`)`(?!`)/g)?.length ?? 0) % 2 === 1;
 
 /** A snippet (escaped text with <mark>…</mark>) → segments of plain text, marked or not, code or not. */
 export function snippetSegments(html: string): SnippetSegment[] {
