@@ -5,6 +5,9 @@
  * JSON (its markdown inside) and with the session-data type; raw data through GET …/raw, which
  * some sources do not serve (reported, the session is copied without it). Runs again resume: a
  * session already here with the source's `updatedAt` and markdown size is not fetched again.
+ * Sessions are copied `concurrency` at a time (default 4): against a remote source each one waits
+ * on two or three round trips, which a one-at-a-time copy would pay in turn. What it prints stays
+ * in the source's order.
  */
 import type { Config } from '../config';
 import type { DbHandles } from '../db/client';
@@ -21,6 +24,8 @@ import { ensureImportedProject } from '../services/imports';
 import type { ProgressSink } from './archive';
 
 const SESSION_DATA_TYPE = 'application/vnd.specstory.session-data+json';
+/** Sessions copied at once unless `--concurrency` says otherwise. */
+export const IMPORT_REMOTE_CONCURRENCY = 4;
 const ICONS_DEFAULT = { icon: 'Code2', color: 'blue' };
 
 /**
@@ -155,7 +160,7 @@ function sessionJsonOf(s: RemoteSession, detail: RemoteSession): SessionJson {
 export async function importRemoteFromCli(
   config: Config,
   db: DbHandles,
-  args: { userId: string; from: string; token: string; projectIds: string[] },
+  args: { userId: string; from: string; token: string; projectIds: string[]; concurrency?: number },
   out: (line: string) => void,
   progress: ProgressSink,
 ): Promise<number> {
@@ -164,6 +169,7 @@ export async function importRemoteFromCli(
   const deps: Deps = { config, db, logger, offload, search: undefined as never };
   const ctx: Ctx = { deps, user: { id: args.userId, keyId: null }, log: logger };
   const client = remoteClient(args.from, args.token, out);
+  const concurrency = args.concurrency ?? IMPORT_REMOTE_CONCURRENCY;
   const notCopied: string[] = [];
   const warnings: string[] = [];
   const counts = { projects: 0, copied: 0, unchanged: 0 };
@@ -204,7 +210,9 @@ export async function importRemoteFromCli(
         continue;
       }
       if (state === 'created') counts.projects++;
-      for (const s of sessions) {
+      // Each session's lines, printed in the source's order once the project is done.
+      const said = sessions.map(() => ({ warnings: [] as string[], notCopied: [] as string[] }));
+      const copyOne = async (s: RemoteSession, mine: (typeof said)[number]) => {
         const size = (s.markdownSize ?? 0) + (s.rawDataSize ?? 0) + (s.sessionDataSize ?? 0);
         const where = `${p.id}/${JSON.stringify(s.id)}`;
         try {
@@ -218,12 +226,12 @@ export async function importRemoteFromCli(
             here.sessionDataSize >= (s.sessionDataSize ?? 0)
           ) {
             counts.unchanged++;
-            continue;
+            return;
           }
           if (here && Number.isFinite(srcUpdated) && here.updatedAt.getTime() > srcUpdated) {
-            warnings.push(`${where}: changed here since (newer than the source): kept`);
+            mine.warnings.push(`${where}: changed here since (newer than the source): kept`);
             counts.unchanged++;
-            continue;
+            return;
           }
           const path = `/projects/${encodeURIComponent(p.id)}/sessions/${encodeURIComponent(s.id)}`;
           const detail = await client.json<{ session: RemoteSession & { markdownContent?: string } }>(path);
@@ -232,7 +240,7 @@ export async function importRemoteFromCli(
           let raw: Buffer = Buffer.alloc(0);
           if ((s.rawDataSize ?? detail.session.rawDataSize ?? 0) > 0) {
             raw = await client.bytes(`${path}/raw`, 'application/octet-stream').catch((err: RemoteError) => {
-              warnings.push(`${where}: raw data not copied (the source does not serve it: ${err.message})`);
+              mine.warnings.push(`${where}: raw data not copied (the source does not serve it: ${err.message})`);
               whole = false;
               return Buffer.alloc(0);
             });
@@ -240,7 +248,7 @@ export async function importRemoteFromCli(
           let sessionData: Buffer | null = null;
           if ((s.sessionDataSize ?? detail.session.sessionDataSize ?? 0) > 0) {
             sessionData = await client.bytes(path, SESSION_DATA_TYPE).catch((err: RemoteError) => {
-              warnings.push(`${where}: session data not copied (${err.message})`);
+              mine.warnings.push(`${where}: session data not copied (${err.message})`);
               whole = false;
               return null;
             });
@@ -250,12 +258,24 @@ export async function importRemoteFromCli(
           await writeImportedSession(ctx, { projectId: p.id, sessionId: s.id.toLowerCase(), json, prepared, onConflict: 'overwrite', keepEtag: whole });
           counts.copied++;
         } catch (err) {
-          notCopied.push(`${where}: ${(err as Error).message}`);
+          mine.notCopied.push(`${where}: ${(err as Error).message}`);
         } finally {
           done++;
           bytes += size;
           tick();
         }
+      };
+      let next = 0;
+      const copier = async () => {
+        while (next < sessions.length) {
+          const i = next++;
+          await copyOne(sessions[i], said[i]);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(concurrency, sessions.length) }, copier));
+      for (const x of said) {
+        warnings.push(...x.warnings);
+        notCopied.push(...x.notCopied);
       }
     }
   } finally {

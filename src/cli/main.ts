@@ -39,7 +39,10 @@ const COMMANDS: Array<[command: string, note?: string]> = [
   ['redact rescan [--dry-run]'],
   ['export --email E [--team ID] [--project ID]... --out FILE'],
   ['import FILE --email E [--team ID] [--on-conflict skip|overwrite|newer]', 'exits 1 when entries were reported'],
-  ['import-remote --from URL --token T --email E [--project ID]...', 'exits 1 when something could not be copied'],
+  [
+    'import-remote --from URL --token T --email E [--project ID]... [--concurrency N]',
+    'N sessions at once (1-16, default 4); exits 1 when something could not be copied',
+  ],
   ['teams create --name N --admin-email E', 'prints the team id'],
   ['teams add-member --team ID --email E --role admin|member|viewer'],
   ['teams list', 'one team per line, id first'],
@@ -131,7 +134,7 @@ async function runArchive(command: 'export' | 'import' | 'import-remote', argv: 
   const allowed = {
     export: ['email', 'team', 'project', 'out'],
     import: ['email', 'team', 'on-conflict'],
-    'import-remote': ['from', 'token', 'email', 'project'],
+    'import-remote': ['from', 'token', 'email', 'project', 'concurrency'],
   }[command];
   const { flags, projects, positional } = parseArchiveArgs(argv, allowed);
   const email = need(flags, 'email');
@@ -144,6 +147,9 @@ async function runArchive(command: 'export' | 'import' | 'import-remote', argv: 
       throw new UsageError('--on-conflict must be one of: skip, overwrite, newer');
     }
   }
+  const concurrency = flags.concurrency === undefined ? undefined : Number(flags.concurrency);
+  if (concurrency !== undefined && !(/^\d{1,2}$/.test(flags.concurrency) && concurrency >= 1 && concurrency <= 16))
+    throw new UsageError('--concurrency must be an integer from 1 to 16');
   const config = loadConfig();
   await migrate(config.databaseUrl);
   const db = createDb(config.databaseUrl);
@@ -167,7 +173,7 @@ async function runArchive(command: 'export' | 'import' | 'import-remote', argv: 
       const failed = await importRemoteFromCli(
         config,
         db,
-        { userId: user.id, from: need(flags, 'from'), token: need(flags, 'token'), projectIds: projects },
+        { userId: user.id, from: need(flags, 'from'), token: need(flags, 'token'), projectIds: projects, concurrency },
         out,
         progress,
       );

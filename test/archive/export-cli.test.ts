@@ -1,11 +1,13 @@
 /**
  * The admin CLI's export, import and import-remote (docs/export-import.md): the same archive as GET /export, a non-zero exit when entries were reported, a
  * progress bar in a pseudo-terminal and plain lines otherwise, and a copy between two running
- * instances that resumes (a second run copies nothing).
+ * instances that resumes (a second run copies nothing), several sessions at a time from a source
+ * that is slow to answer, its lines still in the source's order.
  */
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { createUser } from '../../src/services/users';
@@ -145,6 +147,79 @@ test('import-remote does not overwrite the sessions of a project on legal hold: 
   expect(lifted.stdout).toMatch(/copied 1 session/);
   expect((await copy()).body.data.session.userTitle).toBe('Renamed at the source');
 }, 300_000);
+
+test('import-remote copies --concurrency sessions at a time from a slow source; what it prints keeps the source order', async () => {
+  const projectId = `slow-${crypto.randomUUID().slice(0, 8)}`;
+  const ids: string[] = Array.from({ length: 8 }, () => crypto.randomUUID()).sort();
+  // Sessions 2 and 6 say they have raw data the source does not serve: one line each.
+  const rawless = new Set([ids[2], ids[6]]);
+  const session = (id: string) => ({
+    id,
+    name: `s-${id.slice(0, 8)}`,
+    markdownSize: 9,
+    rawDataSize: rawless.has(id) ? 5 : 0,
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  });
+  let inFlight = 0;
+  let most = 0;
+  const held: Array<() => void> = [];
+  // A session's JSON is answered once `want` of them are asked at the same time, or after 2 s:
+  // a copy one at a time is never seen with more than one in flight.
+  let want = 4;
+  const source = http.createServer((req, res) => {
+    const url = req.url ?? '';
+    const json = (data: unknown) => {
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ success: true, data }));
+    };
+    if (url === '/api/v1/projects') return json({ projects: [{ id: projectId, name: 'Slow' }] });
+    if (url === `/api/v1/projects/${projectId}/sessions`) return json({ sessions: ids.map(session) });
+    const m = url.match(/^\/api\/v1\/projects\/[^/]+\/sessions\/([0-9a-f-]{36})$/);
+    if (m) {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      const answer = () => {
+        inFlight--;
+        json({ session: { ...session(m[1]), markdownContent: '# copied\n' } });
+      };
+      held.push(answer);
+      const release = () => held.splice(0).forEach((f) => f());
+      if (held.length >= want) release();
+      else setTimeout(() => held.includes(answer) && (held.splice(held.indexOf(answer), 1), answer()), 2000);
+      return;
+    }
+    res.statusCode = 404;
+    res.end(JSON.stringify({ success: false, error: 'Not found' }));
+  });
+  await new Promise<void>((r) => source.listen(0, '127.0.0.1', r));
+  try {
+    const from = `http://127.0.0.1:${(source.address() as { port: number }).port}`;
+    const bad = await cli(b, 'import-remote', '--from', from, '--token', 't', '--email', carolEmail, '--concurrency', '0');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--concurrency must be an integer from 1 to 16');
+
+    const r = await cli(b, 'import-remote', '--from', from, '--token', 't', '--email', carolEmail, '--project', projectId, '--concurrency', '4');
+    expect(r.code).toBe(0);
+    expect(most).toBe(4);
+    expect(r.stdout).toContain('copied 8 sessions (0 already here), 1 new project');
+    const notCopied = r.stdout.split('\n').filter((l) => l.startsWith('not copied: '));
+    expect(notCopied).toEqual([ids[2], ids[6]].map((id) => `not copied: ${projectId}/"${id}": raw data not copied (the source does not serve it: 404)`));
+    const copied = await b.deps.db.reads.query<{ id: string }>('SELECT id FROM sessions WHERE projectId = ? ORDER BY id', projectId);
+    expect(copied.map((x) => x.id)).toEqual(ids);
+
+    // One at a time, when asked: never two in flight (each of the two new sessions waits out its 2 s).
+    most = 0;
+    want = 2;
+    ids.push(crypto.randomUUID(), crypto.randomUUID());
+    const serial = await cli(b, 'import-remote', '--from', from, '--token', 't', '--email', carolEmail, '--project', projectId, '--concurrency', '1');
+    expect(serial.code).toBe(0);
+    expect(serial.stdout).toContain('copied 2 sessions (8 already here), 0 new projects');
+    expect(most).toBe(1);
+  } finally {
+    held.splice(0).forEach((f) => f());
+    await new Promise((r) => source.close(r));
+  }
+});
 
 test('import FILE: the summary, and a non-zero exit when entries were reported', async () => {
   const file = path.join(dir, 'ada.tar');
