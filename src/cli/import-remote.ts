@@ -25,7 +25,7 @@ import type { ProgressSink } from './archive';
 
 const SESSION_DATA_TYPE = 'application/vnd.specstory.session-data+json';
 /** Sessions copied at once unless `--concurrency` says otherwise. */
-export const IMPORT_REMOTE_CONCURRENCY = 4;
+const IMPORT_REMOTE_CONCURRENCY = 4;
 const ICONS_DEFAULT = { icon: 'Code2', color: 'blue' };
 
 /**
