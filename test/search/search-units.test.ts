@@ -469,6 +469,23 @@ describe('local highlighting of sessions indexed whole', () => {
     expect(snippet.endsWith('…')).toBe(true);
   });
 
+  test('the snippet window is cut between words: no piece of a word shown or marked at either end', () => {
+    // The best window starts at `needle` (it alone holds all three words); 90 characters before
+    // it, where the excerpt would begin, falls inside the first `listen`.
+    const before = `${'x'.repeat(40)} app.listen(3000) then ${'y'.repeat(73)} `;
+    expect(before.length).toBe(137);
+    const text = `${before}needle and listen ${'w '.repeat(85)} alpha ${'zz '.repeat(100)} tail`;
+    const source = snippetSource(text, matchRanges(text, 'needle listen alpha'));
+    const shown = source.split(MARKERS.crop).join('').split(MARKERS.pre).join('').split(MARKERS.post).join('');
+    expect(shown).toContain('needle');
+    // It begins and ends between words.
+    const at = text.indexOf(shown);
+    expect(at).toBeGreaterThan(0);
+    expect(text[at - 1]).toMatch(/\s/);
+    expect(text[at + shown.length] ?? ' ').toMatch(/\s/);
+    expect(buildSnippet(source)).not.toMatch(/^…<mark>/);
+  });
+
   test('matching fragments are the ones holding a marked word, numbered like the index', () => {
     const part = (i: number, w: string) => `## Exchange ${i}\n\n${'padding text '.repeat(150)} ${w}\n\n`;
     const text = part(1, 'needle') + part(2, 'nothing') + part(3, 'needle');

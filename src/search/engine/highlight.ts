@@ -18,6 +18,8 @@ import type { QueryPlan } from './query-plan';
 /** Characters of markdown kept around the best match before buildSnippet trims to 240. */
 const WINDOW_BEFORE = 90;
 const WINDOW_AFTER = 260;
+/** How far a window's ends move to fall between words. */
+const WORD_SNAP = 24;
 
 const ASCII_RE = /^[\x00-\x7f]*$/;
 /** Lower case without accents; ASCII (most words of a transcript) skips Unicode normalisation. */
@@ -308,6 +310,24 @@ export function snippetSource(text: string, ranges: Array<[number, number]>): st
   const at = ranges.length ? bestWindowStart(text, ranges) : 0;
   let from = Math.max(0, at - WINDOW_BEFORE);
   let to = Math.min(text.length, at + WINDOW_AFTER);
+  // Cut between words when a space is near (never past the window's first match): a cut inside
+  // a word would show, and mark, a piece of it (`isten(3000)` of `listen(3000)`).
+  if (from > 0 && /\S/.test(text[from - 1])) {
+    for (let i = from; i < Math.min(at, from + WORD_SNAP); i++) {
+      if (/\s/.test(text[i])) {
+        from = i + 1;
+        break;
+      }
+    }
+  }
+  if (to < text.length && /\S/.test(text[to])) {
+    for (let i = to; i > Math.max(at, to - WORD_SNAP); i--) {
+      if (/\s/.test(text[i - 1])) {
+        to = i - 1;
+        break;
+      }
+    }
+  }
   // Never cut a surrogate pair.
   if (from > 0 && /[\uDC00-\uDFFF]/.test(text[from])) from--;
   if (to < text.length && /[\uDC00-\uDFFF]/.test(text[to])) to++;
