@@ -23,7 +23,7 @@ import { operatorCtx, type Ctx } from '../../src/services/context';
 import { createProject, moveProject } from '../../src/services/projects';
 import { createTeam } from '../../src/services/teams';
 import { TestEngines } from '../support/meili-engines';
-import { newSessionId, startSearchHarness, type SearchHarness, randomWord } from '../support/meili-harness';
+import { ENGINE_TASK_WAIT, newSessionId, startSearchHarness, type SearchHarness, randomWord } from '../support/meili-harness';
 import { eventually } from '../support/eventually';
 
 jest.setTimeout(120_000);
@@ -204,7 +204,7 @@ async function putMarker(url: string, uid: string, id: string): Promise<void> {
     const task = await new Meilisearch({ host: url, apiKey: set.key, httpClient })
       .index(uid)
       .addDocuments([{ id, userId: 'marker' }])
-      .waitTask();
+      .waitTask(ENGINE_TASK_WAIT);
     expect(task.status).toBe('succeeded');
   } finally {
     httpClient.destroy();

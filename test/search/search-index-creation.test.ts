@@ -8,7 +8,7 @@ import { Meilisearch } from 'meilisearch';
 import { createNodeHttpClient } from '../../src/search/engine/http-client';
 import { ensureIndex } from '../../src/search/engine/index-settings';
 import { testMeiliEnv } from '../support/meili-engine';
-import { randomWord } from '../support/meili-harness';
+import { ENGINE_TASK_WAIT, randomWord } from '../support/meili-harness';
 
 const httpClient = createNodeHttpClient();
 const env = testMeiliEnv();
@@ -18,7 +18,7 @@ const uid = `creation_${randomWord()}`;
 afterAll(async () => {
   await client
     .deleteIndex(uid)
-    .waitTask()
+    .waitTask(ENGINE_TASK_WAIT)
     .catch(() => undefined);
   httpClient.destroy();
 });

@@ -16,7 +16,7 @@ import { createNodeHttpClient } from '../../src/search/engine/http-client';
 import { recentUidOf } from '../../src/search/engine/index-settings';
 import type { Ctx } from '../../src/services/context';
 import { TestEngines } from '../support/meili-engines';
-import { newSessionId, startSearchHarness, type SearchHarness, randomWord } from '../support/meili-harness';
+import { ENGINE_TASK_WAIT, newSessionId, startSearchHarness, type SearchHarness, randomWord } from '../support/meili-harness';
 import { eventually } from '../support/eventually';
 
 jest.setTimeout(240_000);
@@ -92,7 +92,7 @@ async function putMarker(url: string, key: string, uid: string, id: string): Pro
     const task = await new Meilisearch({ host: url, apiKey: key, httpClient })
       .index(uid)
       .addDocuments([{ id, sessionId: id, userId: 'marker' }])
-      .waitTask();
+      .waitTask(ENGINE_TASK_WAIT);
     expect(task.status).toBe('succeeded');
   } finally {
     httpClient.destroy();

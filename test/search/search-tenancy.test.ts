@@ -9,7 +9,7 @@ import { createNodeHttpClient } from '../../src/search/engine/http-client';
 import { recentUidOf } from '../../src/search/engine/index-settings';
 import type { Ctx } from '../../src/services/context';
 import { createTestDatabase } from '../support/db';
-import { newSessionId, startSearchHarness, type SearchHarness, randomWord } from '../support/meili-harness';
+import { ENGINE_TASK_WAIT, newSessionId, startSearchHarness, type SearchHarness, randomWord } from '../support/meili-harness';
 
 const word = () => randomWord();
 const keys = (r: { results: Array<{ projectId: string; sessionId: string }> }) => r.results.map((x) => `${x.projectId}/${x.sessionId}`).sort();
@@ -119,8 +119,8 @@ test('an index of the previous layout (no exact keys) is replaced by one rebuilt
     await old.settle();
     // close() deletes this layout's indexes: as on a server that has only the previous layout's.
     await old.close();
-    await client.createIndex(legacy, { primaryKey: 'id' }).waitTask();
-    await client.createIndex(recentUidOf(legacy), { primaryKey: 'id' }).waitTask();
+    await client.createIndex(legacy, { primaryKey: 'id' }).waitTask(ENGINE_TASK_WAIT);
+    await client.createIndex(recentUidOf(legacy), { primaryKey: 'id' }).waitTask(ENGINE_TASK_WAIT);
 
     next = await startSearchHarness({ db });
     const n = next;

@@ -17,7 +17,7 @@ import { type Outline } from '../../src/domain/document-outline';
 import { sessionDigestOf, type SessionDocument } from '../../src/domain/search-documents';
 import { createNodeHttpClient } from '../../src/search/engine/http-client';
 import type { Ctx } from '../../src/services/context';
-import { newSessionId, startSearchHarness, type SearchHarness } from '../support/meili-harness';
+import { ENGINE_TASK_WAIT, newSessionId, startSearchHarness, type SearchHarness } from '../support/meili-harness';
 
 const MIGRATION = '20261123700000_fragments_exchange_numbers';
 
@@ -78,7 +78,7 @@ test('fragments indexed without exchange numbers get them back from the migratio
   const fragments = results.filter((d) => d.chunk > 0);
   expect(fragments.length).toBeGreaterThan(10);
   const old = fragments.map(({ exchange: _e, exchangeBreaks: _b, ...rest }) => ({ ...rest, hash: `${rest.hash}-before-exchanges` }));
-  const task = await index.addDocuments(old).waitTask();
+  const task = await index.addDocuments(old).waitTask(ENGINE_TASK_WAIT);
   expect(task.status).toBe('succeeded');
   expect(await numbers()).toEqual([null]);
 
@@ -104,7 +104,7 @@ test('documents indexed before `whole` get it from the migration; totals stay ex
   const { results } = await index.getDocuments({ filter: mine, limit: 1000 });
   expect(results.map((d) => d.whole)).toEqual([true, true, true]);
   const old = results.map(({ whole: _w, ...rest }) => ({ ...rest, hash: `${rest.hash}-before-whole` }));
-  expect((await index.addDocuments(old as unknown as SessionDocument[]).waitTask()).status).toBe('succeeded');
+  expect((await index.addDocuments(old as unknown as SessionDocument[]).waitTask(ENGINE_TASK_WAIT)).status).toBe('succeeded');
   expect((await index.getDocuments({ filter: `${mine} AND whole EXISTS`, limit: 1000 })).results).toEqual([]);
   expect((await h.find(bob, 'wholeupgradeword')).total).toBe(3);
 
@@ -138,7 +138,7 @@ test('documents indexed before outlines get them from the migration; matching ex
   const { results } = await index.getDocuments({ filter: mine, limit: 10 });
   expect(results.map((d) => (JSON.parse(d.outline!) as Outline).t.length)).toEqual([12]);
   const old = results.map(({ outline: _o, ...rest }) => ({ ...rest, hash: `${rest.hash}-before-outlines` }));
-  expect((await index.addDocuments(old as unknown as SessionDocument[]).waitTask()).status).toBe('succeeded');
+  expect((await index.addDocuments(old as unknown as SessionDocument[]).waitTask(ENGINE_TASK_WAIT)).status).toBe('succeeded');
   expect((await index.getDocuments({ filter: mine, fields: ['outline'], limit: 10 })).results).toEqual([{}]);
   expect(await exchanges()).toEqual(expected);
 
@@ -177,7 +177,7 @@ test('documents numbered with the header as an exchange of its own are renumbere
     const outline: Outline = { ...o, x: [0, headerEnd, ...o.x.slice(1)], t: ['2026-03-04 09:15:02Z', ...o.t] };
     return { ...d, outline: JSON.stringify(outline), hash: `${d.hash}-before-numbers` };
   });
-  expect((await index.addDocuments(old).waitTask()).status).toBe('succeeded');
+  expect((await index.addDocuments(old).waitTask(ENGINE_TASK_WAIT)).status).toBe('succeeded');
   expect(await exchanges()).toEqual([[4, 'Step 3 with the kestrelword']]);
 
   expect(await migrated('20261128170000_search_exchange_numbers')).toBeGreaterThanOrEqual(1);
@@ -203,7 +203,7 @@ test('documents indexed before word forms get them from the migration; search an
   const { results } = await index.getDocuments({ filter: mine, limit: 10 });
   expect(results.map((d) => d.forms?.split(/[; ]/).includes('qqfbackoff'))).toEqual([true]);
   const old = results.map(({ forms: _f, ...rest }) => ({ ...rest, hash: `${rest.hash}-before-forms` }));
-  expect((await index.addDocuments(old as unknown as SessionDocument[]).waitTask()).status).toBe('succeeded');
+  expect((await index.addDocuments(old as unknown as SessionDocument[]).waitTask(ENGINE_TASK_WAIT)).status).toBe('succeeded');
   expect(await found('retries')).toEqual([id]);
   expect(await found('retrying')).toEqual([]);
 

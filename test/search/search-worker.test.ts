@@ -9,7 +9,7 @@ import { createNodeHttpClient } from '../../src/search/engine/http-client';
 import { recentUidOf } from '../../src/search/engine/index-settings';
 import type { Ctx } from '../../src/services/context';
 import { eventually } from '../support/eventually';
-import { engineUrlOf, newSessionId, startSearchHarness, testWorker, type SearchHarness, randomWord } from '../support/meili-harness';
+import { ENGINE_TASK_WAIT, engineUrlOf, newSessionId, startSearchHarness, testWorker, type SearchHarness, randomWord } from '../support/meili-harness';
 
 /** A random lower-case word, far (in edits) from any other: typo tolerance cannot confuse two. */
 const word = () => randomWord();
@@ -75,7 +75,7 @@ test('reindexAll rebuilds the index from the database, with progress', async () 
       await client
         .index(uid)
         .deleteDocuments({ filter: `sessionDigest = "${sessionDigestOf('rebuild', kept)}"` })
-        .waitTask();
+        .waitTask(ENGINE_TASK_WAIT);
     }
     const strayId = newSessionId();
     await index
@@ -104,7 +104,7 @@ test('reindexAll rebuilds the index from the database, with progress', async () 
           syncedAt: 0,
         },
       ])
-      .waitTask();
+      .waitTask(ENGINE_TASK_WAIT);
   } finally {
     httpClient.destroy();
   }
@@ -156,7 +156,7 @@ async function loseIndexAndRecover(index: (mainUid: string) => string, project: 
   const httpClient = createNodeHttpClient();
   try {
     const client = new Meilisearch({ host: engineUrlOf(first.config, alice.user.id), apiKey: first.config.meiliMasterKey ?? undefined, httpClient });
-    await client.deleteIndex(index(first.search.indexUid)).waitTask();
+    await client.deleteIndex(index(first.search.indexUid)).waitTask(ENGINE_TASK_WAIT);
   } finally {
     httpClient.destroy();
   }
@@ -176,12 +176,12 @@ async function loseIndexAndRecover(index: (mainUid: string) => string, project: 
 
 test('an index lost by the engine (data reset) is recreated and rebuilt from the database', async () => {
   await loseIndexAndRecover((main) => main, 'reset', true);
-}, 60_000);
+}, 120_000);
 
 test('a lost recent index is recreated and refilled with the sessions written lately', async () => {
   // The session is only in the recent index: found again only once that is refilled.
   await loseIndexAndRecover(recentUidOf, 'recent-reset', false);
-}, 60_000);
+}, 120_000);
 
 test('a stream of writes is claimed in growing batches; a write alone in a small one', async () => {
   const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });

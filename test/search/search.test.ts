@@ -12,7 +12,7 @@ import { inTransaction } from '../../src/data/transaction';
 import { exchangeSnippets, searchSessions } from '../../src/services/search';
 import type { Ctx } from '../../src/services/context';
 import { replicaCaughtUp } from '../support/replica-sync';
-import { newSessionId, startSearchHarness, type SearchHarness } from '../support/meili-harness';
+import { ENGINE_TASK_WAIT, newSessionId, startSearchHarness, type SearchHarness } from '../support/meili-harness';
 
 let h: SearchHarness;
 let alice: Ctx;
@@ -572,18 +572,18 @@ describe('totals in the main index', () => {
       const docs = await main.getDocuments({ filter: `userId = "${gina.user.id}"`, limit: 1000 });
       const older = docs.results.filter((d) => d.whole === true).map(({ whole: _, ...d }) => d);
       expect(older).toHaveLength(3);
-      expect((await main.addDocuments(older).waitTask()).status).toBe('succeeded');
+      expect((await main.addDocuments(older).waitTask(ENGINE_TASK_WAIT)).status).toBe('succeeded');
       expect((await main.getDocuments({ filter: `userId = "${gina.user.id}" AND whole EXISTS`, limit: 1000 })).results).toHaveLength(docs.results.length - 3);
       await expectTotals();
 
       // An index whose settings do not have `whole` filterable (applied at start, after a long
       // engine task perhaps, or reverted by an instance of an older version): counted exhaustively.
       const filterable = (await main.getFilterableAttributes()) ?? [];
-      expect((await main.updateFilterableAttributes(filterable.filter((a) => a !== 'whole')).waitTask()).status).toBe('succeeded');
+      expect((await main.updateFilterableAttributes(filterable.filter((a) => a !== 'whole')).waitTask(ENGINE_TASK_WAIT)).status).toBe('succeeded');
       try {
         await expectTotals();
       } finally {
-        expect((await main.updateFilterableAttributes(filterable).waitTask()).status).toBe('succeeded');
+        expect((await main.updateFilterableAttributes(filterable).waitTask(ENGINE_TASK_WAIT)).status).toBe('succeeded');
       }
     } finally {
       httpClient.destroy();

@@ -74,6 +74,9 @@ export interface HarnessOptions {
   standbyGapGraceMs?: number;
 }
 
+/** How long a test waits for an engine task: the engine is shared by every suite and can be busy for seconds under CI's load. */
+export const ENGINE_TASK_WAIT = { timeout: 45_000 };
+
 export const newSessionId = () => crypto.randomUUID();
 
 /** A random word of `length` lower-case letters: no other test's session holds it. */
