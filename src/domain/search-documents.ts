@@ -83,6 +83,12 @@ export interface SessionDocument {
   hasGitBranches: boolean;
   /** sessions.contentDigest when pushed: a hit whose stored session changed since is stale. */
   contentDigest: string;
+  /**
+   * Recent index only: true on the documents of a session that the main index held no copy of
+   * when they were written (a new session). A search leaves only the other sessions the recent
+   * index holds out of the main index (adapter.ts); absent, a main copy may exist.
+   */
+  noMainCopy?: true;
   /** The whole markdown (small session), a fragment of it (chunk > 0), or empty. */
   content: string;
   /** Fragment document: byte offset of the fragment in the markdown. */
@@ -259,11 +265,14 @@ export function termsOf(markdown: string): Partial<Record<(typeof TERM_ATTRIBUTE
  * The documents of one session: its session document (chunk 0), plus one fragment document per
  * non-blank chunk when it is too large to be indexed whole.
  */
-export function toDocuments(row: IndexableSession, markdown: string, syncedAt: number): SessionDocument[] {
+export function toDocuments(row: IndexableSession, markdown: string, syncedAt: number, opts: { noMainCopy?: boolean } = {}): SessionDocument[] {
   const meta = labelsOf(row.metadataJson);
   const whole = fitsWhole(markdown);
   const base = {
     whole,
+    // In the digest below: a document whose flag changed is pushed again. Absent otherwise, so
+    // that every other document's digest is what it was before the flag existed.
+    ...(opts.noMainCopy ? { noMainCopy: true as const } : {}),
     sessionKey: sessionKeyOf(row.projectId, row.id),
     sessionDigest: sessionDigestOf(row.projectId, row.id),
     projectDigest: keyOf(row.projectId),

@@ -91,6 +91,8 @@ interface DocumentsInput {
   batchBytes: number;
   /** The index has an embedder: each document carries an empty `_vectors` entry. */
   vectors?: boolean;
+  /** Recent index: the main one holds no copy of the session (SessionDocument.noMainCopy). */
+  noMainCopy?: boolean;
 }
 
 const asBuffer = (u: Uint8Array): Buffer => (Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength));

@@ -112,11 +112,13 @@ export function documents(input: {
   batchBytes: number;
   /** The index has an embedder: each document carries an empty `_vectors` entry. */
   vectors?: boolean;
+  /** Recent index: the main one holds no copy of the session (SessionDocument.noMainCopy). */
+  noMainCopy?: boolean;
 }): DocumentBatches {
   const row = { ...input.row, createdAt: new Date(input.row.createdAt) };
   const have = new Map(input.have);
   const md = whole(input.markdown);
-  const docs = toDocuments(row, Buffer.from(md.buffer, md.byteOffset, md.byteLength).toString('utf8'), input.syncedAt);
+  const docs = toDocuments(row, Buffer.from(md.buffer, md.byteOffset, md.byteLength).toString('utf8'), input.syncedAt, { noMainCopy: input.noMainCopy });
   const batches: string[] = [];
   let batch: string[] = [];
   let bytes = 0;

@@ -7,6 +7,10 @@ import { documentIdOf, keyOf, sessionDigestOf } from '../../src/domain/search-do
 import { ownedSessionsFilter } from '../../src/search/engine/filter';
 import { createNodeHttpClient } from '../../src/search/engine/http-client';
 import { recentUidOf } from '../../src/search/engine/index-settings';
+import { IndexWriter } from '../../src/search/sync/index-writer';
+import { setupEngines } from '../../src/search/setup';
+import { inlineOffload } from '../../src/offload';
+import { sqlOn } from '../../src/data/sql';
 import type { Ctx } from '../../src/services/context';
 import { eventually } from '../support/eventually';
 import { ENGINE_TASK_WAIT, engineUrlOf, newSessionId, startSearchHarness, testWorker, type SearchHarness, randomWord } from '../support/meili-harness';
@@ -182,6 +186,38 @@ test('a lost recent index is recreated and refilled with the sessions written la
   // The session is only in the recent index: found again only once that is refilled.
   await loseIndexAndRecover(recentUidOf, 'recent-reset', false);
 }, 120_000);
+
+test('a write for the recent index goes on when the main index cannot say whether it has the session: unmarked', async () => {
+  const id = newSessionId();
+  await first.put(alice, 'unmarked', id, { markdown: `# New\n\n${word()}` });
+  await first.settle();
+  const { engines, conns } = setupEngines(first.config, first.logger);
+  const httpClient = createNodeHttpClient();
+  try {
+    const recent = new Meilisearch({ host: engineUrlOf(first.config, alice.user.id), apiKey: first.config.meiliMasterKey ?? undefined, httpClient }).index(
+      recentUidOf(first.search.indexUid),
+    );
+    const mark = async () =>
+      (await recent.getDocuments({ filter: `sessionDigest = "${sessionDigestOf('unmarked', id)}"`, fields: ['noMainCopy'] })).results.map(
+        (d) => d.noMainCopy ?? null,
+      );
+    expect(await mark()).toEqual([true]); // new: the main index had no copy
+    // The same recent index, beside a main index that is not there (lost, being recreated).
+    const writer = new IndexWriter({
+      conn: engines[0].primary.main,
+      recentConn: engines[0].primary.recent,
+      indexUid: `missing_${word()}`,
+      recentUid: recentUidOf(first.search.indexUid),
+      log: first.logger,
+      offload: inlineOffload,
+    });
+    await writer.apply(sqlOn(first.handles.pool), [], [{ userId: alice.user.id, projectId: 'unmarked', sessionId: id }], Date.now());
+    expect(await mark()).toEqual([null]);
+  } finally {
+    httpClient.destroy();
+    conns.forEach((c) => c.close());
+  }
+});
 
 test('a stream of writes is claimed in growing batches; a write alone in a small one', async () => {
   const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });

@@ -739,6 +739,62 @@ describe('the recent index and the main one', () => {
     }
   });
 
+  test('only sessions with a main copy are left out of the main index: new ones are marked so in the recent one', async () => {
+    const gail = await h.user();
+    const [moved, fresh] = [newSessionId(), newSessionId()];
+    await h.put(gail, 'tiers-mark', moved, { markdown: '# Moved\n\nmarkshared markoldword\n' });
+    await h.settle();
+    await h.search.compact();
+    await h.settle();
+    await h.put(gail, 'tiers-mark', fresh, { markdown: '# Fresh\n\nmarkshared\n' });
+    await h.put(gail, 'tiers-mark', moved, { markdown: '# Moved, rewritten\n\nmarkshared\n' });
+    await h.settle();
+
+    const httpClient = createNodeHttpClient();
+    try {
+      const recent = new Meilisearch({ host: h.config.meiliUrl!, apiKey: h.config.meiliMasterKey ?? undefined, httpClient }).index(
+        recentUidOf(h.search.indexUid),
+      );
+      const marks = async () =>
+        Object.fromEntries(
+          (await recent.getDocuments({ filter: `userId = "${gail.user.id}"`, fields: ['sessionId', 'noMainCopy'] })).results.map((d) => [
+            d.sessionId,
+            d.noMainCopy ?? null,
+          ]),
+        );
+      expect(await marks()).toEqual({ [fresh]: true, [moved]: null });
+      const expectAnswers = async () => {
+        const both = await h.find(gail, 'markshared');
+        expect(both.total).toBe(2);
+        expect(new Set(ids(both))).toEqual(new Set([moved, fresh]));
+        // The main index's older copy of `moved` is left out: its old word is found nowhere.
+        expect(await h.find(gail, 'markoldword')).toEqual({ total: 0, results: [] });
+      };
+      await expectAnswers();
+
+      // An index whose settings do not have the mark filterable (applied at start, or reverted by
+      // an instance of an older version): every session held is left out, answers unchanged.
+      const filterable = (await recent.getFilterableAttributes()) ?? [];
+      expect(filterable).toContain('noMainCopy');
+      expect((await recent.updateFilterableAttributes(filterable.filter((a) => a !== 'noMainCopy')).waitTask(ENGINE_TASK_WAIT)).status).toBe('succeeded');
+      try {
+        await expectAnswers();
+      } finally {
+        expect((await recent.updateFilterableAttributes(filterable).waitTask(ENGINE_TASK_WAIT)).status).toBe('succeeded');
+      }
+
+      // Once moved to the main index, a new session's next write is no longer marked.
+      await h.search.compact();
+      await h.settle();
+      await h.put(gail, 'tiers-mark', fresh, { markdown: '# Fresh, rewritten\n\nmarkshared\n' });
+      await h.settle();
+      expect(await marks()).toEqual({ [fresh]: null });
+      await expectAnswers();
+    } finally {
+      httpClient.destroy();
+    }
+  });
+
   test('a compaction of settled sessions leaves one still being written in the recent index', async () => {
     const erin = await h.user();
     const id = newSessionId();

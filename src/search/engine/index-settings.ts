@@ -82,6 +82,8 @@ export const INDEX_SETTINGS = {
     'syncedAt',
     // Whole-indexed sessions are counted without `distinct` (adapter.ts).
     'whole',
+    // Recent index: sessions the main one holds no copy of are not left out of its searches (adapter.ts).
+    'noMainCopy',
   ],
   sortableAttributes: [],
   displayedAttributes: ['*'],

@@ -5,7 +5,6 @@
  * sessions' documents are built on a worker thread (src/offload). The writer waits until the
  * engines applied the work, so that a claim is only released once its work is in the index.
  */
-import type { Index } from 'meilisearch';
 import { markdownChunksOf } from '../../data/content';
 import { indexableSessions } from '../../data/sessions';
 import type { Sql } from '../../data/sql';
@@ -18,6 +17,7 @@ import { sessionKeyOf, TOMBSTONE, tombstoneOf, toDocuments, withoutVector, type 
 import { dimensionsOf } from '../engine/index-settings';
 import { ownedProjectFilter, ownedSessionsFilter } from '../engine/filter';
 import { isEngineUnreachable } from '../engine/http-client';
+import { indexedFragments, withMainCopy } from './indexed-sessions';
 
 export interface SessionRef {
   /** The owner: every filter the worker sends names it, so work never reaches another user's entries. */
@@ -230,19 +230,21 @@ export class IndexWriter {
         const target = (key: string) => (byKey.get(key)?.main ? 'main' : 'recent');
         const refs = slice.map((row) => ({ userId: row.userId, projectId: row.projectId, sessionId: row.id }));
         const keys = refs.map(refKey);
+        const toRecent = refs.filter((r) => target(refKey(r)) === 'recent');
         const indexed = {
-          main: await this.indexedFragments(
+          main: await indexedFragments(
             main,
             refs.filter((r) => target(refKey(r)) === 'main'),
           ),
-          recent: await this.indexedFragments(
-            recent,
-            refs.filter((r) => target(refKey(r)) === 'recent'),
-          ),
+          recent: await indexedFragments(recent, toRecent),
         };
+        // Sessions going to the recent index that the main one has a copy of: only those are
+        // left out of the main index's searches (adapter.ts); the others are marked noMainCopy.
+        const inMain = await withMainCopy(main, toRecent);
         for (const [i, row] of slice.entries()) {
           const key = keys[i];
           const to = target(key);
+          const noMainCopy = to === 'recent' && inMain !== null && !inMain.has(key);
           if (to === 'main') retire.push(refs[i]);
           const force = byKey.get(key)?.force;
           const have = indexed[to].get(key) ?? new Map<string, string>();
@@ -260,12 +262,13 @@ export class IndexWriter {
               force: Boolean(force),
               batchBytes: 1024 * 1024,
               vectors: this.vectors,
+              noMainCopy,
             });
             const [conn, uid, uids] = to === 'main' ? [this.conn, this.indexUid, tasks] : [this.recentConn, this.recentUid, recentTasks];
             for (const batch of built.batches) uids.push(await conn.addDocumentsJson(uid, batch));
             ids = new Set(built.ids);
           } else {
-            const docs = toDocuments(row, markdown.toString('utf8'), syncedAt);
+            const docs = toDocuments(row, markdown.toString('utf8'), syncedAt, { noMainCopy });
             for (const doc of docs) {
               if (!force && have.get(doc.id) === doc.hash) continue;
               batches[to].push(this.vectors ? withoutVector(doc) : doc);
@@ -316,28 +319,6 @@ export class IndexWriter {
       await this.conn.admin().index(this.indexUid).deleteDocuments(ids);
     } catch (err) {
       this.conn.reportFailure(err);
-    }
-  }
-
-  /** id → hash of the fragments the index holds for these sessions. */
-  private async indexedFragments(index: Index<SessionDocument>, refs: SessionRef[]): Promise<Map<string, Map<string, string>>> {
-    const out = new Map<string, Map<string, string>>();
-    if (refs.length === 0) return out;
-    const filter = ownedSessionsFilter(refs);
-    const limit = 10_000;
-    for (let offset = 0; ; offset += limit) {
-      const page = await index.getDocuments<Pick<SessionDocument, 'id' | 'sessionKey' | 'hash'>>({
-        filter,
-        fields: ['id', 'sessionKey', 'hash'],
-        limit,
-        offset,
-      });
-      for (const d of page.results) {
-        const m = out.get(d.sessionKey) ?? new Map<string, string>();
-        m.set(d.id, d.hash);
-        out.set(d.sessionKey, m);
-      }
-      if (page.results.length < limit) return out;
     }
   }
 

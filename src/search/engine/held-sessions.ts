@@ -1,0 +1,56 @@
+/**
+ * What the recent index holds of a user's sessions, for a search (adapter.ts): the main index is
+ * searched without those of them that may have an older copy there.
+ */
+import type { SessionDocument } from '../../domain/search-documents';
+import type { MeiliConnection } from './connection';
+import { meiliString, scopeFilter } from './filter';
+import { hasEngineCode } from './http-client';
+
+/** `filter` (the owner's) without the given sessions, by their exact keys. */
+export const excluding = (filter: string, digests: string[]) => `${filter} AND NOT sessionDigest IN [${digests.map(meiliString).join(', ')}]`;
+
+/** Documents read per request when listing the sessions a user holds in the recent index. */
+const HELD_PAGE = 10_000;
+
+/** What the recent index holds of a user's sessions. */
+interface Held {
+  /** It holds any of them (else it is not searched). */
+  any: boolean;
+  /**
+   * The digests of those that may have an older copy in the main index: the main index is
+   * searched without them. A new session (noMainCopy) is not among them, so that a backlog of
+   * new sessions just uploaded does not make every search read and exclude thousands.
+   */
+  shadowing: string[];
+}
+
+/**
+ * What the recent index holds of these scopes' sessions, read as documents with the owner filter
+ * (a large session has several documents: counted once), every page of them.
+ */
+export async function heldSessions(conn: MeiliConnection, indexUid: string, scopes: readonly string[]): Promise<Held> {
+  const index = conn.searcher().index(indexUid);
+  const owned = scopeFilter(scopes);
+  const read = async (filter: string) => {
+    const digests = new Set<string>();
+    for (let offset = 0; ; offset += HELD_PAGE) {
+      const page = await index.getDocuments<Pick<SessionDocument, 'sessionDigest'>>({ filter, fields: ['sessionDigest'], limit: HELD_PAGE, offset });
+      for (const d of page.results) digests.add(d.sessionDigest);
+      if (page.results.length < HELD_PAGE) return [...digests];
+    }
+  };
+  const any = index.getDocuments({ filter: owned, fields: ['sessionDigest'], limit: 1 }).then((page) => page.results.length > 0);
+  any.catch(() => undefined);
+  let shadowing: string[];
+  try {
+    // Documents without the flag (written before it existed) may have a main copy.
+    shadowing = await read(`(${owned}) AND NOT noMainCopy = true`);
+  } catch (err) {
+    if (!hasEngineCode(err, 'invalid_document_filter')) throw err;
+    // `noMainCopy` is not filterable (yet): the settings are applied at start, after a long
+    // engine task perhaps, or an instance of an older version applied its own. Every one held.
+    shadowing = await read(owned);
+  }
+  return { any: shadowing.length > 0 || (await any), shadowing };
+}
