@@ -6,7 +6,7 @@ import { Meilisearch } from 'meilisearch';
 import { AppError } from '../../src/errors';
 import { sessionDigestOf } from '../../src/domain/search-documents';
 import { createNodeHttpClient } from '../../src/search/engine/http-client';
-import { recentUidOf, settingsDiff } from '../../src/search/engine/index-settings';
+import { indexSettingsFor, recentUidOf, settingsDiff } from '../../src/search/engine/index-settings';
 import { enqueueIndexWork } from '../../src/data/outbox';
 import { inTransaction } from '../../src/data/transaction';
 import { exchangeSnippets, searchSessions } from '../../src/services/search';
@@ -861,8 +861,11 @@ describe('index settings', () => {
     try {
       const client = new Meilisearch({ host: h.config.meiliUrl!, apiKey: h.config.meiliMasterKey ?? undefined, httpClient });
       for (const uid of [h.search.indexUid, recentUidOf(h.search.indexUid)]) {
-        expect(settingsDiff(await client.index(uid).getSettings())).toEqual({});
+        expect(settingsDiff(await client.index(uid).getSettings(), indexSettingsFor(uid))).toEqual({});
       }
+      // The mark of new sessions is filterable in the recent index only: the main index never holds it.
+      expect(await client.index(h.search.indexUid).getFilterableAttributes()).not.toContain('noMainCopy');
+      expect(await client.index(recentUidOf(h.search.indexUid)).getFilterableAttributes()).toContain('noMainCopy');
     } finally {
       httpClient.destroy();
     }

@@ -82,8 +82,6 @@ export const INDEX_SETTINGS = {
     'syncedAt',
     // Whole-indexed sessions are counted without `distinct` (adapter.ts).
     'whole',
-    // Recent index: sessions the main one holds no copy of are not left out of its searches (adapter.ts).
-    'noMainCopy',
   ],
   sortableAttributes: [],
   displayedAttributes: ['*'],
@@ -125,14 +123,25 @@ const canonical = (v: unknown): unknown => {
   return v;
 };
 
-/** The declared settings of an index with an embedder of `dimensions` (docs/search.md, "Semantic search"), or without (null). */
-function indexSettingsFor(dimensions: number | null): Settings {
-  if (!dimensions) return INDEX_SETTINGS;
+/**
+ * The declared settings of index `uid`: with an embedder when its name carries its dimensions
+ * (docs/search.md, "Semantic search"), and for a recent index with `noMainCopy` filterable (the
+ * sessions the main index holds no copy of, held-sessions.ts). Only there: the main index never
+ * holds it, and an attribute made filterable makes the engine read the index's every document
+ * again (at an upgrade, the whole main index).
+ */
+export function indexSettingsFor(uid: string): Settings {
+  const dimensions = dimensionsOf(uid);
+  const filterableAttributes: string[] = [
+    ...INDEX_SETTINGS.filterableAttributes,
+    // The hash of the document a vector was computed for (embedding-sweeper.ts): missing or null, the document waits for one.
+    ...(dimensions ? ['vectorHash'] : []),
+    ...(uid.endsWith(recentUidOf('')) ? ['noMainCopy'] : []),
+  ];
   return {
     ...INDEX_SETTINGS,
-    // The hash of the document a vector was computed for (embedding-sweeper.ts): missing or null, the document waits for one.
-    filterableAttributes: [...INDEX_SETTINGS.filterableAttributes, 'vectorHash'],
-    embedders: { [EMBEDDER]: { source: 'userProvided', dimensions } },
+    filterableAttributes,
+    ...(dimensions ? { embedders: { [EMBEDDER]: { source: 'userProvided', dimensions } } } : {}),
   };
 }
 
@@ -205,7 +214,7 @@ export async function ensureIndex(client: Meilisearch, uid: string, createWaitMs
     else if (task.error?.code !== 'index_already_exists') throw new Error(`creating index ${uid}: ${task.error?.message}`);
   }
   current ??= await client.index(uid).getSettings();
-  const diff = settingsDiff(current, indexSettingsFor(dimensionsOf(uid)));
+  const diff = settingsDiff(current, indexSettingsFor(uid));
   if (Object.keys(diff).length > 0) {
     const task = await client
       .index(uid)
