@@ -17,9 +17,7 @@
  * Databases, servers and data dirs are removed at the end (also on failure).
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { generateSession, vocabulary } from './corpus';
 import { arg, BenchServer, freshDatabaseWithUser, percentile, request, sleep } from './support';
@@ -69,24 +67,6 @@ async function gauge(server: BenchServer, name: string): Promise<number | null> 
   const { text } = await request(`${server.url}/metrics`, { token: METRICS_TOKEN });
   const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
   return line ? Number(line.split(' ').pop()) : null;
-}
-
-/** The embedded recent engine of a server started here: its address (from its command line) and key. */
-function recentEngineOf(server: BenchServer): { url: string; key: string } {
-  const dir = path.join(server.dataDir, 'meilisearch-recent');
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    let argv: string[];
-    try {
-      argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    } catch {
-      continue;
-    }
-    const db = argv[argv.indexOf('--db-path') + 1] ?? '';
-    if (argv.includes('--db-path') && db.startsWith(dir)) {
-      return { url: `http://${argv[argv.indexOf('--http-addr') + 1]}`, key: fs.readFileSync(path.join(dir, 'master-key'), 'utf8').trim() };
-    }
-  }
-  throw new Error(`no recent engine under ${dir}`);
 }
 
 async function run(label: string, env: Record<string, string>, sessions: Array<{ id: string; name: string; markdown: string }>, queries: string[]) {
@@ -159,16 +139,7 @@ async function run(label: string, env: Record<string, string>, sessions: Array<{
     const fresh = await measure('right after the uploads');
     // Uploads wait in the recent index until compaction moves them (settled a minute, looked at
     // every 5 minutes): measured again once it is empty.
-    const recent = recentEngineOf(srv);
-    for (;;) {
-      const r = await request(`${recent.url}/indexes?limit=100`, { token: recent.key });
-      const uids = (r.json as { results: Array<{ uid: string }> }).results.map((x) => x.uid);
-      let docs = 0;
-      for (const uid of uids)
-        docs += ((await request(`${recent.url}/indexes/${uid}/stats`, { token: recent.key })).json as { numberOfDocuments: number }).numberOfDocuments;
-      if (docs === 0 && (await gauge(srv, 'search_outbox_backlog')) === 0) break;
-      await sleep(5000);
-    }
+    while ((await gauge(srv, 'search_recent_documents')) !== 0 || (await gauge(srv, 'search_outbox_backlog')) !== 0) await sleep(5000);
     log(`  ${label}: the recent index moved into the main one ${((performance.now() - t0) / 1000).toFixed(0)} s after the first upload`);
     return { fresh, compacted: await measure('all in the main index') };
   } finally {

@@ -47,6 +47,22 @@ interface MetricsAuthHooks {
   onAuthFailure?: (req: Request) => Promise<void>;
 }
 
+/** A gauge read on scrape from `count`, -1 when that fails or takes over a second (a scrape must not hang on a frozen database or engine). */
+function countGauge(registry: Registry, name: string, help: string, count: () => Promise<number>): void {
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    async collect() {
+      try {
+        this.set(await Promise.race([count(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${name} timed out`)), 1000).unref())]));
+      } catch {
+        this.set(-1);
+      }
+    },
+  });
+}
+
 export function createMetrics(deps: Deps, admission?: () => AdmissionStats, auth: MetricsAuthHooks = {}): AppMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -71,39 +87,23 @@ export function createMetrics(deps: Deps, admission?: () => AdmissionStats, auth
     buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
-  new Gauge({
-    name: 'search_outbox_dead_total',
-    help: 'Search outbox work set aside after failing 10 times (search_outbox_dead; `search outbox retry` requeues it); -1 when the database is unreachable',
-    registers: [registry],
-    async collect() {
-      try {
-        const n = await Promise.race([
-          outboxDeadCount(operatorCtx(deps.db, deps.config)),
-          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('dead-letter count timed out')), 1000).unref()),
-        ]);
-        this.set(n);
-      } catch {
-        this.set(-1);
-      }
-    },
-  });
-  new Gauge({
-    name: 'search_outbox_backlog',
-    help: 'Index operations waiting in the search outbox (-1 when the database is unreachable)',
-    registers: [registry],
-    async collect() {
-      try {
-        // Bounded: a scrape must not hang on a frozen database.
-        const n = await Promise.race([
-          outboxBacklog(operatorCtx(deps.db, deps.config)),
-          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('outbox count timed out')), 1000).unref()),
-        ]);
-        this.set(n);
-      } catch {
-        this.set(-1);
-      }
-    },
-  });
+  countGauge(
+    registry,
+    'search_outbox_dead_total',
+    'Search outbox work set aside after failing 10 times (search_outbox_dead; `search outbox retry` requeues it); -1 when the database is unreachable',
+    () => outboxDeadCount(operatorCtx(deps.db, deps.config)),
+  );
+  countGauge(registry, 'search_outbox_backlog', 'Index operations waiting in the search outbox (-1 when the database is unreachable)', () =>
+    outboxBacklog(operatorCtx(deps.db, deps.config)),
+  );
+  const recentDocuments = deps.search.recentDocuments?.bind(deps.search);
+  if (recentDocuments)
+    countGauge(
+      registry,
+      'search_recent_documents',
+      'Documents in the recent search index: sessions written since the last compaction moved them into the main one (-1 when an engine does not answer)',
+      recentDocuments,
+    );
 
   const router = Router();
   router.get(SITE_ROUTES.metrics.path, async (req, res, next) => {

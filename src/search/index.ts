@@ -342,6 +342,10 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
     notify: () => worker.notify(),
     backlog: () => worker.backlog(),
     deadLetters: () => worker.deadLetters(),
+    async recentDocuments() {
+      const counts = await Promise.all(engines.map(async (e) => (await e.primary.recent.admin().index(recentUid).getStats()).numberOfDocuments));
+      return counts.reduce((a, b) => a + b, 0);
+    },
     engineStatus: () =>
       engines.map((e) => ({
         engine: e.position,

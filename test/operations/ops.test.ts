@@ -164,6 +164,15 @@ describe('/metrics', () => {
     // a count (never -1, which means the database could not be read).
     expect(sample(text, 'search_outbox_backlog')).toBeGreaterThanOrEqual(0);
     expect(sample(text, 'search_outbox_dead_total')).toBe(2);
+    // A count (-1 would mean the engine could not be read); once the worker indexed the session
+    // just written, it waits in the recent index (compaction moves it after a minute at the earliest).
+    expect(sample(text, 'search_recent_documents')).toBeGreaterThanOrEqual(0);
+    let recent = sample(text, 'search_recent_documents');
+    for (let i = 0; i < 150 && recent === 0; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      recent = sample((await app.request('GET', '/metrics')).text, 'search_recent_documents');
+    }
+    expect(recent).toBe(1);
     expect(sample(text, 'search_duration_seconds_count')).toBeGreaterThanOrEqual(1);
     // Each engine's health (one engine here, no standby).
     expect(sample(text, 'search_engine_up', { engine: '0', role: 'primary' })).toBe(1);

@@ -99,6 +99,8 @@ export interface SearchPort {
   isHealthy(): boolean;
   /** Each engine's health, for /metrics. */
   engineStatus?(): EngineStatus[];
+  /** Documents the recent indexes hold, for /metrics: what compaction has still to move into the main ones. */
+  recentDocuments?(): Promise<number>;
   /** How many documents of `scopes` hold each term, and how many there are (related sessions weigh their words with it). */
   termCounts?(scopes: readonly string[], terms: readonly string[]): Promise<TermCounts>;
   /**
