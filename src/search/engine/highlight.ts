@@ -12,7 +12,7 @@
 import { exchangeNumberAt, type Outline } from '../../domain/document-outline';
 import { WORD_RE } from '../../domain/search-documents';
 import { identifierParts, stemOf } from '../../domain/word-forms';
-import { MARKERS } from './snippet';
+import { MARKERS, wordEndAt, wordStartFrom } from './snippet';
 import type { QueryPlan } from './query-plan';
 
 /** Characters of markdown kept around the best match before buildSnippet trims to 240. */
@@ -312,22 +312,9 @@ export function snippetSource(text: string, ranges: Array<[number, number]>): st
   let to = Math.min(text.length, at + WINDOW_AFTER);
   // Cut between words when a space is near (never past the window's first match): a cut inside
   // a word would show, and mark, a piece of it (`isten(3000)` of `listen(3000)`).
-  if (from > 0 && /\S/.test(text[from - 1])) {
-    for (let i = from; i < Math.min(at, from + WORD_SNAP); i++) {
-      if (/\s/.test(text[i])) {
-        from = i + 1;
-        break;
-      }
-    }
-  }
-  if (to < text.length && /\S/.test(text[to])) {
-    for (let i = to; i > Math.max(at, to - WORD_SNAP); i--) {
-      if (/\s/.test(text[i - 1])) {
-        to = i - 1;
-        break;
-      }
-    }
-  }
+  if (from > 0 && /\S/.test(text[from - 1])) from = wordStartFrom(text, from, Math.min(at, from + WORD_SNAP));
+  // (`to` itself is not whitespace here; the end stays at or after `at`.)
+  if (to < text.length && /\S/.test(text[to])) to = wordEndAt(text, to, Math.max(at, to - WORD_SNAP) - 1);
   // Never cut a surrogate pair.
   if (from > 0 && /[\uDC00-\uDFFF]/.test(text[from])) from--;
   if (to < text.length && /[\uDC00-\uDFFF]/.test(text[to])) to++;

@@ -26,6 +26,22 @@ interface Piece {
 const SURROGATE_RE = /[\uD800-\uDFFF]/;
 
 /**
+ * Where a cut at `from` moves to fall between words: just after the first whitespace in
+ * [from, limit), or `from` when there is none. `text` is indexed by character (a string, or an
+ * array of code points).
+ */
+export function wordStartFrom(text: ArrayLike<string>, from: number, limit: number): number {
+  for (let i = from; i < limit; i++) if (/\s/.test(text[i])) return i + 1;
+  return from;
+}
+
+/** Where a cut at `to` moves to fall between words: at the last whitespace in (limit, to], or `to` when there is none. */
+export function wordEndAt(text: ArrayLike<string>, to: number, limit: number): number {
+  for (let i = to; i > limit; i--) if (/\s/.test(text[i])) return i;
+  return to;
+}
+
+/**
  * Turns Meilisearch's cropped, highlighted text (with MARKERS) into the snippet: a literal excerpt
  * of at most `max` characters around the first match, HTML-escaped, matches in <mark>…</mark>,
  * `…` where the excerpt was cut. Nothing else is markup.
@@ -79,25 +95,11 @@ export function buildSnippet(formatted: string, max = SNIPPET_MAX): string {
     }
     const flat = bmp ? pieces.map((p) => p.chars as string).join('') : pieces.flatMap((p) => p.chars);
     from = Math.max(0, firstMark - Math.floor(max / 3));
-    // Start at a word boundary when one is near.
-    if (from > 0) {
-      for (let i = from; i < Math.min(firstMark, from + 20); i++) {
-        if (/\s/.test(flat[i])) {
-          from = i + 1;
-          break;
-        }
-      }
-    }
+    // Start and end at a word boundary when one is near.
+    if (from > 0) from = wordStartFrom(flat, from, Math.min(firstMark, from + 20));
     to = Math.min(total, from + max - 2);
     while (to - from > budget()) to--;
-    if (to < total) {
-      for (let i = to; i > Math.max(from, to - 20); i--) {
-        if (/\s/.test(flat[i])) {
-          to = i;
-          break;
-        }
-      }
-    }
+    if (to < total) to = wordEndAt(flat, to, Math.max(from, to - 20));
   }
 
   let out = cutStart || from > 0 ? '…' : '';
