@@ -77,8 +77,8 @@ interface SearchTarget {
  *
  * Two indexes (worker.ts): the recent one holds the sessions written since the last compaction,
  * and its copy of a session is the current one; the main index is searched without the sessions
- * the recent one holds. Both rank with the same settings, so their scores compare: the page is
- * the merge of both by score, and `total` their sum.
+ * the recent one holds that may have a copy there (held-sessions.ts). Both rank with the same
+ * settings, so their scores compare: the page is the merge of both by score, and `total` their sum.
  */
 export async function searchIndex(target: SearchTarget, request: SearchRequest): Promise<SearchPage> {
   if (!request.semantic) return searchIndexAs(target, request);
