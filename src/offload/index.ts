@@ -2,7 +2,6 @@ import os from 'node:os';
 import path from 'node:path';
 import Piscina from 'piscina';
 import type { RedactMode } from '../redact';
-import type { IndexableSession } from '../domain/search-documents';
 import type { ScanState } from '../domain/exchanges';
 import type { PreparedUpload } from '../domain/upload';
 import type { ImportParts } from '../domain/import-session';
@@ -81,19 +80,7 @@ export interface Offload {
   close(): Promise<void>;
 }
 
-interface DocumentsInput {
-  row: IndexableSession;
-  markdown: Bytes;
-  syncedAt: number;
-  /** Fragments the index has (id → hash); documents with the same hash are left out unless `force`. */
-  have: Map<string, string>;
-  force: boolean;
-  batchBytes: number;
-  /** The index has an embedder: each document carries an empty `_vectors` entry. */
-  vectors?: boolean;
-  /** Recent index: the main one holds no copy of the session (SessionDocument.noMainCopy). */
-  noMainCopy?: boolean;
-}
+type DocumentsInput = tasks.DocumentsInput<Bytes, Map<string, string>>;
 
 const asBuffer = (u: Uint8Array): Buffer => (Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength));
 

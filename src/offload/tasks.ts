@@ -103,18 +103,25 @@ export interface DocumentBatches {
   count: number;
 }
 
-export function documents(input: {
+/**
+ * A session's documents to build: `markdown` as it travels (one buffer, or pieces to a thread) and
+ * `have` as it travels (a Map here, its entries to a thread).
+ */
+export interface DocumentsInput<M = Pieces, H = Array<[string, string]>> {
   row: IndexableSession;
-  markdown: Pieces;
+  markdown: M;
   syncedAt: number;
-  have: Array<[string, string]>;
+  /** Fragments the index has (id → hash); documents with the same hash are left out unless `force`. */
+  have: H;
   force: boolean;
   batchBytes: number;
   /** The index has an embedder: each document carries an empty `_vectors` entry. */
   vectors?: boolean;
   /** Recent index: the main one holds no copy of the session (SessionDocument.noMainCopy). */
   noMainCopy?: boolean;
-}): DocumentBatches {
+}
+
+export function documents(input: DocumentsInput): DocumentBatches {
   const row = { ...input.row, createdAt: new Date(input.row.createdAt) };
   const have = new Map(input.have);
   const md = whole(input.markdown);
