@@ -29,8 +29,10 @@ export const otherVariantsOf = (namespace: string, current: string, uids: string
   const plain = indexUidOf(namespace);
   return uids.filter((u) => u !== current && u !== recentUidOf(current) && (u === plain || u === recentUidOf(plain) || u.startsWith(`${plain}_e`)));
 };
+const RECENT_SUFFIX = '_recent';
 /** The recent index that goes with a main index (fresh writes; see worker.ts). */
-export const recentUidOf = (mainUid: string) => `${mainUid}_recent`;
+export const recentUidOf = (mainUid: string) => `${mainUid}${RECENT_SUFFIX}`;
+const isRecentUid = (uid: string) => uid.endsWith(RECENT_SUFFIX);
 /**
  * Indexes of earlier layouts (and their recent indexes), deleted once the current one exists.
  * v3: exact, case-free keys (`sessionDigest`, `projectDigest`) for every filter.
@@ -136,7 +138,7 @@ export function indexSettingsFor(uid: string): Settings {
     ...INDEX_SETTINGS.filterableAttributes,
     // The hash of the document a vector was computed for (embedding-sweeper.ts): missing or null, the document waits for one.
     ...(dimensions ? ['vectorHash'] : []),
-    ...(uid.endsWith(recentUidOf('')) ? ['noMainCopy'] : []),
+    ...(isRecentUid(uid) ? ['noMainCopy'] : []),
   ];
   return {
     ...INDEX_SETTINGS,
