@@ -231,6 +231,11 @@ export async function queueCompaction(db: Sql, refs: ReadonlyArray<{ userId: str
   );
 }
 
+/** The sessions (project, session) with compaction work queued and not yet applied. */
+export async function queuedCompactions(db: Sql): Promise<Array<{ projectId: string; sessionId: string }>> {
+  return db.query<{ projectId: string; sessionId: string }>("SELECT projectId, sessionId FROM search_outbox WHERE doneAt IS NULL AND op = 'compact'");
+}
+
 /** True when some compaction work is queued. */
 export async function compactionQueued(db: Sql): Promise<boolean> {
   return (await db.query("SELECT 1 FROM search_outbox WHERE op = 'compact' AND doneAt IS NULL LIMIT 1")).length > 0;

@@ -320,6 +320,32 @@ test('work for a session that another worker holds waits for it (one session is 
   }
 }, 60_000);
 
+test('a compaction asked for again before the first is applied queues each session once', async () => {
+  const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });
+  const { worker, close: closeWorker } = await testWorker(idle);
+  try {
+    const bob = await idle.user();
+    const sessions = Array.from({ length: 3 }, () => newSessionId());
+    for (const id of sessions) await idle.put(bob, 'twice', id, { markdown: `# ${id}\n\n${word()}` });
+    expect((await worker.runOnce(100, 'fresh')).applied).toBe(sessions.length);
+    const queued = async () =>
+      (await idle.handles.pool.query("SELECT sessionId FROM search_outbox WHERE op = 'compact' AND userId = ? AND doneAt IS NULL", [bob.user.id])).map(
+        (r: { sessionId: string }) => r.sessionId,
+      );
+
+    expect(await idle.search.compact()).toBe(sessions.length);
+    expect(await idle.search.compact()).toBe(0);
+    expect((await queued()).sort()).toEqual([...sessions].sort());
+    // Once applied, the sessions are in the main index; a later compaction has nothing of them to move.
+    expect((await worker.runOnce(100, 'main')).applied).toBe(sessions.length);
+    expect(await queued()).toEqual([]);
+    expect(await idle.search.compact()).toBe(0);
+  } finally {
+    closeWorker();
+    await idle.close();
+  }
+}, 60_000);
+
 test('a compaction of more sessions than one database read goes to the main index as one engine task, and retires every recent copy', async () => {
   const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });
   const { worker, close: closeWorker } = await testWorker(idle);

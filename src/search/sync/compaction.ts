@@ -3,7 +3,7 @@
  * bulk ('compact' outbox rows, claimed up to BULK_BATCH at once), which also retires their
  * recent copies; due every few minutes, or early when the recent index grows large.
  */
-import { compactionQueued, queueCompaction } from '../../data/outbox';
+import { compactionQueued, queueCompaction, queuedCompactions } from '../../data/outbox';
 import { databaseNow, type Sql } from '../../data/sql';
 import type { Logger } from '../../logger';
 import type { MeiliConnection } from '../engine/connection';
@@ -38,8 +38,8 @@ export class Compaction {
   /**
    * Queues the sessions of the recent index for the main one ('compact' rows: applied in order
    * with any other work on the same session, in batches of up to BULK_BATCH), all of them or
-   * only those not written for `settledMs` (a live session would be moved again at once). Returns
-   * how many.
+   * only those not written for `settledMs` (a live session would be moved again at once); a
+   * session whose compaction is queued already is not queued again. Returns how many it queued.
    */
   async queueCompaction(settledMs = 0): Promise<number> {
     const recent = this.o.recentConn.admin().index<SessionDocument>(this.o.recentUid);
@@ -57,6 +57,7 @@ export class Compaction {
       for (const d of page.results) bySession.set(sessionKeyOf(d.projectId, d.sessionId), d);
       if (page.results.length < 10_000) break;
     }
+    for (const q of await queuedCompactions(this.o.db)) bySession.delete(sessionKeyOf(q.projectId, q.sessionId));
     const refs = [...bySession.values()];
     this.lastCompaction = Date.now();
     for (const group of chunked(refs, 500)) {
