@@ -8,6 +8,7 @@ import { ownedSessionsFilter } from '../../src/search/engine/filter';
 import { createNodeHttpClient } from '../../src/search/engine/http-client';
 import { recentUidOf } from '../../src/search/engine/index-settings';
 import { IndexWriter } from '../../src/search/sync/index-writer';
+import { Compaction } from '../../src/search/sync/compaction';
 import { setupEngines } from '../../src/search/setup';
 import { inlineOffload } from '../../src/offload';
 import { sqlOn } from '../../src/data/sql';
@@ -341,6 +342,51 @@ test('a compaction asked for again before the first is applied queues each sessi
     expect(await queued()).toEqual([]);
     expect(await idle.search.compact()).toBe(0);
   } finally {
+    closeWorker();
+    await idle.close();
+  }
+}, 60_000);
+
+test('a recent index holding many sessions with a main copy is compacted early; new sessions do not count', async () => {
+  const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });
+  const { worker, close: closeWorker } = await testWorker(idle);
+  const { engines, conns } = setupEngines(idle.config, idle.logger);
+  try {
+    const bob = await idle.user();
+    // Due neither by time nor by size: only by the four documents whose sessions have a main copy.
+    const compactions = engines.map(
+      (e) =>
+        new Compaction({
+          db: sqlOn(idle.handles.pool),
+          recentConn: e.primary.recent,
+          recentUid: recentUidOf(idle.search.indexUid),
+          log: idle.logger,
+          notify: () => undefined,
+          everyMs: Number.MAX_SAFE_INTEGER,
+          recentMax: 1000,
+          shadowingMax: 4,
+          settledMs: 0,
+        }),
+    );
+    const compactIfDue = () => Promise.all(compactions.map((c) => c.compactIfDue()));
+    const queued = async () => Number((await idle.handles.pool.query("SELECT COUNT(*) AS n FROM search_outbox WHERE op = 'compact' AND doneAt IS NULL"))[0].n);
+    const sessions = Array.from({ length: 4 }, () => newSessionId());
+    const write = async (v: string) => {
+      for (const id of sessions) await idle.put(bob, 'early', id, { markdown: `# ${v}\n\n${word()}` });
+      expect((await worker.runOnce(100, 'fresh')).applied).toBe(sessions.length);
+    };
+
+    await write('new'); // no main copy: marked, left out of no search
+    await compactIfDue();
+    expect(await queued()).toBe(0);
+
+    expect(await idle.search.compact()).toBe(sessions.length);
+    expect((await worker.runOnce(100, 'main')).applied).toBe(sessions.length);
+    await write('updated'); // now shadowing their main copies
+    await compactIfDue();
+    expect(await queued()).toBe(sessions.length);
+  } finally {
+    conns.forEach((c) => c.close());
     closeWorker();
     await idle.close();
   }

@@ -1,13 +1,16 @@
 /**
  * Compaction (docs/search.md): the sessions of the small recent index move into the main one in
  * bulk ('compact' outbox rows, claimed up to BULK_BATCH at once), which also retires their
- * recent copies; due every few minutes, or early when the recent index grows large.
+ * recent copies; due every few minutes, or early when the recent index grows large or holds
+ * many sessions that every search must leave out of the main index.
  */
 import { compactionQueued, queueCompaction, queuedCompactions } from '../../data/outbox';
 import { databaseNow, type Sql } from '../../data/sql';
+import type { Index } from 'meilisearch';
 import type { Logger } from '../../logger';
 import type { MeiliConnection } from '../engine/connection';
 import { sessionKeyOf, type SessionDocument } from '../../domain/search-documents';
+import { hasEngineCode } from '../engine/http-client';
 import { chunked } from './index-writer';
 
 /** Documents (a large session has one per ~1.5 KB fragment) that start a compaction early. */
@@ -26,8 +29,15 @@ interface CompactionOptions {
   notify: () => void;
   /** Compact at least this often… */
   everyMs: number;
-  /** …or as soon as the recent index holds this many documents. */
+  /** …or as soon as the recent index holds this many documents… */
   recentMax: number;
+  /**
+   * …or this many documents of sessions that have a copy in the main index (not `noMainCopy`):
+   * every search reads and leaves out those sessions until they move (default recentMax / 10).
+   */
+  shadowingMax?: number;
+  /** Sessions written this recently stay at a compaction that was due (default SETTLED_MS). */
+  settledMs?: number;
 }
 
 export class Compaction {
@@ -67,17 +77,38 @@ export class Compaction {
     return refs.length;
   }
 
-  /** Compacts when the recent index is due: big enough, or not compacted for compactEveryMs. */
+  /**
+   * Compacts when the recent index is due: big enough, holding many sessions that searches leave
+   * out of the main index, or not compacted for compactEveryMs.
+   */
   async compactIfDue(): Promise<void> {
     if (await compactionQueued(this.o.db)) return;
-    const { numberOfDocuments } = await this.o.recentConn.admin().index(this.o.recentUid).getStats();
+    const recent = this.o.recentConn.admin().index(this.o.recentUid);
+    const { numberOfDocuments } = await recent.getStats();
     if (numberOfDocuments === 0) {
       this.lastCompaction = Date.now();
       return;
     }
-    if (numberOfDocuments >= this.o.recentMax || Date.now() - this.lastCompaction >= this.o.everyMs) {
-      const n = await this.queueCompaction(SETTLED_MS);
+    const due =
+      numberOfDocuments >= this.o.recentMax ||
+      Date.now() - this.lastCompaction >= this.o.everyMs ||
+      (await shadowingDocuments(recent)) >= (this.o.shadowingMax ?? Math.ceil(this.o.recentMax / 10));
+    if (due) {
+      const n = await this.queueCompaction(this.o.settledMs ?? SETTLED_MS);
       this.o.log.info({ msg: 'search: moving the recent index into the main one', sessions: n });
     }
+  }
+}
+
+/**
+ * Documents of the recent index whose sessions may have a copy in the main index (held-sessions.ts):
+ * 0 when `noMainCopy` is not filterable yet (settings applied at start).
+ */
+async function shadowingDocuments(recent: Index): Promise<number> {
+  try {
+    return (await recent.getDocuments({ filter: 'NOT noMainCopy = true', fields: ['id'], limit: 1 })).total;
+  } catch (err) {
+    if (hasEngineCode(err, 'invalid_document_filter')) return 0;
+    throw err;
   }
 }
