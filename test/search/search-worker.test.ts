@@ -354,21 +354,22 @@ test('a recent index holding many sessions with a main copy is compacted early; 
   try {
     const bob = await idle.user();
     // Due neither by time nor by size: only by the four documents whose sessions have a main copy.
-    const compactions = engines.map(
-      (e) =>
-        new Compaction({
-          db: sqlOn(idle.handles.pool),
-          recentConn: e.primary.recent,
-          recentUid: recentUidOf(idle.search.indexUid),
-          log: idle.logger,
-          notify: () => undefined,
-          everyMs: Number.MAX_SAFE_INTEGER,
-          recentMax: 1000,
-          shadowingMax: 4,
-          settledMs: 0,
-        }),
-    );
-    const compactIfDue = () => Promise.all(compactions.map((c) => c.compactIfDue()));
+    const compactIfDue = (settledMs: number) =>
+      Promise.all(
+        engines.map((e) =>
+          new Compaction({
+            db: sqlOn(idle.handles.pool),
+            recentConn: e.primary.recent,
+            recentUid: recentUidOf(idle.search.indexUid),
+            log: idle.logger,
+            notify: () => undefined,
+            everyMs: Number.MAX_SAFE_INTEGER,
+            recentMax: 1000,
+            shadowingMax: 4,
+            settledMs,
+          }).compactIfDue(),
+        ),
+      );
     const queued = async () => Number((await idle.handles.pool.query("SELECT COUNT(*) AS n FROM search_outbox WHERE op = 'compact' AND doneAt IS NULL"))[0].n);
     const sessions = Array.from({ length: 4 }, () => newSessionId());
     const write = async (v: string) => {
@@ -377,13 +378,15 @@ test('a recent index holding many sessions with a main copy is compacted early; 
     };
 
     await write('new'); // no main copy: marked, left out of no search
-    await compactIfDue();
+    await compactIfDue(0);
     expect(await queued()).toBe(0);
 
     expect(await idle.search.compact()).toBe(sessions.length);
     expect((await worker.runOnce(100, 'main')).applied).toBe(sessions.length);
     await write('updated'); // now shadowing their main copies
-    await compactIfDue();
+    await compactIfDue(60_000); // written this minute: live sessions, not moved yet
+    expect(await queued()).toBe(0);
+    await compactIfDue(0);
     expect(await queued()).toBe(sessions.length);
   } finally {
     conns.forEach((c) => c.close());

@@ -32,8 +32,10 @@ interface CompactionOptions {
   /** …or as soon as the recent index holds this many documents… */
   recentMax: number;
   /**
-   * …or this many documents of sessions that have a copy in the main index (not `noMainCopy`):
-   * every search reads and leaves out those sessions until they move (default recentMax / 10).
+   * …or this many settled documents of sessions that have a copy in the main index (not
+   * `noMainCopy`): every search reads and leaves out those sessions until they move (default
+   * recentMax / 10). Settled only: a live session being written would not move, and would have a
+   * compaction of nothing due every few seconds.
    */
   shadowingMax?: number;
   /** Sessions written this recently stay at a compaction that was due (default SETTLED_MS). */
@@ -55,8 +57,7 @@ export class Compaction {
     const recent = this.o.recentConn.admin().index<SessionDocument>(this.o.recentUid);
     // One row per session (a large one has fragment documents too).
     const bySession = new Map<string, Pick<SessionDocument, 'userId' | 'projectId' | 'sessionId'>>();
-    const now = await databaseNow(this.o.db);
-    const filter = settledMs > 0 ? `syncedAt < ${now.getTime() - settledMs}` : undefined;
+    const filter = await this.settled(settledMs);
     for (let offset = 0; ; offset += 10_000) {
       const page = await recent.getDocuments<Pick<SessionDocument, 'userId' | 'projectId' | 'sessionId'>>({
         fields: ['userId', 'projectId', 'sessionId'],
@@ -77,9 +78,14 @@ export class Compaction {
     return refs.length;
   }
 
+  /** The recent documents not written in the last `settledMs` (by the database's clock, as `syncedAt`). */
+  private async settled(settledMs: number): Promise<string | undefined> {
+    return settledMs > 0 ? `syncedAt < ${(await databaseNow(this.o.db)).getTime() - settledMs}` : undefined;
+  }
+
   /**
-   * Compacts when the recent index is due: big enough, holding many sessions that searches leave
-   * out of the main index, or not compacted for compactEveryMs.
+   * Compacts when the recent index is due: big enough, holding many settled sessions that searches
+   * leave out of the main index, or not compacted for compactEveryMs.
    */
   async compactIfDue(): Promise<void> {
     if (await compactionQueued(this.o.db)) return;
@@ -89,24 +95,27 @@ export class Compaction {
       this.lastCompaction = Date.now();
       return;
     }
+    const settledMs = this.o.settledMs ?? SETTLED_MS;
     const due =
       numberOfDocuments >= this.o.recentMax ||
       Date.now() - this.lastCompaction >= this.o.everyMs ||
-      (await shadowingDocuments(recent)) >= (this.o.shadowingMax ?? Math.ceil(this.o.recentMax / 10));
+      (await shadowingDocuments(recent, await this.settled(settledMs))) >= (this.o.shadowingMax ?? Math.ceil(this.o.recentMax / 10));
     if (due) {
-      const n = await this.queueCompaction(this.o.settledMs ?? SETTLED_MS);
-      this.o.log.info({ msg: 'search: moving the recent index into the main one', sessions: n });
+      const n = await this.queueCompaction(settledMs);
+      if (n > 0) this.o.log.info({ msg: 'search: moving the recent index into the main one', sessions: n });
     }
   }
 }
 
 /**
- * Documents of the recent index whose sessions may have a copy in the main index (held-sessions.ts):
- * 0 when `noMainCopy` is not filterable yet (settings applied at start).
+ * Documents of the recent index (those settled: a live session being written stays) whose sessions
+ * may have a copy in the main index (held-sessions.ts): 0 when `noMainCopy` is not filterable yet
+ * (settings applied at start).
  */
-async function shadowingDocuments(recent: Index): Promise<number> {
+async function shadowingDocuments(recent: Index, settled: string | undefined): Promise<number> {
   try {
-    return (await recent.getDocuments({ filter: 'NOT noMainCopy = true', fields: ['id'], limit: 1 })).total;
+    const filter = settled ? `NOT noMainCopy = true AND ${settled}` : 'NOT noMainCopy = true';
+    return (await recent.getDocuments({ filter, fields: ['id'], limit: 1 })).total;
   } catch (err) {
     if (hasEngineCode(err, 'invalid_document_filter')) return 0;
     throw err;
