@@ -839,6 +839,11 @@ describe('the recent index and the main one', () => {
     await check('tierlargenew'); // the recent index again, whole
     await check('tierlargeold');
     expect((await h.find(frank, 'tierlargeold')).total).toBe(1);
+    // Rewritten without the old word, still large: the main index's copy (with it) is left out.
+    await h.put(frank, 'tiers-large', id, { markdown: first.replace('tierlargeold', 'tierlargethird') });
+    await h.settle();
+    await check('tierlargethird');
+    expect(await h.find(frank, 'tierlargeold')).toEqual({ total: 0, results: [] });
   });
 
   test('a session moved to the main index and then deleted is never returned nor counted', async () => {

@@ -6,6 +6,7 @@ import type { SessionDocument } from '../../domain/search-documents';
 import type { MeiliConnection } from './connection';
 import { meiliString, scopeFilter } from './filter';
 import { hasEngineCode } from './http-client';
+import { MAX_TOTAL_HITS } from './index-settings';
 
 /** `filter` (the owner's) without the given sessions, by their exact keys. */
 export const excluding = (filter: string, digests: string[]) => `${filter} AND NOT sessionDigest IN [${digests.map(meiliString).join(', ')}]`;
@@ -26,8 +27,10 @@ interface Held {
 }
 
 /**
- * What the recent index holds of these scopes' sessions, read as documents with the owner filter
- * (a large session has several documents: counted once), every page of them.
+ * What the recent index holds of these scopes' sessions. Unmarked whole sessions (one document
+ * each) are read as documents, every page of them; large sessions (a document per fragment, and
+ * documents from before `whole`) are asked collapsed, one hit per session: a resumed large
+ * session is thousands of fragments (read as documents, 12 ms for 5,000; asked collapsed, 0.8).
  */
 export async function heldSessions(conn: MeiliConnection, indexUid: string, scopes: readonly string[]): Promise<Held> {
   const index = conn.searcher().index(indexUid);
@@ -40,14 +43,26 @@ export async function heldSessions(conn: MeiliConnection, indexUid: string, scop
       if (page.results.length < HELD_PAGE) return [...digests];
     }
   };
+  const collapsed = async (filter: string) => {
+    const res = await index.search<Pick<SessionDocument, 'sessionDigest'>>('', {
+      filter,
+      distinct: 'sessionDigest',
+      attributesToRetrieve: ['sessionDigest'],
+      limit: MAX_TOTAL_HITS,
+    });
+    // More sessions than a search lists: read as documents.
+    return res.hits.length < MAX_TOTAL_HITS ? res.hits.map((h) => h.sessionDigest) : read(filter);
+  };
   const any = index.getDocuments({ filter: owned, fields: ['sessionDigest'], limit: 1 }).then((page) => page.results.length > 0);
   any.catch(() => undefined);
   let shadowing: string[];
   try {
     // Documents without the flag (written before it existed) may have a main copy.
-    shadowing = await read(`(${owned}) AND NOT noMainCopy = true`);
+    const unmarked = `(${owned}) AND NOT noMainCopy = true`;
+    const [whole, large] = await Promise.all([read(`${unmarked} AND whole = true`), collapsed(`${unmarked} AND NOT whole = true`)]);
+    shadowing = large.length ? [...new Set([...whole, ...large])] : whole;
   } catch (err) {
-    if (!hasEngineCode(err, 'invalid_document_filter')) throw err;
+    if (!hasEngineCode(err, 'invalid_document_filter') && !hasEngineCode(err, 'invalid_search_filter')) throw err;
     // `noMainCopy` is not filterable (yet): the settings are applied at start, after a long
     // engine task perhaps, or an instance of an older version applied its own. Every one held.
     shadowing = await read(owned);
