@@ -2,7 +2,7 @@
 import '../check-node.cjs';
 import { ConfigError, loadConfig, type Config } from '../config';
 import { connectionOptions, createDb, useUtcClock } from '../db/client';
-import { migrate } from '../db/migrate';
+import { migrateForCli } from './migrate';
 import { createApiKey, listApiKeys, revokeApiKey } from '../services/keys';
 import { createUser, findUserByEmail } from '../services/users';
 import { createResetLink } from '../services/accounts';
@@ -151,7 +151,7 @@ async function runArchive(command: 'export' | 'import' | 'import-remote', argv: 
   if (concurrency !== undefined && !(/^\d{1,2}$/.test(flags.concurrency) && concurrency >= 1 && concurrency <= 16))
     throw new UsageError('--concurrency must be an integer from 1 to 16');
   const config = loadConfig();
-  await migrate(config.databaseUrl);
+  await migrateForCli(config.databaseUrl);
   const db = createDb(config.databaseUrl);
   const content = await openContentStore(config).catch(async (err: unknown) => {
     await db.close();
@@ -233,7 +233,7 @@ async function run(argv: string[], out: (line: string) => void, io: CliIo = {}):
     spec[`${group} ${command}`],
   );
   const config = loadConfig();
-  await migrate(config.databaseUrl);
+  await migrateForCli(config.databaseUrl);
   const db = createDb(config.databaseUrl);
   // The admin CLI acts as the operator: every rule of the services applies to it as such.
   const operator = operatorCtx(db, config);

@@ -23,9 +23,9 @@ interface MigrationRecord {
   rolled_back_at: Date | null;
 }
 
-/** Creates the named database when it does not exist yet (on a connection without a database). */
-export async function createDatabaseIfMissing(db: Sql, name: string): Promise<void> {
-  await db.execute(`CREATE DATABASE IF NOT EXISTS \`${name.replace(/`/g, '``')}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+/** Creates the named database when it does not exist yet (on a connection without a database); true when it did. */
+export async function createDatabaseIfMissing(db: Sql, name: string): Promise<boolean> {
+  return (await db.execute(`CREATE DATABASE IF NOT EXISTS \`${name.replace(/`/g, '``')}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`)) > 0;
 }
 
 /** Takes the database's migration lock (one migrator at a time, across processes); false when it stayed taken for 60 s. */

@@ -219,14 +219,14 @@ export function dbOptionsOf(config: Config, logger?: Logger): { replica?: Replic
   };
 }
 
-/** Creates the database named in the URL when it does not exist yet. */
-export async function ensureDatabase(databaseUrl: string): Promise<void> {
+/** Creates the database named in the URL when it does not exist yet; true when it did. */
+export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
   const opts = connectionOptions(databaseUrl, false);
   const name = connectionOptions(databaseUrl).database;
   if (!name) throw new Error('DATABASE_URL names no database');
   const conn = await mariadb.createConnection({ ...opts, connectTimeout: 5000 });
   try {
-    await createDatabaseIfMissing(sqlOn(conn), name);
+    return await createDatabaseIfMissing(sqlOn(conn), name);
   } finally {
     await conn.end();
   }

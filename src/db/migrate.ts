@@ -45,15 +45,18 @@ export function splitStatements(sql: string): string[] {
 }
 
 interface MigrateResult {
+  /** The database did not exist: it was created (empty) before the migrations. */
+  createdDatabase: boolean;
   applied: string[];
   alreadyApplied: string[];
 }
 
 export async function migrate(databaseUrl: string, log: (msg: string) => void = () => {}): Promise<MigrateResult> {
-  await ensureDatabase(databaseUrl);
+  const createdDatabase = await ensureDatabase(databaseUrl);
+  if (createdDatabase) log(`database ${connectionOptions(databaseUrl).database} did not exist: created it (empty)`);
   const conn = await mariadb.createConnection({ ...connectionOptions(databaseUrl), connectTimeout: 5000 });
   const db = sqlOn(conn);
-  const result: MigrateResult = { applied: [], alreadyApplied: [] };
+  const result: MigrateResult = { createdDatabase, applied: [], alreadyApplied: [] };
   try {
     // One migrator at a time per database, across processes.
     if (!(await records.takeMigrationLock(db))) throw new Error('could not take the migration lock');

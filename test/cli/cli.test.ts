@@ -1,6 +1,6 @@
 import { SID, startTestApp, type TestApp } from '../support/app';
 import { runCli, type CliResult } from '../support/cli';
-import { createTestDatabase, type TestDatabase } from '../support/db';
+import { createTestDatabase, uncreatedTestDatabase, type TestDatabase } from '../support/db';
 
 let db: TestDatabase;
 let app: TestApp;
@@ -106,6 +106,23 @@ describe('users and keys', () => {
     const unknown = await cli('users', 'reset-password', '--email', 'nobody@example.test');
     expect(unknown.code).not.toBe(0);
     expect(lines(unknown.stderr)).toHaveLength(1);
+  });
+
+  test('a DATABASE_URL naming no existing database: the first command creates it and says so on stderr, the next one does not', async () => {
+    const fresh = uncreatedTestDatabase('sa_cli_new');
+    try {
+      const first = await runCli(['users', 'create', '--email', 'cli-fresh@example.test'], { databaseUrl: fresh.url });
+      expect(first.code).toBe(0);
+      expect(lines(first.stderr)).toEqual([
+        `note: database ${fresh.name} did not exist: created it (empty)`,
+        expect.stringMatching(/^note: applied \d+ migrations \(the last: \w+\)$/),
+      ]);
+      const again = await runCli(['users', 'create', '--email', 'cli-fresh-2@example.test'], { databaseUrl: fresh.url });
+      expect(again.code).toBe(0);
+      expect(again.stderr).toBe('');
+    } finally {
+      await fresh.drop();
+    }
   });
 
   test('users create with an existing email → one stderr line, non-zero', async () => {

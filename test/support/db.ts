@@ -12,9 +12,15 @@ export interface TestDatabase {
 
 /** A fresh, migrated database for one test file (on `rootUrl`'s server: by default the run's). */
 export async function createTestDatabase(prefix = 'sa_test', rootUrl = ROOT_URL): Promise<TestDatabase> {
+  const db = uncreatedTestDatabase(prefix, rootUrl);
+  await migrate(db.url);
+  return db;
+}
+
+/** A database of the test's own not created yet (what it is given to create); drop() removes it if it was. */
+export function uncreatedTestDatabase(prefix = 'sa_test', rootUrl = ROOT_URL): TestDatabase {
   const name = `${prefix}_${crypto.randomBytes(5).toString('hex')}`;
   const url = `${rootUrl}/${name}`;
-  await migrate(url);
   return {
     url,
     name,
