@@ -7,7 +7,10 @@
  * unmarked document (the read before large sessions were asked collapsed), each with the
  * service's `limit: 1` read of whether the user holds anything at all beside it.
  *
- *   npx tsx bench/held-sessions.ts [--rounds=300]
+ * With `--dims=N` the index has an embedder of N dimensions (as with an embeddings endpoint) and
+ * every document a vector.
+ *
+ *   npx tsx bench/held-sessions.ts [--rounds=300] [--dims=384]
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,9 +23,11 @@ import { createNodeHttpClient } from '../src/search/engine/http-client';
 import { indexSettingsFor, recentUidOf } from '../src/search/engine/index-settings';
 import { scopeFilter } from '../src/search/engine/filter';
 import { createLogger } from '../src/logger';
+import { EMBEDDER } from '../src/domain/search-documents';
 import { arg, percentile } from './support';
 
 const ROUNDS = Number(arg('rounds') ?? 300);
+const DIMS = Number(arg('dims') ?? 0);
 const WARM_UP = 30;
 const log = (s: string) => process.stdout.write(`${s}\n`);
 /** Fragments of the large session, whole sessions with a main copy. */
@@ -43,6 +48,7 @@ const doc = (id: string, userId: string, sessionDigest: string, whole: boolean, 
   whole,
   content: text(n),
   ...(noMainCopy ? { noMainCopy: true } : {}),
+  ...(DIMS ? { _vectors: { [EMBEDDER]: Array.from({ length: DIMS }, (_, i) => Math.sin(n + i)) } } : {}),
 });
 
 async function main() {
@@ -53,7 +59,7 @@ async function main() {
     await engine.start();
     const client = new Meilisearch({ host: engine.url!, apiKey: engine.masterKey, httpClient });
     const conn = new MeiliConnection({ embedded: engine }, createLogger('silent'));
-    const uid = recentUidOf('bench');
+    const uid = recentUidOf(DIMS ? `bench_e${DIMS}` : 'bench');
     const owned = scopeFilter(['u1']);
     const everyUnmarked = async () => {
       const any = client.index(uid).getDocuments({ filter: owned, fields: ['sessionDigest'], limit: 1 });
@@ -66,7 +72,7 @@ async function main() {
       return new Set(page.results.map((d) => d.sessionDigest)).size;
     };
     const collapsed = async () => (await heldSessions(conn, uid, ['u1'])).shadowing.length;
-    log(`held sessions: the read before each search, ${ROUNDS} rounds, p50 / p95 ms`);
+    log(`held sessions: the read before each search, ${ROUNDS} rounds, p50 / p95 ms${DIMS ? `, vectors of ${DIMS} dimensions` : ''}`);
     log(`  ${'large-session fragments, whole sessions'.padEnd(42)} ${'every unmarked document'.padEnd(26)} the service (collapsed)`);
     for (const [fragments, whole] of CASES) {
       await client.deleteIndex(uid).waitTask();
