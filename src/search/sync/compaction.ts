@@ -54,10 +54,14 @@ export class Compaction {
    * session whose compaction is queued already is not queued again. Returns how many it queued.
    */
   async queueCompaction(settledMs = 0): Promise<number> {
+    return this.queue(await this.settled(settledMs));
+  }
+
+  /** Queues the sessions of the recent index's documents that match `filter` (all when none). */
+  private async queue(filter: string | undefined): Promise<number> {
     const recent = this.o.recentConn.admin().index<SessionDocument>(this.o.recentUid);
     // One row per session (a large one has fragment documents too).
     const bySession = new Map<string, Pick<SessionDocument, 'userId' | 'projectId' | 'sessionId'>>();
-    const filter = await this.settled(settledMs);
     for (let offset = 0; ; offset += 10_000) {
       const page = await recent.getDocuments<Pick<SessionDocument, 'userId' | 'projectId' | 'sessionId'>>({
         fields: ['userId', 'projectId', 'sessionId'],
@@ -95,13 +99,14 @@ export class Compaction {
       this.lastCompaction = Date.now();
       return;
     }
-    const settledMs = this.o.settledMs ?? SETTLED_MS;
+    // One reading of the database's clock serves the count and the compaction.
+    const settled = await this.settled(this.o.settledMs ?? SETTLED_MS);
     const due =
       numberOfDocuments >= this.o.recentMax ||
       Date.now() - this.lastCompaction >= this.o.everyMs ||
-      (await shadowingDocuments(recent, await this.settled(settledMs))) >= (this.o.shadowingMax ?? Math.ceil(this.o.recentMax / 10));
+      (await shadowingDocuments(recent, settled)) >= (this.o.shadowingMax ?? Math.ceil(this.o.recentMax / 10));
     if (due) {
-      const n = await this.queueCompaction(settledMs);
+      const n = await this.queue(settled);
       if (n > 0) this.o.log.info({ msg: 'search: moving the recent index into the main one', sessions: n });
     }
   }
