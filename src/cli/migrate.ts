@@ -1,4 +1,5 @@
-import { migrate } from '../db/migrate';
+import { connectionOptions } from '../db/client';
+import { createdDatabaseNote, migrate } from '../db/migrate';
 
 /**
  * Migrations before a command, as the service applies them at start, and what came of them on
@@ -6,7 +7,9 @@ import { migrate } from '../db/migrate';
  * mistyped it learns so from the first command), warnings, how many migrations were applied.
  */
 export async function migrateForCli(databaseUrl: string): Promise<void> {
-  const say = (msg: string) => process.stderr.write(`${msg.startsWith('warning:') ? '' : 'note: '}${msg}\n`);
-  const r = await migrate(databaseUrl, (msg) => !msg.startsWith('applied migration ') && say(msg));
-  if (r.applied.length) say(`applied ${r.applied.length} migration${r.applied.length === 1 ? '' : 's'} (the last: ${r.applied[r.applied.length - 1]})`);
+  const r = await migrate(databaseUrl);
+  const say = (msg: string) => process.stderr.write(`${msg}\n`);
+  if (r.createdDatabase) say(`note: ${createdDatabaseNote(connectionOptions(databaseUrl).database)}`);
+  for (const w of r.warnings) say(`warning: ${w}`);
+  if (r.applied.length) say(`note: applied ${r.applied.length} migration${r.applied.length === 1 ? '' : 's'} (the last: ${r.applied[r.applied.length - 1]})`);
 }

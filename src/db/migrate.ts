@@ -44,19 +44,24 @@ export function splitStatements(sql: string): string[] {
     .filter(Boolean);
 }
 
+/** What migrate() says when DATABASE_URL named a database that did not exist. */
+export const createdDatabaseNote = (name: string | undefined) => `database ${name} did not exist: created it (empty)`;
+
 interface MigrateResult {
   /** The database did not exist: it was created (empty) before the migrations. */
   createdDatabase: boolean;
+  /** Migrations whose file changed after they were applied (each also logged as `warning: …`). */
+  warnings: string[];
   applied: string[];
   alreadyApplied: string[];
 }
 
 export async function migrate(databaseUrl: string, log: (msg: string) => void = () => {}): Promise<MigrateResult> {
   const createdDatabase = await ensureDatabase(databaseUrl);
-  if (createdDatabase) log(`database ${connectionOptions(databaseUrl).database} did not exist: created it (empty)`);
+  if (createdDatabase) log(createdDatabaseNote(connectionOptions(databaseUrl).database));
   const conn = await mariadb.createConnection({ ...connectionOptions(databaseUrl), connectTimeout: 5000 });
   const db = sqlOn(conn);
-  const result: MigrateResult = { createdDatabase, applied: [], alreadyApplied: [] };
+  const result: MigrateResult = { createdDatabase, warnings: [], applied: [], alreadyApplied: [] };
   try {
     // One migrator at a time per database, across processes.
     if (!(await records.takeMigrationLock(db))) throw new Error('could not take the migration lock');
@@ -65,7 +70,10 @@ export async function migrate(databaseUrl: string, log: (msg: string) => void = 
     for (const m of listMigrations()) {
       const done = rows.find((r) => r.migration_name === m.name && r.finished_at && !r.rolled_back_at);
       if (done) {
-        if (done.checksum !== m.checksum) log(`warning: migration ${m.name} was modified after it was applied`);
+        if (done.checksum !== m.checksum) {
+          result.warnings.push(`migration ${m.name} was modified after it was applied`);
+          log(`warning: ${result.warnings[result.warnings.length - 1]}`);
+        }
         result.alreadyApplied.push(m.name);
         continue;
       }

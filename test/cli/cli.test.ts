@@ -1,3 +1,5 @@
+import * as mariadb from 'mariadb';
+import { connectionOptions } from '../../src/db/client';
 import { SID, startTestApp, type TestApp } from '../support/app';
 import { runCli, type CliResult } from '../support/cli';
 import { createTestDatabase, uncreatedTestDatabase, type TestDatabase } from '../support/db';
@@ -120,6 +122,18 @@ describe('users and keys', () => {
       const again = await runCli(['users', 'create', '--email', 'cli-fresh-2@example.test'], { databaseUrl: fresh.url });
       expect(again.code).toBe(0);
       expect(again.stderr).toBe('');
+      // A migration file changed after it was applied: every command warns, once per such file.
+      const conn = await mariadb.createConnection(connectionOptions(fresh.url));
+      let name: string;
+      try {
+        [{ name }] = await conn.query('SELECT migration_name AS name FROM _prisma_migrations ORDER BY migration_name LIMIT 1');
+        await conn.query("UPDATE _prisma_migrations SET checksum = 'edited' WHERE migration_name = ?", [name]);
+      } finally {
+        await conn.end();
+      }
+      const warned = await runCli(['users', 'create', '--email', 'cli-fresh-3@example.test'], { databaseUrl: fresh.url });
+      expect(warned.code).toBe(0);
+      expect(lines(warned.stderr)).toEqual([`warning: migration ${name} was modified after it was applied`]);
     } finally {
       await fresh.drop();
     }
