@@ -2,7 +2,6 @@
  * What the recent index holds of a user's sessions, for a search (adapter.ts): the main index is
  * searched without those of them that may have an older copy there.
  */
-import type { MultiSearchParams } from 'meilisearch';
 import type { SessionDocument } from '../../domain/search-documents';
 import type { MeiliConnection } from './connection';
 import { meiliString, scopeFilter } from './filter';
@@ -44,33 +43,29 @@ export async function heldSessions(conn: MeiliConnection, indexUid: string, scop
       if (page.results.length < HELD_PAGE) return [...digests];
     }
   };
-  // Large sessions collapsed, one hit per session, and whether the owner holds anything at all:
-  // one request of two searches.
-  const collapsedAndAny = async (filter: string): Promise<[string[], boolean]> => {
-    const { results } = await conn.searcher().multiSearch<MultiSearchParams, Pick<SessionDocument, 'sessionDigest'>>({
-      queries: [
-        { indexUid, q: '', filter, distinct: 'sessionDigest', attributesToRetrieve: ['sessionDigest'], limit: MAX_TOTAL_HITS },
-        { indexUid, q: '', filter: owned, attributesToRetrieve: ['sessionDigest'], limit: 1 },
-      ],
+  const collapsed = async (filter: string) => {
+    const res = await index.search<Pick<SessionDocument, 'sessionDigest'>>('', {
+      filter,
+      distinct: 'sessionDigest',
+      attributesToRetrieve: ['sessionDigest'],
+      limit: MAX_TOTAL_HITS,
     });
-    const [large, any] = results;
     // More sessions than a search lists: read as documents.
-    return [large.hits.length < MAX_TOTAL_HITS ? large.hits.map((h) => h.sessionDigest) : await read(filter), any.hits.length > 0];
+    return res.hits.length < MAX_TOTAL_HITS ? res.hits.map((h) => h.sessionDigest) : read(filter);
   };
+  const any = index.getDocuments({ filter: owned, fields: ['sessionDigest'], limit: 1 }).then((page) => page.results.length > 0);
+  any.catch(() => undefined);
   let shadowing: string[];
-  let any: boolean;
   try {
     // Documents without the flag (written before it existed) may have a main copy.
     const unmarked = `(${owned}) AND NOT noMainCopy = true`;
-    const [whole, [large, holdsAny]] = await Promise.all([read(`${unmarked} AND whole = true`), collapsedAndAny(`${unmarked} AND NOT whole = true`)]);
+    const [whole, large] = await Promise.all([read(`${unmarked} AND whole = true`), collapsed(`${unmarked} AND NOT whole = true`)]);
     shadowing = large.length ? [...new Set([...whole, ...large])] : whole;
-    any = holdsAny;
   } catch (err) {
     if (!hasEngineCode(err, 'invalid_document_filter') && !hasEngineCode(err, 'invalid_search_filter')) throw err;
     // `noMainCopy` is not filterable (yet): the settings are applied at start, after a long
     // engine task perhaps, or an instance of an older version applied its own. Every one held.
     shadowing = await read(owned);
-    any = shadowing.length > 0;
   }
-  return { any, shadowing };
+  return { any: shadowing.length > 0 || (await any), shadowing };
 }
