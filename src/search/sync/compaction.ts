@@ -99,12 +99,13 @@ export class Compaction {
       this.lastCompaction = Date.now();
       return;
     }
+    const shadowingMax = this.o.shadowingMax ?? Math.ceil(this.o.recentMax / 10);
+    const bySizeOrAge = numberOfDocuments >= this.o.recentMax || Date.now() - this.lastCompaction >= this.o.everyMs;
+    // Fewer documents than the early trigger counts cannot reach it: neither clock nor count asked.
+    if (!bySizeOrAge && numberOfDocuments < shadowingMax) return;
     // One reading of the database's clock serves the count and the compaction.
     const settled = await this.settled(this.o.settledMs ?? SETTLED_MS);
-    const due =
-      numberOfDocuments >= this.o.recentMax ||
-      Date.now() - this.lastCompaction >= this.o.everyMs ||
-      (await shadowingDocuments(recent, settled)) >= (this.o.shadowingMax ?? Math.ceil(this.o.recentMax / 10));
+    const due = bySizeOrAge || (await shadowingDocuments(recent, settled)) >= shadowingMax;
     if (due) {
       const n = await this.queue(settled);
       if (n > 0) this.o.log.info({ msg: 'search: moving the recent index into the main one', sessions: n });
