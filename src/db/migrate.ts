@@ -71,8 +71,9 @@ export async function migrate(databaseUrl: string, log: (msg: string) => void = 
       const done = rows.find((r) => r.migration_name === m.name && r.finished_at && !r.rolled_back_at);
       if (done) {
         if (done.checksum !== m.checksum) {
-          result.warnings.push(`migration ${m.name} was modified after it was applied`);
-          log(`warning: ${result.warnings[result.warnings.length - 1]}`);
+          const warning = `migration ${m.name} was modified after it was applied`;
+          result.warnings.push(warning);
+          log(`warning: ${warning}`);
         }
         result.alreadyApplied.push(m.name);
         continue;
