@@ -26,21 +26,31 @@ let second: SearchHarness;
 let alice: Ctx;
 
 /**
- * A service instance whose own worker is off, and a test worker over its engines that the test
- * runs by hand; both closed after `body`, also when it fails.
+ * A test with a service instance whose own worker is off, and a test worker over its engines that
+ * the test runs by hand; both closed after `body`, also when it fails.
  */
-async function withIdleWorker(body: (idle: SearchHarness, worker: OutboxWorker) => Promise<void>, opts: { batchSize?: number } = {}): Promise<void> {
-  const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });
-  try {
-    const { worker, close } = await testWorker(idle, opts);
-    try {
-      await body(idle, worker);
-    } finally {
-      close();
-    }
-  } finally {
-    await idle.close();
-  }
+function idleWorkerTest(
+  name: string,
+  body: (idle: SearchHarness, worker: OutboxWorker) => Promise<void>,
+  { batchSize, timeout = 60_000 }: { batchSize?: number; timeout?: number } = {},
+): void {
+  test(
+    name,
+    async () => {
+      const idle = await startSearchHarness({ env: { WORKERS_ENABLED: 'false' } });
+      try {
+        const { worker, close } = await testWorker(idle, { batchSize });
+        try {
+          await body(idle, worker);
+        } finally {
+          close();
+        }
+      } finally {
+        await idle.close();
+      }
+    },
+    timeout,
+  );
 }
 
 beforeAll(async () => {
@@ -239,220 +249,194 @@ test('a write for the recent index goes on when the main index cannot say whethe
   }
 });
 
-test(
+idleWorkerTest(
   'a stream of writes is claimed in growing batches; a write alone in a small one',
-  () =>
-    withIdleWorker(
-      async (idle, worker) => {
-        // What the fresh lane claimed, of how many it asked for.
-        const claims: string[] = [];
-        const runOnce = worker.runOnce.bind(worker);
-        worker.runOnce = async (limit, lane) => {
-          const r = await runOnce(limit, lane);
-          if (lane === 'fresh' && r.claimed > 0) claims.push(`${r.claimed}/${limit}`);
-          return r;
-        };
-        const claimed = () => claims.reduce((n, c) => n + Number(c.split('/')[0]), 0);
-        // Rows are done before runOnce returns its claim: the outbox empty and every claim recorded.
-        const applied = (rows: number) => eventually('the outbox applied', async () => claimed() >= rows && (await worker.backlog()) === 0, 30_000);
-        try {
-          const carol = await idle.user();
-          const words = Array.from({ length: 20 }, () => word());
-          const sessions = words.map(() => newSessionId());
-          for (const [i, id] of sessions.entries()) await idle.put(carol, 'stream', id, { markdown: `# s${i}\n\n${words[i]}` });
-          worker.start();
-          await applied(20);
-          // 20 rows in 4 claims (each full one doubles the next), not 10 of 2.
-          expect(claims).toEqual(['2/2', '4/4', '8/8', '6/16']);
-          const w = word();
-          const single = newSessionId();
-          await idle.put(carol, 'stream', single, { markdown: `# single\n\n${w}` });
-          worker.notify();
-          await applied(21);
-          expect(claims.slice(4)).toEqual(['1/2']);
-          expect(ids(await idle.find(carol, words[19]))).toEqual([sessions[19]]);
-          expect(ids(await idle.find(carol, w))).toEqual([single]);
-        } finally {
-          await worker.stop();
-        }
-      },
-      { batchSize: 2 },
-    ),
-  60_000,
-);
-
-test(
-  'writes for the recent index and work for the main one are claimed by separate lanes',
-  () =>
-    withIdleWorker(async (idle, worker) => {
-      const bob = await idle.user();
-      const [moved, fresh, big] = [newSessionId(), newSessionId(), newSessionId()];
-      await idle.put(bob, 'lanes', moved, { markdown: `# moved\n\n${word()}` });
-      await idle.search.reindexAll();
-      // Main-index work queued first (a compaction, a session too large to be indexed whole), then
-      // a write of a small session: it does not wait behind them.
-      await idle.handles.pool.query("INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ('compact', ?, 'lanes', ?)", [bob.user.id, moved]);
-      await idle.put(bob, 'lanes', big, { markdown: `# big\n\n${'a long line of words here '.repeat(3000)}` });
+  async (idle, worker) => {
+    // What the fresh lane claimed, of how many it asked for.
+    const claims: string[] = [];
+    const runOnce = worker.runOnce.bind(worker);
+    worker.runOnce = async (limit, lane) => {
+      const r = await runOnce(limit, lane);
+      if (lane === 'fresh' && r.claimed > 0) claims.push(`${r.claimed}/${limit}`);
+      return r;
+    };
+    const claimed = () => claims.reduce((n, c) => n + Number(c.split('/')[0]), 0);
+    // Rows are done before runOnce returns its claim: the outbox empty and every claim recorded.
+    const applied = (rows: number) => eventually('the outbox applied', async () => claimed() >= rows && (await worker.backlog()) === 0, 30_000);
+    try {
+      const carol = await idle.user();
+      const words = Array.from({ length: 20 }, () => word());
+      const sessions = words.map(() => newSessionId());
+      for (const [i, id] of sessions.entries()) await idle.put(carol, 'stream', id, { markdown: `# s${i}\n\n${words[i]}` });
+      worker.start();
+      await applied(20);
+      // 20 rows in 4 claims (each full one doubles the next), not 10 of 2.
+      expect(claims).toEqual(['2/2', '4/4', '8/8', '6/16']);
       const w = word();
-      await idle.put(bob, 'lanes', fresh, { markdown: `# fresh\n\n${w}` });
-      expect((await idle.handles.pool.query('SELECT op FROM search_outbox ORDER BY id')).map((r: { op: string }) => r.op)).toEqual([
-        'compact',
-        'upsert_large',
-        'upsert',
-      ]);
-
-      expect(await worker.runOnce(100, 'fresh')).toEqual({ claimed: 1, applied: 1, failed: 0, deferred: 0 });
-      expect(ids(await idle.find(bob, w))).toEqual([fresh]);
-      expect(await worker.runOnce(100, 'fresh')).toEqual({ claimed: 0, applied: 0, failed: 0, deferred: 0 });
-      expect(await worker.runOnce(100, 'main')).toEqual({ claimed: 2, applied: 2, failed: 0, deferred: 0 });
-      expect(await idle.search.backlog()).toBe(0);
-    }),
-  60_000,
+      const single = newSessionId();
+      await idle.put(carol, 'stream', single, { markdown: `# single\n\n${w}` });
+      worker.notify();
+      await applied(21);
+      expect(claims.slice(4)).toEqual(['1/2']);
+      expect(ids(await idle.find(carol, words[19]))).toEqual([sessions[19]]);
+      expect(ids(await idle.find(carol, w))).toEqual([single]);
+    } finally {
+      await worker.stop();
+    }
+  },
+  { batchSize: 2 },
 );
 
-test(
-  'work for a session that another worker holds waits for it (one session is never pushed twice at once)',
-  () =>
-    withIdleWorker(async (idle, worker) => {
-      const other = await idle.handles.pool.getConnection();
-      try {
-        const bob = await idle.user();
-        const id = newSessionId();
-        const [v1, v2] = [word(), word()];
-        await idle.put(bob, 'held', id, { markdown: `# v1\n\n${v1}` });
-        const [{ id: heldRow }] = await idle.handles.pool.query('SELECT id FROM search_outbox WHERE sessionId = ?', [id]);
+idleWorkerTest('writes for the recent index and work for the main one are claimed by separate lanes', async (idle, worker) => {
+  const bob = await idle.user();
+  const [moved, fresh, big] = [newSessionId(), newSessionId(), newSessionId()];
+  await idle.put(bob, 'lanes', moved, { markdown: `# moved\n\n${word()}` });
+  await idle.search.reindexAll();
+  // Main-index work queued first (a compaction, a session too large to be indexed whole), then
+  // a write of a small session: it does not wait behind them.
+  await idle.handles.pool.query("INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ('compact', ?, 'lanes', ?)", [bob.user.id, moved]);
+  await idle.put(bob, 'lanes', big, { markdown: `# big\n\n${'a long line of words here '.repeat(3000)}` });
+  const w = word();
+  await idle.put(bob, 'lanes', fresh, { markdown: `# fresh\n\n${w}` });
+  expect((await idle.handles.pool.query('SELECT op FROM search_outbox ORDER BY id')).map((r: { op: string }) => r.op)).toEqual([
+    'compact',
+    'upsert_large',
+    'upsert',
+  ]);
 
-        // Another worker has claimed the first row and is still applying it.
-        await other.beginTransaction();
-        await other.query('SELECT id FROM search_outbox WHERE id = ? FOR UPDATE', [heldRow]);
-        await idle.put(bob, 'held', id, { markdown: `# v2\n\n${v2}` });
+  expect(await worker.runOnce(100, 'fresh')).toEqual({ claimed: 1, applied: 1, failed: 0, deferred: 0 });
+  expect(ids(await idle.find(bob, w))).toEqual([fresh]);
+  expect(await worker.runOnce(100, 'fresh')).toEqual({ claimed: 0, applied: 0, failed: 0, deferred: 0 });
+  expect(await worker.runOnce(100, 'main')).toEqual({ claimed: 2, applied: 2, failed: 0, deferred: 0 });
+  expect(await idle.search.backlog()).toBe(0);
+});
 
-        expect(await worker.runOnce()).toEqual({ claimed: 1, applied: 0, failed: 0, deferred: 1 });
-        expect(await idle.search.backlog()).toBe(2);
-        expect((await idle.find(bob, v2)).results).toEqual([]);
+idleWorkerTest('work for a session that another worker holds waits for it (one session is never pushed twice at once)', async (idle, worker) => {
+  const other = await idle.handles.pool.getConnection();
+  try {
+    const bob = await idle.user();
+    const id = newSessionId();
+    const [v1, v2] = [word(), word()];
+    await idle.put(bob, 'held', id, { markdown: `# v1\n\n${v1}` });
+    const [{ id: heldRow }] = await idle.handles.pool.query('SELECT id FROM search_outbox WHERE sessionId = ?', [id]);
 
-        await other.rollback();
-        expect(await worker.runOnce()).toEqual({ claimed: 2, applied: 2, failed: 0, deferred: 0 });
-        expect(await idle.search.backlog()).toBe(0);
-        expect(ids(await idle.find(bob, v2))).toEqual([id]);
-        expect((await idle.find(bob, v1)).results).toEqual([]);
-      } finally {
-        await other.release();
-      }
-    }),
-  60_000,
-);
+    // Another worker has claimed the first row and is still applying it.
+    await other.beginTransaction();
+    await other.query('SELECT id FROM search_outbox WHERE id = ? FOR UPDATE', [heldRow]);
+    await idle.put(bob, 'held', id, { markdown: `# v2\n\n${v2}` });
 
-test(
-  'a compaction asked for again before the first is applied queues each session once',
-  () =>
-    withIdleWorker(async (idle, worker) => {
-      const bob = await idle.user();
-      const sessions = Array.from({ length: 3 }, () => newSessionId());
-      for (const id of sessions) await idle.put(bob, 'twice', id, { markdown: `# ${id}\n\n${word()}` });
+    expect(await worker.runOnce()).toEqual({ claimed: 1, applied: 0, failed: 0, deferred: 1 });
+    expect(await idle.search.backlog()).toBe(2);
+    expect((await idle.find(bob, v2)).results).toEqual([]);
+
+    await other.rollback();
+    expect(await worker.runOnce()).toEqual({ claimed: 2, applied: 2, failed: 0, deferred: 0 });
+    expect(await idle.search.backlog()).toBe(0);
+    expect(ids(await idle.find(bob, v2))).toEqual([id]);
+    expect((await idle.find(bob, v1)).results).toEqual([]);
+  } finally {
+    await other.release();
+  }
+});
+
+idleWorkerTest('a compaction asked for again before the first is applied queues each session once', async (idle, worker) => {
+  const bob = await idle.user();
+  const sessions = Array.from({ length: 3 }, () => newSessionId());
+  for (const id of sessions) await idle.put(bob, 'twice', id, { markdown: `# ${id}\n\n${word()}` });
+  expect((await worker.runOnce(100, 'fresh')).applied).toBe(sessions.length);
+  const queued = async () =>
+    (await idle.handles.pool.query("SELECT sessionId FROM search_outbox WHERE op = 'compact' AND userId = ? AND doneAt IS NULL", [bob.user.id])).map(
+      (r: { sessionId: string }) => r.sessionId,
+    );
+
+  expect(await idle.search.compact()).toBe(sessions.length);
+  expect(await idle.search.compact()).toBe(0);
+  expect((await queued()).sort()).toEqual([...sessions].sort());
+  // Once applied, the sessions are in the main index; a later compaction has nothing of them to move.
+  expect((await worker.runOnce(100, 'main')).applied).toBe(sessions.length);
+  expect(await queued()).toEqual([]);
+  expect(await idle.search.compact()).toBe(0);
+});
+
+idleWorkerTest('a recent index holding many sessions with a main copy is compacted early; new sessions do not count', async (idle, worker) => {
+  const { engines, conns } = setupEngines(idle.config, idle.logger);
+  try {
+    const bob = await idle.user();
+    // Due neither by time nor by size: only by the four documents whose sessions have a main copy.
+    const compactIfDue = (settledMs: number) =>
+      Promise.all(
+        engines.map((e) =>
+          new Compaction({
+            db: sqlOn(idle.handles.pool),
+            recentConn: e.primary.recent,
+            recentUid: recentUidOf(idle.search.indexUid),
+            log: idle.logger,
+            notify: () => undefined,
+            everyMs: Number.MAX_SAFE_INTEGER,
+            recentMax: 1000,
+            shadowingMax: 4,
+            settledMs,
+          }).compactIfDue(),
+        ),
+      );
+    const queued = async () => Number((await idle.handles.pool.query("SELECT COUNT(*) AS n FROM search_outbox WHERE op = 'compact' AND doneAt IS NULL"))[0].n);
+    const sessions = Array.from({ length: 4 }, () => newSessionId());
+    const write = async (v: string) => {
+      for (const id of sessions) await idle.put(bob, 'early', id, { markdown: `# ${v}\n\n${word()}` });
       expect((await worker.runOnce(100, 'fresh')).applied).toBe(sessions.length);
-      const queued = async () =>
-        (await idle.handles.pool.query("SELECT sessionId FROM search_outbox WHERE op = 'compact' AND userId = ? AND doneAt IS NULL", [bob.user.id])).map(
-          (r: { sessionId: string }) => r.sessionId,
-        );
+    };
 
-      expect(await idle.search.compact()).toBe(sessions.length);
-      expect(await idle.search.compact()).toBe(0);
-      expect((await queued()).sort()).toEqual([...sessions].sort());
-      // Once applied, the sessions are in the main index; a later compaction has nothing of them to move.
-      expect((await worker.runOnce(100, 'main')).applied).toBe(sessions.length);
-      expect(await queued()).toEqual([]);
-      expect(await idle.search.compact()).toBe(0);
-    }),
-  60_000,
-);
+    await write('new'); // no main copy: marked, left out of no search
+    await compactIfDue(0);
+    expect(await queued()).toBe(0);
 
-test(
-  'a recent index holding many sessions with a main copy is compacted early; new sessions do not count',
-  () =>
-    withIdleWorker(async (idle, worker) => {
-      const { engines, conns } = setupEngines(idle.config, idle.logger);
-      try {
-        const bob = await idle.user();
-        // Due neither by time nor by size: only by the four documents whose sessions have a main copy.
-        const compactIfDue = (settledMs: number) =>
-          Promise.all(
-            engines.map((e) =>
-              new Compaction({
-                db: sqlOn(idle.handles.pool),
-                recentConn: e.primary.recent,
-                recentUid: recentUidOf(idle.search.indexUid),
-                log: idle.logger,
-                notify: () => undefined,
-                everyMs: Number.MAX_SAFE_INTEGER,
-                recentMax: 1000,
-                shadowingMax: 4,
-                settledMs,
-              }).compactIfDue(),
-            ),
-          );
-        const queued = async () =>
-          Number((await idle.handles.pool.query("SELECT COUNT(*) AS n FROM search_outbox WHERE op = 'compact' AND doneAt IS NULL"))[0].n);
-        const sessions = Array.from({ length: 4 }, () => newSessionId());
-        const write = async (v: string) => {
-          for (const id of sessions) await idle.put(bob, 'early', id, { markdown: `# ${v}\n\n${word()}` });
-          expect((await worker.runOnce(100, 'fresh')).applied).toBe(sessions.length);
-        };
+    expect(await idle.search.compact()).toBe(sessions.length);
+    expect((await worker.runOnce(100, 'main')).applied).toBe(sessions.length);
+    await write('updated'); // now shadowing their main copies
+    await compactIfDue(60_000); // written this minute: live sessions, not moved yet
+    expect(await queued()).toBe(0);
+    await compactIfDue(0);
+    expect(await queued()).toBe(sessions.length);
+  } finally {
+    conns.forEach((c) => c.close());
+  }
+});
 
-        await write('new'); // no main copy: marked, left out of no search
-        await compactIfDue(0);
-        expect(await queued()).toBe(0);
-
-        expect(await idle.search.compact()).toBe(sessions.length);
-        expect((await worker.runOnce(100, 'main')).applied).toBe(sessions.length);
-        await write('updated'); // now shadowing their main copies
-        await compactIfDue(60_000); // written this minute: live sessions, not moved yet
-        expect(await queued()).toBe(0);
-        await compactIfDue(0);
-        expect(await queued()).toBe(sessions.length);
-      } finally {
-        conns.forEach((c) => c.close());
-      }
-    }),
-  60_000,
-);
-
-test(
+idleWorkerTest(
   'a compaction of more sessions than one database read goes to the main index as one engine task, and retires every recent copy',
-  () =>
-    withIdleWorker(async (idle, worker) => {
-      const httpClient = createNodeHttpClient();
-      try {
-        const bob = await idle.user();
-        const shared = word();
-        // More than the 200 sessions read per statement: before, each read was pushed and waited for alone.
-        const sessions = Array.from({ length: 230 }, () => newSessionId());
-        for (const id of sessions) await idle.put(bob, 'bulk', id, { markdown: `# ${id}\n\n${shared} ${word()}` });
-        expect((await worker.runOnce(1000, 'fresh')).applied).toBe(sessions.length);
+  async (idle, worker) => {
+    const httpClient = createNodeHttpClient();
+    try {
+      const bob = await idle.user();
+      const shared = word();
+      // More than the 200 sessions read per statement: before, each read was pushed and waited for alone.
+      const sessions = Array.from({ length: 230 }, () => newSessionId());
+      for (const id of sessions) await idle.put(bob, 'bulk', id, { markdown: `# ${id}\n\n${shared} ${word()}` });
+      expect((await worker.runOnce(1000, 'fresh')).applied).toBe(sessions.length);
 
-        const key = idle.config.meiliMasterKey ?? undefined;
-        const main = new Meilisearch({ host: engineUrlOf(idle.config, bob.user.id), apiKey: key, httpClient });
-        const recent = new Meilisearch({ host: idle.config.meiliRecentUrl ?? engineUrlOf(idle.config, bob.user.id), apiKey: key, httpClient });
-        const recentUid = recentUidOf(idle.search.indexUid);
-        const refs = sessions.map((sessionId) => ({ userId: bob.user.id, projectId: 'bulk', sessionId }));
-        const inBulk = { filter: ownedSessionsFilter(refs), fields: ['id'], limit: 1000 };
-        expect((await recent.index(recentUid).getDocuments(inBulk)).results).toHaveLength(sessions.length);
-        const before = (await main.tasks.getTasks({ indexUids: [idle.search.indexUid], limit: 1 })).results[0]?.uid ?? -1;
+      const key = idle.config.meiliMasterKey ?? undefined;
+      const main = new Meilisearch({ host: engineUrlOf(idle.config, bob.user.id), apiKey: key, httpClient });
+      const recent = new Meilisearch({ host: idle.config.meiliRecentUrl ?? engineUrlOf(idle.config, bob.user.id), apiKey: key, httpClient });
+      const recentUid = recentUidOf(idle.search.indexUid);
+      const refs = sessions.map((sessionId) => ({ userId: bob.user.id, projectId: 'bulk', sessionId }));
+      const inBulk = { filter: ownedSessionsFilter(refs), fields: ['id'], limit: 1000 };
+      expect((await recent.index(recentUid).getDocuments(inBulk)).results).toHaveLength(sessions.length);
+      const before = (await main.tasks.getTasks({ indexUids: [idle.search.indexUid], limit: 1 })).results[0]?.uid ?? -1;
 
-        await idle.handles.pool.batch(
-          "INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ('compact', ?, ?, ?)",
-          refs.map((r) => [r.userId, r.projectId, r.sessionId]),
-        );
-        expect(await worker.runOnce(100, 'main')).toEqual({ claimed: sessions.length, applied: sessions.length, failed: 0, deferred: 0 });
+      await idle.handles.pool.batch(
+        "INSERT INTO search_outbox (op, userId, projectId, sessionId) VALUES ('compact', ?, ?, ?)",
+        refs.map((r) => [r.userId, r.projectId, r.sessionId]),
+      );
+      expect(await worker.runOnce(100, 'main')).toEqual({ claimed: sessions.length, applied: sessions.length, failed: 0, deferred: 0 });
 
-        const tasks = await main.tasks.getTasks({ indexUids: [idle.search.indexUid], types: ['documentAdditionOrUpdate'], limit: 100 });
-        const added = tasks.results.filter((t) => t.uid > before);
-        expect(added.map((t) => t.details?.receivedDocuments)).toEqual([sessions.length]);
-        expect((await recent.index(recentUid).getDocuments(inBulk)).results).toEqual([]);
-        expect((await idle.find(bob, shared, undefined, 1)).total).toBe(sessions.length);
-      } finally {
-        httpClient.destroy();
-      }
-    }),
-  120_000,
+      const tasks = await main.tasks.getTasks({ indexUids: [idle.search.indexUid], types: ['documentAdditionOrUpdate'], limit: 100 });
+      const added = tasks.results.filter((t) => t.uid > before);
+      expect(added.map((t) => t.details?.receivedDocuments)).toEqual([sessions.length]);
+      expect((await recent.index(recentUid).getDocuments(inBulk)).results).toEqual([]);
+      expect((await idle.find(bob, shared, undefined, 1)).total).toBe(sessions.length);
+    } finally {
+      httpClient.destroy();
+    }
+  },
+  { timeout: 120_000 },
 );
