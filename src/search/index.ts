@@ -19,7 +19,7 @@ import { searchEngines } from './engine/fanout';
 import { engineOf, scopesByEngine } from './engine/placement';
 import { documentIdOf, EMBEDDER } from '../domain/search-documents';
 import { rootCause, MeiliHttpError } from './engine/http-client';
-import { Embedder, isLexicalQuery, type EmbeddingStats } from './semantic/embedder';
+import { Embedder, isLexicalQuery, vectorOf, type EmbeddingStats } from './semantic/embedder';
 import { EmbeddingSweeper } from './semantic/embedding-sweeper';
 import { sumCounts, termCounts } from './engine/term-counts';
 import { ensureIndex, indexUidOf, legacyIndexUidsOf, otherVariantsOf, recentUidOf } from './engine/index-settings';
@@ -71,13 +71,6 @@ interface SearchFactoryDeps {
   offload?: Offload;
   /** Tests and bench: worker poll interval, batch size, when to compact. */
   worker?: { pollMs?: number; batchSize?: number; compactEveryMs?: number; recentMax?: number; standbyRetentionMs?: number; standbyGapGraceMs?: number };
-}
-
-/** A vector as the engine returns it (`[…]`, or `{embeddings: [[…]]}`); null when there is none. */
-function vectorOf(v: unknown): number[] | null {
-  if (Array.isArray(v)) return v.length > 0 && typeof v[0] === 'number' ? (v as number[]) : Array.isArray(v[0]) && v[0].length ? (v[0] as number[]) : null;
-  const embeddings = (v as { embeddings?: unknown } | null)?.embeddings;
-  return embeddings === undefined ? null : vectorOf(embeddings);
 }
 
 export function createSearch({ config, db, logger, offload, worker: workerOpts }: SearchFactoryDeps): Search {

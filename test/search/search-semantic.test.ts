@@ -1,9 +1,7 @@
 /**
- * Semantic search (EMBEDDINGS_*) on the real engine and database, with a small embeddings server
- * started here: OpenAI-compatible (`POST /v1/embeddings` → `{data: [{embedding, index}], model,
- * usage}`) and deterministic — each word is mapped through a tiny synonym table to a concept,
- * concepts are hashed into DIMS buckets, and the vector is normalised — so that a query sharing no
- * word with a session but naming the same concepts lands next to it.
+ * Semantic search (EMBEDDINGS_*) on the real engine and database, with a small deterministic
+ * embeddings server started here (support/embeddings-server.ts): a query sharing no word with a
+ * session but naming the same concepts lands next to it.
  *
  * With it configured, such a query finds the session; quoted and identifier-like queries stay
  * lexical (the server is not asked); an endpoint answering 500, or not answering, leaves search
@@ -11,9 +9,8 @@
  * unset, nothing calls out.
  */
 import crypto from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startTestApp, type TestApp, type TestUser } from '../support/app';
+import { EmbeddingsServer } from '../support/embeddings-server';
 import { eventually } from '../support/eventually';
 import { createTestDatabase } from '../support/db';
 import { Meilisearch } from 'meilisearch';
@@ -35,74 +32,6 @@ const enginesOf = (a: TestApp): Meilisearch[] => {
 
 /** An app's embedding counts (its search service's; null: no embedding endpoint configured). */
 const embeddingStatus = (a: TestApp) => (a.deps.search as unknown as { embeddingStatus(): EmbeddingStats | null }).embeddingStatus();
-/** Words of one concept (the first names it). */
-const SYNONYMS: Record<string, string> = { sql: 'postgres', database: 'postgres', reservoir: 'pool', drained: 'exhausted', depleted: 'exhausted' };
-
-const words = (text: string) => (text.toLowerCase().match(/[a-z]+/g) ?? []).map((w) => SYNONYMS[w] ?? w);
-const bucket = (w: string) => crypto.createHash('sha256').update(w).digest().readUInt32BE(0) % DIMS;
-
-function embed(text: string): number[] {
-  const v = new Array<number>(DIMS).fill(0);
-  for (const w of words(text)) if (w.length > 3) v[bucket(w)] += 1;
-  const norm = Math.hypot(...v) || 1;
-  return v.map((x) => x / norm);
-}
-
-type Mode = 'ok' | 'fail' | 'stall';
-
-/** The embeddings server: counts requests (and query-sized ones), answers per `mode`. */
-class EmbeddingsServer {
-  mode: Mode = 'ok';
-  /** How long each answer waits (a slow endpoint). */
-  delayMs = 0;
-  requests = 0;
-  inputs: string[] = [];
-  private readonly stalled = new Set<http.ServerResponse>();
-  private readonly server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      this.requests++;
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model: string; input: string[] };
-      this.inputs.push(...body.input);
-      if (req.url !== '/v1/embeddings' || req.method !== 'POST' || this.mode === 'fail') {
-        res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"down"}}');
-        return;
-      }
-      if (this.mode === 'stall') {
-        this.stalled.add(res);
-        return;
-      }
-      const data = body.input.map((t, index) => ({ object: 'embedding', index, embedding: embed(t) }));
-      const answer = () =>
-        res
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } }));
-      if (this.delayMs > 0) setTimeout(answer, this.delayMs);
-      else answer();
-    });
-  });
-
-  url = '';
-
-  async start(): Promise<string> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1/embeddings`;
-    return this.url;
-  }
-
-  setMode(mode: Mode): void {
-    this.mode = mode;
-    for (const res of this.stalled) res.destroy();
-    this.stalled.clear();
-  }
-
-  async close(): Promise<void> {
-    this.setMode('fail');
-    this.server.closeAllConnections();
-    await new Promise<void>((r) => this.server.close(() => r()));
-  }
-}
 
 const md = (title: string, text: string) => `# ${title}\n\n_**User**_\n\n${text}\n\n---\n\n`;
 const S = {
@@ -126,7 +55,7 @@ const search = async (u: TestUser, query: string) => {
 const sessionsOf = (page: { results: Array<{ sessionId: string }> }) => page.results.map((r) => r.sessionId);
 
 beforeAll(async () => {
-  server = new EmbeddingsServer();
+  server = new EmbeddingsServer(DIMS);
   const url = await server.start();
   app = await startTestApp({
     rateLimit: false,

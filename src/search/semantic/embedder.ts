@@ -235,3 +235,10 @@ export class Embedder {
     });
   }
 }
+
+/** A vector as the engine returns it (`[…]`, or `{embeddings: [[…]]}`); null when there is none. */
+export function vectorOf(v: unknown): number[] | null {
+  if (Array.isArray(v)) return v.length > 0 && typeof v[0] === 'number' ? (v as number[]) : Array.isArray(v[0]) && v[0].length ? (v[0] as number[]) : null;
+  const embeddings = (v as { embeddings?: unknown } | null)?.embeddings;
+  return embeddings === undefined ? null : vectorOf(embeddings);
+}

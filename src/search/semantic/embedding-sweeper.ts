@@ -16,6 +16,11 @@
  * Every instance of the service runs this loop, but one at a time embeds: a pass runs under the
  * database's named lock (tryNamedLock), so that two instances never send the same documents to
  * the endpoint (which bills each text). An instance without the lock only counts what waits.
+ *
+ * Standbys (MEILI_STANDBY_URLS) get the same documents from the outbox, waiting for their vector
+ * the same way; their vectors are copied from their primary (the same document, its vector made
+ * for the same `hash`), never asked of the endpoint again. A standby's document whose vector the
+ * primary does not hold yet waits for a later pass; while the primary is down, none is copied.
  */
 import type { Index } from 'meilisearch';
 import type * as mariadb from 'mariadb';
@@ -27,16 +32,24 @@ import type { Logger } from '../../logger';
 import type { MeiliConnection } from '../engine/connection';
 import type { SearchEngine } from '../engine/engines';
 import { recentUidOf } from '../engine/index-settings';
-import { EMBED_MAX_CHARS, type Embedder } from './embedder';
+import { EMBED_MAX_CHARS, vectorOf, type Embedder } from './embedder';
 
 /** Documents waiting for their vector. */
 const PENDING_FILTER = 'vectorHash IS NULL OR vectorHash NOT EXISTS';
 /** Texts per request to the endpoint. */
 const BATCH = 32;
+/** A standby's waiting documents looked at per pass (their vectors are copied: no endpoint, no budget). */
+const COPY_BATCH = 200;
 const IDLE_MS = 1000;
 const MAX_BACKOFF_MS = 60_000;
 
 type Pending = Pick<SessionDocument, 'id' | 'hash' | 'name' | 'tags' | 'content' | 'terms' | 'sessionDigest'>;
+/** An index a pass looks at; a standby's names the same index of its primary, its vectors' source. */
+interface Target {
+  conn: MeiliConnection;
+  uid: string;
+  copyFrom?: MeiliConnection;
+}
 
 /**
  * What is embedded of a document: its name and tags, then its text (a large session's document:
@@ -113,14 +126,20 @@ export class EmbeddingSweeper {
     });
   }
 
-  /** The indexes of every engine that can be written now: each primary's main and recent index. */
-  private targets(): Array<{ conn: MeiliConnection; uid: string }> {
-    const recentUid = recentUidOf(this.opts.indexUid);
+  /** The indexes that can be written now: each primary's main and recent index, then those of its standby when both are up. */
+  private targets(): Target[] {
+    const [main, recent] = [this.opts.indexUid, recentUidOf(this.opts.indexUid)];
     return this.opts.engines
       .filter((e) => e.ready && e.primaryUp())
       .flatMap((e) => [
-        { conn: e.primary.main, uid: this.opts.indexUid },
-        { conn: e.primary.recent, uid: recentUid },
+        { conn: e.primary.main, uid: main },
+        { conn: e.primary.recent, uid: recent },
+        ...(e.standby && e.standbyUp()
+          ? [
+              { conn: e.standby.main, uid: main, copyFrom: e.primary.main },
+              { conn: e.standby.recent, uid: recent, copyFrom: e.primary.recent },
+            ]
+          : []),
       ]);
   }
 
@@ -131,7 +150,11 @@ export class EmbeddingSweeper {
   async sweep(embed = true): Promise<number> {
     let done = 0;
     let pending = 0;
-    for (const { conn, uid } of this.targets()) {
+    for (const { conn, uid, copyFrom } of this.targets()) {
+      if (copyFrom) {
+        if (embed) done += await this.copyVectors(conn.admin().index<SessionDocument>(uid), copyFrom.admin().index<SessionDocument>(uid));
+        continue;
+      }
       const index = conn.admin().index<SessionDocument>(uid);
       const room = embed ? Math.min(BATCH, this.opts.embedder.budget()) : 0;
       const page = await index.getDocuments<Pending>({
@@ -166,8 +189,46 @@ export class EmbeddingSweeper {
     return done;
   }
 
+  /**
+   * A standby index's waiting documents get the vectors `source` (its primary's same index) holds
+   * for them: the cached vector of the same `hash`, else the primary document's when it was made
+   * for that `hash` (a document with nothing to embed gets none, as on the primary). Returns how
+   * many got theirs; the others wait.
+   */
+  private async copyVectors(standby: Index<SessionDocument>, source: Index<SessionDocument>): Promise<number> {
+    type Waiting = Pick<SessionDocument, 'id' | 'hash' | 'sessionDigest'>;
+    const page = await standby.getDocuments<Waiting>({ filter: PENDING_FILTER, fields: ['id', 'hash', 'sessionDigest'], limit: COPY_BATCH });
+    if (page.results.length === 0) return 0;
+    const made = new Map<string, { vectorHash?: string | null; _vectors?: Record<string, unknown> }>();
+    const uncached = page.results.filter((d) => !this.opts.embedder.cached(d.hash)).map((d) => d.id);
+    if (uncached.length) {
+      const docs = await source.getDocuments<{ id: string; vectorHash?: string | null }>({
+        ids: uncached,
+        fields: ['id', 'vectorHash'],
+        limit: uncached.length,
+        retrieveVectors: true,
+      });
+      for (const d of docs.results) made.set(d.id, d);
+    }
+    const updates = page.results.flatMap((d) => {
+      const cached = this.opts.embedder.cached(d.hash);
+      const m = made.get(d.id);
+      if (!cached && m?.vectorHash !== d.hash) return [];
+      return [{ id: d.id, vectorHash: d.hash, _vectors: { [EMBEDDER]: cached ?? vectorOf(m?._vectors?.[EMBEDDER]) } }];
+    });
+    if (updates.length === 0) return 0;
+    const task = await standby.updateDocuments(updates).waitTask({ timeout: 60_000, interval: 20 });
+    if (task.status !== 'succeeded') throw new Error(`vectors of ${standby.uid}: ${task.error?.code ?? task.status}`);
+    const copied = new Set(updates.map((u) => u.id));
+    await this.verify(
+      standby,
+      page.results.filter((d) => copied.has(d.id)),
+    );
+    return updates.length;
+  }
+
   /** Documents replaced while their vector was computed are queued again; stubs of documents deleted meanwhile are removed. */
-  private async verify(index: Index<SessionDocument>, docs: Pending[]): Promise<void> {
+  private async verify(index: Index<SessionDocument>, docs: Array<Pick<SessionDocument, 'id' | 'hash' | 'sessionDigest'>>): Promise<void> {
     const digests = [...new Set(docs.map((d) => d.sessionDigest).filter(Boolean))];
     const now = new Map<string, { hash?: string; vectorHash?: string | null }>();
     if (digests.length) {

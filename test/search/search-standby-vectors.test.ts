@@ -1,0 +1,123 @@
+/**
+ * Semantic search with a standby (MEILI_STANDBY_URLS), on real Meilisearch processes started here
+ * (support/meili-engines.ts) and a small deterministic embeddings server (support/embeddings-server.ts),
+ * all stopped at the end, also on failure: the standby's documents get the vectors their primary
+ * holds, without the endpoint being asked again, so that with the primary killed a query of
+ * meaning alone still finds its session on the standby.
+ */
+import crypto from 'node:crypto';
+import { Meilisearch } from 'meilisearch';
+import { EMBEDDER } from '../../src/domain/search-documents';
+import { createNodeHttpClient } from '../../src/search/engine/http-client';
+import { indexUidOf, recentUidOf } from '../../src/search/engine/index-settings';
+import { vectorOf } from '../../src/search/semantic/embedder';
+import { startTestApp, type TestApp, type TestUser } from '../support/app';
+import { EmbeddingsServer } from '../support/embeddings-server';
+import { eventually } from '../support/eventually';
+import { TestEngines } from '../support/meili-engines';
+
+jest.setTimeout(180_000);
+
+const DIMS = 64;
+const md = (title: string, text: string) => `# ${title}\n\n_**User**_\n\n${text}\n\n---\n\n`;
+const S = {
+  pool: { title: 'Postgres pool exhausted', text: 'The postgres pool is exhausted under load; postgres refuses clients.' },
+  css: { title: 'Flexbox sidebar', text: 'The flexbox sidebar collapses on narrow screens; give the sidebar a minimum width.' },
+  helm: { title: 'Helm chart ingress', text: 'The helm chart fails to render the ingress template; the values miss ingress hosts.' },
+};
+const ids = { pool: crypto.randomUUID(), css: crypto.randomUUID(), helm: crypto.randomUUID() };
+
+let set: TestEngines;
+let server: EmbeddingsServer;
+let app: TestApp;
+let ada: TestUser;
+
+/** Every document of both indexes on the engine at `url`: id → its hash, the hash its vector was made for, and the vector. */
+async function vectorsOn(url: string): Promise<Map<string, { hash: string; vectorHash: string | null; vector: number[] | null }>> {
+  const httpClient = createNodeHttpClient();
+  try {
+    const client = new Meilisearch({ host: url, apiKey: set.key, httpClient });
+    const uid = indexUidOf(app.db.name, DIMS);
+    const docs = new Map<string, { hash: string; vectorHash: string | null; vector: number[] | null }>();
+    for (const index of [uid, recentUidOf(uid)]) {
+      const page = await client
+        .index(index)
+        .getDocuments<{ id: string; hash: string; vectorHash?: string | null; _vectors?: Record<string, unknown> }>({
+          fields: ['id', 'hash', 'vectorHash'],
+          limit: 1000,
+          retrieveVectors: true,
+        })
+        .catch(() => ({ results: [] }));
+      for (const d of page.results) docs.set(d.id, { hash: d.hash, vectorHash: d.vectorHash ?? null, vector: vectorOf(d._vectors?.[EMBEDDER]) });
+    }
+    return docs;
+  } finally {
+    httpClient.destroy();
+  }
+}
+
+beforeAll(async () => {
+  set = await TestEngines.start(2);
+  server = new EmbeddingsServer(DIMS);
+  const url = await server.start();
+  const [primary, standby] = set.urls();
+  app = await startTestApp({
+    rateLimit: false,
+    env: {
+      MEILI_URL: '',
+      MEILI_URLS: primary,
+      MEILI_STANDBY_URLS: standby,
+      MEILI_MASTER_KEY: set.key,
+      EMBEDDINGS_URL: url,
+      EMBEDDINGS_MODEL: 'test-embed',
+      EMBEDDINGS_DIMENSIONS: String(DIMS),
+      EMBEDDINGS_QUERY_TIMEOUT_MS: '300',
+    },
+  });
+  ada = await app.createUser('ada');
+  for (const k of ['pool', 'css', 'helm'] as const) await app.upload(ada, 'standby-sem', ids[k], { name: S[k].title, markdown: md(S[k].title, S[k].text) });
+});
+
+afterAll(async () => {
+  server?.setMode('fail');
+  await app?.close();
+  await server?.close();
+  await set?.stop();
+});
+
+test('a standby gets its primary’s vectors, the endpoint asked once per document; a killed primary leaves semantic search working', async () => {
+  const [primaryUrl, standbyUrl] = set.urls();
+  // Every document on both engines with a vector made for its own hash, the standby's the primary's.
+  await eventually(
+    'the standby to hold the primary’s vectors',
+    async () => {
+      const [p, s] = await Promise.all([vectorsOn(primaryUrl), vectorsOn(standbyUrl)]);
+      if (p.size < 3 || s.size !== p.size) return false;
+      return [...p].every(([id, d]) => {
+        const t = s.get(id);
+        return d.vector !== null && d.vectorHash === d.hash && t?.vectorHash === t?.hash && JSON.stringify(t?.vector) === JSON.stringify(d.vector);
+      });
+    },
+    60_000,
+  );
+  // The endpoint was asked for each document's text once: the standby's came from the primary.
+  expect(server.inputs.length).toBeGreaterThanOrEqual(3);
+  expect(new Set(server.inputs).size).toBe(server.inputs.length);
+
+  set.kill(0);
+  try {
+    // "sql reservoir drained": no session holds these words; the embedding maps them to postgres,
+    // pool, exhausted. The search fails over to the standby at once (search-engines.test.ts).
+    const found = await ask();
+    expect(found[0]).toBe(ids.pool);
+  } finally {
+    await set.revive(0);
+  }
+});
+
+/** Ada's search for a query of meaning alone: the sessions found, in order. */
+async function ask(): Promise<string[]> {
+  const r = await app.gql(ada, 'query($q: String!) { searchSessions(query: $q, limit: 10) { results { sessionId } } }', { q: 'sql reservoir drained' });
+  expect(r.body.errors).toBeUndefined();
+  return (r.body.data.searchSessions.results as Array<{ sessionId: string }>).map((x) => x.sessionId);
+}
