@@ -3,7 +3,8 @@
  * kept by `bench/search.ts --keep`, each of a user's queries (without teams) is asked of the main
  * index as the service asks it, and in variants of that request, interleaved (query i in every
  * variant, then query i + 1) after one warm-up pass. The word counts are asked once per query
- * beforehand and not timed (but by the variants that time them). Wall times, engine only.
+ * beforehand and not timed (but by the variants that time them). Wall times, engine only. It also
+ * prints for how many queries the total needs the large sessions listed (planned-page.ts).
  *
  *   npx tsx bench/federated-work.ts --reuse=sa_bench_xxx,/tmp/sa-bench-xxx [--queries=300]
  */
@@ -16,7 +17,7 @@ import { countedPage } from '../src/search/engine/counted-page';
 import { searchFilter } from '../src/search/engine/filter';
 import { createNodeHttpClient } from '../src/search/engine/http-client';
 import { indexUidOf } from '../src/search/engine/index-settings';
-import { federatedPage, federatedQueries, wordCounts } from '../src/search/engine/planned-page';
+import { federatedPage, federatedQueries, plannedRequest, wordCounts } from '../src/search/engine/planned-page';
 import { planQuery } from '../src/search/engine/query-plan';
 import { createDb } from '../src/db/client';
 import { forgetCounts } from '../src/search/engine/count-cache';
@@ -70,8 +71,38 @@ async function main() {
       forgetCounts();
       return wordCounts(client, uid, plan, params(i).filter, requests);
     };
+    // The page with the `whole` facet (or without), and the listing of the large sessions matched.
+    type Page = { estimatedTotalHits?: number; facetsByIndex?: Record<string, { distribution?: { whole?: Record<string, number> } }> };
+    const pageAsked = (i: number, facets: boolean) =>
+      client.multiSearch({
+        federation: { limit: 10, offset: 0, ...(facets ? { facetsByIndex: { [uid]: ['whole'] } } : {}) },
+        queries: plans[i].map((q) => ({ ...plannedRequest(uid, q, params(i)), attributesToRetrieve: params(i).attributesToRetrieve, showRankingScore: true })),
+      } as never) as unknown as Promise<Page>;
+    const largeListed = (i: number) =>
+      client.multiSearch({
+        queries: plans[i].map((q) => {
+          const { federationOptions: _, ...r } = plannedRequest(uid, q, { ...params(i), filter: `(${params(i).filter}) AND NOT whole = true` });
+          return { ...r, attributesToRetrieve: ['sessionDigest'], limit: 1000 };
+        }),
+      } as never);
+    const listingNeeded = (p: Page) => {
+      const whole = p.facetsByIndex?.[uid]?.distribution?.whole ?? {};
+      return (whole.false ?? 0) > 0 || (p.estimatedTotalHits ?? 0) > (whole.true ?? 0);
+    };
+    let needed = 0;
+    for (let i = 0; i < queries.length; i++) if (listingNeeded(await pageAsked(i, true))) needed++;
+    log(`  large sessions listed for the total: ${needed} of ${queries.length} queries`);
+
     const variants: Array<[string, (i: number) => Promise<unknown> | null]> = [
       ['the service: federated page, total by facet', (i) => federatedPage(client, uid, plans[i], params(i), 0, 10)],
+      [
+        'the page, then the listing if needed (no hint)',
+        async (i) => {
+          if (listingNeeded(await pageAsked(i, true))) await largeListed(i);
+        },
+      ],
+      ['the page with its facet, no listing', (i) => pageAsked(i, true)],
+      ['the listing of large sessions alone', (i) => largeListed(i)],
       ['federated page, no total (no facet)', (i) => federatedPage(client, uid, plans[i], params(i), 0, 10, false)],
       ['federated page, no distinct', (i) => federatedPage(client, uid, plans[i], { ...params(i), distinct: undefined }, 0, 10)],
       [
@@ -102,26 +133,32 @@ async function main() {
         'the whole query alone (last), plain',
         (i) => countedPage(client.index(uid), plans[i][0].q, { ...params(i), matchingStrategy: plans[i][0].matchingStrategy }, 0, 10),
       ],
-      // The counts a search of several words asks first (not remembered), in one request or two.
-      ['counting its words: one request (the service)', (i) => counting(i, 1)],
-      ['counting its words: two at once', (i) => counting(i, 2)],
       ['one plain request (all words required)', (i) => countedPage(client.index(uid), queries[i], params(i), 0, 10)],
     ];
-    for (let i = 0; i < queries.length; i++) for (const [, fn] of variants) await fn(i);
-    const times = variants.map(() => [] as number[]);
-    for (let i = 0; i < queries.length; i++) {
-      for (let step = 0; step < variants.length; step++) {
-        const k = (i + step) % variants.length;
-        const t = now();
-        const asked = variants[k][1](i);
-        if (!asked) continue;
-        await asked;
-        times[k].push(now() - t);
+    // The counts a search of several words asks first (not remembered), in one request or two:
+    // timed in a pass of their own, since forgetting the counts also forgets which filters'
+    // searches find large sessions (the service's first variant).
+    const countingVariants: Array<[string, (i: number) => Promise<unknown> | null]> = [
+      ['counting its words: one request (the service)', (i) => counting(i, 1)],
+      ['counting its words: two at once', (i) => counting(i, 2)],
+    ];
+    for (const group of [variants, countingVariants]) {
+      for (let i = 0; i < queries.length; i++) for (const [, fn] of group) await fn(i);
+      const times = group.map(() => [] as number[]);
+      for (let i = 0; i < queries.length; i++) {
+        for (let step = 0; step < group.length; step++) {
+          const k = (i + step) % group.length;
+          const t = now();
+          const asked = group[k][1](i);
+          if (!asked) continue;
+          await asked;
+          times[k].push(now() - t);
+        }
       }
+      group.forEach(([label], k) =>
+        log(`  ${label.padEnd(46)} p50 ${fmt(percentile(times[k], 50)).padStart(6)} ms   p95 ${fmt(percentile(times[k], 95)).padStart(6)} ms`),
+      );
     }
-    variants.forEach(([label], k) =>
-      log(`  ${label.padEnd(46)} p50 ${fmt(percentile(times[k], 50)).padStart(6)} ms   p95 ${fmt(percentile(times[k], 95)).padStart(6)} ms`),
-    );
     const shapes = new Map<string, number>();
     for (const p of plans) shapes.set(kinds(p).join(' + '), (shapes.get(kinds(p).join(' + ')) ?? 0) + 1);
     log('  plans asked:');

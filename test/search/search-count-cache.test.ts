@@ -1,9 +1,11 @@
 /**
  * Word counts remembered for a short while (src/search/engine/count-cache.ts): asked once per
  * engine, index, filter and query within COUNT_TTL_MS; zeros never remembered, so a session written
- * a moment ago is found by a word nobody held before.
+ * a moment ago is found by a word nobody held before. Beside them, whether a filter's searches find
+ * large sessions: their listing is then sent with the page, and totals stay exact either way.
  */
-import { COUNT_TTL_MS, countsThrough, forgetCounts, type CountQuery } from '../../src/search/engine/count-cache';
+import * as countCache from '../../src/search/engine/count-cache';
+import { COUNT_TTL_MS, countsThrough, forgetCounts, largeSessionsFound, largeSessionsLikely, type CountQuery } from '../../src/search/engine/count-cache';
 import { searchSessions } from '../../src/services/search';
 import { again, harnessForTests, newSessionId, randomWord } from '../support/meili-harness';
 
@@ -62,6 +64,27 @@ describe('countsThrough', () => {
   });
 });
 
+describe('largeSessionsLikely', () => {
+  beforeEach(() => forgetCounts());
+  afterEach(() => jest.useRealTimers());
+
+  test('remembered per index and filter for COUNT_TTL_MS, and forgotten with the counts', () => {
+    jest.useFakeTimers({ now: new Date('2026-12-01T10:00:00Z'), doNotFake: ['setImmediate', 'nextTick'] });
+    expect(largeSessionsLikely('sessions', 'userId = "a"')).toBe(false);
+    largeSessionsFound('sessions', 'userId = "a"');
+    expect(largeSessionsLikely('sessions', 'userId = "a"')).toBe(true);
+    expect(largeSessionsLikely('sessions', 'userId = "b"')).toBe(false);
+    expect(largeSessionsLikely('recent', 'userId = "a"')).toBe(false);
+    jest.setSystemTime(Date.now() + COUNT_TTL_MS - 1);
+    expect(largeSessionsLikely('sessions', 'userId = "a"')).toBe(true);
+    jest.setSystemTime(Date.now() + 2);
+    expect(largeSessionsLikely('sessions', 'userId = "a"')).toBe(false);
+    largeSessionsFound('sessions', 'userId = "a"');
+    forgetCounts();
+    expect(largeSessionsLikely('sessions', 'userId = "a"')).toBe(false);
+  });
+});
+
 describe('through a search', () => {
   const harness = harnessForTests();
 
@@ -88,4 +111,36 @@ describe('through a search', () => {
     const other = await h.user();
     expect(ids(await searchSessions(again(other), { query: `${held} ${fresh}` }))).toEqual([]);
   });
+
+  test('with a large session among the matches, totals are exact before and after its listing goes with the page', async () => {
+    const h = harness();
+    const user = await h.user();
+    const [shared, second, onlySmall] = [word(), word(), word()];
+    const large = newSessionId();
+    const small = [newSessionId(), newSessionId()];
+    const part = (i: number) => `## Exchange ${i}\n\n${'We listed the large sessions again. '.repeat(50)}${shared} ${second}\n\n`;
+    await h.put(user, 'large-hint', large, { markdown: Array.from({ length: 60 }, (_, i) => part(i)).join('') });
+    await h.put(user, 'large-hint', small[0], { markdown: `# Small\n\n${shared} and ${onlySmall}.\n` });
+    await h.put(user, 'large-hint', small[1], { markdown: `# Small too\n\n${shared} with ${second}.\n` });
+    await h.settle(120_000);
+    await h.search.compact();
+    await h.settle(120_000);
+    forgetCounts();
+    const likely = jest.spyOn(countCache, 'largeSessionsLikely');
+    try {
+      const totalOf = async (query: string) => (await searchSessions(again(user), { query })).total;
+      // One word (one request and its count) and two (the planned page): the first search of each
+      // finds the large session after its page, the next one with it.
+      for (const query of [shared, `${shared} ${second}`]) {
+        expect(await totalOf(query)).toBe(3);
+        expect(await totalOf(query)).toBe(3);
+      }
+      expect(likely.mock.results.some((r) => r.value === true)).toBe(true);
+      // Expected large sessions that are not there: the whole sessions alone, counted once.
+      expect(await totalOf(onlySmall)).toBe(1);
+      expect(await totalOf(`${onlySmall} ${word()}`)).toBe(1);
+    } finally {
+      likely.mockRestore();
+    }
+  }, 300_000);
 });

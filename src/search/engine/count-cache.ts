@@ -15,6 +15,8 @@
  *   every time, and a session written a moment ago is found by its words at once.
  * - At most COUNTS_MAX entries (then the oldest half goes); keys are hashed, so a long filter
  *   costs no more memory than a short one.
+ * - Beside the counts, whether a filter's searches find large sessions (largeSessionsLikely): their
+ *   listing is then asked with the page, not after it.
  */
 import crypto from 'node:crypto';
 import type { Meilisearch, SearchResponse } from 'meilisearch';
@@ -77,6 +79,25 @@ export async function engineCounts(client: Meilisearch, queries: readonly CountQ
   });
   counts[0] = Math.max(...counts);
   return counts;
+}
+
+const largeKeyOf = (indexUid: string, filter: string) => crypto.createHash('sha1').update(`large\n${indexUid}\n${filter}`).digest('base64');
+
+/**
+ * Whether a search of `filter` in index `indexUid` found documents of large sessions (not
+ * `whole`) within COUNT_TTL_MS. Such a search lists those sessions in one more request to count
+ * them (counted-page.ts, planned-page.ts); while this is remembered, that request is sent with the
+ * page rather than after it. A hint only: a search that needs the listing without it asks for it
+ * after its page, and a listing asked for nothing is left unused.
+ */
+export function largeSessionsLikely(indexUid: string, filter: string): boolean {
+  const e = remembered.get(largeKeyOf(indexUid, filter));
+  return e !== undefined && Date.now() - e.at < COUNT_TTL_MS;
+}
+
+/** A search of `filter` found documents of large sessions (see largeSessionsLikely). */
+export function largeSessionsFound(indexUid: string, filter: string): void {
+  remember(largeKeyOf(indexUid, filter), 1, Date.now());
 }
 
 function remember(key: string, count: number, at: number): void {

@@ -97,6 +97,11 @@ export const INDEX_SETTINGS = {
     disableOnAttributes: ['forms', 'termForms'],
   },
   pagination: { maxTotalHits: MAX_TOTAL_HITS },
+  // `whole` is asked as a facet for every search's total (counted-page.ts, planned-page.ts). By
+  // count, the engine counts each of its two values by intersecting that value's documents with
+  // the matching ones; alphabetically (the default) it reads every matching document's values one
+  // by one whenever 3,000 or fewer match, which is most searches. What it buys: docs/benchmarks.md.
+  faceting: { maxValuesPerFacet: 100, sortFacetValuesBy: { '*': 'alpha', whole: 'count' } },
   // Neither is used; both cost indexing time.
   facetSearch: false,
   stopWords: [],

@@ -20,7 +20,7 @@ import { markedForm } from '../../domain/word-forms';
 import { engineText } from '../../domain/engine-text';
 import { MeiliHttpError, rootCause } from './http-client';
 import { EMBEDDER } from '../../domain/search-documents';
-import { engineCounts } from './count-cache';
+import { engineCounts, largeSessionsFound, largeSessionsLikely } from './count-cache';
 
 /** Weight of the rarest word's own query against the whole query's; commoner words weigh less. */
 const WORD_WEIGHT = 0.5;
@@ -186,7 +186,7 @@ export function federatedQueries(plan: QueryPlan, counts?: WordCounts): PlannedQ
 }
 
 /** A planned query as one query of a multi-search on `indexUid`, with the page's filter and distinct, weighted. */
-const plannedRequest = (indexUid: string, q: PlannedQuery, { filter, distinct }: SearchParams, weight = q.weight) => ({
+export const plannedRequest = (indexUid: string, q: PlannedQuery, { filter, distinct }: SearchParams, weight = q.weight) => ({
   indexUid,
   q: q.q,
   matchingStrategy: q.matchingStrategy,
@@ -195,6 +195,8 @@ const plannedRequest = (indexUid: string, q: PlannedQuery, { filter, distinct }:
   federationOptions: { weight },
 });
 
+/** The documents not counted by the `whole` facet: large sessions' and those indexed before `whole` existed. */
+const LARGE = 'NOT whole = true';
 /** Large sessions counted per request (a user's large sessions matching any word); past it, `total` says at least this many. */
 const LARGE_COUNTED = 1000;
 
@@ -209,7 +211,9 @@ type Federated<D> = {
  * its weighted score, and how many sessions hold any of its parts. The merged documents are
  * counted by `whole` (their facet): a session indexed whole is one document, counted as it is;
  * a large session has several (its word list and fragments), so when some matched, the large
- * sessions are listed by one more request (distinct per query, united here).
+ * sessions are listed by one more request (distinct per query, united here): sent with the page
+ * while this filter's searches find large sessions (count-cache.ts, largeSessionsLikely), else
+ * after it.
  * `params` are the page's (filter, distinct, attributes, showRankingScore). `countTotal` false:
  * the page only, its `total` the engine's estimate of matching documents (no facet, no listing).
  */
@@ -242,6 +246,10 @@ export async function federatedPage<D extends Record<string, unknown>>(
     const hits = p.hits.map((h) => ({ ...h, _rankingScore: h._federation?.weightedRankingScore ?? h._rankingScore }));
     return { total: p.estimatedTotalHits ?? hits.length, hits };
   }
+  // Large sessions' documents found by this filter's searches lately: listed with the page (failing,
+  // asked again after it).
+  const largeOf = [indexUid, String(filter)] as const;
+  const early = largeSessionsLikely(...largeOf) ? sessionsListed(LARGE).catch(() => null) : null;
   let res: Federated<D>;
   try {
     res = await page(true);
@@ -258,7 +266,10 @@ export async function federatedPage<D extends Record<string, unknown>>(
   let total = byWhole.true ?? 0;
   // The merged documents not counted yet: large sessions' (`whole = false`) and documents indexed
   // before `whole` existed (neither), which are one per session too.
-  if ((byWhole.false ?? 0) > 0 || (res.estimatedTotalHits ?? 0) > total) total += await sessionsListed('NOT whole = true');
+  if ((byWhole.false ?? 0) > 0 || (res.estimatedTotalHits ?? 0) > total) {
+    largeSessionsFound(...largeOf);
+    total += (await early) ?? (await sessionsListed(LARGE));
+  }
   return { total, hits };
 }
 
