@@ -183,6 +183,31 @@ test('two instances on one database: each document is sent to the endpoint once,
   }
 }, 120_000);
 
+test('a compaction moves a document into the main index with its vector: the endpoint is not asked again', async () => {
+  const leo = await app.createUser('leo');
+  const title = `Moved once ${crypto.randomUUID()}`;
+  await app.upload(leo, 'sem-leo', crypto.randomUUID(), { name: title, markdown: md(title, 'A text moved into the main index.') });
+  const uid = indexUidOf(app.db.name, DIMS);
+  // Every document of leo's in `index` (on whichever engine holds it) has the vector of its own version.
+  const vectorsIn = async (index: string) => {
+    for (const e of enginesOf(app)) {
+      const page = await e
+        .index(index)
+        .getDocuments<{ hash: string; vectorHash?: string | null }>({ filter: `userId = "${leo.id}"`, fields: ['hash', 'vectorHash'], limit: 100 })
+        .catch(() => ({ results: [] }));
+      if (page.results.length > 0) return page.results.every((d) => d.vectorHash === d.hash);
+    }
+    return false;
+  };
+  const sent = () => server.inputs.filter((x) => x.startsWith(`${title}\n`)).length;
+  await eventually('its vector in the recent index', () => vectorsIn(recentUidOf(uid)), 60_000);
+  expect(sent()).toBe(1);
+  // The main index's copy is another document version (the recent index's flags are not in it).
+  await (app.deps.search as unknown as { compact(settledMs?: number): Promise<number> }).compact();
+  await eventually('its vector in the main index', () => vectorsIn(uid), 60_000);
+  expect(sent()).toBe(1);
+});
+
 test('unset (the default): nothing calls out, and search is lexical', async () => {
   const plain = await startTestApp({ rateLimit: false });
   try {

@@ -7,6 +7,7 @@
  * Requests go through node:http/https (Node's global fetch adds a stall on small responses, see
  * http-client.ts). Nothing here runs when EMBEDDINGS_URL is unset.
  */
+import crypto from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { EmbeddingsConfig } from '../../config';
@@ -18,7 +19,11 @@ export const EMBED_MAX_CHARS = 6000;
 const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 /** How long a batch of document texts may take. */
 const DOCUMENT_TIMEOUT_MS = 30_000;
-/** Document vectors kept in memory by the hash of their document (a compaction re-pushes unchanged documents). */
+/**
+ * Document vectors kept in memory by a digest of the text embedded: a compaction re-pushes a
+ * session's documents to the main index (without the recent index's flags, so with another
+ * `hash`), and a change that leaves the text as it was needs no new vector either.
+ */
 const CACHE_MAX = 5000;
 /** One log line per this interval and kind of failure, however many searches meet it. */
 const LOG_EVERY_MS = 60_000;
@@ -164,22 +169,19 @@ export class Embedder {
     for (const req of this.inFlight) req.destroy(new EmbeddingError('shutting down'));
   }
 
-  /** The cached vector of a document with this hash, if any. */
-  cached(hash: string): number[] | undefined {
-    return this.cache.get(hash);
+  /** The cached vector of this document text, if any. */
+  cached(text: string): number[] | undefined {
+    return this.cache.get(textKey(text));
   }
 
   /** Vectors of document texts (in order); counts against the budget; throws when the endpoint fails. */
-  async documents(items: Array<{ hash: string; text: string }>): Promise<number[][]> {
-    this.windowUsed += items.length;
+  async documents(texts: string[]): Promise<number[][]> {
+    this.windowUsed += texts.length;
     try {
-      const vectors = await this.request(
-        items.map((i) => i.text),
-        DOCUMENT_TIMEOUT_MS,
-      );
+      const vectors = await this.request(texts, DOCUMENT_TIMEOUT_MS);
       this.stats.requests.documents.ok++;
-      this.stats.documents += items.length;
-      items.forEach((item, i) => this.remember(item.hash, vectors[i]));
+      this.stats.documents += texts.length;
+      texts.forEach((text, i) => this.remember(textKey(text), vectors[i]));
       return vectors;
     } catch (err) {
       this.stats.requests.documents.failed++;
@@ -212,9 +214,9 @@ export class Embedder {
     return vectorsOf(answer, input.length, this.config.dimensions);
   }
 
-  private remember(hash: string, vector: number[]): void {
+  private remember(key: string, vector: number[]): void {
     if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(hash, vector);
+    this.cache.set(key, vector);
   }
 
   /** One line per kind per minute, with how many were left out since the last. */
@@ -235,6 +237,8 @@ export class Embedder {
     });
   }
 }
+
+const textKey = (text: string) => crypto.createHash('sha256').update(text).digest('base64url');
 
 /** A vector as the engine returns it (`[…]`, or `{embeddings: [[…]]}`); null when there is none. */
 export function vectorOf(v: unknown): number[] | null {

@@ -166,16 +166,16 @@ export class EmbeddingSweeper {
       if (room === 0 || page.results.length === 0) continue;
       const docs = page.results;
       const vectors = new Map<string, number[] | null>();
-      const asked: Array<{ id: string; hash: string; text: string }> = [];
+      const asked: Array<{ id: string; text: string }> = [];
       for (const d of docs) {
         const text = textOf(d);
-        const cached = this.opts.embedder.cached(d.hash);
+        const cached = text === null ? undefined : this.opts.embedder.cached(text);
         if (text === null) vectors.set(d.id, null);
         else if (cached) vectors.set(d.id, cached);
-        else asked.push({ id: d.id, hash: d.hash, text });
+        else asked.push({ id: d.id, text });
       }
       if (asked.length) {
-        const got = await this.opts.embedder.documents(asked);
+        const got = await this.opts.embedder.documents(asked.map((a) => a.text));
         asked.forEach((a, i) => vectors.set(a.id, got[i]));
       }
       const updates = docs.map((d) => ({ id: d.id, vectorHash: d.hash, _vectors: { [EMBEDDER]: vectors.get(d.id) ?? null } }));
@@ -191,30 +191,24 @@ export class EmbeddingSweeper {
 
   /**
    * A standby index's waiting documents get the vectors `source` (its primary's same index) holds
-   * for them: the cached vector of the same `hash`, else the primary document's when it was made
-   * for that `hash` (a document with nothing to embed gets none, as on the primary). Returns how
-   * many got theirs; the others wait.
+   * for them, made for the same `hash` (a document with nothing to embed gets none, as on the
+   * primary). Returns how many got theirs; the others wait.
    */
   private async copyVectors(standby: Index<SessionDocument>, source: Index<SessionDocument>): Promise<number> {
     type Waiting = Pick<SessionDocument, 'id' | 'hash' | 'sessionDigest'>;
     const page = await standby.getDocuments<Waiting>({ filter: PENDING_FILTER, fields: ['id', 'hash', 'sessionDigest'], limit: COPY_BATCH });
     if (page.results.length === 0) return 0;
     const made = new Map<string, { vectorHash?: string | null; _vectors?: Record<string, unknown> }>();
-    const uncached = page.results.filter((d) => !this.opts.embedder.cached(d.hash)).map((d) => d.id);
-    if (uncached.length) {
-      const docs = await source.getDocuments<{ id: string; vectorHash?: string | null }>({
-        ids: uncached,
-        fields: ['id', 'vectorHash'],
-        limit: uncached.length,
-        retrieveVectors: true,
-      });
-      for (const d of docs.results) made.set(d.id, d);
-    }
+    const primary = await source.getDocuments<{ id: string; vectorHash?: string | null }>({
+      ids: page.results.map((d) => d.id),
+      fields: ['id', 'vectorHash'],
+      limit: page.results.length,
+      retrieveVectors: true,
+    });
+    for (const d of primary.results) made.set(d.id, d);
     const updates = page.results.flatMap((d) => {
-      const cached = this.opts.embedder.cached(d.hash);
       const m = made.get(d.id);
-      if (!cached && m?.vectorHash !== d.hash) return [];
-      return [{ id: d.id, vectorHash: d.hash, _vectors: { [EMBEDDER]: cached ?? vectorOf(m?._vectors?.[EMBEDDER]) } }];
+      return m?.vectorHash === d.hash ? [{ id: d.id, vectorHash: d.hash, _vectors: { [EMBEDDER]: vectorOf(m._vectors?.[EMBEDDER]) } }] : [];
     });
     if (updates.length === 0) return 0;
     const task = await standby.updateDocuments(updates).waitTask({ timeout: 60_000, interval: 20 });
