@@ -125,3 +125,43 @@ async function ask(): Promise<string[]> {
   expect(r.body.errors).toBeUndefined();
   return (r.body.data.searchSessions.results as Array<{ sessionId: string }>).map((x) => x.sessionId);
 }
+
+test('standby documents whose vector the primary holds for another version do not hold back those behind them', async () => {
+  const [primaryUrl, standbyUrl] = set.urls();
+  const uid = indexUidOf(app.db.name, DIMS);
+  const httpClient = createNodeHttpClient();
+  try {
+    const at = (url: string) => new Meilisearch({ host: url, apiKey: set.key, httpClient }).index(uid);
+    // A full page of waiting documents (more than one pass reads) whose primary copies were made
+    // for another version, then one the primary holds in the same version. An owner no one is,
+    // so that no search sees them.
+    const blocked = Array.from({ length: 450 }, (_, i) => ({ id: `blocked-${i}`, hash: 'v1', userId: 'nobody', sessionDigest: `d-blocked-${i}` }));
+    const behind = { id: 'behind', hash: 'v1', userId: 'nobody', sessionDigest: 'd-behind' };
+    const vector = Array.from({ length: DIMS }, (_, i) => (i === 0 ? 1 : 0));
+    const onPrimary = [
+      ...blocked.map((d) => ({ ...d, hash: 'v2', vectorHash: 'v2', _vectors: { [EMBEDDER]: null } })),
+      { ...behind, vectorHash: 'v1', _vectors: { [EMBEDDER]: vector } },
+    ];
+    const onStandby = [...blocked, behind].map((d) => ({ ...d, vectorHash: null, _vectors: { [EMBEDDER]: null } }));
+    for (const [url, docs] of [
+      [primaryUrl, onPrimary],
+      [standbyUrl, onStandby],
+    ] as const) {
+      const task = await at(url).addDocuments(docs).waitTask({ timeout: 60_000 });
+      expect(task.status).toBe('succeeded');
+    }
+    await eventually(
+      'the document behind the blocked ones to get its vector on the standby',
+      async () => {
+        const d = (await vectorsOn(standbyUrl)).get('behind');
+        return d?.vectorHash === 'v1' && JSON.stringify(d.vector) === JSON.stringify(vector);
+      },
+      60_000,
+    );
+    // The blocked ones still wait: the primary holds their vectors for another version.
+    const waiting = await at(standbyUrl).getDocuments({ filter: 'vectorHash IS NULL', limit: 1 });
+    expect(waiting.total).toBe(blocked.length);
+  } finally {
+    httpClient.destroy();
+  }
+});

@@ -70,6 +70,8 @@ export class EmbeddingSweeper {
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
   private backoff = 0;
+  /** Per standby index (its engine's URL and uid), where its next copy pass reads waiting documents. */
+  private readonly copyOffsets = new Map<string, number>();
 
   constructor(
     private readonly opts: {
@@ -152,7 +154,8 @@ export class EmbeddingSweeper {
     let pending = 0;
     for (const { conn, uid, copyFrom } of this.targets()) {
       if (copyFrom) {
-        if (embed) done += await this.copyVectors(conn.admin().index<SessionDocument>(uid), copyFrom.admin().index<SessionDocument>(uid));
+        if (embed)
+          done += await this.copyVectors(conn.admin().index<SessionDocument>(uid), copyFrom.admin().index<SessionDocument>(uid), `${conn.url}\n${uid}`);
         continue;
       }
       const index = conn.admin().index<SessionDocument>(uid);
@@ -192,23 +195,37 @@ export class EmbeddingSweeper {
   /**
    * A standby index's waiting documents get the vectors `source` (its primary's same index) holds
    * for them, made for the same `hash` (a document with nothing to embed gets none, as on the
-   * primary). Returns how many got theirs; the others wait.
+   * primary). Returns how many got theirs; the others wait. The primary's versions are read
+   * without vectors first: while documents wait for vectors the primary has not made, a pass reads
+   * ids and hashes only. A page where none can be copied moves the next pass's page on (back to
+   * the start at the end), so that documents the primary holds in another version (until a
+   * compaction) do not hold back those behind them.
    */
-  private async copyVectors(standby: Index<SessionDocument>, source: Index<SessionDocument>): Promise<number> {
+  private async copyVectors(standby: Index<SessionDocument>, source: Index<SessionDocument>, at: string): Promise<number> {
     type Waiting = Pick<SessionDocument, 'id' | 'hash' | 'sessionDigest'>;
-    const page = await standby.getDocuments<Waiting>({ filter: PENDING_FILTER, fields: ['id', 'hash', 'sessionDigest'], limit: COPY_BATCH });
-    if (page.results.length === 0) return 0;
-    const made = new Map<string, { vectorHash?: string | null; _vectors?: Record<string, unknown> }>();
-    const primary = await source.getDocuments<{ id: string; vectorHash?: string | null }>({
-      ids: page.results.map((d) => d.id),
-      fields: ['id', 'vectorHash'],
-      limit: page.results.length,
-      retrieveVectors: true,
-    });
-    for (const d of primary.results) made.set(d.id, d);
-    const updates = page.results.flatMap((d) => {
-      const m = made.get(d.id);
-      return m?.vectorHash === d.hash ? [{ id: d.id, vectorHash: d.hash, _vectors: { [EMBEDDER]: vectorOf(m._vectors?.[EMBEDDER]) } }] : [];
+    const offset = this.copyOffsets.get(at) ?? 0;
+    const page = await standby.getDocuments<Waiting>({ filter: PENDING_FILTER, fields: ['id', 'hash', 'sessionDigest'], limit: COPY_BATCH, offset });
+    const ids = (docs: Waiting[]) => ({ ids: docs.map((d) => d.id), limit: docs.length });
+    const versions = page.results.length
+      ? new Map(
+          (await source.getDocuments<{ id: string; vectorHash?: string | null }>({ ...ids(page.results), fields: ['id', 'vectorHash'] })).results.map((d) => [
+            d.id,
+            d.vectorHash,
+          ]),
+        )
+      : new Map<string, string | null | undefined>();
+    const ready = page.results.filter((d) => versions.get(d.id) === d.hash);
+    if (ready.length === 0) {
+      this.copyOffsets.set(at, page.results.length === COPY_BATCH ? offset + COPY_BATCH : 0);
+      return 0;
+    }
+    this.copyOffsets.delete(at);
+    type Made = { id: string; vectorHash?: string | null; _vectors?: Record<string, unknown> };
+    const made = await source.getDocuments<Made>({ ...ids(ready), fields: ['id', 'vectorHash'], retrieveVectors: true });
+    const waiting = new Map(ready.map((d) => [d.id, d]));
+    const updates = made.results.flatMap((m) => {
+      const d = waiting.get(m.id);
+      return d && m.vectorHash === d.hash ? [{ id: d.id, vectorHash: d.hash, _vectors: { [EMBEDDER]: vectorOf(m._vectors?.[EMBEDDER]) } }] : [];
     });
     if (updates.length === 0) return 0;
     const task = await standby.updateDocuments(updates).waitTask({ timeout: 60_000, interval: 20 });
@@ -216,7 +233,7 @@ export class EmbeddingSweeper {
     const copied = new Set(updates.map((u) => u.id));
     await this.verify(
       standby,
-      page.results.filter((d) => copied.has(d.id)),
+      ready.filter((d) => copied.has(d.id)),
     );
     return updates.length;
   }
