@@ -17,7 +17,15 @@ import { countedPage } from '../src/search/engine/counted-page';
 import { searchFilter } from '../src/search/engine/filter';
 import { createNodeHttpClient } from '../src/search/engine/http-client';
 import { indexUidOf } from '../src/search/engine/index-settings';
-import { federatedPage, federatedQueries, plannedRequest, wordCounts } from '../src/search/engine/planned-page';
+import {
+  federatedPage,
+  federatedPageRequest,
+  federatedQueries,
+  LARGE,
+  sessionsListingRequest,
+  uncountedMatched,
+  wordCounts,
+} from '../src/search/engine/planned-page';
 import { planQuery } from '../src/search/engine/query-plan';
 import { createDb } from '../src/db/client';
 import { forgetCounts } from '../src/search/engine/count-cache';
@@ -71,24 +79,12 @@ async function main() {
       forgetCounts();
       return wordCounts(client, uid, plan, params(i).filter, requests);
     };
-    // The page with the `whole` facet (or without), and the listing of the large sessions matched.
-    type Page = { estimatedTotalHits?: number; facetsByIndex?: Record<string, { distribution?: { whole?: Record<string, number> } }> };
+    // The page with the `whole` facet (or without), and the listing of the large sessions matched: the service's requests.
+    type Page = Parameters<typeof uncountedMatched>[0];
     const pageAsked = (i: number, facets: boolean) =>
-      client.multiSearch({
-        federation: { limit: 10, offset: 0, ...(facets ? { facetsByIndex: { [uid]: ['whole'] } } : {}) },
-        queries: plans[i].map((q) => ({ ...plannedRequest(uid, q, params(i)), attributesToRetrieve: params(i).attributesToRetrieve, showRankingScore: true })),
-      } as never) as unknown as Promise<Page>;
-    const largeListed = (i: number) =>
-      client.multiSearch({
-        queries: plans[i].map((q) => {
-          const { federationOptions: _, ...r } = plannedRequest(uid, q, { ...params(i), filter: `(${params(i).filter}) AND NOT whole = true` });
-          return { ...r, attributesToRetrieve: ['sessionDigest'], limit: 1000 };
-        }),
-      } as never);
-    const listingNeeded = (p: Page) => {
-      const whole = p.facetsByIndex?.[uid]?.distribution?.whole ?? {};
-      return (whole.false ?? 0) > 0 || (p.estimatedTotalHits ?? 0) > (whole.true ?? 0);
-    };
+      client.multiSearch(federatedPageRequest(uid, plans[i], { ...params(i), showRankingScore: true }, 0, 10, facets) as never) as unknown as Promise<Page>;
+    const largeListed = (i: number) => client.multiSearch(sessionsListingRequest(uid, plans[i], params(i), LARGE) as never);
+    const listingNeeded = (p: Page) => uncountedMatched(p, uid);
     let needed = 0;
     for (let i = 0; i < queries.length; i++) if (listingNeeded(await pageAsked(i, true))) needed++;
     log(`  large sessions listed for the total: ${needed} of ${queries.length} queries`);

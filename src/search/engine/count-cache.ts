@@ -100,6 +100,22 @@ export function largeSessionsFound(indexUid: string, filter: string): void {
   remember(largeKeyOf(indexUid, filter), 1, Date.now());
 }
 
+/**
+ * The count of large sessions a search of `filter` in `indexUid` may need, asked by `ask`: sent at
+ * once while such searches find large sessions (largeSessionsLikely; its failure left for later),
+ * else when `needed` is called. `needed` remembers that this search found them and returns the
+ * count, asking for it (again) if it was not asked early or failed.
+ */
+export function largeSessionsCount(indexUid: string, filter: string, ask: () => Promise<number>): { needed: () => Promise<number> } {
+  const early = largeSessionsLikely(indexUid, filter) ? ask().catch(() => null) : null;
+  return {
+    needed: async () => {
+      largeSessionsFound(indexUid, filter);
+      return (await early) ?? (await ask());
+    },
+  };
+}
+
 function remember(key: string, count: number, at: number): void {
   if (remembered.size >= COUNTS_MAX) {
     let drop = COUNTS_MAX / 2;

@@ -1,6 +1,6 @@
 import type { Index, SearchParams, SearchResponse } from 'meilisearch';
 import { hasEngineCode } from './http-client';
-import { largeSessionsFound, largeSessionsLikely } from './count-cache';
+import { largeSessionsCount } from './count-cache';
 import { MAX_TOTAL_HITS } from './index-settings';
 
 /**
@@ -15,7 +15,7 @@ import { MAX_TOTAL_HITS } from './index-settings';
  * whole sessions. When that is all of the matching documents, it is the total; otherwise the
  * other documents (large sessions, or documents indexed before `whole` existed) are counted with
  * `distinct` in a second request, over those documents only: sent with the page while this
- * filter's searches find large sessions (count-cache.ts, largeSessionsLikely), else after it.
+ * filter's searches find large sessions (count-cache.ts, largeSessionsCount), else after it.
  */
 export async function countedPage<D extends Record<string, unknown>>(
   index: Index<D>,
@@ -35,11 +35,7 @@ export async function countedPage<D extends Record<string, unknown>>(
         page: 1,
       })
     ).totalHits ?? 0;
-  // Large sessions' documents found by this filter's searches lately: counted with the page (failing,
-  // asked again after it).
-  const largeOf = [index.uid, params.filter] as const;
-  const rest = `(${params.filter}) AND NOT whole = true`;
-  const early = largeSessionsLikely(...largeOf) ? countedExactly(rest).catch(() => null) : null;
+  const large = largeSessionsCount(index.uid, params.filter, () => countedExactly(`(${params.filter}) AND NOT whole = true`));
   let res: SearchResponse<D>;
   try {
     res = await index.search(query, { ...params, limit: count, offset: from, facets: ['whole'] });
@@ -55,7 +51,6 @@ export async function countedPage<D extends Record<string, unknown>>(
   const whole = res.facetDistribution?.whole?.true ?? 0;
   if (whole >= MAX_TOTAL_HITS) return { total: MAX_TOTAL_HITS, hits: res.hits };
   if (matching < MAX_TOTAL_HITS && matching === whole) return { total: whole, hits: res.hits };
-  largeSessionsFound(...largeOf);
-  const others = (await early) ?? (await countedExactly(rest));
+  const others = await large.needed();
   return { total: Math.min(MAX_TOTAL_HITS, whole + others), hits: res.hits };
 }

@@ -20,7 +20,7 @@ import { markedForm } from '../../domain/word-forms';
 import { engineText } from '../../domain/engine-text';
 import { MeiliHttpError, rootCause } from './http-client';
 import { EMBEDDER } from '../../domain/search-documents';
-import { engineCounts, largeSessionsFound, largeSessionsLikely } from './count-cache';
+import { engineCounts, largeSessionsCount } from './count-cache';
 
 /** Weight of the rarest word's own query against the whole query's; commoner words weigh less. */
 const WORD_WEIGHT = 0.5;
@@ -186,7 +186,7 @@ export function federatedQueries(plan: QueryPlan, counts?: WordCounts): PlannedQ
 }
 
 /** A planned query as one query of a multi-search on `indexUid`, with the page's filter and distinct, weighted. */
-export const plannedRequest = (indexUid: string, q: PlannedQuery, { filter, distinct }: SearchParams, weight = q.weight) => ({
+const plannedRequest = (indexUid: string, q: PlannedQuery, { filter, distinct }: SearchParams, weight = q.weight) => ({
   indexUid,
   q: q.q,
   matchingStrategy: q.matchingStrategy,
@@ -196,9 +196,32 @@ export const plannedRequest = (indexUid: string, q: PlannedQuery, { filter, dist
 });
 
 /** The documents not counted by the `whole` facet: large sessions' and those indexed before `whole` existed. */
-const LARGE = 'NOT whole = true';
+export const LARGE = 'NOT whole = true';
 /** Large sessions counted per request (a user's large sessions matching any word); past it, `total` says at least this many. */
 const LARGE_COUNTED = 1000;
+
+/** federatedPage's plan as multi-search queries with the page's filter (and `extra`, when given) and distinct. */
+const plannedRequests = (indexUid: string, queries: PlannedQuery[], { filter, distinct }: SearchParams, extra: string | null) =>
+  queries.map((q) => plannedRequest(indexUid, q, { filter: extra ? `(${String(filter)}) AND ${extra}` : filter, distinct }));
+
+/** The request of federatedPage's page: hits [from, from + count), with the `whole` facet when `facets`. */
+export const federatedPageRequest = (indexUid: string, queries: PlannedQuery[], params: SearchParams, from: number, count: number, facets: boolean) => ({
+  federation: { limit: count, offset: from, ...(facets ? { facetsByIndex: { [indexUid]: ['whole'] } } : {}) },
+  queries: plannedRequests(indexUid, queries, params, null).map((q) => ({
+    ...q,
+    attributesToRetrieve: params.attributesToRetrieve,
+    showRankingScore: params.showRankingScore,
+  })),
+});
+
+/** The request listing the sessions among the documents matching a plan and `extra` (null: all): each query's, distinct. */
+export const sessionsListingRequest = (indexUid: string, queries: PlannedQuery[], params: SearchParams, extra: string | null) => ({
+  queries: plannedRequests(indexUid, queries, params, extra).map(({ federationOptions: _, ...q }) => ({
+    ...q,
+    attributesToRetrieve: ['sessionDigest'],
+    limit: LARGE_COUNTED,
+  })),
+});
 
 type Federated<D> = {
   hits: Array<SearchResponse<D>['hits'][number] & { _federation?: { weightedRankingScore?: number } }>;
@@ -212,7 +235,7 @@ type Federated<D> = {
  * counted by `whole` (their facet): a session indexed whole is one document, counted as it is;
  * a large session has several (its word list and fragments), so when some matched, the large
  * sessions are listed by one more request (distinct per query, united here): sent with the page
- * while this filter's searches find large sessions (count-cache.ts, largeSessionsLikely), else
+ * while this filter's searches find large sessions (count-cache.ts, largeSessionsCount), else
  * after it.
  * `params` are the page's (filter, distinct, attributes, showRankingScore). `countTotal` false:
  * the page only, its `total` the engine's estimate of matching documents (no facet, no listing).
@@ -226,30 +249,22 @@ export async function federatedPage<D extends Record<string, unknown>>(
   count: number,
   countTotal = true,
 ): Promise<PlannedPage<D>> {
-  const { filter, distinct, attributesToRetrieve, showRankingScore } = params;
-  const each = (extra: string | null) =>
-    queries.map((q) => plannedRequest(indexUid, q, { filter: extra ? `(${String(filter)}) AND ${extra}` : filter, distinct }));
   const page = (facets: boolean) =>
-    client.multiSearch({
-      federation: { limit: count, offset: from, ...(facets ? { facetsByIndex: { [indexUid]: ['whole'] } } : {}) },
-      queries: each(null).map((q) => ({ ...q, attributesToRetrieve, showRankingScore })),
-    } as never) as unknown as Promise<Federated<D>>;
+    client.multiSearch(federatedPageRequest(indexUid, queries, params, from, count, facets) as never) as unknown as Promise<Federated<D>>;
   // Sessions among the documents matching `extra` (null: all), listed (distinct per query, united).
   const sessionsListed = async (extra: string | null) => {
-    const listed = (await client.multiSearch({
-      queries: each(extra).map(({ federationOptions: _, ...q }) => ({ ...q, attributesToRetrieve: ['sessionDigest'], limit: LARGE_COUNTED })),
-    } as never)) as unknown as { results: Array<{ hits: Array<{ sessionDigest: string }> }> };
+    const listed = (await client.multiSearch(sessionsListingRequest(indexUid, queries, params, extra) as never)) as unknown as {
+      results: Array<{ hits: Array<{ sessionDigest: string }> }>;
+    };
     return new Set(listed.results.flatMap((r) => r.hits.map((h) => h.sessionDigest))).size;
   };
+  // Each hit's `_rankingScore` its weighted score.
+  const scored = (p: Federated<D>) => p.hits.map((h) => ({ ...h, _rankingScore: h._federation?.weightedRankingScore ?? h._rankingScore }));
   if (!countTotal) {
     const p = await page(false);
-    const hits = p.hits.map((h) => ({ ...h, _rankingScore: h._federation?.weightedRankingScore ?? h._rankingScore }));
-    return { total: p.estimatedTotalHits ?? hits.length, hits };
+    return { total: p.estimatedTotalHits ?? p.hits.length, hits: scored(p) };
   }
-  // Large sessions' documents found by this filter's searches lately: listed with the page (failing,
-  // asked again after it).
-  const largeOf = [indexUid, String(filter)] as const;
-  const early = largeSessionsLikely(...largeOf) ? sessionsListed(LARGE).catch(() => null) : null;
+  const large = largeSessionsCount(indexUid, String(params.filter), () => sessionsListed(LARGE));
   let res: Federated<D>;
   try {
     res = await page(true);
@@ -258,19 +273,23 @@ export async function federatedPage<D extends Record<string, unknown>>(
     if (!(e instanceof MeiliHttpError && /facet/i.test(`${e.code ?? ''}`))) throw err;
     // `whole` is not filterable (yet: settings are applied at start): every session listed.
     const [p, total] = await Promise.all([page(false), sessionsListed(null)]);
-    return { total, hits: p.hits.map((h) => ({ ...h, _rankingScore: h._federation?.weightedRankingScore ?? h._rankingScore })) };
+    return { total, hits: scored(p) };
   }
-  const hits = res.hits.map((h) => ({ ...h, _rankingScore: h._federation?.weightedRankingScore ?? h._rankingScore }));
+  const hits = scored(res);
   const byWhole = res.facetsByIndex?.[indexUid]?.distribution?.whole;
   if (!byWhole) return { total: res.estimatedTotalHits ?? hits.length, hits };
-  let total = byWhole.true ?? 0;
-  // The merged documents not counted yet: large sessions' (`whole = false`) and documents indexed
-  // before `whole` existed (neither), which are one per session too.
-  if ((byWhole.false ?? 0) > 0 || (res.estimatedTotalHits ?? 0) > total) {
-    largeSessionsFound(...largeOf);
-    total += (await early) ?? (await sessionsListed(LARGE));
-  }
-  return { total, hits };
+  const total = byWhole.true ?? 0;
+  return { total: uncountedMatched(res, indexUid) ? total + (await large.needed()) : total, hits };
+}
+
+/**
+ * Whether a federated page asked with the `whole` facet matched documents the facet's `true`
+ * does not count: large sessions' (`whole = false`) or documents indexed before `whole` existed
+ * (neither; one per session too). Those sessions are listed to be counted.
+ */
+export function uncountedMatched(res: Pick<Federated<unknown>, 'estimatedTotalHits' | 'facetsByIndex'>, indexUid: string): boolean {
+  const byWhole = res.facetsByIndex?.[indexUid]?.distribution?.whole ?? {};
+  return (byWhole.false ?? 0) > 0 || (res.estimatedTotalHits ?? 0) > (byWhole.true ?? 0);
 }
 
 /** A search's query vector and how much the semantic results weigh against the lexical ones (0 to 1). */
