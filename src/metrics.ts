@@ -217,6 +217,14 @@ function embeddingMetrics(registry: Registry, status: () => EmbeddingStats): voi
       this.set(status().pending);
     },
   });
+  new Gauge({
+    name: 'search_standby_embedding_pending',
+    help: 'Standby index documents waiting for their primary’s vector, at the last pass of the embedding loop (-1 before the first)',
+    registers: [registry],
+    collect() {
+      this.set(status().standbyPending);
+    },
+  });
   new Counter({
     name: 'search_semantic_fallbacks_total',
     help: 'Searches answered lexically although semantic search is on (the query was not embedded in time, or the engine refused the hybrid query)',

@@ -107,6 +107,8 @@ test('a standby gets its primary’s vectors without the endpoint asked again; a
   );
   // The standby's came from the primary: the endpoint was not asked again.
   expect(server.inputs.length).toBe(asked);
+  // Nothing waits on the standby any more, as /metrics says.
+  await eventually('/metrics to show no standby document waiting', async () => (await standbyPending()) === 0, 30_000);
 
   set.kill(0);
   try {
@@ -118,6 +120,13 @@ test('a standby gets its primary’s vectors without the endpoint asked again; a
     await set.revive(0);
   }
 });
+
+/** `search_standby_embedding_pending` on /metrics. */
+async function standbyPending(): Promise<number> {
+  const r = await app.request('GET', '/metrics');
+  expect(r.status).toBe(200);
+  return Number(/^search_standby_embedding_pending (-?\d+)$/m.exec(r.text)?.[1]);
+}
 
 /** Ada's search for a query of meaning alone: the sessions found, in order. */
 async function ask(): Promise<string[]> {
@@ -161,6 +170,7 @@ test('standby documents whose vector the primary holds for another version do no
     // The blocked ones still wait: the primary holds their vectors for another version.
     const waiting = await at(standbyUrl).getDocuments({ filter: 'vectorHash IS NULL', limit: 1 });
     expect(waiting.total).toBe(blocked.length);
+    await eventually('/metrics to count the blocked ones', async () => (await standbyPending()) === blocked.length, 30_000);
   } finally {
     httpClient.destroy();
   }

@@ -36,6 +36,8 @@ export interface EmbeddingStats {
   documents: number;
   /** Documents of the index waiting for their vector (at the last sweep; -1 before the first). */
   pending: number;
+  /** The same on the standbys (MEILI_STANDBY_URLS) that were up at the last sweep, waiting for their primary's vectors. */
+  standbyPending: number;
   /** Searches answered lexically because the query could not be embedded in time or the engine refused the hybrid query. */
   lexicalFallbacks: number;
 }
@@ -125,6 +127,7 @@ export class Embedder {
     requests: { documents: { ok: 0, failed: 0 }, query: { ok: 0, failed: 0 } },
     documents: 0,
     pending: -1,
+    standbyPending: -1,
     lexicalFallbacks: 0,
   };
   private readonly cache = new Map<string, number[]>();
@@ -151,8 +154,9 @@ export class Embedder {
     return structuredClone(this.stats);
   }
 
-  setPending(n: number): void {
+  setPending(n: number, onStandbys: number): void {
     this.stats.pending = n;
+    this.stats.standbyPending = onStandbys;
   }
 
   /** How many document texts may be embedded now (the rest of this minute's budget). */

@@ -152,10 +152,15 @@ export class EmbeddingSweeper {
   async sweep(embed = true): Promise<number> {
     let done = 0;
     let pending = 0;
+    let onStandbys = 0;
     for (const { conn, uid, copyFrom } of this.targets()) {
       if (copyFrom) {
-        if (embed)
-          done += await this.copyVectors(conn.admin().index<SessionDocument>(uid), copyFrom.admin().index<SessionDocument>(uid), `${conn.url}\n${uid}`);
+        const standby = conn.admin().index<SessionDocument>(uid);
+        const copy = embed
+          ? await this.copyVectors(standby, copyFrom.admin().index<SessionDocument>(uid), `${conn.url}\n${uid}`)
+          : { copied: 0, waiting: (await standby.getDocuments({ filter: PENDING_FILTER, fields: ['id'], limit: 1 })).total };
+        done += copy.copied;
+        onStandbys += copy.waiting - copy.copied;
         continue;
       }
       const index = conn.admin().index<SessionDocument>(uid);
@@ -188,38 +193,36 @@ export class EmbeddingSweeper {
       done += docs.length;
       pending -= docs.length;
     }
-    this.opts.embedder.setPending(Math.max(0, pending));
+    this.opts.embedder.setPending(Math.max(0, pending), Math.max(0, onStandbys));
     return done;
   }
 
   /**
    * A standby index's waiting documents get the vectors `source` (its primary's same index) holds
    * for them, made for the same `hash` (a document with nothing to embed gets none, as on the
-   * primary). Returns how many got theirs; the others wait. The primary's versions are read
-   * without vectors first: while documents wait for vectors the primary has not made, a pass reads
-   * ids and hashes only. A page where none can be copied moves the next pass's page on (back to
-   * the start at the end), so that documents the primary holds in another version (until a
-   * compaction) do not hold back those behind them.
+   * primary). Returns how many waited (the standby index's count) and how many got theirs; the
+   * others wait. The primary's versions are read without vectors first: while documents wait for
+   * vectors the primary has not made, a pass reads ids and hashes only. A page where none can be
+   * copied moves the next pass on to the following page (back to the start after the last), so that
+   * documents the primary holds in another version (until a compaction) do not hold back those
+   * behind them.
    */
-  private async copyVectors(standby: Index<SessionDocument>, source: Index<SessionDocument>, at: string): Promise<number> {
+  private async copyVectors(standby: Index<SessionDocument>, source: Index<SessionDocument>, at: string): Promise<{ waiting: number; copied: number }> {
     type Waiting = Pick<SessionDocument, 'id' | 'hash' | 'sessionDigest'>;
     const offset = this.copyOffsets.get(at) ?? 0;
     const page = await standby.getDocuments<Waiting>({ filter: PENDING_FILTER, fields: ['id', 'hash', 'sessionDigest'], limit: COPY_BATCH, offset });
     const ids = (docs: Waiting[]) => ({ ids: docs.map((d) => d.id), limit: docs.length });
-    const versions = page.results.length
-      ? new Map(
-          (await source.getDocuments<{ id: string; vectorHash?: string | null }>({ ...ids(page.results), fields: ['id', 'vectorHash'] })).results.map((d) => [
-            d.id,
-            d.vectorHash,
-          ]),
-        )
-      : new Map<string, string | null | undefined>();
-    const ready = page.results.filter((d) => versions.get(d.id) === d.hash);
-    if (ready.length === 0) {
-      this.copyOffsets.set(at, page.results.length === COPY_BATCH ? offset + COPY_BATCH : 0);
-      return 0;
+    if (page.results.length === 0) {
+      this.copyOffsets.set(at, 0);
+      return { waiting: page.total, copied: 0 };
     }
-    this.copyOffsets.delete(at);
+    const primary = await source.getDocuments<{ id: string; vectorHash?: string | null }>({ ...ids(page.results), fields: ['id', 'vectorHash'] });
+    const versions = new Map(primary.results.map((d) => [d.id, d.vectorHash]));
+    const ready = page.results.filter((d) => versions.get(d.id) === d.hash);
+    // The next pass: the following page when none of a full one could be copied; the same place
+    // when some were (they leave the waiting ones); the start after the last page.
+    this.copyOffsets.set(at, page.results.length < COPY_BATCH ? 0 : ready.length === 0 ? offset + COPY_BATCH : offset);
+    if (ready.length === 0) return { waiting: page.total, copied: 0 };
     type Made = { id: string; vectorHash?: string | null; _vectors?: Record<string, unknown> };
     const made = await source.getDocuments<Made>({ ...ids(ready), fields: ['id', 'vectorHash'], retrieveVectors: true });
     const waiting = new Map(ready.map((d) => [d.id, d]));
@@ -227,7 +230,7 @@ export class EmbeddingSweeper {
       const d = waiting.get(m.id);
       return d && m.vectorHash === d.hash ? [{ id: d.id, vectorHash: d.hash, _vectors: { [EMBEDDER]: vectorOf(m._vectors?.[EMBEDDER]) } }] : [];
     });
-    if (updates.length === 0) return 0;
+    if (updates.length === 0) return { waiting: page.total, copied: 0 };
     const task = await standby.updateDocuments(updates).waitTask({ timeout: 60_000, interval: 20 });
     if (task.status !== 'succeeded') throw new Error(`vectors of ${standby.uid}: ${task.error?.code ?? task.status}`);
     const copied = new Set(updates.map((u) => u.id));
@@ -235,7 +238,7 @@ export class EmbeddingSweeper {
       standby,
       ready.filter((d) => copied.has(d.id)),
     );
-    return updates.length;
+    return { waiting: page.total, copied: updates.length };
   }
 
   /** Documents replaced while their vector was computed are queued again; stubs of documents deleted meanwhile are removed. */
