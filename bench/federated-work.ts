@@ -6,7 +6,10 @@
  * beforehand and not timed (but by the variants that time them). Wall times, engine only. It also
  * prints for how many queries the total needs the large sessions listed (planned-page.ts).
  *
- *   npx tsx bench/federated-work.ts --reuse=sa_bench_xxx,/tmp/sa-bench-xxx [--queries=300]
+ *   npx tsx bench/federated-work.ts --reuse=sa_bench_xxx,/tmp/sa-bench-xxx [--queries=300] [--member]
+ *
+ * `--member`: the queries of a member of every team instead (their own scope and every team's:
+ * half of the corpus readable), as bench/search.ts's member rows ask them.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,6 +25,7 @@ import {
   federatedPageRequest,
   federatedQueries,
   LARGE,
+  sessionsFacetRequest,
   sessionsListingRequest,
   uncountedMatched,
   wordCounts,
@@ -35,6 +39,7 @@ const reuse = arg('reuse')?.split(',');
 if (!reuse || reuse.length !== 2) throw new Error('--reuse=DATABASE,DATA_DIR (kept by bench/search.ts --keep)');
 const [dbName, dataDir] = reuse;
 const QUERIES = Number(arg('queries') ?? 300);
+const MEMBER = process.argv.includes('--member');
 const log = (s: string) => process.stdout.write(`${s}\n`);
 const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
 const now = () => performance.now();
@@ -44,7 +49,11 @@ type Planned = NonNullable<ReturnType<typeof federatedQueries>>;
 async function main() {
   const handles = createDb(databaseNamed(dbName).url);
   const users = (await handles.pool.query<Array<{ id: string }>>("SELECT id FROM users WHERE email LIKE 'bench%' ORDER BY email")).map((u) => u.id);
+  const teammates = (await handles.pool.query<Array<{ id: string }>>("SELECT id FROM users WHERE email LIKE 'teammate%' ORDER BY email")).map((u) => u.id);
+  const teamIds = (await handles.pool.query<Array<{ id: string }>>('SELECT id FROM teams')).map((t) => t.id);
   await handles.close();
+  if (MEMBER && (teammates.length === 0 || teamIds.length === 0)) throw new Error('--member: the corpus has no teams');
+  const scopes = (i: number) => (MEMBER ? [teammates[i % teammates.length], ...teamIds] : [users[i % users.length]]);
   const pool: string[] = JSON.parse(fs.readFileSync(path.join(dataDir, 'bench-queries.json'), 'utf8'));
   const queries = Array.from({ length: QUERIES }, (_, i) => pool[i % pool.length]);
 
@@ -54,7 +63,7 @@ async function main() {
     const client = new Meilisearch({ host: engine.url!, apiKey: engine.masterKey, httpClient: createNodeHttpClient() });
     const uid = indexUidOf(dbName);
     const params = (i: number): SearchParams & { filter: string } => ({
-      filter: searchFilter([users[i % users.length]], {}),
+      filter: searchFilter(scopes(i), {}),
       distinct: 'sessionDigest',
       matchingStrategy: 'all',
       showRankingScore: true,
@@ -69,7 +78,7 @@ async function main() {
     }
     const kinds = (p: Planned) => p.map((q) => `${q.forms ? 'forms' : 'exact'}/${q.matchingStrategy}`);
     log(
-      `federated work: ${queries.length} queries of a user without teams on ${uid}; ${(plans.reduce((n, p) => n + p.length, 0) / plans.length).toFixed(1)} queries per plan`,
+      `federated work: ${queries.length} queries of ${MEMBER ? `a member of ${teamIds.length} teams` : 'a user without teams'} on ${uid}; ${(plans.reduce((n, p) => n + p.length, 0) / plans.length).toFixed(1)} queries per plan`,
     );
 
     // Null for a query of one word: the service asks no counts for it (and its time is left out).
@@ -84,6 +93,7 @@ async function main() {
     const pageAsked = (i: number, facets: boolean) =>
       client.multiSearch(federatedPageRequest(uid, plans[i], { ...params(i), showRankingScore: true }, 0, 10, facets) as never) as unknown as Promise<Page>;
     const largeListed = (i: number) => client.multiSearch(sessionsListingRequest(uid, plans[i], params(i), LARGE) as never);
+    const largeFaceted = (i: number) => client.multiSearch(sessionsFacetRequest(uid, plans[i], params(i), LARGE) as never);
     const listingNeeded = (p: Page) => uncountedMatched(p, uid);
     let needed = 0;
     for (let i = 0; i < queries.length; i++) if (listingNeeded(await pageAsked(i, true))) needed++;
@@ -92,13 +102,16 @@ async function main() {
     const variants: Array<[string, (i: number) => Promise<unknown> | null]> = [
       ['the service: federated page, total by facet', (i) => federatedPage(client, uid, plans[i], params(i), 0, 10)],
       [
-        'the page, then the listing if needed (no hint)',
+        "the page, then the large sessions' facet if needed (no hint)",
         async (i) => {
-          if (listingNeeded(await pageAsked(i, true))) await largeListed(i);
+          if (listingNeeded(await pageAsked(i, true))) await largeFaceted(i);
         },
       ],
+      ["the page and the large sessions' facet at once (hinted)", (i) => Promise.all([pageAsked(i, true), largeFaceted(i)])],
+      ['the page and the listing at once (hinted, before)', (i) => Promise.all([pageAsked(i, true), largeListed(i)])],
       ['the page with its facet, no listing', (i) => pageAsked(i, true)],
-      ['the listing of large sessions alone', (i) => largeListed(i)],
+      ["the large sessions' facet alone (the service)", (i) => largeFaceted(i)],
+      ['the listing of large sessions alone (before)', (i) => largeListed(i)],
       ['federated page, no total (no facet)', (i) => federatedPage(client, uid, plans[i], params(i), 0, 10, false)],
       ['federated page, no distinct', (i) => federatedPage(client, uid, plans[i], { ...params(i), distinct: undefined }, 0, 10)],
       [

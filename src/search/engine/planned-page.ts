@@ -21,6 +21,7 @@ import { engineText } from '../../domain/engine-text';
 import { MeiliHttpError, rootCause } from './http-client';
 import { EMBEDDER } from '../../domain/search-documents';
 import { engineCounts, largeSessionsCount } from './count-cache';
+import { INDEX_SETTINGS } from './index-settings';
 
 /** Weight of the rarest word's own query against the whole query's; commoner words weigh less. */
 const WORD_WEIGHT = 0.5;
@@ -214,6 +215,18 @@ export const federatedPageRequest = (indexUid: string, queries: PlannedQuery[], 
   })),
 });
 
+/**
+ * The request counting the sessions among the documents matching a plan and `extra`: one
+ * federated search without hits, the documents' `sessionDigest` values as a facet (the engine
+ * computes it over every document any query matched). It lists at most FACET_VALUES values.
+ */
+export const sessionsFacetRequest = (indexUid: string, queries: PlannedQuery[], params: SearchParams, extra: string) => ({
+  federation: { limit: 0, offset: 0, facetsByIndex: { [indexUid]: ['sessionDigest'] } },
+  queries: plannedRequests(indexUid, queries, { filter: params.filter }, extra),
+});
+/** Values a facet lists at most (the index's `maxValuesPerFacet`): a facet holding this many may have left some out. */
+const FACET_VALUES = INDEX_SETTINGS.faceting.maxValuesPerFacet;
+
 /** The request listing the sessions among the documents matching a plan and `extra` (null: all): each query's, distinct. */
 export const sessionsListingRequest = (indexUid: string, queries: PlannedQuery[], params: SearchParams, extra: string | null) => ({
   queries: plannedRequests(indexUid, queries, params, extra).map(({ federationOptions: _, ...q }) => ({
@@ -234,9 +247,9 @@ type Federated<D> = {
  * its weighted score, and how many sessions hold any of its parts. The merged documents are
  * counted by `whole` (their facet): a session indexed whole is one document, counted as it is;
  * a large session has several (its word list and fragments), so when some matched, the large
- * sessions are listed by one more request (distinct per query, united here): sent with the page
- * while this filter's searches find large sessions (count-cache.ts, largeSessionsCount), else
- * after it.
+ * sessions are counted by one more request (a facet of their documents' `sessionDigest`; listed,
+ * distinct per query and united here, when the facet is full): sent with the page while this
+ * filter's searches find large sessions (count-cache.ts, largeSessionsCount), else after it.
  * `params` are the page's (filter, distinct, attributes, showRankingScore). `countTotal` false:
  * the page only, its `total` the engine's estimate of matching documents (no facet, no listing).
  */
@@ -258,13 +271,22 @@ export async function federatedPage<D extends Record<string, unknown>>(
     };
     return new Set(listed.results.flatMap((r) => r.hits.map((h) => h.sessionDigest))).size;
   };
+  // The large sessions matched, counted by their facet (no ranking, no documents read); listed
+  // when the facet is full.
+  const largeCounted = async () => {
+    const res = (await client.multiSearch(sessionsFacetRequest(indexUid, queries, params, LARGE) as never)) as unknown as {
+      facetsByIndex?: Record<string, { distribution?: { sessionDigest?: Record<string, number> } }>;
+    };
+    const n = Object.keys(res.facetsByIndex?.[indexUid]?.distribution?.sessionDigest ?? {}).length;
+    return n < FACET_VALUES ? n : sessionsListed(LARGE);
+  };
   // Each hit's `_rankingScore` its weighted score.
   const scored = (p: Federated<D>) => p.hits.map((h) => ({ ...h, _rankingScore: h._federation?.weightedRankingScore ?? h._rankingScore }));
   if (!countTotal) {
     const p = await page(false);
     return { total: p.estimatedTotalHits ?? p.hits.length, hits: scored(p) };
   }
-  const large = largeSessionsCount(indexUid, String(params.filter), () => sessionsListed(LARGE));
+  const large = largeSessionsCount(indexUid, String(params.filter), largeCounted);
   let res: Federated<D>;
   try {
     res = await page(true);
