@@ -4,7 +4,7 @@
  * index as the service asks it, and in variants of that request, interleaved (query i in every
  * variant, then query i + 1) after one warm-up pass. The word counts are asked once per query
  * beforehand and not timed (but by the variants that time them). Wall times, engine only. It also
- * prints for how many queries the total needs the large sessions listed (planned-page.ts).
+ * prints for how many queries the total needs the large sessions counted (planned-page.ts).
  *
  *   npx tsx bench/federated-work.ts --reuse=sa_bench_xxx,/tmp/sa-bench-xxx [--queries=300] [--member]
  *
@@ -88,7 +88,7 @@ async function main() {
       forgetCounts();
       return wordCounts(client, uid, plan, params(i).filter, requests);
     };
-    // The page with the `whole` facet (or without), and the listing of the large sessions matched: the service's requests.
+    // The page with the `whole` facet (or without), and the large sessions matched, counted by their facet or listed: the service's requests.
     type Page = Parameters<typeof uncountedMatched>[0];
     const pageAsked = (i: number, facets: boolean) =>
       client.multiSearch(federatedPageRequest(uid, plans[i], { ...params(i), showRankingScore: true }, 0, 10, facets) as never) as unknown as Promise<Page>;
@@ -97,7 +97,7 @@ async function main() {
     const listingNeeded = (p: Page) => uncountedMatched(p, uid);
     let needed = 0;
     for (let i = 0; i < queries.length; i++) if (listingNeeded(await pageAsked(i, true))) needed++;
-    log(`  large sessions listed for the total: ${needed} of ${queries.length} queries`);
+    log(`  large sessions counted for the total: ${needed} of ${queries.length} queries`);
 
     const variants: Array<[string, (i: number) => Promise<unknown> | null]> = [
       ['the service: federated page, total by facet', (i) => federatedPage(client, uid, plans[i], params(i), 0, 10)],
