@@ -16,7 +16,7 @@
  * - At most COUNTS_MAX entries (then the oldest half goes); keys are hashed, so a long filter
  *   costs no more memory than a short one.
  * - Beside the counts, whether a filter's searches find large sessions (largeSessionsLikely): their
- *   listing is then asked with the page, not after it.
+ *   count is then asked with the page, not after it.
  */
 import crypto from 'node:crypto';
 import type { Meilisearch, SearchResponse } from 'meilisearch';
@@ -85,10 +85,10 @@ const largeKeyOf = (indexUid: string, filter: string) => crypto.createHash('sha1
 
 /**
  * Whether a search of `filter` in index `indexUid` found documents of large sessions (not
- * `whole`) within COUNT_TTL_MS. Such a search lists those sessions in one more request to count
- * them (counted-page.ts, planned-page.ts); while this is remembered, that request is sent with the
- * page rather than after it. A hint only: a search that needs the listing without it asks for it
- * after its page, and a listing asked for nothing is left unused.
+ * `whole`) within COUNT_TTL_MS. Such a search counts those sessions in one more request
+ * (counted-page.ts, planned-page.ts); while this is remembered, that request is sent with the
+ * page rather than after it. A hint only: a search that needs the count without it asks for it
+ * after its page, and a count asked for nothing is left unused.
  */
 export function largeSessionsLikely(indexUid: string, filter: string): boolean {
   const e = remembered.get(largeKeyOf(indexUid, filter));
