@@ -226,19 +226,20 @@ export class EmbeddingSweeper {
     type Made = { id: string; vectorHash?: string | null; _vectors?: Record<string, unknown> };
     const made = await source.getDocuments<Made>({ ...ids(ready), fields: ['id', 'vectorHash'], retrieveVectors: true });
     const waiting = new Map(ready.map((d) => [d.id, d]));
-    const updates = made.results.flatMap((m) => {
+    // Each waiting document with the vector its primary still holds for the same hash.
+    const copies = made.results.flatMap((m) => {
       const d = waiting.get(m.id);
-      return d && m.vectorHash === d.hash ? [{ id: d.id, vectorHash: d.hash, _vectors: { [EMBEDDER]: vectorOf(m._vectors?.[EMBEDDER]) } }] : [];
+      return d && m.vectorHash === d.hash ? [{ doc: d, vector: vectorOf(m._vectors?.[EMBEDDER]) }] : [];
     });
-    if (updates.length === 0) return { waiting: page.total, copied: 0 };
+    if (copies.length === 0) return { waiting: page.total, copied: 0 };
+    const updates = copies.map(({ doc, vector }) => ({ id: doc.id, vectorHash: doc.hash, _vectors: { [EMBEDDER]: vector } }));
     const task = await standby.updateDocuments(updates).waitTask({ timeout: 60_000, interval: 20 });
     if (task.status !== 'succeeded') throw new Error(`vectors of ${standby.uid}: ${task.error?.code ?? task.status}`);
-    const copied = new Set(updates.map((u) => u.id));
     await this.verify(
       standby,
-      ready.filter((d) => copied.has(d.id)),
+      copies.map((c) => c.doc),
     );
-    return { waiting: page.total, copied: updates.length };
+    return { waiting: page.total, copied: copies.length };
   }
 
   /** Documents replaced while their vector was computed are queued again; stubs of documents deleted meanwhile are removed. */
