@@ -112,6 +112,46 @@ describe('through a search', () => {
     expect(ids(await searchSessions(again(other), { query: `${held} ${fresh}` }))).toEqual([]);
   });
 
+  test('while the recent index holds none of the caller’s sessions its counts are not asked; a session written since is found at once by a word only it holds', async () => {
+    const h = harness();
+    const user = await h.user();
+    const [held, fresh] = [word(), word()];
+    const older = newSessionId();
+    await h.put(user, 'recent-none', older, { markdown: `# Older\n\nSomething about ${held}.\n` });
+    await h.settle();
+    await h.search.compact(0);
+    await h.settle();
+    forgetCounts();
+    // The indexes whose counts each search asks for, in order.
+    let asked: string[] = [];
+    const real = countCache.engineCounts;
+    const counting = jest.spyOn(countCache, 'engineCounts').mockImplementation((client, queries, requests) => {
+      asked.push(queries[0].indexUid === h.search.indexUid ? 'main' : 'recent');
+      return real(client, queries, requests);
+    });
+    const search = async (query: string) => {
+      asked = [];
+      return { found: ids(await searchSessions(again(user), { query })), asked: [...asked].sort() };
+    };
+    try {
+      // Not known yet: both indexes' counts; from then on the main index's only.
+      expect(await search(`${held} ${fresh}`)).toEqual({ found: [older], asked: ['main', 'recent'] });
+      expect(await search(`${held} ${fresh}`)).toEqual({ found: [older], asked: ['main'] });
+      // A session written since, in the recent index: the search that left its counts out is
+      // asked again with them, and finds it by the word nobody held before.
+      const both = newSessionId();
+      await h.put(user, 'recent-none', both, { markdown: `# Fresh\n\nOnly ${fresh} here.\n` });
+      await h.settle();
+      const after = await search(`${held} ${fresh}`);
+      expect([...after.found].sort()).toEqual([both, older].sort());
+      expect(after.asked).toEqual(['main', 'main', 'recent']);
+      // Known now: both indexes' counts asked at once.
+      expect((await search(`${held} ${fresh}`)).asked).toEqual(['main', 'recent']);
+    } finally {
+      counting.mockRestore();
+    }
+  }, 120_000);
+
   test('with a large session among the matches, totals are exact before and after its listing goes with the page', async () => {
     const h = harness();
     const user = await h.user();

@@ -13,6 +13,7 @@ import { hasEngineCode, isEngineUnreachable, MeiliHttpError, rootCause } from '.
 import { countedPage } from './counted-page';
 import { mergeByScore } from './merge-by-score';
 import { isIndexNotFound } from './index-settings';
+import { recentHeldNone, recentHeldSeen } from './count-cache';
 import type { KnownCounts, SearchHit, SearchPage, SearchRequest } from './port';
 import { buildSnippet } from './snippet';
 import { excluding, heldSessions } from './held-sessions';
@@ -95,7 +96,7 @@ export async function searchIndex(target: SearchTarget, request: SearchRequest):
   }
 }
 
-async function searchIndexAs(target: SearchTarget, request: SearchRequest): Promise<SearchPage> {
+async function searchIndexAs(target: SearchTarget, request: SearchRequest, recheckRecent = true): Promise<SearchPage> {
   const { conns, indexes, onIndexMissing, onUnreachable } = target;
   const { scopes, filters, limit, offset } = request;
   if (matchesNothing(filters)) return { total: 0, hits: [] };
@@ -113,7 +114,12 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest): Prom
   try {
     const client = conns.main.searcher();
     const want = offset + limit;
-    const counted = plan.words.length > 1 ? (knownCountsOf(plan, request.knownCounts) ?? (await countsOf(target, plan, filter))) : undefined;
+    // The recent index's counts are left out (all 0) while it held none of the caller's documents
+    // at their last search (count-cache.ts); the held sessions read below say whether it still does.
+    const recentHost = conns.recent.url ?? '';
+    const known = plan.words.length > 1 ? knownCountsOf(plan, request.knownCounts) : null;
+    const recentLeftOut = plan.words.length > 1 && !known && recheckRecent && recentHeldNone(recentHost, indexes.recent, scopes);
+    const counted = plan.words.length > 1 ? (known ?? (await countsOf(target, plan, filter, !recentLeftOut))) : undefined;
     // The query's vector, asked beside the counts (null: lexical).
     const semantic = (await request.semantic) ?? null;
     const federated = federatedQueries(plan, counted);
@@ -136,6 +142,10 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest): Prom
     // documents, not searched for, which costs the engine far less than a search (no query
     // pipeline) and is all a user with nothing there needs of the recent index.
     const held = await heldSessions(conns.recent, indexes.recent, scopes);
+    recentHeldSeen(recentHost, indexes.recent, scopes, held.any);
+    // Some of the caller's documents are there now (an upload since their last search): the
+    // counts left theirs out, so the search is asked again with them.
+    if (recentLeftOut && held.any) return searchIndexAs(target, request, false);
 
     let total: number;
     let raw: RawHit[];
@@ -273,12 +283,13 @@ function knownCountsOf(plan: QueryPlan, known: KnownCounts | undefined): WordCou
   return { documents: known.documents, holding: plan.words.map((w) => known.holding.get(w)!) };
 }
 
-/** How many documents of both indexes (among `filter`'s) hold each word of the plan. */
-async function countsOf(target: SearchTarget, plan: QueryPlan, filter: string): Promise<WordCounts> {
+/** How many documents of both indexes (`withRecent` false: of the main one) among `filter`'s hold each word of the plan. */
+async function countsOf(target: SearchTarget, plan: QueryPlan, filter: string, withRecent: boolean): Promise<WordCounts> {
   const { conns, indexes } = target;
+  const none = (): WordCounts => ({ documents: 0, holding: plan.words.map(() => 0), holdingForms: plan.words.map(() => 0) });
   const [main, recent] = await Promise.all([
     wordCounts(conns.main.searcher(), indexes.main, plan, filter),
-    wordCounts(conns.recent.searcher(), indexes.recent, plan, filter),
+    withRecent ? wordCounts(conns.recent.searcher(), indexes.recent, plan, filter) : none(),
   ]);
   const sum = (a: number[], b: number[]) => a.map((n, i) => n + b[i]);
   return {

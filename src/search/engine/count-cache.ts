@@ -17,6 +17,10 @@
  *   costs no more memory than a short one.
  * - Beside the counts, whether a filter's searches find large sessions (largeSessionsLikely): their
  *   count is then asked with the page, not after it.
+ * - And whether the recent index held none of a caller's documents at their last search
+ *   (recentHeldNone): the recent index's word counts are then not asked (they would all be 0).
+ *   Every search reads what the recent index holds of the caller anyway (held-sessions.ts); one
+ *   that finds some there after all is asked again with them (adapter.ts), so nothing is missed.
  */
 import crypto from 'node:crypto';
 import type { Meilisearch, SearchResponse } from 'meilisearch';
@@ -114,6 +118,26 @@ export function largeSessionsCount(indexUid: string, filter: string, ask: () => 
       return (await early) ?? (await ask());
     },
   };
+}
+
+const recentKeyOf = (host: string, indexUid: string, scopes: readonly string[]) =>
+  crypto
+    .createHash('sha1')
+    .update(`recent\n${host}\n${indexUid}\n${scopes.join('\n')}`)
+    .digest('base64');
+
+/**
+ * Whether the last search of these scopes found none of their documents in the recent index
+ * `indexUid` on the engine at `host` (recentHeldSeen). Not limited in time: every search sees
+ * again what the recent index holds of its scopes and corrects it.
+ */
+export function recentHeldNone(host: string, indexUid: string, scopes: readonly string[]): boolean {
+  return remembered.get(recentKeyOf(host, indexUid, scopes))?.count === 0;
+}
+
+/** What a search saw: the recent index holds some of these scopes' documents (`any`) or none. */
+export function recentHeldSeen(host: string, indexUid: string, scopes: readonly string[], any: boolean): void {
+  remember(recentKeyOf(host, indexUid, scopes), any ? 1 : 0, Date.now());
 }
 
 function remember(key: string, count: number, at: number): void {
