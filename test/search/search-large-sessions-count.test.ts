@@ -49,7 +49,7 @@ async function indexOf(large: number, whole: number): Promise<string> {
     ...Array.from({ length: whole }, (_, s) => doc(large + s, 0, true)),
   ];
   const task = await client.index(uid).addDocuments(docs).waitTask({ timeout: 60_000 });
-  expect(task.status).toBe('succeeded');
+  expect({ status: task.status, error: task.error ?? null }).toEqual({ status: 'succeeded', error: null });
   return uid;
 }
 
