@@ -5,6 +5,7 @@
  * large sessions: their listing is then sent with the page, and totals stay exact either way.
  */
 import * as countCache from '../../src/search/engine/count-cache';
+import * as heldModule from '../../src/search/engine/held-sessions';
 import { COUNT_TTL_MS, countsThrough, forgetCounts, largeSessionsFound, largeSessionsLikely, type CountQuery } from '../../src/search/engine/count-cache';
 import { searchSessions } from '../../src/services/search';
 import { again, harnessForTests, newSessionId, randomWord } from '../support/meili-harness';
@@ -129,14 +130,25 @@ describe('through a search', () => {
       asked.push(queries[0].indexUid === h.search.indexUid ? 'main' : 'recent');
       return real(client, queries, requests);
     });
+    // How often each search read what the recent index holds of the caller (more than one request).
+    let reads = 0;
+    const realHeld = heldModule.heldSessions;
+    const reading = jest.spyOn(heldModule, 'heldSessions').mockImplementation((...args) => {
+      reads++;
+      return realHeld(...args);
+    });
     const search = async (query: string) => {
       asked = [];
+      reads = 0;
       return { found: ids(await searchSessions(again(user), { query })), asked: [...asked].sort() };
     };
     try {
       // Not known yet: both indexes' counts; from then on the main index's only.
       expect(await search(`${held} ${fresh}`)).toEqual({ found: [older], asked: ['main', 'recent'] });
+      expect(reads).toBe(1);
+      // Nor is what it holds read: one request says it still holds none.
       expect(await search(`${held} ${fresh}`)).toEqual({ found: [older], asked: ['main'] });
+      expect(reads).toBe(0);
       // A session written since, in the recent index: the search that left its counts out is
       // asked again with them, and finds it by the word nobody held before.
       const both = newSessionId();
@@ -145,10 +157,13 @@ describe('through a search', () => {
       const after = await search(`${held} ${fresh}`);
       expect([...after.found].sort()).toEqual([both, older].sort());
       expect(after.asked).toEqual(['main', 'main', 'recent']);
+      expect(reads).toBe(1);
       // Known now: both indexes' counts asked at once.
       expect((await search(`${held} ${fresh}`)).asked).toEqual(['main', 'recent']);
+      expect(reads).toBe(1);
     } finally {
       counting.mockRestore();
+      reading.mockRestore();
     }
   }, 120_000);
 

@@ -16,7 +16,7 @@ import { isIndexNotFound } from './index-settings';
 import { recentHeldNone, recentHeldSeen } from './count-cache';
 import type { KnownCounts, SearchHit, SearchPage, SearchRequest } from './port';
 import { buildSnippet } from './snippet';
-import { excluding, heldSessions } from './held-sessions';
+import { excluding, heldSessions, holdsAny, NOTHING_HELD } from './held-sessions';
 
 /** Matching fragments returned per session (the rest are counted out). */
 const MAX_EXCHANGES_PER_SESSION = 20;
@@ -114,12 +114,17 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest, reche
   try {
     const client = conns.main.searcher();
     const want = offset + limit;
-    // The recent index's counts are left out (all 0) while it held none of the caller's documents
-    // at their last search (count-cache.ts); the held sessions read below say whether it still does.
+    // While the recent index held none of the caller's documents at their last search
+    // (count-cache.ts), its counts are left out (all 0) and one request says whether it still
+    // holds none, instead of the reads of what it holds.
     const recentHost = conns.recent.url ?? '';
-    const known = plan.words.length > 1 ? knownCountsOf(plan, request.knownCounts) : null;
-    const recentLeftOut = plan.words.length > 1 && !known && recheckRecent && recentHeldNone(recentHost, indexes.recent, scopes);
-    const counted = plan.words.length > 1 ? (known ?? (await countsOf(target, plan, filter, !recentLeftOut))) : undefined;
+    const several = plan.words.length > 1;
+    const known = several ? knownCountsOf(plan, request.knownCounts) : null;
+    const rememberedNone = recheckRecent && recentHeldNone(recentHost, indexes.recent, scopes);
+    const recentLeftOut = several && !known && rememberedNone;
+    const stillNone = rememberedNone ? holdsAny(conns.recent, indexes.recent, scopes).then((any) => !any) : null;
+    stillNone?.catch(() => undefined);
+    const counted = several ? (known ?? (await countsOf(target, plan, filter, !recentLeftOut))) : undefined;
     // The query's vector, asked beside the counts (null: lexical).
     const semantic = (await request.semantic) ?? null;
     const federated = federatedQueries(plan, counted);
@@ -141,11 +146,12 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest, reche
     // Which sessions of the user the recent index holds (their main copies are older): read as
     // documents, not searched for, which costs the engine far less than a search (no query
     // pipeline) and is all a user with nothing there needs of the recent index.
-    const held = await heldSessions(conns.recent, indexes.recent, scopes);
-    recentHeldSeen(recentHost, indexes.recent, scopes, held.any);
+    const none = stillNone ? await stillNone : false;
     // Some of the caller's documents are there now (an upload since their last search): the
-    // counts left theirs out, so the search is asked again with them.
-    if (recentLeftOut && held.any) return searchIndexAs(target, request, false);
+    // counts left theirs out, so the search is asked again with them (and what is held read).
+    if (recentLeftOut && !none) return searchIndexAs(target, request, false);
+    const held = none ? NOTHING_HELD : await heldSessions(conns.recent, indexes.recent, scopes);
+    recentHeldSeen(recentHost, indexes.recent, scopes, held.any);
 
     let total: number;
     let raw: RawHit[];
@@ -286,11 +292,9 @@ function knownCountsOf(plan: QueryPlan, known: KnownCounts | undefined): WordCou
 /** How many documents of both indexes (`withRecent` false: of the main one) among `filter`'s hold each word of the plan. */
 async function countsOf(target: SearchTarget, plan: QueryPlan, filter: string, withRecent: boolean): Promise<WordCounts> {
   const { conns, indexes } = target;
-  const none = (): WordCounts => ({ documents: 0, holding: plan.words.map(() => 0), holdingForms: plan.words.map(() => 0) });
-  const [main, recent] = await Promise.all([
-    wordCounts(conns.main.searcher(), indexes.main, plan, filter),
-    withRecent ? wordCounts(conns.recent.searcher(), indexes.recent, plan, filter) : none(),
-  ]);
+  const mainCounts = wordCounts(conns.main.searcher(), indexes.main, plan, filter);
+  if (!withRecent) return mainCounts;
+  const [main, recent] = await Promise.all([mainCounts, wordCounts(conns.recent.searcher(), indexes.recent, plan, filter)]);
   const sum = (a: number[], b: number[]) => a.map((n, i) => n + b[i]);
   return {
     documents: main.documents + recent.documents,

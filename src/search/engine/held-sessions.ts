@@ -15,7 +15,7 @@ export const excluding = (filter: string, digests: string[]) => `${filter} AND N
 const HELD_PAGE = 10_000;
 
 /** What the recent index holds of a user's sessions. */
-interface Held {
+export interface Held {
   /** It holds any of them (else it is not searched). */
   any: boolean;
   /**
@@ -24,6 +24,18 @@ interface Held {
    * new sessions just uploaded does not make every search read and exclude thousands.
    */
   shadowing: string[];
+}
+
+/** Nothing held: the main index is searched as it is. */
+export const NOTHING_HELD: Held = { any: false, shadowing: [] };
+
+/** Whether the recent index holds any document of these scopes: one request, one document read. */
+export async function holdsAny(conn: MeiliConnection, indexUid: string, scopes: readonly string[]): Promise<boolean> {
+  const page = await conn
+    .searcher()
+    .index(indexUid)
+    .getDocuments({ filter: scopeFilter(scopes), fields: ['sessionDigest'], limit: 1 });
+  return page.results.length > 0;
 }
 
 /**
@@ -53,7 +65,7 @@ export async function heldSessions(conn: MeiliConnection, indexUid: string, scop
     // More sessions than a search lists: read as documents.
     return res.hits.length < MAX_TOTAL_HITS ? res.hits.map((h) => h.sessionDigest) : read(filter);
   };
-  const any = index.getDocuments({ filter: owned, fields: ['sessionDigest'], limit: 1 }).then((page) => page.results.length > 0);
+  const any = holdsAny(conn, indexUid, scopes);
   any.catch(() => undefined);
   let shadowing: string[];
   try {
