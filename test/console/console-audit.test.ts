@@ -1,5 +1,5 @@
 import type { Browser } from 'playwright-core';
-import { launchBrowser, newRecordedPage, seriousAxeViolations, watchNetwork, type Recorded } from '../support/chromium';
+import { launchBrowser, newRecordedPage, seriousAxeViolations, step, watchNetwork, type Recorded } from '../support/chromium';
 import { startTestApp, type TestApp } from '../support/app';
 import { createUser } from '../../src/services/users';
 import { operatorCtx } from '../../src/services/context';
@@ -59,71 +59,89 @@ async function openAudit(page: Awaited<ReturnType<typeof signIn>>) {
   }
 }
 
-test('an administrator reads, filters and pages the log, with an export link for the same filters', async () => {
-  const page = await signIn(admin.email);
-  await openAudit(page);
-  const rows = page.locator('tbody tr');
-  expect(await rows.count()).toBe(50);
-  // Newest first: the admin's own sign-in.
-  await expect(rows.first().locator('td').nth(1).textContent()).resolves.toBe('sign_in');
-  expect(await rows.first().locator('td').first().textContent()).toBe(admin.email);
-  expect(await seriousAxeViolations(page)).toEqual([]);
+test(
+  'an administrator reads, filters and pages the log, with an export link for the same filters',
+  step(
+    () => rec,
+    async () => {
+      const page = await signIn(admin.email);
+      await openAudit(page);
+      const rows = page.locator('tbody tr');
+      expect(await rows.count()).toBe(50);
+      // Newest first: the admin's own sign-in.
+      await expect(rows.first().locator('td').nth(1).textContent()).resolves.toBe('sign_in');
+      expect(await rows.first().locator('td').first().textContent()).toBe(admin.email);
+      expect(await seriousAxeViolations(page)).toEqual([]);
 
-  const network = watchNetwork(page);
-  await page.getByRole('button', { name: 'Older entries' }).click();
-  await network.quiet();
-  network.stop();
-  // 55 keys, 2 sign-ins, 2 accounts and the member's key: 60 entries.
-  expect(await rows.count()).toBe(60);
-  expect(await page.getByRole('button', { name: 'Older entries' }).count()).toBe(0);
+      const network = watchNetwork(page);
+      await page.getByRole('button', { name: 'Older entries' }).click();
+      await network.quiet();
+      network.stop();
+      // 55 keys, 2 sign-ins, 2 accounts and the member's key: 60 entries.
+      expect(await rows.count()).toBe(60);
+      expect(await page.getByRole('button', { name: 'Older entries' }).count()).toBe(0);
 
-  await page.getByLabel('Action').fill('sign_in');
-  await page.getByLabel('Result').selectOption('failure');
-  const filtering = watchNetwork(page);
-  await page.getByRole('button', { name: 'Apply filters' }).click();
-  await page.getByRole('cell', { name: 'failure' }).waitFor();
-  await filtering.quiet();
-  filtering.stop();
-  expect(await rows.count()).toBe(1);
-  expect(await rows.first().locator('td').first().textContent()).toBe(member.email);
-  const href = await page.getByRole('link', { name: 'Export these entries (JSON lines)' }).getAttribute('href');
-  expect(href).toBe('/api/v1/audit/export?action=sign_in&result=failure');
-  // The link answers with the cookie the page holds.
-  const exported = await page.evaluate(async (url) => {
-    const r = await fetch(url);
-    return { type: r.headers.get('content-type'), text: await r.text() };
-  }, href!);
-  expect(exported.type).toMatch(/^application\/x-ndjson/);
-  expect(
-    exported.text
-      .trimEnd()
-      .split('\n')
-      .map((l) => JSON.parse(l).actor.label),
-  ).toEqual([member.email]);
-  expect(await seriousAxeViolations(page)).toEqual([]);
-  expect(rec.errors).toEqual([]);
-});
+      await page.getByLabel('Action').fill('sign_in');
+      await page.getByLabel('Result').selectOption('failure');
+      const filtering = watchNetwork(page);
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      await page.getByRole('cell', { name: 'failure' }).waitFor();
+      await filtering.quiet();
+      filtering.stop();
+      expect(await rows.count()).toBe(1);
+      expect(await rows.first().locator('td').first().textContent()).toBe(member.email);
+      const href = await page.getByRole('link', { name: 'Export these entries (JSON lines)' }).getAttribute('href');
+      expect(href).toBe('/api/v1/audit/export?action=sign_in&result=failure');
+      // The link answers with the cookie the page holds.
+      const exported = await page.evaluate(async (url) => {
+        const r = await fetch(url);
+        return { type: r.headers.get('content-type'), text: await r.text() };
+      }, href!);
+      expect(exported.type).toMatch(/^application\/x-ndjson/);
+      expect(
+        exported.text
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l).actor.label),
+      ).toEqual([member.email]);
+      expect(await seriousAxeViolations(page)).toEqual([]);
+      expect(rec.errors).toEqual([]);
+    },
+  ),
+);
 
-test('a member who administers no team has no Audit log link, and is told the log is not theirs to read', async () => {
-  const page = await signIn(member.email);
-  const network = watchNetwork(page);
-  await network.quiet().finally(() => network.stop());
-  expect(await page.getByRole('link', { name: 'Audit log' }).count()).toBe(0);
-  await page.goto('/settings/audit');
-  await page.getByRole('heading', { name: 'Audit log', level: 1 }).waitFor();
-  await page.getByRole('alert').filter({ hasText: 'audit log' }).waitFor();
-  expect(await page.locator('tbody tr').count()).toBe(0);
-  // Only why: no filters to fill, no export link, no "No entries." as if the log were empty.
-  expect(await page.getByRole('button', { name: 'Apply filters' }).count()).toBe(0);
-  expect(await page.getByRole('link', { name: /Export these entries/ }).count()).toBe(0);
-  expect(await page.getByText('No entries.').count()).toBe(0);
-  expect(await seriousAxeViolations(page)).toEqual([]);
-});
+test(
+  'a member who administers no team has no Audit log link, and is told the log is not theirs to read',
+  step(
+    () => rec,
+    async () => {
+      const page = await signIn(member.email);
+      const network = watchNetwork(page);
+      await network.quiet().finally(() => network.stop());
+      expect(await page.getByRole('link', { name: 'Audit log' }).count()).toBe(0);
+      await page.goto('/settings/audit');
+      await page.getByRole('heading', { name: 'Audit log', level: 1 }).waitFor();
+      await page.getByRole('alert').filter({ hasText: 'audit log' }).waitFor();
+      expect(await page.locator('tbody tr').count()).toBe(0);
+      // Only why: no filters to fill, no export link, no "No entries." as if the log were empty.
+      expect(await page.getByRole('button', { name: 'Apply filters' }).count()).toBe(0);
+      expect(await page.getByRole('link', { name: /Export these entries/ }).count()).toBe(0);
+      expect(await page.getByText('No entries.').count()).toBe(0);
+      expect(await seriousAxeViolations(page)).toEqual([]);
+    },
+  ),
+);
 
-test("once the member admins a team, the link is there and the log shows that team's entries", async () => {
-  expect((await app.request('POST', '/api/v1/teams', { token: member.token, body: { name: 'Audited' } })).status).toBe(201);
-  const page = await signIn(member.email);
-  await openAudit(page);
-  expect(await page.locator('tbody tr').count()).toBeGreaterThan(0);
-  expect(await seriousAxeViolations(page)).toEqual([]);
-});
+test(
+  "once the member admins a team, the link is there and the log shows that team's entries",
+  step(
+    () => rec,
+    async () => {
+      expect((await app.request('POST', '/api/v1/teams', { token: member.token, body: { name: 'Audited' } })).status).toBe(201);
+      const page = await signIn(member.email);
+      await openAudit(page);
+      expect(await page.locator('tbody tr').count()).toBeGreaterThan(0);
+      expect(await seriousAxeViolations(page)).toEqual([]);
+    },
+  ),
+);
