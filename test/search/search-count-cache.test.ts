@@ -161,6 +161,19 @@ describe('through a search', () => {
       // Known now: both indexes' counts asked at once.
       expect((await search(`${held} ${fresh}`)).asked).toEqual(['main', 'recent']);
       expect(reads).toBe(1);
+      // Moved to the main index: the recent index holds none of them again, and a search says so.
+      await h.search.compact(0);
+      await h.settle();
+      expect([...(await search(`${held} ${fresh}`)).found].sort()).toEqual([both, older].sort());
+      expect((await search(`${held} ${fresh}`)).asked).toEqual(['main']);
+      expect(reads).toBe(0);
+      // A one-word search (no counts) right after an upload still finds it, what is held read once.
+      const third = newSessionId();
+      const alone = word();
+      await h.put(user, 'recent-none', third, { markdown: `# Third\n\nOnly ${alone} here.\n` });
+      await h.settle();
+      expect(await search(alone)).toEqual({ found: [third], asked: [] });
+      expect(reads).toBe(1);
     } finally {
       counting.mockRestore();
       reading.mockRestore();
