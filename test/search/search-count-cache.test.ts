@@ -174,6 +174,8 @@ describe('through a search', () => {
       await h.settle();
       expect(await search(alone)).toEqual({ found: [third], asked: [] });
       expect(reads).toBe(1);
+      // Whether it holds any was just asked: the read is told so rather than asking again.
+      expect(reading.mock.lastCall?.[3]).toBe(true);
     } finally {
       counting.mockRestore();
       reading.mockRestore();

@@ -122,8 +122,8 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest, reche
     const known = several ? knownCountsOf(plan, request.knownCounts) : null;
     const rememberedNone = recheckRecent && recentHeldNone(recentHost, indexes.recent, scopes);
     const recentLeftOut = several && !known && rememberedNone;
-    const stillNone = rememberedNone ? holdsAny(conns.recent, indexes.recent, scopes).then((any) => !any) : null;
-    stillNone?.catch(() => undefined);
+    const holdsNow = rememberedNone ? holdsAny(conns.recent, indexes.recent, scopes) : null;
+    holdsNow?.catch(() => undefined);
     const counted = several ? (known ?? (await countsOf(target, plan, filter, !recentLeftOut))) : undefined;
     // The query's vector, asked beside the counts (null: lexical).
     const semantic = (await request.semantic) ?? null;
@@ -145,12 +145,12 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest, reche
     unexcluded.catch(() => undefined);
     // Which sessions of the user the recent index holds (their main copies are older): read as
     // documents, not searched for, which costs the engine far less than a search (no query
-    // pipeline) and is all a user with nothing there needs of the recent index.
-    const none = stillNone ? await stillNone : false;
+    // pipeline); not read while it still holds none of theirs (the one request above).
+    const anyNow = holdsNow ? await holdsNow : null;
     // Some of the caller's documents are there now (an upload since their last search): the
     // counts left theirs out, so the search is asked again with them (and what is held read).
-    if (recentLeftOut && !none) return searchIndexAs(target, request, false);
-    const held = none ? NOTHING_HELD : await heldSessions(conns.recent, indexes.recent, scopes);
+    if (recentLeftOut && anyNow) return searchIndexAs(target, request, false);
+    const held = anyNow === false ? NOTHING_HELD : await heldSessions(conns.recent, indexes.recent, scopes, anyNow === true);
     recentHeldSeen(recentHost, indexes.recent, scopes, held.any);
 
     let total: number;
