@@ -21,7 +21,7 @@ import { documentIdOf, EMBEDDER } from '../domain/search-documents';
 import { rootCause, MeiliHttpError } from './engine/http-client';
 import { Embedder, isLexicalQuery, vectorOf, type EmbeddingStats } from './semantic/embedder';
 import { EmbeddingSweeper } from './semantic/embedding-sweeper';
-import { sumCounts, termCounts } from './engine/term-counts';
+import { recentTermCounts, sumCounts, termCounts } from './engine/term-counts';
 import { ensureIndex, indexUidOf, legacyIndexUidsOf, otherVariantsOf, recentUidOf } from './engine/index-settings';
 import type { EngineStatus, SearchPage, SearchPort, SearchRequest } from './engine/port';
 import { setupEngines } from './setup';
@@ -300,7 +300,7 @@ export function createSearch({ config, db, logger, offload, worker: workerOpts }
       const pairOf = (e: SearchEngine) => (e.standby && !e.primaryUp() ? e.standby : e.primary);
       const asked = groups.flatMap(([position, held]) => {
         const pair = pairOf(engines[position]);
-        return [termCounts(pair.main, indexUid, held, terms), termCounts(pair.recent, recentUid, held, terms)];
+        return [termCounts(pair.main, indexUid, held, terms), recentTermCounts(pair.recent, recentUid, held, terms)];
       });
       return Promise.all(asked).then((parts) => sumCounts(parts, terms.length));
     },

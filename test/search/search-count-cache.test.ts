@@ -7,6 +7,7 @@
 import * as countCache from '../../src/search/engine/count-cache';
 import * as heldModule from '../../src/search/engine/held-sessions';
 import { COUNT_TTL_MS, countsThrough, forgetCounts, largeSessionsFound, largeSessionsLikely, type CountQuery } from '../../src/search/engine/count-cache';
+import { relatedSessions } from '../../src/services/related';
 import { searchSessions } from '../../src/services/search';
 import { again, harnessForTests, newSessionId, randomWord } from '../support/meili-harness';
 
@@ -179,6 +180,45 @@ describe('through a search', () => {
     } finally {
       counting.mockRestore();
       reading.mockRestore();
+    }
+  }, 120_000);
+
+  test('related sessions: while the recent index holds none of the caller’s sessions its word counts are not asked there; a session written since is counted and found', async () => {
+    const h = harness();
+    const user = await h.user();
+    const [a, b, c] = [word(), word(), word()];
+    const text = (title: string) => `# ${title}\n\nThe ${a} and the ${b} broke the ${c} again.\n`;
+    const [first, second, third] = [newSessionId(), newSessionId(), newSessionId()];
+    await h.put(user, 'related-none', first, { markdown: text('First') });
+    await h.put(user, 'related-none', second, { markdown: text('Second') });
+    // A word held by every session weighs nothing: one session holds none of them.
+    await h.put(user, 'related-none', newSessionId(), { markdown: `# Else\n\nThe ${word()} and the ${word()} again.\n` });
+    await h.settle();
+    await h.search.compact(0);
+    await h.settle();
+    forgetCounts();
+    // A search sees that the recent index holds none of the caller's documents.
+    expect(ids(await searchSessions(again(user), { query: a })).sort()).toEqual([first, second].sort());
+    // The indexes whose counts each call asks for.
+    let asked: string[] = [];
+    const real = countCache.engineCounts;
+    const counting = jest.spyOn(countCache, 'engineCounts').mockImplementation((client, queries, requests) => {
+      asked.push(queries[0].indexUid === h.search.indexUid ? 'main' : 'recent');
+      return real(client, queries, requests);
+    });
+    const related = async () => {
+      asked = [];
+      const found = (await relatedSessions(again(user), 'related-none', first, 5)).map((r) => r.sessionId);
+      return { found: found.sort(), asked: asked.sort() };
+    };
+    try {
+      expect(await related()).toEqual({ found: [second], asked: ['main'] });
+      // Written since: in the recent index only, its words counted there, and found.
+      await h.put(user, 'related-none', third, { markdown: text('Third') });
+      await h.settle();
+      expect(await related()).toEqual({ found: [second, third].sort(), asked: ['main', 'recent'] });
+    } finally {
+      counting.mockRestore();
     }
   }, 120_000);
 

@@ -18,7 +18,8 @@
  * - Beside the counts, whether a filter's searches find large sessions (largeSessionsLikely): their
  *   count is then asked with the page, not after it.
  * - And whether the recent index held none of a caller's documents at their last search
- *   (recentHeldNone): the recent index's word counts are then not asked (they would all be 0).
+ *   (recentHeldNone): the recent index's word counts are then not asked (they would all be 0),
+ *   for a search nor for related sessions (term-counts.ts), but whether it still holds none.
  *   Every search reads what the recent index holds of the caller anyway (held-sessions.ts); one
  *   that finds some there after all is asked again with them (adapter.ts), so nothing is missed.
  */

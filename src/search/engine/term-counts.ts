@@ -8,8 +8,9 @@
  */
 import type { TermCounts } from '../../domain/distinctive-terms';
 import type { MeiliConnection } from './connection';
-import { engineCounts } from './count-cache';
+import { engineCounts, recentHeldNone, recentHeldSeen } from './count-cache';
 import { scopeFilter } from './filter';
+import { holdsAny } from './held-sessions';
 
 /** Requests the queries are split into, sent at once (count-cache.ts engineCounts). */
 const COUNT_REQUESTS = 3;
@@ -28,6 +29,21 @@ export async function termCounts(
   // Counts asked a moment ago are not asked again (count-cache.ts).
   const [documents, ...counts] = await engineCounts(client, queries, requests);
   return { documents, counts };
+}
+
+/**
+ * termCounts of the recent index. While the last search of these scopes found none of their
+ * documents there (count-cache.ts, recentHeldNone), one request says whether it still holds none,
+ * and then every count is 0 without asking for them (zeros are never remembered: each call asked
+ * them all again). A session written since is there: its words are counted.
+ */
+export async function recentTermCounts(conn: MeiliConnection, indexUid: string, scopes: readonly string[], terms: readonly string[]): Promise<TermCounts> {
+  const host = conn.url ?? '';
+  if (recentHeldNone(host, indexUid, scopes)) {
+    if (!(await holdsAny(conn, indexUid, scopes))) return { documents: 0, counts: terms.map(() => 0) };
+    recentHeldSeen(host, indexUid, scopes, true);
+  }
+  return termCounts(conn, indexUid, scopes, terms);
 }
 
 /** Several engines' counts added up (each holds other scopes' documents). */
