@@ -95,6 +95,8 @@ async function main() {
     const largeListed = (i: number) => client.multiSearch(sessionsListingRequest(uid, plans[i], params(i), LARGE) as never);
     const largeFaceted = (i: number) => client.multiSearch(sessionsFacetRequest(uid, plans[i], params(i), LARGE) as never);
     const listingNeeded = (p: Page) => uncountedMatched(p, uid);
+    // The `whole` facet without hits: a federated request of limit 0.
+    const facetOnly = (i: number, p: SearchParams) => client.multiSearch(federatedPageRequest(uid, plans[i], p, 0, 0, true) as never);
     let needed = 0;
     for (let i = 0; i < queries.length; i++) if (listingNeeded(await pageAsked(i, true))) needed++;
     log(`  large sessions counted for the total: ${needed} of ${queries.length} queries`);
@@ -110,6 +112,9 @@ async function main() {
       ["the page and the large sessions' facet at once (hinted)", (i) => Promise.all([pageAsked(i, true), largeFaceted(i)])],
       ['the page and the listing at once (hinted, before)', (i) => Promise.all([pageAsked(i, true), largeListed(i)])],
       ['the page with its facet, no listing', (i) => pageAsked(i, true)],
+      ['the page, and its facet in a request of its own, at once', (i) => Promise.all([pageAsked(i, false), facetOnly(i, params(i))])],
+      ['the same, the facet request without distinct', (i) => Promise.all([pageAsked(i, false), facetOnly(i, { ...params(i), distinct: undefined })])],
+      ['the facet request alone', (i) => facetOnly(i, params(i))],
       ["the large sessions' facet alone (the service)", (i) => largeFaceted(i)],
       ['the listing of large sessions alone (before)', (i) => largeListed(i)],
       ['federated page, no total (no facet)', (i) => federatedPage(client, uid, plans[i], params(i), 0, 10, false)],
