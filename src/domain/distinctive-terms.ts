@@ -57,6 +57,8 @@ export interface TermCounts {
   documents: number;
   /** Of those, how many hold each candidate (same order). */
   counts: number[];
+  /** Of `documents`, those written lately (the recent index), where the counter knows them. */
+  recent?: number;
 }
 
 /**

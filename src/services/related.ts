@@ -78,7 +78,9 @@ export async function relatedTo(ctx: Ctx, row: SessionRow, limit: number): Promi
   // The words' counts are known: the search weighs them with these rather than counting them
   // again; the session's words as written, which a related session shares, not their other
   // forms (half the engine's queries); and no total is shown.
-  const knownCounts = counts ? { documents: counts.documents, holding: new Map(candidates.map((c, i) => [c.term, counts.counts[i] ?? 0])) } : undefined;
+  const knownCounts = counts
+    ? { documents: counts.documents, holding: new Map(candidates.map((c, i) => [c.term, counts.counts[i] ?? 0])), recent: counts.recent }
+    : undefined;
   const found = await searchSessions(ctx, {
     query,
     limit: limit + 1,

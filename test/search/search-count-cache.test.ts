@@ -4,9 +4,11 @@
  * a moment ago is found by a word nobody held before. Beside them, whether a filter's searches find
  * large sessions: their listing is then sent with the page, and totals stay exact either way.
  */
+import { Index } from 'meilisearch';
 import * as countCache from '../../src/search/engine/count-cache';
 import * as heldModule from '../../src/search/engine/held-sessions';
 import { COUNT_TTL_MS, countsThrough, forgetCounts, largeSessionsFound, largeSessionsLikely, type CountQuery } from '../../src/search/engine/count-cache';
+import { recentUidOf } from '../../src/search/engine/index-settings';
 import { relatedSessions } from '../../src/services/related';
 import { searchSessions } from '../../src/services/search';
 import { again, harnessForTests, newSessionId, randomWord } from '../support/meili-harness';
@@ -93,6 +95,22 @@ describe('through a search', () => {
   const word = () => randomWord();
   const ids = (r: { results: Array<{ sessionId: string }> }) => r.results.map((x) => x.sessionId);
 
+  /** The indexes whose word counts are asked ('main', 'recent'), sorted, since the last `take`. */
+  const countedIndexes = (mainUid: string) => {
+    let asked: string[] = [];
+    const real = countCache.engineCounts;
+    const spy = jest.spyOn(countCache, 'engineCounts').mockImplementation((client, queries, requests) => {
+      asked.push(queries[0].indexUid === mainUid ? 'main' : 'recent');
+      return real(client, queries, requests);
+    });
+    const take = () => {
+      const sorted = [...asked].sort();
+      asked = [];
+      return sorted;
+    };
+    return { take, restore: () => spy.mockRestore() };
+  };
+
   test('a word nobody held finds the session written with it right after, its other word still counted from before', async () => {
     const h = harness();
     const user = await h.user();
@@ -124,13 +142,8 @@ describe('through a search', () => {
     await h.search.compact(0);
     await h.settle();
     forgetCounts();
-    // The indexes whose counts each search asks for, in order.
-    let asked: string[] = [];
-    const real = countCache.engineCounts;
-    const counting = jest.spyOn(countCache, 'engineCounts').mockImplementation((client, queries, requests) => {
-      asked.push(queries[0].indexUid === h.search.indexUid ? 'main' : 'recent');
-      return real(client, queries, requests);
-    });
+    // The indexes whose counts each search asks for.
+    const counting = countedIndexes(h.search.indexUid);
     // How often each search read what the recent index holds of the caller (more than one request).
     let reads = 0;
     const realHeld = heldModule.heldSessions;
@@ -139,9 +152,9 @@ describe('through a search', () => {
       return realHeld(...args);
     });
     const search = async (query: string) => {
-      asked = [];
+      counting.take();
       reads = 0;
-      return { found: ids(await searchSessions(again(user), { query })), asked: [...asked].sort() };
+      return { found: ids(await searchSessions(again(user), { query })), asked: counting.take() };
     };
     try {
       // Not known yet: both indexes' counts; from then on the main index's only.
@@ -178,7 +191,7 @@ describe('through a search', () => {
       // Whether it holds any was just asked: the read is told so rather than asking again.
       expect(reading.mock.lastCall?.[3]).toBe(true);
     } finally {
-      counting.mockRestore();
+      counting.restore();
       reading.mockRestore();
     }
   }, 120_000);
@@ -199,26 +212,28 @@ describe('through a search', () => {
     forgetCounts();
     // A search sees that the recent index holds none of the caller's documents.
     expect(ids(await searchSessions(again(user), { query: a })).sort()).toEqual([first, second].sort());
-    // The indexes whose counts each call asks for.
-    let asked: string[] = [];
-    const real = countCache.engineCounts;
-    const counting = jest.spyOn(countCache, 'engineCounts').mockImplementation((client, queries, requests) => {
-      asked.push(queries[0].indexUid === h.search.indexUid ? 'main' : 'recent');
-      return real(client, queries, requests);
-    });
+    // The indexes whose counts each call asks for, and the documents it reads of the recent index.
+    const counting = countedIndexes(h.search.indexUid);
+    const reading = jest.spyOn(Index.prototype, 'getDocuments');
+    const recentReads = () => reading.mock.contexts.filter((index) => index.uid === recentUidOf(h.search.indexUid)).length;
     const related = async () => {
-      asked = [];
+      counting.take();
+      reading.mockClear();
       const found = (await relatedSessions(again(user), 'related-none', first, 5)).map((r) => r.sessionId);
-      return { found: found.sort(), asked: asked.sort() };
+      return { found: found.sort(), asked: counting.take() };
     };
     try {
       expect(await related()).toEqual({ found: [second], asked: ['main'] });
+      // Whether the recent index holds any of the caller's documents is asked once (by the counts;
+      // the search after them knows it).
+      expect(recentReads()).toBe(1);
       // Written since: in the recent index only, its words counted there, and found.
       await h.put(user, 'related-none', third, { markdown: text('Third') });
       await h.settle();
       expect(await related()).toEqual({ found: [second, third].sort(), asked: ['main', 'recent'] });
     } finally {
-      counting.mockRestore();
+      counting.restore();
+      reading.mockRestore();
     }
   }, 120_000);
 

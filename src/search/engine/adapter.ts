@@ -13,10 +13,10 @@ import { hasEngineCode, isEngineUnreachable, MeiliHttpError, rootCause } from '.
 import { countedPage } from './counted-page';
 import { mergeByScore } from './merge-by-score';
 import { isIndexNotFound } from './index-settings';
-import { recentHeldNone, recentHeldSeen } from './count-cache';
+import { recentHeldSeen } from './count-cache';
 import type { KnownCounts, SearchHit, SearchPage, SearchRequest } from './port';
 import { buildSnippet } from './snippet';
-import { excluding, heldSessions, holdsAny, NOTHING_HELD } from './held-sessions';
+import { excluding, heldSessions, NOTHING_HELD, recentHoldsNow } from './held-sessions';
 
 /** Matching fragments returned per session (the rest are counted out). */
 const MAX_EXCHANGES_PER_SESSION = 20;
@@ -114,16 +114,15 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest, reche
   try {
     const client = conns.main.searcher();
     const want = offset + limit;
-    // While the recent index held none of the caller's documents at their last search
-    // (count-cache.ts), its counts are left out (all 0) and one request says whether it still
-    // holds none, instead of the reads of what it holds.
-    const recentHost = conns.recent.url ?? '';
+    // While the recent index held none of the caller's documents at their last search, its counts
+    // are left out (all 0) and one request says whether it still holds none, instead of the reads
+    // of what it holds (recentHoldsNow); not even that when the caller counted none there a
+    // moment ago (knownCounts.recent).
     const several = plan.words.length > 1;
     const known = several ? knownCountsOf(plan, request.knownCounts) : null;
-    const rememberedNone = recheckRecent && recentHeldNone(recentHost, indexes.recent, scopes);
-    const recentLeftOut = several && !known && rememberedNone;
-    const holdsNow = rememberedNone ? holdsAny(conns.recent, indexes.recent, scopes) : null;
-    holdsNow?.catch(() => undefined);
+    const countedNone = request.knownCounts?.recent === 0;
+    const holdsNow = recheckRecent && !countedNone ? recentHoldsNow(conns.recent, indexes.recent, scopes) : null;
+    const recentLeftOut = several && !known && (countedNone || holdsNow !== null);
     const counted = several ? (known ?? (await countsOf(target, plan, filter, !recentLeftOut))) : undefined;
     // The query's vector, asked beside the counts (null: lexical).
     const semantic = (await request.semantic) ?? null;
@@ -146,12 +145,12 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest, reche
     // Which sessions of the user the recent index holds (their main copies are older): read as
     // documents, not searched for, which costs the engine far less than a search (no query
     // pipeline); not read while it still holds none of theirs (the one request above).
-    const anyNow = holdsNow ? await holdsNow : null;
+    const anyNow = countedNone ? false : holdsNow ? await holdsNow : null;
     // Some of the caller's documents are there now (an upload since their last search): the
     // counts left theirs out, so the search is asked again with them (and what is held read).
     if (recentLeftOut && anyNow) return searchIndexAs(target, request, false);
     const held = anyNow === false ? NOTHING_HELD : await heldSessions(conns.recent, indexes.recent, scopes, anyNow === true);
-    recentHeldSeen(recentHost, indexes.recent, scopes, held.any);
+    recentHeldSeen(conns.recent.url ?? '', indexes.recent, scopes, held.any);
 
     let total: number;
     let raw: RawHit[];

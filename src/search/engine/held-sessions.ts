@@ -4,6 +4,7 @@
  */
 import type { SessionDocument } from '../../domain/search-documents';
 import type { MeiliConnection } from './connection';
+import { recentHeldNone, recentHeldSeen } from './count-cache';
 import { meiliString, scopeFilter } from './filter';
 import { hasEngineCode } from './http-client';
 import { MAX_TOTAL_HITS } from './index-settings';
@@ -36,6 +37,23 @@ export async function holdsAny(conn: MeiliConnection, indexUid: string, scopes: 
     .index(indexUid)
     .getDocuments({ filter: scopeFilter(scopes), fields: ['sessionDigest'], limit: 1 });
   return page.results.length > 0;
+}
+
+/**
+ * While the last search of these scopes found none of their documents in the recent index
+ * `indexUid` (count-cache.ts, recentHeldNone): whether it holds any now, one request (holdsAny),
+ * and what it sees remembered. Otherwise null: nothing short is known, what it holds is read.
+ */
+export function recentHoldsNow(conn: MeiliConnection, indexUid: string, scopes: readonly string[]): Promise<boolean> | null {
+  const host = conn.url ?? '';
+  if (!recentHeldNone(host, indexUid, scopes)) return null;
+  const now = holdsAny(conn, indexUid, scopes).then((any) => {
+    recentHeldSeen(host, indexUid, scopes, any);
+    return any;
+  });
+  // A caller that does not wait for it (its search failed first) leaves no unhandled rejection.
+  now.catch(() => undefined);
+  return now;
 }
 
 /**

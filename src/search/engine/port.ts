@@ -43,6 +43,12 @@ export interface SearchOptions {
 export interface KnownCounts {
   documents: number;
   holding: ReadonlyMap<string, number>;
+  /**
+   * Of `documents`, those in the recent index. 0: the recent index held none of the scopes'
+   * documents a moment ago, and the search does not ask again (an upload in between is found by
+   * the next search, as one written just after it).
+   */
+  recent?: number;
 }
 
 /** One page of a search, as the service asks the engine for it. */

@@ -8,9 +8,9 @@
  */
 import type { TermCounts } from '../../domain/distinctive-terms';
 import type { MeiliConnection } from './connection';
-import { engineCounts, recentHeldNone, recentHeldSeen } from './count-cache';
+import { engineCounts } from './count-cache';
 import { scopeFilter } from './filter';
-import { holdsAny } from './held-sessions';
+import { recentHoldsNow } from './held-sessions';
 
 /** Requests the queries are split into, sent at once (count-cache.ts engineCounts). */
 const COUNT_REQUESTS = 3;
@@ -33,23 +33,23 @@ export async function termCounts(
 
 /**
  * termCounts of the recent index. While the last search of these scopes found none of their
- * documents there (count-cache.ts, recentHeldNone), one request says whether it still holds none,
- * and then every count is 0 without asking for them (zeros are never remembered: each call asked
- * them all again). A session written since is there: its words are counted.
+ * documents there (held-sessions.ts, recentHoldsNow), one request says whether it still holds
+ * none, and then every count is 0 without asking for them (zeros are never remembered: each call
+ * asked them all again). A session written since is there: its words are counted.
  */
 export async function recentTermCounts(conn: MeiliConnection, indexUid: string, scopes: readonly string[], terms: readonly string[]): Promise<TermCounts> {
-  const host = conn.url ?? '';
-  if (recentHeldNone(host, indexUid, scopes)) {
-    if (!(await holdsAny(conn, indexUid, scopes))) return { documents: 0, counts: terms.map(() => 0) };
-    recentHeldSeen(host, indexUid, scopes, true);
-  }
-  return termCounts(conn, indexUid, scopes, terms);
+  const now = recentHoldsNow(conn, indexUid, scopes);
+  if (now && !(await now)) return { documents: 0, counts: terms.map(() => 0), recent: 0 };
+  const counted = await termCounts(conn, indexUid, scopes, terms);
+  return { ...counted, recent: counted.documents };
 }
 
-/** Several engines' counts added up (each holds other scopes' documents). */
+/** Several engines' counts added up (each holds other scopes' documents); `recent` where one knows it. */
 export function sumCounts(parts: TermCounts[], terms: number): TermCounts {
+  const recent = parts.filter((p) => p.recent !== undefined);
   return {
     documents: parts.reduce((n, p) => n + p.documents, 0),
     counts: Array.from({ length: terms }, (_, i) => parts.reduce((n, p) => n + (p.counts[i] ?? 0), 0)),
+    recent: recent.length ? recent.reduce((n, p) => n + (p.recent ?? 0), 0) : undefined,
   };
 }
