@@ -14,6 +14,7 @@ import { openExport } from '../services/exports';
 import { importArchive } from '../services/imports';
 import type { ImportSummary } from '../services/import-report';
 import type { OnConflict } from '../services/import-session';
+import { humanSeconds } from './progress-lines';
 
 export interface ProgressSink {
   update(p: { label: string; sessions: number; sessionsTotal: number; bytes: number; bytesTotal: number | null }): void;
@@ -30,15 +31,6 @@ export function humanBytes(n: number): string {
   }
   return `${u === 0 ? v : v.toFixed(1)} ${UNITS[u]}`;
 }
-
-const seconds = (s: number) =>
-  !Number.isFinite(s)
-    ? '?'
-    : s >= 3600
-      ? `${Math.floor(s / 3600)}h${Math.round((s % 3600) / 60)}m`
-      : s >= 60
-        ? `${Math.floor(s / 60)}m${Math.round(s % 60)}s`
-        : `${Math.round(s)}s`;
 
 /**
  * A bar drawn by cli-progress on a terminal (stderr), else one plain line at most every
@@ -58,7 +50,7 @@ export function progressSink(tty: boolean, out: (line: string) => void, stream: 
     const rate = rateOf(p.bytes);
     const left = p.bytesTotal && rate > 0 ? (p.bytesTotal - p.bytes) / rate : NaN;
     out(
-      `${p.label}: ${p.sessions}/${p.sessionsTotal} sessions, ${humanBytes(p.bytes)}${p.bytesTotal ? ` of ${humanBytes(p.bytesTotal)}` : ''}, ${humanBytes(rate)}/s${p.bytesTotal ? `, ${seconds(left)} left` : ''}`,
+      `${p.label}: ${p.sessions}/${p.sessionsTotal} sessions, ${humanBytes(p.bytes)}${p.bytesTotal ? ` of ${humanBytes(p.bytesTotal)}` : ''}, ${humanBytes(rate)}/s${p.bytesTotal ? `, ${humanSeconds(left)} left` : ''}`,
     );
   };
   return {

@@ -4,6 +4,7 @@ import { createLogger } from '../logger';
 import { createSearch } from '../search';
 import { rescanSessions } from '../services/rescan';
 import { operatorCtx } from '../services/context';
+import { percentLines } from './progress-lines';
 
 const INDEX_WAIT_MS = 10 * 60_000;
 
@@ -12,16 +13,10 @@ const INDEX_WAIT_MS = 10 * 60_000;
  * session with progress, then lets the search index catch up with the changed sessions.
  */
 export async function rescanFromCli(config: Config, db: DbHandles, dryRun: boolean, out: (line: string) => void): Promise<void> {
-  let lastPct = -1;
+  const progress = percentLines('rescan', out);
   const result = await rescanSessions(operatorCtx(db, config), config.redactSecrets, {
     dryRun,
-    onProgress: ({ done, total, changed }) => {
-      const pct = total ? Math.floor((done / total) * 100) : 100;
-      if (pct !== lastPct) {
-        lastPct = pct;
-        out(`rescan: ${done}/${total} sessions (${pct}%), ${changed} with new findings`);
-      }
-    },
+    onProgress: ({ done, total, changed }) => progress(done, total, `${changed} with new findings`),
   });
   const rules = Object.keys(result.found)
     .sort()

@@ -3,6 +3,7 @@ import { connectionOptions } from '../../src/db/client';
 import { SID, startTestApp, type TestApp } from '../support/app';
 import { runCli, type CliResult } from '../support/cli';
 import { createTestDatabase, uncreatedTestDatabase, type TestDatabase } from '../support/db';
+import { testMeiliEnv } from '../support/meili-engine';
 
 let db: TestDatabase;
 let app: TestApp;
@@ -281,6 +282,25 @@ describe('redact rescan', () => {
     expect(after.body.data.session.etag).not.toBe(etag);
     const raw = await app.request('GET', `/api/v1/projects/rescan/sessions/${SESSION}/raw`, { token: u.token });
     expect(JSON.parse(raw.text).text).toMatch(/^use \[REDACTED:github-token\]\*+$/);
+  });
+});
+
+describe('search reindex', () => {
+  test('rebuilds the index from the database: a line per percent with its pace, then how many sessions', async () => {
+    const u = await app.createUser('reindex');
+    const put = await app.request('PUT', `/api/v1/projects/reindex/sessions/${SID(1900)}`, {
+      token: u.token,
+      body: { name: 'Reindexed', markdown: '# Reindexed\n' },
+    });
+    expect(put.status).toBe(201);
+    const sessions = Number((await app.deps.db.pool.query('SELECT COUNT(*) AS n FROM sessions'))[0].n);
+    const r = await cliWith(testMeiliEnv(), 'search', 'reindex');
+    expect(r.code).toBe(0);
+    const progress = lines(r.stdout).filter((l) => l.startsWith('reindex: '));
+    expect(progress[0]).toMatch(/^reindex: 0\/\d+ sessions \(0%\)$/);
+    // The last: everything done, at the pace measured, nothing left.
+    expect(progress[progress.length - 1]).toMatch(/^reindex: (\d+)\/\1 sessions \(100%\), [\d.]+ sessions\/s, 0s left$/);
+    expect(lastLine(r.stdout)).toMatch(new RegExp(`^reindex complete: ${sessions} sessions indexed into \\S+$`));
   });
 });
 

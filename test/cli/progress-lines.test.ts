@@ -1,0 +1,60 @@
+/**
+ * The admin CLI's progress lines for runs counted in sessions (`search reindex`, `redact rescan`):
+ * one per whole percent, with the pace so far and the time left at it.
+ */
+import { humanSeconds, percentLines } from '../../src/cli/progress-lines';
+
+test('one line per whole percent, with sessions per second and the time left at that pace', () => {
+  let clock = 1_000_000;
+  const lines: string[] = [];
+  const progress = percentLines(
+    'reindex',
+    (l) => lines.push(l),
+    () => clock,
+  );
+  progress(0, 5000);
+  clock += 10_000;
+  progress(1000, 5000);
+  progress(1001, 5000); // Still 20%: no line.
+  clock += 5_000;
+  progress(1200, 5000, '3 with new findings');
+  clock += 40_000;
+  progress(5000, 5000);
+  expect(lines).toEqual([
+    'reindex: 0/5000 sessions (0%)',
+    'reindex: 1000/5000 sessions (20%), 100 sessions/s, 40s left',
+    'reindex: 1200/5000 sessions (24%), 80 sessions/s, 48s left, 3 with new findings',
+    'reindex: 5000/5000 sessions (100%), 91 sessions/s, 0s left',
+  ]);
+});
+
+test('nothing to do is done; a slow pace keeps a decimal', () => {
+  let clock = 0;
+  const lines: string[] = [];
+  const progress = percentLines(
+    'rescan',
+    (l) => lines.push(l),
+    () => clock,
+  );
+  progress(0, 0);
+  expect(lines).toEqual(['rescan: 0/0 sessions (100%)']);
+  const slow = percentLines(
+    'reindex',
+    (l) => lines.push(l),
+    () => clock,
+  );
+  clock += 4_000;
+  slow(1, 200);
+  expect(lines[1]).toBe('reindex: 1/200 sessions (0%), 0.3 sessions/s, 13m16s left');
+});
+
+test('durations', () => {
+  expect([humanSeconds(42.4), humanSeconds(59.6), humanSeconds(192), humanSeconds(3599.6), humanSeconds(3900), humanSeconds(NaN)]).toEqual([
+    '42s',
+    '1m0s',
+    '3m12s',
+    '1h0m',
+    '1h5m',
+    '?',
+  ]);
+});
