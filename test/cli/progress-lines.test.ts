@@ -28,7 +28,7 @@ test('one line per whole percent, with sessions per second and the time left at 
   ]);
 });
 
-test('nothing to do is done; a slow pace keeps a decimal', () => {
+test('nothing to do is done; the pace is that since the first report, and a slow one keeps a decimal', () => {
   let clock = 0;
   const lines: string[] = [];
   const progress = percentLines(
@@ -38,14 +38,17 @@ test('nothing to do is done; a slow pace keeps a decimal', () => {
   );
   progress(0, 0);
   expect(lines).toEqual(['rescan: 0/0 sessions (100%)']);
+  // The pace is counted from the first report, not from when the reporter was made, nor from 0.
   const slow = percentLines(
     'reindex',
     (l) => lines.push(l),
     () => clock,
   );
-  clock += 4_000;
+  clock += 60_000;
   slow(1, 200);
-  expect(lines[1]).toBe('reindex: 1/200 sessions (0%), 0.3 sessions/s, 13m16s left');
+  clock += 4_000;
+  slow(3, 200);
+  expect(lines.slice(1)).toEqual(['reindex: 1/200 sessions (0%)', 'reindex: 3/200 sessions (1%), 0.5 sessions/s, 6m34s left']);
 });
 
 test('durations', () => {
