@@ -38,8 +38,8 @@ export interface SiteRoute {
 
 const GRAPHQL = routeName(GRAPHQL_ROUTE);
 
-/** A page of the web console (the single-page app renders it; history API). */
-const consolePage = (path: RegExp, name: string): SiteRoute => ({ method: 'get', path, name, auth: 'none', rateLimit: 'none' });
+/** A page of the web console (the single-page app renders it; history API): a static file. */
+const consolePage = (path: RegExp, name: string): SiteRoute => ({ method: 'get', path, name, withoutDb: true, auth: 'none', rateLimit: 'none' });
 
 const oauthRoute = (method: 'get' | 'use' | 'all', path: string): SiteRoute => ({ method, path, name: path, auth: 'none', rateLimit: 'none' });
 
@@ -78,18 +78,18 @@ export const SITE_ROUTES = {
   graphqlStream: { method: 'all', base: GRAPHQL, path: '/stream', name: `${GRAPHQL}/stream`, auth: 'key', rateLimit: 'graphql' },
   // Trusted documents: GET lists, POST registers (instance administrators).
   graphqlDocuments: { method: 'all', base: GRAPHQL, path: '/documents', name: `${GRAPHQL}/documents`, auth: 'key', rateLimit: 'graphql' },
-  playgroundAssets: { method: 'use', base: GRAPHQL, path: '/assets', name: GRAPHQL, auth: 'none', rateLimit: 'none' },
-  openApi: { method: 'get', base: API_PREFIX, path: '/openapi.json', name: `${API_PREFIX}/openapi.json`, auth: 'none', rateLimit: 'none' },
-  docsAssets: { method: 'use', base: API_PREFIX, path: '/docs/assets', name: `${API_PREFIX}/docs/assets/*`, auth: 'none', rateLimit: 'none' },
-  docsPage: { method: 'get', base: API_PREFIX, path: '/docs', name: `${API_PREFIX}/docs`, auth: 'none', rateLimit: 'none' },
-  docsScript: { method: 'get', base: API_PREFIX, path: '/docs/boot.js', name: `${API_PREFIX}/docs/boot.js`, auth: 'none', rateLimit: 'none' },
+  playgroundAssets: { method: 'use', base: GRAPHQL, path: '/assets', name: GRAPHQL, withoutDb: true, auth: 'none', rateLimit: 'none' },
+  openApi: { method: 'get', base: API_PREFIX, path: '/openapi.json', name: `${API_PREFIX}/openapi.json`, withoutDb: true, auth: 'none', rateLimit: 'none' },
+  docsAssets: { method: 'use', base: API_PREFIX, path: '/docs/assets', name: `${API_PREFIX}/docs/assets/*`, withoutDb: true, auth: 'none', rateLimit: 'none' },
+  docsPage: { method: 'get', base: API_PREFIX, path: '/docs', name: `${API_PREFIX}/docs`, withoutDb: true, auth: 'none', rateLimit: 'none' },
+  docsScript: { method: 'get', base: API_PREFIX, path: '/docs/boot.js', name: `${API_PREFIX}/docs/boot.js`, withoutDb: true, auth: 'none', rateLimit: 'none' },
   // Every path under /s/: a token holds no slash, so anything longer is a dead link too.
   sharePage: { method: 'get', path: /^\/s\/(.*)$/, name: '/s/:token', auth: 'linkAudience', rateLimit: 'share_reads' },
   // Any other path under the API: the middleware of an authenticated operation, then 404.
   apiOther: { method: 'use', path: API_PREFIX, name: '/api/*', auth: 'key', rateLimit: 'rest', admission: true },
   // Unknown /api paths: 401 without a valid token, 404 with one.
   apiUnknown: { method: 'use', path: '/api', name: '/api/*', auth: 'key', rateLimit: 'none' },
-  consoleAssets: { method: 'use', path: '/assets', name: '/assets/*', auth: 'none', rateLimit: 'none' },
+  consoleAssets: { method: 'use', path: '/assets', name: '/assets/*', withoutDb: true, auth: 'none', rateLimit: 'none' },
   // The service's icon (SVG, and the .ico browsers ask for on every page of this origin).
   favicon: { method: 'get', path: /^\/favicon\.(?:ico|svg)$/, name: '/favicon', withoutDb: true, auth: 'none', rateLimit: 'none' },
   // The console's routes (docs/console.md; plus /dashboard); any other path keeps the API's JSON 404.
