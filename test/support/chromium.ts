@@ -65,6 +65,11 @@ export interface Recorded {
   requests: string[];
   /** Uncaught page errors and console errors (CSP violations are reported there). */
   errors: string[];
+  /**
+   * Each request answered 400 or above, or not answered (`<status or error> <method> <url>`): shown
+   * when a step fails, since Chromium's own "Failed to load resource" lines are not kept in `errors`.
+   */
+  failures: string[];
 }
 
 /** A fresh context (own cookies) with clipboard access, recording requests and errors. */
@@ -75,7 +80,12 @@ export async function newRecordedPage(browser: Browser, origin: string): Promise
   context.setDefaultNavigationTimeout(60_000);
   const requests: string[] = [];
   const errors: string[] = [];
+  const failures: string[] = [];
   context.on('request', (req) => requests.push(req.url()));
+  context.on('response', (res) => {
+    if (res.status() >= 400) failures.push(`${res.status()} ${res.request().method()} ${res.url()}`);
+  });
+  context.on('requestfailed', (req) => failures.push(`${req.failure()?.errorText ?? 'failed'} ${req.method()} ${req.url()}`));
   const page = await context.newPage();
   page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
   page.on('console', (msg) => {
@@ -83,7 +93,7 @@ export async function newRecordedPage(browser: Browser, origin: string): Promise
     // script errors and policy violations count.
     if (msg.type() === 'error' && !/Failed to load resource/.test(msg.text())) errors.push(`console: ${msg.text()}`);
   });
-  return { context, page, requests, errors };
+  return { context, page, requests, errors, failures };
 }
 
 let axeSource: string | null = null;
@@ -129,7 +139,7 @@ export function step(rec: () => Recorded, fn: () => Promise<void>): () => Promis
         .innerText({ timeout: 2000 })
         .catch(() => '(unreadable)');
       if (err instanceof Error) {
-        err.message += `\n--- page ${r.page.url()}:\n${text.slice(0, 2000)}\n--- last requests:\n${r.requests.slice(-10).join('\n')}\n--- errors:\n${r.errors.join('\n')}`;
+        err.message += `\n--- page ${r.page.url()}:\n${text.slice(0, 2000)}\n--- last requests:\n${r.requests.slice(-10).join('\n')}\n--- answered 400 or above, or not at all:\n${r.failures.slice(-10).join('\n')}\n--- errors:\n${r.errors.join('\n')}`;
         // Jest prints the stack, which holds the message as it was when the error was made.
         const frames = (err.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l));
         err.stack = [`${err.name}: ${err.message}`, ...frames].join('\n');
