@@ -13,10 +13,9 @@ import { hasEngineCode, isEngineUnreachable, MeiliHttpError, rootCause } from '.
 import { countedPage } from './counted-page';
 import { mergeByScore } from './merge-by-score';
 import { isIndexNotFound } from './index-settings';
-import { recentHeldSeen } from './count-cache';
 import type { KnownCounts, SearchHit, SearchPage, SearchRequest } from './port';
 import { buildSnippet } from './snippet';
-import { excluding, heldSessions, NOTHING_HELD, recentHoldsNow } from './held-sessions';
+import { excluding, heldSeen, heldSessions, NOTHING_HELD, recentHoldsNow } from './held-sessions';
 
 /** Matching fragments returned per session (the rest are counted out). */
 const MAX_EXCHANGES_PER_SESSION = 20;
@@ -145,12 +144,12 @@ async function searchIndexAs(target: SearchTarget, request: SearchRequest, reche
     // Which sessions of the user the recent index holds (their main copies are older): read as
     // documents, not searched for, which costs the engine far less than a search (no query
     // pipeline); not read while it still holds none of theirs (the one request above).
-    const anyNow = countedNone ? false : holdsNow ? await holdsNow : null;
+    const anyNow = countedNone ? false : await holdsNow;
     // Some of the caller's documents are there now (an upload since their last search): the
     // counts left theirs out, so the search is asked again with them (and what is held read).
     if (recentLeftOut && anyNow) return searchIndexAs(target, request, false);
     const held = anyNow === false ? NOTHING_HELD : await heldSessions(conns.recent, indexes.recent, scopes, anyNow === true);
-    recentHeldSeen(conns.recent.url ?? '', indexes.recent, scopes, held.any);
+    heldSeen(conns.recent, indexes.recent, scopes, held.any);
 
     let total: number;
     let raw: RawHit[];

@@ -39,16 +39,23 @@ export async function holdsAny(conn: MeiliConnection, indexUid: string, scopes: 
   return page.results.length > 0;
 }
 
+/** The engine's address, which the memory of what its recent index held is kept under. */
+const hostOf = (conn: MeiliConnection) => conn.url ?? '';
+
+/** Remembers what a search saw of these scopes in the recent index `indexUid` (count-cache.ts). */
+export function heldSeen(conn: MeiliConnection, indexUid: string, scopes: readonly string[], any: boolean): void {
+  recentHeldSeen(hostOf(conn), indexUid, scopes, any);
+}
+
 /**
  * While the last search of these scopes found none of their documents in the recent index
  * `indexUid` (count-cache.ts, recentHeldNone): whether it holds any now, one request (holdsAny),
  * and what it sees remembered. Otherwise null: nothing short is known, what it holds is read.
  */
 export function recentHoldsNow(conn: MeiliConnection, indexUid: string, scopes: readonly string[]): Promise<boolean> | null {
-  const host = conn.url ?? '';
-  if (!recentHeldNone(host, indexUid, scopes)) return null;
+  if (!recentHeldNone(hostOf(conn), indexUid, scopes)) return null;
   const now = holdsAny(conn, indexUid, scopes).then((any) => {
-    recentHeldSeen(host, indexUid, scopes, any);
+    heldSeen(conn, indexUid, scopes, any);
     return any;
   });
   // A caller that does not wait for it (its search failed first) leaves no unhandled rejection.

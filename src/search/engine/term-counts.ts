@@ -44,12 +44,11 @@ export async function recentTermCounts(conn: MeiliConnection, indexUid: string, 
   return { ...counted, recent: counted.documents };
 }
 
-/** Several engines' counts added up (each holds other scopes' documents); `recent` where one knows it. */
+/** Several engines' counts added up (each holds other scopes' documents); `recent` from the recent indexes' parts. */
 export function sumCounts(parts: TermCounts[], terms: number): TermCounts {
-  const recent = parts.filter((p) => p.recent !== undefined);
   return {
     documents: parts.reduce((n, p) => n + p.documents, 0),
     counts: Array.from({ length: terms }, (_, i) => parts.reduce((n, p) => n + (p.counts[i] ?? 0), 0)),
-    recent: recent.length ? recent.reduce((n, p) => n + (p.recent ?? 0), 0) : undefined,
+    recent: parts.reduce((n, p) => n + (p.recent ?? 0), 0),
   };
 }
