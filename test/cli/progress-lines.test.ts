@@ -4,23 +4,33 @@
  */
 import { humanSeconds, percentLines } from '../../src/cli/progress-lines';
 
+/** A test clock, the lines printed, and reporters that print there and read that clock. */
+function recorder(start: number) {
+  const t = {
+    clock: start,
+    lines: [] as string[],
+    reporter: (label: string) =>
+      percentLines(
+        label,
+        (l) => t.lines.push(l),
+        () => t.clock,
+      ),
+  };
+  return t;
+}
+
 test('one line per whole percent, with sessions per second and the time left at that pace', () => {
-  let clock = 1_000_000;
-  const lines: string[] = [];
-  const progress = percentLines(
-    'reindex',
-    (l) => lines.push(l),
-    () => clock,
-  );
+  const t = recorder(1_000_000);
+  const progress = t.reporter('reindex');
   progress(0, 5000);
-  clock += 10_000;
+  t.clock += 10_000;
   progress(1000, 5000);
   progress(1001, 5000); // Still 20%: no line.
-  clock += 5_000;
+  t.clock += 5_000;
   progress(1200, 5000, '3 with new findings');
-  clock += 40_000;
+  t.clock += 40_000;
   progress(5000, 5000);
-  expect(lines).toEqual([
+  expect(t.lines).toEqual([
     'reindex: 0/5000 sessions (0%)',
     'reindex: 1000/5000 sessions (20%), 100 sessions/s, 40s left',
     'reindex: 1200/5000 sessions (24%), 80 sessions/s, 48s left, 3 with new findings',
@@ -29,26 +39,16 @@ test('one line per whole percent, with sessions per second and the time left at 
 });
 
 test('nothing to do is done; the pace is that since the first report, and a slow one keeps a decimal', () => {
-  let clock = 0;
-  const lines: string[] = [];
-  const progress = percentLines(
-    'rescan',
-    (l) => lines.push(l),
-    () => clock,
-  );
-  progress(0, 0);
-  expect(lines).toEqual(['rescan: 0/0 sessions (100%)']);
+  const t = recorder(0);
+  t.reporter('rescan')(0, 0);
+  expect(t.lines).toEqual(['rescan: 0/0 sessions (100%)']);
   // The pace is counted from the first report, not from when the reporter was made, nor from 0.
-  const slow = percentLines(
-    'reindex',
-    (l) => lines.push(l),
-    () => clock,
-  );
-  clock += 60_000;
+  const slow = t.reporter('reindex');
+  t.clock += 60_000;
   slow(1, 200);
-  clock += 4_000;
+  t.clock += 4_000;
   slow(3, 200);
-  expect(lines.slice(1)).toEqual(['reindex: 1/200 sessions (0%)', 'reindex: 3/200 sessions (1%), 0.5 sessions/s, 6m34s left']);
+  expect(t.lines.slice(1)).toEqual(['reindex: 1/200 sessions (0%)', 'reindex: 3/200 sessions (1%), 0.5 sessions/s, 6m34s left']);
 });
 
 test('durations', () => {
