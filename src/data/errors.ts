@@ -5,9 +5,11 @@
  * - `retry`: deadlock or lock-wait timeout (1213, 1205, Prisma P2034): run the transaction again;
  * - `unavailable`: the database cannot be reached right now (connection refused, lost, pool
  *   timeout, SQLSTATE class 08): answer 503.
+ * - `full`: the server answered but takes no more connections (its `max_connections`, or the
+ *   account's limit): busy, not down.
  * Each kind is looked for along the error's `cause` chain (Prisma and the driver wrap errors).
  */
-type DbErrorKind = 'duplicate' | 'retry' | 'unavailable';
+type DbErrorKind = 'duplicate' | 'retry' | 'unavailable' | 'full';
 
 /** Thrown inside a transaction to have it run again (as after a deadlock), e.g. when a row it relied on vanished. */
 export class RetryTransaction extends Error {}
@@ -24,6 +26,7 @@ const codeIs = (e: ErrorFields, errnos: number[], codes: string[]) => errnos.inc
 const IS: Record<DbErrorKind, (e: ErrorFields) => boolean> = {
   duplicate: (e) => codeIs(e, [1062], ['ER_DUP_ENTRY', 'P2002']),
   retry: (e) => e instanceof RetryTransaction || codeIs(e, [1213, 1205], ['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT', 'P2034']),
+  full: (e) => codeIs(e, [1040, 1203, 1226], ['ER_CON_COUNT_ERROR', 'ER_TOO_MANY_USER_CONNECTIONS', 'ER_USER_LIMIT_REACHED']),
   unavailable: (e) => {
     const code = text(e.code ?? e.errno);
     const msg = text(e.message);
@@ -53,3 +56,5 @@ export const isDuplicateKey = (err: unknown) => isDbError(err, 'duplicate');
 export const isRetryable = (err: unknown) => isDbError(err, 'retry');
 /** Errors from the database driver that mean "the database is not reachable right now". */
 export const isDatabaseUnavailable = (err: unknown) => isDbError(err, 'unavailable');
+/** The server refused a new connection for having too many: it is there, and busy. */
+export const isServerFull = (err: unknown) => isDbError(err, 'full');

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import * as mariadb from 'mariadb';
 import type { Config } from '../config';
+import { isServerFull } from '../data/errors';
 import { connectionOptions } from '../db/client';
 import { AppError, MESSAGES } from '../errors';
 import type { Logger } from '../logger';
@@ -61,7 +62,8 @@ export class InFlight {
  * Tells "the database is unreachable" from "the database is busy" (503 only for the
  * first; a healthy database under a burst is waited for). While requests are in flight, a
  * connection of its own, outside the pools, pings the database every TICK_MS. The database is
- * unreachable when a ping or a fresh connection fails (refused, reset) or stays unanswered for
+ * unreachable when a ping or a fresh connection fails (refused, reset; not a server that answers
+ * it has too many connections, which is busy) or stays unanswered for
  * ANSWER_WITHIN_MS — counted only once this process has read its pending I/O (the verdict waits
  * for setImmediate, which runs after the poll phase), so a stalled event loop or saturated CPUs
  * cannot fake an outage. Pool saturation is never consulted: a request waiting for a connection
@@ -168,6 +170,12 @@ export class DbMonitor {
       },
       (err: unknown) => {
         if (this.pending?.id !== id) return;
+        // Refused for having too many connections: the server answered, so it is reachable
+        // (the pools' connections still work; a new one is tried at the next tick).
+        if (isServerFull(err)) {
+          this.pending = null;
+          return this.succeed();
+        }
         this.fail(err instanceof Error ? err.message : String(err));
       },
     );

@@ -1,8 +1,10 @@
 /**
  * The database watchdog (src/http/db-watchdog.ts) against the real MariaDB: a monitor stopped
  * while its first connection is still being made leaves no connection behind (one did, found as
- * a Jest worker that would not exit after a test whose app lived a few milliseconds).
+ * a Jest worker that would not exit after a test whose app lived a few milliseconds); a server that
+ * answers it has too many connections is busy, not unreachable.
  */
+import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
 import * as mariadb from 'mariadb';
@@ -78,5 +80,60 @@ test('stopped after connecting: its connection is closed', async () => {
     expect(await until(() => [...mariadbSockets()].every((p) => before.has(p)))).toBe(true);
   } finally {
     cleanUp();
+  }
+});
+
+test('a server that refuses a connection for having too many is reachable: requests go on, none is answered 503', async () => {
+  // An account allowed one connection, holding it: the monitor's own connect is refused (1226).
+  const user = `sa_wd_${crypto.randomBytes(4).toString('hex')}`;
+  const admin = await mariadb.createConnection(connectionOptions(config.databaseUrl));
+  // No database: the account is granted none (it only connects).
+  const asUser = { ...connectionOptions(config.databaseUrl), user, password: 'pw', database: undefined };
+  const made: Array<Promise<mariadb.Connection>> = [];
+  let held: mariadb.Connection | null = null;
+  const monitor = new DbMonitor({ ...connectionOptions(config.databaseUrl), user, password: 'pw', connectTimeout: 10_000 }, createLogger('silent'), (opts) => {
+    const p = mariadb.createConnection(opts);
+    made.push(p);
+    return p;
+  });
+  try {
+    await admin.query(`CREATE USER '${user}'@'%' IDENTIFIED BY 'pw' WITH MAX_USER_CONNECTIONS 1`);
+    held = await mariadb.createConnection(asUser);
+    let answered503 = false;
+    const res = Object.assign(response(), {
+      setHeader: () => undefined,
+      status: (n: number) => {
+        answered503 ||= n === 503;
+        return { json: () => undefined, end: () => undefined };
+      },
+    }) as unknown as Response;
+    let passed = false;
+    monitor.middleware()(
+      { method: 'GET', path: '/api/v1/projects', originalUrl: '/api/v1/projects', headers: {} } as unknown as Request,
+      res,
+      () => (passed = true),
+    );
+    expect(passed).toBe(true);
+    const refusal = await made[0].then(
+      () => null,
+      (err: { errno?: number }) => err.errno,
+    );
+    expect(refusal).toBe(1226);
+    await new Promise((r) => setImmediate(r));
+    // Past the next ticks (each tries to connect again, and is refused again).
+    expect(await until(() => made.length >= 3)).toBe(true);
+    expect({ reachable: monitor.reachable, answered503 }).toEqual({ reachable: true, answered503: false });
+  } finally {
+    monitor.stop();
+    made.forEach(
+      (p) =>
+        void p.then(
+          (c) => c.destroy(),
+          () => undefined,
+        ),
+    );
+    await held?.end();
+    await admin.query(`DROP USER IF EXISTS '${user}'@'%'`);
+    await admin.end();
   }
 });
