@@ -59,7 +59,9 @@ export async function resolveTarget(deps: Pick<Deps, 'config' | 'resolveHost'>, 
   if (!deps.config.webhookAllowPrivate) {
     const refused = addresses.find((a) => !isPublicAddress(a));
     if (refused !== undefined)
-      throw new TargetRefused(`url: ${host} is on a private, loopback or link-local address (${refused}); webhooks are sent to public addresses only`);
+      throw new TargetRefused(
+        `url: ${host} is on a private, loopback or link-local address (${refused}); webhooks are sent to public addresses only, unless the operator sets WEBHOOK_ALLOW_PRIVATE=true`,
+      );
   }
   return { url, address: addresses[0] };
 }

@@ -98,14 +98,14 @@ describe('where a webhook may send', () => {
 
   test('private, loopback and link-local addresses are refused, also behind a host name', async () => {
     expect(await refusedUrl('http://127.0.0.1:9/hook')).toBe(
-      'url: 127.0.0.1 is on a private, loopback or link-local address (127.0.0.1); webhooks are sent to public addresses only',
+      'url: 127.0.0.1 is on a private, loopback or link-local address (127.0.0.1); webhooks are sent to public addresses only, unless the operator sets WEBHOOK_ALLOW_PRIVATE=true',
     );
     expect(await refusedUrl('http://[::1]/hook')).toMatch(/^url: ::1 is on a private/);
     expect(await refusedUrl('http://169.254.169.254/latest')).toMatch(/^url: 169\.254\.169\.254 is on a private/);
     h.deps.resolveHost = (host) => Promise.resolve(host === 'mixed.example' ? ['93.184.216.34', '10.1.2.3'] : []);
     try {
       expect(await refusedUrl('https://mixed.example/hook')).toBe(
-        'url: mixed.example is on a private, loopback or link-local address (10.1.2.3); webhooks are sent to public addresses only',
+        'url: mixed.example is on a private, loopback or link-local address (10.1.2.3); webhooks are sent to public addresses only, unless the operator sets WEBHOOK_ALLOW_PRIVATE=true',
       );
       expect(await refusedUrl('https://nowhere.example/hook')).toBe('url: the host nowhere.example was not found');
     } finally {

@@ -83,7 +83,7 @@ test('a host that resolves to a private address is refused; one that is not foun
   const r = await create('https://hooks.example.test/hook');
   expect(r.status).toBe(400);
   expect(r.body.error).toBe(
-    'url: hooks.example.test is on a private, loopback or link-local address (192.168.0.10); webhooks are sent to public addresses only',
+    'url: hooks.example.test is on a private, loopback or link-local address (192.168.0.10); webhooks are sent to public addresses only, unless the operator sets WEBHOOK_ALLOW_PRIVATE=true',
   );
   const missing = await create('https://nowhere.example.test/hook');
   expect(missing.status).toBe(400);
