@@ -43,11 +43,13 @@ export const AUDIT_ACTIONS = [
   'legal_hold.set',
   'connector.grant',
   'connector.revoke',
+  'webhook.create',
+  'webhook.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** What an entry is about (`targetType`). */
-type AuditTargetType = 'user' | 'key' | 'device' | 'team' | 'project' | 'session' | 'share' | 'connector' | 'instance';
+type AuditTargetType = 'user' | 'key' | 'device' | 'team' | 'project' | 'session' | 'share' | 'connector' | 'webhook' | 'instance';
 
 interface AuditEvent {
   action: AuditAction;

@@ -11,6 +11,7 @@ import { CreateWebhookInput } from '../api/schemas/webhooks';
 import * as store from '../data/webhooks';
 import { inTransaction } from '../data/transaction';
 import { requireReadableProject, requireTeamAdmin, requireWriteAccess } from './access';
+import { recordAudit } from './audit';
 import type { Ctx } from './context';
 import { presentDelivery, presentWebhook, type DeliveryDto, type WebhookDto } from './presenters/webhook';
 import { requireAllowedTarget } from './webhook-targets';
@@ -43,7 +44,12 @@ export async function createWebhook(ctx: Ctx, input: unknown): Promise<{ webhook
     secret: newWebhookSecret(),
     createdAt: new Date(),
   };
-  await store.insertWebhook(ctx.deps.db.writes, row);
+  // Audited: a webhook sends the archive's events (titles, ids) to an address of its maker's choosing.
+  // The entry names the host only: a receiver's path or query often holds its own secret.
+  await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
+    await store.insertWebhook(tx, row);
+    await recordAudit(ctx, { action: 'webhook.create', ...auditedAs(row), detail: { host: url.host, events: row.events } }, tx);
+  });
   return { webhook: presentWebhook({ ...row, disabledAt: null, disabledReason: null }), secret: row.secret };
 }
 
@@ -57,8 +63,19 @@ export async function getWebhook(ctx: Ctx, webhookId: string): Promise<WebhookDt
 
 export async function deleteWebhook(ctx: Ctx, webhookId: string): Promise<void> {
   requireWriteAccess(ctx);
-  if ((await store.deleteWebhookRow(ctx.deps.db.writes, ctx.user.id, webhookId)) === 0) throw webhookNotFound(webhookId);
+  await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
+    const row = await store.webhookOfUser(tx, ctx.user.id, webhookId);
+    if (!row || (await store.deleteWebhookRow(tx, ctx.user.id, webhookId)) === 0) throw webhookNotFound(webhookId);
+    await recordAudit(ctx, { action: 'webhook.delete', ...auditedAs(row), detail: { host: new URL(row.url).host } }, tx);
+  });
 }
+
+/** An audit entry's target and owner for a webhook: a team's belongs to that team, a project's to the project's. */
+const auditedAs = (row: Pick<store.WebhookRow, 'id' | 'teamId' | 'projectId'>) => ({
+  target: { type: 'webhook' as const, id: row.id },
+  teamId: row.teamId ?? undefined,
+  projectId: row.projectId,
+});
 
 export async function listDeliveries(ctx: Ctx, webhookId: string): Promise<DeliveryDto[]> {
   await ownWebhook(ctx, webhookId);

@@ -45,7 +45,8 @@ async function userWithKey(prefix: string, role: 'admin' | 'member') {
 const req = (token: string | null, method: string, path: string, body?: unknown) => app.request(method, `/api/v1${path}`, { token, body });
 
 beforeAll(async () => {
-  app = await startTestApp();
+  // Webhooks here point at this machine.
+  app = await startTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
   admin = await userWithKey('admin', 'admin');
   bob = await userWithKey('bob', 'member');
 });
@@ -208,6 +209,32 @@ describe('one entry per action', () => {
     expect(created).toMatchObject({ action: 'share.create', targetType: 'share', targetId: share.id, projectId: 'shared', actorUserId: bob.id });
     const revoked = await oneEntry(async () => expect((await req(bob.token, 'DELETE', `/shares/${share.id}`)).status).toBe(200));
     expect(revoked).toMatchObject({ action: 'share.revoke', targetId: share.id, projectId: 'shared' });
+  });
+
+  test('webhooks: made and deleted, naming the receiver by its host alone', async () => {
+    let hook: any;
+    const created = await oneEntry(async () => {
+      const r = await req(bob.token, 'POST', '/webhooks', {
+        url: 'http://127.0.0.1:9/hooks/receiver-secret-path?key=query-secret',
+        events: ['session.created'],
+      });
+      expect(r.status).toBe(201);
+      hook = r.body.data.webhook;
+      secrets.push(r.body.data.secret, 'receiver-secret-path', 'query-secret');
+    });
+    expect(created).toMatchObject({
+      action: 'webhook.create',
+      targetType: 'webhook',
+      targetId: hook.id,
+      actorUserId: bob.id,
+      detail: '{"host":"127.0.0.1:9","events":"session.created"}',
+    });
+    const deleted = await oneEntry(async () => expect((await req(bob.token, 'DELETE', `/webhooks/${hook.id}`)).status).toBe(200));
+    expect(deleted).toMatchObject({ action: 'webhook.delete', targetId: hook.id, detail: '{"host":"127.0.0.1:9"}' });
+    // Another's webhook (or none) is not found, and writes nothing.
+    const [{ m }] = await app.deps.db.pool.query('SELECT COALESCE(MAX(id), 0) AS m FROM audit_entries');
+    expect((await req(bob.token, 'DELETE', `/webhooks/${hook.id}`)).status).toBe(404);
+    expect(await entriesAfter(Number(m))).toEqual([]);
   });
 
   test('export and import', async () => {
