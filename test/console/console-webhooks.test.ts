@@ -7,8 +7,8 @@ import { operatorCtx } from '../../src/services/context';
 /**
  * The console's Webhooks page, in real Chromium against the real service: a user makes a webhook
  * (its secret shown once, as `whsec_…`), sees it listed with its events and scope, opens its
- * deliveries after an upload (the event, its status, time and duration) and resends one. axe-core
- * clean; no page error. The receiver is an address nothing listens on: the page shows the
+ * deliveries after an upload (the event, its status, time and duration), resends one, and deletes
+ * it after confirming. axe-core clean; no page error. The receiver is an address nothing listens on: the page shows the
  * attempts as they are.
  */
 
@@ -88,6 +88,33 @@ test(
       await quietly(() => row.getByRole('button', { name: 'Resend' }).click());
       expect(await card.getByRole('alert').count()).toBe(0);
       expect(await card.locator('tbody tr').count()).toBeGreaterThanOrEqual(1);
+      expect(rec.errors).toEqual([]);
+    },
+  ),
+  120_000,
+);
+
+test(
+  'delete a webhook: asked first; Cancel keeps it, confirming removes it from the page and the service',
+  step(
+    () => rec,
+    async () => {
+      const { page } = rec;
+      const card = page.getByRole('region', { name: 'Webhook http://127.0.0.1:9/hook' });
+      await card.waitFor();
+      await card.getByRole('button', { name: 'Delete http://127.0.0.1:9/hook' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Delete this webhook?' });
+      await dialog.waitFor();
+      expect(await seriousAxeViolations(page)).toEqual([]);
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      expect(await dialog.count()).toBe(0);
+      expect(await card.count()).toBe(1);
+
+      await card.getByRole('button', { name: 'Delete http://127.0.0.1:9/hook' }).click();
+      await quietly(() => dialog.getByRole('button', { name: 'Delete webhook' }).click());
+      await page.getByText('No webhooks yet.').waitFor();
+      const listed = await app.request('GET', '/api/v1/webhooks', { token: ada.token });
+      expect(listed.body.data.webhooks).toEqual([]);
       expect(rec.errors).toEqual([]);
     },
   ),

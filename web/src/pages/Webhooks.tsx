@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { rest, type Schema } from '../api/rest';
-import { CopyOnce, FormError, formText, when } from './ui';
+import { ConfirmDialog, CopyOnce, FormError, formText, when } from './ui';
 
 type Webhook = Schema<'Webhook'>;
 type Delivery = Schema<'WebhookDelivery'>;
@@ -80,12 +80,16 @@ function Deliveries({ webhook }: { webhook: Webhook }) {
   );
 }
 
-/** `/settings/webhooks`: the caller's webhooks (Standard Webhooks), a form to make one (its secret shown once), and each one's deliveries. */
+/**
+ * `/settings/webhooks`: the caller's webhooks (Standard Webhooks), a form to make one (its secret
+ * shown once), each one's deliveries, and Delete (after confirming).
+ */
 export function WebhooksPage() {
   const [hooks, setHooks] = useState<Webhook[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [created, setCreated] = useState<{ url: string; secret: string } | null>(null);
   const [open, setOpen] = useState<string | null>(null);
+  const [deleting, setDeleting] = useState<Webhook | null>(null);
 
   const load = useCallback(async () => {
     const r = await rest.get('/webhooks');
@@ -110,6 +114,14 @@ export function WebhooksPage() {
     if (!r.ok || !r.data) return setError(r.error ?? 'The webhook could not be made');
     setCreated({ url: r.data.webhook.url, secret: r.data.secret });
     formElement.reset();
+    await load();
+  };
+
+  const remove = async (w: Webhook) => {
+    setDeleting(null);
+    setError(null);
+    const r = await rest.delete('/webhooks/{webhookId}', { params: { webhookId: w.id } });
+    if (!r.ok) setError(r.error ?? 'The webhook could not be deleted');
     await load();
   };
 
@@ -168,12 +180,24 @@ export function WebhooksPage() {
               {w.events.join(', ')} · {scopeOf(w)} · made {when(w.createdAt)}
               {w.disabled && <strong> · disabled{w.disabledReason ? `: ${w.disabledReason}` : ''}</strong>}
             </p>
-            <button type="button" aria-expanded={open === w.id} onClick={() => setOpen(open === w.id ? null : w.id)}>
-              {open === w.id ? 'Hide deliveries' : 'Deliveries'}
-            </button>
+            <div className="actions">
+              <button type="button" aria-expanded={open === w.id} onClick={() => setOpen(open === w.id ? null : w.id)}>
+                {open === w.id ? 'Hide deliveries' : 'Deliveries'}
+              </button>
+              <button type="button" className="danger" aria-label={`Delete ${w.url}`} onClick={() => setDeleting(w)}>
+                Delete
+              </button>
+            </div>
             {open === w.id && <Deliveries webhook={w} />}
           </section>
         ))
+      )}
+      {deleting && (
+        <ConfirmDialog title="Delete this webhook?" confirmLabel="Delete webhook" onCancel={() => setDeleting(null)} onConfirm={() => void remove(deleting)}>
+          <p className="wrap">
+            <strong>{deleting.url}</strong> gets no more events, and its deliveries are forgotten. A new webhook to the same address has a new secret.
+          </p>
+        </ConfirmDialog>
       )}
     </>
   );
