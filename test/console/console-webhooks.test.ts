@@ -8,7 +8,8 @@ import { operatorCtx } from '../../src/services/context';
  * The console's Webhooks page, in real Chromium against the real service: a user makes a webhook
  * (its secret shown once, as `whsec_…`), sees it listed with its events and scope, opens its
  * deliveries after an upload (the event, its status, time and duration), resends one, and deletes
- * it after confirming. axe-core clean; no page error. The receiver is an address nothing listens on: the page shows the
+ * it after confirming; a webhook's scope is chosen by name among the user's projects and the teams
+ * they administer. axe-core clean; no page error. The receiver is an address nothing listens on: the page shows the
  * attempts as they are.
  */
 
@@ -115,6 +116,54 @@ test(
       await page.getByText('No webhooks yet.').waitFor();
       const listed = await app.request('GET', '/api/v1/webhooks', { token: ada.token });
       expect(listed.body.data.webhooks).toEqual([]);
+      expect(rec.errors).toEqual([]);
+    },
+  ),
+  120_000,
+);
+
+test(
+  "a webhook's scope is picked by name: one of your projects, or a team you administer (not one where you are a member)",
+  step(
+    () => rec,
+    async () => {
+      const { page } = rec;
+      const team = async (name: string, token: string) => {
+        const r = await app.request('POST', '/api/v1/teams', { token, body: { name } });
+        expect(r.status).toBe(201);
+        return r.body.data.team.id as string;
+      };
+      await team('Platform', ada.token);
+      // A team Ada is only a member of is not offered.
+      const bea = await createUser(operatorCtx(app.deps.db), `webhooks-bea-${process.pid}@example.test`, 'Bea', { password: PASSWORD, role: 'member' });
+      const beaToken = (await app.newKey(bea)).token;
+      const other = await team('Elsewhere', beaToken);
+      expect((await app.request('POST', `/api/v1/teams/${other}/members`, { token: beaToken, body: { email: ada.email, role: 'member' } })).status).toBe(201);
+
+      await quietly(() => page.goto('/settings/webhooks'));
+      const scope = page.getByLabel('For');
+      const offered = await scope.locator('option').allTextContents();
+      expect(offered).toEqual(['Your own projects', 'hooks', 'Platform']);
+
+      await page.getByLabel('URL').fill('http://127.0.0.1:9/team-hook');
+      await scope.selectOption({ label: 'Platform' });
+      await quietly(() => page.getByRole('button', { name: 'Create webhook' }).click());
+      const teamCard = page.getByRole('region', { name: 'Webhook http://127.0.0.1:9/team-hook' });
+      expect(await teamCard.textContent()).toContain('· team Platform ·');
+
+      await page.getByLabel('URL').fill('http://127.0.0.1:9/project-hook');
+      await scope.selectOption({ label: 'hooks' });
+      await quietly(() => page.getByRole('button', { name: 'Create webhook' }).click());
+      const projectCard = page.getByRole('region', { name: 'Webhook http://127.0.0.1:9/project-hook' });
+      expect(await projectCard.textContent()).toContain('· project hooks ·');
+      const listed = await app.request('GET', '/api/v1/webhooks', { token: ada.token });
+      expect(listed.body.data.webhooks.map((w: { projectId: string | null; teamId: string | null }) => [w.projectId, w.teamId !== null])).toEqual(
+        expect.arrayContaining([
+          [null, true],
+          ['hooks', false],
+        ]),
+      );
+      expect(await seriousAxeViolations(page)).toEqual([]);
       expect(rec.errors).toEqual([]);
     },
   ),

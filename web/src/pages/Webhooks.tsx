@@ -17,7 +17,23 @@ const EVENTS: readonly EventType[] = [
   'member.removed',
 ];
 
-const scopeOf = (w: Webhook) => (w.projectId ? `project ${w.projectId}` : w.teamId ? `team ${w.teamId}` : 'your projects');
+type Project = Schema<'Project'>;
+type Team = Schema<'Team'>;
+
+/** What a webhook covers, in words (a project or team by its name while the page knows it). */
+const scopeOf = (w: Webhook, projects: Project[], teams: Team[]) =>
+  w.projectId
+    ? `project ${projects.find((p) => p.id === w.projectId)?.name ?? w.projectId}`
+    : w.teamId
+      ? `team ${teams.find((t) => t.id === w.teamId)?.name ?? w.teamId}`
+      : 'your projects';
+
+/** The scope select's value as the API's fields: `project:<id>`, `team:<id>`, or empty (your own projects). */
+function scopeFields(value: string): { projectId?: string; teamId?: string } {
+  if (value.startsWith('project:')) return { projectId: value.slice('project:'.length) };
+  if (value.startsWith('team:')) return { teamId: value.slice('team:'.length) };
+  return {};
+}
 
 /** One webhook's last 100 deliveries, each with Resend. */
 function Deliveries({ webhook }: { webhook: Webhook }) {
@@ -90,6 +106,18 @@ export function WebhooksPage() {
   const [created, setCreated] = useState<{ url: string; secret: string } | null>(null);
   const [open, setOpen] = useState<string | null>(null);
   const [deleting, setDeleting] = useState<Webhook | null>(null);
+  // What a webhook can cover: the projects the caller reads, and the teams they are an admin of.
+  const [projects, setProjects] = useState<Project[]>([]);
+  const [teams, setTeams] = useState<Team[]>([]);
+  useEffect(() => {
+    let live = true;
+    void rest.get('/projects').then((r) => live && r.data && setProjects(r.data.projects));
+    void rest.get('/teams').then((r) => live && r.data && setTeams(r.data.teams));
+    return () => {
+      live = false;
+    };
+  }, []);
+  const adminOf = teams.filter((t) => t.role === 'admin');
 
   const load = useCallback(async () => {
     const r = await rest.get('/webhooks');
@@ -106,11 +134,7 @@ export function WebhooksPage() {
     const formElement = e.currentTarget;
     const form = new FormData(formElement);
     const events = EVENTS.filter((t) => form.get(`event-${t}`) === 'on');
-    const projectId = formText(form, 'projectId');
-    const teamId = formText(form, 'teamId');
-    const r = await rest.post('/webhooks', {
-      body: { url: formText(form, 'url'), events, ...(projectId ? { projectId } : {}), ...(teamId ? { teamId } : {}) },
-    });
+    const r = await rest.post('/webhooks', { body: { url: formText(form, 'url'), events, ...scopeFields(formText(form, 'scope')) } });
     if (!r.ok || !r.data) return setError(r.error ?? 'The webhook could not be made');
     setCreated({ url: r.data.webhook.url, secret: r.data.secret });
     formElement.reset();
@@ -148,13 +172,31 @@ export function WebhooksPage() {
             ))}
           </fieldset>
           <div className="field">
-            <label htmlFor="webhook-project">Project id (optional)</label>
-            <input id="webhook-project" name="projectId" aria-describedby="webhook-scope-hint" />
-          </div>
-          <div className="field">
-            <label htmlFor="webhook-team">Team id (optional, team admins)</label>
-            <input id="webhook-team" name="teamId" aria-describedby="webhook-scope-hint" />
-            <small id="webhook-scope-hint">Neither: the events of your own projects.</small>
+            <label htmlFor="webhook-scope">For</label>
+            <select id="webhook-scope" name="scope" defaultValue="" aria-describedby="webhook-scope-hint">
+              <option value="">Your own projects</option>
+              {projects.length > 0 && (
+                <optgroup label="One project">
+                  {projects.map((p) => (
+                    <option key={p.id} value={`project:${p.id}`}>
+                      {p.name === p.id ? p.name : `${p.name} (${p.id})`}
+                    </option>
+                  ))}
+                </optgroup>
+              )}
+              {adminOf.length > 0 && (
+                <optgroup label="A team you administer">
+                  {adminOf.map((t) => (
+                    <option key={t.id} value={`team:${t.id}`}>
+                      {t.name}
+                    </option>
+                  ))}
+                </optgroup>
+              )}
+            </select>
+            <small id="webhook-scope-hint">
+              Your own projects: every project you own (not a team's), also those made later. A team: its projects and its members.
+            </small>
           </div>
           <button type="submit">Create webhook</button>
         </form>
@@ -177,7 +219,7 @@ export function WebhooksPage() {
           <section key={w.id} className="card" aria-label={`Webhook ${w.url}`}>
             <h2 className="wrap">{w.url}</h2>
             <p>
-              {w.events.join(', ')} · {scopeOf(w)} · made {when(w.createdAt)}
+              {w.events.join(', ')} · {scopeOf(w, projects, teams)} · made {when(w.createdAt)}
               {w.disabled && <strong> · disabled{w.disabledReason ? `: ${w.disabledReason}` : ''}</strong>}
             </p>
             <div className="actions">
