@@ -7,7 +7,7 @@ import { useUtcClock } from './db/client';
 import { migrate } from './db/migrate';
 import { createDeps } from './deps';
 import { createRateLimitHooks } from './http/rate-limit';
-import { isDatabaseUnavailable } from './data/errors';
+import { databaseRefusal } from './data/errors';
 import { createLogger } from './logger';
 import { tuneHeap } from './http/fast/heap';
 
@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   // connection is being set up; the pool recovers on its own, so such errors must not end the
   // process. Anything else unhandled still does.
   process.on('unhandledRejection', (err) => {
-    if (isDatabaseUnavailable(err)) {
+    if (databaseRefusal(err)) {
       logger.warn({ msg: 'database connection lost', err: err instanceof Error ? err.message : String(err) });
       return;
     }

@@ -6,7 +6,8 @@
  * - `unavailable`: the database cannot be reached right now (connection refused, lost, pool
  *   timeout, SQLSTATE class 08): answer 503.
  * - `full`: the server answered but takes no more connections (its `max_connections`, or the
- *   account's limit): busy, not down.
+ *   account's limit): busy, not down. It wins over `unavailable` (1040 also carries SQLSTATE 08004,
+ *   and a pool timeout wraps the refusal): such an error is never also unavailable.
  * Each kind is looked for along the error's `cause` chain (Prisma and the driver wrap errors).
  */
 type DbErrorKind = 'duplicate' | 'retry' | 'unavailable' | 'full';
@@ -54,7 +55,17 @@ function isDbError(err: unknown, kind: DbErrorKind): boolean {
 export const isDuplicateKey = (err: unknown) => isDbError(err, 'duplicate');
 /** Deadlocks and lock-wait timeouts are the database's way of saying "try again". */
 export const isRetryable = (err: unknown) => isDbError(err, 'retry');
-/** Errors from the database driver that mean "the database is not reachable right now". */
-export const isDatabaseUnavailable = (err: unknown) => isDbError(err, 'unavailable');
 /** The server refused a new connection for having too many: it is there, and busy. */
 export const isServerFull = (err: unknown) => isDbError(err, 'full');
+/** Errors from the database driver that mean "the database is not reachable right now". */
+export const isDatabaseUnavailable = (err: unknown) => !isServerFull(err) && isDbError(err, 'unavailable');
+
+/**
+ * Why the database could not serve a request, as a client is told it (both answered 503 with
+ * Retry-After): `unavailable` when it cannot be reached, `busy` when it refused a connection for
+ * having too many. Null for every other error.
+ */
+export function databaseRefusal(err: unknown): 'unavailable' | 'busy' | null {
+  if (isServerFull(err)) return 'busy';
+  return isDbError(err, 'unavailable') ? 'unavailable' : null;
+}

@@ -1,6 +1,6 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { isDatabaseUnavailable } from '../data/errors';
+import { databaseRefusal } from '../data/errors';
 import { AppError, GRAPHQL_CODE, graphqlError, MESSAGES, type GraphqlCode } from '../errors';
 import type { Logger } from '../logger';
 
@@ -39,9 +39,10 @@ export function formatErrorWith(logger: Logger) {
     }
     if (!(original instanceof GraphQLError) || original.originalError) {
       // Not a GraphQL-level error: a thrown exception from a resolver or the database.
-      if (isDatabaseUnavailable(original)) {
-        logger.error({ err: errInfo(original) }, 'graphql: database unavailable');
-        return entry('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
+      const refusal = databaseRefusal(original);
+      if (refusal) {
+        logger.error({ err: errInfo(original) }, `graphql: database ${refusal}`);
+        return entry('SERVICE_UNAVAILABLE', MESSAGES[refusal]);
       }
       logger.error({ err: errInfo(original) }, 'graphql resolver failed');
       return entry('INTERNAL_SERVER_ERROR', MESSAGES.internal);

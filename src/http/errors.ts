@@ -1,12 +1,13 @@
 import type { NextFunction, Request, Response } from 'express';
-import { isDatabaseUnavailable } from '../data/errors';
+import { databaseRefusal } from '../data/errors';
 import { AppError, GRAPHQL_CODE, graphqlError, HTTP_STATUS, MESSAGES } from '../errors';
 import type { Logger } from '../logger';
 import { isGraphqlRequest } from './graphql-path';
 
 function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  if (isDatabaseUnavailable(err)) return new AppError('SERVICE_UNAVAILABLE', MESSAGES.unavailable);
+  const refusal = databaseRefusal(err);
+  if (refusal) return new AppError('SERVICE_UNAVAILABLE', MESSAGES[refusal]);
   return new AppError('INTERNAL_SERVER_ERROR', MESSAGES.internal);
 }
 
