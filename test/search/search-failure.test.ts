@@ -178,18 +178,21 @@ describe('embedded engine', () => {
     }
   }, 120_000);
 
-  test('a process that exits without stopping its engine takes the engine with it', async () => {
-    const dataDir = tmpDataDir('exit');
-    // A process that starts the engine, prints its pid and exits at once (no stop()): what the
-    // shutdown backstop or an uncaught error does.
+  // A process that starts the engine, prints its pid, runs `before` and exits at once (no stop()):
+  // what the shutdown backstop or an uncaught error does.
+  const exitsWithoutStop = async (name: string, before: string) => {
+    const dataDir = tmpDataDir(name);
     const script = [
+      `import fs from 'node:fs';`,
       `import { EmbeddedMeili } from ${JSON.stringify(path.resolve(ROOT, 'src/search/embedded/embedded'))};`,
-      `const e = new EmbeddedMeili({ dataDir: ${JSON.stringify(dataDir)} });`,
+      `const dataDir = ${JSON.stringify(dataDir)};`,
+      `const e = new EmbeddedMeili({ dataDir });`,
       `await e.start();`,
       `process.stdout.write(String(e.pid));`,
+      before,
       `process.exit(0);`,
     ].join('\n');
-    const file = path.join(dataDir, 'exits.mts');
+    const file = path.join(os.tmpdir(), `sa-exits-${process.pid}-${name}.mts`);
     fs.writeFileSync(file, script);
     let pid = 0;
     try {
@@ -204,7 +207,16 @@ describe('embedded engine', () => {
       expect(fs.existsSync(path.join(dataDir, 'meilisearch', 'engine.json'))).toBe(false);
     } finally {
       if (pid && isAlive(pid)) process.kill(pid, 'SIGKILL');
+      fs.rmSync(file, { force: true });
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
-  }, 120_000);
+  };
+
+  test('a process that exits without stopping its engine takes the engine with it', () => exitsWithoutStop('exit', ''), 120_000);
+
+  test(
+    'it does so also when its data directory was deleted first',
+    () => exitsWithoutStop('exit-gone', 'fs.rmSync(dataDir, { recursive: true, force: true });'),
+    120_000,
+  );
 });

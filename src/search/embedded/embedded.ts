@@ -314,7 +314,13 @@ export class EmbeddedMeili {
   private otherClients(): number[] {
     const dir = path.join(this.home, 'clients');
     const live: number[] = [];
-    for (const name of fs.readdirSync(dir)) {
+    let names: string[];
+    try {
+      names = fs.readdirSync(dir);
+    } catch {
+      return live; // the data directory is gone: no process can keep using this engine
+    }
+    for (const name of names) {
       const pid = Number(name.split('-')[0]);
       if (isAlive(pid)) live.push(pid);
       else fs.rmSync(path.join(dir, name), { force: true });
