@@ -109,7 +109,8 @@ beforeAll(async () => {
     },
   });
   await put(S.large, { name: 'large.md', markdown: largeMarkdown(), rawData: '{}' });
-  await put(S.plain, { name: 'plain-name.md', markdown: '_**User**_\n\nhello\n', rawData: '{}' });
+  // Uploaded without raw data (it is optional).
+  await put(S.plain, { name: 'plain-name.md', markdown: '_**User**_\n\nhello\n' });
 }, 180_000);
 afterAll(async () => {
   await rec?.context.close().catch(() => undefined);
@@ -224,6 +225,16 @@ test(
       // A session without a title is headed by its name.
       await page.goto(sessionUrl(S.plain));
       await page.getByRole('heading', { level: 1, name: 'plain-name.md' }).waitFor();
+      // It has no raw data: nothing offers an empty download, and its details say so.
+      await openReaderPanel(page);
+      await page.getByRole('button', { name: 'Download markdown' }).waitFor();
+      expect(await page.getByRole('link', { name: 'Download raw data' }).count()).toBe(0);
+      const sizes = page.getByRole('region', { name: 'Session details' }).locator('dl > div');
+      expect(await sizes.filter({ hasText: 'Raw data' }).locator('dd').innerText()).toBe('none');
+      await page.getByRole('button', { name: 'Delete session' }).click();
+      const plainDialog = page.getByRole('dialog', { name: 'Delete “plain-name.md”?' });
+      expect(await plainDialog.innerText()).not.toContain('raw data');
+      await plainDialog.getByRole('button', { name: 'Cancel' }).click();
       await expectClean(page);
     },
   ),

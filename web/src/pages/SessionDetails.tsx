@@ -152,7 +152,7 @@ export function SessionDetails({ session, onChange }: { session: Session; onChan
     ['Machine', m.machineName || '—'],
     ['Device', m.deviceId || '—'],
     ['Markdown', bytes(session.markdownSize)],
-    ['Raw data', bytes(session.rawDataSize)],
+    ['Raw data', session.rawDataSize > 0 ? bytes(session.rawDataSize) : 'none'],
     ['Session data', session.sessionDataSize > 0 ? bytes(session.sessionDataSize) : 'none'],
   ];
 
@@ -179,9 +179,11 @@ export function SessionDetails({ session, onChange }: { session: Session; onChan
         <button type="button" onClick={() => save(base, 'text/markdown', `${fileBase(session)}.md`)}>
           Download markdown
         </button>
-        <a className="button" href={`${base}/raw`} download={`${fileBase(session)}.raw.jsonl`}>
-          Download raw data
-        </a>
+        {session.rawDataSize > 0 && (
+          <a className="button" href={`${base}/raw`} download={`${fileBase(session)}.raw.jsonl`}>
+            Download raw data
+          </a>
+        )}
         {session.sessionDataSize > 0 && (
           <button type="button" onClick={() => save(base, 'application/vnd.specstory.session-data+json', `${fileBase(session)}.session-data.json`)}>
             Download session data
@@ -264,7 +266,8 @@ export function SessionDetails({ session, onChange }: { session: Session; onChan
           onCancel={() => setConfirmDelete(false)}
         >
           <p>
-            This deletes the session for good: its transcript ({bytes(session.markdownSize)} of markdown), its raw data ({bytes(session.rawDataSize)})
+            This deletes the session for good: its transcript ({bytes(session.markdownSize)} of markdown)
+            {session.rawDataSize > 0 ? `, its raw data (${bytes(session.rawDataSize)})` : ''}
             {session.sessionDataSize > 0 ? `, its session data for resuming (${bytes(session.sessionDataSize)})` : ''}, its tags and its search entries. It
             cannot be undone.
           </p>
