@@ -7,7 +7,8 @@ import { operatorCtx } from '../../src/services/context';
 /**
  * The console's Audit log page, in real Chromium against the real service: an administrator sees
  * the entries newest first, filters them, pages to older ones, and gets the export link for the
- * same filters; a member is told they may not read it (and shown nothing else). axe-core clean; no page error.
+ * same filters; a member is told they may not read it (and shown nothing else), and gets the link
+ * as soon as they make a team. axe-core clean; no page error.
  */
 
 const PASSWORD = 'a long enough passphrase';
@@ -128,6 +129,14 @@ test(
       expect(await page.getByRole('link', { name: /Export these entries/ }).count()).toBe(0);
       expect(await page.getByText('No entries.').count()).toBe(0);
       expect(await seriousAxeViolations(page)).toEqual([]);
+
+      // Once they make a team they administer it: the link appears at once, no reload needed.
+      await page.getByRole('navigation').getByRole('link', { name: 'Teams' }).click();
+      await page.getByRole('heading', { name: 'Teams', level: 1 }).waitFor();
+      await page.getByLabel('Team name').fill('Audit crew');
+      await page.getByRole('button', { name: 'Create team' }).click();
+      await page.getByRole('status').filter({ hasText: 'Created team Audit crew.' }).waitFor();
+      await page.getByRole('navigation').getByRole('link', { name: 'Audit log' }).waitFor();
     },
   ),
 );

@@ -1,7 +1,20 @@
-import { useEffect, useState } from 'react';
-import { NavLink, Outlet, useLocation, useNavigate } from 'react-router';
-import { rest } from './api/rest';
+import { useCallback, useEffect, useState } from 'react';
+import { NavLink, Outlet, useLocation, useNavigate, useOutletContext } from 'react-router';
+import { rest, type Schema } from './api/rest';
 import { useSession } from './session';
+
+type Team = Schema<'Team'>;
+
+/** What the frame shares with its pages: the signed-in user's teams, read once, and a way to read them again. */
+interface Frame {
+  /** The teams the user is in (with their role); empty until read. */
+  teams: Team[];
+  /** Reads them again: a page that made, left or changed a team calls it, so the navigation follows. */
+  reloadTeams: () => Promise<void>;
+}
+
+/** The frame's shared state, for a page rendered inside it. */
+export const useFrame = () => useOutletContext<Frame>();
 
 /**
  * The frame of signed-in pages: navigation (Projects, Search, API keys, …, and the two API pages
@@ -13,16 +26,20 @@ export function Layout() {
   const navigate = useNavigate();
   const location = useLocation();
   const [menuOpen, setMenuOpen] = useState(false);
-  // The audit log is for administrators and team admins: a member is asked once whether they admin a team.
-  const [teamAdmin, setTeamAdmin] = useState(false);
+  // The user's teams, read once for every page: the audit log link is for administrators and team
+  // admins, and the Webhooks page offers the teams one administers.
+  const [teams, setTeams] = useState<Team[]>([]);
+  const userId = user?.id;
+  const reloadTeams = useCallback(async () => {
+    if (!userId) return;
+    const r = await rest.get('/teams');
+    if (r.ok && r.data) setTeams(r.data.teams);
+  }, [userId]);
   useEffect(() => {
-    if (!user || user.role === 'admin') return;
-    let live = true;
-    void rest.get('/teams').then((r) => live && setTeamAdmin(!!r.data?.teams.some((t) => t.role === 'admin')));
-    return () => {
-      live = false;
-    };
-  }, [user]);
+    setTeams([]);
+    void reloadTeams();
+  }, [reloadTeams]);
+  const teamAdmin = teams.some((t) => t.role === 'admin');
   // A link followed from the open menu closes it.
   useEffect(() => setMenuOpen(false), [location.pathname]);
   const signOut = async () => {
@@ -72,7 +89,7 @@ export function Layout() {
         )}
       </header>
       <main id="main">
-        <Outlet />
+        <Outlet context={{ teams, reloadTeams } satisfies Frame} />
       </main>
     </>
   );

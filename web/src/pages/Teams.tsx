@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { gql } from '../api/graphql';
 import { graphql } from '../gql';
 import type { TeamsPageQuery } from '../gql/graphql';
+import { useFrame } from '../Layout';
 import { TeamCard } from './TeamCard';
 import { errorText, Field, FormError, formText } from './ui';
 
@@ -59,7 +60,8 @@ export function TeamsPage() {
   const [error, setError] = useState<string | null>(null);
   const [status, setStatus] = useState('');
 
-  const load = useCallback(async () => {
+  const { reloadTeams } = useFrame();
+  const read = useCallback(async () => {
     try {
       setTeams((await gql(TeamsPageDocument)).teams);
     } catch (err) {
@@ -67,8 +69,10 @@ export function TeamsPage() {
     }
   }, []);
   useEffect(() => {
-    void load();
-  }, [load]);
+    void read();
+  }, [read]);
+  // After a change, the frame reads the teams again too (a new team's admin gets the audit log link).
+  const load = useCallback(() => Promise.all([read(), reloadTeams()]).then(() => undefined), [read, reloadTeams]);
 
   return (
     <>

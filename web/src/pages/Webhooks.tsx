@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { rest, type Schema } from '../api/rest';
+import { useFrame } from '../Layout';
 import { ConfirmDialog, CopyOnce, FormError, formText, when } from './ui';
 
 type Webhook = Schema<'Webhook'>;
@@ -108,11 +109,10 @@ export function WebhooksPage() {
   const [deleting, setDeleting] = useState<Webhook | null>(null);
   // What a webhook can cover: the projects the caller reads, and the teams they are an admin of.
   const [projects, setProjects] = useState<Project[]>([]);
-  const [teams, setTeams] = useState<Team[]>([]);
+  const { teams } = useFrame();
   useEffect(() => {
     let live = true;
     void rest.get('/projects').then((r) => live && r.data && setProjects(r.data.projects));
-    void rest.get('/teams').then((r) => live && r.data && setTeams(r.data.teams));
     return () => {
       live = false;
     };
