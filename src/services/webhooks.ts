@@ -9,6 +9,7 @@ import { parseInput } from '../domain/inputs';
 import { newWebhookSecret } from '../domain/webhooks';
 import { CreateWebhookInput } from '../api/schemas/webhooks';
 import * as store from '../data/webhooks';
+import type { Sql } from '../data/sql';
 import { inTransaction } from '../data/transaction';
 import { requireReadableProject, requireTeamAdmin, requireWriteAccess } from './access';
 import { recordAudit } from './audit';
@@ -21,8 +22,9 @@ export const DELIVERIES_LISTED = 100;
 
 const webhookNotFound = (webhookId: string) => new AppError('NOT_FOUND', 'Webhook not found', { webhookId });
 
-async function ownWebhook(ctx: Ctx, webhookId: string): Promise<store.WebhookRow> {
-  const row = await store.webhookOfUser(ctx.deps.db.writes, ctx.user.id, webhookId);
+/** The caller's own webhook (read on `db`: the write pool, or a transaction), else 404. */
+async function ownWebhook(ctx: Ctx, webhookId: string, db: Sql = ctx.deps.db.writes): Promise<store.WebhookRow> {
+  const row = await store.webhookOfUser(db, ctx.user.id, webhookId);
   if (!row) throw webhookNotFound(webhookId);
   return row;
 }
@@ -64,8 +66,9 @@ export async function getWebhook(ctx: Ctx, webhookId: string): Promise<WebhookDt
 export async function deleteWebhook(ctx: Ctx, webhookId: string): Promise<void> {
   requireWriteAccess(ctx);
   await inTransaction(ctx.deps.db, ctx.guard, async (tx) => {
-    const row = await store.webhookOfUser(tx, ctx.user.id, webhookId);
-    if (!row || (await store.deleteWebhookRow(tx, ctx.user.id, webhookId)) === 0) throw webhookNotFound(webhookId);
+    const row = await ownWebhook(ctx, webhookId, tx);
+    // Nothing deleted: a concurrent delete of the same webhook won.
+    if ((await store.deleteWebhookRow(tx, ctx.user.id, webhookId)) === 0) throw webhookNotFound(webhookId);
     await recordAudit(ctx, { action: 'webhook.delete', ...auditedAs(row), detail: { host: new URL(row.url).host } }, tx);
   });
 }
