@@ -169,3 +169,44 @@ test(
   ),
   120_000,
 );
+
+test(
+  'with many projects a box narrows the list to pick from; Enter in it makes nothing',
+  step(
+    () => rec,
+    async () => {
+      const { page } = rec;
+      for (let i = 1; i <= 12; i++) {
+        const id = `archive-${String(i).padStart(2, '0')}`;
+        const body = { name: `s${i}`, markdown: `# ${id}`, projectName: i === 7 ? 'Billing service' : `Archive ${i}` };
+        expect((await app.request('PUT', `/api/v1/projects/${id}/sessions/${SID(100 + i)}`, { token: ada.token, body })).status).toBe(201);
+      }
+      await quietly(() => page.goto('/settings/webhooks'));
+      const scope = page.getByLabel('For');
+      const projectsOffered = async () => (await scope.locator('optgroup[label="One project"] option').allTextContents()).length;
+      expect(await projectsOffered()).toBe(13);
+
+      const find = page.getByLabel('Find a project');
+      await page.getByLabel('URL').fill('http://127.0.0.1:9/billing-hook');
+      await find.fill('billing');
+      await find.press('Enter');
+      expect(await scope.locator('option').allTextContents()).toEqual(['Your own projects', 'Billing service (archive-07)', 'Platform']);
+      await page.getByText('1 of 13 projects listed under For.').waitFor();
+      expect((await app.request('GET', '/api/v1/webhooks', { token: ada.token })).body.data.webhooks).toHaveLength(2);
+
+      await scope.selectOption({ label: 'Billing service (archive-07)' });
+      // Narrowing further keeps the one picked.
+      await find.fill('billing x');
+      expect(await scope.inputValue()).toBe('project:archive-07');
+      await quietly(() => page.getByRole('button', { name: 'Create webhook' }).click());
+      const card = page.getByRole('region', { name: 'Webhook http://127.0.0.1:9/billing-hook' });
+      expect(await card.textContent()).toContain('· project Billing service ·');
+      expect(await find.inputValue()).toBe('');
+      expect(await scope.inputValue()).toBe('');
+      expect(await projectsOffered()).toBe(13);
+      expect(await seriousAxeViolations(page)).toEqual([]);
+      expect(rec.errors).toEqual([]);
+    },
+  ),
+  120_000,
+);

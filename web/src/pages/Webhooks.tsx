@@ -30,6 +30,12 @@ const scopeOf = (w: Webhook, projects: Project[], teams: Team[]) =>
       : 'your projects';
 
 /** The scope select's value as the API's fields: `project:<id>`, `team:<id>`, or empty (your own projects). */
+/** From this many projects on, the form offers a box that narrows the project list. */
+const PROJECTS_BEFORE_FILTER = 12;
+
+/** A project as the scope select names it: its name, and its id when that differs. */
+const projectLabel = (p: Project) => (p.name === p.id ? p.name : `${p.name} (${p.id})`);
+
 function scopeFields(value: string): { projectId?: string; teamId?: string } {
   if (value.startsWith('project:')) return { projectId: value.slice('project:'.length) };
   if (value.startsWith('team:')) return { teamId: value.slice('team:'.length) };
@@ -118,6 +124,11 @@ export function WebhooksPage() {
     };
   }, []);
   const adminOf = teams.filter((t) => t.role === 'admin');
+  // The scope picked, and the words narrowing the project list (the picked one always stays listed).
+  const [scope, setScope] = useState('');
+  const [projectFilter, setProjectFilter] = useState('');
+  const needle = projectFilter.trim().toLowerCase();
+  const listed = needle ? projects.filter((p) => `project:${p.id}` === scope || projectLabel(p).toLowerCase().includes(needle)) : projects;
 
   const load = useCallback(async () => {
     const r = await rest.get('/webhooks');
@@ -138,6 +149,8 @@ export function WebhooksPage() {
     if (!r.ok || !r.data) return setError(r.error ?? 'The webhook could not be made');
     setCreated({ url: r.data.webhook.url, secret: r.data.secret });
     formElement.reset();
+    setScope('');
+    setProjectFilter('');
     await load();
   };
 
@@ -171,15 +184,32 @@ export function WebhooksPage() {
               </label>
             ))}
           </fieldset>
+          {projects.length >= PROJECTS_BEFORE_FILTER && (
+            <div className="field">
+              <label htmlFor="webhook-project-filter">Find a project</label>
+              <input
+                id="webhook-project-filter"
+                type="search"
+                value={projectFilter}
+                onChange={(e) => setProjectFilter(e.target.value)}
+                // Enter narrows; it does not make the webhook.
+                onKeyDown={(e) => e.key === 'Enter' && e.preventDefault()}
+                aria-describedby="webhook-project-filter-hint"
+              />
+              <small id="webhook-project-filter-hint" aria-live="polite">
+                {needle ? `${listed.length} of ${projects.length} projects listed under For.` : `Narrows the ${projects.length} projects listed under For.`}
+              </small>
+            </div>
+          )}
           <div className="field">
             <label htmlFor="webhook-scope">For</label>
-            <select id="webhook-scope" name="scope" defaultValue="" aria-describedby="webhook-scope-hint">
+            <select id="webhook-scope" name="scope" value={scope} onChange={(e) => setScope(e.target.value)} aria-describedby="webhook-scope-hint">
               <option value="">Your own projects</option>
-              {projects.length > 0 && (
+              {listed.length > 0 && (
                 <optgroup label="One project">
-                  {projects.map((p) => (
+                  {listed.map((p) => (
                     <option key={p.id} value={`project:${p.id}`}>
-                      {p.name === p.id ? p.name : `${p.name} (${p.id})`}
+                      {projectLabel(p)}
                     </option>
                   ))}
                 </optgroup>
