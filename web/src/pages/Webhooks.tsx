@@ -29,13 +29,13 @@ const scopeOf = (w: Webhook, projects: Project[], teams: Team[]) =>
       ? `team ${teams.find((t) => t.id === w.teamId)?.name ?? w.teamId}`
       : 'your projects';
 
-/** The scope select's value as the API's fields: `project:<id>`, `team:<id>`, or empty (your own projects). */
 /** From this many projects on, the form offers a box that narrows the project list. */
 const PROJECTS_BEFORE_FILTER = 12;
 
 /** A project as the scope select names it: its name, and its id when that differs. */
 const projectLabel = (p: Project) => (p.name === p.id ? p.name : `${p.name} (${p.id})`);
 
+/** The scope select's value as the API's fields: `project:<id>`, `team:<id>`, or empty (your own projects). */
 function scopeFields(value: string): { projectId?: string; teamId?: string } {
   if (value.startsWith('project:')) return { projectId: value.slice('project:'.length) };
   if (value.startsWith('team:')) return { teamId: value.slice('team:'.length) };
