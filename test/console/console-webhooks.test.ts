@@ -205,6 +205,13 @@ test(
       expect(await scope.inputValue()).toBe('');
       expect(await projectsOffered()).toBe(13);
       expect(await seriousAxeViolations(page)).toEqual([]);
+
+      // A team made elsewhere while the console is open is offered when the page is opened again.
+      expect((await app.request('POST', '/api/v1/teams', { token: ada.token, body: { name: 'Late team' } })).status).toBe(201);
+      await page.getByRole('navigation').getByRole('link', { name: 'Projects' }).click();
+      await page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
+      await quietly(() => page.getByRole('navigation').getByRole('link', { name: 'Webhooks' }).click());
+      expect(await scope.locator('optgroup[label="A team you administer"] option').allTextContents()).toEqual(['Late team', 'Platform']);
       expect(rec.errors).toEqual([]);
     },
   ),

@@ -115,7 +115,12 @@ export function WebhooksPage() {
   const [deleting, setDeleting] = useState<Webhook | null>(null);
   // What a webhook can cover: the projects the caller reads, and the teams they are an admin of.
   const [projects, setProjects] = useState<Project[]>([]);
-  const { teams } = useFrame();
+  // The frame's read of the user's teams, made again on opening the page: a team made or an admin
+  // role given elsewhere since the console loaded is offered.
+  const { teams, reloadTeams } = useFrame();
+  useEffect(() => {
+    void reloadTeams();
+  }, [reloadTeams]);
   useEffect(() => {
     let live = true;
     void rest.get('/projects').then((r) => live && r.data && setProjects(r.data.projects));
