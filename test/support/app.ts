@@ -128,6 +128,15 @@ export interface StartOptions {
   logDestination?: DestinationStream;
 }
 
+/** Passes on the watchdog's "database unreachable" lines only, to stderr, naming the test file. */
+const outageVerdicts: DestinationStream = {
+  write(line: string) {
+    if (!line.includes('"msg":"database unreachable"')) return;
+    const file = typeof expect === 'undefined' ? undefined : expect.getState().testPath;
+    process.stderr.write(`test app${file ? ` in ${file}` : ''}: ${line}`);
+  },
+};
+
 /** A real app on a fresh, migrated database, listening on a free port. */
 export async function startTestApp(options: StartOptions = {}): Promise<TestApp> {
   const db = options.db ?? (await createTestDatabase());
@@ -148,7 +157,11 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
     ...storeEnv,
     ...options.env,
   });
-  const deps = createDeps(config, createLogger(config.logLevel, options.logDestination));
+  // A test app logs nothing, but for the database watchdog's outage verdict: a 503 in a test that
+  // did not stop the database is then explained in the run's output.
+  const quiet = config.logLevel === 'silent' && !options.logDestination;
+  const logger = quiet ? createLogger('warn', outageVerdicts) : createLogger(config.logLevel, options.logDestination);
+  const deps = createDeps(config, logger);
   let rateLimit: ReturnType<typeof createRateLimitHooks> | null = null;
   let built: Awaited<ReturnType<typeof buildApp>> | null = null;
   let server: http.Server | null = null;
