@@ -26,7 +26,9 @@ export function uncreatedTestDatabase(prefix = 'sa_test', rootUrl = ROOT_URL): T
     name,
     async drop() {
       const u = new URL(rootUrl);
-      const conn = await mariadb.createConnection({ host: u.hostname, port: Number(u.port || 3306), user: u.username || 'root' });
+      // The driver's 1 s connect timeout is a timer in this process: a test worker busy for a
+      // second (two cores, a full run) fires it before reading the server's answer.
+      const conn = await mariadb.createConnection({ host: u.hostname, port: Number(u.port || 3306), user: u.username || 'root', connectTimeout: 10_000 });
       try {
         await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
       } finally {
