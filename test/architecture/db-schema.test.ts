@@ -9,7 +9,7 @@ import * as mariadb from 'mariadb';
 import { getDMMF } from '@prisma/internals';
 import { migrate, MIGRATIONS_DIR } from '../../src/db/migrate';
 import { connectionOptions } from '../../src/db/client';
-import { createTestDatabase, type TestDatabase } from '../support/db';
+import { createTestDatabase, testConnection, type TestDatabase } from '../support/db';
 import { ROOT } from '../support/paths';
 
 type Dmmf = Awaited<ReturnType<typeof getDMMF>>;
@@ -23,7 +23,7 @@ let dmmf: Dmmf;
 beforeAll(async () => {
   dmmf = await getDMMF({ datamodel: fs.readFileSync(path.join(ROOT, 'prisma', 'schema.prisma'), 'utf8') });
   db = await createTestDatabase('sa_schema');
-  conn = await mariadb.createConnection(connectionOptions(db.url));
+  conn = await testConnection(connectionOptions(db.url));
 });
 afterAll(async () => {
   await conn?.end();

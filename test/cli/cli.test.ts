@@ -1,8 +1,7 @@
-import * as mariadb from 'mariadb';
 import { connectionOptions } from '../../src/db/client';
 import { SID, startTestApp, type TestApp } from '../support/app';
 import { runCli, type CliResult } from '../support/cli';
-import { createTestDatabase, uncreatedTestDatabase, type TestDatabase } from '../support/db';
+import { createTestDatabase, testConnection, uncreatedTestDatabase, type TestDatabase } from '../support/db';
 import { testMeiliEnv } from '../support/meili-engine';
 
 let db: TestDatabase;
@@ -124,7 +123,7 @@ describe('users and keys', () => {
       expect(again.code).toBe(0);
       expect(again.stderr).toBe('');
       // A migration file changed after it was applied: every command warns, once per such file.
-      const conn = await mariadb.createConnection(connectionOptions(fresh.url));
+      const conn = await testConnection(connectionOptions(fresh.url));
       let name: string;
       try {
         [{ name }] = await conn.query('SELECT migration_name AS name FROM _prisma_migrations ORDER BY migration_name LIMIT 1');

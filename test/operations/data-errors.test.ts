@@ -7,18 +7,19 @@ import crypto from 'node:crypto';
 import net from 'node:net';
 import * as mariadb from 'mariadb';
 import { databaseRefusal, isDatabaseUnavailable, isDuplicateKey, isRetryable, isServerFull, RetryTransaction } from '../../src/data/errors';
+import { testConnection } from '../support/db';
 
 const DB = `sa_test_errors_${crypto.randomBytes(4).toString('hex')}`;
 let a: mariadb.Connection;
 let b: mariadb.Connection;
 
 beforeAll(async () => {
-  a = await mariadb.createConnection({ host: '127.0.0.1', port: 3306, user: 'root' });
+  a = await testConnection({ host: '127.0.0.1', port: 3306, user: 'root' });
   await a.query(`CREATE DATABASE \`${DB}\``);
   await a.query(`USE \`${DB}\``);
   await a.query('CREATE TABLE t (id INT PRIMARY KEY, v TEXT) ENGINE=InnoDB');
   await a.query('INSERT INTO t VALUES (1, ?)', ['1062 Duplicate entry (a value, not an error)']);
-  b = await mariadb.createConnection({ host: '127.0.0.1', port: 3306, user: 'root', database: DB });
+  b = await testConnection({ host: '127.0.0.1', port: 3306, user: 'root', database: DB });
 });
 afterAll(async () => {
   await b?.end();
@@ -62,7 +63,7 @@ test('a server refusing connections for having too many is busy, never unavailab
   let held: mariadb.Connection | undefined;
   let pool: mariadb.Pool | undefined;
   try {
-    held = await mariadb.createConnection(asUser);
+    held = await testConnection(asUser);
     pool = mariadb.createPool({ ...asUser, connectionLimit: 1, acquireTimeout: 1500, initializationTimeout: 1000 });
     const refused = await caught(mariadb.createConnection(asUser));
     expect((refused as { errno?: number }).errno).toBe(1226);

@@ -10,8 +10,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import * as mariadb from 'mariadb';
-import { ROOT_URL } from '../support/db';
+import { ROOT_URL, rootConnection } from '../support/db';
 import { CLI_MAIN, TSX } from '../support/cli';
 import { ROOT } from '../support/paths';
 
@@ -21,11 +20,6 @@ const LINE = `Session Archive needs Node.js ${engines} (package.json engines); t
 let scratch: string;
 let dbName: string;
 let databaseUrl: string;
-
-async function rootConnection() {
-  const u = new URL(ROOT_URL);
-  return mariadb.createConnection({ host: u.hostname, port: Number(u.port || 3306), user: u.username || 'root' });
-}
 
 async function tablesOf(name: string): Promise<number> {
   const conn = await rootConnection();

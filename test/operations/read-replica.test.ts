@@ -1,10 +1,9 @@
 import Redis from 'ioredis';
-import * as mariadb from 'mariadb';
 import { operatorCtx } from '../../src/services/context';
 import { createUser } from '../../src/services/users';
 import { SID, startTestApp, type TestApp, type TestUser } from '../support/app';
 import { browser } from '../support/cookie-client';
-import { createTestDatabase, type TestDatabase } from '../support/db';
+import { createTestDatabase, testConnection, type TestDatabase } from '../support/db';
 import { APP_PASSWORD, APP_USER, startMariadbPair, type MariadbPair } from '../support/mariadb-pair';
 import { eventually } from '../support/eventually';
 
@@ -89,7 +88,7 @@ async function renameOnPrimary(sessionNumber: number, name: string): Promise<voi
 }
 
 test("the replica refuses the application user's writes (read_only); the primary takes them", async () => {
-  const conn = (port: number) => mariadb.createConnection({ host: '127.0.0.1', port, user: APP_USER, password: APP_PASSWORD, database: db.name });
+  const conn = (port: number) => testConnection({ host: '127.0.0.1', port, user: APP_USER, password: APP_PASSWORD, database: db.name });
   const replica = await conn(pair.replica.port);
   try {
     await expect(replica.query('CREATE TABLE read_only_probe (a INT)')).rejects.toMatchObject({ errno: 1290 });

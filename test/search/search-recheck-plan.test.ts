@@ -7,7 +7,7 @@
 import * as mariadb from 'mariadb';
 import { resumableSessionsByKeys, sessionsByKeys, sessionsByKeysSql, sessionsMatchingAmong, sessionsMatchingAmongSql } from '../../src/data/sessions';
 import { sqlOn } from '../../src/data/sql';
-import { createTestDatabase, ROOT_URL, type TestDatabase } from '../support/db';
+import { createTestDatabase, ROOT_URL, rootConnection, type TestDatabase } from '../support/db';
 
 let db: TestDatabase;
 let conn: mariadb.Connection;
@@ -18,8 +18,7 @@ const ids = Array.from({ length: 10 }, (_, i) => `s-${i}`);
 
 beforeAll(async () => {
   db = await createTestDatabase('sa_recheck');
-  const u = new URL(ROOT_URL);
-  conn = await mariadb.createConnection({ host: u.hostname, port: Number(u.port || 3306), user: u.username || 'root', database: db.name });
+  conn = await rootConnection(ROOT_URL, db.name);
   await conn.query("INSERT INTO users (id, email) VALUES (?, 'owner@example.test')", [owner]);
   await conn.query("INSERT INTO projects (id, ownerId, name, icon, color) VALUES ('p', ?, 'P', 'Code2', 'blue')", [owner]);
   const rows = Array.from({ length: 60 }, (_, i) => ['p', `s-${i}`, owner, owner, `session ${i}`]);

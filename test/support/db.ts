@@ -4,6 +4,26 @@ import { migrate } from '../../src/db/migrate';
 
 export const ROOT_URL = process.env.TEST_DATABASE_ROOT_URL ?? 'mysql://root@127.0.0.1:3306';
 
+/**
+ * A connection of a test's own. The driver's connect timeout (1 s by default) is a timer in this
+ * process: a test worker busy for a second (two cores, a full run) fires it before it reads the
+ * server's answer, so tests wait 10 s. Tests about refused or unreachable servers set their own.
+ */
+export function testConnection(options: mariadb.ConnectionConfig): Promise<mariadb.Connection> {
+  return mariadb.createConnection({ ...options, connectTimeout: 10_000 });
+}
+
+/** A pool of a test's own, with the same connect timeout as testConnection. */
+export function testPool(options: mariadb.PoolConfig): mariadb.Pool {
+  return mariadb.createPool({ ...options, connectTimeout: 10_000 });
+}
+
+/** A root connection to `rootUrl`'s server, with no database chosen unless `database` is given. */
+export function rootConnection(rootUrl = ROOT_URL, database?: string): Promise<mariadb.Connection> {
+  const u = new URL(rootUrl);
+  return testConnection({ host: u.hostname, port: Number(u.port || 3306), user: u.username || 'root', database });
+}
+
 export interface TestDatabase {
   url: string;
   name: string;
@@ -25,10 +45,7 @@ export function uncreatedTestDatabase(prefix = 'sa_test', rootUrl = ROOT_URL): T
     url,
     name,
     async drop() {
-      const u = new URL(rootUrl);
-      // The driver's 1 s connect timeout is a timer in this process: a test worker busy for a
-      // second (two cores, a full run) fires it before reading the server's answer.
-      const conn = await mariadb.createConnection({ host: u.hostname, port: Number(u.port || 3306), user: u.username || 'root', connectTimeout: 10_000 });
+      const conn = await rootConnection(rootUrl);
       try {
         await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
       } finally {
