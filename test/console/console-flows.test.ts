@@ -239,6 +239,9 @@ test(
         await grace.page.getByLabel('New password').fill('graces own passphrase');
         await grace.page.getByRole('button', { name: 'Set password' }).click();
         await grace.page.getByRole('status').filter({ hasText: 'Your password is set.' }).waitFor();
+        // The heading no longer asks her to choose one.
+        expect(await grace.page.getByRole('heading', { level: 1 }).textContent()).toBe('Password set');
+        expect(await grace.page.title()).toBe('Password set · Session Archive');
         expect(grace.errors).toEqual([]);
         expect(grace.requests.filter((u) => new URL(u).origin !== app.url)).toEqual([]);
       } finally {

@@ -9,9 +9,11 @@ export function ResetPasswordPage() {
   const token = params.get('token') ?? '';
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState(false);
+  // Once set, the page says so in its heading too, not only below a request to choose one.
+  const heading = done ? 'Password set' : 'Choose a new password';
   useEffect(() => {
-    document.title = 'Choose a new password · Session Archive';
-  }, []);
+    document.title = `${heading} · Session Archive`;
+  }, [heading]);
   const submit = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
@@ -22,7 +24,7 @@ export function ResetPasswordPage() {
   };
   return (
     <main id="main" className="narrow">
-      <h1>Choose a new password</h1>
+      <h1>{heading}</h1>
       {done ? (
         <p role="status">
           Your password is set. <Link to="/sign-in">Sign in</Link>
