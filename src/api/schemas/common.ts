@@ -64,6 +64,6 @@ export const ERROR_STATUSES = {
   422: '`Idempotency key reused with a different request`.',
   429: '`Rate limit exceeded. Try again in N seconds.`',
   500: '`Internal server error`.',
-  503: '`Service temporarily unavailable` (database unreachable) or `Server busy, retry later` (load shed; nothing was written).',
+  503: '`Service temporarily unavailable` (database unreachable) or `Server busy, retry later` (load shed before the request was read, nothing written; or the database refused a new connection for having too many).',
 } as const;
 export type ErrorStatus = keyof typeof ERROR_STATUSES;
