@@ -9,7 +9,8 @@ import * as mariadb from 'mariadb';
 import { getDMMF } from '@prisma/internals';
 import { migrate, MIGRATIONS_DIR } from '../../src/db/migrate';
 import { connectionOptions } from '../../src/db/client';
-import { createTestDatabase, testConnection, type TestDatabase } from '../support/db';
+import { testConnection } from '../support/connection';
+import { createTestDatabase, type TestDatabase } from '../support/db';
 import { ROOT } from '../support/paths';
 
 type Dmmf = Awaited<ReturnType<typeof getDMMF>>;

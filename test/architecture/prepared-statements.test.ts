@@ -6,13 +6,13 @@
 import * as mariadb from 'mariadb';
 import { connectionOptions } from '../../src/db/client';
 import { prepared, sqlOn, snapshotOn } from '../../src/data/sql';
-import { createTestDatabase, testPool, type TestDatabase } from '../support/db';
+import { createTestDatabase, type TestDatabase } from '../support/db';
 
 let db: TestDatabase;
 let pool: mariadb.Pool;
 beforeAll(async () => {
   db = await createTestDatabase();
-  pool = testPool({ ...connectionOptions(db.url), connectionLimit: 2 });
+  pool = mariadb.createPool({ ...connectionOptions(db.url), connectionLimit: 2 });
 });
 afterAll(async () => {
   await pool?.end();

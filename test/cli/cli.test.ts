@@ -1,7 +1,8 @@
 import { connectionOptions } from '../../src/db/client';
 import { SID, startTestApp, type TestApp } from '../support/app';
 import { runCli, type CliResult } from '../support/cli';
-import { createTestDatabase, testConnection, uncreatedTestDatabase, type TestDatabase } from '../support/db';
+import { testConnection } from '../support/connection';
+import { createTestDatabase, uncreatedTestDatabase, type TestDatabase } from '../support/db';
 import { testMeiliEnv } from '../support/meili-engine';
 
 let db: TestDatabase;

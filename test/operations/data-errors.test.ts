@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import net from 'node:net';
 import * as mariadb from 'mariadb';
 import { databaseRefusal, isDatabaseUnavailable, isDuplicateKey, isRetryable, isServerFull, RetryTransaction } from '../../src/data/errors';
-import { testConnection } from '../support/db';
+import { testConnection } from '../support/connection';
 
 const DB = `sa_test_errors_${crypto.randomBytes(4).toString('hex')}`;
 let a: mariadb.Connection;

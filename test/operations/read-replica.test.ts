@@ -3,7 +3,8 @@ import { operatorCtx } from '../../src/services/context';
 import { createUser } from '../../src/services/users';
 import { SID, startTestApp, type TestApp, type TestUser } from '../support/app';
 import { browser } from '../support/cookie-client';
-import { createTestDatabase, testConnection, type TestDatabase } from '../support/db';
+import { testConnection } from '../support/connection';
+import { createTestDatabase, type TestDatabase } from '../support/db';
 import { APP_PASSWORD, APP_USER, startMariadbPair, type MariadbPair } from '../support/mariadb-pair';
 import { eventually } from '../support/eventually';
 

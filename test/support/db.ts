@@ -1,22 +1,9 @@
 import crypto from 'node:crypto';
 import * as mariadb from 'mariadb';
 import { migrate } from '../../src/db/migrate';
+import { testConnection } from './connection';
 
 export const ROOT_URL = process.env.TEST_DATABASE_ROOT_URL ?? 'mysql://root@127.0.0.1:3306';
-
-/**
- * A connection of a test's own. The driver's connect timeout (1 s by default) is a timer in this
- * process: a test worker busy for a second (two cores, a full run) fires it before it reads the
- * server's answer, so tests wait 10 s. Tests about refused or unreachable servers set their own.
- */
-export function testConnection(options: mariadb.ConnectionConfig): Promise<mariadb.Connection> {
-  return mariadb.createConnection({ ...options, connectTimeout: 10_000 });
-}
-
-/** A pool of a test's own, with the same connect timeout as testConnection. */
-export function testPool(options: mariadb.PoolConfig): mariadb.Pool {
-  return mariadb.createPool({ ...options, connectTimeout: 10_000 });
-}
 
 /** A root connection to `rootUrl`'s server, with no database chosen unless `database` is given. */
 export function rootConnection(rootUrl = ROOT_URL, database?: string): Promise<mariadb.Connection> {

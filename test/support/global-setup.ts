@@ -4,7 +4,7 @@
  * test apps, which use that DATA_DIR). Its address and key reach the test workers through the environment.
  * With TEST_REPLICA=1 it also starts a private MariaDB primary and a replica of it (support/mariadb-pair.ts).
  */
-import * as mariadb from 'mariadb';
+import { testConnection } from './connection';
 import { startMariadbPair, type MariadbPair } from './mariadb-pair';
 import { startTestMeili, testDataDir } from './meili-engine';
 import { startRunS3 } from './s3';
@@ -14,7 +14,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.SA_TEST_RUN_ID = String(process.pid);
   // This run's DATA_DIR (the workers inherit its name; global teardown removes it).
   testDataDir();
-  const conn = await mariadb.createConnection({ host: '127.0.0.1', port: 3306, user: 'root', connectTimeout: 5000 });
+  const conn = await testConnection({ host: '127.0.0.1', port: 3306, user: 'root' });
   await conn.end();
   await startTestMeili();
   if (process.env.TEST_REPLICA === '1') {

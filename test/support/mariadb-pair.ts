@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import * as mariadb from 'mariadb';
+import { testConnection } from './connection';
 import { killGroup, spawnTracked, trackDir, untrackDir } from './processes';
 
 const run = promisify(execFile);
@@ -74,8 +75,9 @@ export interface MariadbPair {
   close(): Promise<void>;
 }
 
-async function connect(port: number, user = 'root', password = ''): Promise<mariadb.Connection> {
-  return mariadb.createConnection({ host: '127.0.0.1', port, user, password, connectTimeout: 2000, bigIntAsNumber: true });
+/** A root connection to the server on `port` (a test's own: support/db.ts). */
+function connect(port: number): Promise<mariadb.Connection> {
+  return testConnection({ host: '127.0.0.1', port, user: 'root', bigIntAsNumber: true });
 }
 
 function server(name: string, dir: string, port: number, extra: string[]): TestMariadb {
@@ -128,7 +130,8 @@ function server(name: string, dir: string, port: number, extra: string[]): TestM
       const deadline = Date.now() + 60_000;
       for (;;) {
         if (p.exitCode !== null || p.signalCode !== null) throw new Error(`mariadbd ${name} exited early:\n${output.slice(-4000)}`);
-        const conn = await connect(port).catch(() => null);
+        // Polled while the server starts: a short connect timeout, tried again every 100 ms.
+        const conn = await mariadb.createConnection({ host: '127.0.0.1', port, user: 'root', connectTimeout: 2000 }).catch(() => null);
         if (conn) {
           await conn.end();
           return;
