@@ -329,6 +329,16 @@ test(
       await page.getByRole('heading', { level: 1, name: 'Projects' }).waitFor();
       expect(await page.getByRole('button', { name: 'Menu' }).isVisible()).toBe(false);
       expect(await page.getByRole('link', { name: 'API reference' }).getAttribute('href')).toBe('/api/v1/docs');
+      // An administrator's whole main navigation (Users and Audit log too) is one line at 1280 px,
+      // the API pages on the line above it, beside who is signed in.
+      const main = page.getByRole('navigation', { name: 'Main' }).getByRole('link');
+      const tops = new Set((await main.evaluateAll((links) => links.map((a) => a.getBoundingClientRect().top))).map(Math.round));
+      expect(await main.allInnerTexts()).toEqual(expect.arrayContaining(['Users', 'Audit log']));
+      expect(tops.size).toBe(1);
+      const apiTop = (await page.getByRole('navigation', { name: 'API' }).getByRole('link', { name: 'GraphQL playground' }).boundingBox())!.y;
+      const signOutBox = (await page.getByRole('button', { name: 'Sign out' }).boundingBox())!;
+      expect(apiTop).toBeLessThan([...tops][0]);
+      expect(apiTop).toBeLessThan(signOutBox.y + signOutBox.height);
 
       const posts: Array<{ authorization?: string; csrf?: string; status: number; body: string }> = [];
       const reading: Promise<void>[] = [];

@@ -17,9 +17,9 @@ interface Frame {
 export const useFrame = () => useOutletContext<Frame>();
 
 /**
- * The frame of signed-in pages: navigation (Projects, Search, API keys, …, and the two API pages
- * outside the app: the GraphQL playground and the REST reference) and Sign out. On a narrow screen
- * the navigation folds behind a Menu button.
+ * The frame of signed-in pages: the main navigation (Projects, Search, API keys, …) on a line of its
+ * own, the two API pages outside the app (the GraphQL playground and the REST reference) beside who
+ * is signed in and Sign out. On a narrow screen all of it folds behind a Menu button.
  */
 export function Layout() {
   const { user, signedOut } = useSession();
@@ -76,6 +76,8 @@ export function Layout() {
               <NavLink to="/settings/export">Export</NavLink>
               {user.role === 'admin' && <NavLink to="/settings/users">Users</NavLink>}
               {(user.role === 'admin' || teamAdmin) && <NavLink to="/settings/audit">Audit log</NavLink>}
+            </nav>
+            <nav aria-label="API" className="api">
               <a href="/api/v1/graphql">GraphQL playground</a>
               <a href="/api/v1/docs">API reference</a>
             </nav>
