@@ -72,6 +72,29 @@ test(
       // Newest first: the admin's own sign-in.
       await expect(rows.first().locator('td').nth(1).textContent()).resolves.toBe('sign_in');
       expect(await rows.first().locator('td').first().textContent()).toBe(admin.email);
+      // At 1280 px the actor column is narrow: an email breaks after its @, never inside a word.
+      const lines = await rows
+        .first()
+        .locator('td')
+        .first()
+        .evaluate((cell) => {
+          const range = document.createRange();
+          const out: Array<{ top: number; text: string }> = [];
+          const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+          for (let node = walker.nextNode(); node; node = walker.nextNode())
+            for (let i = 0; i < node.textContent!.length; i++) {
+              range.setStart(node, i);
+              range.setEnd(node, i + 1);
+              const top = Math.round(range.getBoundingClientRect().top);
+              if (out.at(-1)?.top === top) out.at(-1)!.text += node.textContent![i];
+              else out.push({ top, text: node.textContent![i] });
+            }
+          return out.map((l) => l.text);
+        });
+      expect(lines.join('')).toBe(admin.email);
+      expect(lines).toEqual(
+        lines.length === 1 ? [admin.email] : [admin.email.slice(0, admin.email.indexOf('@') + 1), admin.email.slice(admin.email.indexOf('@') + 1)],
+      );
       expect(await seriousAxeViolations(page)).toEqual([]);
 
       const network = watchNetwork(page);
@@ -151,6 +174,26 @@ test(
       await openAudit(page);
       expect(await page.locator('tbody tr').count()).toBeGreaterThan(0);
       expect(await seriousAxeViolations(page)).toEqual([]);
+    },
+  ),
+);
+
+test(
+  'an actor with a very long email (a sign-up can choose one) neither widens the table nor makes the page scroll sideways',
+  step(
+    () => rec,
+    async () => {
+      const email = `long-${process.pid}@${'x'.repeat(150)}.example.test`;
+      await createUser(operatorCtx(app.deps.db), email, 'Long', { password: PASSWORD, role: 'member' });
+      expect((await app.request('POST', '/api/v1/auth/sign-in', { body: { email, password: 'not it' } })).status).toBe(401);
+      const page = await signIn(admin.email);
+      await openAudit(page);
+      const cell = page.locator('tbody tr').filter({ hasText: 'failure' }).first().locator('td').first();
+      expect(await cell.textContent()).toBe(email);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+      // The column is as wide as the .actor cap (24 characters), not the 160-character domain.
+      expect((await cell.boundingBox())!.width).toBeLessThan(400);
+      expect(rec.errors).toEqual([]);
     },
   ),
 );
