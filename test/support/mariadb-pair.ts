@@ -75,7 +75,7 @@ export interface MariadbPair {
   close(): Promise<void>;
 }
 
-/** A root connection to the server on `port` (a test's own: support/db.ts). */
+/** A root connection to the server on `port` (support/connection.ts). */
 function connect(port: number): Promise<mariadb.Connection> {
   return testConnection({ host: '127.0.0.1', port, user: 'root', bigIntAsNumber: true });
 }
