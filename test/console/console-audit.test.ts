@@ -78,9 +78,10 @@ test(
         .locator('td')
         .first()
         .evaluate((cell) => {
-          const range = document.createRange();
+          const doc = (globalThis as any).document;
+          const range = doc.createRange();
           const out: Array<{ top: number; text: string }> = [];
-          const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+          const walker = doc.createTreeWalker(cell, 4 /* NodeFilter.SHOW_TEXT */);
           for (let node = walker.nextNode(); node; node = walker.nextNode())
             for (let i = 0; i < node.textContent!.length; i++) {
               range.setStart(node, i);
@@ -188,7 +189,11 @@ test(
       await openAudit(page);
       const cell = page.locator('tbody tr').filter({ hasText: 'failure' }).first().locator('td').first();
       expect(await cell.textContent()).toBe(email);
-      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+      const sideways = await page.evaluate(() => {
+        const d = (globalThis as any).document.documentElement;
+        return d.scrollWidth - d.clientWidth;
+      });
+      expect(sideways).toBeLessThanOrEqual(0);
       // The column is as wide as the .actor cap (24 characters), not the 160-character domain.
       expect((await cell.boundingBox())!.width).toBeLessThan(400);
       expect(rec.errors).toEqual([]);
