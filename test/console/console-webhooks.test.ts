@@ -1,4 +1,4 @@
-import type { Browser } from 'playwright-core';
+import type { Browser, Request } from 'playwright-core';
 import { launchBrowser, newRecordedPage, seriousAxeViolations, step, watchNetwork, type Recorded } from '../support/chromium';
 import { SID, startTestApp, type TestApp } from '../support/app';
 import { createUser } from '../../src/services/users';
@@ -140,7 +140,13 @@ test(
       const other = await team('Elsewhere', beaToken);
       expect((await app.request('POST', `/api/v1/teams/${other}/members`, { token: beaToken, body: { email: ada.email, role: 'member' } })).status).toBe(201);
 
+      // Opened directly, the page and the navigation share one read of the user's teams.
+      const teamReads: string[] = [];
+      const countTeamReads = (r: Request) => void (new URL(r.url()).pathname === '/api/v1/teams' && teamReads.push(r.method()));
+      page.on('request', countTeamReads);
       await quietly(() => page.goto('/settings/webhooks'));
+      page.off('request', countTeamReads);
+      expect(teamReads).toEqual(['GET']);
       const scope = page.getByLabel('For');
       const offered = await scope.locator('option').allTextContents();
       expect(offered).toEqual(['Your own projects', 'hooks', 'Platform']);

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { NavLink, Outlet, useLocation, useNavigate, useOutletContext } from 'react-router';
 import { rest, type Schema } from './api/rest';
 import { useSession } from './session';
@@ -30,15 +30,25 @@ export function Layout() {
   // admins, and the Webhooks page offers the teams one administers.
   const [teams, setTeams] = useState<Team[]>([]);
   const userId = user?.id;
-  const reloadTeams = useCallback(async () => {
-    if (!userId) return;
-    const r = await rest.get('/teams');
-    if (r.ok && r.data) setTeams(r.data.teams);
+  // The latest read of them: only its answer is kept (an older one finishing later is stale).
+  const latestRead = useRef<{ userId: string; done: Promise<void> } | null>(null);
+  const reloadTeams = useCallback(() => {
+    if (!userId) return Promise.resolve();
+    const read = {
+      userId,
+      done: rest.get('/teams').then((r) => {
+        if (latestRead.current === read && r.ok && r.data) setTeams(r.data.teams);
+      }),
+    };
+    latestRead.current = read;
+    return read.done;
   }, [userId]);
   useEffect(() => {
     setTeams([]);
-    void reloadTeams();
-  }, [reloadTeams]);
+    // A page opened directly may have asked already (its effects run before the frame's): that
+    // read, for this user, serves both.
+    if (latestRead.current?.userId !== userId) void reloadTeams();
+  }, [reloadTeams, userId]);
   const teamAdmin = teams.some((t) => t.role === 'admin');
   // A link followed from the open menu closes it.
   useEffect(() => setMenuOpen(false), [location.pathname]);
