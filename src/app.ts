@@ -237,7 +237,8 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
 
   // Unknown /api paths: 401 without a valid token (auth ran above for /api/v1), 404 with one.
   app.use(SITE_ROUTES.apiUnknown.path, auth, (_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)));
-  // The web console (single-page app) on its own routes; every other path stays a JSON 404.
+  // The web console (single-page app) on its own routes, and its not-found page for a browser elsewhere;
+  // every other request is a JSON 404.
   app.use(consoleRouter(deps.logger));
   app.use((_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)));
   app.use(malformedUrl);

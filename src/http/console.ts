@@ -1,6 +1,7 @@
 import path from 'node:path';
-import type { NextFunction, Request, Response, Router } from 'express';
+import { Router, type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
+import { AppError, MESSAGES } from '../errors';
 import type { Logger } from '../logger';
 import { CONSOLE_PAGES, SITE_ROUTES } from './site-routes';
 import { findBuiltDir, IMMUTABLE, serveBundle } from './static-bundle';
@@ -49,15 +50,7 @@ export const findConsoleDir = (start = __dirname): string | null => findBuiltDir
 
 export function consoleRouter(logger: Logger, dir: string | null = findConsoleDir()): Router {
   if (!dir) logger.warn({ msg: 'web console not built (dist/web missing): run `npm run build`' });
-  const r = serveBundle({
-    what: 'web console',
-    dir,
-    find: findConsoleDir,
-    headers: consoleHeaders,
-    // The routes that the SPA renders (site-routes.ts); any other path keeps the API's JSON 404.
-    page: { at: CONSOLE_PAGES, file: 'index.html' },
-    assets: { at: SITE_ROUTES.consoleAssets.path, from: 'assets', cacheControl: IMMUTABLE },
-  });
+  const r = Router();
   // The icon (web/public: favicon.svg, and favicon.ico for what asks for that name), a day in caches.
   r.get(SITE_ROUTES.favicon.path, consoleHeaders, (req: Request, res: Response, next: NextFunction) => {
     const d = dir ?? findConsoleDir();
@@ -65,5 +58,24 @@ export function consoleRouter(logger: Logger, dir: string | null = findConsoleDi
     res.setHeader('Cache-Control', 'public, max-age=86400');
     res.sendFile(path.join(d, path.basename(req.path)), (err) => err && next());
   });
+  r.use(
+    serveBundle({
+      what: 'web console',
+      dir,
+      find: findConsoleDir,
+      headers: consoleHeaders,
+      // The routes that the SPA renders (site-routes.ts).
+      page: { at: CONSOLE_PAGES, file: 'index.html' },
+      assets: {
+        at: SITE_ROUTES.consoleAssets.path,
+        from: 'assets',
+        cacheControl: IMMUTABLE,
+        unknown: (_req: Request, _res: Response, next: NextFunction) => next(new AppError('NOT_FOUND', MESSAGES.notFound)),
+      },
+      // Last, any other GET from a browser (HTML preferred to JSON) gets the console with 404, which
+      // shows "Page not found"; the API's clients (JSON, `*/*` or no Accept) keep the JSON 404.
+      notFoundPage: { at: SITE_ROUTES.notFound.path, wants: (req) => req.accepts(['json', 'html']) === 'html' },
+    }),
+  );
   return r;
 }

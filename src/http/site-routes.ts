@@ -92,7 +92,7 @@ export const SITE_ROUTES = {
   consoleAssets: { method: 'use', path: '/assets', name: '/assets/*', withoutDb: true, auth: 'none', rateLimit: 'none' },
   // The service's icon (SVG, and the .ico browsers ask for on every page of this origin).
   favicon: { method: 'get', path: /^\/favicon\.(?:ico|svg)$/, name: '/favicon', withoutDb: true, auth: 'none', rateLimit: 'none' },
-  // The console's routes (docs/console.md; plus /dashboard); any other path keeps the API's JSON 404.
+  // The console's routes (docs/console.md; plus /dashboard).
   consoleHome: consolePage(/^\/$/, '/'),
   consoleSignIn: consolePage(/^\/sign-in$/, '/sign-in'),
   consoleResetPassword: consolePage(/^\/reset-password$/, '/reset-password'),
@@ -103,6 +103,9 @@ export const SITE_ROUTES = {
   consoleSettings: consolePage(/^\/settings\/(api-keys|account|users|teams|shares|export|audit|webhooks)$/, '/settings/:tab'),
   consoleProject: consolePage(/^\/projects\/[^/]+$/, '/projects/:projectId'),
   consoleSession: consolePage(/^\/projects\/[^/]+\/sessions\/[^/]+$/, '/projects/:projectId/sessions/:sessionId'),
+  // Every other path: a browser's GET gets the console's not-found page, anything else the JSON 404
+  // (neither reads the database).
+  notFound: { method: 'get', path: /.*/, name: '/*', withoutDb: true, auth: 'none', rateLimit: 'none' },
 } as const satisfies Record<string, SiteRoute>;
 
 type SiteRouteId = keyof typeof SITE_ROUTES;

@@ -39,6 +39,12 @@ interface BundleOptions {
   page: { at: string | RegExp | (string | RegExp)[]; file: string } | { at: string | RegExp | (string | RegExp)[]; html: string };
   /** Whether a GET on the page's routes is for the page (else the next route answers). */
   wants?: (req: Request) => boolean;
+  /**
+   * The other paths (`at`; a missing asset goes to `assets.unknown` before): a GET that `wants` the
+   * page (a person's browser) gets it with status 404, and the page's own router shows that nothing
+   * is there; any other request goes on to the next route.
+   */
+  notFoundPage?: { at: string | RegExp; wants: (req: Request) => boolean };
   /** Same-origin scripts of ours (no inline script): path → JavaScript. */
   scripts?: Record<string, string>;
   /** Static files: mounted at `at`, from `from` (a folder of the build, or an absolute path), with this Cache-Control. */
@@ -73,18 +79,31 @@ export function serveBundle(o: BundleOptions): Router {
     r.use(o.assets.at, ...headers, statics, ...(o.assets.unknown ? [o.assets.unknown] : []));
   }
 
-  r.get(o.page.at, ...headers, (req: Request, res: Response, next) => {
-    if (o.wants && !o.wants(req)) return next();
+  const sendPage = (res: Response, status = 200) => {
     const html = readPage();
     if (html === null) return sendNotBuilt(res, o.what);
     res.setHeader('Cache-Control', 'no-cache');
-    res.type('text/html; charset=utf-8').send(html);
+    res.status(status).type('text/html; charset=utf-8').send(html);
+  };
+  r.get(o.page.at, ...headers, (req: Request, res: Response, next) => {
+    if (o.wants && !o.wants(req)) return next();
+    sendPage(res);
   });
 
   for (const [at, js] of Object.entries(o.scripts ?? {})) {
     r.get(at, ...headers, (_req: Request, res: Response) => {
       res.type('text/javascript; charset=utf-8').send(js);
     });
+  }
+
+  const notFound = o.notFoundPage;
+  if (notFound) {
+    r.get(
+      notFound.at,
+      (req: Request, _res: Response, next) => next(notFound.wants(req) ? undefined : 'route'),
+      ...headers,
+      (_req: Request, res: Response) => sendPage(res, 404),
+    );
   }
   return r;
 }

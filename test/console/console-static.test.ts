@@ -66,8 +66,23 @@ test('index.html has no inline script and loads only hashed same-origin assets (
   }
 });
 
-test('other paths keep their behaviour: unknown pages and assets are JSON 404s, /api is untouched', async () => {
-  for (const p of ['/nope', '/settings', '/settings/api-keys/x', '/projects', '/assets/missing-12345678.js', '/assets/']) {
+test("another path is the console's not-found page (404) for a browser, and a JSON 404 for an API client", async () => {
+  const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+  for (const p of ['/nope', '/settings', '/settings/api-keys/x', '/projects', '/Settings/usage/']) {
+    const page = await app.request('GET', p, { headers: { Accept: browserAccept } });
+    expect({ p, status: page.status, type: page.headers['content-type'] }).toEqual({ p, status: 404, type: expect.stringMatching(/^text\/html/) });
+    expect(page.text).toContain('<div id="root"></div>');
+    expect(String(page.headers['content-security-policy'])).toMatch(/(^|;)script-src 'self'(;|$)/);
+    expect(page.headers['cache-control']).toBe('no-cache');
+    for (const accept of ['application/json', '*/*', undefined]) {
+      const api = await app.request('GET', p, { headers: accept ? { Accept: accept } : {} });
+      expect({ p, accept, status: api.status, body: api.body }).toEqual({ p, accept, status: 404, body: { success: false, error: 'Not found' } });
+    }
+  }
+});
+
+test('other paths keep their behaviour: missing assets are JSON 404s, /api is untouched', async () => {
+  for (const p of ['/assets/missing-12345678.js', '/assets/', '/assets']) {
     const r = await app.request('GET', p, { headers: { Accept: 'text/html' } });
     expect({ p, status: r.status }).toEqual({ p, status: 404 });
     expect(r.body).toEqual({ success: false, error: 'Not found' });

@@ -30,6 +30,19 @@ function expectOnlySameOrigin(r: Recorded) {
   expect(r.errors).toEqual([]);
 }
 
+test('an address the console does not know shows "Page not found" in the browser (status 404), with a way back', async () => {
+  rec = await newRecordedPage(browser, app.url);
+  const { page } = rec;
+  const answer = await page.goto('/settings/usage');
+  expect(answer?.status()).toBe(404);
+  await page.getByRole('heading', { name: 'Page not found', level: 1 }).waitFor();
+  expect(await page.title()).toBe('Page not found · Session Archive');
+  expect(await seriousAxeViolations(page)).toEqual([]);
+  await page.getByRole('link', { name: 'Go to your projects' }).click();
+  await page.getByRole('heading', { name: /^(Sign in|Create the first account)$/ }).waitFor();
+  expectOnlySameOrigin(rec);
+});
+
 test('a signed-out visitor of a console page is sent to sign in, and comes back after', async () => {
   rec = await newRecordedPage(browser, app.url);
   const { page } = rec;

@@ -204,6 +204,14 @@ describe('database unreachable', () => {
           const res = await server.request('GET', p);
           expect({ round, p, status: res.status }).toEqual({ round, p, status: 200 });
         }
+        // An address that is nothing: the console's not-found page for a browser, a JSON 404 otherwise.
+        const nothing = await server.request('GET', '/no-such-page', { headers: { Accept: 'text/html' } });
+        expect({ round, status: nothing.status, type: nothing.headers['content-type'] }).toEqual({
+          round,
+          status: 404,
+          type: expect.stringMatching(/^text\/html/),
+        });
+        expect((await server.request('GET', '/no-such-page')).body).toEqual({ success: false, error: 'Not found' });
 
         if (round === 'freeze') mdb.thaw();
         else await mdb.start();

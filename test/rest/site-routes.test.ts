@@ -65,7 +65,7 @@ test('a lookup by path finds what routing reaches', () => {
   const at = (p: string) => siteRouteAt(p)?.id ?? null;
   expect(at('/healthz')).toBe('healthz');
   expect(at('/HealthZ/')).toBe('healthz');
-  expect(at('/healthzz')).toBeNull();
+  expect(at('/healthzz')).toBe('notFound');
   expect(at('/metrics')).toBe('metrics');
   expect(at('/readyz')).toBe('readyz');
   expect(at('/mcp')).toBe('mcp');
@@ -81,14 +81,14 @@ test('a lookup by path finds what routing reaches', () => {
   expect(at('/s/abc/def')).toBe('sharePage');
   expect(at('/api/v1/nothing')).toBe('apiOther');
   expect(at('/api/v2')).toBe('apiUnknown');
-  expect(at('/apiary')).toBeNull();
+  expect(at('/apiary')).toBe('notFound');
   expect(at('/')).toBe('consoleHome');
   expect(at('/cli-login')).toBe('consoleCliLogin');
   expect(at('/join')).toBe('consoleJoin');
   expect(at('/projects/p/sessions/s')).toBe('consoleSession');
   expect(at('/assets/app-123.js')).toBe('consoleAssets');
   expect(at('/favicon.ico')).toBe('favicon');
-  expect(at('/no-such-file.ico')).toBeNull();
+  expect(at('/no-such-file.ico')).toBe('notFound');
 });
 
 test('no middleware or door compares a request path with a literal', () => {

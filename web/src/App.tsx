@@ -1,5 +1,5 @@
 import { lazy, Suspense, useEffect, type ReactNode } from 'react';
-import { Navigate, Route, Routes, useLocation } from 'react-router';
+import { Link, Navigate, Route, Routes, useLocation } from 'react-router';
 import { Layout } from './Layout';
 import { AccountPage } from './pages/Account';
 import { ExportPage } from './pages/Export';
@@ -161,11 +161,18 @@ function Private({ title, children }: { title: string; children: ReactNode }) {
   return <>{children}</>;
 }
 
+/** Any other address (the service answers it with 404 and this page when a browser asks). */
 function NotFound() {
+  useEffect(() => {
+    document.title = 'Page not found · Session Archive';
+  }, []);
   return (
     <>
       <h1>Page not found</h1>
       <p>There is nothing at this address.</p>
+      <p>
+        <Link to="/">Go to your projects</Link>
+      </p>
     </>
   );
 }
