@@ -31,17 +31,13 @@ export function Layout() {
   const [teams, setTeams] = useState<Team[]>([]);
   const userId = user?.id;
   // The latest read of them: only its answer is kept (an older one finishing later is stale).
-  const latestRead = useRef<{ userId: string; done: Promise<void> } | null>(null);
-  const reloadTeams = useCallback(() => {
-    if (!userId) return Promise.resolve();
-    const read = {
-      userId,
-      done: rest.get('/teams').then((r) => {
-        if (latestRead.current === read && r.ok && r.data) setTeams(r.data.teams);
-      }),
-    };
+  const latestRead = useRef<{ userId: string } | null>(null);
+  const reloadTeams = useCallback(async () => {
+    if (!userId) return;
+    const read = { userId };
     latestRead.current = read;
-    return read.done;
+    const r = await rest.get('/teams');
+    if (latestRead.current === read && r.ok && r.data) setTeams(r.data.teams);
   }, [userId]);
   useEffect(() => {
     setTeams([]);
