@@ -20,7 +20,7 @@ import { SITE_ROUTES } from '../http/site-routes';
 import { publicCtx, type Deps } from '../services/context';
 import { findClient, registerClient } from '../services/oauth-clients';
 import { challengeOfCode, exchangeAuthorizationCode, exchangeRefreshToken, OAUTH_SCOPES, revokeConnectorToken } from '../services/oauth-grants';
-import { decideConsent, mcpResourceOf, showConsent } from './oauth-consent';
+import { authorizeRefusalPage, decideConsent, isOAuthErrorBody, mcpResourceOf, showConsent } from './oauth-consent';
 
 const base = (req: Request, deps: Deps) => ownOrigin(req, deps.config).replace(/\/+$/, '');
 
@@ -108,6 +108,24 @@ function registration(deps: Deps): RequestHandler {
   };
 }
 
+/**
+ * The SDK's authorize handler answers JSON to what it cannot send back to the client (an unknown
+ * client, a redirect it did not register, a parameter missing): fine for a program, a dead end for
+ * the person whose browser the connector opened. A request that prefers HTML gets the same status
+ * as a page saying what happened and what to do; others keep the JSON.
+ */
+const refusalsAsPages: RequestHandler = (req, res, next) => {
+  if (req.accepts(['json', 'html']) === 'html') {
+    const json = res.json.bind(res);
+    res.json = (body: unknown) => {
+      if (res.statusCode < 400 || !isOAuthErrorBody(body)) return json(body);
+      authorizeRefusalPage(res, res.statusCode, body);
+      return res;
+    };
+  }
+  next();
+};
+
 const json =
   (doc: (req: Request) => object): RequestHandler =>
   (req, res) =>
@@ -139,7 +157,7 @@ export function oauthRouter(deps: Deps, hooks: Pick<RateLimitHooks, 'spendAddres
   r.use(R.oauthRegister.path, open, addressLimit(hooks, 'oauthRegister'), smallJson, registration(deps));
   r.use(R.oauthToken.path, addressLimit(hooks, 'oauthToken'), tokenHandler({ provider: p, rateLimit: false }));
   r.use(R.oauthRevoke.path, addressLimit(hooks, 'oauthToken'), revocationHandler({ provider: p, rateLimit: false }));
-  r.use(R.oauthAuthorize.path, authorizationHandler({ provider: p, rateLimit: false }));
+  r.use(R.oauthAuthorize.path, refusalsAsPages, authorizationHandler({ provider: p, rateLimit: false }));
   r.post(R.oauthConsent.path, form, (req: Request, res: Response, next: NextFunction) => void decideConsent(deps, req, res).catch(next));
   return r;
 }

@@ -11,7 +11,7 @@ import type { Browser } from 'playwright-core';
 import { createUser } from '../../src/services/users';
 import { operatorCtx } from '../../src/services/context';
 import { startTestApp, type TestApp } from '../support/app';
-import { launchBrowser } from '../support/chromium';
+import { launchBrowser, seriousAxeViolations } from '../support/chromium';
 import { revoke, token } from '../support/oauth';
 
 const PASSWORD = 'correct horse battery staple';
@@ -106,6 +106,9 @@ test('registration, PKCE, consent in Chromium, token, tools, refresh and revocat
     await expect(page.locator('#client-name').textContent()).resolves.toBe('SDK <b>connector</b>');
     expect(await page.locator('#client-name b').count()).toBe(0);
     await expect(page.locator('#redirect-host').textContent()).resolves.toBe('127.0.0.1:9');
+    // Whose archive the grant is for, and a page that passes axe as the console's do.
+    await expect(page.locator('#signed-in-as').textContent()).resolves.toBe(email);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     // The SDK asks for every scope the resource lists; archive:write is offered unticked, and left so.
     await expect(page.getByLabel(/archive:write/).isChecked()).resolves.toBe(false);
     await expect(page.getByLabel(/archive:read/).isChecked()).resolves.toBe(true);

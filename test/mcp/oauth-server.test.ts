@@ -137,6 +137,38 @@ test('consent: sign-in detour, deny, CSRF, team choice, write only when asked an
   expect(teamGrant.location.searchParams.get('code')).toBeTruthy();
 });
 
+test("a refusal that cannot go back to the client: a page for a person's browser, JSON for programs", async () => {
+  const client = (await register(app, [REDIRECT])).body.client_id as string;
+  const p = { clientId: client, redirectUri: REDIRECT, challenge: pkce().challenge, resource: `${app.url}/mcp` };
+  const BROWSER = { Accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+  const asPage = async (url: string) => {
+    const r = await app.request('GET', url, { headers: BROWSER });
+    expect([r.status, String(r.headers['content-type'])]).toEqual([400, 'text/html; charset=utf-8']);
+    expect(r.headers['content-security-policy']).toMatch(/default-src 'none'/);
+    expect(r.headers['cache-control']).toBe('no-store');
+    return /<h1>([^<]*)<\/h1>/.exec(r.text)?.[1];
+  };
+  // A client id the server does not hold (a registration removed after 30 days unused, or another server's).
+  const gone = authorizeUrl({ ...p, clientId: 'no-such-client' });
+  await expect(asPage(gone)).resolves.toBe('This assistant is not known here');
+  // A redirect the client did not register: nothing is sent there.
+  const elsewhere = authorizeUrl({ ...p, redirectUri: 'https://elsewhere.example/cb' });
+  await expect(asPage(elsewhere)).resolves.toBe('This request cannot go back to the assistant');
+  // No client id at all: the refusal's words, as text.
+  await expect(asPage('/oauth/authorize?response_type=code')).resolves.toBe('This request to connect an assistant was refused');
+  // Programs (no Accept, JSON, anything) keep OAuth's JSON answer.
+  for (const accept of [undefined, 'application/json', '*/*']) {
+    const r = await app.request('GET', gone, { headers: accept ? { Accept: accept } : {} });
+    expect([accept, r.status, r.body]).toEqual([accept, 400, { error: 'invalid_client', error_description: 'Invalid client_id' }]);
+  }
+  // An error that can go back still goes back to the client, page or not.
+  const back = await app.request('GET', authorizeUrl({ ...p, challenge: '' }).replace('code_challenge_method=S256', 'code_challenge_method=plain'), {
+    headers: BROWSER,
+  });
+  expect(back.status).toBe(302);
+  expect(new URL(String(back.headers.location)).searchParams.get('error')).toBe('invalid_request');
+});
+
 test('an archive:read grant cannot write through REST, GraphQL or MCP', async () => {
   const { tokens } = await connect(app, b, { name: 'Read only' });
   const at = tokens.access_token;
