@@ -55,3 +55,17 @@ test('a signed-out visitor of a console page is sent to sign in, and comes back 
   expect(await seriousAxeViolations(page)).toEqual([]);
   expectOnlySameOrigin(rec);
 });
+
+test('a sign-in on the way to a device login says what it is for; one on the way to a console page says nothing more', async () => {
+  await app.createUser();
+  rec = await newRecordedPage(browser, app.url);
+  const { page } = rec;
+  await page.goto('/cli-login');
+  await page.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
+  await expect(page.locator('#sign-in-purpose').textContent()).resolves.toBe('Sign in to log in the upload CLI or the desktop app.');
+  await page.goto('/settings/api-keys');
+  await page.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
+  expect(await page.locator('#sign-in-purpose').count()).toBe(0);
+  expect(await seriousAxeViolations(page)).toEqual([]);
+  expectOnlySameOrigin(rec);
+});

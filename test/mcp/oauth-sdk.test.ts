@@ -99,6 +99,8 @@ test('registration, PKCE, consent in Chromium, token, tools, refresh and revocat
     expect(new URL(page.url()).pathname).toBe('/sign-in');
     expect(new URL(page.url()).searchParams.get('next')).toBe(`${authUrl.pathname}${authUrl.search}`);
     expect(signedOut).not.toBeNull();
+    // The sign-in says why the person is there.
+    await expect(page.locator('#sign-in-purpose').textContent()).resolves.toMatch(/^Sign in to connect an assistant to your archive\./);
     const signIn = await context.request.post(`${app.url}/api/v1/auth/sign-in`, { data: { email, password: PASSWORD } });
     expect(signIn.status()).toBe(200);
     await page.goto(authUrl.href);

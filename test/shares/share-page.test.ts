@@ -386,6 +386,7 @@ test(
 
       const { page, dialogs } = await visit(`/s/${links.signedIn}`);
       await page.waitForURL(/\/sign-in\?next=/);
+      await expect(page.locator('#sign-in-purpose').textContent()).resolves.toBe('Sign in to open the session shared with you.');
       await page.getByLabel('Email').fill(visitor.email);
       await page.getByLabel('Password').fill(visitor.password);
       await page.getByRole('button', { name: 'Sign in' }).click();

@@ -23,7 +23,7 @@ export function SignInPage() {
   if (user) return <Navigate to={next} replace />;
   return (
     <main id="main" className="narrow">
-      {needsSetup ? <NewAccount first /> : signingUp ? <NewAccount first={false} /> : <SignInForm />}
+      {needsSetup ? <NewAccount first /> : signingUp ? <NewAccount first={false} /> : <SignInForm purpose={purposeOf(next)} />}
       {!needsSetup && signupEnabled && (
         <p>
           <button type="button" className="link" onClick={() => setSigningUp(!signingUp)}>
@@ -40,7 +40,16 @@ function safeNext(next: string | null): string {
   return next && /^\/(?![/\\])/.test(next) && !next.includes('\\') ? next : '/';
 }
 
-function SignInForm() {
+/** Why a link sent the person here, for the pages a sign-in is a detour to (null: the console itself). */
+function purposeOf(next: string): string | null {
+  if (next.startsWith('/oauth/'))
+    return 'Sign in to connect an assistant to your archive. The next page says what it asks for; nothing is shared until you allow it.';
+  if (next.startsWith('/s/')) return 'Sign in to open the session shared with you.';
+  if (next.startsWith('/cli-login')) return 'Sign in to log in the upload CLI or the desktop app.';
+  return null;
+}
+
+function SignInForm({ purpose }: { purpose: string | null }) {
   const { refresh } = useSession();
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -58,6 +67,7 @@ function SignInForm() {
   return (
     <>
       <h1>Sign in</h1>
+      {purpose && <p id="sign-in-purpose">{purpose}</p>}
       <form onSubmit={(e) => void submit(e)}>
         <Field label="Email" name="email" type="email" autoComplete="username" required />
         <Field label="Password" name="password" type="password" autoComplete="current-password" required />
