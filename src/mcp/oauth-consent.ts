@@ -164,7 +164,7 @@ export async function showConsent(deps: Deps, client: OAuthClientInformationFull
 }
 
 /** An OAuth error answer (RFC 6749 §5.2's shape), as the SDK's handlers write it. */
-export interface OAuthErrorBody {
+interface OAuthErrorBody {
   error: string;
   error_description?: string;
 }
