@@ -163,13 +163,15 @@ describe('database unreachable', () => {
     expect(put.status).toBe(201);
     expect((await server.request('GET', '/readyz')).status).toBe(200);
 
-    // Both cores busy with other work (an outage is detected however busy the CPU is).
-    const burners = [0, 1].map(() => spawnTracked(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
     const refusedUploads: string[] = [];
     const consoleDir = findConsoleDir(path.join(__dirname, '../../src/http'));
     if (!consoleDir) throw new Error('the web console is not built: run `npm run build:web`');
     const script = /\/assets\/[^"]+\.js/.exec(fs.readFileSync(path.join(consoleDir, 'index.html'), 'utf8'))![0];
     const staticPaths = ['/', '/sign-in', script, '/api/v1/docs', '/api/v1/openapi.json'];
+    // Both cores busy with other work (an outage is detected however busy the CPU is). Started
+    // right before the try whose finally stops them: a failure before it would leave both
+    // spinning for the rest of the jest run.
+    const burners = [0, 1].map(() => spawnTracked(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
     try {
       for (const round of ['kill', 'freeze', 'kill again'] as const) {
         if (round === 'freeze') mdb.freeze();
