@@ -12,6 +12,7 @@ import { idempotency } from './http/idempotency';
 import { errorHandler } from './http/errors';
 import { requestContext } from './http/request-context';
 import { malformedUrl, securityHeaders } from './http/security';
+import type { Registry } from 'prom-client';
 import { createMetrics } from './metrics';
 import { MCP_BODY_BYTES, mcpRouter } from './mcp/router';
 import { accountHandlers } from './rest/accounts';
@@ -102,8 +103,14 @@ function operationRouter(operations: Operation[]): RequestHandler {
   return (req, res, next) => (req.method === 'OPTIONS' ? next() : router(req, res, next));
 }
 
+/** What an app is given by the process it runs in (main.ts). */
+interface ProcessParts {
+  /** The process's own metrics (metrics.ts processMetrics), served on /metrics beside the app's. */
+  metrics?: Registry;
+}
+
 /** The whole HTTP surface, without listening (tests and main.ts both use it). */
-export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<BuiltApp> {
+export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}, ofProcess: ProcessParts = {}): Promise<BuiltApp> {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -117,7 +124,9 @@ export async function buildApp(deps: Deps, hooks: RateLimitHooks = {}): Promise<
     maxBodyBytes: deps.config.maxBodyBytes,
     queueWaitMs: deps.config.uploadQueueWaitMs,
   });
-  const metrics = deps.config.metricsEnabled ? createMetrics(deps, admit.stats, { beforeAuth: hooks.beforeAuth, onAuthFailure: hooks.onAuthFailure }) : null;
+  const metrics = deps.config.metricsEnabled
+    ? createMetrics(deps, admit.stats, { beforeAuth: hooks.beforeAuth, onAuthFailure: hooks.onAuthFailure }, ofProcess.metrics)
+    : null;
   // What every request runs first. Everything a request runs reads and writes content in this
   // service's store (several services may share a process: tests).
   const watchdog = dbWatchdog(deps.config, deps.logger);

@@ -10,6 +10,7 @@ import { createRateLimitHooks } from './http/rate-limit';
 import { databaseRefusal } from './data/errors';
 import { createLogger } from './logger';
 import { tuneHeap } from './http/fast/heap';
+import { processMetrics } from './metrics';
 
 /** start: config → migrations → app → listen; SIGTERM drains in-flight requests, then exits 0. */
 async function main(): Promise<void> {
@@ -43,7 +44,8 @@ async function main(): Promise<void> {
   const rateLimit = createRateLimitHooks(config, logger);
   // Shared budgets are counted in Redis from the first request on (not per instance meanwhile).
   await rateLimit.ready();
-  const built = await buildApp(deps, rateLimit);
+  // The process's own metrics, once for the process (metrics.ts processMetrics).
+  const built = await buildApp(deps, rateLimit, { metrics: config.metricsEnabled ? processMetrics() : undefined });
   const server = http.createServer(built.app);
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 10 * 60_000;

@@ -257,6 +257,13 @@ describe('SIGTERM during uploads', () => {
     const { token } = await userWithToken(db.url);
     const server = await ServerProcess.start(db.url, dataDir);
     try {
+      // The process's own metrics are there, collected once by the entry point (metrics.ts
+      // processMetrics): CPU, and the garbage collection histogram.
+      const metrics = await server.request('GET', '/metrics');
+      expect(metrics.status).toBe(200);
+      expect(metrics.text).toMatch(/^process_cpu_user_seconds_total \d/m);
+      expect(metrics.text).toContain('# TYPE nodejs_gc_duration_seconds histogram');
+      expect(metrics.text).toContain('# TYPE http_requests_total counter');
       const N = 12;
       const uploads = Array.from({ length: N }, (_, i) => {
         const id = crypto.randomUUID();

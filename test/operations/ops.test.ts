@@ -177,6 +177,10 @@ describe('/metrics', () => {
     // Each engine's health (one engine here, no standby).
     expect(sample(text, 'search_engine_up', { engine: '0', role: 'primary' })).toBe(1);
     expect(sample(text, 'search_engine_up', { role: 'standby' })).toBeUndefined();
+    // An app built without the process's metrics (only the entry point collects them, once per
+    // process: metrics.ts processMetrics) serves its own only.
+    expect(text).not.toContain('process_cpu_user_seconds_total');
+    expect(text).not.toContain('nodejs_gc_duration_seconds');
     // Route labels are patterns: never an id.
     expect(text).not.toContain(sid);
     expect(text).not.toContain('metrics-proj');
