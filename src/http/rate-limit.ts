@@ -65,7 +65,7 @@ interface RateLimitHandles extends RateLimitHooks {
    * served before its connection was up would let a shared budget through once more per instance.
    */
   ready(): Promise<void>;
-  /** Closes the Redis connection when this module opened it. */
+  /** Closes the Redis connection when this module opened it, and forgets the in-memory counts. */
   close(): Promise<void>;
 }
 
@@ -130,8 +130,12 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
     client = ownRedis;
   }
 
+  // Every in-memory count keeps a timer until its window ends (up to an hour); close() forgets
+  // them, so that stopped hooks hold nothing (their timers kept them, and all they reached, alive).
+  const memories: RateLimiterMemory[] = [];
   const limiter = (name: string, points: number, duration: number): RateLimiterAbstract => {
     const memory = new RateLimiterMemory({ keyPrefix: `${config.namespace}:rl:${name}`, points, duration });
+    memories.push(memory);
     if (!client) return memory;
     return new RateLimiterRedis({
       storeClient: client,
@@ -282,12 +286,12 @@ export function createRateLimitHooks(config: Config, logger: Logger, redis?: Red
         redis.once('ready', done);
       });
     },
-    close() {
+    async close() {
       if (ownRedis) {
         ownRedis.disconnect();
         ownRedis = null;
       }
-      return Promise.resolve();
+      for (const memory of memories) await Promise.all(memory.dump().storage.map(({ key }) => memory.delete(key)));
     },
   };
 }

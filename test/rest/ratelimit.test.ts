@@ -4,7 +4,11 @@
  * and the per-address guard against failed authentications.
  */
 import crypto from 'node:crypto';
+import type { Request, Response } from 'express';
 import Redis from 'ioredis';
+import { loadConfig } from '../../src/config';
+import { createRateLimitHooks } from '../../src/http/rate-limit';
+import { createLogger } from '../../src/logger';
 import { startTestApp, type TestApp } from '../support/app';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -74,6 +78,26 @@ describe('REST rate limit (in memory)', () => {
     expect(anon.status).toBe(401);
     expect(anon.headers['x-ratelimit-limit']).toBeUndefined();
   });
+});
+
+test('closing the hooks forgets the in-memory counts (each kept a timer, and through it the hooks, for up to an hour)', async () => {
+  const config = loadConfig({
+    DATABASE_URL: 'mysql://root@127.0.0.1:3306/unused',
+    JWT_SECRET: 'test-secret-that-is-long-enough',
+    RATE_LIMIT_REST_PER_HOUR: '3',
+  });
+  const hooks = createRateLimitHooks(config, createLogger('silent'));
+  const remaining = async () => {
+    const headers: Record<string, string> = {};
+    const res = { headersSent: false, locals: {}, setHeader: (k: string, v: string) => (headers[k] = v) } as unknown as Response;
+    await hooks.rest!({ user: { id: 'u-closing' }, res } as unknown as Request, res, () => undefined);
+    return headers['X-RateLimit-Remaining'];
+  };
+  expect(await remaining()).toBe('2');
+  expect(await remaining()).toBe('1');
+  await hooks.close();
+  expect(await remaining()).toBe('2');
+  await hooks.close();
 });
 
 describe('GraphQL rate limit', () => {
