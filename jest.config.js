@@ -22,13 +22,17 @@ module.exports = {
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 60000,
   maxWorkers: 2,
-  // Each test file loads the modules again in its worker, and what they hold stays: a worker's heap
-  // grew by ~37 MB per file, to ~3 GB (3.7 GB resident) by the end of a full run. A worker over
-  // 1 GB of heap after a file is replaced before the next.
+  // Each test file loads the modules again in its worker. A worker's heap used to grow by ~30 MB
+  // per file, to ~3 GB by the end of a full run: each file's modules stayed reachable through
+  // what a stopped app left running (prom-client's GC observer, the in-memory rate limits' expiry
+  // timers; both mended). Now a worker holds 74–390 MB after each file of a full run. A worker
+  // over 1 GB after a file is still replaced before the next, should a file leave its modules
+  // reachable again (`--logHeapUsage` prints each file's heap).
   workerIdleMemoryLimit: '1GB',
   // At the end of a run a worker's event loop is empty and its `exit` event fires within 1 ms of
-  // jest's end message (measured), but a process of a GB or more still takes most of a second to
-  // be gone on a busy machine, past jest's 500 ms, which jest then reported as "failed to exit
-  // gracefully". A worker that a leaked timer or socket keeps alive is still reported, after 5 s.
+  // jest's end message (measured), but a large process can take most of a second to be gone on a
+  // busy machine (one of a GB or more did), past jest's 500 ms, which jest then reports as "failed
+  // to exit gracefully". A worker that a leaked timer or socket keeps alive is still reported,
+  // after 5 s.
   workerGracefulExitTimeout: 5000,
 };
