@@ -178,6 +178,23 @@ describe('embedded engine', () => {
     }
   }, 120_000);
 
+  test('stop() stops the engine it spawned also when its data directory was deleted first', async () => {
+    const dataDir = tmpDataDir('stop-gone');
+    const e = new EmbeddedMeili({ dataDir });
+    let pid = 0;
+    try {
+      await e.start();
+      pid = e.pid!;
+      expect(isAlive(pid)).toBe(true);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      await e.stop();
+      await eventually('the engine to stop', () => !isAlive(pid), 10_000);
+    } finally {
+      if (pid && isAlive(pid)) process.kill(pid, 'SIGKILL');
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   // A process that starts the engine, prints its pid, runs `before` and exits at once (no stop()):
   // what the shutdown backstop or an uncaught error does.
   const exitsWithoutStop = async (name: string, before: string) => {
