@@ -21,6 +21,12 @@ import { resolveTarget, TargetRefused, type Target } from './webhook-targets';
 const PER_WEBHOOK = 2;
 const IN_FLIGHT = 16;
 const POLL_MS = 1000;
+/**
+ * While claiming fails (the database unreachable or refusing), each poll waits twice as long as
+ * the one before, up to this: an outage is logged a few times a minute, not every second. A
+ * webhook written meanwhile still asks for a poll at once.
+ */
+const FAILING_POLL_MAX_MS = 30_000;
 /** At most this much of a receiver's answer is read (then dropped). */
 const ANSWER_BYTES = 64 * 1024;
 
@@ -78,6 +84,8 @@ export function startWebhookWorker(deps: Deps): { stop(): Promise<void> } {
   let polling = false;
   let again = false;
   let stopped = false;
+  /** Polls in a row whose claiming failed. */
+  let failures = 0;
   // Longer than an attempt can take: the resolution and the request are each cut off after the timeout.
   const leaseS = config.webhookTimeoutS * 2 + 5;
 
@@ -140,6 +148,8 @@ export function startWebhookWorker(deps: Deps): { stop(): Promise<void> } {
     running.add(p);
   }
 
+  const nextPoll = () => (failures === 0 ? POLL_MS : Math.min(FAILING_POLL_MAX_MS, POLL_MS * 2 ** failures));
+
   async function poll(): Promise<void> {
     if (stopped) return;
     if (polling) {
@@ -156,11 +166,13 @@ export function startWebhookWorker(deps: Deps): { stop(): Promise<void> } {
         for (const d of claimed) launch(d);
         if (claimed.length > 0 && claimed.length === room) again = true;
       } while (again && !stopped);
+      failures = 0;
     } catch (err) {
-      logger.error({ err, msg: 'webhook worker: claiming failed' });
+      failures++;
+      logger.error({ err, msg: 'webhook worker: claiming failed', nextPollMs: nextPoll() });
     } finally {
       polling = false;
-      schedule(POLL_MS);
+      schedule(nextPoll());
     }
   }
 

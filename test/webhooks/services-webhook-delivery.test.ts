@@ -11,9 +11,11 @@ import type { Ctx } from '../../src/services/context';
 import { upsertSession } from '../../src/services/session-upload';
 import { addMember, removeMember } from '../../src/services/teams';
 import { startWebhookWorker } from '../../src/services/webhook-delivery';
-import { createWebhook, getWebhook, listDeliveries, resendDelivery } from '../../src/services/webhooks';
+import { createWebhook, deleteWebhook, getWebhook, listDeliveries, resendDelivery } from '../../src/services/webhooks';
 import { again, castOf, failure, startServices, type Cast, type ServiceHarness } from '../support/services';
 import { startReceiver, status, type Receiver } from './receiver';
+import { createLogger } from '../../src/logger';
+import { eventually } from '../support/eventually';
 
 let h: ServiceHarness;
 let cast: Cast;
@@ -118,6 +120,38 @@ describe('which webhooks an event is recorded for', () => {
 });
 
 describe('delivery', () => {
+  test('while claiming fails, each poll waits twice as long as the last (up to 30 s); after a claim works, 1 s again', async () => {
+    const logged: Array<{ msg?: string; nextPollMs?: number }> = [];
+    const logger = createLogger('error', { write: (line: string) => void logged.push(JSON.parse(line)) });
+    const failed = () => logged.filter((l) => l.msg === 'webhook worker: claiming failed').map((l) => l.nextPollMs);
+    const { pool, signals } = h.deps.db;
+    const poll = async (n: number) => {
+      signals.webhooksWritten.emit(); // asks for a poll at once, whatever the wait
+      await eventually(`claiming to have failed ${n} times`, () => failed().length >= n);
+    };
+    worker = startWebhookWorker({ ...h.deps, logger });
+    await pool.query('RENAME TABLE webhook_deliveries TO webhook_deliveries_away');
+    try {
+      for (let n = 1; n <= 6; n++) await poll(n);
+      expect(failed()).toEqual([2000, 4000, 8000, 16000, 30000, 30000]);
+      await pool.query('RENAME TABLE webhook_deliveries_away TO webhook_deliveries');
+      // Claiming works again: a delivery made now is sent (its write asks for a poll at once).
+      const w = await hook(cast.owner);
+      try {
+        await upload(cast.owner, cast.personal);
+        expect(await until(cast.owner, w, (x) => x.status !== 'pending')).toMatchObject({ status: 'delivered' });
+      } finally {
+        await deleteWebhook(again(cast.owner), w.id);
+      }
+      // ...and the failures before it are forgotten: the next one waits 2 s again.
+      await pool.query('RENAME TABLE webhook_deliveries TO webhook_deliveries_away');
+      await poll(7);
+      expect(failed()).toEqual([2000, 4000, 8000, 16000, 30000, 30000, 2000]);
+    } finally {
+      await pool.query('RENAME TABLE IF EXISTS webhook_deliveries_away TO webhook_deliveries');
+    }
+  });
+
   test('claimed and sent once, signed with the Standard Webhooks headers', async () => {
     const w = await hook(cast.owner);
     await upload(cast.owner, cast.personal);
