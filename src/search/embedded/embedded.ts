@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../../logger';
 import { readOrCreateSecret } from '../../secret-file';
-import { answers, freePort, installBinary, isAlive, isEngineProcess, portIsFree, sleep, spawnExecutable } from './engine-host';
+import { answers, freePort, installBinary, isAlive, isEngineProcess, portIsFree, sleep, spawnExecutable, withFileLock } from './engine-host';
 
 /**
  * Indexing memory cap. Meilisearch's default (2/3 of RAM) made every small indexing task take
@@ -363,44 +363,8 @@ export class EmbeddedMeili {
     }
   }
 
-  /** A cross-process lock: an O_EXCL file holding our pid; stale when that pid is gone. */
-  private async withLock<T>(fn: () => Promise<T>): Promise<T> {
-    const lock = path.join(this.home, 'launch.lock');
-    const deadline = Date.now() + 120_000;
-    const mine = `${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
-    for (;;) {
-      try {
-        fs.writeFileSync(lock, mine, { flag: 'wx' });
-        break;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException | null)?.code !== 'EEXIST') throw err;
-        let content: string;
-        let age: number;
-        try {
-          content = fs.readFileSync(lock, 'utf8');
-          age = Date.now() - fs.statSync(lock).mtimeMs;
-        } catch {
-          continue; // released meanwhile
-        }
-        const holder = Number(content.split(':')[0]);
-        // An empty file is a lock being written; empty for long, its writer died.
-        const stale = content ? !isAlive(holder) : age > 2000;
-        if (stale || age > 90_000) {
-          fs.rmSync(lock, { force: true });
-          continue;
-        }
-        if (Date.now() > deadline) throw new Error(`Timed out waiting for ${lock}`);
-        await sleep(50 + Math.random() * 50);
-      }
-    }
-    try {
-      return await fn();
-    } finally {
-      try {
-        if (fs.readFileSync(lock, 'utf8') === mine) fs.unlinkSync(lock);
-      } catch {
-        /* gone */
-      }
-    }
+  /** The launch lock of this engine's folder (engine-host.ts, withFileLock). */
+  private withLock<T>(fn: () => Promise<T>): Promise<T> {
+    return withFileLock(path.join(this.home, 'launch.lock'), fn);
   }
 }

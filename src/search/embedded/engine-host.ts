@@ -1,7 +1,7 @@
 /**
- * The host side of the embedded Meilisearch (src/search/embedded.ts): its binary (pinned by
- * digest, verified, installed with its execute bit), free ports, processes (alive, and ours), and
- * probes of a running engine.
+ * The host side of the embedded Meilisearch (src/search/embedded/embedded.ts): its binary (pinned
+ * by digest, verified, installed with its execute bit), free ports, processes (alive, and ours),
+ * probes of a running engine, and the file lock processes sharing a DATA_DIR launch it under.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -141,6 +141,49 @@ export async function spawnExecutable(bin: string, args: string[], options: Spaw
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ETXTBSY' || attempt >= 50) throw err;
       await sleep(20);
+    }
+  }
+}
+
+/**
+ * Runs `fn` holding a cross-process lock: `lock` created O_EXCL holding our pid, stale when that
+ * pid is gone. Fails with ENOENT when the lock's folder does not exist.
+ */
+export async function withFileLock<T>(lock: string, fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 120_000;
+  const mine = `${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
+  for (;;) {
+    try {
+      fs.writeFileSync(lock, mine, { flag: 'wx' });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException | null)?.code !== 'EEXIST') throw err;
+      let content: string;
+      let age: number;
+      try {
+        content = fs.readFileSync(lock, 'utf8');
+        age = Date.now() - fs.statSync(lock).mtimeMs;
+      } catch {
+        continue; // released meanwhile
+      }
+      const holder = Number(content.split(':')[0]);
+      // An empty file is a lock being written; empty for long, its writer died.
+      const stale = content ? !isAlive(holder) : age > 2000;
+      if (stale || age > 90_000) {
+        fs.rmSync(lock, { force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new Error(`Timed out waiting for ${lock}`);
+      await sleep(50 + Math.random() * 50);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    try {
+      if (fs.readFileSync(lock, 'utf8') === mine) fs.unlinkSync(lock);
+    } catch {
+      /* gone */
     }
   }
 }
