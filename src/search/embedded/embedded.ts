@@ -286,7 +286,6 @@ export class EmbeddedMeili {
     } catch {
       /* already gone */
     }
-    const spawned = this.child;
     await this.withLock(async () => {
       if (this.otherClients().length > 0) {
         // Others still use it: leave it running (our child outlives us; its output goes to a file).
@@ -307,8 +306,9 @@ export class EmbeddedMeili {
       // The data directory was removed under the running process: no lock can be taken and no
       // other process can find the engine through it any more, so the engine this process
       // spawned is stopped here (else it would outlive the service, nobody left to stop it).
+      // (Only taking the lock can fail so: `this.child` is still the one this process spawned.)
       if ((err as NodeJS.ErrnoException | null)?.code !== 'ENOENT') throw err;
-      if (spawned?.pid && isAlive(spawned.pid)) await this.killPid(spawned.pid);
+      if (this.child?.pid && isAlive(this.child.pid)) await this.killPid(this.child.pid);
       this.child = null;
     });
   }
